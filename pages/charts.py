@@ -1,0 +1,115 @@
+"""Plotly figures for the attribution pages: the token heatmap of b(u), the ranked bar chart, the Overview
+bar chart, and PNG/SVG export. Drawing only: every number comes from the engine's frames.
+
+Colour convention (one diverging scale centred at 0, shared by every figure on a page):
+red = b(u) < 0 = the unit pushes the model toward the more-biased sentence; blue = b(u) > 0 = away.
+Modified tokens (different between the two sentences) are not scored: light grey with a hatch pattern.
+Text placed in a figure goes through :func:`pages.common.escape` (plotly.js reads a few HTML tags in labels).
+"""
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from pages.common import escape
+
+COLORSCALE = "RdBu"  # low (red) = toward biased, high (blue) = away
+MODIFIED_COLOR = "#d9d9d9"
+SCALE_TITLE = "b(u)<br>red: toward biased<br>blue: away"
+PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, title: str = "") -> go.Figure:
+    """Each sentence as one row of coloured boxes, one box per unit (width ∝ characters).
+
+    ``sentences``: (row label, units frame from :func:`biascore.token_view.sentence_units`).
+    ``limit``: the colour scale runs from -limit to +limit (centred at 0).
+    """
+    fig = go.Figure()
+    labels = [escape(label) for label, _ in sentences]
+    legend_shown = False
+    for label, (_, units) in zip(labels, sentences):
+        widths = units.text.str.len().clip(lower=1).to_numpy() + 1.0
+        base = widths.cumsum() - widths
+        for scored in (True, False):
+            sel = (units.scored == scored).to_numpy()
+            if not sel.any():
+                continue
+            part = units[sel]
+            texts = [escape(t) for t in part.text]
+            common = dict(y=[label] * len(part), x=widths[sel], base=base[sel], orientation="h",
+                          text=texts, textposition="inside", insidetextanchor="middle", textangle=0,
+                          showlegend=False, marker_line=dict(color="white", width=1))
+            if scored:
+                fig.add_trace(go.Bar(**common, customdata=list(zip(texts, part.b)),
+                                     marker=dict(color=part.b.to_numpy(), coloraxis="coloraxis",
+                                                 line=dict(color="white", width=1)),
+                                     hovertemplate="%{customdata[0]}<br>b(u) = %{customdata[1]:.5f}<extra></extra>"))
+            else:
+                fig.add_trace(go.Bar(**{**common, "showlegend": not legend_shown}, customdata=texts,
+                                     name="modified token (not scored)",
+                                     marker=dict(color=MODIFIED_COLOR, pattern=dict(shape="/", fgcolor="#999999"),
+                                                 line=dict(color="white", width=1)),
+                                     hovertemplate="%{customdata}<br>modified token — not scored<extra></extra>"))
+                legend_shown = True
+    fig.update_layout(
+        title=escape(title) if title else None, barmode="overlay", bargap=0.25,
+        height=130 + 60 * len(sentences), margin=dict(l=10, r=10, t=40 if title else 10, b=30),
+        coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0,
+                       colorbar=dict(title=SCALE_TITLE, thickness=12, len=1.0)),
+        xaxis=dict(visible=False), yaxis=dict(autorange="reversed", tickfont=dict(size=13), automargin=True),
+        legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
+        uniformtext=dict(minsize=9, mode="show"), plot_bgcolor="white")
+    return fig
+
+
+def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked b(u)") -> go.Figure:
+    """Horizontal bars of the scored units, strongest push toward the biased sentence at the top."""
+    texts = [f"{escape(t)} #{p}" for t, p in zip(ranked.text, ranked.position)]
+    fig = go.Figure(go.Bar(
+        x=ranked.b, y=texts, orientation="h", customdata=[escape(t) for t in ranked.text],
+        marker=dict(color=ranked.b, coloraxis="coloraxis"),
+        hovertemplate="%{customdata}<br>b(u) = %{x:.5f}<extra></extra>"))
+    fig.update_layout(
+        title=escape(title), height=max(240, 90 + 22 * len(ranked)), margin=dict(l=10, r=10, t=40, b=50),
+        coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0, showscale=False),
+        yaxis=dict(autorange="reversed", title=None, automargin=True), xaxis=dict(title="b(u)  (< 0: toward biased)",
+                                                                 zeroline=True, zerolinecolor="#444"),
+        plot_bgcolor="white")
+    return fig
+
+
+def overview_bar_chart(grid: pd.DataFrame) -> go.Figure:
+    """B per bias type for each model × benchmark with 95% CI whiskers and the unbiased line at 50.
+
+    ``grid`` columns: model, benchmark, bias_type, score, ci_low, ci_high.
+    """
+    fig = go.Figure()
+    for (model, bench), g in grid.groupby(["model", "benchmark"], sort=False):
+        fig.add_trace(go.Bar(
+            name=escape(f"{model} · {bench}"), x=[escape(b) for b in g.bias_type], y=g.score,
+            error_y=dict(type="data", symmetric=False, array=g.ci_high - g.score, arrayminus=g.score - g.ci_low),
+            hovertemplate="%{x}: B = %{y:.2f}<extra>%{fullData.name}</extra>"))
+    fig.add_hline(y=50, line_dash="dash", line_color="#444", annotation_text="50 = unbiased",
+                  annotation_position="top left")
+    fig.update_layout(barmode="group", yaxis=dict(title="B (% of pairs biased)", range=[0, 100]),
+                      height=420, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h"))
+    return fig
+
+
+def export_available() -> tuple[bool, str]:
+    """Whether server-side PNG/SVG export (plotly + kaleido, which drives a local Chrome/Chromium) can run."""
+    try:
+        import kaleido  # noqa: F401
+    except ImportError:
+        return False, "install `kaleido` for PNG/SVG export"
+    if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome", "chrome")):
+        return False, "PNG/SVG export needs Chromium or Chrome (`apt-get install chromium`)"
+    return True, ""
+
+
+def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
+    """The figure as PNG or SVG bytes (kaleido renders it in headless Chromium; a few seconds)."""
+    return fig.to_image(format=fmt, width=1100, height=int(fig.layout.height or 400), scale=2 if fmt == "png" else 1)
