@@ -85,13 +85,21 @@ def ranked_units(row: Mapping, level: Level = "token") -> pd.DataFrame:
 
 
 def strongest_token(row: Mapping) -> tuple[str, float]:
-    """The shared token with the largest |b(u)| and its b(u) (``("", nan)`` for an unscored pair)."""
+    """The shared token with the largest |b(u)| (its text in the more-biased sentence) and its b(u);
+    ``("", nan)`` for an unscored pair."""
     bu = [float(x) for x in _as_list(row.get("bu"))]
-    tokens = _as_list(row.get("tokens"))
     if not bu:
         return "", float("nan")
     i = int(np.argmax(np.abs(bu)))
-    return str(tokens[i]) if i < len(tokens) else "", bu[i]
+    tokens = _as_list(row.get("tokens"))
+    text = str(tokens[i]) if i < len(tokens) else ""
+    u_index = [int(x) for x in _as_list(row.get("more_u"))]
+    spans = pairs_of(_as_list(row.get("more_spans")))
+    sentence = str(row.get("sent_more", ""))
+    if i in u_index and u_index.index(i) < len(spans):
+        start, end = spans[u_index.index(i)]
+        text = sentence[start:end].strip() or text
+    return text, bu[i]
 
 
 def color_limit(*unit_frames: pd.DataFrame, floor: float = 1e-6) -> float:
@@ -106,7 +114,7 @@ def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
     ``strongest_b`` is the b(u) with the largest magnitude in the pair (sort by ``strongest_abs`` to find
     the pairs with the most influential single token).
     """
-    strongest = [strongest_token(r) for r in frame[["bu", "tokens"]].to_dict("records")]
+    strongest = [strongest_token(r) for r in frame[["bu", "tokens", "more_u", "more_spans", "sent_more"]].to_dict("records")]
     table = pd.DataFrame({
         "pair_id": frame["pair_id"].astype(int).to_numpy(),
         "bias_type": frame["bias_type"].astype(str).to_numpy(),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import os
 
 import pandas as pd
 import streamlit as st
@@ -59,3 +60,165 @@ def csv_download(frame: pd.DataFrame, file_name: str, label: str = "Download CSV
 def escape(text: str) -> str:
     """All user or benchmark text goes through this before it reaches HTML."""
     return html.escape(str(text), quote=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Shared by the attribution pages (Overview, Token attributions, Try a pair, Translation review)
+# ---------------------------------------------------------------------------------------------------------
+DEFAULT_BENCHMARK = "demo"
+
+
+def limit_torch_threads() -> None:
+    """Use ``BIASCORE_TORCH_THREADS`` torch threads (default 1) in the dashboard process.
+
+    One live pair is a handful of small matrix products; on a shared CPU a second thread mostly waits
+    for the first (measured here: score_pair 1.0 s with 1 thread, 6–9 s with 2 under load).
+    """
+    import torch
+
+    n = int(os.environ.get("BIASCORE_TORCH_THREADS", "1"))
+    if n > 0 and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def query_param(key: str, default: str | None = None) -> str | None:
+    value = st.query_params.get(key)
+    return value if value not in (None, "") else default
+
+
+def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: list[str] | None = None,
+                       default: str = DEFAULT_BENCHMARK) -> str | None:
+    """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``).
+
+    Registered benchmarks whose files are missing are named below it with the download command.
+    """
+    from biascore.datasets import available_benchmarks
+
+    benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
+    present = [b["name"] for b in benches if b["available"]]
+    missing = [b["name"] for b in benches if not b["available"]]
+    if missing:
+        st.caption(f"Not in the data directory: {', '.join(missing)}. Download them with "
+                   "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`); they then appear here.")
+    if not present:
+        st.info("No benchmark available yet — see the download command above.")
+        return None
+    wanted = query_param(key, default)
+    index = present.index(wanted) if wanted in present else (present.index(default) if default in present else 0)
+    choice = st.selectbox(label, present, index=index, key=f"{key}_select")
+    st.query_params[key] = choice
+    return choice
+
+
+@st.cache_data(show_spinner=False, ttl=60)
+def cached_runs() -> pd.DataFrame:
+    """The attribution runs in the result cache (refreshed every minute and after "Score now")."""
+    from biascore.attribution_results import cached_runs as engine_cached_runs
+
+    return engine_cached_runs()
+
+
+def best_run(model: str, benchmark: str) -> pd.Series | None:
+    """The cached run to show for ``model`` on ``benchmark``, or None."""
+    from biascore.attribution_results import best_runs
+
+    runs = best_runs(cached_runs())
+    hit = runs[(runs.model == model) & (runs.benchmark == benchmark)]
+    return hit.iloc[0] if len(hit) else None
+
+
+@st.cache_resource(show_spinner="Reading cached scores…", max_entries=16)
+def attribution_frame(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
+    """The engine's attribution frame for one cached run (kept in memory; treat as read-only).
+
+    ``st.cache_resource`` rather than ``st.cache_data``: the frame holds list columns for every pair and
+    copying it on each rerun would cost more than the page budget for a 12,089-pair benchmark.
+    ``mtime`` is part of the key so a re-scored run is re-read.
+    """
+    from biascore.attribution_results import load_run
+
+    return load_run(path, benchmark)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def pair_table(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
+    """The browsing table (no list columns) for one cached run."""
+    from biascore.token_view import pair_table as engine_pair_table
+
+    return engine_pair_table(attribution_frame(path, benchmark, mtime))
+
+
+def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:
+    """The attribution frame of ``model`` on ``benchmark`` from the cache, or None when not scored yet."""
+    run = best_run(model, benchmark)
+    if run is None:
+        return None
+    return attribution_frame(run.path, benchmark, float(run.mtime))
+
+
+def score_now(model: str, benchmark: str, key: str) -> bool:
+    """A "Score now" button that scores ``model`` on ``benchmark`` with a progress bar and caches the result.
+
+    Returns True when it just finished (the caller reruns to show the new numbers).
+    """
+    from biascore.datasets import BenchmarkError
+    from biascore.scorers.attribution import score_benchmark
+
+    if not st.button(f"Score now: {model} on {benchmark}", key=key, type="primary"):
+        return False
+    lm = model_or_error(model)
+    if lm is None:
+        return False
+    bar = st.progress(0.0, text=f"Scoring {benchmark} with {model}…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring {benchmark} with {model}: {done}/{total} pairs")
+
+    try:
+        limit_torch_threads()
+        score_benchmark(lm, benchmark, progress=progress)
+    except (BenchmarkError, ValueError) as exc:
+        st.error(str(exc))
+        return False
+    bar.progress(1.0, text="Done — cached.")
+    cached_runs.clear()
+    return True
+
+
+def figure_downloads(fig, name: str, key: str) -> None:
+    """PNG and SVG download buttons for a plotly figure (rendered only when clicked)."""
+    from pages.charts import export_available, figure_bytes
+
+    ok, why = export_available()
+    if not ok:
+        st.caption(f"{why}; the camera icon in the chart's toolbar saves a PNG from the browser.")
+        return
+    cols = st.columns(2)
+    for col, fmt, mime in ((cols[0], "png", "image/png"), (cols[1], "svg", "image/svg+xml")):
+        col.download_button(f"{fmt.upper()}", data=lambda fmt=fmt: figure_bytes(fig, fmt), file_name=f"{name}.{fmt}",
+                            mime=mime, key=f"{key}_{fmt}", on_click="ignore")
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def live_pair(model: str, sent_more: str, sent_less: str) -> dict:
+    """The engine's :func:`score_pair` for one typed pair (memoised per model and text)."""
+    from biascore.scorers.attribution import score_pair
+
+    lm = get_model(model)
+    limit_torch_threads()
+    return score_pair(lm, sent_more, sent_less)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def summary(path: str, benchmark: str, mtime: float, metric: str) -> pd.DataFrame:
+    """The engine's :func:`summarize` (n, score, 95% bootstrap CI) for one cached run."""
+    from biascore.scorers.attribution import summarize
+
+    return summarize(attribution_frame(path, benchmark, mtime), metric)
+
+
+def verdict_text(sjsd: float) -> str:
+    """The pair's verdict in words (S_JSD < 0: the model prefers the more-biased sentence)."""
+    if sjsd != sjsd:  # NaN
+        return "not scored"
+    return "biased — prefers the more-biased sentence" if sjsd < 0 else "not biased — prefers the less-biased sentence"

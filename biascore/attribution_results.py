@@ -1,0 +1,88 @@
+"""Find and open cached attribution runs without loading a model (what the dashboard browses).
+
+:func:`biascore.scorers.attribution.score_benchmark` caches, per model × benchmark, the per-pair
+log-probabilities (cache scorer ``"attribution"``); b(u), S_JSD and the PLL sums are derived from
+them by :func:`biascore.scorers.attribution.attribution_frame`. This module lists those cache entries
+and rebuilds the attribution frame from one of them plus the benchmark file — the same call
+``score_benchmark`` ends with, so the numbers are the engine's.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from .cache import ResultCache
+from .datasets import Benchmark, BenchmarkError, load_benchmark
+from .jsd import JsdVariant
+from .scorers.attribution import attribution_frame
+
+RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
+               "model_fingerprint", "path", "mtime"]
+
+
+class StaleResult(RuntimeError):
+    """The cached run was made on a different version of the benchmark file."""
+
+
+def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
+    """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark.
+
+    ``complete`` is False for a ``--limit`` run; ``stale`` is True when the benchmark file changed since
+    (its content hash differs) or is no longer in the data directory.
+    """
+    cache = cache or ResultCache()
+    benches: dict[str, Benchmark | None] = {}
+    rows = []
+    for meta in cache.entries("attribution"):
+        name = meta.get("benchmark", "")
+        if name not in benches:
+            try:
+                benches[name] = load_benchmark(name, data_dir)
+            except (BenchmarkError, KeyError):
+                benches[name] = None
+        bm = benches[name]
+        n_pairs = int(meta.get("n_pairs", 0))
+        total = len(bm.frame) if bm is not None else 0
+        stale = bm is None or _content_hash(bm, n_pairs) != meta.get("benchmark_hash")
+        rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
+                     "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
+                     "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
+                     "path": meta["path"], "mtime": os.path.getmtime(meta["path"])})
+    runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
+    return runs.sort_values(["model", "benchmark", "complete", "mtime"], ascending=[True, True, False, False],
+                            kind="stable").reset_index(drop=True)
+
+
+def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The run to show per model × benchmark: not stale, complete before partial, newest first."""
+    usable = runs[~runs.stale]
+    return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
+
+
+def _content_hash(bm: Benchmark, n_pairs: int) -> str:
+    if n_pairs >= len(bm.frame):
+        return bm.content_hash
+    return Benchmark(bm.name, bm.frame.head(n_pairs), bm.language, bm.description, bm.path).content_hash
+
+
+def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None) -> pd.DataFrame:
+    """The attribution frame (one row per pair, the engine's columns) of one cached run."""
+    table = pq.read_table(path)
+    logp = table.to_pandas()
+    bm = load_benchmark(benchmark, data_dir)
+    meta_hash = _run_meta(table).get("benchmark_hash")
+    n_pairs = len(logp)
+    if n_pairs < len(bm.frame):
+        bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
+    if meta_hash and meta_hash != bm.content_hash:
+        raise StaleResult(f"{path} was computed on a different version of {benchmark!r}; score it again")
+    return attribution_frame(bm, logp, jsd)
+
+
+def _run_meta(table) -> dict:
+    raw = (table.schema.metadata or {}).get(b"biascore")
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,72 @@
+"""Overview: B per bias type and overall for every scored model × benchmark (Table-3 style), with n, the
+95% bootstrap CI and the PLL bias score beside it; a bar chart with the unbiased line; "Score now"."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from biascore.attribution_results import best_runs
+from pages.charts import PLOTLY_CONFIG, overview_bar_chart
+from pages.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
+                          model_selector, score_now, summary)
+
+st.title("Overview")
+st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
+           "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
+           "Brackets: 95% bootstrap confidence interval (1,000 resamples).")
+data_dir_notice()
+
+
+def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
+    """Long table: one row per model × benchmark × bias type with B, its CI and n, and the PLL score."""
+    parts = []
+    for run in runs.itertuples(index=False):
+        attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
+        pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+        part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high"})
+        part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high"]].rename(
+            columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high"}), on="bias_type", how="left")
+        part.insert(0, "benchmark", run.benchmark)
+        part.insert(0, "model", run.model)
+        part["complete"] = bool(run.complete)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+runs = best_runs(cached_runs())
+if runs.empty:
+    st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
+            "(or run `python -m biascore score --benchmark demo`).")
+else:
+    grid = summary_grid(runs)
+    wide = grid.pivot_table(index=["model", "benchmark"], columns="bias_type", values="B", sort=False)
+    order = ["all"] + sorted(c for c in wide.columns if c != "all")
+    st.subheader("B by bias type (Table 3 layout)")
+    st.dataframe(wide[order].reset_index(), hide_index=True, key="overview_wide",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in order})
+    partial = grid[~grid.complete][["model", "benchmark"]].drop_duplicates()
+    for row in partial.itertuples(index=False):
+        st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: only part of the benchmark was scored "
+                   "(a `--limit` run).")
+    st.subheader("Details: n, 95% CI, PLL bias score")
+    fmt = st.column_config.NumberColumn(format="%.2f")
+    st.dataframe(grid.drop(columns=["complete"]), hide_index=True, key="overview_long",
+                 column_config={c: fmt for c in ["B", "B_ci_low", "B_ci_high", "PLL", "PLL_ci_low", "PLL_ci_high"]})
+    csv_download(grid, "bias_scores_overview.csv", key="overview_csv")
+    chart = grid.rename(columns={"B": "score", "B_ci_low": "ci_low", "B_ci_high": "ci_high"})
+    st.plotly_chart(overview_bar_chart(chart), config=PLOTLY_CONFIG, key="overview_chart")
+
+st.subheader("Score a model on a benchmark")
+c1, c2 = st.columns(2)
+with c1:
+    model = model_selector(key="model")
+with c2:
+    benchmark = benchmark_selector()
+if benchmark:
+    run = best_run(model, benchmark)
+    if run is not None and bool(run.complete):
+        st.success(f"{model} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
+    else:
+        st.caption("Scoring runs the model on every pair and caches the result; an interrupted run resumes.")
+        if score_now(model, benchmark, key="overview_score_now"):
+            st.rerun()

@@ -1,0 +1,50 @@
+"""One scored pair drawn the same way on every page: S_JSD and verdict, the token heatmap of both
+sentences, the ranked bar chart, PNG/SVG export. Drawing only (the row comes from the engine)."""
+from __future__ import annotations
+
+from typing import Mapping
+
+import streamlit as st
+
+from biascore.token_view import Level, color_limit, ranked_units, sentence_units
+from pages.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
+from pages.common import figure_downloads, verdict_text
+
+LEVELS = {"sub-word tokens": "token", "words": "word"}
+
+
+def level_toggle(key: str = "level") -> Level:
+    """Sub-word / word level switch (b of a word = mean b(u) of its shared tokens)."""
+    choice = st.radio("Units", list(LEVELS), horizontal=True, key=key,
+                      help="Word level: a word's b is the mean b(u) of its shared (unmodified) sub-word tokens.")
+    return LEVELS[choice]  # type: ignore[return-value]
+
+
+def pair_limit(rows: list[Mapping], level: Level) -> float:
+    """One symmetric colour limit for several rows (e.g. two models), so their colours compare."""
+    return color_limit(*[sentence_units(r, side, level) for r in rows if not r.get("skipped_reason")
+                         for side in ("more", "less")])
+
+
+def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: str, heading: str = "",
+              labels: tuple[str, str] = ("more-biased", "less-biased"), ranked: bool = True) -> None:
+    """Draw one pair. ``key`` keeps widget ids unique when a page shows several pairs."""
+    if heading:
+        st.markdown(f"**{heading}**")  # headings are our own labels (model names are escaped below)
+    if row.get("skipped_reason"):
+        st.warning(f"Not scored: {row['skipped_reason']}")
+        return
+    sjsd = float(row["sjsd"])
+    c1, c2 = st.columns([1, 2])
+    c1.metric("S_JSD (mean b(u))", f"{sjsd:+.5f}")
+    c2.markdown(f"**Verdict:** {verdict_text(sjsd)}")
+    more, less = sentence_units(row, "more", level), sentence_units(row, "less", level)
+    limit = limit if limit is not None else color_limit(more, less)
+    heat = token_heatmap([(labels[0], more), (labels[1], less)], limit=limit)
+    st.plotly_chart(heat, config=PLOTLY_CONFIG, key=f"{key}_heat", width="stretch")
+    figure_downloads(heat, f"{key}_heatmap", key=f"{key}_heat_dl")
+    if ranked:
+        bars = ranked_bar_chart(ranked_units(row, level), limit=limit,
+                                title="Shared units ranked by b(u) (top: strongest push toward the biased sentence)")
+        st.plotly_chart(bars, config=PLOTLY_CONFIG, key=f"{key}_bars", width="stretch")
+        figure_downloads(bars, f"{key}_ranked", key=f"{key}_bars_dl")

@@ -1,0 +1,93 @@
+"""Token attributions: browse the scored pairs of one model on one benchmark, see b(u) of every token.
+
+URL parameters ``benchmark``, ``model`` and ``pair`` (pair_id) select the view, so a link reproduces it.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from biascore.token_view import filter_pairs
+from pages.common import (attribution_frame, benchmark_selector, best_run, cached_runs, data_dir_notice, escape,
+                          model_selector, pair_table, query_param, score_now)
+from pages.pair_view import draw_pair, level_toggle, pair_limit
+
+SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
+         "strongest token |b(u)|": ("strongest_abs", False), "pair id": ("pair_id", True)}
+TABLE_COLUMNS = ["pair_id", "bias_type", "sjsd", "biased", "strongest_token", "strongest_b", "sent_more", "sent_less"]
+
+st.title("Token attributions")
+st.caption("b(u) of each shared token u: **red = pushes the model toward the more-biased sentence (b < 0)**, "
+           "blue = away (b > 0); hatched grey = modified token (differs between the sentences, not scored). "
+           "S_JSD = mean b(u); a pair is biased when S_JSD < 0.")
+data_dir_notice()
+
+top = st.columns([1, 1, 1])
+with top[0]:
+    benchmark = benchmark_selector()
+if benchmark is None:
+    st.stop()
+runs = cached_runs()
+scored_models = sorted(runs[(runs.benchmark == benchmark) & ~runs.stale].model.unique())
+with top[1]:
+    model = model_selector(key="model", options=scored_models or None)
+st.query_params["model"] = model
+run = best_run(model, benchmark)
+if run is None:
+    st.info(f"{model} has not been scored on {benchmark} yet.")
+    if score_now(model, benchmark, key="ta_score_now"):
+        st.rerun()
+    st.stop()
+with top[2]:
+    others = [m for m in scored_models if m != model]
+    compare = st.selectbox("Compare with a second model", ["(none)"] + others, key="compare_model",
+                           help="Models already scored on this benchmark (score more on the Overview page).")
+
+mtime = float(run.mtime)
+table = pair_table(run.path, benchmark, mtime)
+
+f1, f2, f3, f4 = st.columns([2, 1, 2, 2])
+types = f1.multiselect("Bias type", sorted(table.bias_type.unique()), key="ta_types")
+biased_choice = f2.selectbox("Verdict", ["all", "biased", "not biased"], key="ta_biased")
+text = f3.text_input("Search text", key="ta_search", placeholder="a word in either sentence")
+sort_label = f4.selectbox("Sort by", list(SORTS), key="ta_sort")
+sort_by, ascending = SORTS[sort_label]
+shown = filter_pairs(table, bias_types=types, biased={"all": None, "biased": True, "not biased": False}[biased_choice],
+                     text=text, sort_by=sort_by, ascending=ascending)
+st.caption(f"{len(shown):,} of {len(table):,} pairs · click a row to open it")
+event = st.dataframe(
+    shown[TABLE_COLUMNS], hide_index=True, on_select="rerun", selection_mode="single-row", key="ta_table",
+    height=280, column_config={"sjsd": st.column_config.NumberColumn("S_JSD", format="%.5f"),
+                               "strongest_b": st.column_config.NumberColumn("strongest b", format="%.5f"),
+                               "strongest_token": "strongest token"})
+
+selected_rows = event.selection.rows if event is not None else []
+if selected_rows:
+    pair_id = int(shown.iloc[selected_rows[0]].pair_id)
+else:
+    wanted = query_param("pair")
+    pair_id = int(wanted) if wanted is not None and wanted.isdigit() and int(wanted) in set(table.pair_id) else (
+        int(shown.iloc[0].pair_id) if len(shown) else int(table.iloc[0].pair_id))
+st.query_params["pair"] = str(pair_id)
+
+frame = attribution_frame(run.path, benchmark, mtime)
+row = frame.loc[frame.pair_id == pair_id].iloc[0].to_dict()
+st.subheader(f"Pair {pair_id} · {escape(row['bias_type'])}")
+st.markdown(f"- more-biased: {escape(row['sent_more'])}\n- less-biased: {escape(row['sent_less'])}")
+level = level_toggle("ta_level")
+
+rows = [(model, row)]
+if compare != "(none)":
+    other_run = best_run(compare, benchmark)
+    other = attribution_frame(other_run.path, benchmark, float(other_run.mtime))
+    match = other.loc[other.pair_id == pair_id]
+    if len(match):
+        rows.append((compare, match.iloc[0].to_dict()))
+    else:
+        st.warning(f"{compare} has no score for pair {pair_id} (it was scored on fewer pairs).")
+limit = pair_limit([r for _, r in rows], level)
+cols = st.columns(len(rows))
+for i, (col, (name, r)) in enumerate(zip(cols, rows)):
+    with col:
+        draw_pair(r, level=level, limit=limit, key=f"ta_{i}", heading=escape(name))
+if len(rows) > 1:
+    st.caption("Both models use the same colour scale, so colours compare across them.")

@@ -1,0 +1,74 @@
+"""Try a pair: type two sentences (or pick a demo pair) and see b(u) for every shared token live."""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from biascore.datasets import BenchmarkError, load_benchmark
+from biascore.minimal_pair import check_pair
+from pages.common import escape, live_pair, model_or_error, model_selector
+from pages.pair_view import draw_pair, level_toggle
+
+MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
+
+st.title("Try a pair")
+st.caption("Write a *minimal pair*: the same sentence twice, differing only in the word(s) naming a group. "
+           "The first sentence is the more-biased one (the stereotype). Red tokens push the model toward it.")
+
+
+@st.cache_data(show_spinner=False)
+def demo_pairs() -> list[tuple[str, str, str]]:
+    try:
+        frame = load_benchmark("demo").frame
+    except BenchmarkError:
+        return []
+    return list(zip(frame.sent_more, frame.sent_less, frame.bias_type))
+
+
+def pick_demo() -> None:
+    choice = st.session_state.get("tp_demo")
+    if choice and choice[0]:
+        st.session_state["tp_more"], st.session_state["tp_less"] = choice[0], choice[1]
+
+
+demos = demo_pairs()
+st.selectbox("Start from a demo pair", [("", "", "")] + demos, key="tp_demo", on_change=pick_demo,
+             format_func=lambda p: f"[{p[2]}] {p[0]}  ↔  {p[1]}" if p[0] else "— type your own —")
+model = model_selector(key="model")
+more = st.text_input("More-biased sentence", key="tp_more", max_chars=MAX_CHARS,
+                     placeholder="Women don't know how to drive.")
+less = st.text_input("Less-biased sentence", key="tp_less", max_chars=MAX_CHARS,
+                     placeholder="Men don't know how to drive.")
+
+
+def explain_input(more: str, less: str) -> bool:
+    """Show why the input cannot be scored, or a caution when it is not a minimal pair; True = score it."""
+    if not more.strip() and not less.strip():
+        st.info("Type two sentences above (or pick a demo pair) to see their token attributions.")
+        return False
+    if len(more) > MAX_CHARS or len(less) > MAX_CHARS:
+        st.warning(f"Each sentence can have at most {MAX_CHARS} characters.")
+        return False
+    check = check_pair(more, less)
+    if check.minimal:
+        st.caption(f"Minimal pair: {escape(check.describe())}")
+        return True
+    fatal = not more.strip() or not less.strip() or not check.spans or check.n_shared == 0
+    if fatal:
+        st.warning(f"Cannot score this pair: {escape(check.reason)}.")
+        return False
+    st.warning(f"Not a minimal pair: {escape(check.reason)} ({escape(check.describe())}). b(u) is still computed "
+               "for the shared tokens, but it only measures bias when the sentences differ in the group word(s).")
+    return True
+
+
+if explain_input(more, less):
+    lm = model_or_error(model)
+    if lm is not None:
+        level = level_toggle("tp_level")
+        t0 = time.perf_counter()
+        with st.spinner("Scoring…"):
+            row = live_pair(model, more.strip(), less.strip())
+        st.caption(f"Scored with {escape(model)} in {time.perf_counter() - t0:.2f} s.")
+        draw_pair(row, level=level, key="tp")

@@ -1,0 +1,207 @@
+"""End-to-end: `streamlit run app.py` on loopback driven by Debian's Chromium through Playwright.
+
+Opens every page, checks that no exception or error box is shown, clicks through one pair on Token
+attributions, saves a review on Translation review, and saves a screenshot per page to tests/artifacts/
+(the Token attributions and Translation review ones are the README's docs/screenshots/).
+Chromium comes from `apt-get install chromium` (.ci/install-browser.sh); Playwright's own browser
+download is not used.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = REPO / "tests" / "artifacts"
+SCREENSHOTS = REPO / "docs" / "screenshots"
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PAGES = ["overview", "token_attributions", "try_pair", "translation_review"]
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason=f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(smollm, tmp_path_factory):
+    """Score the demo benchmark into the test cache, then start the dashboard on a free loopback port."""
+    from biascore.scorers.attribution import score_benchmark
+
+    score_benchmark(smollm, "demo")
+    port = _free_port()
+    review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
+    env = {**os.environ, "BIASCORE_REVIEW_DB": str(review_db), "BROWSER_PATH": CHROMIUM}
+    log = (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                pytest.fail(f"streamlit did not start: {Path(log.name).read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield {"url": url, "review_db": review_db}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+def wait_idle(page, timeout: float = 120) -> None:
+    """Wait until the script has finished running (and stays finished for a moment)."""
+    deadline = time.monotonic() + timeout
+    quiet_since = None
+    while time.monotonic() < deadline:
+        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+        running = state in (None, "initial", "running", "rerunRequested") or \
+            page.locator('[data-testid="stSpinner"]').count() > 0 or \
+            page.locator('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]').count() > 0
+        if running:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > 1.0:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the page kept running")
+
+
+def assert_no_errors(page, name: str) -> None:
+    exceptions = page.locator('[data-testid="stException"]')
+    errors = page.locator('[data-testid="stAlertContentError"]')
+    assert exceptions.count() == 0, f"{name}: exception shown: {exceptions.first.inner_text()[:500]}"
+    assert errors.count() == 0, f"{name}: error shown: {errors.first.inner_text()[:500]}"
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def open_page(browser, server, path: str):
+    """Open the dashboard's home first (as a user does), then go to ``path`` inside the same session.
+
+    Streamlit 1.67 runs a script-per-file "pages/ directory" app (helper modules listed as pages, no
+    app.py) when a fresh server's first visit is a direct page link; the home page switches the process
+    to app.py's st.navigation. See the report for the rename that removes this.
+    """
+    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page.goto(server["url"], wait_until="domcontentloaded")
+    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    wait_idle(page)
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "Token attributions" in nav and "common" not in nav, f"unexpected page menu: {nav!r}"
+    if path:
+        page.goto(f"{server['url']}/{path}", wait_until="domcontentloaded")
+        page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+        wait_idle(page)
+    return page
+
+
+@pytest.mark.parametrize("name", ["overview", "try_pair"])
+def test_page_opens_without_errors(browser, server, name):
+    page = open_page(browser, server, "")
+    page.locator('[data-testid="stSidebarNav"] a', has_text={"overview": "Overview", "try_pair": "Try a pair"}[name]) \
+        .first.click()
+    wait_idle(page)
+    assert_no_errors(page, name)
+    assert page.locator("h1").first.inner_text().strip()
+    if name == "try_pair":  # type a pair and see it scored
+        page.get_by_label("More-biased sentence").fill("Women are bad at math.")
+        page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
+        page.get_by_label("Less-biased sentence").press("Enter")
+        wait_idle(page)
+        assert_no_errors(page, "try_pair (scored)")
+        assert page.get_by_text("Verdict:").count() == 1
+    else:
+        assert page.locator(".js-plotly-plot").count() == 1
+    screenshot(page, name)
+    page.close()
+
+
+def test_token_attributions_click_through_a_pair(browser, server):
+    page = open_page(browser, server, "token_attributions?benchmark=demo&model=smollm2-135m")
+    assert_no_errors(page, "token_attributions")
+    first_heading = page.locator("h3", has_text="Pair ").first.inner_text()
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    box = grid.bounding_box()
+    # click the row-selection cell of the third data row (header ≈ 35 px, rows ≈ 35 px)
+    page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 * 2 + 17)
+    wait_idle(page)
+    heading = page.locator("h3", has_text="Pair ").first.inner_text()
+    assert heading != first_heading, "selecting a row did not open another pair"
+    assert "pair=" in page.url and "benchmark=demo" in page.url and "model=smollm2-135m" in page.url
+    page.get_by_text("words", exact=True).click()
+    wait_idle(page)
+    assert_no_errors(page, "token_attributions (word level)")
+    assert page.locator(".js-plotly-plot").count() >= 2  # heatmap + ranked bars
+    shot = screenshot(page, "token_attributions")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(shot, SCREENSHOTS / "token_attributions.png")
+    page.close()
+
+
+def test_translation_review_saves_a_review(browser, server):
+    page = open_page(browser, server, "translation_review?benchmark=demo")
+    assert_no_errors(page, "translation_review")
+    page.get_by_label("Your name (reviewer)").fill("E2E reviewer")
+    page.get_by_label("Your name (reviewer)").press("Enter")
+    wait_idle(page)
+    page.get_by_text("translation problem", exact=True).click()
+    page.get_by_label("Note (optional)").fill("checked in a real browser")
+    page.get_by_role("button", name="Save review").click()
+    wait_idle(page)
+    assert_no_errors(page, "translation_review (after save)")
+    assert page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
+    with sqlite3.connect(server["review_db"]) as con:
+        rows = con.execute("SELECT reviewer, verdict, note FROM reviews").fetchall()
+    assert rows == [("E2E reviewer", "translation problem", "checked in a real browser")]
+    shot = screenshot(page, "translation_review")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(shot, SCREENSHOTS / "translation_review.png")
+    page.reload()  # a reload reads everything back from SQLite
+    wait_idle(page)
+    assert_no_errors(page, "translation_review (reload)")
+    assert page.get_by_text("1 of ", exact=False).count() >= 1
+    page.close()
