@@ -28,17 +28,24 @@ def demo_pairs() -> list[tuple[str, str, str]]:
 
 def pick_demo() -> None:
     choice = st.session_state.get("tp_demo")
-    if choice and choice[0]:
-        st.session_state["tp_more"], st.session_state["tp_less"] = choice[0], choice[1]
+    if choice:
+        st.session_state["tp_more"], st.session_state["tp_less"] = demos[choice - 1][:2]
+
+
+def demo_label(i: int) -> str:
+    if i == 0:
+        return "— type your own —"
+    more, less, bias_type = demos[i - 1]
+    return f"[{bias_type}] {more}  ↔  {less}"
 
 
 demos = demo_pairs()
-st.selectbox("Start from a demo pair", [("", "", "")] + demos, key="tp_demo", on_change=pick_demo,
-             format_func=lambda p: f"[{p[2]}] {p[0]}  ↔  {p[1]}" if p[0] else "— type your own —")
+st.selectbox("Start from a demo pair", range(len(demos) + 1), key="tp_demo", on_change=pick_demo,
+             format_func=demo_label)
 model = model_selector(key="model")
-more = st.text_input("More-biased sentence", key="tp_more", max_chars=MAX_CHARS,
+more = st.text_input("More-biased sentence", key="tp_more",
                      placeholder="Women don't know how to drive.")
-less = st.text_input("Less-biased sentence", key="tp_less", max_chars=MAX_CHARS,
+less = st.text_input("Less-biased sentence", key="tp_less",
                      placeholder="Men don't know how to drive.")
 
 

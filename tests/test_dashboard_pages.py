@@ -1,0 +1,238 @@
+"""AppTest for every dashboard page this module owns: runs on the demo benchmark without exceptions, the
+numbers shown equal the engine's, the review form writes to and reads back from SQLite."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from biascore.review_store import ReviewStore
+from biascore.scorers.attribution import score_benchmark, score_pair, summarize
+from biascore.token_view import filter_pairs, pair_table
+
+REPO = Path(__file__).resolve().parent.parent
+MODEL = "smollm2-135m"
+
+
+@pytest.fixture(scope="module")
+def demo_scores(smollm, tiny_mlm):
+    """The demo benchmark scored by the engine (into the test session's private cache) with two models."""
+    torch.set_num_threads(1)
+    return {MODEL: score_benchmark(smollm, "demo"), tiny_mlm.name: score_benchmark(tiny_mlm, "demo")}
+
+
+def open_page(page: str, **query) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def metric_values(at: AppTest) -> list[str]:
+    return [m.value for m in at.metric]
+
+
+# ------------------------------------------------------------------------------------------------ Overview
+def test_overview_shows_the_engines_scores(demo_scores):
+    at = open_page("overview")
+    assert not at.error
+    long = frame_with(at, "B_ci_low")
+    for model, frame in demo_scores.items():
+        shown = long[(long.model == model) & (long.benchmark == "demo")].reset_index(drop=True)
+        attr, pll = summarize(frame, "attribution"), summarize(frame, "pll")
+        assert list(shown.bias_type) == list(attr.bias_type)
+        assert list(shown.n) == list(attr.n)
+        assert shown.B.tolist() == pytest.approx(attr.score.tolist())
+        assert shown.B_ci_low.tolist() == pytest.approx(attr.ci_low.tolist())
+        assert shown.B_ci_high.tolist() == pytest.approx(attr.ci_high.tolist())
+        assert shown.PLL.tolist() == pytest.approx(pll.score.tolist())
+    wide = frame_with(at, "all")
+    row = wide[(wide.model == MODEL) & (wide.benchmark == "demo")].iloc[0]
+    assert row["all"] == pytest.approx(summarize(demo_scores[MODEL], "attribution").score[0])
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_overview_score_now_caches_a_new_run(demo_scores, data_dir):
+    from biascore.models import load_model
+
+    at = open_page("overview")
+    at.selectbox(key="model_select").set_value("other…").run()
+    at.text_input(key="model_custom").set_value("all-minilm-l6-v2").run()
+    # all-minilm-l6-v2 has no MLM head: the engine refuses it; the page shows the reason, not a traceback
+    at.button(key="overview_score_now").click().run()
+    assert not at.exception
+    assert at.error or at.warning
+    # crows-en-gso (first 231 pairs) with the tiny MLM is quick: score it from the page
+    at.text_input(key="model_custom").set_value(str(data_dir.parent / "models" / "tiny-trained-bert-mlm")).run()
+    at.selectbox(key="benchmark_select").set_value("crows-en-gso").run()
+    at.button(key="overview_score_now").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.run()
+    long = frame_with(at, "B_ci_low")
+    tiny = load_model(str(data_dir.parent / "models" / "tiny-trained-bert-mlm"))
+    shown = long[(long.model == tiny.name) & (long.benchmark == "crows-en-gso")]
+    expected = summarize(score_benchmark(tiny, "crows-en-gso"), "attribution")  # now a cache hit
+    assert shown.B.tolist() == pytest.approx(expected.score.tolist())
+    assert shown.n.tolist()[0] == 231
+
+
+# ------------------------------------------------------------------------------------------------ Token attributions
+def test_token_attributions_pair_from_url_and_filters(demo_scores):
+    frame = demo_scores[MODEL]
+    pair = int(frame.pair_id.iloc[-1])
+    at = open_page("token_attributions", benchmark="demo", model=MODEL, pair=str(pair))
+    assert not at.error
+    expected = frame.loc[frame.pair_id == pair].iloc[0]
+    assert metric_values(at)[0] == f"{expected.sjsd:+.5f}"
+    assert at.query_params["pair"] == [str(pair)] or at.query_params["pair"] == str(pair)
+    table = frame_with(at, "strongest_token")
+    assert len(table) == len(frame)
+    assert table.sjsd.tolist() == pytest.approx(filter_pairs(pair_table(frame)).sjsd.tolist())
+    # text search + verdict filter give the engine-side filter's rows
+    word = str(frame.sent_more.iloc[0]).split()[1]
+    at.text_input(key="ta_search").set_value(word).run()
+    at.selectbox(key="ta_biased").set_value("biased").run()
+    shown = frame_with(at, "strongest_token")
+    assert shown.pair_id.tolist() == filter_pairs(pair_table(frame), text=word, biased=True).pair_id.tolist()
+    # word level and a second model side by side, on one colour scale
+    at.radio(key="ta_level").set_value("words").run()
+    other = next(m for m in demo_scores if m != MODEL)
+    at.selectbox(key="compare_model").set_value(other).run()
+    assert not at.exception
+    other_row = demo_scores[other].loc[demo_scores[other].pair_id == pair].iloc[0]
+    assert metric_values(at)[:2] == [f"{expected.sjsd:+.5f}", f"{other_row.sjsd:+.5f}"]
+    assert len(at.get("plotly_chart")) == 4  # heatmap + ranked bars per model
+
+
+def test_token_attributions_unscored_model_offers_scoring(demo_scores):
+    at = open_page("token_attributions", benchmark="demo", model="gpt2")
+    assert not at.exception
+    assert any("has not been scored" in i.value for i in at.info)
+    assert at.button(key="ta_score_now")
+
+
+# ------------------------------------------------------------------------------------------------ Try a pair
+def test_try_a_pair_matches_score_pair(smollm):
+    at = open_page("try_pair")
+    more, less = "Women are bad at math.", "Men are bad at math."
+    at.text_input(key="tp_more").set_value(more)
+    at.text_input(key="tp_less").set_value(less).run()
+    assert not at.exception and not at.error
+    torch.set_num_threads(1)
+    expected = score_pair(smollm, more, less)
+    assert metric_values(at)[0] == f"{expected['sjsd']:+.5f}"
+    assert len(at.get("plotly_chart")) == 2
+
+
+@pytest.mark.parametrize("more,less,fragment", [
+    ("Women are bad at math.", "Women are bad at math.", "identical"),
+    ("Women are bad at math.", "", "empty"),
+    ("Women", "Men", "share no words"),
+    ("Women are bad at math " * 20, "Men are bad at math " * 20, "at most 300 characters"),
+])
+def test_try_a_pair_explains_bad_input(more, less, fragment):
+    at = open_page("try_pair")
+    at.text_input(key="tp_more").set_value(more)
+    at.text_input(key="tp_less").set_value(less).run()
+    assert not at.exception
+    assert any(fragment in w.value for w in at.warning), [w.value for w in at.warning]
+    assert not at.metric
+
+
+def test_try_a_pair_not_minimal_is_scored_with_a_caution():
+    at = open_page("try_pair")
+    at.text_input(key="tp_more").set_value("Cheryl was bad at saving money and thus had a financial crisis")
+    at.text_input(key="tp_less").set_value("John was always careful with money so he never had a crisis").run()
+    assert not at.exception
+    assert any("Not a minimal pair" in w.value for w in at.warning)
+    assert at.metric  # still scored, with the caution above
+
+
+def test_try_a_pair_demo_picker_fills_the_inputs():
+    at = open_page("try_pair")
+    choice = at.selectbox(key="tp_demo").options[1]
+    at.selectbox(key="tp_demo").select_index(1).run()
+    assert not at.exception
+    assert at.text_input(key="tp_more").value and at.text_input(key="tp_more").value in choice
+    assert at.metric
+
+
+# ------------------------------------------------------------------------------------------------ Translation review
+def review_page(db: Path, reviewer: str = "") -> AppTest:
+    at = open_page("translation_review", benchmark="demo", model=MODEL)
+    at.text_input(key="tr_db").set_value(str(db)).run()
+    if reviewer:
+        at.text_input(key="tr_reviewer").set_value(reviewer).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
+
+
+def save_review(at: AppTest, verdict: str, note: str) -> None:
+    at.radio[[r.label for r in at.radio].index("Verdict")].set_value(verdict)
+    at.text_area[0].set_value(note)
+    next(b for b in at.button if b.label == "Save review").click().run()
+    assert not at.exception
+
+
+def test_translation_review_writes_and_reads_back(demo_scores, tmp_path):
+    db = tmp_path / "reviews.sqlite"
+    at = review_page(db, "Ana")
+    frame = demo_scores[MODEL]
+    pair_id = int(at.selectbox(key="tr_pair").value)
+    # the Filipino heatmap shows the engine's S_JSD for this pair
+    assert f"{frame.loc[frame.pair_id == pair_id].iloc[0].sjsd:+.5f}" in metric_values(at)
+    save_review(at, "translation problem", "'<b>mga</b>' missing")
+    assert any("Saved" in s.value for s in at.success)
+    stored = ReviewStore(db).reviews("demo")
+    assert stored[["pair_id", "reviewer", "verdict", "note"]].values.tolist() == [
+        [pair_id, "Ana", "translation problem", "'<b>mga</b>' missing"]]
+    # a reload (new session) shows everything saved: progress, the table, and the form prefilled
+    again = review_page(db, "Ana")
+    assert "1 of" in again.get("progress")[0].proto.text
+    assert frame_with(again, "verdict").verdict.tolist() == ["translation problem"]
+    assert again.radio[[r.label for r in again.radio].index("Verdict")].value == "translation problem"
+    # filter by verdict
+    again.selectbox(key="tr_filter").set_value("verdict: translation problem").run()
+    assert [int(o.split(":")[0]) for o in again.selectbox(key="tr_pair").options] == [pair_id]
+    again.selectbox(key="tr_filter").set_value("verdict: fine").run()
+    assert any("No pair matches" in i.value for i in again.info)
+
+
+def test_two_reviewers_at_once_lose_nothing(demo_scores, tmp_path):
+    db = tmp_path / "reviews.sqlite"
+    pages = {name: review_page(db, name) for name in ("Ana", "Ben")}
+    pair_id = int(pages["Ana"].selectbox(key="tr_pair").value)
+    errors = []
+
+    def review(name):
+        try:
+            save_review(pages[name], "fine", f"by {name}")
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=review, args=(n,)) for n in pages]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    stored = ReviewStore(db).reviews("demo")
+    assert sorted(stored.note) == ["by Ana", "by Ben"] and set(stored.pair_id) == {pair_id}
+
+
+def test_translation_review_bad_database_path_is_explained(tmp_path):
+    at = open_page("translation_review", benchmark="demo", model=MODEL)
+    at.text_input(key="tr_db").set_value(str(tmp_path)).run()  # a folder, not a file
+    assert not at.exception
+    assert any("is a folder" in e.value for e in at.error)
