@@ -26,6 +26,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 from urllib.parse import quote
 
 from . import ENGINE_VERSION, settings
@@ -173,8 +174,12 @@ def download_file(entry: RemoteFile, data_dir: Path, *, mirror: str | None = Non
 
 def download_all(data_dir: str | Path | None = None, only: list[str] | None = None, *, force: bool = False,
                  verify: bool = True, mirror: str | None = None, timeout: float = 60.0,
-                 progress: bool = True, manifest: str | Path = MANIFEST_PATH) -> list[Outcome]:
-    """Fetch every selected file of the manifest into the data directory; one :class:`Outcome` per file."""
+                 progress: bool = True, callback: Callable[[int, int, str], None] | None = None,
+                 manifest: str | Path = MANIFEST_PATH) -> list[Outcome]:
+    """Fetch every selected file of the manifest into the data directory; one :class:`Outcome` per file.
+
+    ``progress`` shows a tqdm bar (bytes); ``callback(done, total, path)`` is called after each file
+    (for the dashboard)."""
     from tqdm.auto import tqdm
 
     target = settings.data_dir(data_dir)
@@ -193,6 +198,8 @@ def download_all(data_dir: str | Path | None = None, only: list[str] | None = No
             if outcome.warning or outcome.status not in ("present", "downloaded"):
                 bar.write(f"{outcome.status:>11}  {entry.path}: {outcome.message}", file=sys.stderr)
             outcomes.append(outcome)
+            if callback is not None:
+                callback(len(outcomes), len(files), entry.path)
     partial = target / PARTIAL_DIR
     if partial.is_dir() and not any(partial.iterdir()):
         shutil.rmtree(partial, ignore_errors=True)
