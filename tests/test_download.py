@@ -134,7 +134,7 @@ def test_missing_file_on_server_gives_404_naming_the_url(mirror, tmp_path, capsy
     target = tmp_path / "data"
     rc, out, err = _run(capsys, "--data-dir", str(target), "--mirror", mirror.url, "--only", "seat/weat1.jsonl")
     assert rc == 1
-    assert f"HTTP 404" in err and f"{mirror.url}/seat/weat1.jsonl" in err
+    assert "HTTP 404" in err and f"{mirror.url}/seat/weat1.jsonl" in err
     assert not (target / "seat").exists()
 
 
