@@ -1,0 +1,139 @@
+"""Dashboard speed from the result cache (issue: page loads and table filtering under 300 ms each with
+winoqueer-tl's 12,089 pairs scored; Try a pair under 2 s once the model is loaded).
+
+Usage (default cache; score the benchmark first, e.g.
+``python -m biascore score --benchmark winoqueer-tl --model smollm2-135m``)::
+
+    BIASCORE_DATA_DIR=/path/to/data python bench/bench_dashboard.py [--benchmark winoqueer-tl] [--model NAME]
+        [--repeats 7] [--out bench/results/bench_dashboard.json]
+
+What is timed (Streamlit AppTest runs the page script in this process exactly as the server does, minus
+the browser; the first load of a run reads the parquet file and derives b(u) once per server process):
+
+* ``cold_load``: first Token attributions load in a fresh process (parquet → attribution frame → table);
+* ``page_load``: a new session opening Token attributions / Overview with the caches warm (median);
+* ``filter_*``: one rerun after changing a filter (text search, verdict, sort; median);
+* ``try_pair``: :func:`score_pair` on demo pairs with the default model loaded (median, max).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000
+
+
+def open_token_attributions(benchmark: str, model: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "pages" / "token_attributions.py"), default_timeout=600)
+    at.query_params.update({"benchmark": benchmark, "model": model})
+    return at
+
+
+def check(at) -> None:
+    if at.exception:
+        raise SystemExit(f"page raised: {at.exception[0].value}")
+
+
+def bench_pages(benchmark: str, model: str, repeats: int) -> dict:
+    from streamlit.testing.v1 import AppTest
+
+    out: dict[str, object] = {}
+    at = open_token_attributions(benchmark, model)
+    out["cold_load_ms"] = round(timed(at.run), 1)
+    check(at)
+    out["rows_in_table"] = int(len(next(df.value for df in at.dataframe if "strongest_token" in df.value.columns)))
+    loads = []
+    for _ in range(repeats):
+        at = open_token_attributions(benchmark, model)
+        loads.append(timed(at.run))
+        check(at)
+    out["page_load_ms"] = summary(loads)
+    steps = {
+        "filter_text_search": lambda a: a.text_input(key="ta_search").set_value("bakla"),
+        "filter_verdict": lambda a: a.selectbox(key="ta_biased").set_value("biased"),
+        "filter_sort_strongest": lambda a: a.selectbox(key="ta_sort").set_value("strongest token |b(u)|"),
+        "filter_clear": lambda a: a.text_input(key="ta_search").set_value(""),
+    }
+    for name, step in steps.items():
+        times = []
+        for _ in range(repeats):
+            at = open_token_attributions(benchmark, model)
+            at.run()
+            step(at)
+            times.append(timed(at.run))
+            check(at)
+        out[f"{name}_ms"] = summary(times)
+    loads = []
+    for _ in range(repeats):
+        ov = AppTest.from_file(str(REPO / "pages" / "overview.py"), default_timeout=600)
+        loads.append(timed(ov.run))
+        check(ov)
+    out["overview_page_load_ms"] = summary(loads)
+    return out
+
+
+def bench_try_pair(model: str, repeats: int) -> dict:
+    from biascore.datasets import load_benchmark
+    from biascore.models import load_model
+    from biascore.scorers.attribution import score_pair
+    from pages.common import limit_torch_threads
+
+    limit_torch_threads()  # what the dashboard does (BIASCORE_TORCH_THREADS, default 1)
+    lm = load_model(model)
+    pairs = load_benchmark("demo").frame.head(repeats + 1)
+    score_pair(lm, pairs.sent_more.iloc[0], pairs.sent_less.iloc[0])  # warm-up
+    times = [timed(lambda r=r: score_pair(lm, r.sent_more, r.sent_less)) for r in pairs.iloc[1:].itertuples()]
+    import torch
+
+    return {"try_pair_ms": summary(times), "torch_threads": torch.get_num_threads(), "model": model}
+
+
+def summary(values: list[float]) -> dict:
+    return {"median": round(statistics.median(values), 1), "min": round(min(values), 1),
+            "max": round(max(values), 1), "n": len(values)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--benchmark", default="winoqueer-tl")
+    parser.add_argument("--model", default=None, help="a model scored on the benchmark (default: the first found)")
+    parser.add_argument("--try-model", default="smollm2-135m")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_dashboard.json"))
+    args = parser.parse_args()
+
+    from biascore.attribution_results import best_runs, cached_runs
+
+    runs = best_runs(cached_runs())
+    runs = runs[(runs.benchmark == args.benchmark) & runs.complete]
+    if args.model:
+        runs = runs[runs.model == args.model]
+    if runs.empty:
+        raise SystemExit(f"no complete cached run of {args.benchmark}; score it first "
+                         f"(python -m biascore score --benchmark {args.benchmark})")
+    model = str(runs.iloc[0].model)
+    print(f"benchmark {args.benchmark}, model {model}, {int(runs.iloc[0].n_pairs)} pairs", file=sys.stderr)
+    result = {"benchmark": args.benchmark, "model": model, **bench_pages(args.benchmark, model, args.repeats),
+              **bench_try_pair(args.try_model, args.repeats)}
+    text = json.dumps(result, indent=2)
+    print(text)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
