@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -17,31 +18,49 @@ from pages.common import escape
 
 COLORSCALE = "RdBu"  # low (red) = toward biased, high (blue) = away
 MODIFIED_COLOR = "#d9d9d9"
-SCALE_TITLE = "b(u)<br>red: toward biased<br>blue: away"
+SCALE_TITLE = "b(u): red → biased, blue → away"
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, title: str = "") -> go.Figure:
-    """Each sentence as one row of coloured boxes, one box per unit (width ∝ characters).
+def _wrap_lines(widths, wrap: float) -> tuple[list[int], list[float]]:
+    """Line index and x offset of each box when boxes are laid out left to right, at most ``wrap`` wide."""
+    lines, offsets, line, x = [], [], 0, 0.0
+    for w in widths:
+        if x > 0 and x + w > wrap:
+            line, x = line + 1, 0.0
+        lines.append(line)
+        offsets.append(x)
+        x += w
+    return lines, offsets
+
+
+def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, title: str = "",
+                  wrap: int = 80) -> go.Figure:
+    """Each sentence as rows of coloured boxes, one box per unit (width ∝ characters), wrapped after
+    about ``wrap`` characters so that narrow columns stay readable.
 
     ``sentences``: (row label, units frame from :func:`biascore.token_view.sentence_units`).
     ``limit``: the colour scale runs from -limit to +limit (centred at 0).
     """
     fig = go.Figure()
-    labels = [escape(label) for label, _ in sentences]
     legend_shown = False
-    for label, (_, units) in zip(labels, sentences):
+    y0, tickvals, ticktext = 0.0, [], []
+    for label, units in sentences:
         widths = units.text.str.len().clip(lower=1).to_numpy() + 1.0
-        base = widths.cumsum() - widths
+        lines, offsets = _wrap_lines(widths, max(wrap, float(widths.max(initial=1.0))))
+        ys = np.asarray(lines, dtype=float) + y0
+        base = np.asarray(offsets)
+        tickvals.append(y0)
+        ticktext.append(escape(label))
         for scored in (True, False):
             sel = (units.scored == scored).to_numpy()
             if not sel.any():
                 continue
             part = units[sel]
             texts = [escape(t) for t in part.text]
-            common = dict(y=[label] * len(part), x=widths[sel], base=base[sel], orientation="h",
+            common = dict(y=ys[sel], x=widths[sel], base=base[sel], orientation="h", width=0.8,
                           text=texts, textposition="inside", insidetextanchor="middle", textangle=0,
-                          showlegend=False, marker_line=dict(color="white", width=1))
+                          showlegend=False)
             if scored:
                 fig.add_trace(go.Bar(**common, customdata=list(zip(texts, part.b)),
                                      marker=dict(color=part.b.to_numpy(), coloraxis="coloraxis",
@@ -54,12 +73,17 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
                                                  line=dict(color="white", width=1)),
                                      hovertemplate="%{customdata}<br>modified token — not scored<extra></extra>"))
                 legend_shown = True
+        y0 = float(ys.max(initial=y0)) + 1.5
+    n_rows = y0 - 0.5
     fig.update_layout(
-        title=escape(title) if title else None, barmode="overlay", bargap=0.25,
-        height=130 + 60 * len(sentences), margin=dict(l=10, r=10, t=40 if title else 10, b=30),
+        title=escape(title) if title else None, barmode="overlay",
+        height=int(110 + 44 * n_rows) + (30 if title else 0), margin=dict(l=10, r=10, t=40 if title else 10, b=80),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0,
-                       colorbar=dict(title=SCALE_TITLE, thickness=12, len=1.0)),
-        xaxis=dict(visible=False), yaxis=dict(autorange="reversed", tickfont=dict(size=13), automargin=True),
+                       colorbar=dict(orientation="h", x=1.0, xanchor="right", y=-0.02, yanchor="top", len=0.5,
+                                     thickness=10, title=dict(text=SCALE_TITLE, side="top", font=dict(size=11)))),
+        xaxis=dict(visible=False),
+        yaxis=dict(autorange="reversed", tickvals=tickvals, ticktext=ticktext, tickfont=dict(size=13),
+                   automargin=True, showgrid=False, zeroline=False),
         legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
         uniformtext=dict(minsize=9, mode="show"), plot_bgcolor="white")
     return fig

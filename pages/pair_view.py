@@ -27,8 +27,9 @@ def pair_limit(rows: list[Mapping], level: Level) -> float:
 
 
 def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: str, heading: str = "",
-              labels: tuple[str, str] = ("more-biased", "less-biased"), ranked: bool = True) -> None:
-    """Draw one pair. ``key`` keeps widget ids unique when a page shows several pairs."""
+              labels: tuple[str, str] = ("more-biased", "less-biased"), ranked: bool = True, wrap: int = 90) -> None:
+    """Draw one pair. ``key`` keeps widget ids unique when a page shows several pairs; ``wrap``: characters
+    per heatmap line (smaller in narrow columns)."""
     if heading:
         st.markdown(f"**{heading}**")  # headings are our own labels (model names are escaped below)
     if row.get("skipped_reason"):
@@ -40,7 +41,7 @@ def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: st
     c2.markdown(f"**Verdict:** {verdict_text(sjsd)}")
     more, less = sentence_units(row, "more", level), sentence_units(row, "less", level)
     limit = limit if limit is not None else color_limit(more, less)
-    heat = token_heatmap([(labels[0], more), (labels[1], less)], limit=limit)
+    heat = token_heatmap([(labels[0], more), (labels[1], less)], limit=limit, wrap=wrap)
     st.plotly_chart(heat, config=PLOTLY_CONFIG, key=f"{key}_heat", width="stretch")
     figure_downloads(heat, f"{key}_heatmap", key=f"{key}_heat_dl")
     if ranked:

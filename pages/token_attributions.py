@@ -88,6 +88,6 @@ limit = pair_limit([r for _, r in rows], level)
 cols = st.columns(len(rows))
 for i, (col, (name, r)) in enumerate(zip(cols, rows)):
     with col:
-        draw_pair(r, level=level, limit=limit, key=f"ta_{i}", heading=escape(name))
+        draw_pair(r, level=level, limit=limit, key=f"ta_{i}", heading=escape(name), wrap=90 if len(rows) == 1 else 45)
 if len(rows) > 1:
     st.caption("Both models use the same colour scale, so colours compare across them.")

@@ -34,6 +34,18 @@ def review_pairs(benchmark: str) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
+def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_key: str) -> None:
+    """Form callback (runs before the page reruns, so the progress count already includes this save)."""
+    try:
+        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, st.session_state[f"{form_key}_verdict"],
+                                          st.session_state[f"{form_key}_note"])
+    except ReviewError as exc:
+        st.session_state["tr_flash"] = ("error", str(exc))
+    else:
+        st.session_state["tr_flash"] = (
+            "success", f"Saved: pair {saved.pair_id} — {saved.verdict} ({escape(saved.reviewer)}, {saved.updated_at}).")
+
+
 with st.expander("Review database and reviewer", expanded=True):
     c1, c2 = st.columns(2)
     db_path = c1.text_input("SQLite file (created if missing)", value=str(default_path()), key="tr_db")
@@ -106,7 +118,7 @@ else:
             if not check.minimal:
                 st.warning(f"Not a minimal pair: {escape(check.reason)}")
             if row is not None:
-                draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False)
+                draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False, wrap=45)
             elif lm is not None and side == "tl":
                 st.info(f"{model} has not scored {benchmark} yet.")
                 if score_now(model, benchmark, key="tr_score_now"):
@@ -114,19 +126,17 @@ else:
 
     st.markdown("#### Your review")
     previous = store.get(benchmark, pair_id, reviewer) if reviewer.strip() else None
-    with st.form(key=f"tr_form_{benchmark}_{pair_id}"):
-        verdict = st.radio("Verdict", VERDICTS, horizontal=True,
-                           index=VERDICTS.index(previous.verdict) if previous else 0)
-        note = st.text_area("Note (optional)", value=previous.note if previous else "", max_chars=5000)
-        submitted = st.form_submit_button("Save review", type="primary")
-    if submitted:
-        try:
-            saved = store.save(benchmark, pair_id, reviewer, verdict, note)
-        except ReviewError as exc:
-            st.error(str(exc))
-        else:
-            st.success(f"Saved: pair {saved.pair_id} — {saved.verdict} ({escape(saved.reviewer)}, {saved.updated_at}).")
-            reviews = store.reviews(benchmark)
+    form_key = f"tr_form_{benchmark}_{pair_id}_{reviewer.strip()}"
+    with st.form(key=form_key):
+        st.radio("Verdict", VERDICTS, horizontal=True, key=f"{form_key}_verdict",
+                 index=VERDICTS.index(previous.verdict) if previous else 0)
+        st.text_area("Note (optional)", value=previous.note if previous else "", max_chars=5000,
+                     key=f"{form_key}_note")
+        st.form_submit_button("Save review", type="primary", on_click=save_review,
+                              args=(str(store.path), benchmark, pair_id, reviewer, form_key))
+    flash = st.session_state.pop("tr_flash", None)
+    if flash:
+        (st.success if flash[0] == "success" else st.error)(flash[1])
     elif previous:
         st.caption(f"You reviewed this pair on {previous.updated_at}; saving again replaces your earlier review.")
 

@@ -41,8 +41,11 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server(smollm, tmp_path_factory):
     """Score the demo benchmark into the test cache, then start the dashboard on a free loopback port."""
+    import torch
+
     from biascore.scorers.attribution import score_benchmark
 
+    torch.set_num_threads(1)  # faster on a shared CPU (see pages.common.limit_torch_threads)
     score_benchmark(smollm, "demo")
     port = _free_port()
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
@@ -100,6 +103,8 @@ def wait_idle(page, timeout: float = 120) -> None:
         elif quiet_since is None:
             quiet_since = time.monotonic()
         elif time.monotonic() - quiet_since > 1.0:
+            if os.environ.get("BIASCORE_E2E_TIMING"):
+                print(f"idle after {time.monotonic() - (deadline - timeout):.1f}s: {page.url}", file=sys.stderr)
             return
         time.sleep(0.2)
     raise AssertionError("the page kept running")
@@ -126,7 +131,7 @@ def open_page(browser, server, path: str):
     app.py) when a fresh server's first visit is a direct page link; the home page switches the process
     to app.py's st.navigation. See the report for the rename that removes this.
     """
-    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page = browser.new_page(viewport={"width": 1400, "height": 2600})
     page.goto(server["url"], wait_until="domcontentloaded")
     page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
     wait_idle(page)
@@ -139,24 +144,23 @@ def open_page(browser, server, path: str):
     return page
 
 
-@pytest.mark.parametrize("name", ["overview", "try_pair"])
-def test_page_opens_without_errors(browser, server, name):
-    page = open_page(browser, server, "")
-    page.locator('[data-testid="stSidebarNav"] a', has_text={"overview": "Overview", "try_pair": "Try a pair"}[name]) \
-        .first.click()
+def test_overview_and_try_a_pair(browser, server):
+    page = open_page(browser, server, "")  # the home page is the Overview
+    assert_no_errors(page, "overview")
+    assert page.locator("h1").first.inner_text().strip() == "Overview"
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    screenshot(page, "overview")
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Try a pair").first.click()
     wait_idle(page)
-    assert_no_errors(page, name)
-    assert page.locator("h1").first.inner_text().strip()
-    if name == "try_pair":  # type a pair and see it scored
-        page.get_by_label("More-biased sentence").fill("Women are bad at math.")
-        page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
-        page.get_by_label("Less-biased sentence").press("Enter")
-        wait_idle(page)
-        assert_no_errors(page, "try_pair (scored)")
-        assert page.get_by_text("Verdict:").count() == 1
-    else:
-        assert page.locator(".js-plotly-plot").count() == 1
-    screenshot(page, name)
+    assert_no_errors(page, "try_pair")
+    page.get_by_label("More-biased sentence").fill("Women are bad at math.")
+    page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
+    page.get_by_label("Less-biased sentence").press("Enter")
+    wait_idle(page)
+    assert_no_errors(page, "try_pair (scored)")
+    assert page.get_by_text("Verdict:").count() == 1
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    screenshot(page, "try_pair")
     page.close()
 
 
