@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from .cache import ResultCache
+from .cache import CacheKey, ResultCache
 from .datasets import Benchmark, BenchmarkError, load_benchmark
 from .jsd import JsdVariant
 from .scorers.attribution import attribution_frame
@@ -57,6 +57,13 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
                             kind="stable").reset_index(drop=True)
 
 
+def runs_signature(cache: ResultCache | None = None) -> tuple:
+    """A cheap fingerprint of the cached runs (file names and modification times): changes when a run is
+    added, replaced or removed, so a caller can memoise :func:`cached_runs` on it."""
+    cache = cache or ResultCache()
+    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted((cache.root / "attribution").glob("*.parquet")))
+
+
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The run to show per model × benchmark: not stale, complete before partial, newest first."""
     usable = runs[~runs.stale]
@@ -69,18 +76,26 @@ def _content_hash(bm: Benchmark, n_pairs: int) -> str:
     return Benchmark(bm.name, bm.frame.head(n_pairs), bm.language, bm.description, bm.path).content_hash
 
 
-def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None) -> pd.DataFrame:
-    """The attribution frame (one row per pair, the engine's columns) of one cached run."""
+def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None,
+             cache: ResultCache | None = None) -> pd.DataFrame:
+    """The attribution frame (one row per pair, the engine's columns) of one cached run.
+
+    Deriving b(u) and the word units for 12,089 pairs takes tens of seconds on a small CPU, so the derived
+    frame is itself cached (scorer ``attribution_frame``, keyed by the run's digest, the JSD variant and the
+    benchmark's content hash); later loads read one parquet file.
+    """
+    cache = cache or ResultCache()
     table = pq.read_table(path)
-    logp = table.to_pandas()
+    meta = _run_meta(table)
     bm = load_benchmark(benchmark, data_dir)
-    meta_hash = _run_meta(table).get("benchmark_hash")
-    n_pairs = len(logp)
+    n_pairs = table.num_rows
     if n_pairs < len(bm.frame):
         bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
-    if meta_hash and meta_hash != bm.content_hash:
+    if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
         raise StaleResult(f"{path} was computed on a different version of {benchmark!r}; score it again")
-    return attribution_frame(bm, logp, jsd)
+    key = CacheKey.make("attribution_frame", run=meta.get("digest", str(path)), jsd=jsd,
+                        benchmark_hash=bm.content_hash)
+    return cache.get_or_compute(key, lambda: attribution_frame(bm, table.to_pandas(), jsd))
 
 
 def _run_meta(table) -> dict:

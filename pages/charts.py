@@ -41,8 +41,10 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
 
     ``sentences``: (row label, units frame from :func:`biascore.token_view.sentence_units`).
     ``limit``: the colour scale runs from -limit to +limit (centred at 0).
+    The figure is assembled as one dict and validated once (plotly's attribute-by-attribute builders
+    cost several times more, which matters for the page budget).
     """
-    fig = go.Figure()
+    traces: list[dict] = []
     legend_shown = False
     y0, tickvals, ticktext = 0.0, [], []
     for label, units in sentences:
@@ -58,25 +60,25 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
                 continue
             part = units[sel]
             texts = [escape(t) for t in part.text]
-            common = dict(y=ys[sel], x=widths[sel], base=base[sel], orientation="h", width=0.8,
-                          text=texts, textposition="inside", insidetextanchor="middle", textangle=0,
-                          showlegend=False)
+            trace = dict(type="bar", y=ys[sel].tolist(), x=widths[sel].tolist(), base=base[sel].tolist(),
+                         orientation="h", width=0.8, text=texts, textposition="inside", insidetextanchor="middle",
+                         textangle=0, showlegend=False)
             if scored:
-                fig.add_trace(go.Bar(**common, customdata=list(zip(texts, part.b)),
-                                     marker=dict(color=part.b.to_numpy(), coloraxis="coloraxis",
-                                                 line=dict(color="white", width=1)),
-                                     hovertemplate="%{customdata[0]}<br>b(u) = %{customdata[1]:.5f}<extra></extra>"))
+                trace.update(customdata=[[t, b] for t, b in zip(texts, part.b.tolist())],
+                             marker=dict(color=part.b.tolist(), coloraxis="coloraxis",
+                                         line=dict(color="white", width=1)),
+                             hovertemplate="%{customdata[0]}<br>b(u) = %{customdata[1]:.5f}<extra></extra>")
             else:
-                fig.add_trace(go.Bar(**{**common, "showlegend": not legend_shown}, customdata=texts,
-                                     name="modified token (not scored)",
-                                     marker=dict(color=MODIFIED_COLOR, pattern=dict(shape="/", fgcolor="#999999"),
-                                                 line=dict(color="white", width=1)),
-                                     hovertemplate="%{customdata}<br>modified token — not scored<extra></extra>"))
+                trace.update(customdata=texts, name="modified token (not scored)", showlegend=not legend_shown,
+                             marker=dict(color=MODIFIED_COLOR, pattern=dict(shape="/", fgcolor="#999999"),
+                                         line=dict(color="white", width=1)),
+                             hovertemplate="%{customdata}<br>modified token — not scored<extra></extra>")
                 legend_shown = True
+            traces.append(trace)
         y0 = float(ys.max(initial=y0)) + 1.5
     n_rows = y0 - 0.5
-    fig.update_layout(
-        title=escape(title) if title else None, barmode="overlay",
+    layout = dict(
+        title=dict(text=escape(title)) if title else None, barmode="overlay",
         height=int(110 + 44 * n_rows) + (30 if title else 0), margin=dict(l=10, r=10, t=40 if title else 10, b=80),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0,
                        colorbar=dict(orientation="h", x=1.0, xanchor="right", y=-0.02, yanchor="top", len=0.5,
@@ -86,23 +88,23 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
                    automargin=True, showgrid=False, zeroline=False),
         legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
         uniformtext=dict(minsize=9, mode="show"), plot_bgcolor="white")
-    return fig
+    return go.Figure({"data": traces, "layout": {k: v for k, v in layout.items() if v is not None}})
 
 
 def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked b(u)") -> go.Figure:
     """Horizontal bars of the scored units, strongest push toward the biased sentence at the top."""
-    texts = [f"{escape(t)} #{p}" for t, p in zip(ranked.text, ranked.position)]
-    fig = go.Figure(go.Bar(
-        x=ranked.b, y=texts, orientation="h", customdata=[escape(t) for t in ranked.text],
-        marker=dict(color=ranked.b, coloraxis="coloraxis"),
-        hovertemplate="%{customdata}<br>b(u) = %{x:.5f}<extra></extra>"))
-    fig.update_layout(
-        title=escape(title), height=max(240, 90 + 22 * len(ranked)), margin=dict(l=10, r=10, t=40, b=50),
+    labels = [f"{escape(t)} #{p}" for t, p in zip(ranked.text, ranked.position)]
+    values = ranked.b.tolist()
+    trace = dict(type="bar", x=values, y=labels, orientation="h", customdata=[escape(t) for t in ranked.text],
+                 marker=dict(color=values, coloraxis="coloraxis"),
+                 hovertemplate="%{customdata}<br>b(u) = %{x:.5f}<extra></extra>")
+    layout = dict(
+        title=dict(text=escape(title)), height=max(240, 90 + 22 * len(ranked)), margin=dict(l=10, r=10, t=40, b=50),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0, showscale=False),
-        yaxis=dict(autorange="reversed", title=None, automargin=True), xaxis=dict(title="b(u)  (< 0: toward biased)",
-                                                                 zeroline=True, zerolinecolor="#444"),
+        yaxis=dict(autorange="reversed", title=None, automargin=True),
+        xaxis=dict(title=dict(text="b(u)  (< 0: toward biased)"), zeroline=True, zerolinecolor="#444"),
         plot_bgcolor="white")
-    return fig
+    return go.Figure({"data": [trace], "layout": layout})
 
 
 def overview_bar_chart(grid: pd.DataFrame) -> go.Figure:
@@ -110,17 +112,20 @@ def overview_bar_chart(grid: pd.DataFrame) -> go.Figure:
 
     ``grid`` columns: model, benchmark, bias_type, score, ci_low, ci_high.
     """
-    fig = go.Figure()
+    traces = []
     for (model, bench), g in grid.groupby(["model", "benchmark"], sort=False):
-        fig.add_trace(go.Bar(
-            name=escape(f"{model} · {bench}"), x=[escape(b) for b in g.bias_type], y=g.score,
-            error_y=dict(type="data", symmetric=False, array=g.ci_high - g.score, arrayminus=g.score - g.ci_low),
+        traces.append(dict(
+            type="bar", name=escape(f"{model} · {bench}"), x=[escape(b) for b in g.bias_type], y=g.score.tolist(),
+            error_y=dict(type="data", symmetric=False, array=(g.ci_high - g.score).tolist(),
+                         arrayminus=(g.score - g.ci_low).tolist()),
             hovertemplate="%{x}: B = %{y:.2f}<extra>%{fullData.name}</extra>"))
-    fig.add_hline(y=50, line_dash="dash", line_color="#444", annotation_text="50 = unbiased",
-                  annotation_position="top left")
-    fig.update_layout(barmode="group", yaxis=dict(title="B (% of pairs biased)", range=[0, 100]),
-                      height=420, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h"))
-    return fig
+    layout = dict(
+        barmode="group", yaxis=dict(title=dict(text="B (% of pairs biased)"), range=[0, 100]), height=420,
+        margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h"),
+        shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=50, y1=50, line=dict(dash="dash", color="#444"))],
+        annotations=[dict(text="50 = unbiased", xref="paper", x=0, y=50, yanchor="bottom", xanchor="left",
+                          showarrow=False)])
+    return go.Figure({"data": traces, "layout": layout})
 
 
 def export_available() -> tuple[bool, str]:

@@ -110,12 +110,19 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
     return choice
 
 
-@st.cache_data(show_spinner=False, ttl=60)
 def cached_runs() -> pd.DataFrame:
-    """The attribution runs in the result cache (refreshed every minute and after "Score now")."""
-    from biascore.attribution_results import cached_runs as engine_cached_runs
+    """The attribution runs in the result cache (re-read when a run file is added, replaced or removed)."""
+    from biascore.attribution_results import runs_signature
 
-    return engine_cached_runs()
+    return _cached_runs(runs_signature(), str(settings.cache_dir()), str(settings.data_dir()))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _cached_runs(signature: tuple, cache_dir: str, data_dir: str) -> pd.DataFrame:
+    from biascore.attribution_results import cached_runs as engine_cached_runs
+    from biascore.cache import ResultCache
+
+    return engine_cached_runs(ResultCache(cache_dir), data_dir)
 
 
 def best_run(model: str, benchmark: str) -> pd.Series | None:
@@ -181,7 +188,6 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
         st.error(str(exc))
         return False
     bar.progress(1.0, text="Done — cached.")
-    cached_runs.clear()
     return True
 
 

@@ -13,6 +13,7 @@ from pages.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
          "strongest token |b(u)|": ("strongest_abs", False), "pair id": ("pair_id", True)}
+TABLE_ROWS = 500  # rows sent to the browser; filters and sorting always run over every pair
 TABLE_COLUMNS = ["pair_id", "bias_type", "sjsd", "biased", "strongest_token", "strongest_b", "sent_more", "sent_less"]
 
 st.title("Token attributions")
@@ -42,31 +43,44 @@ with top[2]:
     compare = st.selectbox("Compare with a second model", ["(none)"] + others, key="compare_model",
                            help="Models already scored on this benchmark (score more on the Overview page).")
 
+
+
+@st.fragment
+def pair_browser(table) -> None:
+    """Filters and the table. A fragment: changing a filter reruns only this part (the pair view below
+    stays); selecting a row reruns the page to open that pair."""
+    f1, f2, f3, f4 = st.columns([2, 1, 2, 2])
+    types = f1.multiselect("Bias type", sorted(table.bias_type.unique()), key="ta_types")
+    biased_choice = f2.selectbox("Verdict", ["all", "biased", "not biased"], key="ta_biased")
+    text = f3.text_input("Search text", key="ta_search", placeholder="a word in either sentence")
+    sort_label = f4.selectbox("Sort by", list(SORTS), key="ta_sort")
+    sort_by, ascending = SORTS[sort_label]
+    shown = filter_pairs(table, bias_types=types, text=text, sort_by=sort_by, ascending=ascending,
+                         biased={"all": None, "biased": True, "not biased": False}[biased_choice])
+    st.caption(f"{len(shown):,} of {len(table):,} pairs match · click a row to open it"
+               + (f" · the table lists the first {TABLE_ROWS} in this order; search or sort to reach the others"
+                  if len(shown) > TABLE_ROWS else ""))
+    shown = shown.head(TABLE_ROWS)
+    event = st.dataframe(
+        shown[TABLE_COLUMNS], hide_index=True, on_select="rerun", selection_mode="single-row", key="ta_table",
+        height=280, column_config={"sjsd": st.column_config.NumberColumn("S_JSD", format="%.5f"),
+                                   "strongest_b": st.column_config.NumberColumn("strongest b", format="%.5f"),
+                                   "strongest_token": "strongest token"})
+    rows = event.selection.rows if event is not None else []
+    if rows and rows[0] < len(shown):
+        chosen = str(int(shown.iloc[rows[0]].pair_id))
+        if chosen != st.query_params.get("pair"):
+            st.query_params["pair"] = chosen
+            st.rerun(scope="app")
+
+
 mtime = float(run.mtime)
 table = pair_table(run.path, benchmark, mtime)
-
-f1, f2, f3, f4 = st.columns([2, 1, 2, 2])
-types = f1.multiselect("Bias type", sorted(table.bias_type.unique()), key="ta_types")
-biased_choice = f2.selectbox("Verdict", ["all", "biased", "not biased"], key="ta_biased")
-text = f3.text_input("Search text", key="ta_search", placeholder="a word in either sentence")
-sort_label = f4.selectbox("Sort by", list(SORTS), key="ta_sort")
-sort_by, ascending = SORTS[sort_label]
-shown = filter_pairs(table, bias_types=types, biased={"all": None, "biased": True, "not biased": False}[biased_choice],
-                     text=text, sort_by=sort_by, ascending=ascending)
-st.caption(f"{len(shown):,} of {len(table):,} pairs · click a row to open it")
-event = st.dataframe(
-    shown[TABLE_COLUMNS], hide_index=True, on_select="rerun", selection_mode="single-row", key="ta_table",
-    height=280, column_config={"sjsd": st.column_config.NumberColumn("S_JSD", format="%.5f"),
-                               "strongest_b": st.column_config.NumberColumn("strongest b", format="%.5f"),
-                               "strongest_token": "strongest token"})
-
-selected_rows = event.selection.rows if event is not None else []
-if selected_rows:
-    pair_id = int(shown.iloc[selected_rows[0]].pair_id)
-else:
-    wanted = query_param("pair")
-    pair_id = int(wanted) if wanted is not None and wanted.isdigit() and int(wanted) in set(table.pair_id) else (
-        int(shown.iloc[0].pair_id) if len(shown) else int(table.iloc[0].pair_id))
+pair_browser(table)
+wanted = query_param("pair")
+known = set(table.pair_id)
+pair_id = int(wanted) if wanted is not None and wanted.isdigit() and int(wanted) in known else int(
+    table.sort_values(["sjsd", "pair_id"], kind="stable").pair_id.iloc[0])
 st.query_params["pair"] = str(pair_id)
 
 frame = attribution_frame(run.path, benchmark, mtime)

@@ -10,6 +10,7 @@ import pytest
 from biascore.token_view import (color_limit, filter_pairs, pair_table, ranked_units, sentence_units,
                                  strongest_token)
 from pages.charts import overview_bar_chart, ranked_bar_chart, token_heatmap
+from pages.common import escape
 from tests.attribution_rows import LESS, MORE, hand_made_row
 
 
@@ -74,7 +75,7 @@ def test_heatmap_escapes_text_and_centres_the_scale():
     assert fig.layout.coloraxis.cmid == 0 and fig.layout.coloraxis.cmin == -limit
     texts = [t for tr in fig.data for t in tr.text]
     assert "&lt;" in texts and "<" not in texts
-    assert fig.data[0].y[0] == "more &lt;i&gt;"
+    assert list(fig.layout.yaxis.ticktext) == ["more &lt;i&gt;", "less"]
     scored = [tr for tr in fig.data if tr.marker.coloraxis == "coloraxis"]
     modified = [tr for tr in fig.data if tr.marker.coloraxis is None]
     assert list(scored[0].marker.color) == pytest.approx(row["bu"])
@@ -82,6 +83,17 @@ def test_heatmap_escapes_text_and_centres_the_scale():
     assert all(tr.marker.pattern.shape == "/" for tr in modified)
     bars = ranked_bar_chart(ranked_units(row), limit=limit)
     assert list(bars.data[0].x) == sorted(row["bu"])
+
+
+def test_heatmap_wraps_long_sentences_without_reordering():
+    row = hand_made_row()
+    more = sentence_units(row, "more")
+    fig = token_heatmap([("more", more)], limit=1.0, wrap=12)
+    boxes = sorted((y, base, text) for tr in fig.data for y, base, text in zip(tr.y, tr.base, tr.text))
+    assert [t for _, _, t in boxes] == [escape(t) for t in more.text]  # reading order kept across lines
+    assert max(y for y, _, _ in boxes) >= 2  # wrapped onto several lines
+    widths = {t: w for tr in fig.data for t, w in zip(tr.text, tr.x)}
+    assert all(base + widths[text] <= 12 or base == 0 for _, base, text in boxes)
 
 
 def test_overview_chart_has_the_unbiased_line():
