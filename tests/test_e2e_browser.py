@@ -172,8 +172,12 @@ def test_token_attributions_click_through_a_pair(browser, server):
     box = grid.bounding_box()
     # click the row-selection cell of the third data row (header ≈ 35 px, rows ≈ 35 px)
     page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 * 2 + 17)
+    deadline = time.monotonic() + 90  # the row click reruns the table fragment, then the whole page
+    heading = first_heading
+    while heading == first_heading and time.monotonic() < deadline:
+        time.sleep(0.5)
+        heading = page.locator("h3", has_text="Pair ").first.inner_text()
     wait_idle(page)
-    heading = page.locator("h3", has_text="Pair ").first.inner_text()
     assert heading != first_heading, "selecting a row did not open another pair"
     assert "pair=" in page.url and "benchmark=demo" in page.url and "model=smollm2-135m" in page.url
     page.get_by_text("words", exact=True).click()
