@@ -86,7 +86,9 @@ def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.
     with torch.inference_mode(), _keep_positions(lm, rows, cols) as selected:
         logits = lm.model(input_ids=input_ids, attention_mask=attention).logits
         logits = logits[0] if selected else logits[rows, cols]
-        logits = logits.double()
+        # float64 log-softmax; MPS has no float64, so those rows move to the CPU first
+        logits = logits.to("cpu", torch.float64) if logits.device.type == "mps" else logits.double()
+        gold = gold.to(logits.device)
         lp = logits.gather(1, gold.unsqueeze(1)).squeeze(1) - torch.logsumexp(logits, dim=-1)
     return lp.cpu().numpy()
 
