@@ -13,7 +13,7 @@ sorted by up_pct and the top 10 shown per model.
 Words are the attribution engine's word units (``words``/``word_spans``/``word_bu`` of
 :func:`biascore.scorers.attribution.score_benchmark`): character spans of ``sent_more`` with b(w) = the
 mean b(u) of the word's shared tokens. A word takes the USAS tags of the spaCy tokens its span overlaps
-(so a word the model split into sub-tokens, or that spaCy split as ``could|n't``, still gets its tags).
+(so a word the model split into sub-tokens still gets its tags; see :func:`align_tokens`).
 By default a token's tag is the tagger's first-ranked (most likely) tag; ``senses="all"`` counts every
 candidate tag pymusas lists, as the paper's published tagging script did. A tag such as ``S3.2/S2.1f``
 counts in both fields; a word counts once per field. Punctuation and ``Df`` are left out, ``Z99``
@@ -54,6 +54,25 @@ def _token_tags(tag_string: str, senses: str) -> list[str]:
     return tags if senses == "all" else tags[:1]
 
 
+def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int, int]]) -> list[list[int]]:
+    """For each word span, the tagger tokens that belong to it, by character overlap.
+
+    A token belongs to the word it overlaps most (the first on ties), so ``couldn|'t`` (model words) and
+    ``could|n't`` (spaCy) pair up as could→couldn, n't→'t. A word that is nobody's best match (a spaCy
+    token covering several model words, e.g. ``e-mail``) takes every token it overlaps.
+    """
+    def overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
+        return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+    owned: list[list[int]] = [[] for _ in word_spans]
+    for t, tok in enumerate(token_spans):
+        scores = [overlap(w, tok) for w in word_spans]
+        if scores and max(scores) > 0:
+            owned[scores.index(max(scores))].append(t)
+    return [own or [t for t, tok in enumerate(token_spans) if overlap(w, tok) > 0]
+            for w, own in zip(word_spans, owned)]
+
+
 def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str, str] | None = None,
                 senses: str = "top") -> pd.DataFrame:
     """One row per (word, field) for every scored word of ``attribution`` whose tags give a field.
@@ -61,7 +80,7 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str
     ``attribution`` needs ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally
     ``skipped_reason``: skipped pairs have no words); ``tagged`` is :func:`semantic_tagging.tag_sentences`
     output covering every ``sent_more``. Columns: ``pair_id, word_index, word, start, end, b, field, tags``
-    (the tags of the overlapping spaCy tokens, space-joined) and ``sentence``.
+    (the tags of the word's spaCy tokens, space-joined) and ``sentence``.
     """
     if senses not in SENSES:
         raise ValueError(f"senses must be one of {SENSES}, not {senses!r}")
@@ -74,13 +93,13 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str
         tags_row = by_sentence.get(pair.sent_more)
         if tags_row is None:
             raise ValueError(f"pair {pair.pair_id}: its sentence was not tagged: {pair.sent_more!r}")
-        tok_spans = list(zip(tags_row.tok_start, tags_row.tok_end, tags_row.tok_tags))
-        for i, (word, (start, end), b) in enumerate(zip(pair.words, _spans(pair.word_spans), pair.word_bu)):
-            tags = [t for s, e, tag_string in tok_spans if s < end and e > start
-                    for t in _token_tags(tag_string, senses)]
-            fields = list(dict.fromkeys(f for t in tags for f in st_tags.tag_fields(t, names)))
-            for f in fields:
-                rows.append((int(pair.pair_id), i, str(word), int(start), int(end), float(b), f, " ".join(tags),
+        spans = _spans(pair.word_spans)
+        tok_spans = list(zip((int(x) for x in tags_row.tok_start), (int(x) for x in tags_row.tok_end)))
+        for i, (word, (start, end), b, toks) in enumerate(zip(pair.words, spans, pair.word_bu,
+                                                               align_tokens(spans, tok_spans))):
+            tags = [t for k in toks for t in _token_tags(tags_row.tok_tags[k], senses)]
+            for f in dict.fromkeys(f for t in tags for f in st_tags.tag_fields(t, names)):
+                rows.append((int(pair.pair_id), i, str(word), start, end, float(b), f, " ".join(tags),
                              pair.sent_more))
     return pd.DataFrame(rows, columns=WORD_COLUMNS)
 
@@ -161,24 +180,52 @@ def row_languages(frame: pd.DataFrame, benchmark_language: str) -> pd.Series:
     return pd.Series(default, index=frame.index)
 
 
+def _require_lexicon(langs: pd.Series, fallback: str) -> pd.Series:
+    """Which pairs can be tagged; :class:`NoLexiconError` when none can (e.g. an all-Filipino benchmark)."""
+    usable = langs.map(st_tags.has_lexicon).astype(bool)
+    if not usable.any():
+        raise NoLexiconError(str(langs.iloc[0]) if len(langs) else fallback)
+    return usable
+
+
 def fields_from_scores(attribution: pd.DataFrame, language: str | pd.Series = "en", *, min_count: int = 30,
                        top: int | None = 10, senses: str = "top", model: str = "", benchmark: str = "",
-                       progress: Callable[[int, int], None] | None = None) -> FieldsResult:
+                       progress: Callable[[int, int], None] | None = None, cache=None) -> FieldsResult:
     """Tag the scored pairs (cached) and build the table. Pairs in a language without a lexicon are left
-    out and counted in ``untagged``; if no pair has a lexicon, :class:`NoLexiconError` is raised."""
+    out and counted in ``untagged``; if no pair has a lexicon, :class:`NoLexiconError` is raised.
+    ``progress(done, total)`` follows the tagging of sentences not tagged before."""
     langs = language if isinstance(language, pd.Series) else pd.Series(language, index=attribution.index)
-    usable = langs.map(st_tags.has_lexicon)
+    usable = _require_lexicon(langs, str(language))
     untagged = langs[~usable].value_counts().to_dict()
-    if not usable.any():
-        raise NoLexiconError(str(langs.iloc[0]) if len(langs) else str(language))
     parts = []
     for lang in sorted(langs[usable].unique()):
         rows = attribution[(langs == lang).to_numpy()]
-        tagged = st_tags.tag_sentences(rows["sent_more"], lang, progress=progress)
+        tagged = st_tags.tag_sentences(rows["sent_more"], lang, progress=progress, cache=cache)
         parts.append(word_fields(rows, tagged, senses=senses))
     words = pd.concat(parts, ignore_index=True)
     return FieldsResult(model, benchmark, field_table(words, min_count, top), words,
                         {str(k): int(v) for k, v in untagged.items()})
+
+
+def _load(benchmark):
+    from ..datasets import Benchmark, load_benchmark
+
+    return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
+
+
+def lexicon_coverage(benchmark) -> dict[str, int]:
+    """Pairs per language of ``benchmark`` that have no USAS lexicon (empty when every pair can be tagged)."""
+    bench = _load(benchmark)
+    langs = row_languages(bench.frame, bench.language)
+    return {str(k): int(v) for k, v in langs[~langs.map(st_tags.has_lexicon).astype(bool)].value_counts().items()}
+
+
+def is_scored(lm, benchmark, cache=None) -> bool:
+    """Whether the attribution engine's result for ``lm`` on the whole ``benchmark`` is cached (nothing is run)."""
+    from ..cache import ResultCache
+    from .attribution import logprob_cache_key
+
+    return (cache or ResultCache()).path(logprob_cache_key(lm, _load(benchmark), None)).exists()
 
 
 def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = "top",
@@ -188,16 +235,13 @@ def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, se
 
     Raises :class:`NoLexiconError` before any scoring when no pair's language has a USAS lexicon.
     """
-    from ..datasets import load_benchmark
     from .attribution import score_benchmark
 
-    bench = load_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
-    langs = row_languages(bench.frame, bench.language)
-    if not langs.map(st_tags.has_lexicon).any():
-        raise NoLexiconError(str(langs.iloc[0]) if len(langs) else bench.language)
+    bench = _load(benchmark)
+    _require_lexicon(row_languages(bench.frame, bench.language), bench.language)
     scores = score_benchmark(lm, bench, limit=limit, progress=progress, cache=cache)
     return fields_from_scores(scores, row_languages(scores, bench.language), min_count=min_count, top=top,
-                              senses=senses, model=lm.name, benchmark=bench.name)
+                              senses=senses, model=lm.name, benchmark=bench.name, cache=cache)
 
 
 # --------------------------------------------------------------------------------------- CLI
@@ -221,6 +265,8 @@ def register_cli(subparsers) -> None:
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from ..cli import model_from_args
     from ..datasets import load_benchmark
 
@@ -230,8 +276,14 @@ def run_cli(args: argparse.Namespace) -> int:
     try:
         for name in [args.model, *args.also]:
             args.model = name
-            results.append(score_fields(model_from_args(args), bench, min_count=args.min_count, top=top,
-                                        senses=args.senses, limit=args.limit))
+            lm = model_from_args(args)
+            with tqdm(unit="pair", desc=f"{lm.name} on {bench.name}", file=sys.stderr) as bar:
+                def progress(done: int, total: int) -> None:
+                    bar.total, bar.n = total, done
+                    bar.refresh()
+
+                results.append(score_fields(lm, bench, min_count=args.min_count, top=top, senses=args.senses,
+                                            limit=args.limit, progress=progress))
     except NoLexiconError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
