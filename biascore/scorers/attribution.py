@@ -35,7 +35,7 @@ from ..cache import CacheKey, ResultCache
 from ..datasets import Benchmark, load_benchmark
 from ..jsd import JSD_VARIANTS, JsdVariant, distance
 from ..lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
-from ..models import LanguageModel
+from ..models import LanguageModel, ModelIdentity
 from ..pair_tokens import PairTokens, tokenize_pair, word_groups
 
 NAME = "score"
@@ -178,18 +178,23 @@ def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant 
 
 
 # --------------------------------------------------------------------------- entry points
-def logprob_cache_key(lm: LanguageModel, benchmark: Benchmark, limit: int | None) -> CacheKey:
-    return CacheKey.make("attribution", model=lm.name, model_fingerprint=lm.fingerprint, model_kind=lm.kind,
-                         dtype=lm.extra.get("dtype", ""), device=lm.device.type, benchmark=benchmark.name,
+def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None) -> CacheKey:
+    """Everything that determines the log-probabilities: model files, numerics, benchmark content, pair count."""
+    return CacheKey.make("attribution", model=model.name, model_fingerprint=model.fingerprint, model_kind=model.kind,
+                         dtype=model.dtype, device=model.device, benchmark=benchmark.name,
                          benchmark_hash=benchmark.content_hash, n_pairs=len(benchmark.frame) if limit is None else
                          min(limit, len(benchmark.frame)))
 
 
-def score_benchmark(lm: LanguageModel, benchmark: str | Benchmark, *, jsd: JsdVariant = "reference",
-                    limit: int | None = None, progress: Callable[[int, int], None] | None = None,
-                    cache: ResultCache | None = None, data_dir=None, shard_pairs: int = SHARD_PAIRS) -> pd.DataFrame:
+def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
+                    jsd: JsdVariant = "reference", limit: int | None = None,
+                    progress: Callable[[int, int], None] | None = None, cache: ResultCache | None = None,
+                    data_dir=None, shard_pairs: int = SHARD_PAIRS,
+                    identity: ModelIdentity | None = None) -> pd.DataFrame:
     """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
 
+    ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
+    (:func:`biascore.models.model_identity`) a cached result is answered without loading the model.
     ``progress(done, total)`` is called with the number of pairs done (for the dashboard's progress bar).
     Returns one row per pair (schema in README.md → "Output schema").
     """
@@ -197,9 +202,17 @@ def score_benchmark(lm: LanguageModel, benchmark: str | Benchmark, *, jsd: JsdVa
     if limit is not None:
         bm = Benchmark(bm.name, bm.frame.head(limit).copy(), bm.language, bm.description, bm.path, bm.malformed)
     cache = cache or ResultCache()
-    key = logprob_cache_key(lm, bm, limit)
+    if isinstance(lm, LanguageModel):
+        identity = lm.identity()
+    elif identity is None:
+        lm = lm()
+        identity = lm.identity()
+    key = logprob_cache_key(identity, bm, limit)
     logp = cache.load(key)
     if logp is None:
+        if not isinstance(lm, LanguageModel):
+            lm = lm()
+            key = logprob_cache_key(lm.identity(), bm, limit)  # the loaded model is the authority
         shards = cache.shards(key)
         done_frames = shards.completed()
         done_ids = set(int(x) for f in done_frames for x in f["pair_id"])
@@ -292,22 +305,25 @@ def run_cli(args: argparse.Namespace) -> int:
     if bm.malformed:
         print(f"warning: {len(bm.malformed)} malformed row(s) in {bm.path} were not loaded: "
               + "; ".join(bm.malformed[:5]) + (" …" if len(bm.malformed) > 5 else ""), file=sys.stderr)
-    lm = model_from_args(args)
+    from ..models import model_identity
+
+    identity = model_identity(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
     t0 = time.perf_counter()
     bar = tqdm(total=len(bm.frame) if args.limit is None else min(args.limit, len(bm.frame)), unit="pair",
-               desc=f"{lm.name} on {bm.name}", file=sys.stderr)
+               desc=f"{args.model} on {bm.name}", file=sys.stderr)
 
     def progress(done, total):
         bar.total = total
         bar.n = done
         bar.refresh()
 
-    frame = score_benchmark(lm, bm, jsd=args.jsd, limit=args.limit, progress=progress)
+    frame = score_benchmark(lambda: model_from_args(args), bm, jsd=args.jsd, limit=args.limit, progress=progress,
+                            identity=identity)
     bar.close()
     elapsed = time.perf_counter() - t0
     summary = summarize(frame, args.metric)
     label = "B (% pairs with S_JSD < 0)" if args.metric == "attribution" else "PLL bias score (% score(more) > score(less))"
-    print(f"{lm.name} on {bm.name} — {label}; 50 = unbiased; {elapsed:.1f} s")
+    print(f"{args.model} on {bm.name} — {label}; 50 = unbiased; {elapsed:.2f} s")
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     skipped = frame[frame["skipped_reason"] != ""]
     if len(skipped):
