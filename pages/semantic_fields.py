@@ -14,26 +14,30 @@ import streamlit as st
 from biascore import semantic_tagging
 from biascore.datasets import BenchmarkError, available_benchmarks, load_benchmark
 from biascore.scorers import fields
-from pages.common import csv_download, data_dir_notice, model_or_error, model_selector
+from biascore import models as engine_models
+from pages.common import csv_download, data_dir_notice, get_model, model_or_error, model_selector
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
 SENSE_LABELS = {"top": "tagger's first-ranked tag", "all": "every candidate tag (as the paper's script)"}
 
 
+def identity_of(model: str):
+    """The model's cache identity from its files, or from loading it (hub ids); None after an inline error."""
+    identity = engine_models.model_identity(model)
+    if identity is None:
+        lm = model_or_error(model)
+        identity = lm.identity() if lm is not None else None
+    return identity
+
+
 @st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
                max_entries=32)
-def fields_result(_lm, model: str, fingerprint: str, benchmark: str, content_hash: str,
+def fields_result(_identity, model: str, fingerprint: str, benchmark: str, content_hash: str,
                   senses: str) -> fields.FieldsResult:
-    """The engine's fields result for a scored model (cache hit: no model forward pass happens)."""
-    return fields.score_fields(_lm, benchmark, min_count=1, top=None, senses=senses)
-
-
-def load_result(model: str, benchmark, senses: str) -> fields.FieldsResult | None:
-    lm = model_or_error(model)
-    if lm is None or not fields.is_scored(lm, benchmark):
-        return None
-    return fields_result(lm, lm.name, lm.fingerprint, benchmark.name, benchmark.content_hash, senses)
+    """The engine's fields result for a model already scored on ``benchmark`` (read from the cache)."""
+    return fields.score_fields(lambda: get_model(model), benchmark, min_count=1, top=None, senses=senses,
+                               identity=_identity)
 
 
 def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
@@ -95,17 +99,15 @@ for lang, n in no_lexicon.items():
     st.caption(f"{n} {semantic_tagging.LANGUAGE_NAMES.get(lang, lang)} pair(s) of {bench_name} are left out: "
                "USAS has no lexicon for that language.")
 
-try:
-    result = load_result(model, bench, senses)
-except (FileNotFoundError, ModuleNotFoundError) as exc:  # lexicon files or the spaCy model are missing
-    st.error(str(exc))
+identity = identity_of(model)
+if identity is None:
     st.stop()
-if result is None:
-    lm = model_or_error(model)
-    if lm is None:
-        st.stop()
+if not fields.is_scored(identity, bench):
     st.info(f"{model} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
     if st.button(f"Score {model} on {bench_name} now", type="primary", key="sf_score"):
+        lm = model_or_error(model)
+        if lm is None:
+            st.stop()
         bar = st.progress(0.0, text="Scoring…")
 
         def progress(done: int, total: int) -> None:
@@ -113,6 +115,11 @@ if result is None:
 
         fields.score_fields(lm, bench, progress=progress)
         st.rerun()
+    st.stop()
+try:
+    result = fields_result(identity, model, identity.fingerprint, bench_name, bench.content_hash, senses)
+except (FileNotFoundError, ModuleNotFoundError) as exc:  # lexicon files or the spaCy model are missing
+    st.error(str(exc))
     st.stop()
 
 s1, s2 = st.columns([2, 1])
@@ -136,7 +143,7 @@ with left:
     csv_download(table.assign(model=result.model, benchmark=result.benchmark),
                  f"semantic_fields_{model}_{bench_name}.csv".replace("/", "_"), key="sf_csv")
 with right:
-    st.altair_chart(bar_chart(table), use_container_width=True)
+    st.altair_chart(bar_chart(table), width="stretch")
 
 st.subheader("Words of a field")
 chosen = st.selectbox("Field", list(table["field"]), key="sf_field")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -220,28 +220,35 @@ def lexicon_coverage(benchmark) -> dict[str, int]:
     return {str(k): int(v) for k, v in langs[~langs.map(st_tags.has_lexicon).astype(bool)].value_counts().items()}
 
 
-def is_scored(lm, benchmark, cache=None) -> bool:
-    """Whether the attribution engine's result for ``lm`` on the whole ``benchmark`` is cached (nothing is run)."""
+def is_scored(model, benchmark, cache=None) -> bool:
+    """Whether the attribution engine's result for ``model`` (a loaded model or its
+    :class:`~biascore.models.ModelIdentity`) on the whole ``benchmark`` is cached. Nothing is run."""
     from ..cache import ResultCache
+    from ..models import LanguageModel
     from .attribution import logprob_cache_key
 
-    return (cache or ResultCache()).path(logprob_cache_key(lm, _load(benchmark), None)).exists()
+    identity = model.identity() if isinstance(model, LanguageModel) else model
+    return (cache or ResultCache()).path(logprob_cache_key(identity, _load(benchmark), None)).exists()
 
 
 def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = "top",
                  limit: int | None = None, progress: Callable[[int, int], None] | None = None,
-                 cache=None) -> FieldsResult:
+                 cache=None, identity=None) -> FieldsResult:
     """Score ``benchmark`` with the attribution engine (cached) and build the semantic-field table.
 
+    ``lm`` is a loaded model or a zero-argument loader; with a loader and its ``identity``
+    (:func:`biascore.models.model_identity`) a cached result is used without loading the model.
     Raises :class:`NoLexiconError` before any scoring when no pair's language has a USAS lexicon.
     """
+    from ..models import LanguageModel
     from .attribution import score_benchmark
 
     bench = _load(benchmark)
     _require_lexicon(row_languages(bench.frame, bench.language), bench.language)
-    scores = score_benchmark(lm, bench, limit=limit, progress=progress, cache=cache)
+    scores = score_benchmark(lm, bench, limit=limit, progress=progress, cache=cache, identity=identity)
+    name = lm.name if isinstance(lm, LanguageModel) else (identity.name if identity else "")
     return fields_from_scores(scores, row_languages(scores, bench.language), min_count=min_count, top=top,
-                              senses=senses, model=lm.name, benchmark=bench.name, cache=cache)
+                              senses=senses, model=name, benchmark=bench.name, cache=cache)
 
 
 # --------------------------------------------------------------------------------------- CLI
@@ -269,21 +276,24 @@ def run_cli(args: argparse.Namespace) -> int:
 
     from ..cli import model_from_args
     from ..datasets import load_benchmark
+    from ..models import model_identity
 
     bench = load_benchmark(args.benchmark)
     top = args.top or None
     results = []
     try:
         for name in [args.model, *args.also]:
-            args.model = name
-            lm = model_from_args(args)
-            with tqdm(unit="pair", desc=f"{lm.name} on {bench.name}", file=sys.stderr) as bar:
+            model_args = argparse.Namespace(**{**vars(args), "model": name})
+            identity = model_identity(name, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
+            with tqdm(unit="pair", desc=f"{name} on {bench.name}", file=sys.stderr) as bar:
                 def progress(done: int, total: int) -> None:
                     bar.total, bar.n = total, done
                     bar.refresh()
 
-                results.append(score_fields(lm, bench, min_count=args.min_count, top=top, senses=args.senses,
-                                            limit=args.limit, progress=progress))
+                result = score_fields(lambda: model_from_args(model_args), bench, min_count=args.min_count,
+                                      top=top, senses=args.senses, limit=args.limit, progress=progress,
+                                      identity=identity)
+            results.append(replace(result, model=result.model or name))
     except NoLexiconError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
