@@ -9,7 +9,8 @@ lexicon with and without POS, an :class:`MWERule` over the multi-word-expression
 
 Each sentence is tagged once and the result — one row per sentence with the character span and the
 ranked tags of every spaCy token — is cached in the parquet cache under the hash of the sentences and
-of the lexicon files. Building the tagger is slow (several seconds), so it is kept per process.
+of the lexicon files. Building the tagger is slow (several seconds), so it is kept per process, and the
+parsed lexicons are kept in the parquet cache too (parsing the TSV files is a good part of the build).
 
 Languages without a USAS lexicon (Filipino, ``tl``) raise :class:`NoLexiconError`: no tags are invented.
 """
@@ -22,6 +23,7 @@ import importlib.util
 import json
 import re
 import threading
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -115,24 +117,52 @@ class Tagger:
 _BUILD_LOCK = threading.Lock()
 
 
+def _parse_lexicons(single: str, mwe: str) -> pd.DataFrame:
+    from pymusas.lexicon_collection import LexiconCollection, MWELexiconCollection
+
+    parsed = {"single": LexiconCollection.from_tsv(single, include_pos=True),
+              "lemma": LexiconCollection.from_tsv(single, include_pos=False),
+              "mwe": MWELexiconCollection.from_tsv(mwe)}
+    return pd.DataFrame([(kind, key, list(tags)) for kind, table in parsed.items() for key, tags in table.items()],
+                        columns=["kind", "key", "tags"])
+
+
+def lexicon_tables(language: str = "en", data_dir: str | Path | None = None,
+                   cache: ResultCache | None = None) -> dict[str, dict[str, list[str]]]:
+    """pymusas's parsed lexicons — ``single`` (lemma|POS → tags), ``lemma`` (lemma → tags) and ``mwe``
+    (template → tags), in file order — exactly as its ``from_tsv`` readers give them. Parsing the TSV files
+    takes seconds, so the result is kept in the parquet cache under the files' hashes."""
+    paths = _resource_paths(language, data_dir)
+    key = CacheKey.make("usas_lexicons", language=language, **lexicon_fingerprint(language, data_dir))
+    with warnings.catch_warnings():
+        # pymusas warns that MWE templates with curly braces are not supported (and skips them)
+        warnings.filterwarnings("ignore", message=".*Curly Braces.*")
+        frame = (cache or ResultCache()).get_or_compute(
+            key, lambda: _parse_lexicons(str(paths["single"]), str(paths["mwe"])))
+    tables: dict[str, dict[str, list[str]]] = {"single": {}, "lemma": {}, "mwe": {}}
+    for kind, entry, tags in zip(frame["kind"], frame["key"], frame["tags"]):
+        tables[kind][entry] = [str(t) for t in tags]
+    return tables
+
+
 @lru_cache(maxsize=4)
-def _build_tagger(language: str, single: str, mwe: str, fingerprint_json: str) -> Tagger:
+def _build_tagger(language: str, data_dir: str, fingerprint_json: str) -> Tagger:
     import spacy
     import pymusas.spacy_api.taggers.rule_based  # noqa: F401 - registers the spaCy factory
-    from pymusas.lexicon_collection import LexiconCollection, MWELexiconCollection
     from pymusas.rankers.lexicon_entry import ContextualRuleBasedRanker
     from pymusas.taggers.rules.mwe import MWERule
     from pymusas.taggers.rules.single_word import SingleWordRule
 
+    tables = lexicon_tables(language, data_dir)
     nlp = spacy.load(_spacy_model_name(language), exclude=["parser", "ner"])
     mwe_rule = MWERule({})
     # same matches as pymusas's own collection, found through an index instead of a scan (see usas_mwe_index)
-    mwe_rule.mwe_lexicon_collection = IndexedMWELexiconCollection(MWELexiconCollection.from_tsv(mwe))
-    rules = [SingleWordRule(LexiconCollection.from_tsv(single, include_pos=True),
-                            LexiconCollection.from_tsv(single, include_pos=False)),
-             mwe_rule]
+    mwe_rule.mwe_lexicon_collection = IndexedMWELexiconCollection(tables["mwe"])
+    rules = [SingleWordRule(tables["single"], tables["lemma"]), mwe_rule]
     ranker = ContextualRuleBasedRanker(*ContextualRuleBasedRanker.get_construction_arguments(rules))
-    component = nlp.add_pipe("pymusas_rule_based_tagger")
+    with warnings.catch_warnings():  # a second build in one process re-registers the same Token extensions
+        warnings.filterwarnings("ignore", message=".*Overwritten the spaCy Token extension.*")
+        component = nlp.add_pipe("pymusas_rule_based_tagger")
     # the lexicons use UPOS, as spaCy does: punctuation and numbers are PUNCT / NUM
     component.initialize(rules=rules, ranker=ranker, default_punctuation_tags=["PUNCT"],
                          default_number_tags=["NUM"])
@@ -144,15 +174,9 @@ def get_tagger(language: str = "en", data_dir: str | Path | None = None) -> Tagg
 
     Raises :class:`NoLexiconError` for a language without a USAS lexicon (e.g. ``tl``).
     """
-    import warnings
-
-    paths = _resource_paths(language, data_dir)
     fingerprint = lexicon_fingerprint(language, data_dir)
-    with _BUILD_LOCK, warnings.catch_warnings():
-        # pymusas warns once that MWE templates with curly braces are not supported (and skips them)
-        warnings.filterwarnings("ignore", message=".*Curly Braces.*")
-        return _build_tagger(language, str(paths["single"]), str(paths["mwe"]),
-                             json.dumps(fingerprint, sort_keys=True))
+    with _BUILD_LOCK:
+        return _build_tagger(language, str(settings.data_dir(data_dir)), json.dumps(fingerprint, sort_keys=True))
 
 
 # --------------------------------------------------------------------------------------- tagging

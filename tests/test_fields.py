@@ -116,6 +116,18 @@ def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
     assert any(len(span) and span[0][1] - span[0][0] > 1 for sent in fast for _tags, span in sent)  # MWEs found
 
 
+def test_cached_lexicons_equal_pymusas_readers(tagger, data_dir):
+    from pymusas.lexicon_collection import LexiconCollection, MWELexiconCollection
+
+    tables = tagging.lexicon_tables("en")  # read back from the parquet cache the tagger fixture filled
+    single = data_dir / "usas" / "semantic_lexicon_en.tsv"
+    assert tables["single"] == LexiconCollection.from_tsv(single, include_pos=True)
+    assert tables["lemma"] == LexiconCollection.from_tsv(single, include_pos=False)
+    with pytest.warns(UserWarning, match="Curly Braces"):
+        mwe = MWELexiconCollection.from_tsv(data_dir / "usas" / "mwe-en.tsv")
+    assert list(tables["mwe"].items()) == list(mwe.items())  # same templates in the same order
+
+
 def test_tags_are_cached_by_content(tagger):
     from biascore.cache import ResultCache
 
