@@ -285,7 +285,8 @@ def run_cli(args: argparse.Namespace) -> int:
         for name in [args.model, *args.also]:
             model_args = argparse.Namespace(**{**vars(args), "model": name})
             identity = model_identity(name, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
-            with tqdm(unit="pair", desc=f"{name} on {bench.name}", file=sys.stderr) as bar:
+            n_pairs = len(bench.frame) if args.limit is None else min(args.limit, len(bench.frame))
+            with tqdm(total=n_pairs, unit="pair", desc=f"{name} on {bench.name}", file=sys.stderr) as bar:
                 def progress(done: int, total: int) -> None:
                     bar.total, bar.n = total, done
                     bar.refresh()
@@ -297,8 +298,6 @@ def run_cli(args: argparse.Namespace) -> int:
     except NoLexiconError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    pd.set_option("display.width", 200)
-    pd.set_option("display.max_columns", 30)
     for r in results:
         skipped = "".join(f"; {n} pairs in {st_tags.LANGUAGE_NAMES.get(k, k)} left out (no USAS lexicon)"
                           for k, n in r.untagged.items())
