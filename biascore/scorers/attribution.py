@@ -80,7 +80,9 @@ def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTo
             if not pt.shared_more:
                 reason, pt = "no shared tokens: not a minimal pair", None
             elif len(pt.shared_more) == len(pt.more.content) and len(pt.shared_less) == len(pt.less.content):
-                reason, pt = "no modified tokens: the sentences tokenise identically", None
+                reason = ("the sentences differ only beyond the model's input limit (truncated)" if pt.truncated
+                          else "no modified tokens: the sentences tokenise identically")
+                pt = None
         pts.append(pt)
         recs.append(_pair_record(row.pair_id, pt, reason))
     return pts, recs
