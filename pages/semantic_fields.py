@@ -15,7 +15,8 @@ from biascore import semantic_tagging
 from biascore.datasets import BenchmarkError, available_benchmarks, load_benchmark
 from biascore.scorers import fields
 from biascore import models as engine_models
-from pages.common import csv_download, data_dir_notice, get_model, model_or_error, model_selector
+from pages.common import (SUGGESTED_MODELS, csv_download, data_dir_notice, get_model, model_or_error,
+                          model_selector)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -29,6 +30,20 @@ def identity_of(model: str):
         lm = model_or_error(model)
         identity = lm.identity() if lm is not None else None
     return identity
+
+
+def scored_elsewhere(model: str, benchmark) -> list[str]:
+    """Suggested local/embedded models other than ``model`` already scored on ``benchmark`` (no model load)."""
+    out = []
+    for other in SUGGESTED_MODELS:
+        identity = engine_models.model_identity(other) if other != model else None
+        if identity is not None and fields.is_scored(identity, benchmark):
+            out.append(other)
+    return out
+
+
+def result_for(model: str, identity, benchmark, senses: str) -> fields.FieldsResult:
+    return fields_result(identity, model, identity.fingerprint, benchmark.name, benchmark.content_hash, senses)
 
 
 @st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
@@ -113,11 +128,15 @@ if not fields.is_scored(identity, bench):
         def progress(done: int, total: int) -> None:
             bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {done}/{total} pairs")
 
-        fields.score_fields(lm, bench, progress=progress)
+        try:
+            fields.score_fields(lm, bench, progress=progress)
+        except ValueError as exc:  # the engine's clear message for bad input
+            st.error(str(exc))
+            st.stop()
         st.rerun()
     st.stop()
 try:
-    result = fields_result(identity, model, identity.fingerprint, bench_name, bench.content_hash, senses)
+    result = result_for(model, identity, bench, senses)
 except (FileNotFoundError, ModuleNotFoundError) as exc:  # lexicon files or the spaCy model are missing
     st.error(str(exc))
     st.stop()
@@ -140,10 +159,21 @@ with left:
         "up_pct": st.column_config.NumberColumn("↑ bias %", format="%.2f"),
         "zero_pct": st.column_config.NumberColumn("∘ %", format="%.2f"),
         "down_pct": st.column_config.NumberColumn("↓ bias %", format="%.2f")})
-    csv_download(table.assign(model=result.model, benchmark=result.benchmark),
-                 f"semantic_fields_{model}_{bench_name}.csv".replace("/", "_"), key="sf_csv")
 with right:
     st.altair_chart(bar_chart(table), width="stretch")
+
+compare = st.multiselect("Side by side with (models already scored on this benchmark)",
+                         scored_elsewhere(model, bench), key="sf_compare")
+tables = {model: table}
+for other in compare:
+    other_words = result_for(other, engine_models.model_identity(other), bench, senses).words
+    tables[other] = fields.field_table(other_words, min_count=min_count, top=int(top))
+if compare:
+    wide = fields.side_by_side(tables)
+    wide.columns = [f"{m} · {c}" for m, c in wide.columns]
+    st.dataframe(wide, key="sf_side_by_side")
+csv_download(pd.concat([t.assign(model=m, benchmark=bench_name) for m, t in tables.items()], ignore_index=True),
+             f"semantic_fields_{'_'.join(tables)}_{bench_name}.csv".replace("/", "_"), key="sf_csv")
 
 st.subheader("Words of a field")
 chosen = st.selectbox("Field", list(table["field"]), key="sf_field")

@@ -170,6 +170,16 @@ def test_field_table_equals_hand_computation():
         fields.field_table(pd.DataFrame({"field": ["A"], "b": [float("nan")]}), min_count=1)
 
 
+def test_side_by_side_puts_models_next_to_each_other():
+    a = pd.DataFrame({"field": ["X", "Y"], "n": [3, 3], "up_pct": [100.0, 50.0], "zero_pct": [0.0, 0.0],
+                      "down_pct": [0.0, 50.0]})
+    b = a.iloc[:1].assign(field="Z")
+    wide = fields.side_by_side({"m1": a, "m2": b})
+    assert list(wide.index) == [1, 2]
+    assert list(wide[("m1", "field")]) == ["X", "Y"] and wide.loc[1, ("m2", "field")] == "Z"
+    assert pd.isna(wide.loc[2, ("m2", "field")])
+
+
 def test_field_table_from_tagged_words_equals_hand_computation(tagger):
     frame = hand_frame([
         ("Lesbians are more likely to molest children.",
