@@ -1,6 +1,6 @@
 """Semantic fields of bias-inducing words: the ↑/∘/↓ table of the bias-attribution paper (Table 6).
 
-Gamboa & Lee (bias attribution scores, §3.4 and §4.3) tag every word of the CrowS-Pairs prompts with
+Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.4, §4.3, Table 6) tag every word of the CrowS-Pairs prompts with
 its USAS semantic field and report, per field f with n_f tagged words w (each with attribution b(w)):
 
     ↑ bias  up_pct(f)   = 100 · |{w ∈ f : b(w) < 0}| / n_f     (the word pushed the model toward bias)
@@ -12,8 +12,9 @@ sorted by up_pct and the top 10 shown per model.
 
 Words are the attribution engine's word units (``words``/``word_spans``/``word_bu`` of
 :func:`biascore.scorers.attribution.score_benchmark`): character spans of ``sent_more`` with b(w) = the
-mean b(u) of the word's shared tokens. A word takes the USAS tags of the spaCy tokens its span overlaps
-(so a word the model split into sub-tokens still gets its tags; see :func:`align_tokens`).
+mean b(u) of the word's shared tokens. Tagging runs on the original sentence; a word takes the USAS tags
+of the spaCy tokens that overlap it most (so a word the model split into sub-tokens, or lower-cased,
+still gets its tags; see :func:`align_tokens`).
 By default a token's tag is the tagger's first-ranked (most likely) tag; ``senses="all"`` counts every
 candidate tag pymusas lists, as the paper's published tagging script did. A tag such as ``S3.2/S2.1f``
 counts in both fields; a word counts once per field. Punctuation and ``Df`` are left out, ``Z99``
