@@ -2,8 +2,9 @@
 
 The bias-attribution paper (Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in
 Language Models", §3.4) tagged every word of the CrowS-Pairs prompts with pymusas's English rule-based
-tagger (the released ``en_dual_none_contextual`` model) on top of spaCy ``en_core_web_sm``. We build the same tagger from the lexicon files in the data
-directory (``usas/semantic_lexicon_en.tsv``, ``usas/mwe-en.tsv``): a :class:`SingleWordRule` over the
+tagger (the released ``en_dual_none_contextual`` model) on top of spaCy ``en_core_web_sm``. We build the
+same tagger from the lexicon files in the data directory (``usas/semantic_lexicon_en.tsv``,
+``usas/mwe-en.tsv``): a :class:`SingleWordRule` over the
 lexicon with and without POS, an :class:`MWERule` over the multi-word-expression lexicon and the
 :class:`ContextualRuleBasedRanker` (Piao et al. 2003 heuristics), with spaCy's UPOS tags and lemmas.
 

@@ -94,6 +94,7 @@ with c2:
     bench_name = st.selectbox("Benchmark", present, index=present.index(default), key="sf_benchmark")
 with c3:
     senses = st.radio("Tags per word", list(SENSE_LABELS), format_func=SENSE_LABELS.get, key="sf_senses",
+                      index=list(SENSE_LABELS).index(fields.DEFAULT_SENSES),
                       help="A tag like S3.2/S2.1f counts in both fields either way.")
 st.query_params["model"], st.query_params["benchmark"] = model, bench_name
 

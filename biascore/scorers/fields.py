@@ -1,7 +1,8 @@
 """Semantic fields of bias-inducing words: the ↑/∘/↓ table of the bias-attribution paper (Table 6).
 
-Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.4, §4.3, Table 6) tag every word of the CrowS-Pairs prompts with
-its USAS semantic field and report, per field f with n_f tagged words w (each with attribution b(w)):
+Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.4, §4.3,
+Table 6) tag every word of the CrowS-Pairs prompts with its USAS semantic field and report, per field f
+with n_f tagged words w (each with attribution b(w)):
 
     ↑ bias  up_pct(f)   = 100 · |{w ∈ f : b(w) < 0}| / n_f     (the word pushed the model toward bias)
     ∘ bias  zero_pct(f) = 100 · |{w ∈ f : b(w) = 0}| / n_f     (no influence; exact zero)
@@ -42,6 +43,8 @@ SUMMARY = "USAS semantic fields of bias-inducing words: share of words with b<0 
 TABLE_COLUMNS = ["field", "n", "up_pct", "zero_pct", "down_pct"]
 WORD_COLUMNS = ["pair_id", "word_index", "word", "start", "end", "b", "field", "tags", "sentence"]
 SENSES = ("top", "all")
+#: "top": the tagger's first-ranked tag per token; "all": every candidate tag (the paper's published script)
+DEFAULT_SENSES = "top"
 
 
 # --------------------------------------------------------------------------------------- words → fields
@@ -75,7 +78,7 @@ def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int,
 
 
 def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str, str] | None = None,
-                senses: str = "top") -> pd.DataFrame:
+                senses: str = DEFAULT_SENSES) -> pd.DataFrame:
     """One row per (word, field) for every scored word of ``attribution`` whose tags give a field.
 
     ``attribution`` needs ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally
@@ -190,7 +193,7 @@ def _require_lexicon(langs: pd.Series, fallback: str) -> pd.Series:
 
 
 def fields_from_scores(attribution: pd.DataFrame, language: str | pd.Series = "en", *, min_count: int = 30,
-                       top: int | None = 10, senses: str = "top", model: str = "", benchmark: str = "",
+                       top: int | None = 10, senses: str = DEFAULT_SENSES, model: str = "", benchmark: str = "",
                        progress: Callable[[int, int], None] | None = None, cache=None) -> FieldsResult:
     """Tag the scored pairs (cached) and build the table. Pairs in a language without a lexicon are left
     out and counted in ``untagged``; if no pair has a lexicon, :class:`NoLexiconError` is raised.
@@ -232,7 +235,7 @@ def is_scored(model, benchmark, cache=None) -> bool:
     return (cache or ResultCache()).path(logprob_cache_key(identity, _load(benchmark), None)).exists()
 
 
-def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = "top",
+def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = DEFAULT_SENSES,
                  limit: int | None = None, progress: Callable[[int, int], None] | None = None,
                  cache=None, identity=None) -> FieldsResult:
     """Score ``benchmark`` with the attribution engine (cached) and build the semantic-field table.
@@ -263,7 +266,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("--benchmark", default="crows-en-gso", help="registered benchmark name or a CSV path")
     p.add_argument("--min-count", type=int, default=30, help="leave out fields with fewer words (default 30)")
     p.add_argument("--top", type=int, default=10, help="fields per model, by share of b<0 (0 = all; default 10)")
-    p.add_argument("--senses", choices=SENSES, default="top",
+    p.add_argument("--senses", choices=SENSES, default=DEFAULT_SENSES,
                    help="top: the tagger's first-ranked tag per token; all: every candidate tag "
                         "(as the paper's tagging script did)")
     p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
