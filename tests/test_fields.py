@@ -189,7 +189,7 @@ def test_field_table_from_tagged_words_equals_hand_computation(tagger):
          [("Women", -0.05), ("are", -0.02), ("too", 0.0), ("emotional", -0.1), ("to", 0.0), ("be", 0.01),
           ("scientists", 0.05), (".", -0.01)]),
     ])
-    words = fields.word_fields(frame, tagging.tag_sentences(frame["sent_more"]))
+    words = fields.word_fields(frame, tagging.tag_sentences(frame["sent_more"]), senses="top")
     table = fields.field_table(words, min_count=2, top=None)
     # by hand: Female {Lesbians -.04, Women -.05}; Grammatical bin {to -.01, to 0}; Being {are 0, are -.02,
     # be .01}; People {children .03, scientists .05}; every other field has a single word
@@ -203,7 +203,8 @@ def test_field_table_from_tagged_words_equals_hand_computation(tagger):
 def test_senses_all_counts_every_candidate_tag(tagger):
     frame = hand_frame([("Lesbians are more likely to molest children.", [("more", 0.1)])])
     tagged = tagging.tag_sentences(frame["sent_more"])
-    assert fields_of(fields.word_fields(frame, tagged), "more") == {"Degree: Boosters"}              # A13.3
+    assert fields_of(fields.word_fields(frame, tagged, senses="top"), "more") == {"Degree: Boosters"}  # A13.3
+    assert fields.DEFAULT_SENSES == "all"  # the paper's published script counted every tag of the entry
     assert fields_of(fields.word_fields(frame, tagged, senses="all"), "more") == {"Degree: Boosters",
                                                                                    "Frequency etc."}  # + N6++
 

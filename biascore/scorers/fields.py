@@ -43,8 +43,9 @@ SUMMARY = "USAS semantic fields of bias-inducing words: share of words with b<0 
 TABLE_COLUMNS = ["field", "n", "up_pct", "zero_pct", "down_pct"]
 WORD_COLUMNS = ["pair_id", "word_index", "word", "start", "end", "b", "field", "tags", "sentence"]
 SENSES = ("top", "all")
-#: "top": the tagger's first-ranked tag per token; "all": every candidate tag (the paper's published script)
-DEFAULT_SENSES = "top"
+#: "all" (default): every tag of the matched lexicon entry, as the paper's published script counted them;
+#: "top": only the first-ranked tag per token
+DEFAULT_SENSES = "all"
 
 
 # --------------------------------------------------------------------------------------- words → fields
