@@ -20,7 +20,8 @@ against the corrected bias mean_X score − mean_Y score.
 
 Tests (``data/logprob_tests.json``): English templates written for this project; Bangla: the trait
 lists and structures S1–S5 of ``bangla/logprob/{positive,negative}_traits_bn.csv`` (Bangla paper,
-appendix A.4) with the four male/female term pairs of the paper's Figure 3.
+appendix A.4) with the four male/female term pairs of the paper's Figure 3. Targets, templates and
+traits are NFC-normalised, so য় is the same however the file spells it.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ import pandas as pd
 import torch
 
 from . import settings
+from .corpus_contexts import normalize
 from .effect_size import effect_size_from_associations
 from .models import LanguageModel
 from .permutation import permutation_p_value
@@ -76,7 +78,7 @@ def load_logprob_test(name: str, data_dir: str | Path | None = None) -> LogProbT
     if name not in spec:
         raise ValueError(f"unknown log-probability test {name!r} (available: {', '.join(spec)})")
     t = spec[name]
-    targets = {g: tuple(ws) for g, ws in t["targets"].items()}
+    targets = {g: tuple(normalize(w) for w in ws) for g, ws in t["targets"].items()}
     if "bangla_traits" in t:
         items = bangla_structure_items(settings.data_dir(data_dir) / t["bangla_traits"])
     else:
@@ -129,7 +131,8 @@ def bangla_structure_items(folder: Path) -> pd.DataFrame:
                 tpl = (layout.replace("{ms}", _cell(r.get(f"S{k}_Mask_Suffix")))
                        .replace("{ph}", _cell(r.get(f"S{k}_Placeholder")).strip())
                        .replace("{ts}", _trait_suffix(_cell(r.get(f"S{k}_Trait_Suffix")))))
-                rows.append({"structure": f"S{k}", "template": " ".join(tpl.split()), "attribute": trait,
+                rows.append({"structure": f"S{k}", "template": normalize(" ".join(tpl.split())),
+                             "attribute": normalize(trait),
                              "attribute_group": group})
     return pd.DataFrame(rows)
 
@@ -242,7 +245,7 @@ def score_logprob(lm: LanguageModel, test: LogProbTest, *, batch_size: int = 32,
                 skipped = i in too_long
                 tgt = np.nan if skipped else float(results[(i, k, "tgt")][n])
                 prior = np.nan if skipped else float(results[(i, k, "prior")][n])
-                rows.append({"structure": item["structure"], "attribute": item["attribute"],
+                rows.append({"test": test.name, "structure": item["structure"], "attribute": item["attribute"],
                              "attribute_group": item["attribute_group"], "target": w, "target_group": group,
                              "sentence": item["template"].replace(TARGET, w).replace(ATTRIBUTE, item["attribute"]),
                              "n_pieces": k, "logp_tgt": tgt, "logp_prior": prior, "score": tgt - prior,

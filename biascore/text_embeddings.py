@@ -49,10 +49,20 @@ def _hidden_states(lm: LanguageModel, input_ids: list[list[int]]) -> tuple[torch
     return out.hidden_states[-1].float().cpu(), mask
 
 
+def special_tokens_around(lm: LanguageModel) -> tuple[list[int], list[int]]:
+    """The special token ids the tokenizer puts before and after a text ([CLS] … [SEP], <bos> …, or none)."""
+    tok = lm.tokenizer
+    full = list(tok("a", add_special_tokens=True)["input_ids"])
+    bare = list(tok("a", add_special_tokens=False)["input_ids"])
+    for k in range(len(full) - len(bare) + 1):
+        if full[k:k + len(bare)] == bare:
+            return full[:k], full[k + len(bare):]
+    raise ValueError(f"{lm.name}: tokenizer special-token layout not understood")
+
+
 def _encode(lm: LanguageModel, text: str, span: tuple[int, int] | None) -> tuple[list[int], list[int]]:
     """Token ids with special tokens, and the positions to pool (span tokens, or all non-special ones)."""
-    tok = lm.tokenizer
-    enc = tok(lm.prepare_text(text), add_special_tokens=False, return_offsets_mapping=True)
+    enc = lm.tokenizer(lm.prepare_text(text), add_special_tokens=False, return_offsets_mapping=True)
     ids, offsets = list(enc["input_ids"]), list(enc["offset_mapping"])
     if span is None:
         chosen = list(range(len(ids)))
@@ -61,25 +71,16 @@ def _encode(lm: LanguageModel, text: str, span: tuple[int, int] | None) -> tuple
         chosen = [i for i, (a, b) in enumerate(offsets) if a < e and b > s and b > a]
         if not chosen:
             raise ValueError(f"span {span} covers no token of {text[:60]!r}")
-    n_special = len(tok.build_inputs_with_special_tokens([])) if hasattr(tok, "build_inputs_with_special_tokens") else 2
-    room = max_tokens(lm) - n_special
-    lo = 0
+    if not chosen:
+        raise ValueError(f"no tokens in {text[:60]!r}")
+    before, after = special_tokens_around(lm)
+    room = max_tokens(lm) - len(before) - len(after)
     if len(ids) > room:  # keep a window of tokens around what is pooled
         centre = (chosen[0] + chosen[-1]) // 2
         lo = min(max(0, centre - room // 2), len(ids) - room)
         ids = ids[lo:lo + room]
         chosen = [i - lo for i in chosen if lo <= i < lo + room]
-    full = tok.build_inputs_with_special_tokens(ids) if hasattr(tok, "build_inputs_with_special_tokens") else ids
-    shift = _prefix_length(full, ids)
-    return full, [i + shift for i in chosen]
-
-
-def _prefix_length(full: list[int], ids: list[int]) -> int:
-    """Where ``ids`` start inside ``full`` (the number of special tokens put in front)."""
-    for k in range(len(full) - len(ids) + 1):
-        if full[k:k + len(ids)] == ids:
-            return k
-    raise ValueError("tokenizer special-token layout not understood")
+    return before + ids + after, [i + len(before) for i in chosen]
 
 
 def _pooled(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int] | None], pooling: Pooling,

@@ -42,10 +42,17 @@ def _cache(cache: ResultCache | None) -> ResultCache:
     return cache or ResultCache()
 
 
+def _cached_or_computed(cache: ResultCache | None, key: CacheKey, compute: Callable[[], pd.DataFrame],
+                        only_cached: bool) -> pd.DataFrame | None:
+    """The cached frame; else the computed (and now cached) one, or None when ``only_cached``."""
+    store = _cache(cache)
+    return store.load(key) if only_cached else store.get_or_compute(key, compute)
+
+
 # ----------------------------------------------------------------------------- WEAT / SEAT
 def run_seat(lm: LanguageModel, test: str, *, pooling: str = "mean", word_mode: str = "contextual",
              seed: int = 0, n_samples: int = 100_000, cache: ResultCache | None = None,
-             progress: Progress | None = None) -> pd.DataFrame:
+             progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how).
 
     Sentence tests (``sent-*``) embed each sentence (``pooling`` mean over non-special tokens, or first);
@@ -72,7 +79,7 @@ def run_seat(lm: LanguageModel, test: str, *, pooling: str = "mean", word_mode: 
         return pd.DataFrame([{"test": test, **res.as_row(), "method": "SEAT" if t.kind == "sentences" else "WEAT",
                               "embedding": how, "language": t.language, "categories": t.describe()}])
 
-    return _cache(cache).get_or_compute(key, compute)
+    return _cached_or_computed(cache, key, compute, only_cached)
 
 
 # ----------------------------------------------------------------------------- CEAT
@@ -104,12 +111,12 @@ def read_corpus(path: str | Path) -> tuple[str, str]:
 
 def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | None] = SEGMENT_LENGTHS,
              corpus: str | Path | None = None, n_contexts: int = 50, n_draws: int = 1000, seed: int = 0,
-             cache: ResultCache | None = None, progress: Progress | None = None) -> pd.DataFrame:
+             cache: ResultCache | None = None, progress: Progress | None = None,
+             only_cached: bool = False) -> pd.DataFrame | None:
     """One row per segment length: CES, SE, two-sided p, σ²_between, Q, counts (``segment_length`` "all" = line)."""
     t = load_test(test)
     label, text = read_corpus(corpus) if corpus else default_corpus(t.language)
     corpus_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    store = _cache(cache)
     indexed: Corpus | None = None
     frames = []
     for n, length in enumerate(segment_lengths):
@@ -130,17 +137,19 @@ def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | No
                                   "effect_size": row.pop("ces"), **row, "corpus": label, "language": t.language,
                                   "categories": t.describe()}])
 
-        frames.append(store.get_or_compute(key, compute))
-    return pd.concat(frames, ignore_index=True)
+        frame = _cached_or_computed(cache, key, compute, only_cached)
+        if frame is not None:
+            frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 # ----------------------------------------------------------------------------- log-probability bias
 def run_logprob(lm: LanguageModel, test: str, *, cache: ResultCache | None = None,
-                progress: Progress | None = None) -> pd.DataFrame:
+                progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """Per-sentence, per-target scores (log p_tgt, log p_prior, score) of a log-probability test."""
     t = load_logprob_test(test)
     key = CacheKey.make(NAME, kind="logprob", test=test, content=t.content_hash, **_model_parts(lm))
-    return _cache(cache).get_or_compute(key, lambda: score_logprob(lm, t, progress=progress))
+    return _cached_or_computed(cache, key, lambda: score_logprob(lm, t, progress=progress), only_cached)
 
 
 # ----------------------------------------------------------------------------- CLI
