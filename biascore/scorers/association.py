@@ -30,12 +30,14 @@ from ..text_embeddings import embed_sentences, embed_words
 
 NAME = "association"
 SUMMARY = "WEAT/SEAT/CEAT embedding association tests and masked-LM log-probability bias"
+#: Bumped whenever a change alters results, so older cached results are not reused.
+METHOD_VERSION = 2
 SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole line ("all")
 Progress = Callable[[int, int], None]
 
 
 def _model_parts(lm: LanguageModel) -> dict:
-    return {"model": lm.name, "fingerprint": lm.fingerprint}
+    return {"model": lm.name, "fingerprint": lm.fingerprint, "method_version": METHOD_VERSION}
 
 
 def _cache(cache: ResultCache | None) -> ResultCache:
