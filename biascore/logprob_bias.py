@@ -39,6 +39,7 @@ import torch
 from . import settings
 from .corpus_contexts import normalize
 from .effect_size import effect_size_from_associations
+from .lm_scoring import _keep_positions, _pad
 from .models import LanguageModel
 from .permutation import permutation_p_value
 from .text_embeddings import max_tokens
@@ -164,35 +165,16 @@ def _pieces(lm: LanguageModel, word: str) -> list[int]:
 def masked_position_logits(lm: LanguageModel, input_ids: list[list[int]]) -> list[torch.Tensor]:
     """Vocabulary logits at the [MASK] positions of each sequence (in order), from one batched pass.
 
-    The output projection (hidden × vocabulary, the costly part of an MLM head) is applied only at the
-    mask positions, through a forward pre-hook on ``get_output_embeddings()``; if a model's head does not
-    allow that, the full logits are computed instead.
+    The LM head runs only at the mask positions (:func:`biascore.lm_scoring._keep_positions`).
     """
-    pad = lm.tokenizer.pad_token_id or 0
-    width = max(len(x) for x in input_ids)
-    ids = torch.full((len(input_ids), width), pad, dtype=torch.long)
-    att = torch.zeros_like(ids)
-    for r, row in enumerate(input_ids):
-        ids[r, :len(row)] = torch.tensor(row)
-        att[r, :len(row)] = 1
-    select = ids == lm.tokenizer.mask_token_id
-    counts = select.sum(dim=1).tolist()
-    head = lm.model.get_output_embeddings()
-    handle = None
-    if isinstance(head, torch.nn.Module):
-        handle = head.register_forward_pre_hook(lambda _m, args: (args[0][select.to(args[0].device)],) + args[1:])
-    try:
-        with torch.no_grad():
-            logits = lm.model(input_ids=ids.to(lm.device), attention_mask=att.to(lm.device)).logits
-    finally:
-        if handle is not None:
-            handle.remove()
-    if logits.dim() == 3:  # the hook did not apply: pick the mask positions here
-        logits = logits[select.to(logits.device)]
-    if logits.shape[0] != int(select.sum()):
-        raise RuntimeError(f"{lm.name}: unexpected MLM output shape {tuple(logits.shape)}")
-    logits = logits.float().cpu()
-    bounds = np.cumsum([0] + counts)
+    pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
+    ids, att = _pad([list(x) for x in input_ids], pad, lm.device)
+    rows, cols = (ids == lm.tokenizer.mask_token_id).nonzero(as_tuple=True)
+    with torch.inference_mode(), _keep_positions(lm, rows, cols) as selected:
+        logits = lm.model(input_ids=ids, attention_mask=att).logits
+        logits = (logits[0] if selected else logits[rows, cols]).float().cpu()
+    counts = np.bincount(rows.cpu().numpy(), minlength=len(input_ids))
+    bounds = np.cumsum([0] + counts.tolist())
     return [logits[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 

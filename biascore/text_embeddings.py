@@ -22,6 +22,7 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 import torch
 
+from .lm_scoring import _pad
 from .models import LanguageModel
 
 Pooling = Literal["mean", "first"]
@@ -35,18 +36,12 @@ def max_tokens(lm: LanguageModel) -> int:
     return min(limits) if limits else 512
 
 
-def _hidden_states(lm: LanguageModel, input_ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Last hidden layer (batch, len, dim) for right-padded ``input_ids`` and the attention mask."""
-    pad = lm.tokenizer.pad_token_id or 0
-    width = max(len(x) for x in input_ids)
-    ids = torch.full((len(input_ids), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(input_ids), width), dtype=torch.long)
-    for i, row in enumerate(input_ids):
-        ids[i, :len(row)] = torch.tensor(row)
-        mask[i, :len(row)] = 1
-    with torch.no_grad():
-        out = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), output_hidden_states=True)
-    return out.hidden_states[-1].float().cpu(), mask
+def _hidden_states(lm: LanguageModel, input_ids: list[list[int]]) -> torch.Tensor:
+    """Last hidden layer (batch, len, dim) for ``input_ids`` (right-padded in one batch)."""
+    ids, att = _pad(input_ids, lm.tokenizer.pad_token_id or 0, lm.device)
+    with torch.inference_mode():
+        out = lm.model(input_ids=ids, attention_mask=att, output_hidden_states=True)
+    return out.hidden_states[-1].float().cpu()
 
 
 def special_tokens_around(lm: LanguageModel) -> tuple[list[int], list[int]]:
@@ -91,7 +86,7 @@ def _pooled(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, 
     done = 0
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
-        hidden, _ = _hidden_states(lm, [encoded[i][0] for i in idx])
+        hidden = _hidden_states(lm, [encoded[i][0] for i in idx])
         if out.shape[1] == 0:
             out = np.zeros((len(texts), hidden.shape[-1]), dtype=np.float32)
         for row, i in enumerate(idx):

@@ -54,6 +54,17 @@ def _collect(run, names: list[str], score_now: bool, label: str) -> pd.DataFrame
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
+def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFrame | None:
+    """The results with significance marks and a CSV download, or a hint to press Score now."""
+    if result is None:
+        st.info(f"No cached {empty} results for this model and these settings yet: press **Score now**.")
+        return None
+    shown = _marked(result)
+    st.dataframe(shown, hide_index=True, key=f"{name}_table")
+    csv_download(shown, f"association_{name}.csv", key=f"{name}_csv")
+    return shown
+
+
 tab_seat, tab_ceat, tab_logprob = st.tabs(["WEAT / SEAT", "CEAT", "Log-probability bias"])
 
 with tab_seat:
@@ -69,12 +80,7 @@ with tab_seat:
     score = st.button("Score now", key="seat_score", type="primary")
     result = _collect(lambda lm, name, **kw: engine.run_seat(lm, name, pooling=pooling, word_mode=word_mode, **kw),
                       chosen, score, "Embedding")
-    if result is None:
-        st.info("No cached results for this model and these tests yet: press **Score now**.")
-    else:
-        shown = _marked(result)
-        st.dataframe(shown, hide_index=True, key="seat_table")
-        csv_download(shown, "association_seat.csv", key="seat_csv")
+    _show_table(result, "seat", "WEAT/SEAT")
 
 with tab_ceat:
     tests = list_tests(language=language, kind="words")
@@ -93,12 +99,8 @@ with tab_ceat:
     if segs:
         result = _collect(lambda lm, name, **kw: engine.run_ceat(lm, name, segment_lengths=segs, n_contexts=int(n_contexts),
                                                                  n_draws=int(n_draws), **kw), chosen, score, "CEAT")
-    if result is None:
-        st.info("No cached CEAT results for these settings yet: press **Score now**.")
-    else:
-        shown = _marked(result)
-        st.dataframe(shown, hide_index=True, key="ceat_table")
-        csv_download(shown, "association_ceat.csv", key="ceat_csv")
+    shown = _show_table(result, "ceat", "CEAT")
+    if shown is not None:
         order = ["9", "25", "75", "all"]
         chart = alt.Chart(shown).mark_line(point=True).encode(
             x=alt.X("segment_length:N", sort=order, title="segment length (words)"),
@@ -113,14 +115,9 @@ with tab_logprob:
                "sentence structure (English: template T1…; Bangla: structures S1–S5).")
     score = st.button("Score now", key="logprob_score", type="primary")
     scores = _collect(engine.run_logprob, chosen, score, "Masked sentences")
-    if scores is None:
-        st.info("No cached log-probability results yet: press **Score now**.")
-    else:
-        parts = [(load_logprob_test(name), scores[scores["test"] == name]) for name in chosen]
-        table = pd.concat([effect_sizes(own, test) for test, own in parts], ignore_index=True)
-        shown = _marked(table)
-        st.dataframe(shown, hide_index=True, key="logprob_table")
-        csv_download(shown, "association_logprob.csv", key="logprob_csv")
+    parts = [] if scores is None else [(load_logprob_test(n), scores[scores["test"] == n]) for n in chosen]
+    table = pd.concat([effect_sizes(own, test) for test, own in parts], ignore_index=True) if parts else None
+    if _show_table(table, "logprob", "log-probability") is not None:
         csv_download(scores, "association_logprob_scores.csv", label="Download per-sentence scores",
                      key="logprob_scores_csv")
         skipped = int((scores["skipped_reason"] != "").sum())
