@@ -257,7 +257,7 @@ def effect_sizes(scores: pd.DataFrame, test: LogProbTest, *, seed: int = 0) -> p
         attrs = part.drop_duplicates(["attribute", "attribute_group"])["attribute_group"]
         out.append({"test": test.name, "structure": structure, "effect_size": es, "p_value": perm.p_value,
                     "n_x": n_x, "n_y": n_y, "n_a": int((attrs == a_group).sum()),
-                    "n_b": int((attrs == b_group).sum()), "n_sentences": int(part[["structure", "attribute"]]
+                    "n_b": int((attrs == b_group).sum()), "n_sentences": int(part[["structure", "attribute", "attribute_group"]]
                                                                             .drop_duplicates().shape[0])})
     return pd.DataFrame(out)
 
