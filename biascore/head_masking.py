@@ -44,6 +44,13 @@ def perplexity_kind(lm) -> str:
     return {"masked": "pseudo-perplexity", "causal": "perplexity"}.get(lm.kind, "n/a")
 
 
+def _mlm_head(model) -> torch.nn.Module | None:
+    """The masked LM's prediction head when it is the one module beside the base model (BERT ``cls``,
+    RoBERTa ``lm_head``); None otherwise (then the full model is run)."""
+    others = [m for m in model.children() if m is not model.base_model and any(True for _ in m.parameters())]
+    return others[0] if len(others) == 1 else None
+
+
 @torch.no_grad()
 def pseudo_log_likelihoods(lm, sentence: str) -> np.ndarray:
     """log P(w_t | sentence with w_t masked) for every non-special token (one batch per sentence)."""
@@ -54,8 +61,13 @@ def pseudo_log_likelihoods(lm, sentence: str) -> np.ndarray:
     batch = ids.repeat(len(positions), 1)
     rows = torch.arange(len(positions))
     batch[rows, positions] = tok.mask_token_id
-    logits = lm.model(input_ids=batch.to(lm.device)).logits.float()
-    logp = torch.log_softmax(logits[rows, positions], dim=-1)
+    head = _mlm_head(lm.model)
+    if head is not None:  # project only the masked positions onto the vocabulary
+        hidden = lm.model.base_model(input_ids=batch.to(lm.device)).last_hidden_state
+        logits = head(hidden[rows, positions]).float()
+    else:
+        logits = lm.model(input_ids=batch.to(lm.device)).logits[rows, positions].float()
+    logp = torch.log_softmax(logits, dim=-1)
     return logp[rows, ids[positions].to(lm.device)].cpu().numpy()
 
 

@@ -33,8 +33,9 @@ def _counter(model: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner="Masking heads…")
-def _masking(model: str, seat: str, k: int, scores: pd.DataFrame, _progress=None) -> pd.DataFrame:
-    return head_masking.masking_table(get_model(model), load_seat_test(seat), scores, k=k, progress=_progress)
+def _masking(model: str, seat: str, k: int, n_held_out: int, scores: pd.DataFrame, _progress=None) -> pd.DataFrame:
+    return head_masking.masking_table(get_model(model), load_seat_test(seat), scores, k=k, n_held_out=n_held_out,
+                                      progress=_progress)
 
 
 def _with_progress(text: str, fn, *args):
@@ -140,8 +141,9 @@ st.subheader("Targeted head masking")
 st.caption("m = 0 for the top-K, bottom-K, K random (5 seeded draws, averaged) and all positive heads; SEAT effect "
            "size and (pseudo-)perplexity on held-out CrowS-Pairs sentences (bias types other than gender and "
            "sexual orientation).")
-if st.checkbox("Evaluate targeted masking", value=st.query_params.get("mask") == "1", key="run_mask"):
-    table = _with_progress("Masking heads…", _masking, model_name, seat, k, scores)
+n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1, 500, 40, key="n_held_out"))
+if st.checkbox("Evaluate targeted masking", key="run_mask"):
+    table = _with_progress("Masking heads…", _masking, model_name, seat, k, n_held_out, scores)
     if (table["ppl_kind"] == "n/a").all():
         st.info("This model is an encoder without an LM head: perplexity is n/a.")
     st.dataframe(table, hide_index=True)

@@ -117,23 +117,24 @@ def _abs_es(lm, test, mask) -> float:
         return abs(float(emb.effect_size(emb.embed_all())))
 
 
-@pytest.mark.parametrize("which,test_name,probe", [
-    ("tiny_mlm", "weat6b", [(0, 0), (1, 1), (1, 3)]),
-    ("smollm", "small", [(0, 4), (17, 2), (29, 8)]),
+# Llama's RMSNorm computes in float32 even in a float64 copy, so the loss carries ~1e-7 noise there:
+# a larger step (central differences, error O(eps^2)) keeps the difference quotient above that noise.
+@pytest.mark.parametrize("which,test_name,probe,eps,rel", [
+    ("tiny_mlm", "weat6b", [(0, 0), (1, 1), (1, 3)], 1e-4, 1e-5),
+    ("smollm", "small", [(0, 4), (17, 2), (29, 8)], 1e-2, 1e-3),
 ])
-def test_gradient_matches_finite_differences(which, test_name, probe, request, small_seat):
+def test_gradient_matches_finite_differences(which, test_name, probe, eps, rel, request, small_seat):
     lm = _double(request.getfixturevalue(which))
     test = small_seat if test_name == "small" else load_seat_test(test_name)
     b, es = heads.head_score_matrix(lm, test)
     assert b.shape == head_layout(lm.model).shape
     assert abs(es) == pytest.approx(_abs_es(lm, test, torch.ones(b.shape, dtype=torch.float64)), rel=1e-9)
-    eps = 1e-4
     for layer, head in probe:
         up, down = torch.ones(b.shape, dtype=torch.float64), torch.ones(b.shape, dtype=torch.float64)
         up[layer, head] += eps
         down[layer, head] -= eps
         fd = (_abs_es(lm, test, up) - _abs_es(lm, test, down)) / (2 * eps)
-        assert b[layer, head] == pytest.approx(fd, rel=1e-4, abs=1e-8)
+        assert b[layer, head] == pytest.approx(fd, rel=rel, abs=1e-8)
 
 
 def test_batched_gradient_equals_single_batch(tiny_mlm):
@@ -284,7 +285,7 @@ def test_cli_writes_one_row_per_head(tmp_path, tiny_mlm, capsys):
     from tests.conftest import TINY_MLM
     out = tmp_path / "heads.csv"
     assert main(["heads", "--model", str(TINY_MLM), "--seat-test", "weat6b", "--out", str(out),
-                 "--mask-eval", "2"]) == 0
+                 "--mask-eval", "2", "--held-out", "3", "--draws", "2"]) == 0
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["layer", "head", "score"] and len(frame) == 8
     expected = heads.head_scores(tiny_mlm, "weat6b")
@@ -311,3 +312,16 @@ def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir):
     np.testing.assert_allclose(shown["score"].to_numpy()[:5], top["score"].to_numpy(), rtol=1e-6)
     text = " ".join(m.value for m in at.markdown)
     assert "2 layers × 4 heads" in text
+    counter = cs.counter_stereotype_test(cs.d_array(cs.counter_attention_frame(tiny_mlm)),
+                                         heads.scores_to_matrix(frame))
+    shown = next(df.value for df in at.dataframe if "group" in df.value.columns)
+    np.testing.assert_allclose(shown["t"], counter["t"], rtol=1e-9)
+    assert list(shown["N"]) == list(counter["N"])
+    at.number_input(key="n_held_out").set_value(3)
+    at.checkbox(key="run_mask").check()
+    at.run()
+    assert not at.exception, at.exception
+    table = hmask.masking_table(tiny_mlm, load_seat_test("weat6b"), frame, k=3, n_held_out=3)
+    shown = next(df.value for df in at.dataframe if "strategy" in df.value.columns)
+    np.testing.assert_allclose(shown["effect_size"], table["effect_size"], rtol=1e-9)
+    np.testing.assert_allclose(shown["perplexity"], table["perplexity"], rtol=1e-9)

@@ -120,6 +120,9 @@ def register_cli(subparsers) -> None:
     p.add_argument("--mask-eval", type=int, default=None, metavar="K",
                    help="also mask top-K / bottom-K / K random / all positive heads and report SEAT effect size "
                         "and (pseudo-)perplexity; the table goes to <out>_masking.csv")
+    p.add_argument("--held-out", type=int, default=40, metavar="N",
+                   help="held-out CrowS-Pairs sentences for the (pseudo-)perplexity of --mask-eval; default 40")
+    p.add_argument("--draws", type=int, default=5, help="random head sets averaged in --mask-eval; default 5")
     p.add_argument("--batch-size", type=int, default=128)
     p.set_defaults(func=run_cli)
 
@@ -141,7 +144,7 @@ def run_cli(args: argparse.Namespace) -> int:
         out.to_csv(args.out, index=False)
         print(f"wrote {args.out}")
     if args.mask_eval is not None:
-        table = masking_table(lm, test, frame, k=args.mask_eval)
+        table = masking_table(lm, test, frame, k=args.mask_eval, draws=args.draws, n_held_out=args.held_out)
         print("\ntargeted head masking:")
         print(table.to_string(index=False))
         if args.out:
