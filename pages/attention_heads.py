@@ -22,28 +22,18 @@ st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / �
 data_dir_notice()
 
 
-@st.cache_data(show_spinner="Head scores (one forward + backward pass)…")
-def _scores(model: str, seat: str, _progress=None) -> pd.DataFrame:
-    return heads.head_scores(get_model(model), seat, progress=_progress)
+def _with_progress(text: str, fn, *args, **kwargs):
+    """Run an engine call with a progress bar (the engine's parquet cache makes repeats instant)."""
+    bar = st.progress(0.0, text=text)
+    try:
+        return fn(*args, progress=lambda f: bar.progress(min(1.0, f), text=text), **kwargs)
+    finally:
+        bar.empty()
 
 
 @st.cache_data(show_spinner="Counter-stereotype attentions…")
 def _counter(model: str) -> pd.DataFrame:
     return cs.counter_attention_frame(get_model(model))
-
-
-@st.cache_data(show_spinner="Masking heads…")
-def _masking(model: str, seat: str, k: int, n_held_out: int, scores: pd.DataFrame, _progress=None) -> pd.DataFrame:
-    return head_masking.masking_table(get_model(model), load_seat_test(seat), scores, k=k, n_held_out=n_held_out,
-                                      progress=_progress)
-
-
-def _with_progress(text: str, fn, *args):
-    bar = st.progress(0.0, text=text)
-    try:
-        return fn(*args, _progress=lambda f: bar.progress(min(1.0, f), text=text))
-    finally:
-        bar.empty()
 
 
 @st.cache_data(show_spinner=False)
@@ -98,7 +88,7 @@ st.caption(f"SEAT test `{escape(seat)}`: {escape(test.describe())} — "
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
               f"{len(heads.WORD_TEMPLATES)} bleached context sentences."))
 
-scores = _with_progress("Head scores…", _scores, model_name, seat)
+scores = _with_progress("Head scores (one forward + backward pass)…", heads.head_scores, lm, seat)
 b = heads.scores_to_matrix(scores)
 L, H = b.shape
 n_pos = int((b > 0).sum())
@@ -115,9 +105,9 @@ fig.update_layout(xaxis_title="head", yaxis_title="layer", yaxis_autorange="reve
                   height=max(300, 22 * L + 120), margin=dict(l=10, r=10, t=10, b=10))
 left, right = st.columns([3, 2])
 with left:
-    st.plotly_chart(fig, use_container_width=True)
+    st.plotly_chart(fig, width="stretch")
 with right:
-    st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), use_container_width=True)
+    st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
     st.markdown("Top heads (layer-head, 1-based)")
     st.dataframe(heads.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
 csv_download(scores[["layer", "head", "score"]], f"heads_{lm.cache_id}_{seat}.csv")
@@ -143,7 +133,8 @@ st.caption("m = 0 for the top-K, bottom-K, K random (5 seeded draws, averaged) a
            "sexual orientation).")
 n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1, 500, 40, key="n_held_out"))
 if st.checkbox("Evaluate targeted masking", key="run_mask"):
-    table = _with_progress("Masking heads…", _masking, model_name, seat, k, n_held_out, scores)
+    table = _with_progress("Masking heads…", head_masking.masking_table, lm, test, scores, k=k,
+                           n_held_out=n_held_out)
     if (table["ppl_kind"] == "n/a").all():
         st.info("This model is an encoder without an LM head: perplexity is n/a.")
     st.dataframe(table, hide_index=True)
@@ -169,5 +160,9 @@ if not counter.empty:
         with col:
             st.markdown(f"**{label}:** {escape(text)}")
             st.plotly_chart(_attention_heatmap(tokens, att[layer - 1, head - 1], f"{label}: head {layer}-{head}"),
-                            use_container_width=True)
-            components.html(_head_view_html(tokens, att, layer - 1, head - 1), height=520, scrolling=True)
+                            width="stretch")
+            view = _head_view_html(tokens, att, layer - 1, head - 1)
+            if hasattr(st, "iframe"):  # streamlit >= 1.5x: components.v1.html is deprecated
+                st.iframe(view, height=520)
+            else:
+                components.html(view, height=520, scrolling=True)

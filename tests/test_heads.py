@@ -282,7 +282,7 @@ def test_masking_table_tiny_mlm_and_encoder(tiny_mlm, minilm, small_seat, data_d
 # --------------------------------------------------------------------------- CLI and page
 def test_cli_writes_one_row_per_head(tmp_path, tiny_mlm, capsys):
     from biascore.cli import main
-    from tests.conftest import TINY_MLM
+    from tests.conftest import REPO, TINY_MLM
     out = tmp_path / "heads.csv"
     assert main(["heads", "--model", str(TINY_MLM), "--seat-test", "weat6b", "--out", str(out),
                  "--mask-eval", "2", "--held-out", "3", "--draws", "2"]) == 0
@@ -298,9 +298,9 @@ def test_cli_writes_one_row_per_head(tmp_path, tiny_mlm, capsys):
 
 def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir):
     from streamlit.testing.v1 import AppTest
-    from tests.conftest import TINY_MLM
+    from tests.conftest import REPO, TINY_MLM
 
-    at = AppTest.from_file("pages/attention_heads.py", default_timeout=240)
+    at = AppTest.from_file(str(REPO / "pages" / "attention_heads.py"), default_timeout=240)
     at.query_params["model"] = str(TINY_MLM)
     at.query_params["seat"] = "weat6b"
     at.run()
