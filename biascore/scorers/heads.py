@@ -41,7 +41,7 @@ def _as_test(test: SeatTest | str, data_dir=None) -> SeatTest:
     return test if isinstance(test, SeatTest) else load_seat_test(test, data_dir)
 
 
-def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 128,
+def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 256,
                       progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, float]:
     """(b, effect size at m = 1): b is the (layers, heads) gradient of |ES| w.r.t. the head mask."""
     emb = SeatEmbedder(lm, test, batch_size=batch_size)
@@ -84,7 +84,7 @@ def cache_key(lm, test: SeatTest) -> CacheKey:
                          seat_hash=test.content_hash, templates=list(WORD_TEMPLATES))
 
 
-def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None, batch_size: int = 128,
+def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None, batch_size: int = 256,
                 cache: ResultCache | None = None, progress: Callable[[float], None] | None = None) -> pd.DataFrame:
     """Per-head bias scores for one SEAT test, cached. Columns ``layer, head, score, effect_size``
     (``effect_size``: the signed SEAT effect size of the unmasked model, the same on every row)."""
@@ -123,7 +123,8 @@ def register_cli(subparsers) -> None:
     p.add_argument("--held-out", type=int, default=40, metavar="N",
                    help="held-out CrowS-Pairs sentences for the (pseudo-)perplexity of --mask-eval; default 40")
     p.add_argument("--draws", type=int, default=5, help="random head sets averaged in --mask-eval; default 5")
-    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=256,
+                   help="texts per forward pass; a test that fits in one batch needs no second forward")
     p.set_defaults(func=run_cli)
 
 
