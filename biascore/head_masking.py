@@ -6,7 +6,8 @@ b_ij > 0. For each, report the SEAT effect size of the masked model and its lang
 quality on held-out sentences:
 
 * masked LM: pseudo-perplexity (Salazar et al. 2020): PPPL = exp(−(1/N) Σ_s Σ_t log P(w_t | s∖t)),
-  each token masked in turn (all masked copies of a sentence scored in one batch), N = all tokens;
+  each token masked in turn, N = all scored tokens (batched gold log-probabilities from
+  :mod:`biascore.lm_scoring`);
 * causal LM: perplexity exp(−(1/N) Σ log p(w_t | w_<t)) with the start token in front;
 * an encoder without an LM head: no perplexity (reported as n/a).
 
@@ -27,6 +28,7 @@ from tqdm.auto import tqdm
 from .cache import CacheKey, ResultCache
 from .datasets import load_benchmark
 from .head_mask import HeadMask, mask_from_heads
+from .lm_scoring import causal_gold_logprobs, masked_gold_logprobs
 from .seat import SeatTest
 from .seat_embeddings import SeatEmbedder
 
@@ -44,40 +46,16 @@ def perplexity_kind(lm) -> str:
     return {"masked": "pseudo-perplexity", "causal": "perplexity"}.get(lm.kind, "n/a")
 
 
-def _mlm_head(model) -> torch.nn.Module | None:
-    """The masked LM's prediction head when it is the one module beside the base model (BERT ``cls``,
-    RoBERTa ``lm_head``); None otherwise (then the full model is run)."""
-    others = [m for m in model.children() if m is not model.base_model and any(True for _ in m.parameters())]
-    return others[0] if len(others) == 1 else None
-
-
-@torch.no_grad()
-def pseudo_log_likelihoods(lm, sentence: str) -> np.ndarray:
-    """log P(w_t | sentence with w_t masked) for every non-special token (one batch per sentence)."""
-    tok = lm.tokenizer
-    enc = tok(lm.prepare_text(sentence), return_special_tokens_mask=True)
-    ids = torch.tensor(enc["input_ids"])
-    positions = [i for i, s in enumerate(enc["special_tokens_mask"]) if not s]
-    batch = ids.repeat(len(positions), 1)
-    rows = torch.arange(len(positions))
-    batch[rows, positions] = tok.mask_token_id
-    head = _mlm_head(lm.model)
-    if head is not None:  # project only the masked positions onto the vocabulary
-        hidden = lm.model.base_model(input_ids=batch.to(lm.device)).last_hidden_state
-        logits = head(hidden[rows, positions]).float()
-    else:
-        logits = lm.model(input_ids=batch.to(lm.device)).logits[rows, positions].float()
-    logp = torch.log_softmax(logits, dim=-1)
-    return logp[rows, ids[positions].to(lm.device)].cpu().numpy()
-
-
-@torch.no_grad()
-def causal_log_likelihoods(lm, sentence: str) -> np.ndarray:
-    """log p(w_t | start token, w_<t) for every token of the sentence."""
-    ids = lm.tokenizer(lm.prepare_text(sentence), add_special_tokens=False)["input_ids"]
-    full = torch.tensor([[lm.start_token_id()] + ids], device=lm.device)
-    logp = torch.log_softmax(lm.model(input_ids=full).logits[0, :-1].float(), dim=-1)
-    return logp[torch.arange(len(ids)), full[0, 1:]].cpu().numpy()
+def _token_sequences(lm, sentences: list[str]) -> tuple[list[list[int]], list[list[int]]]:
+    """Token ids and the positions to score: non-special tokens (masked LM, specials kept around
+    them) or every token (causal LM, start token added by the scorer)."""
+    causal = lm.kind == "causal"
+    seqs, positions = [], []
+    for s in sentences:
+        enc = lm.tokenizer(lm.prepare_text(s), add_special_tokens=not causal, return_special_tokens_mask=True)
+        seqs.append(list(enc["input_ids"]))
+        positions.append([i for i, sp in enumerate(enc["special_tokens_mask"]) if not sp])
+    return seqs, positions
 
 
 def perplexity(lm, sentences: list[str]) -> float:
@@ -85,8 +63,9 @@ def perplexity(lm, sentences: list[str]) -> float:
     kind = perplexity_kind(lm)
     if kind == "n/a":
         return float("nan")
-    fn = pseudo_log_likelihoods if kind == "pseudo-perplexity" else causal_log_likelihoods
-    logps = np.concatenate([fn(lm, s) for s in sentences])
+    seqs, positions = _token_sequences(lm, sentences)
+    fn = masked_gold_logprobs if kind == "pseudo-perplexity" else causal_gold_logprobs
+    logps = np.concatenate(fn(lm, seqs, positions))
     return float(np.exp(-logps.mean()))
 
 

@@ -241,18 +241,17 @@ def test_masking_strategies():
 
 
 def test_pseudo_perplexity_matches_one_at_a_time(tiny_mlm):
-    sentence = "The doctor read the report."
-    batched = hmask.pseudo_log_likelihoods(tiny_mlm, sentence)
-    enc = tiny_mlm.tokenizer(sentence.lower())
-    ids = enc["input_ids"]
+    sentences = ["The doctor read the report.", "A cat sat on the mat."]
     manual = []
-    for i in range(1, len(ids) - 1):
-        masked = list(ids)
-        masked[i] = tiny_mlm.tokenizer.mask_token_id
-        with torch.no_grad():
-            logits = tiny_mlm.model(input_ids=torch.tensor([masked])).logits[0, i]
-        manual.append(float(torch.log_softmax(logits, -1)[ids[i]]))
-    np.testing.assert_allclose(batched, manual, rtol=1e-4, atol=1e-5)
+    for sentence in sentences:
+        ids = tiny_mlm.tokenizer(sentence.lower())["input_ids"]
+        for i in range(1, len(ids) - 1):
+            masked = list(ids)
+            masked[i] = tiny_mlm.tokenizer.mask_token_id
+            with torch.no_grad():
+                logits = tiny_mlm.model(input_ids=torch.tensor([masked])).logits[0, i]
+            manual.append(float(torch.log_softmax(logits.double(), -1)[ids[i]]))
+    assert hmask.perplexity(tiny_mlm, sentences) == pytest.approx(math.exp(-np.mean(manual)), rel=1e-5)
 
 
 def test_causal_perplexity_matches_hf_loss(smollm):
