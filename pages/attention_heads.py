@@ -42,8 +42,9 @@ def _attentions(model: str, text: str):
     return tokens, att
 
 
-def _bertviz_token(token: str) -> str:
-    """bertviz embeds tokens in a <script> as JSON: keep '<' / '>' out so no text can close the tag."""
+def _safe_token(token: str) -> str:
+    """Tokens go into bertviz's <script> JSON and plotly's (HTML-aware) axis labels: keep '<' / '>' out
+    so no benchmark text can close a tag or open one."""
     return token.replace("<", "‹").replace(">", "›")
 
 
@@ -52,13 +53,13 @@ def _head_view_html(tokens: list[str], att: np.ndarray, layer: int, head: int) -
     from bertviz import head_view
 
     attention = [torch.from_numpy(a[None]) for a in att]
-    view = head_view(attention, [_bertviz_token(t) for t in tokens], layer=layer, heads=[head],
+    view = head_view(attention, [_safe_token(t) for t in tokens], layer=layer, heads=[head],
                      html_action="return")
     return view.data
 
 
 def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.Figure:
-    labels = [f"{i}:{t}" for i, t in enumerate(tokens)]
+    labels = [f"{i}:{_safe_token(t)}" for i, t in enumerate(tokens)]
     fig = go.Figure(go.Heatmap(z=matrix, x=labels, y=labels, colorscale="Blues", zmin=0))
     fig.update_layout(title=title, yaxis_autorange="reversed", height=420, margin=dict(l=10, r=10, t=40, b=10),
                       xaxis_title="attended to", yaxis_title="attending token")
