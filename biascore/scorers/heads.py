@@ -147,7 +147,8 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.mask_eval is not None:
         table = masking_table(lm, test, frame, k=args.mask_eval, draws=args.draws, n_held_out=args.held_out)
         print("\ntargeted head masking:")
-        print(table.to_string(index=False))
+        shown = table.assign(heads=[h if len(h) <= 40 else h[:37] + "..." for h in table["heads"]])
+        print(shown.to_string(index=False))
         if args.out:
             path = args.out[:-4] if args.out.lower().endswith(".csv") else args.out
             table.to_csv(f"{path}_masking.csv", index=False)
