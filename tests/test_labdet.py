@@ -273,7 +273,7 @@ def _open_page(model: str):
     return at.run()
 
 
-def test_page_shows_engine_numbers(tiny_result):
+def test_page_shows_engine_numbers(tiny_mlm, tiny_result):
     at = _open_page(str(TINY_MLM))
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
@@ -288,4 +288,15 @@ def test_page_shows_engine_numbers(tiny_result):
     # another language is not cached yet: the page offers to score it
     at.selectbox(key="lang").set_value("nl").run()
     assert not at.exception
-    assert any(b.label == "Score now" for b in at.button)
+    button = next(b for b in at.button if b.label == "Score now")
+    button.click().run()
+    assert not at.exception
+    scored = labdet.score_labdet(tiny_mlm, "nl", only_cached=True)
+    assert scored is not None and len(scored.table) == 16
+    pd.testing.assert_frame_equal(at.dataframe[0].value[labdet.OUTPUT_COLUMNS].reset_index(drop=True),
+                                  scored.table[labdet.OUTPUT_COLUMNS])
+    # compare two models: a second column for the second model (not scored yet: it offers a button)
+    at.checkbox(key="compare").check().run()
+    assert not at.exception
+    assert [h.value for h in at.subheader] == [str(TINY_MLM), "smollm2-135m"]
+    assert len(at.dataframe) == 1 and any(b.label == "Score now" for b in at.button)
