@@ -106,19 +106,50 @@ def fix_mojibake(text: str) -> str:
 
 
 def _read_csv_text(text: str) -> tuple[list[str], list[list[str]], list[str]]:
-    reader = csv.reader(io.StringIO(text))
+    """Parse CSV text into (header, good rows, "line N: reason" for each row that could not be read).
+
+    A record with the wrong number of fields is reported by the line it starts on. When such a record
+    spans several lines — typically a stray quote that swallowed the rows after it — its lines are read
+    again one by one, so the rows it swallowed are kept and only the broken line is reported.
+    """
+    lines = io.StringIO(text, newline="").readlines()  # split like a CSV file: on \n, \r\n, \r only
+    reader = csv.reader(iter(lines))
     try:
         header = next(reader)
     except StopIteration as exc:
         raise BenchmarkError("the file is empty") from exc
+    except csv.Error as exc:
+        raise BenchmarkError(f"cannot read the header line: {exc}") from exc
+    width = len(header)
     rows, malformed = [], []
-    for row in reader:
-        if not row or all(not c.strip() for c in row):
+    while True:
+        start, error = reader.line_num + 1, None
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # e.g. an unclosed quote running past the field size limit
+            row, error = [], str(exc)
+        if error is None and (not row or all(not c.strip() for c in row)):
             continue
-        if len(row) != len(header):
-            malformed.append(f"line {reader.line_num}: expected {len(header)} fields, found {len(row)}")
+        if error is None and len(row) == width:
+            rows.append(row)
             continue
-        rows.append(row)
+        end = max(reader.line_num, start)
+        if end == start:
+            malformed.append(f"line {start}: " + (error or f"expected {width} fields, found {len(row)}"))
+            continue
+        for number in range(start, end + 1):  # re-read the swallowed lines one at a time
+            try:
+                single = next(csv.reader([lines[number - 1]]), [])
+            except csv.Error as exc:
+                malformed.append(f"line {number}: {exc}")
+                continue
+            if len(single) == width:
+                rows.append(single)
+            elif single and any(c.strip() for c in single):
+                malformed.append(f"line {number}: expected {width} fields, found {len(single)}"
+                                 + (" (unbalanced quote?)" if '"' in lines[number - 1] else ""))
     return header, rows, malformed
 
 
@@ -144,15 +175,20 @@ def load_benchmark(name_or_path: str, data_dir: str | Path | None = None) -> Ben
     else:
         path = Path(name_or_path).expanduser()
         if not path.is_file():
-            raise BenchmarkError(f"unknown benchmark {name_or_path!r}: not a registered name "
-                                 f"({', '.join(reg)}) and not a CSV file")
+            raise BenchmarkError(
+                f"unknown benchmark {name_or_path!r}: not a registered name ({', '.join(reg)}) and not an existing "
+                f"CSV file. The registered benchmarks other than demo need their files: download them with "
+                f"`python -m biascore data download --data-dir {settings.data_dir(data_dir)}`.")
         name, columns, extra, encoding, language, description = path.stem, None, {}, "utf-8-cp1252", "", str(path)
     raw = path.read_bytes()
     try:
         text = decode_bytes(raw, encoding)
     except UnicodeDecodeError as exc:
         raise BenchmarkError(f"{path}: cannot decode as {encoding}: {exc}") from exc
-    header, rows, malformed = _read_csv_text(text)
+    try:
+        header, rows, malformed = _read_csv_text(text)
+    except BenchmarkError as exc:
+        raise BenchmarkError(f"{path}: {exc}") from exc
     header = [h.strip() for h in header]
     if columns is None:  # a user's file: find the columns by their usual names
         columns = {}
@@ -193,6 +229,6 @@ def load_benchmark(name_or_path: str, data_dir: str | Path | None = None) -> Ben
 def _row_issue(more: str, less: str) -> str:
     if not more.strip() or not less.strip():
         return "empty sentence"
-    if more.strip() == less.strip():
+    if more.split() == less.split():  # equal up to whitespace
         return "identical sentences"
     return ""

@@ -89,6 +89,9 @@ class LanguageModel:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in base)
         return f"{safe}-{self.fingerprint[:10]}"
 
+    def identity(self) -> "ModelIdentity":
+        return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""), self.device.type)
+
     def start_token_id(self) -> int:
         """The token put in front of a sentence for causal scoring.
 
@@ -222,12 +225,8 @@ def detect_kind(config) -> ModelKind:
                                                         MODEL_FOR_MASKED_LM_MAPPING_NAMES)
 
     archs = config.architectures or []
-    if any(a.endswith("ForMaskedLM") for a in archs):
-        return "masked"
-    if any(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in archs):
-        return "causal"
-    if archs:  # e.g. BertModel: a bare encoder without an LM head
-        return "encoder"
+    if archs:  # e.g. BertModel: a bare encoder without an LM head → encoder
+        return _kind_from_architectures(archs)
     if getattr(config, "is_decoder", False) or (
             config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
             and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES):
@@ -244,22 +243,40 @@ def tokenizer_is_uncased(tokenizer) -> bool:
     return a == b
 
 
-def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
-               device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
-               attn_implementation: str | None = None) -> LanguageModel:
-    """Load ``name``: an embedded alias, a local folder or ``.gguf`` file, or a HuggingFace hub id.
+@dataclass
+class ResolvedSource:
+    """Where a model name points, before any weights are read."""
 
-    ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
-    stays off unless the caller turns it on. Raises :class:`ModelLoadError` naming everything tried.
-    """
-    from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
-                              AutoTokenizer)
+    key: str  # alias-normalised name
+    folder: str  # local folder, or the hub id
+    gguf_file: str | None
+    fingerprint: str | None  # content hash for local files; None for hub ids (revision known after load)
+    tried: list[str]
 
+    @property
+    def gguf_path(self) -> Path | None:
+        return Path(self.folder) / self.gguf_file if self.gguf_file else None
+
+    @property
+    def converted_folder(self) -> Path | None:
+        """Where a de-quantised GGUF model is saved after its first load."""
+        if not self.gguf_file or not self.fingerprint:
+            return None
+        return settings.cache_dir() / "models" / f"gguf-{self.fingerprint[:16]}"
+
+    def config_folder(self) -> Path | None:
+        """A local folder with config.json for this model, if there is one."""
+        conv = self.converted_folder
+        if conv is not None:
+            return conv if (conv / "config.json").exists() else None
+        folder = Path(self.folder)
+        return folder if (folder / "config.json").exists() else None
+
+
+def resolve_source(name: str, gguf_file: str | None = None) -> ResolvedSource:
+    """Resolve an alias, local folder, .gguf file or hub id, hashing local weights (memoised)."""
     tried: list[str] = []
     key = ALIASES.get(name, name)
-    source_folder: str
-    fingerprint: str | None = None
-    gguf_path: Path | None = None
     if key in EMBEDDED:
         folder, gguf_file_e = _embedded_location(EMBEDDED[key])
         source_folder, gguf_file = str(folder), gguf_file or gguf_file_e
@@ -280,6 +297,7 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
             tried.append(f"local path {p.resolve()}: does not exist")
             source_folder = name
             tried.append(f"HuggingFace hub id {name!r}")
+    fingerprint = None
     if gguf_file:
         gguf_path = Path(source_folder) / gguf_file
         if not gguf_path.exists():
@@ -287,12 +305,71 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
         fingerprint = _file_sha256(gguf_path)
     elif Path(source_folder).is_dir():
         fingerprint = _folder_fingerprint(Path(source_folder))
+    return ResolvedSource(key, source_folder, gguf_file, fingerprint, tried)
 
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a cache key needs to know about a model, obtainable without loading its weights."""
+
+    name: str
+    fingerprint: str
+    kind: ModelKind
+    dtype: str
+    device: str
+
+
+def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
+                   device: str = "auto", dtype: str = "auto") -> ModelIdentity | None:
+    """The cache identity of a local or embedded model from its files alone, or None when that needs a load
+    (hub ids, a GGUF file not yet converted, a config without declared architectures)."""
+    try:
+        src = resolve_source(name, gguf_file)
+    except ModelLoadError:
+        return None
+    folder = src.config_folder()
+    if src.fingerprint is None or folder is None:
+        return None
+    if kind == "auto":
+        try:
+            archs = json.loads((folder / "config.json").read_text()).get("architectures") or []
+        except (OSError, ValueError):
+            return None
+        if not archs:
+            return None
+        kind = _kind_from_architectures(archs)
+    dev = resolve_device(device)
+    return ModelIdentity(src.key, src.fingerprint, kind, str(resolve_dtype(dtype, dev)).replace("torch.", ""),
+                         dev.type)
+
+
+def _kind_from_architectures(archs: list[str]) -> ModelKind:
+    if any(a.endswith("ForMaskedLM") for a in archs):
+        return "masked"
+    if any(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in archs):
+        return "causal"
+    return "encoder"
+
+
+def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
+               device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
+               attn_implementation: str | None = None) -> LanguageModel:
+    """Load ``name``: an embedded alias, a local folder or ``.gguf`` file, or a HuggingFace hub id.
+
+    ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
+    stays off unless the caller turns it on. Raises :class:`ModelLoadError` naming everything tried.
+    """
+    from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
+                              AutoTokenizer)
+
+    src = resolve_source(name, gguf_file)
+    key, source_folder, gguf_file, fingerprint, tried = src.key, src.folder, src.gguf_file, src.fingerprint, src.tried
+    gguf_path = src.gguf_path
     dev = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, dev)
     load_from, load_kwargs = source_folder, {"trust_remote_code": trust_remote_code}
     if gguf_path is not None:
-        converted = settings.cache_dir() / "models" / f"gguf-{fingerprint[:16]}"
+        converted = src.converted_folder
         if (converted / "config.json").exists():
             load_from = str(converted)
         else:
@@ -320,7 +397,7 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
         raise ModelLoadError(f"could not load weights of {name!r} as {cls.__name__}: {type(exc).__name__}: "
                              f"{exc}. Tried: {'; '.join(tried)}") from exc
     if gguf_path is not None and load_from == source_folder:
-        _save_converted(model, tokenizer, settings.cache_dir() / "models" / f"gguf-{fingerprint[:16]}")
+        _save_converted(model, tokenizer, src.converted_folder)
     if fingerprint is None:
         fingerprint = getattr(config, "_commit_hash", None) or hashlib.sha256(name.encode()).hexdigest()
     model.to(device=dev, dtype=torch_dtype)
