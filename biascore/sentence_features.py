@@ -109,8 +109,15 @@ def sentences_hash(sentences: Sequence[str]) -> str:
 
 
 def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> CacheKey:
-    return CacheKey.make(FEATURES_SCORER, model=lm.name, fingerprint=lm.fingerprint, pooling=pooling,
+    return CacheKey.make(FEATURES_SCORER, **model_key_parts(lm), pooling=pooling,
                          sentences=sentences_hash(sentences), n=len(sentences))
+
+
+def model_key_parts(lm: LanguageModel) -> dict[str, str]:
+    """What a cache key needs about the model: name, weights fingerprint, kind, dtype and device type."""
+    ident = lm.identity()
+    return {"model": ident.name, "model_fingerprint": ident.fingerprint, "model_kind": ident.kind,
+            "dtype": ident.dtype, "device": ident.device}
 
 
 def cached_embeddings(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean",

@@ -54,7 +54,7 @@ from ..cache import CacheKey, ResultCache
 from ..datasets import BenchmarkError
 from ..models import LanguageModel
 from ..probes import PROBES, fit_probe, heldout_accuracy, positive_proba
-from ..sentence_features import POOLINGS, ProgressFn, cached_embeddings
+from ..sentence_features import POOLINGS, ProgressFn, cached_embeddings, model_key_parts
 
 NAME = "labdet"
 SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
@@ -317,15 +317,15 @@ class LabdetResult:
 
 def items_key(lm: LanguageModel, data: LabdetData, *, filler: str, pooling: str, seed: int,
               nationalities: Sequence[str] | None) -> CacheKey:
-    return CacheKey.make(NAME, part="items", model=lm.name, fingerprint=lm.fingerprint, lang=data.lang,
+    return CacheKey.make(NAME, part="items", **model_key_parts(lm), lang=data.lang,
                          data=data.content_hash, filler=filler, pooling=pooling, seed=seed,
                          nationalities=sorted(nationalities) if nationalities is not None else None)
 
 
 def _result(lm: LanguageModel, data: LabdetData, items: pd.DataFrame, key: CacheKey, cache: ResultCache,
             probe: str, alpha: float, n_boot: int, seed: int) -> LabdetResult:
-    summary_key = CacheKey.make(NAME, part="summary", items=key.digest, probe=probe, alpha=alpha, n_boot=n_boot,
-                                seed=seed)
+    summary_key = CacheKey.make(NAME, part="summary", model=lm.name, lang=data.lang, items=key.digest, probe=probe,
+                                alpha=alpha, n_boot=n_boot, seed=seed)
     table = cache.get_or_compute(summary_key, lambda: summarize(items, probe, alpha, n_boot, seed))
     return LabdetResult(model=lm.name, lang=data.lang, probe=probe, alpha=alpha, table=table, items=items,
                         accuracy={k: float(items[f"acc_{k}"].iloc[0]) for k in PROBES},
