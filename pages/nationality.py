@@ -64,7 +64,7 @@ def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
     bar = st.progress(0.0, text="embedding sentences…")
 
     def progress(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"embedding sentences: {done}/{total}")
+        bar.progress(done / total, text=f"embedding sentences: {done}/{total} (training set, then surfacing set)")
 
     with st.spinner("training the probes and scoring…"):
         res = labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, progress=progress)

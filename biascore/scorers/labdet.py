@@ -181,8 +181,9 @@ def probe_items(data: LabdetData, featurize: Featurizer, *, filler: str, seed: i
                 nationalities: Sequence[str] | None = None) -> pd.DataFrame:
     """Train both probes on ``data.train`` and score every surfacing pair.
 
-    ``featurize(sentences) -> (n, d) array`` is called once, on the training sentences followed by the
-    distinct surfacing sentences (inject any extractor; :func:`score_labdet` passes the frozen model's).
+    ``featurize(sentences) -> (n, d) array`` is called twice: on the training sentences, then on the
+    distinct surfacing sentences (inject any extractor; :func:`score_labdet` passes the frozen model's,
+    cached per list, so another filler or nationality subset re-embeds only the surfacing sentences).
     Returns one row per item: template, adj, nationality, word, sentence, neutral_sentence and, for each
     probe k in (svm, mlp), ``p_nat_k``, ``p_neutral_k``, ``rel_k``; plus the constant columns
     ``acc_svm``, ``acc_mlp`` (held-out accuracy on unseen templates) and ``neutral_filler``.
@@ -193,12 +194,9 @@ def probe_items(data: LabdetData, featurize: Featurizer, *, filler: str, seed: i
         if unknown:
             raise ValueError(f"unknown nationality code(s) for {data.lang}: {', '.join(unknown)}")
         pairs = pairs[pairs["nationality"].isin(list(nationalities))].reset_index(drop=True)
-    train_sentences = data.train["sentence"].tolist()
     surf = list(dict.fromkeys(pairs["sentence"].tolist() + pairs["neutral_sentence"].tolist()))
-    X = np.asarray(featurize(train_sentences + surf), dtype=np.float64)
-    if X.shape[0] != len(train_sentences) + len(surf):
-        raise ValueError(f"featurize returned {X.shape[0]} rows for {len(train_sentences) + len(surf)} sentences")
-    X_train, X_surf = X[:len(train_sentences)], X[len(train_sentences):]
+    X_train = _features(featurize, data.train["sentence"].tolist())
+    X_surf = _features(featurize, surf)
     row = {s: i for i, s in enumerate(surf)}
     nat_rows = pairs["sentence"].map(row).to_numpy()
     neu_rows = pairs["neutral_sentence"].map(row).to_numpy()
@@ -212,6 +210,13 @@ def probe_items(data: LabdetData, featurize: Featurizer, *, filler: str, seed: i
         items[f"acc_{kind}"] = heldout_accuracy(X_train, y, groups, kind, seed)
     items["neutral_filler"] = filler
     return items
+
+
+def _features(featurize: Featurizer, sentences: list[str]) -> np.ndarray:
+    X = np.asarray(featurize(sentences), dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] != len(sentences):
+        raise ValueError(f"featurize returned shape {X.shape} for {len(sentences)} sentences")
+    return X
 
 
 def _stable_rng(seed: int, label: str) -> np.random.Generator:
