@@ -84,7 +84,7 @@ def show_result(res: labdet.LabdetResult, key: str) -> None:
     cols[1].metric("Probe accuracy (MLP, unseen templates)", f"{acc['mlp']:.3f}")
     cols[2].metric("Pearson r, SVM vs MLP means", correlation_text(cor["probe_r"], cor["probe_p"]))
     cols[3].metric(f"Pearson r, two template halves ({res.probe})", correlation_text(cor["halves_r"], cor["halves_p"]))
-    st.caption(f"Neutral filler: `{escape(res.filler_label)}` · {table['n_items'].max()} template × adjective "
+    st.caption(f"Neutral filler: `{res.filler_label}` · {table['n_items'].max()} template × adjective "
                f"items per nationality · α = {res.alpha}")
     st.plotly_chart(nationality_bars(table, f"{res.model} · {labdet.LANGUAGES[res.lang]} · "
                                             f"{PROBE_LABELS[res.probe]}"), key=f"bars_{key}")
