@@ -1,8 +1,8 @@
-"""Sentence, word and word-in-context embeddings from any loaded model (last hidden layer).
+"""Word and word-in-context embeddings from any loaded model (last hidden layer).
 
-* :func:`embed_sentences` — one vector per sentence: the mean of the last hidden layer over the
-  non-special tokens (``pooling="mean"``, SEAT as in May et al. 2019 for mean-pooled encoders) or the
-  hidden state of the first token (``pooling="first"``, the [CLS] convention).
+Sentence embeddings (mean over non-special tokens, or the first token) come from
+:func:`biascore.sentence_features.embed_sentences`, the one sentence embedder of the engine.
+
 * :func:`embed_spans` — one vector per (text, character span): the mean of the last hidden layer over
   the tokens that overlap the span — a word's contextual embedding with all its sub-word fragments,
   suffixes included (CEAT; the Bangla paper mean-pools all fragments of the target word).
@@ -12,8 +12,6 @@
 
 Texts longer than the model's position limit are cut to a window of tokens around the span (or the
 first tokens for whole sentences), so no input is rejected for length.
-NOTE: written for the association tests while ``biascore.sentence_features`` (LABDet) was not on main;
-the two can be unified.
 """
 from __future__ import annotations
 
@@ -24,6 +22,7 @@ import torch
 
 from .lm_scoring import _pad
 from .models import LanguageModel
+from .sentence_features import embed_sentences  # the one sentence embedder (also used by LABDet)
 
 Pooling = Literal["mean", "first"]
 Progress = Callable[[int, int], None]
@@ -99,16 +98,6 @@ def _pooled(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, 
         if progress:
             progress(done, len(texts))
     return out
-
-
-def embed_sentences(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean", batch_size: int = 32,
-                    progress: Progress | None = None) -> np.ndarray:
-    """(n, dim) float32: mean of the last hidden layer over non-special tokens, or the first token's state."""
-    if pooling not in ("mean", "first"):
-        raise ValueError(f"pooling must be 'mean' or 'first', not {pooling!r}")
-    if not sentences:
-        raise ValueError("no sentences to embed")
-    return _pooled(lm, list(sentences), [None] * len(sentences), pooling, batch_size, progress)
 
 
 def embed_spans(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int]], batch_size: int = 32,

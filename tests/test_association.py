@@ -20,7 +20,8 @@ from biascore.logprob_bias import (LogProbTest, bangla_structure_items, effect_s
                                    prior_vs_corrected, score_logprob)
 from biascore.permutation import permutation_p_value
 from biascore.scorers import association as engine
-from biascore.text_embeddings import embed_sentences, embed_spans, embed_words
+from biascore.sentence_features import embed_sentences
+from biascore.text_embeddings import embed_spans, embed_words
 
 # ----------------------------------------------------------------------------- WEAT effect size and p-value
 # Tiny example worked by hand: A = (1,0), B = (0,1), so s(w) = cos(w, A) − cos(w, B).

@@ -26,7 +26,8 @@ from ..ceat import ceat
 from ..corpus_contexts import Corpus
 from ..logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, score_logprob
 from ..models import LanguageModel
-from ..text_embeddings import embed_sentences, embed_words
+from ..sentence_features import embed_sentences
+from ..text_embeddings import embed_words
 
 NAME = "association"
 SUMMARY = "WEAT/SEAT/CEAT embedding association tests and masked-LM log-probability bias"
