@@ -26,6 +26,15 @@ from .models import LanguageModel
 log = logging.getLogger(__name__)
 ProgressFn = Callable[[int, int], None]  # (done, total)
 
+#: Work actually performed (padding included), for FLOP accounting in bench/: input tokens, Σ B·T² over
+#: batches (attention score work), rows sent through the LM head, batches run.
+STATS = {"tokens": 0, "attention_tt": 0, "head_rows": 0, "batches": 0}
+
+
+def reset_stats() -> None:
+    for k in STATS:
+        STATS[k] = 0
+
 
 @dataclass
 class BatchPlan:
@@ -77,7 +86,9 @@ def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.
     with torch.inference_mode(), _keep_positions(lm, rows, cols) as selected:
         logits = lm.model(input_ids=input_ids, attention_mask=attention).logits
         logits = logits[0] if selected else logits[rows, cols]
-        logits = logits.double()
+        # float64 log-softmax; MPS has no float64, so those rows move to the CPU first
+        logits = logits.to("cpu", torch.float64) if logits.device.type == "mps" else logits.double()
+        gold = gold.to(logits.device)
         lp = logits.gather(1, gold.unsqueeze(1)).squeeze(1) - torch.logsumexp(logits, dim=-1)
     return lp.cpu().numpy()
 
@@ -119,6 +130,10 @@ def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_b
         try:
             ids, att, rows, cols, gold, splits = make_batch(idx)
             lp = _gold_logprobs(lm, ids, att, rows, cols, gold)
+            STATS["tokens"] += ids.numel()
+            STATS["attention_tt"] += ids.shape[0] * ids.shape[1] ** 2
+            STATS["head_rows"] += len(rows)
+            STATS["batches"] += 1
         except Exception as exc:  # noqa: BLE001 - only OOM is handled, the rest re-raised
             if not _is_oom(exc) or len(idx) == 1:
                 raise

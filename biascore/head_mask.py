@@ -1,0 +1,157 @@
+"""Per-head mask variables m_ij for any transformers model, via forward pre-hooks.
+
+Attention-head bias paper (Yang et al., after Michel et al. 2019, eq. 2)::
+
+    MultiHead_i(X) = Concat_j (m_ij · head_ij) W^O
+
+transformers 5 has no ``head_mask`` argument, so the mask is applied where the heads are still
+separate: the *input* of each attention block's output projection (``attention.output.dense`` in
+BERT-family encoders, ``c_proj`` (Conv1D) in GPT-2, ``o_proj`` in Llama-style decoders, ``out_proj``
+/ ``out_lin`` elsewhere) is the concatenation of the per-head outputs, so head j of layer i is the
+feature slice ``[j·d, (j+1)·d)`` with d the head dimension. With grouped-query attention the
+projection still sees ``num_attention_heads · head_dim`` features — one slice per *query* head — so
+the mask is per query head.
+
+Usage::
+
+    with HeadMask(model) as hm:           # hm.mask: (layers, heads) tensor of ones
+        hm.mask.requires_grad_(True)       # for b_ij = ∂loss/∂m_ij
+        loss = f(model(...)); loss.backward()
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+#: Attribute paths (relative to an attention block) of the output projection, tried in this order.
+_PROJECTION_PATHS = ("o_proj", "c_proj", "out_proj", "out_lin", "output.dense", "dense")
+
+
+class HeadMaskError(RuntimeError):
+    """The model's attention blocks or their output projections could not be found."""
+
+
+@dataclass(frozen=True)
+class HeadLayout:
+    """Where the heads are: one output projection per layer, and the head count and size."""
+
+    projections: tuple[torch.nn.Module, ...]
+    projection_names: tuple[str, ...]
+    num_heads: int
+    head_dim: int
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.projections)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.num_layers, self.num_heads
+
+
+def _config_heads(config) -> tuple[int, int]:
+    """Number of query heads and head dimension from a transformers config."""
+    cfg = getattr(config, "text_config", None) or config
+    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None)
+    if not heads:
+        raise HeadMaskError(f"config of type {type(config).__name__} names no num_attention_heads")
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    return int(heads), int(head_dim)
+
+
+def _in_features(module: torch.nn.Module) -> int | None:
+    if isinstance(module, torch.nn.Linear):
+        return module.in_features
+    weight = getattr(module, "weight", None)
+    if type(module).__name__ == "Conv1D" and weight is not None:  # GPT-2: weight is (in, out)
+        return int(weight.shape[0])
+    return None
+
+
+def _get(module: torch.nn.Module, path: str) -> torch.nn.Module | None:
+    for part in path.split("."):
+        module = getattr(module, part, None)
+        if module is None:
+            return None
+    return module
+
+
+def head_layout(model: torch.nn.Module) -> HeadLayout:
+    """Find every self-attention block's output projection, in layer order.
+
+    An attention block is a module whose class name contains ``Attention`` and that owns one of the
+    known projection attributes with ``num_heads · head_dim`` input features. Cross-attention blocks of
+    encoder–decoder models would be picked up too; the scorer is meant for encoders and decoders.
+    """
+    heads, head_dim = _config_heads(model.config)
+    width = heads * head_dim
+    found: list[tuple[str, torch.nn.Module]] = []
+    claimed: set[int] = set()
+    for name, module in model.named_modules():
+        if "Attention" not in type(module).__name__:
+            continue
+        for path in _PROJECTION_PATHS:
+            proj = _get(module, path)
+            if proj is not None and _in_features(proj) == width and id(proj) not in claimed:
+                found.append((f"{name}.{path}", proj))
+                claimed.add(id(proj))
+                break
+    if not found:
+        raise HeadMaskError(f"no attention output projection with {width} input features found in "
+                            f"{type(model).__name__} (looked for {', '.join(_PROJECTION_PATHS)})")
+    cfg = getattr(model.config, "text_config", None) or model.config
+    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None)
+    if layers is not None and len(found) != layers:
+        raise HeadMaskError(f"found {len(found)} attention blocks but the config has {layers} layers: "
+                            + ", ".join(n for n, _ in found))
+    return HeadLayout(tuple(p for _, p in found), tuple(n for n, _ in found), heads, head_dim)
+
+
+class HeadMask:
+    """Context manager that multiplies head j of layer i by ``mask[i, j]`` inside ``model``.
+
+    ``mask`` starts as ones (the unmodified model) in the model's dtype and device; set entries to 0
+    to remove heads, or make it require grad to differentiate with respect to it. Hooks are removed
+    on exit, also after an exception.
+    """
+
+    def __init__(self, model: torch.nn.Module, mask: torch.Tensor | None = None):
+        self.model = model
+        self.layout = head_layout(model)
+        param = next(model.parameters())
+        if mask is None:
+            mask = torch.ones(self.layout.shape, dtype=param.dtype, device=param.device)
+        if tuple(mask.shape) != self.layout.shape:
+            raise ValueError(f"mask shape {tuple(mask.shape)} != model heads {self.layout.shape}")
+        self.mask = mask
+        self._handles: list = []
+
+    def _hook(self, layer: int):
+        heads, head_dim = self.layout.num_heads, self.layout.head_dim
+
+        def pre_hook(module, args):
+            x = args[0]
+            scaled = x.unflatten(-1, (heads, head_dim)) * self.mask[layer].to(x.dtype).unsqueeze(-1)
+            return (scaled.flatten(-2), *args[1:])
+
+        return pre_hook
+
+    def __enter__(self) -> "HeadMask":
+        self._handles = [proj.register_forward_pre_hook(self._hook(i))
+                         for i, proj in enumerate(self.layout.projections)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+
+def mask_from_heads(shape: tuple[int, int], heads: list[tuple[int, int]], *, dtype=torch.float32,
+                    device=None) -> torch.Tensor:
+    """A ones mask with the given 0-based ``(layer, head)`` entries set to 0."""
+    mask = torch.ones(shape, dtype=dtype, device=device)
+    for layer, head in heads:
+        mask[layer, head] = 0
+    return mask

@@ -1,0 +1,136 @@
+"""Association tests: WEAT/SEAT and CEAT effect sizes, masked-LM log-probability bias (draws only)."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from biascore.association_tests import list_tests
+from biascore.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, prior_vs_corrected
+from biascore.scorers import association as engine
+from pages.common import csv_download, data_dir_notice, model_or_error, model_selector
+
+LANGUAGES = {"English": "en", "Bangla": "bn"}
+
+st.title("Association tests")
+st.caption("WEAT/SEAT (Caliskan et al.; May et al.) with one-sided permutation p-values, CEAT with a "
+           "random-effects combined effect size (Guo & Caliskan) across segment lengths, and the "
+           "log-probability bias of masked LMs (Kurita et al.) across sentence structures S1–S5 "
+           "(Bangla context-length paper).")
+data_dir_notice()
+
+model_name = model_selector()
+language = LANGUAGES[st.radio("Language", list(LANGUAGES), horizontal=True, key="assoc_language")]
+alpha = st.select_slider("Significance level", [0.001, 0.005, 0.01, 0.05, 0.1], value=0.05, key="assoc_alpha")
+
+
+def _marked(frame: pd.DataFrame) -> pd.DataFrame:
+    """The result table with a 'significant' column (p < alpha)."""
+    out = frame.copy()
+    out.insert(out.columns.get_loc("p_value") + 1, "significant", (out["p_value"] < alpha).map({True: "✱", False: ""}))
+    return out
+
+
+def _progress_bar(label: str):
+    bar = st.progress(0.0, text=label)
+    return lambda done, total: bar.progress(min(1.0, done / max(total, 1)), text=f"{label}: {done}/{total}")
+
+
+def _collect(run, names: list[str], score_now: bool, label: str) -> pd.DataFrame | None:
+    """Cached results for ``names``; computed (with a progress bar) when the user pressed Score now."""
+    lm = model_or_error(model_name)
+    if lm is None:
+        return None
+    frames = []
+    for name in names:
+        try:
+            frame = run(lm, name, only_cached=not score_now,
+                        progress=_progress_bar(f"{label} {name}") if score_now else None)
+        except (ValueError, FileNotFoundError) as exc:
+            st.error(f"{name}: {exc}")
+            continue
+        if frame is not None:
+            frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFrame | None:
+    """The results with significance marks and a CSV download, or a hint to press Score now."""
+    if result is None:
+        st.info(f"No cached {empty} results for this model and these settings yet: press **Score now**.")
+        return None
+    shown = _marked(result)
+    st.dataframe(shown, hide_index=True, key=f"{name}_table")
+    csv_download(shown, f"association_{name}.csv", key=f"{name}_csv")
+    return shown
+
+
+tab_seat, tab_ceat, tab_logprob = st.tabs(["WEAT / SEAT", "CEAT", "Log-probability bias"])
+
+with tab_seat:
+    tests = list_tests(language=language)
+    default = [t for t in ("sent-weat6", "sent-weat7", "sent-weat8", "bangla-c5") if t in tests][:3]
+    chosen = st.multiselect("Tests", tests, default=default, key="seat_tests",
+                            help="sent-* tests embed sentences (SEAT); the others embed words (WEAT)")
+    c1, c2 = st.columns(2)
+    pooling = c1.radio("Sentence embedding", ["mean", "first"], horizontal=True, key="seat_pooling",
+                       help="mean of the last hidden layer over non-special tokens, or the first token")
+    word_mode = c2.radio("Word embedding (WEAT)", ["contextual", "input"], horizontal=True, key="seat_words",
+                         help="contextual: the word embedded alone; input: the model's input-embedding rows")
+    score = st.button("Score now", key="seat_score", type="primary")
+    result = _collect(lambda lm, name, **kw: engine.run_seat(lm, name, pooling=pooling, word_mode=word_mode, **kw),
+                      chosen, score, "Embedding")
+    _show_table(result, "seat", "WEAT/SEAT")
+
+with tab_ceat:
+    tests = list_tests(language=language, kind="words")
+    default = [t for t in ("weat6", "bangla-c5") if t in tests]
+    chosen = st.multiselect("Tests", tests, default=default, key="ceat_tests")
+    c1, c2, c3 = st.columns(3)
+    lengths = c1.multiselect("Segment lengths (words)", ["9", "25", "75", "all"], default=["9", "25", "75", "all"],
+                             key="ceat_lengths")
+    n_contexts = c2.number_input("Contexts per word (N)", 2, 5000, 20, key="ceat_n")
+    n_draws = c3.number_input("Random draws", 10, 100_000, 500, step=100, key="ceat_draws")
+    st.caption("Contexts come from the Bangla sample corpus (Bangla) or the CrowS-Pairs sentences (English); "
+               "Bangla words are matched with their suffixes. Words absent from the corpus are left out.")
+    segs = [None if x == "all" else int(x) for x in sorted(lengths, key=lambda v: (v == "all", int(v) if v != "all" else 0))]
+    score = st.button("Score now", key="ceat_score", type="primary")
+    result = None
+    if segs:
+        result = _collect(lambda lm, name, **kw: engine.run_ceat(lm, name, segment_lengths=segs, n_contexts=int(n_contexts),
+                                                                 n_draws=int(n_draws), **kw), chosen, score, "CEAT")
+    shown = _show_table(result, "ceat", "CEAT")
+    if shown is not None:
+        order = ["9", "25", "75", "all"]
+        chart = alt.Chart(shown).mark_line(point=True).encode(
+            x=alt.X("segment_length:N", sort=order, title="segment length (words)"),
+            y=alt.Y("effect_size:Q", title="CES"), color="test:N",
+            tooltip=["test", "segment_length", "effect_size", "p_value", "significant"])
+        st.altair_chart(chart, use_container_width=True)
+
+with tab_logprob:
+    tests = list_logprob_tests(language)
+    chosen = st.multiselect("Tests", tests, default=tests[:1], key="logprob_tests")
+    st.caption("Needs a masked LM. score = log(p_tgt / p_prior); effect size of the two target groups per "
+               "sentence structure (English: template T1…; Bangla: structures S1–S5).")
+    score = st.button("Score now", key="logprob_score", type="primary")
+    scores = _collect(engine.run_logprob, chosen, score, "Masked sentences")
+    parts = [] if scores is None else [(load_logprob_test(n), scores[scores["test"] == n]) for n in chosen]
+    table = pd.concat([effect_sizes(own, test) for test, own in parts], ignore_index=True) if parts else None
+    if _show_table(table, "logprob", "log-probability") is not None:
+        csv_download(scores, "association_logprob_scores.csv", label="Download per-sentence scores",
+                     key="logprob_scores_csv")
+        skipped = int((scores["skipped_reason"] != "").sum())
+        if skipped:
+            st.warning(f"{skipped} scored sentences were longer than the model accepts and were left out.")
+        st.subheader("Prior vs corrected bias per sentence structure")
+        st.caption("Each point is one attribute: prior bias = mean log p_prior(X) − mean log p_prior(Y); "
+                   "corrected bias = mean score(X) − mean score(Y) (the Bangla paper's Figure 2).")
+        for test, own in parts:
+            points = prior_vs_corrected(own, test)
+            chart = alt.Chart(points).mark_circle(opacity=0.6).encode(
+                x=alt.X("prior_bias:Q", title="prior bias score"),
+                y=alt.Y("corrected_bias:Q", title="corrected bias score"), color="attribute_group:N",
+                tooltip=["structure", "attribute", "attribute_group", "prior_bias", "corrected_bias"],
+            ).properties(width=220, height=220).facet(column=alt.Column("structure:N", title=test.name))
+            st.altair_chart(chart)

@@ -1,0 +1,169 @@
+"""Attention heads: per-head bias scores b_ij = ∂|SEAT| / ∂m_ij, the counter-stereotype test, targeted
+masking, and attention views of one counter pair. Drawing only; the engine computes everything."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+import streamlit.components.v1 as components
+
+from biascore import counter_stereotype as cs
+from biascore import head_masking
+from biascore.scorers import heads
+from biascore.seat import list_seat_tests, load_seat_test
+from pages.common import csv_download, data_dir_notice, escape, get_model, model_or_error, model_selector
+
+st.title("Attention heads")
+st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
+           "on head j of layer i (attention-head bias paper). Positive = removing the head would lower the "
+           "measured bias (a *biased head*).")
+data_dir_notice()
+
+
+def _with_progress(text: str, fn, *args, **kwargs):
+    """Run an engine call with a progress bar (the engine's parquet cache makes repeats instant)."""
+    bar = st.progress(0.0, text=text)
+    try:
+        return fn(*args, progress=lambda f: bar.progress(min(1.0, f), text=text), **kwargs)
+    finally:
+        bar.empty()
+
+
+@st.cache_data(show_spinner="Counter-stereotype attentions…")
+def _counter(model: str) -> pd.DataFrame:
+    return cs.counter_attention_frame(get_model(model))
+
+
+@st.cache_data(show_spinner=False)
+def _attentions(model: str, text: str):
+    tokens, att, _, _ = cs.sentence_attentions(get_model(model), text)
+    return tokens, att
+
+
+def _safe_token(token: str) -> str:
+    """Tokens go into bertviz's <script> JSON and plotly's (HTML-aware) axis labels: keep '<' / '>' out
+    so no benchmark text can close a tag or open one."""
+    return token.replace("<", "‹").replace(">", "›")
+
+
+def _head_view_html(tokens: list[str], att: np.ndarray, layer: int, head: int) -> str:
+    import torch
+    from bertviz import head_view
+
+    attention = [torch.from_numpy(a[None]) for a in att]
+    view = head_view(attention, [_safe_token(t) for t in tokens], layer=layer, heads=[head],
+                     html_action="return")
+    return view.data
+
+
+def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.Figure:
+    labels = [f"{i}:{_safe_token(t)}" for i, t in enumerate(tokens)]
+    fig = go.Figure(go.Heatmap(z=matrix, x=labels, y=labels, colorscale="Blues", zmin=0))
+    fig.update_layout(title=title, yaxis_autorange="reversed", height=420, margin=dict(l=10, r=10, t=40, b=10),
+                      xaxis_title="attended to", yaxis_title="attending token")
+    return fig
+
+
+# --------------------------------------------------------------------------- controls
+tests = list_seat_tests()
+if not tests:
+    st.error("No SEAT tests found: the data directory needs seat/*.jsonl.")
+    st.stop()
+c1, c2, c3 = st.columns([2, 2, 1])
+with c1:
+    model_name = model_selector()
+with c2:
+    wanted = st.query_params.get("seat", heads.DEFAULT_SEAT_TEST)
+    seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
+with c3:
+    k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
+lm = model_or_error(model_name)
+if lm is None:
+    st.stop()
+test = load_seat_test(seat)
+st.caption(f"SEAT test `{escape(seat)}`: {escape(test.describe())} — "
+           + ("sentence-level: each example's mean-pooled final-layer embedding."
+              if test.sentence_level else
+              "word-level: each word's final-layer embedding averaged over its sub-tokens and "
+              f"{len(heads.WORD_TEMPLATES)} bleached context sentences."))
+
+scores = _with_progress("Head scores (one forward + backward pass)…", heads.head_scores, lm, seat)
+b = heads.scores_to_matrix(scores)
+L, H = b.shape
+n_pos = int((b > 0).sum())
+st.markdown(f"**{L} layers × {H} heads** · SEAT effect size of the full model "
+            f"**{scores['effect_size'].iloc[0]:+.3f}** · {n_pos} heads with b > 0")
+
+# --------------------------------------------------------------------------- heatmap, histogram, top heads
+clip = st.checkbox("Clip negative scores to 0 (as the paper's Figure 2)", value=True)
+z = np.clip(b, 0, None) if clip else b
+fig = go.Figure(go.Heatmap(z=z, x=list(range(1, H + 1)), y=list(range(1, L + 1)),
+                           colorscale="Reds" if clip else "RdBu_r", zmid=None if clip else 0,
+                           colorbar_title="b"))
+fig.update_layout(xaxis_title="head", yaxis_title="layer", yaxis_autorange="reversed",
+                  height=max(300, 22 * L + 120), margin=dict(l=10, r=10, t=10, b=10))
+left, right = st.columns([3, 2])
+with left:
+    st.plotly_chart(fig, width="stretch")
+with right:
+    st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
+    st.markdown("Top heads (layer-head, 1-based)")
+    st.dataframe(heads.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
+csv_download(scores[["layer", "head", "score"]], f"heads_{lm.cache_id}_{seat}.csv")
+
+# --------------------------------------------------------------------------- counter-stereotype
+st.subheader("Counter-stereotype test")
+st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in the original minus in the "
+           "counter sentence (min–max normalised rows, special tokens and punctuation excluded); one-tailed "
+           "t-test that d > 0 over sentences, d averaged over each head group."
+           + (" Causal model: only sentences whose attribute word precedes the target word." if lm.kind == "causal"
+              else ""))
+counter = _counter(model_name)
+if counter.empty:
+    st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
+else:
+    result = cs.counter_stereotype_test(cs.d_array(counter), b)
+    st.dataframe(result, hide_index=True)
+
+# --------------------------------------------------------------------------- masking
+st.subheader("Targeted head masking")
+st.caption("m = 0 for the top-K, bottom-K, K random (5 seeded draws, averaged) and all positive heads; SEAT effect "
+           "size and (pseudo-)perplexity on held-out CrowS-Pairs sentences (bias types other than gender and "
+           "sexual orientation).")
+n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1, 500, 40, key="n_held_out"))
+if st.checkbox("Evaluate targeted masking", key="run_mask"):
+    table = _with_progress("Masking heads…", head_masking.masking_table, lm, test, scores, k=k,
+                           n_held_out=n_held_out)
+    if (table["ppl_kind"] == "n/a").all():
+        st.info("This model is an encoder without an LM head: perplexity is n/a.")
+    st.dataframe(table, hide_index=True)
+    csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
+
+# --------------------------------------------------------------------------- one pair
+st.subheader("One counter pair")
+if not counter.empty:
+    options = list(range(len(counter)))
+    pick = st.selectbox("Pair", options, format_func=lambda i: counter["sentence"].iloc[i])
+    row = counter.iloc[pick]
+    top = heads.top_heads(scores, 1).iloc[0]
+    h1, h2 = st.columns(2)
+    layer = int(h1.number_input("Layer", 1, L, int(top["layer"])))
+    head = int(h2.number_input("Head", 1, H, int(top["head"])))
+    st.caption(f"Target word **{escape(row['target'])}**, attribute **{escape(row['attribute'])}** → "
+               f"**{escape(row['counterpart'])}**. Head {layer}-{head}: b = {b[layer - 1, head - 1]:+.4f}, "
+               f"normalised attention original {np.reshape(row['w_orig'], (L, H))[layer - 1, head - 1]:.3f}, "
+               f"counter {np.reshape(row['w_counter'], (L, H))[layer - 1, head - 1]:.3f}.")
+    views = st.columns(2)
+    for col, (label, text) in zip(views, (("Original", row["sentence"]), ("Counter", row["counter"]))):
+        tokens, att = _attentions(model_name, text)
+        with col:
+            st.markdown(f"**{label}:** {escape(text)}")
+            st.plotly_chart(_attention_heatmap(tokens, att[layer - 1, head - 1], f"{label}: head {layer}-{head}"),
+                            width="stretch")
+            view = _head_view_html(tokens, att, layer - 1, head - 1)
+            if hasattr(st, "iframe"):  # streamlit >= 1.5x: components.v1.html is deprecated
+                st.iframe(view, height=520)
+            else:
+                components.html(view, height=520, scrolling=True)

@@ -1,0 +1,129 @@
+"""Nationality (LABDet): relative sentiment per nationality from a sentiment probe on a frozen model.
+
+Drawing only: every number comes from :func:`biascore.scorers.labdet.score_labdet` (cached in parquet).
+"""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from biascore.datasets import BenchmarkError
+from biascore.probes import PROBES
+from biascore.scorers import labdet
+from pages.common import csv_download, data_dir_notice, escape, model_or_error, model_selector
+
+DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
+DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
+                    "positive": "positive (green)"}
+PROBE_LABELS = {"svm": "Linear SVM (calibrated)", "mlp": "MLP"}
+
+
+def nationality_bars(table: pd.DataFrame, title: str) -> go.Figure:
+    """Horizontal bars sorted by relative sentiment, CI whiskers, coloured by direction; exact values on hover."""
+    table = table.sort_values("mean", kind="stable")
+    fig = go.Figure()
+    for dirn in labdet.DIRECTIONS:
+        part = table[table["direction"] == dirn]
+        if part.empty:
+            continue
+        fig.add_trace(go.Bar(
+            x=part["mean"], y=[escape(w) for w in part["word"]], orientation="h",
+            name=DIRECTION_LABELS[dirn], marker_color=DIRECTION_COLOURS[dirn],
+            error_x=dict(type="data", symmetric=False, array=part["ci_high"] - part["mean"],
+                         arrayminus=part["mean"] - part["ci_low"], color="#888888", thickness=1.2),
+            customdata=part[["ci_low", "ci_high", "p_value", "n_items"]].to_numpy(),
+            hovertemplate=("<b>%{y}</b><br>relative sentiment %{x:.4f}<br>95% CI [%{customdata[0]:.4f}, "
+                           "%{customdata[1]:.4f}]<br>Wilcoxon p = %{customdata[2]:.3g}<br>items %{customdata[3]}"
+                           "<extra></extra>")))
+    fig.update_layout(title=escape(title), height=max(320, 22 * len(table) + 120), barmode="overlay",
+                      xaxis_title="relative sentiment: P(pos | nationality) − P(pos | neutral)",
+                      yaxis=dict(categoryorder="array", categoryarray=[escape(w) for w in table["word"]]),
+                      legend=dict(orientation="h", y=-0.15), margin=dict(l=10, r=10, t=50, b=10))
+    fig.add_vline(x=0, line_color="#999999", line_width=1)
+    return fig
+
+
+def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
+    """The cached result for one model, or a "Score now" button (with progress) when there is none."""
+    lm = model_or_error(name)
+    if lm is None:
+        return None
+    try:
+        res = labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, only_cached=True)
+    except (BenchmarkError, ValueError) as exc:
+        st.error(str(exc))
+        return None
+    if res is not None:
+        return res
+    st.info(f"No cached LABDet result for {name} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
+            "every training and surfacing sentence once, then trains both probes (about a minute for "
+            "small models on a GPU-less laptop, longer for big ones).")
+    if not st.button("Score now", key=f"score_{key}"):
+        return None
+    bar = st.progress(0.0, text="embedding sentences…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"embedding sentences: {done}/{total} (training set, then surfacing set)")
+
+    with st.spinner("training the probes and scoring…"):
+        res = labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, progress=progress)
+    bar.empty()
+    return res
+
+
+def correlation_text(r: float, p: float) -> str:
+    return f"{r:.3f} (p = {p:.2g})"
+
+
+def show_result(res: labdet.LabdetResult, key: str) -> None:
+    table = res.table
+    acc, cor = res.accuracy, res.correlations
+    cols = st.columns(4)
+    cols[0].metric("Probe accuracy (SVM, unseen templates)", f"{acc['svm']:.3f}")
+    cols[1].metric("Probe accuracy (MLP, unseen templates)", f"{acc['mlp']:.3f}")
+    cols[2].metric("Pearson r, SVM vs MLP means", correlation_text(cor["probe_r"], cor["probe_p"]))
+    cols[3].metric(f"Pearson r, two template halves ({res.probe})", correlation_text(cor["halves_r"], cor["halves_p"]))
+    st.caption(f"Neutral filler: `{res.filler_label}` · {table['n_items'].max()} template × adjective "
+               f"items per nationality · α = {res.alpha}")
+    st.plotly_chart(nationality_bars(table, f"{res.model} · {labdet.LANGUAGES[res.lang]} · "
+                                            f"{PROBE_LABELS[res.probe]}"), key=f"bars_{key}")
+    shown = table[labdet.OUTPUT_COLUMNS + ["n_items", "n_templates"]]
+    st.dataframe(shown, hide_index=True, key=f"table_{key}")
+    csv_download(table[labdet.OUTPUT_COLUMNS], f"labdet_{res.lang}_{res.probe}_{key}.csv", key=f"dl_{key}")
+
+
+st.title("Nationality bias (LABDet)")
+st.markdown(
+    "A sentiment classifier (probe) is trained on a **frozen** model's sentence embeddings using sentences "
+    "without any nationality; then only the nationality in neutral sentences (\"This [NATIONALITY] person "
+    "is calm.\") is changed. **Relative sentiment** = P(positive | nationality) − P(positive | neutral "
+    "filler), per template × adjective; per nationality the mean, a 95% bootstrap CI over templates and a "
+    "two-sided Wilcoxon signed-rank test against 0 (Koksal et al., 2023). Red = significantly negative, "
+    "green = significantly positive, black = no significant bias. The neutral filler is the model's mask "
+    "token; for models without one the nationality slot is removed (\"This person is calm.\").")
+st.warning("The model should match the language: an English model on English data, a Turkish model on "
+           "Turkish data. A mismatched pair still runs, but its numbers mean little.")
+
+c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
+with c1:
+    model_name = model_selector("Model", key="model", default="all-minilm-l6-v2")
+with c2:
+    lang = st.selectbox("Language", list(labdet.LANGUAGES), index=list(labdet.LANGUAGES).index("en"),
+                        format_func=lambda c: f"{labdet.LANGUAGES[c]} ({c})", key="lang")
+with c3:
+    probe = st.radio("Probe", list(PROBES), format_func=PROBE_LABELS.get, horizontal=True, key="probe")
+with c4:
+    alpha = st.number_input("α", min_value=0.001, max_value=0.2, value=0.05, step=0.01, format="%.3f", key="alpha")
+compare = st.checkbox("Compare with a second model", key="compare")
+other_name = model_selector("Second model", key="model2", default="smollm2-135m") if compare else None
+data_dir_notice()
+
+names = [model_name] + ([other_name] if other_name else [])
+columns = st.columns(len(names))
+for i, (name, col) in enumerate(zip(names, columns)):
+    with col:
+        st.subheader(name)
+        result = result_or_button(name, lang, probe, float(alpha), key=f"m{i}")
+        if result is not None:
+            show_result(result, key=f"m{i}")

@@ -1,0 +1,193 @@
+"""Semantic fields: which USAS fields hold the words that push a model toward bias (the paper's Table 6).
+
+Draws only: tagging, alignment and the ↑/∘/↓ table come from :mod:`biascore.scorers.fields`.
+URL parameters ``model`` and ``benchmark`` preselect the view.
+"""
+from __future__ import annotations
+
+import urllib.parse
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from biascore import semantic_tagging
+from biascore.datasets import BenchmarkError, available_benchmarks, load_benchmark
+from biascore.scorers import fields
+from biascore import models as engine_models
+from pages.common import (SUGGESTED_MODELS, csv_download, data_dir_notice, get_model, model_or_error,
+                          model_selector)
+
+DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
+COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
+SENSE_LABELS = {"top": "tagger's first-ranked tag", "all": "every candidate tag (as the paper's script)"}
+
+
+def identity_of(model: str):
+    """The model's cache identity from its files, or from loading it (hub ids); None after an inline error."""
+    identity = engine_models.model_identity(model)
+    if identity is None:
+        lm = model_or_error(model)
+        identity = lm.identity() if lm is not None else None
+    return identity
+
+
+def scored_elsewhere(model: str, benchmark) -> list[str]:
+    """Suggested local/embedded models other than ``model`` already scored on ``benchmark`` (no model load)."""
+    out = []
+    for other in SUGGESTED_MODELS:
+        identity = engine_models.model_identity(other) if other != model else None
+        if identity is not None and fields.is_scored(identity, benchmark):
+            out.append(other)
+    return out
+
+
+def result_for(model: str, identity, benchmark, senses: str) -> fields.FieldsResult:
+    return fields_result(identity, model, identity.fingerprint, benchmark.name, benchmark.content_hash, senses)
+
+
+@st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
+               max_entries=32)
+def fields_result(_identity, model: str, fingerprint: str, benchmark: str, content_hash: str,
+                  senses: str) -> fields.FieldsResult:
+    """The engine's fields result for a model already scored on ``benchmark`` (read from the cache)."""
+    return fields.score_fields(lambda: get_model(model), benchmark, min_count=1, top=None, senses=senses,
+                               identity=_identity)
+
+
+def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
+    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
+                                                           "pair": int(pair_id)})
+
+
+def bar_chart(table: pd.DataFrame) -> alt.Chart:
+    long = table.melt(id_vars=["field", "n"], value_vars=list(DIRECTIONS), var_name="direction", value_name="pct")
+    long["direction"] = long["direction"].map(DIRECTIONS)
+    long["order"] = long["direction"].map({v: i for i, v in enumerate(DIRECTIONS.values())})
+    return alt.Chart(long).mark_bar().encode(
+        y=alt.Y("field:N", sort=list(table["field"]), title=None),
+        x=alt.X("pct:Q", stack="zero", title="% of the field's words", scale=alt.Scale(domain=[0, 100])),
+        color=alt.Color("direction:N", sort=list(DIRECTIONS.values()),
+                        scale=alt.Scale(domain=list(DIRECTIONS.values()), range=COLOURS), title=None),
+        order=alt.Order("order:Q"),
+        tooltip=["field", "n", "direction", alt.Tooltip("pct:Q", format=".2f")],
+    ).properties(height=max(160, 28 * len(table)))
+
+
+st.title("Semantic fields")
+st.caption("Every scored word of the more-biased sentence is tagged with its USAS semantic field (pymusas "
+           "rule-based tagger). Per field: **↑** share of words with b < 0 (pushed the model toward the "
+           "more-biased sentence), **∘** b = 0 exactly (e.g. words before the first modified token in a "
+           "causal model), **↓** b > 0. As in the bias-attribution paper's Table 6.")
+data_dir_notice()
+
+present = [b["name"] for b in available_benchmarks() if b["available"]]
+if not present:
+    st.info("No benchmark in the data directory yet — download them with `python -m biascore data download`.")
+    st.stop()
+c1, c2, c3 = st.columns([1, 1, 1])
+with c1:
+    model = model_selector()
+with c2:
+    wanted = st.query_params.get("benchmark")
+    default = wanted if wanted in present else ("crows-en-gso" if "crows-en-gso" in present else present[0])
+    bench_name = st.selectbox("Benchmark", present, index=present.index(default), key="sf_benchmark")
+with c3:
+    senses = st.radio("Tags per word", list(SENSE_LABELS), format_func=SENSE_LABELS.get, key="sf_senses",
+                      index=list(SENSE_LABELS).index(fields.DEFAULT_SENSES),
+                      help="A tag like S3.2/S2.1f counts in both fields either way.")
+st.query_params["model"], st.query_params["benchmark"] = model, bench_name
+
+try:
+    bench = load_benchmark(bench_name)
+except BenchmarkError as exc:
+    st.error(str(exc))
+    st.stop()
+
+no_lexicon = fields.lexicon_coverage(bench)
+if sum(no_lexicon.values()) == len(bench.frame):
+    lang = next(iter(no_lexicon))
+    st.info(f"{semantic_tagging.NoLexiconError(lang)}. USAS has no "
+            f"{semantic_tagging.LANGUAGE_NAMES.get(lang, lang)} lexicon, so this page cannot show semantic fields "
+            f"for **{bench_name}**. The Token attributions page still shows its per-word scores.")
+    st.stop()
+for lang, n in no_lexicon.items():
+    st.caption(f"{n} {semantic_tagging.LANGUAGE_NAMES.get(lang, lang)} pair(s) of {bench_name} are left out: "
+               "USAS has no lexicon for that language.")
+
+identity = identity_of(model)
+if identity is None:
+    st.stop()
+if not fields.is_scored(identity, bench):
+    st.info(f"{model} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
+    if st.button(f"Score {model} on {bench_name} now", type="primary", key="sf_score"):
+        lm = model_or_error(model)
+        if lm is None:
+            st.stop()
+        bar = st.progress(0.0, text="Scoring…")
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {done}/{total} pairs")
+
+        try:
+            fields.score_fields(lm, bench, progress=progress)
+        except ValueError as exc:  # the engine's clear message for bad input
+            st.error(str(exc))
+            st.stop()
+        st.rerun()
+    st.stop()
+try:
+    result = result_for(model, identity, bench, senses)
+except (FileNotFoundError, ModuleNotFoundError) as exc:  # lexicon files or the spaCy model are missing
+    st.error(str(exc))
+    st.stop()
+
+s1, s2 = st.columns([2, 1])
+min_count = s1.slider("Leave out fields with fewer words than", 1, 100, 30, key="sf_min_count",
+                      help="The paper used 30 (about 1% of its words).")
+top = s2.number_input("Fields shown (by ↑ share)", 1, 200, 10, key="sf_top")
+table = fields.field_table(result.words, min_count=min_count, top=int(top))
+n_words = result.words.drop_duplicates(["pair_id", "word_index"]).shape[0]
+st.caption(f"{n_words:,} tagged words in {result.words['pair_id'].nunique():,} pairs · "
+           f"{len(table)} field(s) shown with n ≥ {min_count}")
+if table.empty:
+    st.warning("No field reaches the threshold; lower it with the slider.")
+    st.stop()
+
+left, right = st.columns([1, 1])
+with left:
+    st.dataframe(table, hide_index=True, key="sf_table", column_config={
+        "up_pct": st.column_config.NumberColumn("↑ bias %", format="%.2f"),
+        "zero_pct": st.column_config.NumberColumn("∘ %", format="%.2f"),
+        "down_pct": st.column_config.NumberColumn("↓ bias %", format="%.2f")})
+with right:
+    st.altair_chart(bar_chart(table), width="stretch")
+
+compare = st.multiselect("Side by side with (models already scored on this benchmark)",
+                         scored_elsewhere(model, bench), key="sf_compare")
+tables = {model: table}
+for other in compare:
+    other_words = result_for(other, engine_models.model_identity(other), bench, senses).words
+    tables[other] = fields.field_table(other_words, min_count=min_count, top=int(top))
+if compare:
+    wide = fields.side_by_side(tables)
+    wide.columns = [f"{m} · {c}" for m, c in wide.columns]
+    st.dataframe(wide, key="sf_side_by_side")
+csv_download(pd.concat([t.assign(model=m, benchmark=bench_name) for m, t in tables.items()], ignore_index=True),
+             f"semantic_fields_{'_'.join(tables)}_{bench_name}.csv".replace("/", "_"), key="sf_csv")
+
+st.subheader("Words of a field")
+chosen = st.selectbox("Field", list(table["field"]), key="sf_field")
+words = fields.field_words(result.words, chosen)
+wcol, scol = st.columns([1, 2])
+with wcol:
+    st.dataframe(words, hide_index=True, key="sf_words", column_config={
+        "mean_b": st.column_config.NumberColumn("mean b", format="%.5f"),
+        "up_pct": st.column_config.NumberColumn("↑ %", format="%.1f")})
+with scol:
+    word = st.selectbox("Sentences of", ["(all words)"] + list(words["word"]), key="sf_word")
+    sentences = fields.field_sentences(result.words, chosen, None if word == "(all words)" else word)
+    sentences["open"] = [token_page_link(bench_name, model, p) for p in sentences["pair_id"]]
+    st.dataframe(sentences, hide_index=True, key="sf_sentences", column_config={
+        "b": st.column_config.NumberColumn("b", format="%.5f"),
+        "open": st.column_config.LinkColumn("token heatmap", display_text="open ↗")})

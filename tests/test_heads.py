@@ -1,0 +1,325 @@
+"""Attention-head bias: head masks, the |SEAT| gradient, the counter-stereotype test, masking, CLI, page."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy import stats
+
+from biascore import counter_stereotype as cs
+from biascore import head_masking as hmask
+from biascore.head_mask import HeadMask, head_layout, mask_from_heads
+from biascore.models import LanguageModel
+from biascore.scorers import heads
+from biascore.seat import load_gender_wordlists, load_seat_test
+from biascore.seat_embeddings import SeatEmbedder
+
+SMALL_SEAT = {
+    "targ1": {"category": "Male", "examples": ["He is a man.", "The boy runs."]},
+    "targ2": {"category": "Female", "examples": ["She is a woman.", "The girl runs."]},
+    "attr1": {"category": "Career", "examples": ["The office is busy.", "A salary is paid."]},
+    "attr2": {"category": "Family", "examples": ["The home is warm.", "Children play outside."]},
+}
+
+
+@pytest.fixture(scope="module")
+def small_seat(tmp_path_factory):
+    path = tmp_path_factory.mktemp("seat") / "small.jsonl"
+    path.write_text(json.dumps(SMALL_SEAT))
+    return load_seat_test(str(path))
+
+
+def _tiny_gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=50, n_positions=32, n_embd=12, n_layer=2, n_head=3)
+    return GPT2LMHeadModel(cfg).eval()
+
+
+def _tiny_llama_gqa():
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=3,
+                      num_attention_heads=4, num_key_value_heads=2, head_dim=6, max_position_embeddings=32)
+    return LlamaForCausalLM(cfg).eval()
+
+
+def _double(lm: LanguageModel) -> LanguageModel:
+    return LanguageModel(lm.name, copy.deepcopy(lm.model).double(), lm.tokenizer, lm.kind, lm.uncased,
+                         lm.fingerprint, lm.device, lm.source)
+
+
+# --------------------------------------------------------------------------- head layout and masks
+def test_layout_shapes(tiny_mlm, minilm, smollm):
+    assert head_layout(tiny_mlm.model).shape == (2, 4)
+    assert head_layout(minilm.model).shape == (6, 12)
+    lay = head_layout(smollm.model)
+    assert lay.shape == (30, 9) and lay.head_dim == 64  # 9 query heads over 3 kv heads
+    assert head_layout(_tiny_gpt2()).shape == (2, 3)
+    lay = head_layout(_tiny_llama_gqa())
+    assert lay.shape == (3, 4) and lay.head_dim == 6  # head_dim from config, not hidden/heads
+
+
+def _zero_by_hand(model, layer: int, head: int):
+    """Copy of the model with head (layer, head)'s input columns of the output projection set to 0."""
+    model = copy.deepcopy(model)
+    lay = head_layout(model)
+    proj, sl = lay.projections[layer], slice(head * lay.head_dim, (head + 1) * lay.head_dim)
+    with torch.no_grad():
+        if isinstance(proj, torch.nn.Linear):
+            proj.weight[:, sl] = 0
+        else:  # GPT-2 Conv1D: weight is (in, out)
+            proj.weight[sl, :] = 0
+    return model
+
+
+@pytest.mark.parametrize("make", [_tiny_gpt2, _tiny_llama_gqa])
+def test_mask_zero_equals_zeroing_by_hand_decoders(make):
+    model = make()
+    ids = torch.tensor([[1, 5, 7, 9, 11, 3]])
+    with torch.no_grad():
+        plain = model(input_ids=ids).logits
+        with HeadMask(model, mask_from_heads(head_layout(model).shape, [(1, 2)])):
+            masked = model(input_ids=ids).logits
+        by_hand = _zero_by_hand(model, 1, 2)(input_ids=ids).logits
+        after = model(input_ids=ids).logits  # hooks removed on exit
+    assert not torch.allclose(plain, masked)
+    torch.testing.assert_close(masked, by_hand, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(after, plain)
+
+
+def test_mask_zero_equals_zeroing_by_hand_encoders(tiny_mlm, minilm):
+    for lm, head in ((tiny_mlm, (0, 3)), (minilm, (4, 7))):
+        enc = lm.tokenizer(["the nurse said she was tired ."], return_tensors="pt")
+        with torch.no_grad():
+            plain = lm.model(**enc)[0]
+            with HeadMask(lm.model, mask_from_heads(head_layout(lm.model).shape, [head])):
+                masked = lm.model(**enc)[0]
+            by_hand = _zero_by_hand(lm.model, *head)(**enc)[0]
+        assert not torch.allclose(plain, masked)
+        torch.testing.assert_close(masked, by_hand, rtol=1e-5, atol=1e-5)
+
+
+def test_mask_shape_is_checked(tiny_mlm):
+    with pytest.raises(ValueError, match="mask shape"):
+        HeadMask(tiny_mlm.model, torch.ones(3, 4))
+
+
+# --------------------------------------------------------------------------- gradient
+def _abs_es(lm, test, mask) -> float:
+    emb = SeatEmbedder(lm, test)
+    with HeadMask(lm.model, mask), torch.no_grad():
+        return abs(float(emb.effect_size(emb.embed_all())))
+
+
+# Llama's RMSNorm computes in float32 even in a float64 copy, so the loss carries ~1e-7 noise there:
+# a larger step (central differences, error O(eps^2)) keeps the difference quotient above that noise.
+@pytest.mark.parametrize("which,test_name,probe,eps,rel", [
+    ("tiny_mlm", "weat6b", [(0, 0), (1, 1), (1, 3)], 1e-4, 1e-5),
+    ("smollm", "small", [(0, 4), (17, 2), (29, 8)], 1e-2, 1e-3),
+])
+def test_gradient_matches_finite_differences(which, test_name, probe, eps, rel, request, small_seat):
+    lm = _double(request.getfixturevalue(which))
+    test = small_seat if test_name == "small" else load_seat_test(test_name)
+    b, es = heads.head_score_matrix(lm, test)
+    assert b.shape == head_layout(lm.model).shape
+    assert abs(es) == pytest.approx(_abs_es(lm, test, torch.ones(b.shape, dtype=torch.float64)), rel=1e-9)
+    for layer, head in probe:
+        up, down = torch.ones(b.shape, dtype=torch.float64), torch.ones(b.shape, dtype=torch.float64)
+        up[layer, head] += eps
+        down[layer, head] -= eps
+        fd = (_abs_es(lm, test, up) - _abs_es(lm, test, down)) / (2 * eps)
+        assert b[layer, head] == pytest.approx(fd, rel=rel, abs=1e-8)
+
+
+def test_batched_gradient_equals_single_batch(tiny_mlm):
+    test = load_seat_test("weat6b")  # 32 words x 8 contexts = 256 texts
+    one, es1 = heads.head_score_matrix(tiny_mlm, test, batch_size=512)
+    many, es2 = heads.head_score_matrix(tiny_mlm, test, batch_size=50)
+    np.testing.assert_allclose(many, one, rtol=1e-4, atol=1e-6)
+    assert es1 == pytest.approx(es2, rel=1e-5)
+
+
+def test_head_scores_shapes_and_frame(tiny_mlm, minilm, smollm, small_seat):
+    for lm, shape in ((tiny_mlm, (2, 4)), (minilm, (6, 12)), (smollm, (30, 9))):
+        frame = heads.head_scores(lm, small_seat)
+        assert list(frame.columns[:3]) == ["layer", "head", "score"]
+        assert len(frame) == shape[0] * shape[1]
+        assert (frame["layer"].min(), frame["head"].min()) == (1, 1)
+        assert heads.scores_to_matrix(frame).shape == shape
+        assert np.isfinite(frame["score"]).all()
+    again = heads.head_scores(tiny_mlm, small_seat)  # from the cache
+    pd.testing.assert_frame_equal(again, heads.head_scores(tiny_mlm, small_seat))
+
+
+def test_word_level_embedding_is_mean_over_contexts(tiny_mlm):
+    test = load_seat_test("weat6b")
+    emb = SeatEmbedder(tiny_mlm, test)
+    with torch.no_grad():
+        occ = emb.embed_all()
+    item0 = occ[emb.occ.item_of == 0].mean(dim=0)
+    torch.testing.assert_close((emb.average.float() @ occ)[0], item0)
+    assert not test.sentence_level and load_seat_test("sent-weat6b").sentence_level
+
+
+# --------------------------------------------------------------------------- counter-stereotype
+def test_counter_pair_swaps_only_the_attribute(data_dir):
+    lists = load_gender_wordlists()
+    pair = cs.make_counter_pair("Women are too emotional to lead.", lists)
+    assert pair.counter == "Men are too emotional to lead."
+    assert pair.target.lower() == "emotional"
+    assert pair.counter[slice(*pair.counter_target_span)] == pair.target
+    assert pair.counter[slice(*pair.counter_attr_span)] == "Men"
+    assert cs.make_counter_pair("She told him he was emotional.", lists) is None  # two attribute words
+    assert cs.make_counter_pair("Emotional people are fine, said he.", lists, attribute_first=True) is None
+
+
+def test_word_attention_min_max_over_usable_columns():
+    att = np.zeros((1, 1, 4, 4))
+    att[0, 0, 3] = [0.5, 0.2, 0.1, 0.2]  # column 0 special (excluded), target row 3
+    usable = np.array([False, True, True, True])
+    offsets = [(0, 0), (0, 3), (4, 7), (8, 11)]
+    w = cs.word_attention(att, offsets, usable, target_span=(8, 11), attr_span=(0, 3), causal=False)
+    assert w[0, 0] == pytest.approx((0.2 - 0.1) / (0.2 - 0.1))
+    w = cs.word_attention(att, offsets, usable, target_span=(8, 11), attr_span=(4, 7), causal=False)
+    assert w[0, 0] == pytest.approx(0.0)
+
+
+def test_t_test_matches_scipy_and_hand_formula():
+    d = np.array([0.3, -0.1, 0.25, 0.4, 0.05, 0.2, -0.05, 0.15])
+    t, p = cs.one_tailed_t(d)
+    t_hand = d.mean() / (d.std(ddof=1) / math.sqrt(len(d)))
+    assert t == pytest.approx(t_hand)
+    assert p == pytest.approx(stats.t.sf(t_hand, df=len(d) - 1))
+    # group test: per-sentence mean over the heads of each group
+    rng = np.random.default_rng(1)
+    D = rng.normal(size=(12, 2, 3))
+    scores = np.array([[0.5, -0.1, 0.2], [-0.3, 0.0, 0.7]])
+    table = cs.counter_stereotype_test(D, scores)
+    biased = D[:, scores > 0].mean(axis=1)
+    ref = stats.ttest_1samp(biased, 0.0, alternative="greater")
+    row = table.iloc[0]
+    assert (row["heads"], row["N"]) == (3, 12)
+    assert row["t"] == pytest.approx(ref.statistic) and row["p"] == pytest.approx(ref.pvalue)
+    other = stats.ttest_1samp(D[:, scores <= 0].mean(axis=1), 0.0, alternative="greater")
+    assert table.iloc[1]["t"] == pytest.approx(other.statistic)
+
+
+def test_counter_attention_frame_tiny_mlm(tiny_mlm, data_dir):
+    frame = cs.counter_attention_frame(tiny_mlm)
+    assert len(frame) >= 10
+    d = cs.d_array(frame)
+    assert d.shape == (len(frame), 2, 4)
+    row = frame.iloc[0]
+    pair = cs.make_counter_pair(row["sentence"], load_gender_wordlists())
+    w_o, w_c = cs.pair_attention(tiny_mlm, pair)
+    np.testing.assert_allclose(d[0], w_o - w_c, atol=1e-6)
+
+
+def test_eager_switch_is_restored(tiny_mlm):
+    before = tiny_mlm.model.config._attn_implementation
+    with cs.eager_attention(tiny_mlm.model):
+        assert tiny_mlm.model.config._attn_implementation == "eager"
+    assert tiny_mlm.model.config._attn_implementation == before
+
+
+# --------------------------------------------------------------------------- masking table
+def test_masking_strategies():
+    scores = np.array([[0.3, -0.2, 0.1], [-0.5, 0.9, 0.0]])
+    strategies = dict(hmask.masking_strategies(scores, k=2, draws=3))
+    assert strategies["top-2"] == [[(1, 1), (0, 0)]]
+    assert strategies["bottom-2"] == [[(1, 0), (0, 1)]]
+    assert strategies["all positive (3)"] == [[(0, 0), (0, 2), (1, 1)]]
+    draws = strategies["random-2 (mean of 3 draws)"]
+    assert len(draws) == 3 and all(len(set(h)) == 2 for h in draws)
+
+
+def test_pseudo_perplexity_matches_one_at_a_time(tiny_mlm):
+    sentences = ["The doctor read the report.", "A cat sat on the mat."]
+    manual = []
+    for sentence in sentences:
+        ids = tiny_mlm.tokenizer(sentence.lower())["input_ids"]
+        for i in range(1, len(ids) - 1):
+            masked = list(ids)
+            masked[i] = tiny_mlm.tokenizer.mask_token_id
+            with torch.no_grad():
+                logits = tiny_mlm.model(input_ids=torch.tensor([masked])).logits[0, i]
+            manual.append(float(torch.log_softmax(logits.double(), -1)[ids[i]]))
+    assert hmask.perplexity(tiny_mlm, sentences) == pytest.approx(math.exp(-np.mean(manual)), rel=1e-5)
+
+
+def test_causal_perplexity_matches_hf_loss(smollm):
+    sentence = "The weather was nice today."
+    ids = smollm.tokenizer(sentence, add_special_tokens=False)["input_ids"]
+    full = torch.tensor([[smollm.start_token_id()] + ids])
+    with torch.no_grad():
+        loss = smollm.model(input_ids=full, labels=full).loss
+    assert hmask.perplexity(smollm, [sentence]) == pytest.approx(math.exp(float(loss)), rel=1e-4)
+
+
+def test_masking_table_tiny_mlm_and_encoder(tiny_mlm, minilm, small_seat, data_dir):
+    frame = heads.head_scores(tiny_mlm, small_seat)
+    table = hmask.masking_table(tiny_mlm, small_seat, frame, k=2, draws=2, n_held_out=4)
+    assert list(table["strategy"])[:3] == ["none (full model)", "top-2", "bottom-2"]
+    full = table.iloc[0]
+    assert full["effect_size"] == pytest.approx(frame["effect_size"].iloc[0], rel=1e-5)
+    assert full["perplexity"] == pytest.approx(hmask.perplexity(tiny_mlm, hmask.held_out_sentences(4)), rel=1e-6)
+    top = table.iloc[1]
+    emb = SeatEmbedder(tiny_mlm, small_seat)
+    mask = mask_from_heads((2, 4), hmask.masking_strategies(heads.scores_to_matrix(frame), 2, 2)[1][1][0])
+    assert top["effect_size"] == pytest.approx(hmask.masked_effect_size(tiny_mlm, emb, mask), rel=1e-6)
+    enc_table = hmask.masking_table(minilm, small_seat, heads.head_scores(minilm, small_seat), k=1, draws=1)
+    assert (enc_table["ppl_kind"] == "n/a").all() and enc_table["perplexity"].isna().all()
+
+
+# --------------------------------------------------------------------------- CLI and page
+def test_cli_writes_one_row_per_head(tmp_path, tiny_mlm, capsys):
+    from biascore.cli import main
+    from tests.conftest import REPO, TINY_MLM
+    out = tmp_path / "heads.csv"
+    assert main(["heads", "--model", str(TINY_MLM), "--seat-test", "weat6b", "--out", str(out),
+                 "--mask-eval", "2", "--held-out", "3", "--draws", "2"]) == 0
+    frame = pd.read_csv(out)
+    assert list(frame.columns) == ["layer", "head", "score"] and len(frame) == 8
+    expected = heads.head_scores(tiny_mlm, "weat6b")
+    np.testing.assert_allclose(frame["score"], expected["score"], rtol=1e-6)
+    masking = pd.read_csv(tmp_path / "heads_masking.csv")
+    assert len(masking) == 5 and "top-2" in set(masking["strategy"])
+    assert "top heads" in capsys.readouterr().out
+    assert main(["heads", "--model", str(TINY_MLM), "--seat-test", "no-such-test"]) == 2
+
+
+def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir):
+    from streamlit.testing.v1 import AppTest
+    from tests.conftest import REPO, TINY_MLM
+
+    at = AppTest.from_file(str(REPO / "pages" / "attention_heads.py"), default_timeout=240)
+    at.query_params["model"] = str(TINY_MLM)
+    at.query_params["seat"] = "weat6b"
+    at.run()
+    assert not at.exception, at.exception
+    frame = heads.head_scores(tiny_mlm, "weat6b")
+    top = heads.top_heads(frame, 5)
+    shown = next(df.value for df in at.dataframe if "name" in df.value.columns)
+    assert list(shown["name"])[:5] == list(top["name"])
+    np.testing.assert_allclose(shown["score"].to_numpy()[:5], top["score"].to_numpy(), rtol=1e-6)
+    text = " ".join(m.value for m in at.markdown)
+    assert "2 layers × 4 heads" in text
+    counter = cs.counter_stereotype_test(cs.d_array(cs.counter_attention_frame(tiny_mlm)),
+                                         heads.scores_to_matrix(frame))
+    shown = next(df.value for df in at.dataframe if "group" in df.value.columns)
+    np.testing.assert_allclose(shown["t"], counter["t"], rtol=1e-9)
+    assert list(shown["N"]) == list(counter["N"])
+    at.number_input(key="n_held_out").set_value(3)
+    at.checkbox(key="run_mask").check()
+    at.run()
+    assert not at.exception, at.exception
+    table = hmask.masking_table(tiny_mlm, load_seat_test("weat6b"), frame, k=3, n_held_out=3)
+    shown = next(df.value for df in at.dataframe if "strategy" in df.value.columns)
+    np.testing.assert_allclose(shown["effect_size"], table["effect_size"], rtol=1e-9)
+    np.testing.assert_allclose(shown["perplexity"], table["perplexity"], rtol=1e-9)
