@@ -58,10 +58,11 @@ def tokenize_sentence(lm: LanguageModel, text: str, max_length: int | None = Non
     prepared = lm.prepare_text(text)
     masked = lm.kind == "masked"
     limit = max_length if masked else max_length - 1  # causal: room for the start token
-    full_length = len(tok(prepared, add_special_tokens=masked)["input_ids"])
-    truncated = full_length > limit
-    enc = tok(prepared, add_special_tokens=masked, return_offsets_mapping=True, return_special_tokens_mask=True,
-              truncation=truncated, max_length=limit if truncated else None)
+    kwargs = dict(add_special_tokens=masked, return_offsets_mapping=True, return_special_tokens_mask=True)
+    enc = tok(prepared, **kwargs)
+    truncated = len(enc["input_ids"]) > limit
+    if truncated:  # re-encode with the tokenizer's own truncation, which keeps the closing special tokens
+        enc = tok(prepared, truncation=True, max_length=limit, **kwargs)
     ids, offsets, special = list(enc["input_ids"]), list(enc["offset_mapping"]), list(enc["special_tokens_mask"])
     content = [i for i, s in enumerate(special) if not s]
     spans = []

@@ -12,10 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from biascore import semantic_tagging
-from biascore.datasets import BenchmarkError, available_benchmarks, load_benchmark
+from biascore.datasets import BenchmarkError, load_benchmark
 from biascore.scorers import fields
 from biascore import models as engine_models
-from pages.common import (SUGGESTED_MODELS, csv_download, data_dir_notice, get_model, model_or_error,
+from pages.common import (SUGGESTED_MODELS, benchmark_selector, csv_download, data_dir_notice, get_model, model_or_error,
                           model_selector)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
@@ -81,22 +81,18 @@ st.caption("Every scored word of the more-biased sentence is tagged with its USA
            "causal model), **↓** b > 0. As in the bias-attribution paper's Table 6.")
 data_dir_notice()
 
-present = [b["name"] for b in available_benchmarks() if b["available"]]
-if not present:
-    st.info("No benchmark in the data directory yet — download them with `python -m biascore data download`.")
-    st.stop()
 c1, c2, c3 = st.columns([1, 1, 1])
 with c1:
     model = model_selector()
 with c2:
-    wanted = st.query_params.get("benchmark")
-    default = wanted if wanted in present else ("crows-en-gso" if "crows-en-gso" in present else present[0])
-    bench_name = st.selectbox("Benchmark", present, index=present.index(default), key="sf_benchmark")
+    bench_name = benchmark_selector(default="crows-en-gso")
+if bench_name is None:
+    st.stop()
 with c3:
     senses = st.radio("Tags per word", list(SENSE_LABELS), format_func=SENSE_LABELS.get, key="sf_senses",
                       index=list(SENSE_LABELS).index(fields.DEFAULT_SENSES),
                       help="A tag like S3.2/S2.1f counts in both fields either way.")
-st.query_params["model"], st.query_params["benchmark"] = model, bench_name
+st.query_params["model"] = model
 
 try:
     bench = load_benchmark(bench_name)
