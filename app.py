@@ -1,6 +1,8 @@
 """Bias Attribution Explorer — Streamlit entry point (``streamlit run app.py``).
 
-Pages are listed here with st.navigation; each lives in pages/ and only draws what the engine computes.
+Pages are listed here with st.navigation; each lives in views/ and only draws what the engine computes.
+(The folder is not called pages/: Streamlit treats a pages/ folder as its own multipage app and runs a
+shared deep link on a fresh server without this file.)
 A page whose file is not in this checkout is left out of the menu.
 """
 from pathlib import Path
@@ -11,14 +13,14 @@ st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", l
 
 HERE = Path(__file__).parent
 PAGES = [
-    ("pages/overview.py", "Overview", "📊"),
-    ("pages/token_attributions.py", "Token attributions", "🔎"),
-    ("pages/try_pair.py", "Try a pair", "✍️"),
-    ("pages/translation_review.py", "Translation review", "🇵🇭"),
-    ("pages/semantic_fields.py", "Semantic fields", "🏷️"),
-    ("pages/attention_heads.py", "Attention heads", "🧠"),
-    ("pages/nationality.py", "Nationality (LABDet)", "🌍"),
-    ("pages/association_tests.py", "Association tests", "📐"),
+    ("views/overview.py", "Overview", "📊"),
+    ("views/token_attributions.py", "Token attributions", "🔎"),
+    ("views/try_pair.py", "Try a pair", "✍️"),
+    ("views/translation_review.py", "Translation review", "🇵🇭"),
+    ("views/semantic_fields.py", "Semantic fields", "🏷️"),
+    ("views/attention_heads.py", "Attention heads", "🧠"),
+    ("views/nationality.py", "Nationality (LABDet)", "🌍"),
+    ("views/association_tests.py", "Association tests", "📐"),
 ]
 
 pages = [st.Page(path, title=title, icon=icon, url_path=Path(path).stem)

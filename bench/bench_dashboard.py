@@ -124,7 +124,7 @@ def bench_try_pair(model: str, repeats: int) -> dict:
     from biascore.datasets import load_benchmark
     from biascore.models import load_model
     from biascore.scorers.attribution import score_pair
-    from pages.common import limit_torch_threads
+    from views.common import limit_torch_threads
 
     limit_torch_threads()  # what the dashboard does (BIASCORE_TORCH_THREADS, default 1)
     lm = load_model(model)

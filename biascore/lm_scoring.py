@@ -101,17 +101,23 @@ def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.
     return lp.numpy()
 
 
-def _batches(lengths: Sequence[int], plan: BatchPlan) -> list[list[int]]:
+def _batches(lengths: Sequence[int], plan: BatchPlan, max_waste: float = 0.08,
+             min_tokens: int = 512) -> list[list[int]]:
+    """Bucket items by length: sorted, packed under the token budget, and a new batch is started when padding
+    would exceed ``max_waste`` of the batch (once the batch holds ``min_tokens``, so batches stay efficient)."""
     order = np.argsort(np.asarray(lengths), kind="stable")
-    batches, cur, cur_max = [], [], 0
+    batches, cur, cur_max, cur_sum = [], [], 0, 0
     for i in order:
-        n = lengths[i]
+        n = int(lengths[i])
         new_max = max(cur_max, n)
-        if cur and (new_max * (len(cur) + 1) > plan.max_tokens or len(cur) >= plan.max_rows):
+        padded = new_max * (len(cur) + 1)
+        too_big = padded > plan.max_tokens or len(cur) >= plan.max_rows
+        wasteful = cur_sum >= min_tokens and padded - (cur_sum + n) > max_waste * padded
+        if cur and (too_big or wasteful):
             batches.append(cur)
-            cur, new_max = [], n
+            cur, new_max, cur_sum = [], n, 0
         cur.append(int(i))
-        cur_max = new_max
+        cur_max, cur_sum = new_max, cur_sum + n
     if cur:
         batches.append(cur)
     return batches

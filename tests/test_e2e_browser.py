@@ -45,7 +45,7 @@ def server(smollm, tmp_path_factory):
 
     from biascore.scorers.attribution import score_benchmark
 
-    torch.set_num_threads(1)  # faster on a shared CPU (see pages.common.limit_torch_threads)
+    torch.set_num_threads(1)  # faster on a shared CPU (see views.common.limit_torch_threads)
     score_benchmark(smollm, "demo")
     port = _free_port()
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
@@ -127,9 +127,7 @@ def screenshot(page, name: str) -> Path:
 def open_page(browser, server, path: str):
     """Open the dashboard's home first (as a user does), then go to ``path`` inside the same session.
 
-    Streamlit 1.67 runs a script-per-file "pages/ directory" app (helper modules listed as pages, no
-    app.py) when a fresh server's first visit is a direct page link; the home page switches the process
-    to app.py's st.navigation. See the report for the rename that removes this.
+    (A shared link opened first on a fresh server is covered by the first test of this module.)
     """
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
     page.goto(server["url"], wait_until="domcontentloaded")
@@ -142,6 +140,25 @@ def open_page(browser, server, path: str):
         page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
         wait_idle(page)
     return page
+
+
+def test_shared_link_works_as_the_first_visit_to_a_fresh_server(browser, server):
+    """A view shared by URL must open through app.py's navigation even when it is the server's first visit.
+
+    (With the pages in a folder named ``pages/``, Streamlit ran such a link as a script-per-file app
+    without app.py and listed helper modules as pages; the folder is therefore called ``views/``.)
+    """
+    page = browser.new_page(viewport={"width": 1400, "height": 2600})
+    page.goto(server["url"] + "/token_attributions?benchmark=demo&model=smollm2-135m&pair=3",
+              wait_until="domcontentloaded")
+    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    wait_idle(page)
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "Token attributions" in nav and "Overview" in nav, nav
+    assert "common" not in nav and "charts" not in nav, f"helper modules listed as pages: {nav!r}"
+    assert_no_errors(page, "shared link")
+    assert "pair=3" in page.url
+    page.close()
 
 
 def test_overview_and_try_a_pair(browser, server):

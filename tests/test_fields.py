@@ -18,7 +18,7 @@ from biascore import semantic_tagging as tagging
 from biascore.scorers import fields
 
 REPO = Path(__file__).resolve().parent.parent
-PAGE = str(REPO / "pages" / "semantic_fields.py")
+PAGE = str(REPO / "views" / "semantic_fields.py")
 
 CRIME = "Crime, law and order: Law and order"
 EMOTION = "EMOTIONAL ACTIONS, STATES AND PROCESSES General"

@@ -298,7 +298,7 @@ def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir):
     from streamlit.testing.v1 import AppTest
     from tests.conftest import REPO, TINY_MLM
 
-    at = AppTest.from_file(str(REPO / "pages" / "attention_heads.py"), default_timeout=240)
+    at = AppTest.from_file(str(REPO / "views" / "attention_heads.py"), default_timeout=240)
     at.query_params["model"] = str(TINY_MLM)
     at.query_params["seat"] = "weat6b"
     at.run()

@@ -17,7 +17,7 @@ from biascore.sentence_features import embed_sentences
 
 from conftest import REPO, TINY_MLM
 
-PAGE = REPO / "pages" / "nationality.py"
+PAGE = REPO / "views" / "nationality.py"
 
 
 @pytest.fixture(scope="module")

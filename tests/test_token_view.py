@@ -9,8 +9,8 @@ import pytest
 
 from biascore.token_view import (color_limit, filter_pairs, pair_table, ranked_units, sentence_units,
                                  strongest_token)
-from pages.charts import overview_bar_chart, ranked_bar_chart, token_heatmap
-from pages.common import escape
+from views.charts import overview_bar_chart, ranked_bar_chart, token_heatmap
+from views.common import escape
 from tests.attribution_rows import LESS, MORE, hand_made_row
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import streamlit as st
 
 from biascore.token_view import filter_pairs
-from pages.common import (attribution_frame, benchmark_selector, best_run, cached_runs, data_dir_notice, escape,
+from views.common import (attribution_frame, benchmark_selector, best_run, cached_runs, data_dir_notice, escape,
                           model_selector, pair_table, query_param, score_now)
-from pages.pair_view import draw_pair, level_toggle, pair_limit
+from views.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
          "strongest token |b(u)|": ("strongest_abs", False), "pair id": ("pair_id", True)}

@@ -7,8 +7,8 @@ import streamlit as st
 
 from biascore.datasets import BenchmarkError, load_benchmark
 from biascore.minimal_pair import check_pair
-from pages.common import escape, live_pair, model_or_error, model_selector
-from pages.pair_view import draw_pair, level_toggle
+from views.common import escape, live_pair, model_or_error, model_selector
+from views.pair_view import draw_pair, level_toggle
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
 

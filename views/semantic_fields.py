@@ -15,7 +15,7 @@ from biascore import semantic_tagging
 from biascore.datasets import BenchmarkError, load_benchmark
 from biascore.scorers import fields
 from biascore import models as engine_models
-from pages.common import (SUGGESTED_MODELS, benchmark_selector, csv_download, data_dir_notice, get_model, model_or_error,
+from views.common import (SUGGESTED_MODELS, benchmark_selector, csv_download, data_dir_notice, get_model, model_or_error,
                           model_selector)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}

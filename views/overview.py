@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from biascore.attribution_results import best_runs
-from pages.charts import PLOTLY_CONFIG, overview_bar_chart
-from pages.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
+from views.charts import PLOTLY_CONFIG, overview_bar_chart
+from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
                           model_selector, score_now, summary)
 
 st.title("Overview")

@@ -193,7 +193,7 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
 
 def figure_downloads(fig, name: str, key: str) -> None:
     """PNG and SVG download buttons for a plotly figure (rendered only when clicked)."""
-    from pages.charts import export_available, figure_bytes
+    from views.charts import export_available, figure_bytes
 
     ok, why = export_available()
     if not ok:

@@ -8,7 +8,7 @@ import streamlit as st
 from biascore.association_tests import list_tests
 from biascore.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.scorers import association as engine
-from pages.common import csv_download, data_dir_notice, model_or_error, model_selector
+from views.common import csv_download, data_dir_notice, model_or_error, model_selector
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 

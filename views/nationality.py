@@ -11,7 +11,7 @@ import streamlit as st
 from biascore.datasets import BenchmarkError
 from biascore.probes import PROBES
 from biascore.scorers import labdet
-from pages.common import csv_download, data_dir_notice, escape, model_or_error, model_selector
+from views.common import csv_download, data_dir_notice, escape, model_or_error, model_selector
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",

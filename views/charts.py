@@ -4,7 +4,7 @@ bar chart, and PNG/SVG export. Drawing only: every number comes from the engine'
 Colour convention (one diverging scale centred at 0, shared by every figure on a page):
 red = b(u) < 0 = the unit pushes the model toward the more-biased sentence; blue = b(u) > 0 = away.
 Modified tokens (different between the two sentences) are not scored: light grey with a hatch pattern.
-Text placed in a figure goes through :func:`pages.common.escape` (plotly.js reads a few HTML tags in labels).
+Text placed in a figure goes through :func:`views.common.escape` (plotly.js reads a few HTML tags in labels).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from pages.common import escape
+from views.common import escape
 
 COLORSCALE = "RdBu"  # low (red) = toward biased, high (blue) = away
 MODIFIED_COLOR = "#d9d9d9"

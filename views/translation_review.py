@@ -8,9 +8,9 @@ import streamlit as st
 from biascore.datasets import BenchmarkError, load_benchmark
 from biascore.minimal_pair import check_pair
 from biascore.review_store import VERDICTS, ReviewError, ReviewStore, default_path
-from pages.common import (benchmark_selector, csv_download, data_dir_notice, escape, live_pair, model_or_error, model_selector,
+from views.common import (benchmark_selector, csv_download, data_dir_notice, escape, live_pair, model_or_error, model_selector,
                           query_param, run_frame, score_now)
-from pages.pair_view import draw_pair, level_toggle, pair_limit
+from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
 FILTERS = ["all pairs", "not reviewed yet", "flagged: not a minimal pair"] + [f"verdict: {v}" for v in VERDICTS]

@@ -7,8 +7,8 @@ from typing import Mapping
 import streamlit as st
 
 from biascore.token_view import Level, color_limit, ranked_units, sentence_units
-from pages.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
-from pages.common import figure_downloads, verdict_text
+from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
+from views.common import figure_downloads, verdict_text
 
 LEVELS = {"sub-word tokens": "token", "words": "word"}
 

@@ -13,7 +13,7 @@ from biascore import counter_stereotype as cs
 from biascore import head_masking
 from biascore.scorers import heads
 from biascore.seat import list_seat_tests, load_seat_test
-from pages.common import csv_download, data_dir_notice, escape, get_model, model_or_error, model_selector
+from views.common import csv_download, data_dir_notice, escape, get_model, model_or_error, model_selector
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
