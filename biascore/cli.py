@@ -55,10 +55,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
-    if getattr(args, "data_dir", None):
-        os.environ["BIASCORE_DATA_DIR"] = os.path.abspath(args.data_dir)
-    if getattr(args, "cache_dir", None):
-        os.environ["BIASCORE_CACHE_DIR"] = os.path.abspath(args.cache_dir)
+    overrides = {"BIASCORE_DATA_DIR": getattr(args, "data_dir", None), "BIASCORE_CACHE_DIR": getattr(args, "cache_dir", None)}
+    saved = {k: os.environ.get(k) for k in overrides}
+    try:  # the overrides hold for this command only (main() is also called as a library, e.g. by tests)
+        for k, v in overrides.items():
+            if v:
+                os.environ[k] = os.path.abspath(v)
+        return _run(args)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _run(args: argparse.Namespace) -> int:
     from .datasets import BenchmarkError
     from .models import ModelLoadError
     try:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import io
-import multiprocessing as mp
+import subprocess
+import sys
+from pathlib import Path
 import sqlite3
 import threading
 
@@ -10,6 +12,8 @@ import pandas as pd
 import pytest
 
 from biascore.review_store import VERDICTS, ReviewError, ReviewStore
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_save_read_back_and_reload(tmp_path):
@@ -79,13 +83,14 @@ def _writer(db: str, reviewer: str, n: int) -> None:
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     db = str(tmp_path / "r.sqlite")
     ReviewStore(db)
-    ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(db, name, 150)) for name in ("Ana", "Ben")]
+    # two separate Python interpreters (not multiprocessing: its spawn re-imports __main__, which AppTest
+    # may have left pointing at a page script)
+    code = ("import sys; from biascore.review_store import ReviewStore, VERDICTS; s = ReviewStore(sys.argv[1]); "
+            "[s.save('crows-tl', i, sys.argv[2], VERDICTS[i % len(VERDICTS)], f'{sys.argv[2]} note {i}') "
+            "for i in range(150)]")
+    procs = [subprocess.Popen([sys.executable, "-c", code, db, name], cwd=REPO) for name in ("Ana", "Ben")]
     for p in procs:
-        p.start()
-    for p in procs:
-        p.join(120)
-        assert p.exitcode == 0
+        assert p.wait(timeout=120) == 0
     frame = ReviewStore(db).reviews("crows-tl")
     assert len(frame) == 300
     for name in ("Ana", "Ben"):
