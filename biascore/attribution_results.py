@@ -66,7 +66,7 @@ def runs_signature(cache: ResultCache | None = None) -> tuple:
 
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The run to show per model × benchmark: not stale, complete before partial, newest first."""
-    usable = runs[~runs.stale]
+    usable = runs[~runs["stale"].astype(bool)]  # astype: an empty frame has object dtype
     return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
 
 
