@@ -59,7 +59,7 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 @contextlib.contextmanager
-def _keep_positions(lm: LanguageModel, rows: torch.Tensor, cols: torch.Tensor):
+def keep_positions(lm: LanguageModel, rows: torch.Tensor, cols: torch.Tensor):
     """Make the base model return only hidden states at (rows, cols), shaped [1, K, H], so the LM head
     computes logits for those positions alone. Falls back to nothing if the model has no separate base."""
     base = getattr(lm.model, "base_model", None)
@@ -89,7 +89,7 @@ def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.
     relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
     the per-row scalars go to float64.
     """
-    with torch.inference_mode(), _keep_positions(lm, rows, cols) as selected:
+    with torch.inference_mode(), keep_positions(lm, rows, cols) as selected:
         logits = lm.model(input_ids=input_ids, attention_mask=attention).logits
         z = (logits[0] if selected else logits[rows, cols]).float()
         gold = gold.to(z.device)
@@ -123,7 +123,8 @@ def _batches(lengths: Sequence[int], plan: BatchPlan, max_waste: float = 0.08,
     return batches
 
 
-def _pad(seqs: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_batch(seqs: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad id sequences into (input_ids, attention_mask) tensors on ``device``."""
     width = max(len(s) for s in seqs)
     ids = np.full((len(seqs), width), pad_id, dtype=np.int64)
     att = np.zeros((len(seqs), width), dtype=np.int64)
@@ -190,7 +191,7 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
             s[p] = mask_id
             seqs.append(s)
             cols.append(p)
-        ids, att = _pad(seqs, pad_id, lm.device)
+        ids, att = pad_batch(seqs, pad_id, lm.device)
         dev = lm.device
         return (ids, att, torch.arange(len(idx), device=dev), torch.tensor(cols, device=dev),
                 torch.tensor(gold, device=dev), [(r, r + 1) for r in range(len(idx))])
@@ -221,7 +222,7 @@ def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
             gold += [sequences[i][p] for p in ps]
             splits.append((n, n + len(ps)))
             n += len(ps)
-        ids, att = _pad(seqs, pad_id, lm.device)
+        ids, att = pad_batch(seqs, pad_id, lm.device)
         dev = lm.device
         return (ids, att, torch.tensor(rows, device=dev, dtype=torch.long),
                 torch.tensor(cols, device=dev, dtype=torch.long), torch.tensor(gold, device=dev, dtype=torch.long),

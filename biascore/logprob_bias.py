@@ -39,10 +39,10 @@ import torch
 from . import settings
 from .corpus_contexts import normalize
 from .effect_size import effect_size_from_associations
-from .lm_scoring import _keep_positions, _pad
+from .lm_scoring import keep_positions, pad_batch
 from .models import LanguageModel
 from .permutation import permutation_p_value
-from .text_embeddings import max_tokens
+from .pair_tokens import max_input_length
 
 TARGET, ATTRIBUTE = "{target}", "{attribute}"
 _SLOT = re.compile(r"(\{target\}|\{attribute\})")
@@ -165,12 +165,12 @@ def _pieces(lm: LanguageModel, word: str) -> list[int]:
 def masked_position_logits(lm: LanguageModel, input_ids: list[list[int]]) -> list[torch.Tensor]:
     """Vocabulary logits at the [MASK] positions of each sequence (in order), from one batched pass.
 
-    The LM head runs only at the mask positions (:func:`biascore.lm_scoring._keep_positions`).
+    The LM head runs only at the mask positions (:func:`biascore.lm_scoring.keep_positions`).
     """
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
-    ids, att = _pad([list(x) for x in input_ids], pad, lm.device)
+    ids, att = pad_batch([list(x) for x in input_ids], pad, lm.device)
     rows, cols = (ids == lm.tokenizer.mask_token_id).nonzero(as_tuple=True)
-    with torch.inference_mode(), _keep_positions(lm, rows, cols) as selected:
+    with torch.inference_mode(), keep_positions(lm, rows, cols) as selected:
         logits = lm.model(input_ids=ids, attention_mask=att).logits
         logits = (logits[0] if selected else logits[rows, cols]).float().cpu()
     counts = np.bincount(rows.cpu().numpy(), minlength=len(input_ids))
@@ -190,7 +190,7 @@ def score_logprob(lm: LanguageModel, test: LogProbTest, *, batch_size: int = 32,
     by_k: dict[int, list[str]] = {}
     for w, p in pieces.items():
         by_k.setdefault(len(p), []).append(w)
-    limit = max_tokens(lm)
+    limit = max_input_length(lm)
 
     jobs = []  # (item index, k, variant, text, attribute_first)
     for i, item in test.items.iterrows():

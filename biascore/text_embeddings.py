@@ -20,7 +20,8 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 import torch
 
-from .lm_scoring import _pad
+from .lm_scoring import pad_batch
+from .pair_tokens import max_input_length
 from .models import LanguageModel
 from .sentence_features import embed_sentences  # the one sentence embedder (also used by LABDet)
 
@@ -28,16 +29,9 @@ Pooling = Literal["mean", "first"]
 Progress = Callable[[int, int], None]
 
 
-def max_tokens(lm: LanguageModel) -> int:
-    """The longest input the model accepts (position limit and tokenizer limit)."""
-    limits = [getattr(lm.config, "max_position_embeddings", None), getattr(lm.tokenizer, "model_max_length", None)]
-    limits = [int(x) for x in limits if isinstance(x, int) and 0 < x < 1_000_000]
-    return min(limits) if limits else 512
-
-
 def _hidden_states(lm: LanguageModel, input_ids: list[list[int]]) -> torch.Tensor:
     """Last hidden layer (batch, len, dim) for ``input_ids`` (right-padded in one batch)."""
-    ids, att = _pad(input_ids, lm.tokenizer.pad_token_id or 0, lm.device)
+    ids, att = pad_batch(input_ids, lm.tokenizer.pad_token_id or 0, lm.device)
     with torch.inference_mode():
         out = lm.model(input_ids=ids, attention_mask=att, output_hidden_states=True)
     return out.hidden_states[-1].float().cpu()
@@ -68,7 +62,7 @@ def _encode(lm: LanguageModel, text: str, span: tuple[int, int] | None) -> tuple
     if not chosen:
         raise ValueError(f"no tokens in {text[:60]!r}")
     before, after = special_tokens_around(lm)
-    room = max_tokens(lm) - len(before) - len(after)
+    room = max_input_length(lm) - len(before) - len(after)
     if len(ids) > room:  # keep a window of tokens around what is pooled
         centre = (chosen[0] + chosen[-1]) // 2
         lo = min(max(0, centre - room // 2), len(ids) - room)
