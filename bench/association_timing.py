@@ -13,10 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from biascore.cache import ResultCache  # noqa: E402
-from biascore.logprob_bias import effect_sizes, load_logprob_test  # noqa: E402
-from biascore.models import load_model  # noqa: E402
-from biascore.scorers.association import run_logprob, run_seat  # noqa: E402
+from biascore.core.cache import ResultCache  # noqa: E402
+from biascore.methods.association.logprob_bias import effect_sizes, load_logprob_test  # noqa: E402
+from biascore.core.models import load_model  # noqa: E402
+from biascore.methods.association.scorer import run_logprob, run_seat  # noqa: E402
 
 TINY = os.environ.get("TINY_MLM", str(Path(__file__).resolve().parents[2] / "shared/models/tiny-trained-bert-mlm"))
 

@@ -45,7 +45,7 @@ def _linear_params(module) -> int:
 
 
 def model_for(workload: str, tmp: Path):
-    from biascore.models import load_model
+    from biascore.core.models import load_model
 
     if workload == "tiny":
         return load_model(str(TINY))
@@ -79,9 +79,9 @@ def run_one(workload: str, impl: str, pairs: int, tmp: Path) -> dict:
     import numpy as np
     import torch
 
-    from biascore import lm_scoring
-    from biascore.datasets import load_benchmark
-    from biascore.scorers.attribution import attribution_frame, compute_logprobs
+    from biascore.core import lm_scoring
+    from biascore.core.datasets import load_benchmark
+    from biascore.methods.attribution.scorer import attribution_frame, compute_logprobs
 
     sys.path.insert(0, str(REPO / "bench"))
     from naive_reference import naive_forward_shapes, naive_pair_bu

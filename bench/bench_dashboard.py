@@ -121,9 +121,9 @@ def bench_pages(benchmark: str, model: str, repeats: int) -> dict:
 
 
 def bench_try_pair(model: str, repeats: int) -> dict:
-    from biascore.datasets import load_benchmark
-    from biascore.models import load_model
-    from biascore.scorers.attribution import score_pair
+    from biascore.core.datasets import load_benchmark
+    from biascore.core.models import load_model
+    from biascore.methods.attribution.scorer import score_pair
     from views.common import limit_torch_threads
 
     limit_torch_threads()  # what the dashboard does (BIASCORE_TORCH_THREADS, default 1)
@@ -150,7 +150,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_dashboard.json"))
     args = parser.parse_args()
 
-    from biascore.attribution_results import best_runs, cached_runs
+    from biascore.methods.attribution.results import best_runs, cached_runs
 
     record_script_runs()
     runs = best_runs(cached_runs())

@@ -25,8 +25,8 @@ def main() -> int:
     os.environ["BIASCORE_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_tags_")
 
     t0 = time.perf_counter()
-    from biascore import semantic_tagging as tagging
-    from biascore.datasets import load_benchmark
+    from biascore.methods.fields import tagging
+    from biascore.core.datasets import load_benchmark
     t_import = time.perf_counter() - t0
 
     sentences = list(load_benchmark(args.benchmark).frame["sent_more"])

@@ -12,9 +12,9 @@ import time
 
 import torch
 
-from biascore.models import load_model
-from biascore.scorers.heads import head_score_matrix, top_heads, scores_frame
-from biascore.seat import load_seat_test
+from biascore.core.models import load_model
+from biascore.methods.heads.scorer import head_score_matrix, top_heads, scores_frame
+from biascore.core.seat_tests import load_seat_test
 
 
 def main() -> None:

@@ -11,8 +11,8 @@ import numpy as np
 import torch
 from scipy.spatial.distance import jensenshannon
 
-from biascore.models import LanguageModel
-from biascore.pair_tokens import tokenize_pair
+from biascore.core.models import LanguageModel
+from biascore.core.pair_tokens import tokenize_pair
 
 
 def _smoothed_distance(probs: np.ndarray, gold: int) -> float:

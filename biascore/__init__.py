@@ -1,12 +1,16 @@
 """biascore: the engine behind the Bias Attribution Explorer.
 
-Scorers (one module each, registered by name in :mod:`biascore.scorers`):
+Layout (one subpackage per method, shared contracts in ``core``, statistics in ``stats``):
 
-* ``attribution`` — token-level bias attribution b(u), S_JSD, B and the CrowS PLL score
-* ``fields`` — USAS semantic fields of bias-inducing words
-* ``heads`` — attention-head bias from the gradient of |SEAT|
-* ``labdet`` — LABDet nationality bias
-* ``association`` — WEAT/SEAT/CEAT and log-probability bias
+* ``core/`` — settings, result cache, model loading, benchmarks, download, batched log-probabilities,
+  tokens/words of a pair, embeddings, SEAT test files
+* ``stats/`` — WEAT/SEAT effect size, permutation tests
+* ``methods/<name>/`` — one folder per paper's method: ``attribution`` (b(u), S_JSD, B, CrowS PLL),
+  ``fields`` (USAS semantic fields), ``heads`` (attention-head bias), ``labdet`` (LABDet nationality
+  bias), ``association`` (WEAT/SEAT/CEAT and log-probability bias); each has a ``scorer`` module with
+  its entry point and CLI registration
+* ``review/`` — translation reviews (SQLite) and the minimal-pair check
+* ``cli/`` — ``python -m biascore``; ``cli/args`` is a leaf with the shared options
 
 No Streamlit imports anywhere in this package.
 """

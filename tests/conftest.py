@@ -36,17 +36,17 @@ def data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_mlm():
-    from biascore.models import load_model
+    from biascore.core.models import load_model
     return load_model(str(TINY_MLM))
 
 
 @pytest.fixture(scope="session")
 def smollm():
-    from biascore.models import load_model
+    from biascore.core.models import load_model
     return load_model("smollm2-135m")
 
 
 @pytest.fixture(scope="session")
 def minilm():
-    from biascore.models import load_model
+    from biascore.core.models import load_model
     return load_model("all-minilm-l6-v2")

@@ -12,16 +12,16 @@ import pandas as pd
 import pytest
 import torch
 
-from biascore.association_tests import list_tests, load_test, weat
-from biascore.ceat import draw_effect_sizes, random_effects
-from biascore.corpus_contexts import Corpus, word_pattern
-from biascore.effect_size import effect_size_from_associations
-from biascore.logprob_bias import (LogProbTest, bangla_structure_items, effect_sizes, load_logprob_test,
+from biascore.methods.association.weat import list_tests, load_test, weat
+from biascore.methods.association.ceat import draw_effect_sizes, random_effects
+from biascore.methods.association.corpus_contexts import Corpus, word_pattern
+from biascore.stats.effect_size import effect_size_from_associations
+from biascore.methods.association.logprob_bias import (LogProbTest, bangla_structure_items, effect_sizes, load_logprob_test,
                                    prior_vs_corrected, score_logprob)
-from biascore.permutation import permutation_p_value
-from biascore.scorers import association as engine
-from biascore.sentence_features import embed_sentences
-from biascore.text_embeddings import embed_spans, embed_words
+from biascore.stats.permutation import permutation_p_value
+from biascore.methods.association import scorer as engine
+from biascore.core.embeddings import embed_sentences
+from biascore.core.text_embeddings import embed_spans, embed_words
 
 # ----------------------------------------------------------------------------- WEAT effect size and p-value
 # Tiny example worked by hand: A = (1,0), B = (0,1), so s(w) = cos(w, A) − cos(w, B).
@@ -272,7 +272,7 @@ def test_logprob_rejects_non_masked_models(minilm):
 
 # ----------------------------------------------------------------------------- CLI
 def test_cli_seat_and_logprob_write_csv(tmp_path):
-    from biascore.cli import main
+    from biascore.cli.main import main
     from tests.conftest import TINY_MLM
 
     out = tmp_path / "seat.csv"

@@ -11,13 +11,13 @@ import pytest
 import torch
 from scipy.spatial.distance import jensenshannon
 
-from biascore.cache import ResultCache
-from biascore.datasets import Benchmark, load_benchmark
-from biascore.jsd import bias_attribution, distance, jsd_to_onehot
-from biascore.lm_scoring import BatchPlan, _run_batches
-from biascore.models import LanguageModel, ModelLoadError, load_model
-from biascore.pair_tokens import tokenize_pair, word_groups
-from biascore.scorers.attribution import compute_logprobs, score_benchmark, score_pair, summarize
+from biascore.core.cache import ResultCache
+from biascore.core.datasets import Benchmark, load_benchmark
+from biascore.methods.attribution.jsd import bias_attribution, distance, jsd_to_onehot
+from biascore.core.lm_scoring import BatchPlan, _run_batches
+from biascore.core.models import LanguageModel, ModelLoadError, load_model
+from biascore.core.pair_tokens import tokenize_pair, word_groups
+from biascore.methods.attribution.scorer import compute_logprobs, score_benchmark, score_pair, summarize
 
 
 
@@ -275,7 +275,7 @@ def test_unknown_model_says_what_was_tried():
 
 
 def test_cli_scores_and_reports_bad_input(tiny_mlm, tmp_path, capsys):
-    from biascore.cli import main
+    from biascore.cli.main import main
 
     path = tmp_path / "pairs.csv"
     pd.DataFrame({"sent_more": ["She is emotional.", "x"], "sent_less": ["He is emotional.", "x"],

@@ -10,9 +10,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from biascore.review_store import ReviewStore
-from biascore.scorers.attribution import score_benchmark, score_pair, summarize
-from biascore.token_view import filter_pairs, pair_table
+from biascore.review.store import ReviewStore
+from biascore.methods.attribution.scorer import score_benchmark, score_pair, summarize
+from biascore.methods.attribution.token_view import filter_pairs, pair_table
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL = "smollm2-135m"
@@ -64,7 +64,7 @@ def test_overview_shows_the_engines_scores(demo_scores):
 
 
 def test_overview_score_now_caches_a_new_run(demo_scores, data_dir, tmp_path, monkeypatch):
-    from biascore.models import load_model
+    from biascore.core.models import load_model
 
     # a cache of its own: other test files may already have scored the tiny MLM on crows-en-gso
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))

@@ -5,7 +5,7 @@ import difflib
 
 import pytest
 
-from biascore.datasets import BenchmarkError, load_benchmark, registry
+from biascore.core.datasets import BenchmarkError, load_benchmark, registry
 
 DOWNLOAD_HINT = "python -m biascore data download"
 

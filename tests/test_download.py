@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from biascore import download
-from biascore.cli import main
+from biascore.core import download
+from biascore.cli.main import main
 
 # a CSV with Windows-1252 bytes, a name with "+" (URL quoting), a word list, and a local-only reference file
 SAMPLE = ["filipino/crowspairs_tl.csv", "seat/heilman_double_bind_competent_1+3-.jsonl",
@@ -110,7 +110,7 @@ def test_mirror_from_environment_and_only_by_benchmark_name(mirror, tmp_path, mo
     outcomes = download.download_all(target, ["crows-tl"], progress=False, callback=lambda *a: calls.append(a))
     assert [o.status for o in outcomes] == ["downloaded"] and calls == [(1, 1, "filipino/crowspairs_tl.csv")]
     assert mirror.requests == ["/filipino/crowspairs_tl.csv"]
-    from biascore.datasets import load_benchmark
+    from biascore.core.datasets import load_benchmark
     assert len(load_benchmark("crows-tl", target)) == 204
 
 

@@ -43,7 +43,7 @@ def server(smollm, tmp_path_factory):
     """Score the demo benchmark into the test cache, then start the dashboard on a free loopback port."""
     import torch
 
-    from biascore.scorers.attribution import score_benchmark
+    from biascore.methods.attribution.scorer import score_benchmark
 
     torch.set_num_threads(1)  # faster on a shared CPU (see views.common.limit_torch_threads)
     score_benchmark(smollm, "demo")

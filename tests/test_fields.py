@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from biascore import semantic_tagging as tagging
-from biascore.scorers import fields
+from biascore.methods.fields import tagging
+from biascore.methods.fields import scorer as fields
 
 REPO = Path(__file__).resolve().parent.parent
 PAGE = str(REPO / "views" / "semantic_fields.py")
@@ -90,7 +90,7 @@ def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
     """Our MWE index gives exactly pymusas's own tags and MWE spans (checked against its linear scan)."""
     from pymusas.lexicon_collection import MWELexiconCollection
 
-    from biascore.datasets import load_benchmark
+    from biascore.core.datasets import load_benchmark
 
     sentences = list(load_benchmark("crows-en-gso").frame["sent_more"][:40]) + [
         "She took care of the kids and put up with him in New York City.",
@@ -129,7 +129,7 @@ def test_cached_lexicons_equal_pymusas_readers(tagger, data_dir):
 
 
 def test_tags_are_cached_by_content(tagger):
-    from biascore.cache import ResultCache
+    from biascore.core.cache import ResultCache
 
     before = len(ResultCache().entries(tagging.CACHE_SCORER))
     first = tagging.tag_sentences(["A cached sentence about nurses."])
@@ -211,7 +211,7 @@ def test_senses_all_counts_every_candidate_tag(tagger):
 
 # ------------------------------------------------------------------------------------------- engine + page
 def test_score_fields_uses_the_engines_word_scores(smollm, data_dir):
-    from biascore.scorers.attribution import score_benchmark
+    from biascore.methods.attribution.scorer import score_benchmark
 
     result = fields.score_fields(smollm, "crows-en-gso", limit=12, min_count=1, top=None)
     scores = score_benchmark(smollm, "crows-en-gso", limit=12).set_index("pair_id")
@@ -233,7 +233,7 @@ def test_score_fields_uses_the_engines_word_scores(smollm, data_dir):
 
 
 def test_cli_prints_and_writes_csv(smollm, tmp_path, capsys, data_dir):
-    from biascore.cli import main
+    from biascore.cli.main import main
 
     out = tmp_path / "fields.csv"
     rc = main(["fields", "--model", "smollm2-135m", "--benchmark", "crows-en-gso", "--limit", "12",

@@ -11,13 +11,13 @@ import pytest
 import torch
 from scipy import stats
 
-from biascore import counter_stereotype as cs
-from biascore import head_masking as hmask
-from biascore.head_mask import HeadMask, head_layout, mask_from_heads
-from biascore.models import LanguageModel
-from biascore.scorers import heads
-from biascore.seat import load_gender_wordlists, load_seat_test
-from biascore.seat_embeddings import SeatEmbedder
+from biascore.methods.heads import counter_stereotype as cs
+from biascore.methods.heads import masking as hmask
+from biascore.methods.heads.masks import HeadMask, head_layout, mask_from_heads
+from biascore.core.models import LanguageModel
+from biascore.methods.heads import scorer as heads
+from biascore.core.seat_tests import load_gender_wordlists, load_seat_test
+from biascore.methods.heads.seat_embeddings import SeatEmbedder
 
 SMALL_SEAT = {
     "targ1": {"category": "Male", "examples": ["He is a man.", "The boy runs."]},
@@ -279,7 +279,7 @@ def test_masking_table_tiny_mlm_and_encoder(tiny_mlm, minilm, small_seat, data_d
 
 # --------------------------------------------------------------------------- CLI and page
 def test_cli_writes_one_row_per_head(tmp_path, tiny_mlm, capsys):
-    from biascore.cli import main
+    from biascore.cli.main import main
     from tests.conftest import REPO, TINY_MLM
     out = tmp_path / "heads.csv"
     assert main(["heads", "--model", str(TINY_MLM), "--seat-test", "weat6b", "--out", str(out),

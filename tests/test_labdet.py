@@ -11,9 +11,9 @@ import pytest
 import torch
 from scipy import stats
 
-from biascore.probes import PROBES, heldout_accuracy, template_split
-from biascore.scorers import labdet
-from biascore.sentence_features import embed_sentences
+from biascore.methods.labdet.probes import PROBES, heldout_accuracy, template_split
+from biascore.methods.labdet import scorer as labdet
+from biascore.core.embeddings import embed_sentences
 
 from conftest import REPO, TINY_MLM
 
@@ -251,7 +251,7 @@ def test_real_model_all_nationalities_and_cache(tiny_mlm, tiny_result):
 
 
 def test_cli_writes_one_row_per_nationality(tiny_result, tmp_path, capsys):
-    from biascore.cli import main
+    from biascore.cli.main import main
 
     out = tmp_path / "labdet.csv"
     assert main(["labdet", "--model", str(TINY_MLM), "--lang", "en", "--out", str(out)]) == 0

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from biascore.datasets import load_benchmark
-from biascore.minimal_pair import check_pair, diff_units, is_minimal_pair, split_units
+from biascore.core.datasets import load_benchmark
+from biascore.review.minimal_pair import check_pair, diff_units, is_minimal_pair, split_units
 
 
 def test_split_units_keeps_inner_hyphen_and_apostrophe():

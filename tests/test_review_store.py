@@ -11,7 +11,7 @@ import threading
 import pandas as pd
 import pytest
 
-from biascore.review_store import VERDICTS, ReviewError, ReviewStore
+from biascore.review.store import VERDICTS, ReviewError, ReviewStore
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -85,7 +85,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     ReviewStore(db)
     # two separate Python interpreters (not multiprocessing: its spawn re-imports __main__, which AppTest
     # may have left pointing at a page script)
-    code = ("import sys; from biascore.review_store import ReviewStore, VERDICTS; s = ReviewStore(sys.argv[1]); "
+    code = ("import sys; from biascore.review.store import ReviewStore, VERDICTS; s = ReviewStore(sys.argv[1]); "
             "[s.save('crows-tl', i, sys.argv[2], VERDICTS[i % len(VERDICTS)], f'{sys.argv[2]} note {i}') "
             "for i in range(150)]")
     procs = [subprocess.Popen([sys.executable, "-c", code, db, name], cwd=REPO) for name in ("Ana", "Ben")]

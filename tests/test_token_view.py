@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biascore.token_view import (color_limit, filter_pairs, pair_table, ranked_units, sentence_units,
+from biascore.methods.attribution.token_view import (color_limit, filter_pairs, pair_table, ranked_units, sentence_units,
                                  strongest_token)
 from views.charts import overview_bar_chart, ranked_bar_chart, token_heatmap
 from views.common import escape

@@ -5,9 +5,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore.association_tests import list_tests
-from biascore.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, prior_vs_corrected
-from biascore.scorers import association as engine
+from biascore.methods.association.weat import list_tests
+from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, prior_vs_corrected
+from biascore.methods.association import scorer as engine
 from views.common import csv_download, data_dir_notice, model_or_error, model_selector
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}

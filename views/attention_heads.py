@@ -9,10 +9,10 @@ import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components
 
-from biascore import counter_stereotype as cs
-from biascore import head_masking
-from biascore.scorers import heads
-from biascore.seat import list_seat_tests, load_seat_test
+from biascore.methods.heads import counter_stereotype as cs
+from biascore.methods.heads import masking as head_masking
+from biascore.methods.heads import scorer as heads
+from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from views.common import csv_download, data_dir_notice, escape, get_model, model_or_error, model_selector
 
 st.title("Attention heads")

@@ -39,7 +39,7 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
     """Each sentence as rows of coloured boxes, one box per unit (width ∝ characters), wrapped after
     about ``wrap`` characters so that narrow columns stay readable.
 
-    ``sentences``: (row label, units frame from :func:`biascore.token_view.sentence_units`).
+    ``sentences``: (row label, units frame from :func:`biascore.methods.attribution.token_view.sentence_units`).
     ``limit``: the colour scale runs from -limit to +limit (centred at 0).
     The figure is assembled as one dict and validated once (plotly's attribute-by-attribute builders
     cost several times more, which matters for the page budget).

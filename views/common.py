@@ -7,8 +7,8 @@ import os
 import pandas as pd
 import streamlit as st
 
-from biascore import models as engine_models
-from biascore import settings
+from biascore.core import models as engine_models
+from biascore.core import settings
 
 #: Models offered in selectors before the user types their own (embedded ones first).
 SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2",
@@ -92,7 +92,7 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
 
     Registered benchmarks whose files are missing are named below it with the download command.
     """
-    from biascore.datasets import available_benchmarks
+    from biascore.core.datasets import available_benchmarks
 
     benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
@@ -112,22 +112,22 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
 
 def cached_runs() -> pd.DataFrame:
     """The attribution runs in the result cache (re-read when a run file is added, replaced or removed)."""
-    from biascore.attribution_results import runs_signature
+    from biascore.methods.attribution.results import runs_signature
 
     return _cached_runs(runs_signature(), str(settings.cache_dir()), str(settings.data_dir()))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _cached_runs(signature: tuple, cache_dir: str, data_dir: str) -> pd.DataFrame:
-    from biascore.attribution_results import cached_runs as engine_cached_runs
-    from biascore.cache import ResultCache
+    from biascore.methods.attribution.results import cached_runs as engine_cached_runs
+    from biascore.core.cache import ResultCache
 
     return engine_cached_runs(ResultCache(cache_dir), data_dir)
 
 
 def best_run(model: str, benchmark: str) -> pd.Series | None:
     """The cached run to show for ``model`` on ``benchmark``, or None."""
-    from biascore.attribution_results import best_runs
+    from biascore.methods.attribution.results import best_runs
 
     runs = best_runs(cached_runs())
     hit = runs[(runs.model == model) & (runs.benchmark == benchmark)]
@@ -142,7 +142,7 @@ def attribution_frame(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     copying it on each rerun would cost more than the page budget for a 12,089-pair benchmark.
     ``mtime`` is part of the key so a re-scored run is re-read.
     """
-    from biascore.attribution_results import load_run
+    from biascore.methods.attribution.results import load_run
 
     return load_run(path, benchmark)
 
@@ -150,7 +150,7 @@ def attribution_frame(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=16)
 def pair_table(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     """The browsing table (no list columns) for one cached run."""
-    from biascore.token_view import pair_table as engine_pair_table
+    from biascore.methods.attribution.token_view import pair_table as engine_pair_table
 
     return engine_pair_table(attribution_frame(path, benchmark, mtime))
 
@@ -168,8 +168,8 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
 
     Returns True when it just finished (the caller reruns to show the new numbers).
     """
-    from biascore.datasets import BenchmarkError
-    from biascore.scorers.attribution import score_benchmark
+    from biascore.core.datasets import BenchmarkError
+    from biascore.methods.attribution.scorer import score_benchmark
 
     if not st.button(f"Score now: {model} on {benchmark}", key=key, type="primary"):
         return False
@@ -208,7 +208,7 @@ def figure_downloads(fig, name: str, key: str) -> None:
 @st.cache_data(show_spinner=False, max_entries=256)
 def live_pair(model: str, sent_more: str, sent_less: str) -> dict:
     """The engine's :func:`score_pair` for one typed pair (memoised per model and text)."""
-    from biascore.scorers.attribution import score_pair
+    from biascore.methods.attribution.scorer import score_pair
 
     lm = get_model(model)
     limit_torch_threads()
@@ -218,7 +218,7 @@ def live_pair(model: str, sent_more: str, sent_less: str) -> dict:
 @st.cache_data(show_spinner=False, max_entries=64)
 def summary(path: str, benchmark: str, mtime: float, metric: str) -> pd.DataFrame:
     """The engine's :func:`summarize` (n, score, 95% bootstrap CI) for one cached run."""
-    from biascore.scorers.attribution import summarize
+    from biascore.methods.attribution.scorer import summarize
 
     return summarize(attribution_frame(path, benchmark, mtime), metric)
 

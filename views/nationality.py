@@ -1,6 +1,6 @@
 """Nationality (LABDet): relative sentiment per nationality from a sentiment probe on a frozen model.
 
-Drawing only: every number comes from :func:`biascore.scorers.labdet.score_labdet` (cached in parquet).
+Drawing only: every number comes from :func:`biascore.methods.labdet.scorer.score_labdet` (cached in parquet).
 """
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from biascore.datasets import BenchmarkError
-from biascore.probes import PROBES
-from biascore.scorers import labdet
+from biascore.core.datasets import BenchmarkError
+from biascore.methods.labdet.probes import PROBES
+from biascore.methods.labdet import scorer as labdet
 from views.common import csv_download, data_dir_notice, escape, model_or_error, model_selector
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from biascore.attribution_results import best_runs
+from biascore.methods.attribution.results import best_runs
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
                           model_selector, score_now, summary)

@@ -6,7 +6,7 @@ from typing import Mapping
 
 import streamlit as st
 
-from biascore.token_view import Level, color_limit, ranked_units, sentence_units
+from biascore.methods.attribution.token_view import Level, color_limit, ranked_units, sentence_units
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
 from views.common import figure_downloads, verdict_text
 

@@ -1,6 +1,6 @@
 """Semantic fields: which USAS fields hold the words that push a model toward bias (the paper's Table 6).
 
-Draws only: tagging, alignment and the ↑/∘/↓ table come from :mod:`biascore.scorers.fields`.
+Draws only: tagging, alignment and the ↑/∘/↓ table come from :mod:`biascore.methods.fields.scorer`.
 URL parameters ``model`` and ``benchmark`` preselect the view.
 """
 from __future__ import annotations
@@ -11,10 +11,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore import semantic_tagging
-from biascore.datasets import BenchmarkError, load_benchmark
-from biascore.scorers import fields
-from biascore import models as engine_models
+from biascore.methods.fields import tagging as semantic_tagging
+from biascore.core.datasets import BenchmarkError, load_benchmark
+from biascore.methods.fields import scorer as fields
+from biascore.core import models as engine_models
 from views.common import (SUGGESTED_MODELS, benchmark_selector, csv_download, data_dir_notice, get_model, model_or_error,
                           model_selector)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from biascore.token_view import filter_pairs
+from biascore.methods.attribution.token_view import filter_pairs
 from views.common import (attribution_frame, benchmark_selector, best_run, cached_runs, data_dir_notice, escape,
                           model_selector, pair_table, query_param, score_now)
 from views.pair_view import draw_pair, level_toggle, pair_limit

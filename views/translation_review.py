@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from biascore.datasets import BenchmarkError, load_benchmark
-from biascore.minimal_pair import check_pair
-from biascore.review_store import VERDICTS, ReviewError, ReviewStore, default_path
+from biascore.core.datasets import BenchmarkError, load_benchmark
+from biascore.review.minimal_pair import check_pair
+from biascore.review.store import VERDICTS, ReviewError, ReviewStore, default_path
 from views.common import (benchmark_selector, csv_download, data_dir_notice, escape, live_pair, model_or_error, model_selector,
                           query_param, run_frame, score_now)
 from views.pair_view import draw_pair, level_toggle, pair_limit

@@ -5,8 +5,8 @@ import time
 
 import streamlit as st
 
-from biascore.datasets import BenchmarkError, load_benchmark
-from biascore.minimal_pair import check_pair
+from biascore.core.datasets import BenchmarkError, load_benchmark
+from biascore.review.minimal_pair import check_pair
 from views.common import escape, live_pair, model_or_error, model_selector
 from views.pair_view import draw_pair, level_toggle
 

@@ -1,0 +1,60 @@
+"""``python -m biascore``: one subcommand per scorer plus ``benchmarks`` and ``data download``.
+
+Common options (every scorer subcommand): ``--data-dir`` (overrides BIASCORE_DATA_DIR),
+``--cache-dir`` (overrides BIASCORE_CACHE_DIR). Model options are added by :func:`add_model_args`.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from biascore import ENGINE_VERSION
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from biascore import methods as scorers
+    from biascore.cli.commands import register_builtin_commands
+
+    parser = argparse.ArgumentParser(prog="python -m biascore",
+                                     description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+    register_builtin_commands(sub)
+    for mod in scorers.available():
+        mod.register_cli(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    overrides = {"BIASCORE_DATA_DIR": getattr(args, "data_dir", None), "BIASCORE_CACHE_DIR": getattr(args, "cache_dir", None)}
+    saved = {k: os.environ.get(k) for k in overrides}
+    try:  # the overrides hold for this command only (main() is also called as a library, e.g. by tests)
+        for k, v in overrides.items():
+            if v:
+                os.environ[k] = os.path.abspath(v)
+        return _run(args)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _run(args: argparse.Namespace) -> int:
+    from biascore.core.datasets import BenchmarkError
+    from biascore.core.models import ModelLoadError
+    try:
+        return int(args.func(args) or 0)
+    except (BenchmarkError, ModelLoadError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: completed shards are kept in the cache; run the same command again to resume",
+              file=sys.stderr)
+        return 130

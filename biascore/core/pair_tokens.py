@@ -1,0 +1,120 @@
+"""Tokenise a sentence pair and find the unmodified tokens U, their character spans and word units.
+
+Bias attribution score paper / published code: U are the tokens in the ``equal`` blocks of
+``difflib.SequenceMatcher`` run over the two token-id sequences (default settings, as published).
+Special tokens ([CLS], [SEP], <s>, …) are never scored. The remaining tokens are the *modified* tokens.
+
+* masked LM: ids include the tokenizer's special tokens (the model sees them); only content positions
+  can be in U.
+* causal LM: ids are the content tokens alone; the scorer puts a start token in front.
+
+Words are found from the tokenizer's character offsets, never from "##"/"Ġ"/"▁" prefixes: a new word
+starts where there is whitespace between two tokens, or where either side of the boundary is
+punctuation (so "don't" → don · ' · t for BERT and Ġdon · 't for GPT-2, as the published word grouping).
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from biascore.core.models import LanguageModel
+
+
+@dataclass
+class SentenceTokens:
+    text: str  # the original sentence
+    ids: list[int]  # the model's input ids (masked: with special tokens; causal: content only)
+    content: list[int]  # positions in ids of content (non-special) tokens
+    tokens: list[str]  # token strings of the content positions
+    spans: list[tuple[int, int]]  # char spans in text of the content tokens (leading whitespace stripped)
+    truncated: bool = False
+
+
+@dataclass
+class PairTokens:
+    more: SentenceTokens
+    less: SentenceTokens
+    shared_more: list[int] = field(default_factory=list)  # positions in more.ids of the U tokens, in order
+    shared_less: list[int] = field(default_factory=list)  # matching positions in less.ids
+
+    @property
+    def truncated(self) -> bool:
+        return self.more.truncated or self.less.truncated
+
+
+def max_input_length(lm: LanguageModel) -> int:
+    """The longest input the model takes: the smaller of the tokenizer's and the position embeddings' limits."""
+    limits = [getattr(lm.tokenizer, "model_max_length", None),
+              getattr(lm.config, "max_position_embeddings", None),
+              getattr(lm.config, "n_positions", None)]
+    limits = [int(x) for x in limits if isinstance(x, int) and 0 < x < 1_000_000]
+    return min(limits) if limits else 512
+
+
+def tokenize_sentence(lm: LanguageModel, text: str, max_length: int | None = None) -> SentenceTokens:
+    """Tokenise one sentence for ``lm`` (lower-cased for an uncased model), keeping offsets into ``text``."""
+    tok = lm.tokenizer
+    max_length = max_length or max_input_length(lm)
+    prepared = lm.prepare_text(text)
+    masked = lm.kind == "masked"
+    limit = max_length if masked else max_length - 1  # causal: room for the start token
+    kwargs = dict(add_special_tokens=masked, return_offsets_mapping=True, return_special_tokens_mask=True)
+    enc = tok(prepared, **kwargs)
+    truncated = len(enc["input_ids"]) > limit
+    if truncated:  # re-encode with the tokenizer's own truncation, which keeps the closing special tokens
+        enc = tok(prepared, truncation=True, max_length=limit, **kwargs)
+    ids, offsets, special = list(enc["input_ids"]), list(enc["offset_mapping"]), list(enc["special_tokens_mask"])
+    content = [i for i, s in enumerate(special) if not s]
+    spans = []
+    for i in content:
+        start, end = offsets[i]
+        while start < end and text[start].isspace():
+            start += 1
+        spans.append((int(start), int(end)))
+    tokens = tok.convert_ids_to_tokens([ids[i] for i in content])
+    return SentenceTokens(text=text, ids=ids, content=content, tokens=tokens, spans=spans, truncated=truncated)
+
+
+def shared_positions(ids_a: list[int], ids_b: list[int]) -> tuple[list[int], list[int]]:
+    """Positions of the tokens in the ``equal`` blocks of difflib.SequenceMatcher over two id sequences."""
+    matcher = difflib.SequenceMatcher(None, [str(x) for x in ids_a], [str(x) for x in ids_b])
+    pos_a, pos_b = [], []
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            pos_a += range(a0, a1)
+            pos_b += range(b0, b1)
+    return pos_a, pos_b
+
+
+def tokenize_pair(lm: LanguageModel, sent_more: str, sent_less: str) -> PairTokens:
+    more, less = tokenize_sentence(lm, sent_more), tokenize_sentence(lm, sent_less)
+    pos_more, pos_less = shared_positions(more.ids, less.ids)
+    content_more, content_less = set(more.content), set(less.content)
+    pairs = [(a, b) for a, b in zip(pos_more, pos_less) if a in content_more and b in content_less]
+    return PairTokens(more=more, less=less, shared_more=[a for a, _ in pairs], shared_less=[b for _, b in pairs])
+
+
+def word_groups(text: str, spans: list[tuple[int, int]]) -> list[list[int]]:
+    """Group token indices into words by character offsets (see module docstring)."""
+    groups: list[list[int]] = []
+    prev_end = None
+    for i, (start, end) in enumerate(spans):
+        if start >= end:  # a token with no characters of its own (e.g. a byte piece): stay in the current word
+            if groups:
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+            continue
+        new_word = (
+            prev_end is None
+            or start > prev_end  # whitespace (or a gap) before this token
+            or (start == prev_end and (not text[start].isalnum() or not text[prev_end - 1].isalnum()))
+        )
+        if new_word and start < (prev_end or 0):  # overlapping spans belong to one word
+            new_word = False
+        if new_word or not groups:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+        prev_end = max(end, prev_end or 0)
+    return groups

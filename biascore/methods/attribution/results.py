@@ -1,0 +1,103 @@
+"""Find and open cached attribution runs without loading a model (what the dashboard browses).
+
+:func:`biascore.methods.attribution.scorer.score_benchmark` caches, per model × benchmark, the per-pair
+log-probabilities (cache scorer ``"attribution"``); b(u), S_JSD and the PLL sums are derived from
+them by :func:`biascore.methods.attribution.scorer.attribution_frame`. This module lists those cache entries
+and rebuilds the attribution frame from one of them plus the benchmark file — the same call
+``score_benchmark`` ends with, so the numbers are the engine's.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
+from biascore.methods.attribution.jsd import JsdVariant
+from biascore.methods.attribution.scorer import attribution_frame
+
+RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
+               "model_fingerprint", "path", "mtime"]
+
+
+class StaleResult(RuntimeError):
+    """The cached run was made on a different version of the benchmark file."""
+
+
+def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
+    """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark.
+
+    ``complete`` is False for a ``--limit`` run; ``stale`` is True when the benchmark file changed since
+    (its content hash differs) or is no longer in the data directory.
+    """
+    cache = cache or ResultCache()
+    benches: dict[str, Benchmark | None] = {}
+    rows = []
+    for meta in cache.entries("attribution"):
+        name = meta.get("benchmark", "")
+        if name not in benches:
+            try:
+                benches[name] = load_benchmark(name, data_dir)
+            except (BenchmarkError, KeyError):
+                benches[name] = None
+        bm = benches[name]
+        n_pairs = int(meta.get("n_pairs", 0))
+        total = len(bm.frame) if bm is not None else 0
+        stale = bm is None or _content_hash(bm, n_pairs) != meta.get("benchmark_hash")
+        rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
+                     "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
+                     "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
+                     "path": meta["path"], "mtime": os.path.getmtime(meta["path"])})
+    runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
+    return runs.sort_values(["model", "benchmark", "complete", "mtime"], ascending=[True, True, False, False],
+                            kind="stable").reset_index(drop=True)
+
+
+def runs_signature(cache: ResultCache | None = None) -> tuple:
+    """A cheap fingerprint of the cached runs (file names and modification times): changes when a run is
+    added, replaced or removed, so a caller can memoise :func:`cached_runs` on it."""
+    cache = cache or ResultCache()
+    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted((cache.root / "attribution").glob("*.parquet")))
+
+
+def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The run to show per model × benchmark: not stale, complete before partial, newest first."""
+    usable = runs[~runs["stale"].astype(bool)]  # astype: an empty frame has object dtype
+    return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
+
+
+def _content_hash(bm: Benchmark, n_pairs: int) -> str:
+    if n_pairs >= len(bm.frame):
+        return bm.content_hash
+    return Benchmark(bm.name, bm.frame.head(n_pairs), bm.language, bm.description, bm.path).content_hash
+
+
+def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None,
+             cache: ResultCache | None = None) -> pd.DataFrame:
+    """The attribution frame (one row per pair, the engine's columns) of one cached run.
+
+    Deriving b(u) and the word units for 12,089 pairs takes tens of seconds on a small CPU, so the derived
+    frame is itself cached (scorer ``attribution_frame``, keyed by the run's digest, the JSD variant and the
+    benchmark's content hash); later loads read one parquet file.
+    """
+    cache = cache or ResultCache()
+    table = pq.read_table(path)
+    meta = _run_meta(table)
+    bm = load_benchmark(benchmark, data_dir)
+    n_pairs = table.num_rows
+    if n_pairs < len(bm.frame):
+        bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
+    if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
+        raise StaleResult(f"{path} was computed on a different version of {benchmark!r}; score it again")
+    key = CacheKey.make("attribution_frame", run=meta.get("digest", str(path)), jsd=jsd,
+                        benchmark_hash=bm.content_hash)
+    return cache.get_or_compute(key, lambda: attribution_frame(bm, table.to_pandas(), jsd))
+
+
+def _run_meta(table) -> dict:
+    raw = (table.schema.metadata or {}).get(b"biascore")
+    return json.loads(raw) if raw else {}

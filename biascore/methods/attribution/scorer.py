@@ -1,0 +1,353 @@
+"""Token-level bias attribution b(u), S_JSD and B; the CrowS pseudo-log-likelihood bias score.
+
+Bias attribution score paper (Gamboa & Lee): for every unmodified token u shared by the more-biased
+and the less-biased sentence,
+
+    b(u)  = d(P_u,more) − d(P_u,less),        d = distance to the one-hot gold distribution (see jsd.py)
+    S_JSD = mean_{u∈U} b(u);   a pair is *biased* when S_JSD < 0
+    B     = 100 × share of biased pairs (overall and per bias type; 50 = unbiased)
+
+P_u is the masked-LM distribution at u with u masked (everything else kept), or the causal-LM
+next-token distribution at u given only the tokens before it (with a start token in front).
+
+Filipino CrowS-Pairs / WinoQueer paper, Appendix B (CrowS pseudo-log-likelihood):
+
+    score(S) = Σ_{u∈U} log P(u | rest of S)  (masked)  or  Σ_{u∈U} log P(u | tokens before u)  (causal)
+    PLL bias score = 100 × share of pairs with score(more) > score(less)
+
+Both come from the same forward passes: the cached quantity is log P(u) per shared token; b(u) for
+either distance variant and the PLL sums are derived from it in microseconds.
+
+Entry points: :func:`score_benchmark` (cached, resumable), :func:`score_pair` (live), :func:`summarize`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.datasets import Benchmark, load_benchmark
+from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, distance
+from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
+from biascore.core.models import LanguageModel, ModelIdentity
+from biascore.core.pair_tokens import PairTokens, tokenize_pair, word_groups
+
+NAME = "score"
+SUMMARY = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
+METRICS = ("attribution", "pll")
+SHARD_PAIRS = 256
+
+#: columns of the cached per-pair log-probability frame (independent of the distance variant)
+LOGP_COLUMNS = ["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u",
+                "logp_more", "logp_less", "truncated", "skipped_reason"]
+
+
+# --------------------------------------------------------------------------- tokenisation
+def _flatten_spans(spans) -> list[int]:
+    return [int(x) for span in spans for x in span]
+
+
+def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
+    rec = {"pair_id": int(pair_id), "tokens": [], "more_tokens": [], "less_tokens": [], "more_spans": [],
+           "less_spans": [], "more_u": [], "less_u": [], "logp_more": [], "logp_less": [], "truncated": False,
+           "skipped_reason": skipped}
+    if pt is None:
+        return rec
+    idx_more = {pos: k for k, pos in enumerate(pt.shared_more)}
+    idx_less = {pos: k for k, pos in enumerate(pt.shared_less)}
+    rec.update(
+        tokens=[pt.more.tokens[pt.more.content.index(p)] for p in pt.shared_more],
+        more_tokens=list(pt.more.tokens), less_tokens=list(pt.less.tokens),
+        more_spans=_flatten_spans(pt.more.spans), less_spans=_flatten_spans(pt.less.spans),
+        more_u=[idx_more.get(p, -1) for p in pt.more.content], less_u=[idx_less.get(p, -1) for p in pt.less.content],
+        truncated=pt.truncated)
+    return rec
+
+
+def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTokens | None], list[dict]]:
+    pts, recs = [], []
+    for row in frame.itertuples(index=False):
+        reason = getattr(row, "load_issue", "") or ""
+        pt = None
+        if not reason:
+            pt = tokenize_pair(lm, row.sent_more, row.sent_less)
+            if not pt.shared_more:
+                reason, pt = "no shared tokens: not a minimal pair", None
+            elif len(pt.shared_more) == len(pt.more.content) and len(pt.shared_less) == len(pt.less.content):
+                reason = ("the sentences differ only beyond the model's input limit (truncated)" if pt.truncated
+                          else "no modified tokens: the sentences tokenise identically")
+                pt = None
+        pts.append(pt)
+        recs.append(_pair_record(row.pair_id, pt, reason))
+    return pts, recs
+
+
+# --------------------------------------------------------------------------- forward passes
+def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
+                        progress: Callable[[int, int], None] | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    live = [i for i, pt in enumerate(pts) if pt is not None]
+    out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
+    if not live:
+        return out
+    if lm.kind == "masked":
+        seqs = [s for i in live for s in (pts[i].more.ids, pts[i].less.ids)]
+        pos = [p for i in live for p in (pts[i].shared_more, pts[i].shared_less)]
+        lps = masked_gold_logprobs(lm, seqs, pos, plan, progress)
+        for j, i in enumerate(live):
+            out[i] = (lps[2 * j], lps[2 * j + 1])
+        return out
+    if lm.kind != "causal":
+        raise ValueError(f"{lm.name} is a {lm.kind} model without an LM head; bias attribution needs a masked or "
+                         "causal LM")
+    # Causal: a shared token inside the pair's common prefix has the same context in both sentences, so its
+    # log-probability is computed once and copied (b(u) = 0 exactly, as it should be).
+    seqs, pos, prefix_share = [], [], []
+    for i in live:
+        pt = pts[i]
+        common = 0
+        for a, b in zip(pt.more.ids, pt.less.ids):
+            if a != b:
+                break
+            common += 1
+        in_prefix = [pm == pl and pm < common for pm, pl in zip(pt.shared_more, pt.shared_less)]
+        seqs += [pt.more.ids, pt.less.ids]
+        pos += [pt.shared_more, [p for p, same in zip(pt.shared_less, in_prefix) if not same]]
+        prefix_share.append(in_prefix)
+    lps = causal_gold_logprobs(lm, seqs, pos, plan, progress)
+    for j, i in enumerate(live):
+        more, less_rest = lps[2 * j], iter(lps[2 * j + 1])
+        less = np.array([more[k] if same else next(less_rest) for k, same in enumerate(prefix_share[j])])
+        out[i] = (more, less)
+    return out
+
+
+def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS)."""
+    pts, recs = _tokenize_pairs(lm, frame)
+    lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress)
+    for rec, (more, less) in zip(recs, lps):
+        rec["logp_more"], rec["logp_less"] = more.tolist(), less.tolist()
+    return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS)
+
+
+# --------------------------------------------------------------------------- derived scores
+def _word_scores(text: str, spans_flat: list[int], u_index: list[int], bu: np.ndarray):
+    spans = list(zip(spans_flat[0::2], spans_flat[1::2]))
+    words, word_spans, word_bu = [], [], []
+    for group in word_groups(text, spans):
+        scored = [u_index[t] for t in group if u_index[t] >= 0]
+        if not scored:
+            continue
+        start, end = spans[group[0]][0], max(spans[t][1] for t in group)
+        words.append(text[start:end])
+        word_spans += [int(start), int(end)]
+        word_bu.append(float(np.mean(bu[scored])))
+    return words, word_spans, word_bu
+
+
+def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant = "reference") -> pd.DataFrame:
+    """Join the benchmark's pairs with their log-probabilities and derive b(u), words, S_JSD, B flags, PLL."""
+    if jsd not in JSD_VARIANTS:
+        raise ValueError(f"unknown --jsd {jsd!r}; choose one of {', '.join(JSD_VARIANTS)}")
+    pairs = benchmark.frame.drop(columns=["load_issue"]).set_index("pair_id")
+    rows = []
+    for rec in logp.to_dict("records"):
+        pair = pairs.loc[rec["pair_id"]]
+        more, less = np.asarray(rec["logp_more"], float), np.asarray(rec["logp_less"], float)
+        bu = distance(more, jsd) - distance(less, jsd)
+        scored = not rec["skipped_reason"] and len(bu) > 0
+        words, word_spans, word_bu = (_word_scores(pair["sent_more"], list(rec["more_spans"]), list(rec["more_u"]), bu)
+                                      if scored else ([], [], []))
+        sjsd = float(bu.mean()) if scored else float("nan")
+        rows.append({
+            "pair_id": int(rec["pair_id"]), "benchmark": benchmark.name, **pair.to_dict(),
+            "tokens": list(rec["tokens"]), "bu": bu.tolist(), "words": words, "word_spans": word_spans,
+            "word_bu": word_bu, "sjsd": sjsd, "biased": bool(scored and sjsd < 0),
+            "pll_more": float(more.sum()) if scored else float("nan"),
+            "pll_less": float(less.sum()) if scored else float("nan"),
+            "skipped_reason": rec["skipped_reason"],
+            **{k: rec[k] for k in ("more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u",
+                                   "logp_more", "logp_less", "truncated")},
+        })
+    return pd.DataFrame.from_records(rows)
+
+
+# --------------------------------------------------------------------------- entry points
+def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None) -> CacheKey:
+    """Everything that determines the log-probabilities: model files, numerics, benchmark content, pair count."""
+    return CacheKey.make("attribution", model=model.name, model_fingerprint=model.fingerprint, model_kind=model.kind,
+                         dtype=model.dtype, device=model.device, benchmark=benchmark.name,
+                         benchmark_hash=benchmark.content_hash, n_pairs=len(benchmark.frame) if limit is None else
+                         min(limit, len(benchmark.frame)))
+
+
+def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
+                    jsd: JsdVariant = "reference", limit: int | None = None,
+                    progress: Callable[[int, int], None] | None = None, cache: ResultCache | None = None,
+                    data_dir=None, shard_pairs: int = SHARD_PAIRS,
+                    identity: ModelIdentity | None = None) -> pd.DataFrame:
+    """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
+
+    ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
+    (:func:`biascore.core.models.model_identity`) a cached result is answered without loading the model.
+    ``progress(done, total)`` is called with the number of pairs done (for the dashboard's progress bar).
+    Returns one row per pair (schema in README.md → "Output schema").
+    """
+    bm = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark, data_dir)
+    if limit is not None:
+        bm = Benchmark(bm.name, bm.frame.head(limit).copy(), bm.language, bm.description, bm.path, bm.malformed)
+    cache = cache or ResultCache()
+    if isinstance(lm, LanguageModel):
+        identity = lm.identity()
+    elif identity is None:
+        lm = lm()
+        identity = lm.identity()
+    key = logprob_cache_key(identity, bm, limit)
+    logp = cache.load(key)
+    if logp is None:
+        if not isinstance(lm, LanguageModel):
+            lm = lm()
+            key = logprob_cache_key(lm.identity(), bm, limit)  # the loaded model is the authority
+        shards = cache.shards(key)
+        done_frames = shards.completed()
+        done_ids = set(int(x) for f in done_frames for x in f["pair_id"])
+        todo = bm.frame[~bm.frame["pair_id"].isin(done_ids)]
+        total, finished = len(bm.frame), len(done_ids)
+        if progress:
+            progress(finished, total)
+        for start in range(0, len(todo), shard_pairs):
+            chunk = todo.iloc[start:start + shard_pairs]
+            base = finished
+
+            def inner(done, tot, base=base, n=len(chunk)):
+                if progress:
+                    progress(base + int(round(n * done / max(tot, 1))), total)
+
+            frame = compute_logprobs(lm, chunk, progress=inner)
+            shards.write(frame)
+            done_frames.append(frame)
+            finished += len(chunk)
+            if progress:
+                progress(finished, total)
+        logp = shards.finish(done_frames).sort_values("pair_id").reset_index(drop=True)
+    return attribution_frame(bm, logp, jsd)
+
+
+def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",
+               bias_type: str = "unspecified") -> dict:
+    """Score one pair live (no cache). Bad input comes back with ``skipped_reason`` set, never an exception."""
+    from biascore.core.datasets import _row_issue
+
+    frame = pd.DataFrame({"pair_id": [0], "sent_more": [sent_more], "sent_less": [sent_less],
+                          "bias_type": [bias_type]})
+    frame["load_issue"] = [_row_issue(sent_more, sent_less)]
+    bm = Benchmark("live", frame, "", "typed by the user", path=None)  # type: ignore[arg-type]
+    return attribution_frame(bm, compute_logprobs(lm, frame), jsd).iloc[0].to_dict()
+
+
+def _bootstrap_ci(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> tuple[float, float]:
+    if len(values) == 0:
+        return float("nan"), float("nan")
+    idx = rng.integers(0, len(values), size=(n_boot, len(values)))
+    means = values[idx].mean(axis=1) * 100
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_type", n_boot: int = 1000,
+              seed: int = 0) -> pd.DataFrame:
+    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n and a 95% bootstrap CI.
+
+    Skipped pairs are not counted (their number is in ``n_skipped``).
+    """
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    scored = frame[frame["skipped_reason"] == ""]
+    flag = (scored["biased"] if metric == "attribution" else scored["pll_more"] > scored["pll_less"]).astype(float)
+    rng = np.random.default_rng(seed)
+    groups = [("all", scored.index, frame.index)] + [
+        (g, scored.index[scored[by] == g], frame.index[frame[by] == g]) for g in sorted(frame[by].unique())]
+    rows = []
+    for name, idx, all_idx in groups:
+        vals = flag.loc[idx].to_numpy()
+        lo, hi = _bootstrap_ci(vals, n_boot, rng)
+        rows.append({by: name, "n": int(len(vals)), "score": float(vals.mean() * 100) if len(vals) else float("nan"),
+                     "ci_low": lo, "ci_high": hi, "n_skipped": int(len(all_idx) - len(vals))})
+    return pd.DataFrame.from_records(rows)
+
+
+# --------------------------------------------------------------------------- CLI
+def register_cli(sub) -> None:
+    from biascore.cli.args import add_common_args, add_model_args
+
+    p = sub.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
+    add_model_args(p)
+    add_common_args(p)
+    p.add_argument("--benchmark", default="demo", help="benchmark name (see `benchmarks`) or a CSV file path")
+    p.add_argument("--metric", choices=METRICS, default="attribution")
+    p.add_argument("--jsd", choices=JSD_VARIANTS, default="reference",
+                   help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
+    p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    p.add_argument("--out", default=None, help="write the per-pair frame (.csv or .parquet)")
+    p.set_defaults(func=run_cli)
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from biascore.cli.args import model_from_args
+
+    bm = load_benchmark(args.benchmark, args.data_dir)
+    if bm.malformed:
+        print(f"warning: {len(bm.malformed)} malformed row(s) in {bm.path} were not loaded: "
+              + "; ".join(bm.malformed[:5]) + (" …" if len(bm.malformed) > 5 else ""), file=sys.stderr)
+    from biascore.core.models import model_identity
+
+    identity = model_identity(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
+    t0 = time.perf_counter()
+    bar = tqdm(total=len(bm.frame) if args.limit is None else min(args.limit, len(bm.frame)), unit="pair",
+               desc=f"{args.model} on {bm.name}", file=sys.stderr)
+
+    def progress(done, total):
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    frame = score_benchmark(lambda: model_from_args(args), bm, jsd=args.jsd, limit=args.limit, progress=progress,
+                            identity=identity)
+    bar.close()
+    elapsed = time.perf_counter() - t0
+    summary = summarize(frame, args.metric)
+    label = "B (% pairs with S_JSD < 0)" if args.metric == "attribution" else "PLL bias score (% score(more) > score(less))"
+    print(f"{args.model} on {bm.name} — {label}; 50 = unbiased; {elapsed:.2f} s")
+    print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    skipped = frame[frame["skipped_reason"] != ""]
+    if len(skipped):
+        print(f"\n{len(skipped)} pair(s) skipped and kept in the output with skipped_reason:")
+        for reason, n in skipped["skipped_reason"].value_counts().items():
+            print(f"  {n:5d}  {reason}")
+    n_trunc = int(frame["truncated"].sum())
+    if n_trunc:
+        print(f"{n_trunc} pair(s) had a sentence longer than the model's input limit and were truncated")
+    if args.out:
+        write_frame(frame, args.out)
+        print(f"wrote {len(frame)} rows to {args.out}")
+    return 0
+
+
+def write_frame(frame: pd.DataFrame, path: str) -> None:
+    """CSV (list columns as JSON) or parquet, by extension."""
+    if path.endswith(".parquet"):
+        frame.to_parquet(path, index=False)
+        return
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].map(lambda v: isinstance(v, (list, np.ndarray))).any():
+            out[col] = out[col].map(lambda v: json.dumps(list(v), ensure_ascii=False))
+    out.to_csv(path, index=False)

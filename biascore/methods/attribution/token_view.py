@@ -1,0 +1,148 @@
+"""Turn one scored pair (a row of the attribution frame) into display units: the tokens or words of each
+sentence with their attribution b(u), for the dashboard's heatmaps and ranked bar charts.
+
+No scoring happens here; this only regroups what :mod:`biascore.methods.attribution.scorer` computed:
+
+* token level: every non-special token of the sentence, its text (the sentence's characters at the
+  token's offsets, so byte-level markers such as ``Ġ`` or ``▁`` never show), and b(u) of the shared
+  token it is, or NaN for a modified token (those are not scored);
+* word level: the sentence's words and punctuation marks (:func:`biascore.review.minimal_pair.split_units`);
+  a word's b is the mean b(u) of the shared tokens that overlap it (the same rule as the engine's
+  ``word_bu``); a word without any shared token is modified and not scored.
+
+b(u) < 0 means the unit pushes the model toward the more-biased sentence (Gamboa & Lee, eq. 5–6).
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from biascore.review.minimal_pair import _UNIT_RE
+
+Side = Literal["more", "less"]
+Level = Literal["token", "word"]
+UNIT_COLUMNS = ["text", "start", "end", "b", "scored", "position"]
+
+
+def pairs_of(flat: Sequence[int]) -> list[tuple[int, int]]:
+    """``[s0, e0, s1, e1, ...]`` → ``[(s0, e0), (s1, e1), ...]`` (the engine stores offsets flattened)."""
+    flat = [int(x) for x in flat]
+    return list(zip(flat[0::2], flat[1::2]))
+
+
+def _as_list(value) -> list:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return []
+    return list(value)
+
+
+def token_units(row: Mapping, side: Side) -> pd.DataFrame:
+    """The tokens of one sentence of a scored pair with b(u) (NaN and ``scored=False`` for modified tokens)."""
+    sentence = str(row[f"sent_{side}"])
+    tokens = _as_list(row[f"{side}_tokens"])
+    spans = pairs_of(_as_list(row[f"{side}_spans"]))
+    u_index = [int(i) for i in _as_list(row[f"{side}_u"])]
+    bu = [float(x) for x in _as_list(row["bu"])]
+    records = []
+    for pos, tok in enumerate(tokens):
+        start, end = spans[pos] if pos < len(spans) else (-1, -1)
+        text = sentence[start:end].strip() if 0 <= start < end <= len(sentence) else str(tok)
+        u = u_index[pos] if pos < len(u_index) else -1
+        b = bu[u] if 0 <= u < len(bu) else float("nan")
+        records.append((text or str(tok), start, end, b, 0 <= u < len(bu), pos))
+    return pd.DataFrame.from_records(records, columns=UNIT_COLUMNS)
+
+
+def word_units(row: Mapping, side: Side) -> pd.DataFrame:
+    """The words (and punctuation marks) of one sentence; b = mean b(u) of the shared tokens inside the word."""
+    sentence = str(row[f"sent_{side}"])
+    toks = token_units(row, side)
+    records = []
+    for pos, m in enumerate(re.finditer(_UNIT_RE, sentence)):
+        ws, we = m.span()
+        inside = toks[(toks.start < we) & (toks.end > ws) & toks.scored]
+        b = float(np.mean(inside.b)) if len(inside) else float("nan")
+        records.append((m.group(), ws, we, b, bool(len(inside)), pos))
+    return pd.DataFrame.from_records(records, columns=UNIT_COLUMNS)
+
+
+def sentence_units(row: Mapping, side: Side, level: Level = "token") -> pd.DataFrame:
+    """Display units of one sentence at the chosen level (columns :data:`UNIT_COLUMNS`)."""
+    if level == "word":
+        return word_units(row, side)
+    return token_units(row, side)
+
+
+def ranked_units(row: Mapping, level: Level = "token") -> pd.DataFrame:
+    """The scored units of the more-biased sentence ordered from the strongest push toward the biased
+    sentence (most negative b) to the strongest push away."""
+    units = sentence_units(row, "more", level)
+    return units[units.scored].sort_values(["b", "position"], kind="stable").reset_index(drop=True)
+
+
+def strongest_token(row: Mapping) -> tuple[str, float]:
+    """The shared token with the largest |b(u)| (its text in the more-biased sentence) and its b(u);
+    ``("", nan)`` for an unscored pair."""
+    bu = [float(x) for x in _as_list(row.get("bu"))]
+    if not bu:
+        return "", float("nan")
+    i = int(np.argmax(np.abs(bu)))
+    tokens = _as_list(row.get("tokens"))
+    text = str(tokens[i]) if i < len(tokens) else ""
+    u_index = [int(x) for x in _as_list(row.get("more_u"))]
+    spans = pairs_of(_as_list(row.get("more_spans")))
+    sentence = str(row.get("sent_more", ""))
+    if i in u_index and u_index.index(i) < len(spans):
+        start, end = spans[u_index.index(i)]
+        text = sentence[start:end].strip() or text
+    return text, bu[i]
+
+
+def color_limit(*unit_frames: pd.DataFrame, floor: float = 1e-6) -> float:
+    """A symmetric colour-scale limit: the largest |b| shown, so 0 sits in the middle of the scale."""
+    values = [abs(b) for f in unit_frames for b in f.b if not math.isnan(b)]
+    return max(values + [floor])
+
+
+def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair for the browsing table: ids, sentences, S_JSD, verdict and the strongest token.
+
+    ``strongest_b`` is the b(u) with the largest magnitude in the pair (sort by ``strongest_abs`` to find
+    the pairs with the most influential single token).
+    """
+    strongest = [strongest_token(r) for r in frame[["bu", "tokens", "more_u", "more_spans", "sent_more"]].to_dict("records")]
+    table = pd.DataFrame({
+        "pair_id": frame["pair_id"].astype(int).to_numpy(),
+        "bias_type": frame["bias_type"].astype(str).to_numpy(),
+        "sent_more": frame["sent_more"].astype(str).to_numpy(),
+        "sent_less": frame["sent_less"].astype(str).to_numpy(),
+        "sjsd": frame["sjsd"].astype(float).to_numpy(),
+        "biased": frame["biased"].astype(bool).to_numpy(),
+        "strongest_token": [t for t, _ in strongest],
+        "strongest_b": [b for _, b in strongest],
+        "skipped_reason": frame["skipped_reason"].fillna("").astype(str).to_numpy()
+        if "skipped_reason" in frame else "",
+    })
+    table["strongest_abs"] = table["strongest_b"].abs()
+    return table
+
+
+def filter_pairs(table: pd.DataFrame, *, bias_types: Sequence[str] = (), biased: bool | None = None,
+                 text: str = "", sort_by: str = "sjsd", ascending: bool = True) -> pd.DataFrame:
+    """Rows of :func:`pair_table` matching the filters (case-insensitive literal text search in either
+    sentence), sorted by ``sort_by`` (``sjsd``, ``strongest_abs`` or ``pair_id``)."""
+    mask = np.ones(len(table), dtype=bool)
+    if bias_types:
+        mask &= table["bias_type"].isin(list(bias_types)).to_numpy()
+    if biased is not None:
+        mask &= (table["biased"] == biased).to_numpy()
+    text = (text or "").strip()
+    if text:
+        mask &= (table["sent_more"].str.contains(text, case=False, regex=False)
+                 | table["sent_less"].str.contains(text, case=False, regex=False)).to_numpy()
+    out = table[mask]
+    return out.sort_values([sort_by, "pair_id"], ascending=[ascending, True], kind="stable", na_position="last")

@@ -1,0 +1,319 @@
+"""Semantic fields of bias-inducing words: the ↑/∘/↓ table of the bias-attribution paper (Table 6).
+
+Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.4, §4.3,
+Table 6) tag every word of the CrowS-Pairs prompts with its USAS semantic field and report, per field f
+with n_f tagged words w (each with attribution b(w)):
+
+    ↑ bias  up_pct(f)   = 100 · |{w ∈ f : b(w) < 0}| / n_f     (the word pushed the model toward bias)
+    ∘ bias  zero_pct(f) = 100 · |{w ∈ f : b(w) = 0}| / n_f     (no influence; exact zero)
+    ↓ bias  down_pct(f) = 100 · |{w ∈ f : b(w) > 0}| / n_f
+
+Fields with n_f < ``min_count`` (30 in the paper, about 1% of the words) are left out; the rest are
+sorted by up_pct and the top 10 shown per model.
+
+Words are the attribution engine's word units (``words``/``word_spans``/``word_bu`` of
+:func:`biascore.methods.attribution.scorer.score_benchmark`): character spans of ``sent_more`` with b(w) = the
+mean b(u) of the word's shared tokens. Tagging runs on the original sentence; a word takes the USAS tags
+of the spaCy tokens that overlap it most (so a word the model split into sub-tokens, or lower-cased,
+still gets its tags; see :func:`align_tokens`).
+By default a token's tag is the tagger's first-ranked (most likely) tag; ``senses="all"`` counts every
+candidate tag pymusas lists, as the paper's published tagging script did. A tag such as ``S3.2/S2.1f``
+counts in both fields; a word counts once per field. Punctuation and ``Df`` are left out, ``Z99``
+(unmatched) is its own field, "Unmatched". Causal models give b = 0 exactly for tokens before the first
+modified token: those words count as ∘, never dropped.
+
+Entry points: :func:`score_fields` (model + benchmark → :class:`FieldsResult`), and the pure functions
+:func:`word_fields` and :func:`field_table` it is made of.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from biascore.methods.fields import tagging as st_tags
+from biascore.methods.fields.tagging import NoLexiconError
+
+NAME = "fields"
+SUMMARY = "USAS semantic fields of bias-inducing words: share of words with b<0 / b=0 / b>0 per field"
+TABLE_COLUMNS = ["field", "n", "up_pct", "zero_pct", "down_pct"]
+WORD_COLUMNS = ["pair_id", "word_index", "word", "start", "end", "b", "field", "tags", "sentence"]
+SENSES = ("top", "all")
+#: "all" (default): every tag of the matched lexicon entry, as the paper's published script counted them;
+#: "top": only the first-ranked tag per token
+DEFAULT_SENSES = "all"
+
+
+# --------------------------------------------------------------------------------------- words → fields
+def _spans(flat) -> list[tuple[int, int]]:
+    flat = [int(x) for x in flat]
+    return list(zip(flat[0::2], flat[1::2]))
+
+
+def _token_tags(tag_string: str, senses: str) -> list[str]:
+    tags = tag_string.split(st_tags.TAG_SEPARATOR) if tag_string else []
+    return tags if senses == "all" else tags[:1]
+
+
+def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int, int]]) -> list[list[int]]:
+    """For each word span, the tagger tokens that belong to it, by character overlap.
+
+    A token belongs to the word it overlaps most (the first on ties), so ``couldn|'t`` (model words) and
+    ``could|n't`` (spaCy) pair up as could→couldn, n't→'t. A word that is nobody's best match (a spaCy
+    token covering several model words, e.g. ``e-mail``) takes every token it overlaps.
+    """
+    def overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
+        return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+    owned: list[list[int]] = [[] for _ in word_spans]
+    for t, tok in enumerate(token_spans):
+        scores = [overlap(w, tok) for w in word_spans]
+        if scores and max(scores) > 0:
+            owned[scores.index(max(scores))].append(t)
+    return [own or [t for t, tok in enumerate(token_spans) if overlap(w, tok) > 0]
+            for w, own in zip(word_spans, owned)]
+
+
+def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str, str] | None = None,
+                senses: str = DEFAULT_SENSES) -> pd.DataFrame:
+    """One row per (word, field) for every scored word of ``attribution`` whose tags give a field.
+
+    ``attribution`` needs ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally
+    ``skipped_reason``: skipped pairs have no words); ``tagged`` is :func:`semantic_tagging.tag_sentences`
+    output covering every ``sent_more``. Columns: ``pair_id, word_index, word, start, end, b, field, tags``
+    (the tags of the word's spaCy tokens, space-joined) and ``sentence``.
+    """
+    if senses not in SENSES:
+        raise ValueError(f"senses must be one of {SENSES}, not {senses!r}")
+    names = names if names is not None else st_tags.field_names()
+    by_sentence = {row.sentence: row for row in tagged.itertuples(index=False)}
+    rows = []
+    for pair in attribution.itertuples(index=False):
+        if getattr(pair, "skipped_reason", "") or pair.words is None or len(pair.words) == 0:
+            continue
+        tags_row = by_sentence.get(pair.sent_more)
+        if tags_row is None:
+            raise ValueError(f"pair {pair.pair_id}: its sentence was not tagged: {pair.sent_more!r}")
+        spans = _spans(pair.word_spans)
+        tok_spans = list(zip((int(x) for x in tags_row.tok_start), (int(x) for x in tags_row.tok_end)))
+        for i, (word, (start, end), b, toks) in enumerate(zip(pair.words, spans, pair.word_bu,
+                                                               align_tokens(spans, tok_spans))):
+            tags = [t for k in toks for t in _token_tags(tags_row.tok_tags[k], senses)]
+            for f in dict.fromkeys(f for t in tags for f in st_tags.tag_fields(t, names)):
+                rows.append((int(pair.pair_id), i, str(word), start, end, float(b), f, " ".join(tags),
+                             pair.sent_more))
+    return pd.DataFrame(rows, columns=WORD_COLUMNS)
+
+
+# --------------------------------------------------------------------------------------- the table
+def field_table(words: pd.DataFrame, min_count: int = 30, top: int | None = 10) -> pd.DataFrame:
+    """The paper's Table 6 for one model: per field ``n``, ``up_pct`` (b<0), ``zero_pct`` (b==0), ``down_pct``.
+
+    ``words`` is :func:`word_fields` output (columns ``field`` and ``b`` are used). Fields with
+    ``n < min_count`` are left out; sorted by ``up_pct`` (then ``n``, then name); the first ``top`` kept
+    (all when ``top`` is None).
+    """
+    if min_count < 1:
+        raise ValueError("min_count must be at least 1")
+    if words.empty:
+        return pd.DataFrame({c: pd.Series(dtype=float if c.endswith("pct") else object) for c in TABLE_COLUMNS})
+    b = words["b"].to_numpy(dtype=float)
+    if np.isnan(b).any():
+        raise ValueError("word scores contain NaN; a scored word always has a finite b")
+    marks = pd.DataFrame({"field": words["field"].to_numpy(), "up": b < 0, "zero": b == 0, "down": b > 0})
+    g = marks.groupby("field", sort=False)
+    table = pd.DataFrame({"n": g.size(), "up_pct": 100 * g["up"].mean(), "zero_pct": 100 * g["zero"].mean(),
+                          "down_pct": 100 * g["down"].mean()}).reset_index()
+    table = table[table["n"] >= min_count]
+    table = table.sort_values(["up_pct", "n", "field"], ascending=[False, False, True], kind="mergesort")
+    if top is not None:
+        table = table.head(top)
+    return table.reset_index(drop=True)[TABLE_COLUMNS].astype({"n": int})
+
+
+def side_by_side(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Several models' tables next to each other, as in the paper: row = rank, columns = (model, column)."""
+    parts = {model: t.reset_index(drop=True)[["field", "up_pct", "zero_pct", "down_pct"]]
+             for model, t in tables.items()}
+    wide = pd.concat(parts, axis=1)
+    wide.index = pd.RangeIndex(1, len(wide) + 1, name="rank")
+    return wide
+
+
+def field_words(words: pd.DataFrame, field_name: str) -> pd.DataFrame:
+    """The words of one field: ``word, count`` (occurrences), ``mean_b``, ``up_pct``, sorted by count then mean b."""
+    sel = words[words["field"] == field_name]
+    if sel.empty:
+        return pd.DataFrame(columns=["word", "count", "mean_b", "up_pct"])
+    g = sel.assign(up=sel["b"] < 0).groupby("word")
+    out = pd.DataFrame({"count": g.size(), "mean_b": g["b"].mean(), "up_pct": 100 * g["up"].mean()}).reset_index()
+    return out.sort_values(["count", "mean_b"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
+
+
+def field_sentences(words: pd.DataFrame, field_name: str, word: str | None = None) -> pd.DataFrame:
+    """The sentences a field's words (or one of them) come from: ``pair_id, word, b, sentence``."""
+    sel = words[words["field"] == field_name]
+    if word is not None:
+        sel = sel[sel["word"] == word]
+    return sel[["pair_id", "word", "b", "sentence"]].sort_values(["b", "pair_id"]).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------- model + benchmark
+@dataclass
+class FieldsResult:
+    """Everything the CLI and the page show for one model on one benchmark."""
+
+    model: str
+    benchmark: str
+    table: pd.DataFrame                   # :func:`field_table`, already thresholded and cut to ``top``
+    words: pd.DataFrame                   # :func:`word_fields`, every tagged word (for drilling down)
+    untagged: dict[str, int] = field(default_factory=dict)  # language → pairs left untagged (no lexicon)
+
+    def csv_frame(self) -> pd.DataFrame:
+        return self.table.assign(model=self.model, benchmark=self.benchmark)
+
+
+def row_languages(frame: pd.DataFrame, benchmark_language: str) -> pd.Series:
+    """Each pair's language: its own ``language`` column where present, else the benchmark's (default en)."""
+    default = benchmark_language if benchmark_language and "+" not in benchmark_language else "en"
+    if "language" in frame.columns:
+        return frame["language"].fillna("").astype(str).str.strip().replace("", default)
+    return pd.Series(default, index=frame.index)
+
+
+def _require_lexicon(langs: pd.Series, fallback: str) -> pd.Series:
+    """Which pairs can be tagged; :class:`NoLexiconError` when none can (e.g. an all-Filipino benchmark)."""
+    usable = langs.map(st_tags.has_lexicon).astype(bool)
+    if not usable.any():
+        raise NoLexiconError(str(langs.iloc[0]) if len(langs) else fallback)
+    return usable
+
+
+def fields_from_scores(attribution: pd.DataFrame, language: str | pd.Series = "en", *, min_count: int = 30,
+                       top: int | None = 10, senses: str = DEFAULT_SENSES, model: str = "", benchmark: str = "",
+                       progress: Callable[[int, int], None] | None = None, cache=None) -> FieldsResult:
+    """Tag the scored pairs (cached) and build the table. Pairs in a language without a lexicon are left
+    out and counted in ``untagged``; if no pair has a lexicon, :class:`NoLexiconError` is raised.
+    ``progress(done, total)`` follows the tagging of sentences not tagged before."""
+    langs = language if isinstance(language, pd.Series) else pd.Series(language, index=attribution.index)
+    usable = _require_lexicon(langs, str(language))
+    untagged = langs[~usable].value_counts().to_dict()
+    parts = []
+    for lang in sorted(langs[usable].unique()):
+        rows = attribution[(langs == lang).to_numpy()]
+        tagged = st_tags.tag_sentences(rows["sent_more"], lang, progress=progress, cache=cache)
+        parts.append(word_fields(rows, tagged, senses=senses))
+    words = pd.concat(parts, ignore_index=True)
+    return FieldsResult(model, benchmark, field_table(words, min_count, top), words,
+                        {str(k): int(v) for k, v in untagged.items()})
+
+
+def _load(benchmark):
+    from biascore.core.datasets import Benchmark, load_benchmark
+
+    return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
+
+
+def lexicon_coverage(benchmark) -> dict[str, int]:
+    """Pairs per language of ``benchmark`` that have no USAS lexicon (empty when every pair can be tagged)."""
+    bench = _load(benchmark)
+    langs = row_languages(bench.frame, bench.language)
+    return {str(k): int(v) for k, v in langs[~langs.map(st_tags.has_lexicon).astype(bool)].value_counts().items()}
+
+
+def is_scored(model, benchmark, cache=None) -> bool:
+    """Whether the attribution engine's result for ``model`` (a loaded model or its
+    :class:`~biascore.core.models.ModelIdentity`) on the whole ``benchmark`` is cached. Nothing is run."""
+    from biascore.core.cache import ResultCache
+    from biascore.core.models import LanguageModel
+    from biascore.methods.attribution.scorer import logprob_cache_key
+
+    identity = model.identity() if isinstance(model, LanguageModel) else model
+    return (cache or ResultCache()).path(logprob_cache_key(identity, _load(benchmark), None)).exists()
+
+
+def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = DEFAULT_SENSES,
+                 limit: int | None = None, progress: Callable[[int, int], None] | None = None,
+                 cache=None, identity=None) -> FieldsResult:
+    """Score ``benchmark`` with the attribution engine (cached) and build the semantic-field table.
+
+    ``lm`` is a loaded model or a zero-argument loader; with a loader and its ``identity``
+    (:func:`biascore.core.models.model_identity`) a cached result is used without loading the model.
+    Raises :class:`NoLexiconError` before any scoring when no pair's language has a USAS lexicon.
+    """
+    from biascore.core.models import LanguageModel
+    from biascore.methods.attribution.scorer import score_benchmark
+
+    bench = _load(benchmark)
+    _require_lexicon(row_languages(bench.frame, bench.language), bench.language)
+    scores = score_benchmark(lm, bench, limit=limit, progress=progress, cache=cache, identity=identity)
+    name = lm.name if isinstance(lm, LanguageModel) else (identity.name if identity else "")
+    return fields_from_scores(scores, row_languages(scores, bench.language), min_count=min_count, top=top,
+                              senses=senses, model=name, benchmark=bench.name, cache=cache)
+
+
+# --------------------------------------------------------------------------------------- CLI
+def register_cli(subparsers) -> None:
+    from biascore.cli.args import add_common_args, add_model_args
+
+    p = subparsers.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
+    add_model_args(p)
+    p.add_argument("--also", action="append", default=[], metavar="MODEL",
+                   help="another model to score and show side by side (repeatable)")
+    p.add_argument("--benchmark", default="crows-en-gso", help="registered benchmark name or a CSV path")
+    p.add_argument("--min-count", type=int, default=30, help="leave out fields with fewer words (default 30)")
+    p.add_argument("--top", type=int, default=10, help="fields per model, by share of b<0 (0 = all; default 10)")
+    p.add_argument("--senses", choices=SENSES, default=DEFAULT_SENSES,
+                   help="top: the tagger's first-ranked tag per token; all: every candidate tag "
+                        "(as the paper's tagging script did)")
+    p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    p.add_argument("--out", default=None, help="write the table(s) to this CSV file")
+    add_common_args(p)
+    p.set_defaults(func=run_cli)
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from biascore.cli.args import model_from_args
+    from biascore.core.datasets import load_benchmark
+    from biascore.core.models import model_identity
+
+    bench = load_benchmark(args.benchmark)
+    top = args.top or None
+    results = []
+    try:
+        for name in [args.model, *args.also]:
+            model_args = argparse.Namespace(**{**vars(args), "model": name})
+            identity = model_identity(name, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
+            n_pairs = len(bench.frame) if args.limit is None else min(args.limit, len(bench.frame))
+            with tqdm(total=n_pairs, unit="pair", desc=f"{name} on {bench.name}", file=sys.stderr) as bar:
+                def progress(done: int, total: int) -> None:
+                    bar.total, bar.n = total, done
+                    bar.refresh()
+
+                result = score_fields(lambda: model_from_args(model_args), bench, min_count=args.min_count,
+                                      top=top, senses=args.senses, limit=args.limit, progress=progress,
+                                      identity=identity)
+            results.append(replace(result, model=result.model or name))
+    except NoLexiconError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for r in results:
+        skipped = "".join(f"; {n} pairs in {st_tags.LANGUAGE_NAMES.get(k, k)} left out (no USAS lexicon)"
+                          for k, n in r.untagged.items())
+        print(f"\n{r.model} on {r.benchmark}: {r.words.drop_duplicates(['pair_id', 'word_index']).shape[0]} "
+              f"tagged words, fields with n >= {args.min_count}{skipped}")
+        print(r.table.to_string(index=False, float_format=lambda x: f"{x:.2f}") if len(r.table)
+              else "(no field reaches the threshold)")
+    if len(results) > 1:
+        print("\nside by side (↑ / ∘ / ↓ %):")
+        print(side_by_side({r.model: r.table for r in results}).to_string(float_format=lambda x: f"{x:.2f}"))
+    if args.out:
+        pd.concat([r.csv_frame() for r in results], ignore_index=True).to_csv(args.out, index=False)
+        print(f"\nwrote {args.out}")
+    return 0

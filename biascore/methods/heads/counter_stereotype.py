@@ -1,0 +1,242 @@
+"""Counter-stereotype test of attention heads (attention-head bias paper, Sec. 5.2, Figure 4).
+
+1. S_orig: sentences containing exactly one gender attribute word (``wordlists/gender_{female,male}``)
+   and at least one stereotype target word (``gender_stereotype.txt``). Here they are the
+   ``sent_more`` sentences (the more stereotyping side) of the **gender** pairs of CrowS-Pairs
+   (``crows-en``, bias_type gender, and ``crows-en-gso``, deduplicated); the paper used Reddit.
+2. S_counter: the same sentence with the attribute word swapped for its paired counterpart
+   ("women" → "men"; case kept), nothing else changed.
+3. For head i-j: w = attention from the target word to the attribute word (eager attention). Each
+   attention row is min–max normalised over the columns that are neither special tokens nor
+   punctuation (for causal models: only the columns the row can see); a word's score is the mean over
+   its sub-tokens (rows: target sub-tokens, columns: attribute sub-tokens).
+   d = w(orig) − w(counter).
+4. One-tailed one-sample t-test that the mean d > 0 (scipy ``ttest_1samp(alternative="greater")``),
+   over sentences, with each sentence's d averaged over the heads of a group: the biased heads
+   (b_ij > 0) and the others; report t, p, N as the paper's Figure 4.
+
+In a causal model a word can only attend to earlier words, so there a sentence is used only when
+the attribute word comes before the target word.
+"""
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy import stats
+
+from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.datasets import BenchmarkError, load_benchmark
+from biascore.core.seat_tests import GenderWordLists, load_gender_wordlists
+
+NAME = "heads-counter"
+#: (benchmark, bias_type filter) pairs the sentences come from.
+SOURCES = (("crows-en", "gender"), ("crows-en-gso", "gender"))
+SOURCE_NOTE = ("sent_more sentences of the gender pairs of CrowS-Pairs (crows-en bias_type gender and "
+               "crows-en-gso gender, deduplicated) with exactly one gender attribute word and a stereotype "
+               "target word from the gender word lists")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+@dataclass(frozen=True)
+class CounterPair:
+    source: str
+    sentence: str
+    counter: str
+    attribute: str
+    counterpart: str
+    target: str
+    attr_span: tuple[int, int]  # in sentence
+    counter_attr_span: tuple[int, int]  # in counter
+    target_span: tuple[int, int]
+    counter_target_span: tuple[int, int]
+
+
+def _match_case(word: str, like: str) -> str:
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def make_counter_pair(sentence: str, lists: GenderWordLists, *, source: str = "",
+                      attribute_first: bool = False) -> CounterPair | None:
+    """The counter pair for one sentence, or None when it has not exactly one attribute word and a
+    target word (after the attribute when ``attribute_first``)."""
+    swap = lists.counterparts()
+    targets = {w.lower() for w in lists.stereotype}
+    words = [(m.group(), m.start(), m.end()) for m in _WORD.finditer(sentence)]
+    attrs = [w for w in words if w[0].lower() in swap]
+    if len(attrs) != 1:
+        return None
+    attr, a0, a1 = attrs[0]
+    tgts = [w for w in words if w[0].lower() in targets and w[1] != a0 and (not attribute_first or w[1] > a0)]
+    if not tgts:
+        return None
+    tgt, t0, t1 = tgts[0]
+    new = _match_case(swap[attr.lower()], attr)
+    counter = sentence[:a0] + new + sentence[a1:]
+    shift = len(new) - len(attr) if t0 > a0 else 0
+    return CounterPair(source, sentence, counter, attr, new, tgt, (a0, a1), (a0, a0 + len(new)), (t0, t1),
+                       (t0 + shift, t1 + shift))
+
+
+def collect_pairs(lists: GenderWordLists, *, attribute_first: bool = False,
+                  data_dir=None) -> tuple[list[CounterPair], dict]:
+    """Counter pairs from :data:`SOURCES`, deduplicated by sentence; also the sources' content hashes."""
+    pairs, seen, hashes = [], set(), {}
+    for name, bias_type in SOURCES:
+        try:
+            bench = load_benchmark(name, data_dir)
+        except BenchmarkError:
+            continue
+        hashes[name] = bench.content_hash
+        frame = bench.frame[bench.frame["bias_type"] == bias_type]
+        for pid, sent in zip(frame["pair_id"], frame["sent_more"]):
+            sent = str(sent).strip()
+            if sent in seen:
+                continue
+            seen.add(sent)
+            pair = make_counter_pair(sent, lists, source=f"{name}#{pid}", attribute_first=attribute_first)
+            if pair is not None:
+                pairs.append(pair)
+    if not hashes:
+        raise BenchmarkError("the counter-stereotype test needs CrowS-Pairs (crows-en or crows-en-gso) in the "
+                             "data directory")
+    return pairs, hashes
+
+
+@contextmanager
+def eager_attention(model):
+    """Switch a loaded model to eager attention (attention weights are returned) and back."""
+    before = getattr(model.config, "_attn_implementation", None)
+    if before == "eager" or before is None:
+        yield model
+        return
+    model.set_attn_implementation("eager")
+    try:
+        yield model
+    finally:
+        model.set_attn_implementation(before)
+
+
+def _is_punct(text: str) -> bool:
+    text = text.strip()
+    return bool(text) and all(c in string.punctuation or unicodedata.category(c).startswith("P") for c in text)
+
+
+def sentence_attentions(lm, text: str) -> tuple[list[str], np.ndarray, list[tuple[int, int]], np.ndarray]:
+    """Tokens, attention (layers, heads, T, T), char offsets and the 'usable column' flags of one text.
+
+    Usable columns are non-special, non-punctuation tokens. Causal models get their start token first.
+    """
+    causal = lm.kind == "causal"
+    prepared = lm.prepare_text(text)
+    enc = lm.tokenizer(prepared, add_special_tokens=not causal, return_offsets_mapping=True,
+                       return_special_tokens_mask=True)
+    ids, offsets, special = enc["input_ids"], list(map(tuple, enc["offset_mapping"])), enc["special_tokens_mask"]
+    if causal:
+        ids, offsets, special = [lm.start_token_id()] + ids, [(0, 0)] + offsets, [1] + special
+    with eager_attention(lm.model), torch.no_grad():
+        out = lm.model.base_model(input_ids=torch.tensor([ids], device=lm.device), output_attentions=True)
+    att = torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()
+    usable = np.array([not s and e > b and not _is_punct(prepared[b:e]) for s, (b, e) in zip(special, offsets)])
+    tokens = lm.tokenizer.convert_ids_to_tokens(ids)
+    return tokens, att, offsets, usable
+
+
+def _tokens_in(offsets, span) -> list[int]:
+    return [i for i, (b, e) in enumerate(offsets) if e > b and b < span[1] and e > span[0]]
+
+
+def word_attention(att: np.ndarray, offsets, usable: np.ndarray, target_span, attr_span, *,
+                   causal: bool) -> np.ndarray:
+    """(layers, heads) min–max-normalised attention from the target word to the attribute word."""
+    rows, cols = _tokens_in(offsets, target_span), _tokens_in(offsets, attr_span)
+    if not rows or not cols:
+        raise ValueError("target or attribute word has no tokens")
+    scores = []
+    for r in rows:
+        allowed = usable.copy()
+        if causal:
+            allowed[r + 1:] = False
+        row = att[:, :, r, allowed]
+        lo, hi = row.min(axis=-1, keepdims=True), row.max(axis=-1, keepdims=True)
+        norm = np.where(hi > lo, (att[:, :, r, :] - lo) / np.where(hi > lo, hi - lo, 1.0), 0.0)
+        scores.append(norm[:, :, cols].mean(axis=-1))
+    return np.mean(scores, axis=0)
+
+
+def pair_attention(lm, pair: CounterPair) -> tuple[np.ndarray, np.ndarray]:
+    """(w_orig, w_counter), each (layers, heads)."""
+    causal = lm.kind == "causal"
+    out = []
+    for text, t_span, a_span in ((pair.sentence, pair.target_span, pair.attr_span),
+                                 (pair.counter, pair.counter_target_span, pair.counter_attr_span)):
+        _, att, offsets, usable = sentence_attentions(lm, text)
+        out.append(word_attention(att, offsets, usable, t_span, a_span, causal=causal))
+    return out[0], out[1]
+
+
+def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = None,
+                            progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+    """One row per sentence: the pair, ``w_orig``, ``w_counter``, ``d`` (flattened layers × heads), cached."""
+    lists = load_gender_wordlists(data_dir)
+    pairs, hashes = collect_pairs(lists, attribute_first=lm.kind == "causal", data_dir=data_dir)
+    key = CacheKey.make(NAME, model=lm.name, fingerprint=lm.fingerprint, sources=hashes,
+                        wordlists=lists.content_hash)
+
+    def compute() -> pd.DataFrame:
+        rows = []
+        for k, pair in enumerate(pairs):
+            w_o, w_c = pair_attention(lm, pair)
+            rows.append({"source": pair.source, "sentence": pair.sentence, "counter": pair.counter,
+                         "attribute": pair.attribute, "counterpart": pair.counterpart, "target": pair.target,
+                         "layers": w_o.shape[0], "heads": w_o.shape[1],
+                         "w_orig": w_o.ravel().tolist(), "w_counter": w_c.ravel().tolist(),
+                         "d": (w_o - w_c).ravel().tolist()})
+            if progress:
+                progress((k + 1) / len(pairs))
+        return pd.DataFrame(rows)
+
+    return (cache or ResultCache()).get_or_compute(key, compute)
+
+
+def d_array(frame: pd.DataFrame) -> np.ndarray:
+    """(sentences, layers, heads) attention differences from :func:`counter_attention_frame`."""
+    if frame.empty:
+        return np.zeros((0, 0, 0))
+    L, H = int(frame["layers"].iloc[0]), int(frame["heads"].iloc[0])
+    return np.stack([np.asarray(d, dtype=float).reshape(L, H) for d in frame["d"]])
+
+
+def one_tailed_t(values: np.ndarray) -> tuple[float, float]:
+    """t and p of the one-sample t-test that the mean of ``values`` is > 0 (NaN when N < 2)."""
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return float("nan"), float("nan")
+    res = stats.ttest_1samp(values, 0.0, alternative="greater")
+    return float(res.statistic), float(res.pvalue)
+
+
+def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
+    """Figure-4 table: per head group, N sentences, heads, mean d, t, one-tailed p.
+
+    ``d``: (sentences, layers, heads); ``scores``: (layers, heads) bias scores b_ij.
+    """
+    biased = np.asarray(scores) > 0
+    rows = []
+    for label, sel in (("biased heads (b > 0)", biased), ("other heads (b ≤ 0)", ~biased)):
+        per_sentence = d[:, sel].mean(axis=1) if sel.any() and len(d) else np.zeros(0)
+        t, p = one_tailed_t(per_sentence)
+        rows.append({"group": label, "heads": int(sel.sum()), "N": int(len(per_sentence)),
+                     "mean_d": float(per_sentence.mean()) if len(per_sentence) else float("nan"), "t": t, "p": p})
+    return pd.DataFrame(rows)
