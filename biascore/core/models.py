@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 ModelKind = Literal["masked", "causal", "encoder"]
 
 #: The embedded default model of the dashboard and the CLI.
-DEFAULT_MODEL = "smollm2-135m"
+DEFAULT_MODEL = settings.DEFAULT_MODEL
 
 
 class ModelLoadError(RuntimeError):

@@ -50,8 +50,7 @@ class ReviewError(ValueError):
 
 def default_path() -> Path:
     """``BIASCORE_REVIEW_DB`` if set, else ``reviews.sqlite`` in the cache directory."""
-    env = os.environ.get("BIASCORE_REVIEW_DB")
-    return Path(env).expanduser() if env else settings.cache_dir() / "reviews.sqlite"
+    return settings.review_db_path()
 
 
 @dataclass(frozen=True)
