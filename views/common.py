@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import os
+import urllib.parse
 
 import pandas as pd
 import streamlit as st
@@ -153,6 +154,21 @@ def pair_table(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     from biascore.methods.attribution.token_view import pair_table as engine_pair_table
 
     return engine_pair_table(attribution_frame(path, benchmark, mtime))
+
+
+@st.cache_data(show_spinner="Collecting the words of every pair…", max_entries=16)
+def word_occurrences(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
+    """The engine's word occurrences of one cached run (:func:`~biascore.methods.attribution.words.occurrences_for_run`,
+    itself cached as parquet)."""
+    from biascore.methods.attribution.words import occurrences_for_run
+
+    return occurrences_for_run(path, benchmark)
+
+
+def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
+    """A link to one pair on the Token attributions page (relative, so it also works under a base URL path)."""
+    return "token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
+                                                          "pair": int(pair_id)})
 
 
 def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:

@@ -157,6 +157,11 @@ def _forms(occ: pd.DataFrame) -> pd.Series:
     return pd.Series([" · ".join(w) for w in np.split(words, cut)], index=keys[np.r_[0, cut]], dtype=object)
 
 
+def max_pair_count(occ: pd.DataFrame) -> int:
+    """The largest ``n_pairs`` of any word type (1 when there is none): the top of a minimum-count slider."""
+    return int(occ.groupby("word_type", sort=False)["pair_id"].nunique().max()) if len(occ) else 1
+
+
 def word_pairs(occ: pd.DataFrame, pairs: pd.DataFrame, word_type: str,
                bias_types: Iterable[str] | None = None) -> pd.DataFrame:
     """The pairs in which ``word_type`` occurs (columns :data:`PAIR_COLUMNS`): ``occurrences`` in the pair,

@@ -1,0 +1,140 @@
+"""Words: every word type of a benchmark with its bias attribution for one model, or two side by side.
+
+Draws only: occurrences, the per-word table, the pairs of a word and the two-model join come from
+:mod:`biascore.methods.attribution.words`. URL parameters ``benchmark``, ``model``, ``compare`` and ``word``
+select the view, so a link reproduces it. Words and sentences are shown as table cells (literal text).
+"""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from biascore.methods.attribution.words import compare_words, max_pair_count, word_pairs, word_table, word_types
+from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, model_selector,
+                          pair_table, query_param, score_now, token_page_link, word_occurrences)
+
+NONE = "(none)"
+DEFAULT_MIN_COUNT = 2
+NUMBER = {"mean_b": "%.5f", "ci_low": "%.5f", "ci_high": "%.5f", "mean_b difference": "%+.5f", "b": "%.5f",
+          "sjsd": "%.5f"}
+
+
+def column_config(columns) -> dict:
+    """Number formats for the engine's columns (shares as percentages)."""
+    config = {}
+    for col in columns:
+        base = col.split(": ")[-1]
+        if base in NUMBER:
+            config[col] = st.column_config.NumberColumn(col, format=NUMBER[base])
+        elif base.startswith("share_"):
+            config[col] = st.column_config.NumberColumn(col, format="percent")
+    return config
+
+
+def file_part(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[-60:] or "model"
+
+
+def occurrences_of(model: str, benchmark: str):
+    run = best_run(model, benchmark)
+    return None if run is None else word_occurrences(run.path, benchmark, float(run.mtime))
+
+
+st.title("Words")
+st.caption("Every word type of the benchmark's shared words (case-folded; punctuation left out) for one model: "
+           "in how many pairs it occurs, its mean b, a 95 % Student-t interval over its occurrences (blank when "
+           "the word occurs once: undefined) and the share of occurrences with b < 0, i.e. pushing the model "
+           "toward the more-biased sentence. Click a column header to sort, a row to list the word's pairs.")
+data_dir_notice()
+
+top = st.columns(3)
+with top[0]:
+    benchmark = benchmark_selector()
+if benchmark is None:
+    st.stop()
+runs = cached_runs()
+scored_models = sorted(runs[(runs.benchmark == benchmark) & ~runs.stale.astype(bool)].model.unique())
+with top[1]:
+    model = model_selector(key="model", options=scored_models or None)
+st.query_params["model"] = model
+occ = occurrences_of(model, benchmark)
+if occ is None:
+    st.info(f"{model} has not been scored on {benchmark} yet.")
+    if score_now(model, benchmark, key="words_score_now"):
+        st.rerun()
+    st.stop()
+with top[2]:
+    others = [m for m in scored_models if m != model]
+    wanted = query_param("compare", NONE)
+    compare = st.selectbox("Compare with a second model", [NONE] + others,
+                           index=([NONE] + others).index(wanted) if wanted in others else 0, key="words_compare",
+                           help="Models already scored on this benchmark (score more on the Overview page).")
+if compare == NONE:
+    st.query_params.pop("compare", None)
+else:
+    st.query_params["compare"] = compare
+
+f1, f2 = st.columns([2, 1])
+types = f1.multiselect("Bias type", sorted(occ.bias_type.unique()), key="words_types",
+                       help="Count only the pairs of these bias types (all when empty).")
+most = max_pair_count(occ)
+min_count = f2.slider("Minimum number of pairs", 1, max(2, min(most, 100)), min(DEFAULT_MIN_COUNT, most),
+                      key="words_min_count")
+
+occurrences = {model: occ}
+if compare != NONE:
+    other = occurrences_of(compare, benchmark)
+    if other is None:
+        st.warning(f"{compare} has no usable cached run on {benchmark} any more.")
+    else:
+        occurrences[compare] = other
+if len(occurrences) > 1:
+    table = compare_words(occurrences, types, min_count)
+    st.caption(f"{len(table):,} word types in at least {min_count} pair(s) for either model · mean_b difference "
+               f"= {compare} − {model}")
+else:
+    table = word_table(occ, types, min_count)
+    st.caption(f"{len(table):,} word types in at least {min_count} pair(s)")
+event = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="words_table",
+                     height=420, column_config={"word_type": "word", **column_config(table.columns)})
+csv_download(table, f"words_{benchmark}_{file_part(model)}" + (f"_vs_{file_part(compare)}" if compare != NONE
+                                                                 else "") + ".csv", key="words_csv")
+
+rows = event.selection.rows if event is not None else []
+if rows and rows[0] < len(table):
+    chosen = str(table.iloc[rows[0]].word_type)
+    if chosen != st.query_params.get("word"):
+        st.query_params["word"] = chosen
+word = query_param("word")
+if word is None:
+    st.stop()
+word = word_types(pd.Series([word])).iloc[0]
+if not isinstance(word, str):
+    st.stop()
+
+st.subheader("Pairs with the selected word")
+st.text(f"word: {word}")
+tabs = st.tabs(list(occurrences)) if len(occurrences) > 1 else [st.container()]
+for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
+    with tab:
+        run = best_run(name, benchmark)
+        pairs = word_pairs(name_occ, pair_table(run.path, benchmark, float(run.mtime)), word, types)
+        if pairs.empty:
+            st.info(f"{name} has no scored occurrence of this word"
+                    + (" in the chosen bias types." if types else "."))
+            continue
+        pairs["open"] = [token_page_link(benchmark, name, p) for p in pairs.pair_id]
+        st.caption(f"{len(pairs)} pair(s) · b = mean b of the word in the pair (b < 0 pushes toward the "
+                   "more-biased sentence) · click a row, or open ↗ in a new tab")
+        picked = st.dataframe(pairs, hide_index=True, on_select="rerun", selection_mode="single-row",
+                              key=f"words_pairs_{i}", column_config={
+                                  **column_config(pairs.columns),
+                                  "open": st.column_config.LinkColumn("token heatmap", display_text="open ↗")})
+        sel = picked.selection.rows if picked is not None else []
+        pair_id = int(pairs.pair_id.iloc[sel[0] if sel and sel[0] < len(pairs) else 0])
+        st.page_link("views/token_attributions.py", label=f"Open pair {pair_id} in Token attributions",
+                     icon="🔎", query_params={"benchmark": benchmark, "model": name, "pair": str(pair_id)})
+        csv_download(pairs.drop(columns="open"), f"words_{benchmark}_{file_part(name)}_pairs.csv",
+                     label="Download these pairs (CSV)", key=f"words_pairs_csv_{i}")
