@@ -18,18 +18,31 @@ from views.common import (benchmark_selector, best_run, cached_runs, csv_downloa
 NONE = "(none)"
 DEFAULT_MIN_COUNT = 2
 NUMBER = {"mean_b": "%.5f", "ci_low": "%.5f", "ci_high": "%.5f", "mean_b difference": "%+.5f", "b": "%.5f",
-          "sjsd": "%.5f"}
+          "sjsd": "%.5f", "n_pairs": None, "n_occurrences": None}
+HELP = {
+    "n_pairs": "pairs in which the word is a shared (scored) word",
+    "n_occurrences": "scored occurrences (a word twice in one pair counts twice)",
+    "mean_b": "mean b over the occurrences; b < 0 pushes toward the more-biased sentence",
+    "ci_low": "95 % Student-t interval over the occurrences; blank (undefined) when the word occurs once",
+    "ci_high": "95 % Student-t interval over the occurrences; blank (undefined) when the word occurs once",
+    "share_biased": "share of occurrences with b < 0 (the paper's ↑ bias)",
+    "share_zero": "share of occurrences with b = 0 exactly (the paper's ∘)",
+    "forms": "the written forms folded into this word type",
+    "mean_b difference": "mean b of the second model − mean b of the first",
+}
 
 
 def column_config(columns) -> dict:
-    """Number formats for the engine's columns (shares as percentages)."""
+    """Number formats and header help for the engine's columns (shares as percentages)."""
     config = {}
     for col in columns:
         base = col.split(": ")[-1]
         if base in NUMBER:
-            config[col] = st.column_config.NumberColumn(col, format=NUMBER[base])
+            config[col] = st.column_config.NumberColumn(col, format=NUMBER[base], help=HELP.get(base))
         elif base.startswith("share_"):
-            config[col] = st.column_config.NumberColumn(col, format="percent")
+            config[col] = st.column_config.NumberColumn(col, format="percent", help=HELP.get(base))
+        elif base in HELP:
+            config[col] = st.column_config.TextColumn(col, help=HELP[base])
     return config
 
 
