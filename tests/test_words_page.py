@@ -6,22 +6,13 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 import pandas as pd
-import pytest
-import torch
 from streamlit.testing.v1 import AppTest
 
-from biascore.methods.attribution.scorer import score_benchmark
 from biascore.methods.attribution.token_view import pair_table
 from biascore.methods.attribution.words import compare_words, word_occurrences, word_pairs, word_table
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL = "smollm2-135m"
-
-
-@pytest.fixture(scope="module")
-def demo_scores(smollm, tiny_mlm):
-    torch.set_num_threads(1)
-    return {MODEL: score_benchmark(smollm, "demo"), tiny_mlm.name: score_benchmark(tiny_mlm, "demo")}
 
 
 def open_words(**query) -> AppTest:

@@ -12,10 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from biascore.methods.attribution.words import compare_words, max_pair_count, word_pairs, word_table, word_types
-from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, model_selector,
-                          pair_table, query_param, score_now, token_page_link, word_occurrences)
+from views.common import (best_run, csv_download, data_dir_notice, pair_table, query_param, run_picker,
+                          token_page_link, word_occurrences)
 
-NONE = "(none)"
 DEFAULT_MIN_COUNT = 2
 NUMBER = {"mean_b": "%.5f", "ci_low": "%.5f", "ci_high": "%.5f", "mean_b difference": "%+.5f", "b": "%.5f",
           "sjsd": "%.5f", "n_pairs": None, "n_occurrences": None}
@@ -50,11 +49,6 @@ def file_part(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[-60:] or "model"
 
 
-def occurrences_of(model: str, benchmark: str):
-    run = best_run(model, benchmark)
-    return None if run is None else word_occurrences(run.path, benchmark, float(run.mtime))
-
-
 st.title("Words")
 st.caption("Every word type of the benchmark's shared words (case-folded; punctuation left out) for one model: "
            "in how many pairs it occurs, its mean b, a 95 % Student-t interval over its occurrences (blank when "
@@ -62,32 +56,9 @@ st.caption("Every word type of the benchmark's shared words (case-folded; punctu
            "toward the more-biased sentence. Click a column header to sort, a row to list the word's pairs.")
 data_dir_notice()
 
-top = st.columns(3)
-with top[0]:
-    benchmark = benchmark_selector()
-if benchmark is None:
-    st.stop()
-runs = cached_runs()
-scored_models = sorted(runs[(runs.benchmark == benchmark) & ~runs.stale.astype(bool)].model.unique())
-with top[1]:
-    model = model_selector(key="model", options=scored_models or None)
-st.query_params["model"] = model
-occ = occurrences_of(model, benchmark)
-if occ is None:
-    st.info(f"{model} has not been scored on {benchmark} yet.")
-    if score_now(model, benchmark, key="words_score_now"):
-        st.rerun()
-    st.stop()
-with top[2]:
-    others = [m for m in scored_models if m != model]
-    wanted = query_param("compare", NONE)
-    compare = st.selectbox("Compare with a second model", [NONE] + others,
-                           index=([NONE] + others).index(wanted) if wanted in others else 0, key="words_compare",
-                           help="Models already scored on this benchmark (score more on the Overview page).")
-if compare == NONE:
-    st.query_params.pop("compare", None)
-else:
-    st.query_params["compare"] = compare
+benchmark, model, run, compare = run_picker(score_key="words_score_now", compare_key="words_compare",
+                                            compare_url_key="compare")
+occ = word_occurrences(run.path, benchmark, float(run.mtime))
 
 f1, f2 = st.columns([2, 1])
 types = f1.multiselect("Bias type", sorted(occ.bias_type.unique()), key="words_types",
@@ -97,12 +68,12 @@ min_count = f2.slider("Minimum number of pairs", 1, max(2, min(most, 100)), min(
                       key="words_min_count")
 
 occurrences = {model: occ}
-if compare != NONE:
-    other = occurrences_of(compare, benchmark)
-    if other is None:
+if compare is not None:
+    other_run = best_run(compare, benchmark)
+    if other_run is None:
         st.warning(f"{compare} has no usable cached run on {benchmark} any more.")
     else:
-        occurrences[compare] = other
+        occurrences[compare] = word_occurrences(other_run.path, benchmark, float(other_run.mtime))
 if len(occurrences) > 1:
     table = compare_words(occurrences, types, min_count)
     st.caption(f"{len(table):,} word types in at least {min_count} pair(s) for either model · mean_b difference "
@@ -112,8 +83,8 @@ else:
     st.caption(f"{len(table):,} word types in at least {min_count} pair(s)")
 event = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="words_table",
                      height=420, column_config={"word_type": "word", **column_config(table.columns)})
-csv_download(table, f"words_{benchmark}_{file_part(model)}" + (f"_vs_{file_part(compare)}" if compare != NONE
-                                                                 else "") + ".csv", key="words_csv")
+suffix = f"_vs_{file_part(compare)}" if compare else ""
+csv_download(table, f"words_{benchmark}_{file_part(model)}{suffix}.csv", key="words_csv")
 
 rows = event.selection.rows if event is not None else []
 if rows and rows[0] < len(table):
