@@ -16,6 +16,9 @@ default cache, and removes only the words entries it times cold):
 * ``table_ms`` / ``table_filtered_ms``: :func:`word_table` over all occurrences / one bias type + min count 5;
 * ``pairs_ms``: :func:`word_pairs` for the most frequent word; ``compare_ms``: :func:`compare_words`
   of the run with itself relabelled (same size as two real models);
+* ``replicated_*``: with ``--replicate K``, :func:`word_table` and :func:`word_occurrences` on the run copied
+  K times with fresh pair ids (K = 8 on crows-en ≈ winoqueer-tl's 12,089 pairs) — a size check, not a
+  real benchmark;
 * ``loop_table_ms``: a per-occurrence Python loop computing the same table (dicts + statistics + scipy
   per word), for the ratio to the vectorised :func:`word_table` (checked to give the same numbers).
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -67,6 +71,7 @@ def main() -> int:
     ap.add_argument("--model", required=True)
     ap.add_argument("--benchmark", default="crows-en")
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--replicate", type=int, default=0, help="also time K stacked copies of the run (size check)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -85,7 +90,8 @@ def main() -> int:
         return 2
     path = hit.iloc[0].path
     frame = load_run(path, args.benchmark, cache=cache)  # make sure the derived frame is cached
-    res: dict = {"benchmark": args.benchmark, "model": args.model, "pairs": len(frame)}
+    res: dict = {"benchmark": args.benchmark, "model": args.model, "pairs": len(frame),
+                 "load_average_1min_at_start": round(os.getloadavg()[0], 2), "cpu_count": os.cpu_count()}
     res["attribution_frame_ms"] = median_ms(lambda: load_run(path, args.benchmark, cache=cache), args.repeats)
     res["occurrences_from_frame_ms"] = median_ms(lambda: word_occurrences(frame), args.repeats)
     cache.path(occurrences_cache_key(path, "reference")).unlink(missing_ok=True)
@@ -102,6 +108,17 @@ def main() -> int:
     res["table_filtered_ms"] = median_ms(lambda: word_table(occ, [bias_type], 5), args.repeats)
     res["pairs_ms"] = median_ms(lambda: word_pairs(occ, frame, table.word_type.iloc[0]), args.repeats)
     res["compare_ms"] = median_ms(lambda: compare_words({"a": occ, "b": occ}, min_count=5), args.repeats)
+    if args.replicate > 1:
+        import pandas as pd
+
+        big = pd.concat([frame.assign(pair_id=frame.pair_id + k * (int(frame.pair_id.max()) + 1))
+                         for k in range(args.replicate)], ignore_index=True)
+        res["replicated_pairs"] = len(big)
+        res["replicated_occurrences_from_frame_ms"] = median_ms(lambda: word_occurrences(big), 3)
+        big_occ = word_occurrences(big)
+        res["replicated_occurrences"] = len(big_occ)
+        res["replicated_table_ms"] = median_ms(lambda: word_table(big_occ), 3)
+        res["replicated_table_filtered_ms"] = median_ms(lambda: word_table(big_occ, [bias_type], 5), 3)
     res["loop_table_ms"] = median_ms(lambda: loop_table(occ), max(1, args.repeats // 2))
     loop = loop_table(occ)
     got = table.set_index("word_type")
@@ -109,6 +126,7 @@ def main() -> int:
     have = got[["n_pairs", "n_occurrences", "mean_b", "ci_low", "ci_high", "share_biased"]].to_numpy(float)
     assert np.allclose(want, have, equal_nan=True, rtol=1e-9, atol=1e-12), "loop and vectorised tables differ"
     res["table_speedup_vs_loop"] = round(res["loop_table_ms"] / max(res["table_ms"], 1e-9), 1)
+    res["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(res, indent=2))
     if args.out:
         Path(args.out).write_text(json.dumps(res, indent=2) + "\n")
