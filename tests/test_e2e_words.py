@@ -1,7 +1,7 @@
 """End-to-end: the Words page in Debian's Chromium (Playwright), on a dashboard served on a free loopback port.
 
-Opens Words, clicks a word in the table, checks its pairs are listed, follows the link to Token attributions
-and checks that page opens on that pair. Saves the README screenshot docs/screenshots/words.png.
+Opens Words, clicks a word in the table, checks its pairs are listed, opens one through the table's link
+column (new tab) and follows the page link to Token attributions, which opens on that pair. Saves the README screenshot docs/screenshots/words.png.
 Uses the server, browser and helpers of tests/test_e2e_browser.py (same Chromium, same launch flags).
 """
 from __future__ import annotations
@@ -45,6 +45,23 @@ def test_words_click_a_word_then_open_its_pair(browser, server):  # noqa: F811 -
     shot = screenshot(page, "words")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shot, SCREENSHOTS / "words.png")
+
+    # the pairs table's "open ↗" link cell (second column): the first click selects the cell, the second
+    # opens the pair in a new tab, through a relative link
+    pairs_box = page.locator('[data-testid="stDataFrame"]').nth(1).bounding_box()
+    cell = (pairs_box["x"] + 115, pairs_box["y"] + 35 + 17)
+    with page.expect_popup(timeout=30_000) as popup:
+        page.mouse.click(*cell)
+        page.wait_for_timeout(500)
+        page.mouse.click(*cell)
+    tab = popup.value
+    tab.wait_for_url(re.compile(r".*/token_attributions\?.*pair=\d+"), timeout=60_000)
+    tab.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    wait_idle(tab)
+    assert_no_errors(tab, "token_attributions (new tab from words)")
+    assert "benchmark=demo" in tab.url and "model=smollm2-135m" in tab.url
+    assert tab.locator("h1").first.inner_text().strip() == "Token attributions"
+    tab.close()
 
     page.set_viewport_size({"width": 1400, "height": 2600})
     link.click()

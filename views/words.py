@@ -113,7 +113,8 @@ for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
         st.caption(f"{len(pairs)} pair(s) · b = mean b of the word in the pair (b < 0 pushes toward the "
                    "more-biased sentence) · click a row, or open ↗ in a new tab")
         picked = st.dataframe(pairs, hide_index=True, on_select="rerun", selection_mode="single-row",
-                              key=f"words_pairs_{i}", column_config={
+                              key=f"words_pairs_{i}", column_order=["pair_id", "open", *pairs.columns[1:-1]],
+                              column_config={
                                   **column_config(pairs.columns),
                                   "open": st.column_config.LinkColumn("token heatmap", display_text="open ↗")})
         sel = picked.selection.rows if picked is not None else []
