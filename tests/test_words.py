@@ -236,3 +236,24 @@ def test_cli_compare_and_bad_input(tiny_mlm, smollm, tmp_path, capsys):
     assert err.startswith("error: unknown --bias-type no-such-type") and "\n" not in err
     assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--min-count", "0") == 2
     assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--compare", str(TINY_MLM)) == 2
+
+
+def test_concurrent_callers_get_the_same_occurrences(tiny_mlm, tmp_path):
+    """Eight threads asking for the same run's occurrences at once: identical frames, one cache file, no
+    temporary files left behind (the cache writes atomically; a later read verifies the key)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from biascore.core.cache import ResultCache
+    from biascore.methods.attribution.results import best_runs, cached_runs
+    from biascore.methods.attribution.scorer import score_benchmark
+
+    cache = ResultCache(tmp_path / "cache")
+    frame = score_benchmark(tiny_mlm, "demo", cache=cache)
+    path = best_runs(cached_runs(cache)).iloc[0].path
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: occurrences_for_run(path, "demo", cache=ResultCache(cache.root)), range(8)))
+    expected = word_occurrences(frame)
+    for got in results:
+        pd.testing.assert_frame_equal(got, expected)
+    assert [p.name for p in (cache.root / "words").iterdir()] == [p.name for p in (cache.root / "words").glob("*.parquet")]
+    assert len(list((cache.root / "words").glob("*.parquet"))) == 1
