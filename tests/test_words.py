@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW
 
-from biascore.methods.attribution.words import (compare_words, occurrences_for_run, word_occurrences, word_pairs,
-                                                word_table, word_types)
+from biascore.methods.attribution.words import (compare_words, max_pair_count, occurrences_for_run, word_occurrences,
+                                                word_pairs, word_table, word_types)
 from tests.conftest import TINY_MLM
 
 # A constructed attribution frame: pair 1 has "are" twice, pair 4 was skipped (no words), "." and "—" are
@@ -103,6 +103,7 @@ def test_filters_bias_type_and_min_count():
     check_table(word_table(occ, ["race", "gender"]), BY_HAND)
     check_table(word_table(occ, min_count=2), {w: o for w, o in BY_HAND.items() if len({p for p, _ in o}) >= 2})
     check_table(word_table(occ, ["race"], min_count=2), {})
+    assert max_pair_count(occ) == 2 and max_pair_count(occ.iloc[:0]) == 1
     with pytest.raises(ValueError, match="min-count"):
         word_table(occ, min_count=0)
 

@@ -271,6 +271,8 @@ def run_cli(args: argparse.Namespace) -> int:
         from biascore.methods.attribution.results import load_run
 
         wanted = word_types(pd.Series([args.word])).iloc[0]
+        if not isinstance(wanted, str):
+            raise ValueError(f"--word {args.word!r} has no letter or digit (punctuation is not a word type)")
         frame = load_run(path, args.benchmark, jsd=args.jsd)
         table = word_pairs(occ, frame, wanted, args.bias_type)
         print(f"{args.model} on {bm.name}, {scope}: {len(table)} pair(s) with the word {wanted!r}")
