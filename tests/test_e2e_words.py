@@ -47,7 +47,7 @@ def test_words_click_a_word_then_open_its_pair(browser, server):  # noqa: F811 -
     shutil.copyfile(shot, SCREENSHOTS / "words.png")
 
     # the pairs table's "open ↗" link cell (second column): the first click selects the cell, the second
-    # opens the pair in a new tab, through a relative link
+    # opens the pair in a new tab
     pairs_box = page.locator('[data-testid="stDataFrame"]').nth(1).bounding_box()
     cell = (pairs_box["x"] + 115, pairs_box["y"] + 35 + 17)
     with page.expect_popup(timeout=30_000) as popup:

@@ -56,7 +56,7 @@ def test_a_words_pairs_link_to_token_attributions(demo_scores):
     expected = word_pairs(occ, pair_table(frame), word)
     pairs = shown_table(at, "occurrences")
     assert_same(pairs.drop(columns="open"), expected)
-    assert pairs.open.tolist() == [f"token_attributions?benchmark=demo&model={MODEL}&pair={p}"
+    assert pairs.open.tolist() == [f"/token_attributions?benchmark=demo&model={MODEL}&pair={p}"
                                    for p in expected.pair_id]
     link = at.get("page_link")[0].proto  # the first (most negative b) pair until another row is clicked
     assert "token_attributions" in link.page

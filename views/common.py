@@ -166,9 +166,9 @@ def word_occurrences(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
 
 
 def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
-    """A link to one pair on the Token attributions page (relative, so it also works under a base URL path)."""
-    return "token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
-                                                          "pair": int(pair_id)})
+    """A link to one pair on the Token attributions page (for a st.column_config.LinkColumn)."""
+    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
+                                                           "pair": int(pair_id)})
 
 
 def scored_models(benchmark: str) -> list[str]:
