@@ -219,6 +219,14 @@ def test_cli_on_demo_with_the_tiny_mlm(tiny_mlm, tmp_path, capsys):
     assert got.pair_id.tolist() == word_pairs(occ, score_benchmark(tiny_mlm, "demo"), word).pair_id.tolist()
 
 
+def test_cli_help_lists_the_command(capsys):
+    for argv in (["--help"], ["words", "--help"]):
+        with pytest.raises(SystemExit) as exit_:
+            run_cli(*argv)
+        assert exit_.value.code == 0
+        assert "words" in capsys.readouterr().out
+
+
 def test_cli_compare_and_bad_input(tiny_mlm, smollm, tmp_path, capsys):
     from biascore.methods.attribution.scorer import score_benchmark
 

@@ -49,7 +49,7 @@ from scipy import stats
 from biascore.core.cache import CacheKey, ResultCache
 
 NAME = "words"
-SUMMARY = "every word type of a benchmark with its count, mean b, 95% t-interval and share of b<0 (per model)"
+SUMMARY = "every word type of a benchmark with its pair count, mean b, 95 percent t-interval and share of b<0"
 
 #: bumped when the word-type normalisation changes (part of the cache key)
 WORD_TYPES_VERSION = 1
