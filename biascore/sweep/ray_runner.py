@@ -61,11 +61,12 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
     refs: dict = {}
     try:
         gpus = ray.cluster_resources().get("GPU", 0)
-        remote = ray.remote(_remote_task).options(
-            num_cpus=1, num_gpus=1 if gpus >= 1 else 0, max_retries=retries, retry_exceptions=False,
-            runtime_env={"env_vars": worker_environment(cache_dir, data_dir)})
+        remote = ray.remote(_remote_task)
+        options = dict(num_cpus=1, num_gpus=1 if gpus >= 1 else 0, max_retries=retries, retry_exceptions=False,
+                       runtime_env={"env_vars": worker_environment(cache_dir, data_dir)})
         for task in tasks:
-            ref = remote.options(name=task.name).remote(task, cache_dir, data_dir, limit, load_options or {}, status)
+            ref = remote.options(name=task.name, **options).remote(task, cache_dir, data_dir, limit,
+                                                                   load_options or {}, status)
             refs[ref] = task
         results: dict[Task, TaskResult] = {}
         with tqdm(total=len(tasks), unit="task", desc="sweep (ray)", file=sys.stderr,

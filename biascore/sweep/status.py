@@ -87,7 +87,14 @@ class SweepStatus:
                   "host": socket.gethostname(), "pid": os.getpid()}
         if state == "running":
             record["attempt"] = int(previous.get("attempt", 0)) + 1
-            record.pop("error", None)
+            for stale in ("error", "pairs_done", "pairs_total"):
+                record.pop(stale, None)
+        _write_json(self.task_path(task_name), record)
+
+    def progress(self, task_name: str, done: int, total: int) -> None:
+        """Pairs done of a running task (the attempt is unchanged)."""
+        record = {**self.read_task(task_name), "pairs_done": int(done), "pairs_total": int(total),
+                  "updated": time.time()}
         _write_json(self.task_path(task_name), record)
 
     def finish(self, outcome: str = "complete") -> None:
@@ -109,7 +116,7 @@ class SweepProgress:
     total: int
     counts: dict[str, int]
     failed: list[tuple[str, str]] = field(default_factory=list)     # (task, error)
-    running: list[str] = field(default_factory=list)
+    running: list[tuple[str, int | None, int | None]] = field(default_factory=list)  # (task, pairs done, of)
     updated: float = 0.0
     interrupted: bool = False   # stopped before every task ran (Ctrl-C, or its driver on this host is gone)
 
@@ -149,7 +156,7 @@ def read_sweeps(cache_root: str | os.PathLike) -> list[SweepProgress]:
             if state == "failed":
                 failed.append((str(name), str(rec.get("error", ""))))
             elif state == "running":
-                running.append(str(name))
+                running.append((str(name), rec.get("pairs_done"), rec.get("pairs_total")))
         finished = sweep.get("finished")
         interrupted = sweep.get("outcome") == "interrupted" or (
             finished is None and sweep.get("host") == socket.gethostname()

@@ -154,6 +154,21 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:399] + "…"
 
 
+def _reporting(progress: Progress | None, status, task_name: str, every_s: float = 1.0) -> Progress:
+    """``progress`` plus the pairs done in the task's status file (at most once per ``every_s``, and at the end)."""
+    last = [float("-inf")]
+
+    def report(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done, total)
+        now = time.monotonic()
+        if status is not None and (now - last[0] >= every_s or done >= total):
+            last[0] = now
+            status.progress(task_name, done, total)
+
+    return report
+
+
 def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: int | None = None,
              load_options: dict | None = None, source: ModelSource | None = None, status=None,
              progress: Progress | None = None) -> TaskResult:
@@ -175,7 +190,7 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
         with _directories(cache_dir, data_dir):
             cache = ResultCache(cache_dir)
             if task.kind == "pairs":
-                _pair_task(task, source, cache, data_dir, limit, progress, out)
+                _pair_task(task, source, cache, data_dir, limit, _reporting(progress, status, task.name), out)
             elif task.kind == "seat":
                 _seat_task(task, source, cache, out)
             elif task.kind == "labdet":
