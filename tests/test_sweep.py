@@ -22,9 +22,10 @@ from biascore.core.models import model_identity
 from biascore.methods.attribution.scorer import score_benchmark, summarize
 from biascore.sweep.spec import SpecError, Task, build_spec
 from biascore.sweep.status import SweepStatus, read_sweeps
+from tests.conftest import DATA_DIR
 
 REPO = Path(__file__).resolve().parent.parent
-TINY_MLM = str(Path(os.environ.get("BIASCORE_SHARED", REPO.parent / "shared")) / "models" / "tiny-trained-bert-mlm")
+TINY_MLM = str(DATA_DIR.parent / "models" / "tiny-trained-bert-mlm")
 BENCHMARKS = ["demo", "crows-en-gso"]
 METRICS = ["attribution", "pll"]
 UNKNOWN = "no-such-org/no-such-model"
