@@ -23,6 +23,7 @@ from biascore.methods.attribution.scorer import score_benchmark, summarize
 from biascore.sweep.spec import SpecError, Task, build_spec
 from biascore.sweep.status import SweepStatus, read_sweeps
 from tests.conftest import DATA_DIR
+from tests.tiny_models import save_random_causal_lm
 
 REPO = Path(__file__).resolve().parent.parent
 TINY_MLM = str(DATA_DIR.parent / "models" / "tiny-trained-bert-mlm")
@@ -34,17 +35,7 @@ UNKNOWN = "no-such-org/no-such-model"
 @pytest.fixture(scope="module")
 def causal_model(tmp_path_factory) -> str:
     """A seeded random 2-layer GPT-2 with the tiny MLM's WordPiece tokenizer, saved to a folder."""
-    import torch
-    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
-
-    folder = tmp_path_factory.mktemp("tiny-causal")
-    tok = AutoTokenizer.from_pretrained(TINY_MLM)
-    tok.bos_token, tok.eos_token = "[CLS]", "[SEP]"
-    torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=tok.vocab_size, n_positions=128, n_embd=32, n_layer=2, n_head=2,
-                               bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id)).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return str(folder)
+    return save_random_causal_lm(tmp_path_factory.mktemp("tiny-causal"), TINY_MLM)
 
 
 def run_cli(*argv: str) -> tuple[int, str]:
