@@ -17,12 +17,11 @@ it escapes (what Ray retries).
 from __future__ import annotations
 
 import gc
-import os
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
+from biascore.core import settings
 from biascore.sweep.spec import Task
 
 Progress = Callable[[int, int], None]
@@ -89,25 +88,6 @@ class ModelSource:
                 torch.cuda.empty_cache()
         except ImportError:  # pragma: no cover - torch is a hard dependency
             pass
-
-
-@contextmanager
-def _directories(cache_dir: str, data_dir: str | None):
-    """The cache and data directories for this task: passed explicitly where the scorers take them, and in
-    the environment for the few helpers that read only settings (restored afterwards)."""
-    wanted = {"BIASCORE_CACHE_DIR": cache_dir, "BIASCORE_DATA_DIR": data_dir}
-    saved = {k: os.environ.get(k) for k in wanted}
-    try:
-        for k, v in wanted.items():
-            if v:
-                os.environ[k] = str(v)
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _records(frame) -> list[dict]:
@@ -187,7 +167,8 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
         out.attempt = int(status.read_task(task.name).get("attempt", 1))
     t0 = time.perf_counter()
     try:
-        with _directories(cache_dir, data_dir):
+        # explicit where the scorers take the directories, in the environment for helpers that read settings
+        with settings.directories(data_dir, cache_dir):
             cache = ResultCache(cache_dir)
             if task.kind == "pairs":
                 _pair_task(task, source, cache, data_dir, limit, _reporting(progress, status, task.name), out)
