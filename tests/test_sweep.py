@@ -267,3 +267,18 @@ def test_a_sweep_whose_driver_died_shows_as_interrupted(tmp_path):
     sweep_json.write_text(json.dumps({**json.loads(sweep_json.read_text()), "pid": int(dead.stdout)}))
     (sweep,) = read_sweeps(tmp_path)
     assert sweep.interrupted and not sweep.in_progress
+
+
+def test_seat_task_equals_the_seat_command(tmp_path):
+    """The SEAT metric runs the association scorer's own entry point: the same row as `python -m biascore seat`."""
+    out = tmp_path / "seat.csv"
+    assert main(["seat", "--model", TINY_MLM, "--test", "weat7", "--out", str(out),
+                 "--cache-dir", str(tmp_path / "single")]) == 0
+    rc, text = run_cli("sweep", "--models", TINY_MLM, "--metrics", "seat", "--seat-tests", "weat7",
+                       "--cache-dir", str(tmp_path / "sweep"))
+    assert rc == 0 and f"seat: {TINY_MLM} × seat:weat7" in text
+    single = pd.read_csv(out).iloc[0]
+    swept = ResultCache(tmp_path / "sweep").entries("association")
+    assert len(swept) == 1
+    row = pd.read_parquet(swept[0]["path"]).iloc[0]
+    assert (row["effect_size"], row["p_value"]) == (single["effect_size"], single["p_value"])
