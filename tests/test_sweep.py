@@ -282,3 +282,36 @@ def test_seat_task_equals_the_seat_command(tmp_path):
     assert len(swept) == 1
     row = pd.read_parquet(swept[0]["path"]).iloc[0]
     assert (row["effect_size"], row["p_value"]) == (single["effect_size"], single["p_value"])
+
+
+def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path):
+    """A real browser on the Overview: the sweep panel updates by itself as the status files change."""
+    from tests.test_e2e_browser import CHROMIUM, LAUNCH_ARGS, dashboard_server
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
+    from playwright.sync_api import sync_playwright
+
+    cache = tmp_path / "cache"
+    status = SweepStatus.create(cache, ["m × a", "m × b", "m × c"], "ray auto")
+    status.task("m × a", "running")
+    status.task("m × a", "done")
+    status.task("m × b", "running")
+    status.progress("m × b", 10, 100)
+    with dashboard_server({"BIASCORE_CACHE_DIR": str(cache)}, tmp_path / "streamlit.log") as url, \
+            sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page()
+        page.goto(url, wait_until="domcontentloaded")
+        page.get_by_text("1 done · 1 running · 0 failed · 1 pending", exact=False).wait_for(timeout=120_000)
+        page.get_by_text("running: m × b (10/100 pairs)").wait_for(timeout=30_000)
+        status.progress("m × b", 50, 100)
+        page.get_by_text("running: m × b (50/100 pairs)").wait_for(timeout=30_000)
+        status.task("m × b", "done")
+        status.task("m × c", "running")
+        status.task("m × c", "failed", error="ModelLoadError: <b>not</b> a model")
+        page.get_by_text("2 done · 0 running · 1 failed · 0 pending", exact=False).wait_for(timeout=30_000)
+        page.get_by_text("failed: m × c: ModelLoadError: <b>not</b> a model").wait_for(timeout=30_000)  # literal
+        status.finish()
+        page.get_by_text("Sweep finished").wait_for(timeout=30_000)
+        browser.close()
