@@ -55,11 +55,16 @@ class ModelSource:
         self.name, self.device, self.dtype, self.trust_remote_code = name, device, dtype, trust_remote_code
         self._lm = None
         self._error: Exception | None = None
+        self._identity, self._identity_read = None, False
         self.loads = 0
 
     def identity(self):
-        from biascore.core.models import model_identity
-        return model_identity(self.name, device=self.device, dtype=self.dtype)
+        """The model's cache identity from its files (None when only a load can tell), computed once."""
+        if not self._identity_read:
+            from biascore.core.models import model_identity
+            self._identity = model_identity(self.name, device=self.device, dtype=self.dtype)
+            self._identity_read = True
+        return self._identity
 
     def load(self):
         """The loaded model; a model that failed to load fails again at once (no second download attempt)."""
