@@ -315,3 +315,15 @@ def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path):
         status.finish()
         page.get_by_text("Sweep finished").wait_for(timeout=30_000)
         browser.close()
+
+
+def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():
+    from biascore.core import settings
+    from biascore.sweep.ray_runner import task_options
+
+    cpu, gpu = task_options(0, 3, "/c", "/d"), task_options(8, 3, "/c", "/d")
+    assert (cpu["num_gpus"], gpu["num_gpus"]) == (0, 1)
+    assert gpu["num_cpus"] == 1 and gpu["max_retries"] == 3 and gpu["retry_exceptions"] is False
+    env = gpu["runtime_env"]["env_vars"]
+    assert env["BIASCORE_CACHE_DIR"] == "/c" and env["BIASCORE_DATA_DIR"] == "/d"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(settings.REPO_ROOT)

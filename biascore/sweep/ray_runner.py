@@ -39,6 +39,13 @@ def worker_environment(cache_dir: str, data_dir: str | None) -> dict[str, str]:
     return env
 
 
+def task_options(cluster_gpus: float, retries: int, cache_dir: str, data_dir: str | None) -> dict:
+    """Ray options of every task: one CPU; one GPU when the cluster has any; retried ``retries`` times when its
+    worker dies, never for an error of its own; the workers' environment."""
+    return {"num_cpus": 1, "num_gpus": 1 if cluster_gpus >= 1 else 0, "max_retries": retries,
+            "retry_exceptions": False, "runtime_env": {"env_vars": worker_environment(cache_dir, data_dir)}}
+
+
 def _crashed(task: Task, exc: BaseException, retries: int) -> TaskResult:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     error = f"{type(exc).__name__}: the worker running it died ({retries + 1} attempt(s)); {first}"
@@ -60,10 +67,8 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
             ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False)
     refs: dict = {}
     try:
-        gpus = ray.cluster_resources().get("GPU", 0)
         remote = ray.remote(_remote_task)
-        options = dict(num_cpus=1, num_gpus=1 if gpus >= 1 else 0, max_retries=retries, retry_exceptions=False,
-                       runtime_env={"env_vars": worker_environment(cache_dir, data_dir)})
+        options = task_options(ray.cluster_resources().get("GPU", 0), retries, cache_dir, data_dir)
         for task in tasks:
             ref = remote.options(name=task.name, **options).remote(task, cache_dir, data_dir, limit,
                                                                    load_options or {}, status)
