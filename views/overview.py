@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from biascore.methods.attribution.results import best_runs
+from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
                           model_selector, score_now, summary, unreadable_run_errors)
@@ -15,6 +16,7 @@ st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased se
            "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
            "Brackets: 95% bootstrap confidence interval (1,000 resamples).")
 data_dir_notice()
+sweep_status.show()
 
 
 def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
