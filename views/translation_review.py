@@ -69,13 +69,19 @@ def flash(scope: str, ok: bool, message: str) -> None:
     st.session_state[f"tr_flash_{scope}"] = (ok, message)
 
 
-def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_key: str, original: tuple) -> None:
-    """Form callback (runs before the page reruns, so the counts already include this save). A corrected sentence
-    equal to the original is stored as empty ("unchanged"); corrections are kept only with needs correction."""
+def typed_corrections(key: str, original: tuple[str, str]) -> list[str]:
+    """The corrected sentences typed in form ``key``: kept only with status needs correction, and a sentence
+    equal to the original stored as empty ("unchanged")."""
     state = st.session_state
-    status = state[f"{form_key}_status"]
-    fixed = [state[f"{form_key}_{side}"].strip() for side in ("more", "less")]
-    fixed = [f if status == NEEDS_CORRECTION and f != o else "" for f, o in zip(fixed, original)]
+    typed = [state[f"{key}_{side}"].strip() for side in ("more", "less")]
+    keep = state[f"{key}_status"] == NEEDS_CORRECTION
+    return [t if keep and t != o else "" for t, o in zip(typed, original)]
+
+
+def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_key: str, original: tuple) -> None:
+    """Form callback (runs before the page reruns, so the counts already include this save)."""
+    state = st.session_state
+    status, fixed = state[f"{form_key}_status"], typed_corrections(form_key, original)
     try:
         saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, state[f"{form_key}_tags"],
                                           state[f"{form_key}_comment"], *fixed)
@@ -86,10 +92,9 @@ def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_
 
 
 def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, key: str, original: tuple) -> None:
+    """Adjudication form callback."""
     state = st.session_state
-    status = state[f"{key}_status"]
-    fixed = [state[f"{key}_{side}"].strip() for side in ("more", "less")]
-    fixed = [f if status == NEEDS_CORRECTION and f != o else "" for f, o in zip(fixed, original)]
+    status, fixed = state[f"{key}_status"], typed_corrections(key, original)
     try:
         adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, state[f"{key}_comment"], *fixed)
     except ReviewError as exc:
