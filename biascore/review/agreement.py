@@ -64,7 +64,7 @@ def _group_agreement(group: pd.DataFrame) -> dict:
         sizes = counts[counts >= 2].value_counts()
         m = int(max(sizes.index, key=lambda k: (sizes[k], k)))
         used = multi[multi.pair_id.isin(counts.index[counts == m])].sort_values(["pair_id", "reviewer"])
-        ratings = np.array([[codes[s] for s in g.status] for _, g in used.groupby("pair_id")])
+        ratings = used.status.map(codes).to_numpy().reshape(-1, m)  # one row per pair: its m ratings
         table, _ = aggregate_raters(ratings, n_cat=len(STATUSES))
         p_i = ((table ** 2).sum(axis=1) - m) / (m * (m - 1))
         out.update(method="Fleiss", n_pairs=len(ratings), ratings_per_pair=m, observed=float(p_i.mean()))
@@ -90,26 +90,32 @@ def agreement(reviews: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows, columns=AGREEMENT_COLUMNS)
 
 
+def review_summary(reviews: pd.DataFrame) -> pd.DataFrame:
+    """Per pair (index pair_id): number of reviews ``n``, distinct statuses ``n_status``, the first ``status``,
+    distinct corrections ``n_fix`` (a correction = both corrected sentences), the first ``more``/``less``, and the
+    ``reviewers`` and ``statuses`` joined by ", " (reviews in the store's order: by reviewer)."""
+    fixes = reviews.corrected_more.astype(str) + "\x00" + reviews.corrected_less.astype(str)
+    return reviews.assign(fix=fixes).groupby("pair_id").agg(
+        n=("status", "size"), n_status=("status", "nunique"), status=("status", "first"), n_fix=("fix", "nunique"),
+        more=("corrected_more", "first"), less=("corrected_less", "first"), reviewers=("reviewer", ", ".join),
+        statuses=("status", ", ".join))
+
+
 def disagreements(reviews: pd.DataFrame, pairs: pd.DataFrame, adjudications: pd.DataFrame) -> pd.DataFrame:
     """Pairs whose reviewers disagree (status, or the correction when all say ``needs correction``), with the
     adjudicated decision where one is stored; columns :data:`DISAGREEMENT_COLUMNS`, ordered by pair."""
-    merged = _with_bias_type(reviews, pairs)
-    adj = adjudications.set_index("pair_id") if len(adjudications) else None
-    rows = []
-    for pair_id, group in merged.groupby("pair_id", sort=True):
-        if len(group) < 2:
-            continue
-        statuses = set(group.status)
-        if len(statuses) > 1:
-            why = "different statuses"
-        elif statuses == {NEEDS_CORRECTION} and len(set(zip(group.corrected_more, group.corrected_less))) > 1:
-            why = "different corrections"
-        else:
-            continue
-        decided = adj is not None and pair_id in adj.index
-        rows.append({"pair_id": int(pair_id), "bias_type": group.bias_type.iloc[0],
-                     "reviewers": ", ".join(group.reviewer), "statuses": ", ".join(group.status), "why": why,
-                     "adjudicated": decided, "final_status": adj.at[pair_id, "status"] if decided else "",
-                     "adjudicator": adj.at[pair_id, "adjudicator"] if decided else "",
-                     "decided_at": adj.at[pair_id, "decided_at"] if decided else ""})
-    return pd.DataFrame.from_records(rows, columns=DISAGREEMENT_COLUMNS)
+    summary = review_summary(_with_bias_type(reviews, pairs))
+    status_differs = summary.n_status > 1
+    fix_differs = (summary.n_status == 1) & (summary.status == NEEDS_CORRECTION) & (summary.n_fix > 1)
+    todo = summary[(summary.n >= 2) & (status_differs | fix_differs)].copy()
+    todo["why"] = np.where(status_differs.loc[todo.index], "different statuses", "different corrections")
+    bias = pairs.set_index("pair_id").bias_type
+    todo["bias_type"] = bias.reindex(todo.index).to_numpy()
+    adj = adjudications.set_index("pair_id")[["status", "adjudicator", "decided_at"]].rename(
+        columns={"status": "final_status"}) if len(adjudications) else pd.DataFrame(
+        columns=["final_status", "adjudicator", "decided_at"])
+    todo = todo.join(adj, how="left")
+    todo["adjudicated"] = todo.final_status.notna()
+    todo = todo.fillna({"final_status": "", "adjudicator": "", "decided_at": ""})
+    out = todo.reset_index()[DISAGREEMENT_COLUMNS].sort_values("pair_id").reset_index(drop=True)
+    return out.astype({"pair_id": "int64", "adjudicated": bool})

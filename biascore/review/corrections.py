@@ -30,6 +30,7 @@ from typing import Callable
 import pandas as pd
 
 from biascore.core.datasets import Benchmark, _row_issue
+from biascore.review.agreement import review_summary
 from biascore.review.store import ACCEPT, NEEDS_CORRECTION, REJECT
 
 DECISION_COLUMNS = ["pair_id", "decision", "status", "corrected_more", "corrected_less", "source"]
@@ -41,24 +42,24 @@ UNRESOLVED, UNREVIEWED, PENDING = "unresolved", "unreviewed", "correction not wr
 def final_decisions(pair_ids, reviews: pd.DataFrame, adjudications: pd.DataFrame) -> pd.DataFrame:
     """One row per pair id (columns :data:`DECISION_COLUMNS`): ``decision`` is the final status, or
     ``unresolved`` / ``unreviewed`` / ``correction not written``; ``source`` says where it came from."""
-    by_pair = {pid: g for pid, g in reviews.groupby("pair_id")}
-    adj = adjudications.set_index("pair_id") if len(adjudications) else pd.DataFrame()
+    per_pair = review_summary(reviews).to_dict("index")
+    adj = adjudications.set_index("pair_id").to_dict("index") if len(adjudications) else {}
     rows = []
     for pid in pair_ids:
         pid = int(pid)
         status, more, less, source = "", "", "", ""
-        if pid in adj.index:
-            a = adj.loc[pid]
-            status, more, less, source = a.status, a.corrected_more, a.corrected_less, f"adjudicated by {a.adjudicator}"
-        elif pid in by_pair:
-            g = by_pair[pid]
-            corrections = set(zip(g.corrected_more, g.corrected_less))
-            if g.status.nunique() == 1 and (g.status.iloc[0] != NEEDS_CORRECTION or len(corrections) == 1):
-                status = g.status.iloc[0]
-                more, less = next(iter(corrections)) if status == NEEDS_CORRECTION else ("", "")
-                source = "one reviewer" if len(g) == 1 else f"{len(g)} reviewers agree"
+        if pid in adj:
+            a = adj[pid]
+            status, more, less = a["status"], a["corrected_more"], a["corrected_less"]
+            source = f"adjudicated by {a['adjudicator']}"
+        elif pid in per_pair:
+            g = per_pair[pid]
+            if g["n_status"] == 1 and (g["status"] != NEEDS_CORRECTION or g["n_fix"] == 1):
+                status = g["status"]
+                more, less = (g["more"], g["less"]) if status == NEEDS_CORRECTION else ("", "")
+                source = "one reviewer" if g["n"] == 1 else f"{g['n']} reviewers agree"
             else:
-                source = f"{len(g)} reviewers disagree"
+                source = f"{g['n']} reviewers disagree"
         else:
             source = "no review"
         if not status:
