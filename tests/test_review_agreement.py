@@ -169,6 +169,13 @@ def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_pa
     kept = tl[tl.pair_id.isin(ids[:10] + ids[11:13])]
     assert table.loc["all", "B_kept_before"] == pytest.approx(100 * kept.biased.mean())
     assert corrected_benchmark(bm, corrected).content_hash == loaded.content_hash  # same pairs as the CSV
+    compared = _cli("review", "compare", "--db", str(db), "--benchmark", "demo", "--model", tiny_mlm.name)
+    assert compared.returncode == 0, compared.stderr
+    row = next(l for l in compared.stdout.splitlines() if l.strip().startswith("all")).split()
+    header = next(l for l in compared.stdout.splitlines() if l.strip().startswith("bias_type")).split()
+    shown = dict(zip(header, row))
+    assert float(shown["B_after"]) == pytest.approx(table.loc["all", "B_after"], abs=0.0005)
+    assert float(shown["B_before"]) == pytest.approx(table.loc["all", "B_before"], abs=0.0005)
 
 
 def test_review_cli_agreement_export_and_adjudicate(tmp_path):

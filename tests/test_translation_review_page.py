@@ -138,7 +138,7 @@ def test_two_reviewers_disagree_then_adjudicate_export_and_compare_b(tiny_demo, 
     assert counts == {"accept": 1, "needs correction": 1, "reject": 1, "unresolved": 0, "correction not written": 0,
                       "unreviewed": 13}
     # B before/after for the chosen model, as the engine computes it
-    press(at, f"Compare B before and after for {tiny_mlm.name}")
+    press(at, "Compare B before and after the corrections")
     table = frame_with(at, "B_after")
     corrected = corrected_frame(pairs, final_decisions(pairs.pair_id, ReviewStore(db).reviews("demo"), adj))
     expected = before_after(tiny_mlm, load_benchmark("demo"), corrected)

@@ -308,7 +308,8 @@ if corrected.empty:
     st.info("No pair is accepted or corrected yet.")
 else:
     compare_key = (model, benchmark, hashlib.sha256(corrected_csv).hexdigest())
-    if st.button(f"Compare B before and after for {model}", key="tr_compare"):
+    st.text(f"Model: {model}")
+    if st.button("Compare B before and after the corrections", key="tr_compare"):
         st.session_state["tr_compare_key"] = compare_key
     if st.session_state.get("tr_compare_key") == compare_key:
         bar = st.progress(0.0, text="Scoring (cached after the first time)…")
