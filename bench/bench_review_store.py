@@ -3,7 +3,7 @@
 1. N separate Python processes (N = 1, 2, 4, 8) each save M reviews into one new database at the same time
    (the first saves race to create it): total saves per second, per-save latency p50/p95, and reviews lost
    (expected − stored; must be 0).
-2. A version-0 database (one verdict per review, the schema of biascore ≤ 0.4) with R reviews is opened by
+2. A version-0 database (one verdict per review, the schema up to commit 4004f54) with R reviews is opened by
    today's store: migration time and rows kept.
 3. Agreement (Fleiss, 3 reviewers) and the corrected benchmark for crows-tl-sized input (204 pairs).
 
