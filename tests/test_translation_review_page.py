@@ -71,13 +71,14 @@ def test_review_is_saved_with_tags_and_correction_and_read_back(tiny_demo, tiny_
     assert f"{tiny_demo.loc[tiny_demo.pair_id == pair_id].iloc[0].sjsd:+.5f}" in [m.value for m in at.metric]
     original = reviewable_pairs(load_benchmark("demo")).set_index("pair_id").loc[pair_id]
     assert f"more-biased: {original.sent_more}" in [t.value.splitlines()[0] for t in at.text]  # literal text
-    fill_review(at, "needs correction", ["mistranslation"], "'<b>mga</b>' missing", more="Ang [link](http://x) ay mali.")
+    fixed = "Ang [link](http://x) ay mali."
+    fill_review(at, "needs correction", ["mistranslation"], "'<b>mga</b>' missing", more=fixed)
     press(at, "Save review")
     assert any("Saved: pair" in s.value for s in at.success)
     stored = ReviewStore(db).reviews("demo")
-    assert stored[["pair_id", "reviewer", "status", "tags", "comment", "corrected_more", "corrected_less"]
-                  ].values.tolist() == [[pair_id, "Ana", "needs correction", ("mistranslation",), "'<b>mga</b>' missing",
-                                         "Ang [link](http://x) ay mali.", ""]]  # unchanged less-biased: stored empty
+    columns = ["pair_id", "reviewer", "status", "tags", "comment", "corrected_more", "corrected_less"]
+    assert stored[columns].values.tolist() == [  # the unchanged less-biased sentence is stored empty
+        [pair_id, "Ana", "needs correction", ("mistranslation",), "'<b>mga</b>' missing", fixed, ""]]
     # a reload (new session) shows everything saved: progress, the form prefilled
     again = open_review(tiny_mlm.name, db, "Ana")
     assert "1 of 16" in again.get("progress")[0].proto.text

@@ -11,8 +11,8 @@ Filipino sentences; per (benchmark, pair) an adjudicated decision. Safe for seve
   untouched (no table added, no journal switched).
 * **Schema versions** (``PRAGMA user_version``; ``PRAGMA application_id`` = :data:`APPLICATION_ID` marks our
   files): version 0 = the single-verdict table of earlier versions (up to commit 4004f54:
-  ``reviews(benchmark, pair_id, reviewer, verdict, note, updated_at)``), version 2 = this module's schema. A version-0 review database is migrated in
-  one ``BEGIN IMMEDIATE`` transaction the first time it is opened (the old verdict is kept in
+  ``reviews(benchmark, pair_id, reviewer, verdict, note, updated_at)``), version 2 = this module's schema.
+  A version-0 review database is migrated in one ``BEGIN IMMEDIATE`` transaction the first time it is opened (the old verdict is kept in
   ``legacy_verdict`` and mapped by :data:`LEGACY_VERDICTS`; the note becomes the comment); two processes
   opening it at once migrate it once.
 * **Concurrency**: WAL journal (readers never block the writer); every write is one short ``BEGIN IMMEDIATE``
