@@ -42,9 +42,12 @@ def plain(text: str) -> str:
     return "".join("\\" + ch if ch in string.punctuation else ch for ch in one_line)
 
 
-def store_error(exc: ReviewError) -> str:
-    """The one-line message for a store error (without the server path in public mode)."""
-    return plain(exc.reason if PUBLIC else str(exc))
+def error_line(exc: Exception, public_text: str = "this cannot be done on this server") -> str:
+    """The one-line message for an error; in public mode without server paths (a store error's reason, else
+    ``public_text``)."""
+    if not PUBLIC:
+        return plain(str(exc))
+    return plain(exc.reason if isinstance(exc, ReviewError) else public_text)
 
 
 st.title("Translation review")
@@ -86,7 +89,7 @@ def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_
         saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, state[f"{form_key}_tags"],
                                           state[f"{form_key}_comment"], *fixed)
     except ReviewError as exc:
-        flash("review", False, store_error(exc))
+        flash("review", False, error_line(exc))
     else:
         flash("review", True, f"Saved: pair {saved.pair_id}, {saved.status} ({saved.updated_at}).")
 
@@ -98,7 +101,7 @@ def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, 
     try:
         adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, state[f"{key}_comment"], *fixed)
     except ReviewError as exc:
-        flash("decision", False, store_error(exc))
+        flash("decision", False, error_line(exc))
     else:
         flash("decision", True, f"Decision saved: pair {adj.pair_id}, {adj.status} ({adj.decided_at}).")
 
@@ -141,7 +144,7 @@ store = ReviewStore(db_path)
 try:
     db_exists = store.exists()
 except ReviewError as exc:
-    st.error(store_error(exc))
+    st.error(error_line(exc))
     st.stop()
 if not db_exists:
     st.info("No reviews saved here yet: the review database is created when you press Save.")
@@ -157,7 +160,7 @@ try:
     pairs = review_pairs(benchmark)
     reviews, adjudications = store.reviews(benchmark), store.adjudications(benchmark)
 except (BenchmarkError, ReviewError) as exc:
-    st.error(store_error(exc) if isinstance(exc, ReviewError) else plain(str(exc)))
+    st.error(error_line(exc, "this benchmark is not available on this server"))
     st.stop()
 to_adjudicate = disagreements(reviews, pairs, adjudications)
 
@@ -321,7 +324,7 @@ else:
             table = compare(model, benchmark, corrected_csv, _progress=progress)
         except (ModelLoadError, BenchmarkError, ValueError) as exc:
             bar.empty()
-            st.error(plain(str(exc)))
+            st.error(error_line(exc, "B cannot be computed for this model on this server"))
         else:
             bar.empty()
             st.dataframe(table, hide_index=True, key="tr_before_after")
