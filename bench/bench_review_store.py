@@ -3,8 +3,8 @@
 1. N separate Python processes (N = 1, 2, 4, 8) each save M reviews into one new database at the same time
    (the first saves race to create it): total saves per second, per-save latency p50/p95, and reviews lost
    (expected − stored; must be 0).
-2. A version-0 database (one verdict per review, the schema up to commit 4004f54) with R reviews is opened by
-   today's store: migration time and rows kept.
+2. A version-0 database (one verdict per review, the schema up to commit 4004f54) with R reviews: time to read it
+   as it is, time of the first save (which migrates it), rows kept.
 3. Agreement (Fleiss, 3 reviewers) and the corrected benchmark for crows-tl-sized input (204 pairs).
 
 Not a test: numbers depend on the machine and its load.
@@ -76,10 +76,15 @@ def legacy_migration(rows: int, folder: Path) -> dict:
                         [("crows-tl", i % 204, f"R{i // 204}", verdicts[i % len(verdicts)], f"note {i}",
                           "2025-01-01T00:00:00+00:00") for i in range(rows)])
     con.close()
+    store = ReviewStore(db)
     t0 = time.perf_counter()
-    frame = ReviewStore(db).reviews()
-    took = time.perf_counter() - t0
-    return {"legacy_rows": rows, "kept": len(frame), "open_and_migrate_s": round(took, 3)}
+    store.reviews()  # read as it is (mapped on the fly)
+    t1 = time.perf_counter()
+    store.save("crows-tl", 0, "new reviewer", "accept")  # the first save migrates
+    t2 = time.perf_counter()
+    kept = len(store.reviews()) - 1
+    return {"legacy_rows": rows, "kept": kept, "read_legacy_s": round(t1 - t0, 3),
+            "first_save_with_migration_s": round(t2 - t1, 3)}
 
 
 def agreement_timing() -> dict:

@@ -229,21 +229,32 @@ def test_a_version_0_database_is_migrated_without_loss(tmp_path, v0_store):
         stamps = dict(((b, p, r), t) for b, p, r, t in con.execute(
             "SELECT benchmark, pair_id, reviewer, updated_at FROM reviews"))
     con.close()
+    before = db.read_bytes()
     store = ReviewStore(db)
     assert store.state().kind == "legacy"
-    frame = store.reviews()  # the first open migrates
+
+    def check(frame):
+        assert len(frame) == len(saved)
+        for benchmark, pair_id, reviewer, verdict, note in saved:
+            row = frame[(frame.benchmark == benchmark) & (frame.pair_id == pair_id)
+                        & (frame.reviewer == reviewer)].iloc[0]
+            status, tags = LEGACY_VERDICTS[verdict]
+            assert (row.status, row.tags, row.comment, row.legacy_verdict) == (status, tags, note, verdict)
+            assert row.updated_at == stamps[(benchmark, pair_id, reviewer)]
+
+    check(store.reviews())  # read as it is, mapped on the fly …
+    assert store.adjudications().empty and store.get("crows-tl", 0, "Ana").status == "accept"
+    assert store.state().kind == "legacy" and db.read_bytes() == before  # … and not changed by reading
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]
+    store.save("demo", 22, "Cara", "reject")  # the first save migrates
     assert store.state().kind == "current"
-    assert len(frame) == len(saved)
-    for benchmark, pair_id, reviewer, verdict, note in saved:
-        row = frame[(frame.benchmark == benchmark) & (frame.pair_id == pair_id) & (frame.reviewer == reviewer)].iloc[0]
-        status, tags = LEGACY_VERDICTS[verdict]
-        assert (row.status, row.tags, row.comment, row.legacy_verdict) == (status, tags, note, verdict)
-        assert row.updated_at == stamps[(benchmark, pair_id, reviewer)]
+    migrated = store.reviews()
+    check(migrated[migrated.reviewer != "Cara"])
     # the migrated database takes new reviews and adjudications; a new save clears the legacy verdict
     store.save("crows-tl", 1, "Ana", "needs correction", ["mistranslation"], "fixed", "Bago.", "")
     store.adjudicate("crows-tl", 1, "Cara", "accept")
     assert store.get("crows-tl", 1, "Ana").legacy_verdict == ""
-    assert len(store.reviews()) == len(saved) and len(store.adjudications()) == 1
+    assert len(store.reviews()) == len(saved) + 1 and len(store.adjudications()) == 1
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert con.execute("SELECT name FROM sqlite_master WHERE name = 'reviews_v0'").fetchone() is None

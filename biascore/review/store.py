@@ -12,9 +12,9 @@ Filipino sentences; per (benchmark, pair) an adjudicated decision. Safe for seve
 * **Schema versions** (``PRAGMA user_version``; ``PRAGMA application_id`` = :data:`APPLICATION_ID` marks our
   files): version 0 = the single-verdict table of earlier versions (up to commit 4004f54:
   ``reviews(benchmark, pair_id, reviewer, verdict, note, updated_at)``), version 2 = this module's schema.
-  A version-0 review database is migrated in one ``BEGIN IMMEDIATE`` transaction the first time it is opened (the old verdict is kept in
-  ``legacy_verdict`` and mapped by :data:`LEGACY_VERDICTS`; the note becomes the comment); two processes
-  opening it at once migrate it once.
+  A version-0 review database is read as it is (mapped on the fly) and migrated in one ``BEGIN IMMEDIATE``
+  transaction by the first save (the old verdict is kept in ``legacy_verdict`` and mapped by
+  :data:`LEGACY_VERDICTS`; the note becomes the comment); two processes saving at once migrate it once.
 * **Concurrency**: WAL journal (readers never block the writer); every write is one short ``BEGIN IMMEDIATE``
   transaction on its own connection with a ``busy_timeout``, so a second writer waits instead of failing and
   nobody holds a transaction open while a human thinks. A save is an upsert on ``(benchmark, pair_id,
@@ -201,18 +201,23 @@ def _read_schema(path: Path) -> tuple[int, int, tuple[str, ...], list[str]]:
     return user_version, application_id, tables, columns
 
 
+def _v0_as_current(table: str) -> str:
+    """A SELECT giving a version-0 ``table`` the columns :data:`COLUMNS`, each verdict mapped by
+    :data:`LEGACY_VERDICTS` (an unknown verdict becomes ``needs correction`` with tag ``other``)."""
+    status = " ".join(f"WHEN '{v}' THEN '{s}'" for v, (s, _) in LEGACY_VERDICTS.items())
+    tags = " ".join(f"WHEN '{v}' THEN '{json.dumps(list(t))}'" for v, (_, t) in LEGACY_VERDICTS.items())
+    return (f"SELECT benchmark, pair_id, reviewer, CASE verdict {status} ELSE '{NEEDS_CORRECTION}' END AS status, "
+            f"CASE verdict {tags} ELSE '[\"other\"]' END AS tags, note AS comment, '' AS corrected_more, "
+            f"'' AS corrected_less, verdict AS legacy_verdict, updated_at FROM {table}")
+
+
 def _migrate_from_v0(con: sqlite3.Connection) -> None:
-    """Version 0 → 2 inside the caller's transaction: rebuild ``reviews`` with the new columns, mapping each
-    verdict by :data:`LEGACY_VERDICTS` (unknown verdicts become ``needs correction`` with tag ``other``)."""
+    """Version 0 → 2 inside the caller's transaction: rebuild ``reviews`` with the new columns
+    (:func:`_v0_as_current`) and add ``adjudications``."""
     con.execute("ALTER TABLE reviews RENAME TO reviews_v0")
     for statement in _SCHEMA:
         con.execute(statement)
-    cases_status = " ".join(f"WHEN '{v}' THEN '{s}'" for v, (s, _) in LEGACY_VERDICTS.items())
-    cases_tags = " ".join(f"WHEN '{v}' THEN '{json.dumps(list(t))}'" for v, (_, t) in LEGACY_VERDICTS.items())
-    con.execute(
-        "INSERT INTO reviews (benchmark, pair_id, reviewer, status, tags, comment, legacy_verdict, updated_at) "
-        f"SELECT benchmark, pair_id, reviewer, CASE verdict {cases_status} ELSE '{NEEDS_CORRECTION}' END, "
-        f"CASE verdict {cases_tags} ELSE '[\"other\"]' END, note, verdict, updated_at FROM reviews_v0")
+    con.execute(f"INSERT INTO reviews ({', '.join(COLUMNS)}) {_v0_as_current('reviews_v0')}")
     con.execute("DROP TABLE reviews_v0")
 
 
@@ -292,20 +297,17 @@ class ReviewStore:
             for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
                 leftover.unlink(missing_ok=True)
 
-    def _ready(self, *, create: bool) -> bool:
-        """Make the database usable: create it (``create=True``) or report it missing, migrate a version-0 file.
-        Returns False when there is no database and ``create`` is False."""
+    def _ready(self) -> None:
+        """Make the database writable: create it when missing, migrate a version-0 file (once, even when several
+        processes try at the same time)."""
         state = self.state()
         if state.kind == "missing":
-            if not create:
-                return False
             self._create()
             state = self.state()
         if state.kind == "legacy":
             with self._write() as con:
                 if con.execute("PRAGMA user_version").fetchone()[0] == 0:  # not migrated by someone else meanwhile
                     _migrate_from_v0(con)
-        return True
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -336,7 +338,7 @@ class ReviewStore:
         if unknown:
             raise ReviewError(f"unknown tag {unknown[0]!r}; choose from: {', '.join(TAGS)}")
         tags = tuple(t for t in TAGS if t in set(tags))
-        self._ready(create=True)
+        self._ready()
         review = Review(str(benchmark), int(pair_id), reviewer, status, tags, comment, more, less, "", _now())
         with self._write() as con:
             con.execute(
@@ -354,7 +356,7 @@ class ReviewStore:
         """Store the final decision for one pair (replaces an earlier adjudication of that pair)."""
         adjudicator = _clean_name(adjudicator, "adjudicator")
         comment, more, less = _clean_decision(status, comment, corrected_more, corrected_less)
-        self._ready(create=True)
+        self._ready()
         adj = Adjudication(str(benchmark), int(pair_id), status, more, less, comment, adjudicator, _now())
         with self._write() as con:
             con.execute(
@@ -365,10 +367,21 @@ class ReviewStore:
 
     # ------------------------------------------------------------------ reads
     def _select(self, sql: str, args: Sequence, columns: list[str]) -> pd.DataFrame:
-        if not self._ready(create=False):
-            return pd.DataFrame(columns=columns).astype({"pair_id": "int64"})
-        with self._connect() as con, closing(con.execute(sql, list(args))) as cur:
-            rows = cur.fetchall()
+        """Run a read on the current schema. Reading changes nothing: no database → empty; a version-0 database is
+        read through :func:`_v0_as_current` (no adjudications yet) and migrated only by the first save."""
+        for attempt in (1, 2):
+            kind = self.state().kind
+            if kind == "missing" or (kind == "legacy" and "FROM adjudications" in sql):
+                rows = []
+                break
+            query = f"WITH reviews AS ({_v0_as_current('main.reviews')}) {sql}" if kind == "legacy" else sql
+            try:
+                with self._connect() as con, closing(con.execute(query, list(args))) as cur:
+                    rows = cur.fetchall()
+                break
+            except sqlite3.OperationalError as exc:
+                if kind != "legacy" or attempt == 2:  # (legacy: migrated by another process meanwhile; read again)
+                    raise ReviewError(f"cannot read the review database ({exc})", self.path) from exc
         return pd.DataFrame(rows, columns=columns).astype({"pair_id": "int64"})
 
     def reviews(self, benchmark: str | None = None, *, status: str | None = None,
