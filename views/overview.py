@@ -1,5 +1,5 @@
 """Overview: B per bias type and overall for every scored model × benchmark (Table-3 style), with n, the
-95% bootstrap CI and the PLL bias score beside it; a bar chart with the unbiased line; "Score now"."""
+95% Wilson score interval and the PLL bias score beside it; a bar chart with the unbiased line; "Score now"."""
 from __future__ import annotations
 
 import pandas as pd
@@ -13,7 +13,7 @@ from views.common import (benchmark_selector, best_run, cached_runs, csv_downloa
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
            "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
-           "Brackets: 95% bootstrap confidence interval (1,000 resamples).")
+           "Brackets: 95% Wilson score interval for a proportion (binomial; scipy binomtest), for B and PLL alike.")
 data_dir_notice()
 
 

@@ -32,11 +32,14 @@ import numpy as np
 import pandas as pd
 
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.keys import result_key
 from biascore.core.datasets import Benchmark, load_benchmark
-from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, distance
+from biascore.methods.attribution.frame import attribution_frame
+from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.pair_tokens import PairTokens, tokenize_pair, word_groups
+from biascore.core.pair_tokens import PairTokens, tokenize_pair
+from biascore.stats.intervals import proportion_ci
 
 NAME = "score"
 SUMMARY = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
@@ -137,55 +140,11 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
     return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS)
 
 
-# --------------------------------------------------------------------------- derived scores
-def _word_scores(text: str, spans_flat: list[int], u_index: list[int], bu: np.ndarray):
-    spans = list(zip(spans_flat[0::2], spans_flat[1::2]))
-    words, word_spans, word_bu = [], [], []
-    for group in word_groups(text, spans):
-        scored = [u_index[t] for t in group if u_index[t] >= 0]
-        if not scored:
-            continue
-        start, end = spans[group[0]][0], max(spans[t][1] for t in group)
-        words.append(text[start:end])
-        word_spans += [int(start), int(end)]
-        word_bu.append(float(np.mean(bu[scored])))
-    return words, word_spans, word_bu
-
-
-def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant = "reference") -> pd.DataFrame:
-    """Join the benchmark's pairs with their log-probabilities and derive b(u), words, S_JSD, B flags, PLL."""
-    if jsd not in JSD_VARIANTS:
-        raise ValueError(f"unknown --jsd {jsd!r}; choose one of {', '.join(JSD_VARIANTS)}")
-    pairs = benchmark.frame.drop(columns=["load_issue"]).set_index("pair_id")
-    rows = []
-    for rec in logp.to_dict("records"):
-        pair = pairs.loc[rec["pair_id"]]
-        more, less = np.asarray(rec["logp_more"], float), np.asarray(rec["logp_less"], float)
-        bu = distance(more, jsd) - distance(less, jsd)
-        scored = not rec["skipped_reason"] and len(bu) > 0
-        words, word_spans, word_bu = (_word_scores(pair["sent_more"], list(rec["more_spans"]), list(rec["more_u"]), bu)
-                                      if scored else ([], [], []))
-        sjsd = float(bu.mean()) if scored else float("nan")
-        rows.append({
-            "pair_id": int(rec["pair_id"]), "benchmark": benchmark.name, **pair.to_dict(),
-            "tokens": list(rec["tokens"]), "bu": bu.tolist(), "words": words, "word_spans": word_spans,
-            "word_bu": word_bu, "sjsd": sjsd, "biased": bool(scored and sjsd < 0),
-            "pll_more": float(more.sum()) if scored else float("nan"),
-            "pll_less": float(less.sum()) if scored else float("nan"),
-            "skipped_reason": rec["skipped_reason"],
-            **{k: rec[k] for k in ("more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u",
-                                   "logp_more", "logp_less", "truncated")},
-        })
-    return pd.DataFrame.from_records(rows)
-
-
 # --------------------------------------------------------------------------- entry points
 def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None) -> CacheKey:
     """Everything that determines the log-probabilities: model files, numerics, benchmark content, pair count."""
-    return CacheKey.make("attribution", model=model.name, model_fingerprint=model.fingerprint, model_kind=model.kind,
-                         dtype=model.dtype, device=model.device, benchmark=benchmark.name,
-                         benchmark_hash=benchmark.content_hash, n_pairs=len(benchmark.frame) if limit is None else
-                         min(limit, len(benchmark.frame)))
+    return result_key("attribution", model, benchmark=benchmark.name, benchmark_hash=benchmark.content_hash,
+                      n_pairs=len(benchmark.frame) if limit is None else min(limit, len(benchmark.frame)))
 
 
 def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
@@ -252,33 +211,27 @@ def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVar
     return attribution_frame(bm, compute_logprobs(lm, frame), jsd).iloc[0].to_dict()
 
 
-def _bootstrap_ci(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> tuple[float, float]:
-    if len(values) == 0:
-        return float("nan"), float("nan")
-    idx = rng.integers(0, len(values), size=(n_boot, len(values)))
-    means = values[idx].mean(axis=1) * 100
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_type",
+              level: float = 0.95) -> pd.DataFrame:
+    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n and a ``level``
+    confidence interval.
 
-
-def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_type", n_boot: int = 1000,
-              seed: int = 0) -> pd.DataFrame:
-    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n and a 95% bootstrap CI.
-
-    Skipped pairs are not counted (their number is in ``n_skipped``).
+    Both are shares of pairs (100·k/n), so the interval is the binomial Wilson score interval
+    (:func:`biascore.stats.intervals.proportion_ci`), which keeps its width on small or all-one-way groups
+    where a bootstrap collapses to a point. Skipped pairs are not counted (their number is in ``n_skipped``).
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
     scored = frame[frame["skipped_reason"] == ""]
-    flag = (scored["biased"] if metric == "attribution" else scored["pll_more"] > scored["pll_less"]).astype(float)
-    rng = np.random.default_rng(seed)
+    flag = (scored["biased"] if metric == "attribution" else scored["pll_more"] > scored["pll_less"]).astype(bool)
     groups = [("all", scored.index, frame.index)] + [
         (g, scored.index[scored[by] == g], frame.index[frame[by] == g]) for g in sorted(frame[by].unique())]
     rows = []
     for name, idx, all_idx in groups:
-        vals = flag.loc[idx].to_numpy()
-        lo, hi = _bootstrap_ci(vals, n_boot, rng)
-        rows.append({by: name, "n": int(len(vals)), "score": float(vals.mean() * 100) if len(vals) else float("nan"),
-                     "ci_low": lo, "ci_high": hi, "n_skipped": int(len(all_idx) - len(vals))})
+        n, k = len(idx), int(flag.loc[idx].sum())
+        lo, hi = proportion_ci(k, n, level)
+        rows.append({by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"),
+                     "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n)})
     return pd.DataFrame.from_records(rows)
 
 
