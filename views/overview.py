@@ -28,6 +28,8 @@ def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
             columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high"}), on="bias_type", how="left")
         part.insert(0, "benchmark", run.benchmark)
         part.insert(0, "model", run.model)
+        part.insert(2, "precision", f"approximate ({run.dtype})" if bool(run.approximate) else
+                    f"exact ({run.dtype or 'float32'})")
         part["complete"] = bool(run.complete)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -45,6 +47,10 @@ else:
     st.dataframe(wide[order].reset_index(), hide_index=True, key="overview_wide",
                  column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in order})
     partial = grid[~grid.complete][["model", "benchmark"]].drop_duplicates()
+    for row in grid[grid.precision.str.startswith("approximate")][["model", "benchmark", "precision"]] \
+            .drop_duplicates().itertuples(index=False):
+        st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: {escape(row.precision)} — a fast "
+                   "reduced-precision run; verdicts can differ from the exact float32 numbers.")
     for row in partial.itertuples(index=False):
         st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")

@@ -39,6 +39,7 @@ from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
 from biascore.core.pair_tokens import PairTokens, tokenize_pair
+from biascore.core.precision import approximate_note, resolve_dtype
 from biascore.stats.intervals import proportion_ci
 
 NAME = "score"
@@ -279,6 +280,9 @@ def run_cli(args: argparse.Namespace) -> int:
     summary = summarize(frame, args.metric)
     label = "B (% pairs with S_JSD < 0)" if args.metric == "attribution" else "PLL bias score (% score(more) > score(less))"
     print(f"{args.model} on {bm.name} — {label}; 50 = unbiased; {elapsed:.2f} s")
+    note = approximate_note(resolve_dtype(args.dtype))
+    print(f"numbers: {note}" if note else "numbers: exact (float32 forward passes, TF32 off)")
+    print("intervals: 95% Wilson score interval (binomial proportion)")
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     skipped = frame[frame["skipped_reason"] != ""]
     if len(skipped):
