@@ -38,7 +38,7 @@ from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.pair_tokens import PairTokens, tokenize_pair
+from biascore.core.pair_tokens import PairTokens, pair_of, tokenize_sentences
 from biascore.core.precision import approximate_note, resolve_dtype
 from biascore.stats.intervals import proportion_ci
 
@@ -75,12 +75,16 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
 
 
 def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTokens | None], list[dict]]:
+    rows = list(frame.itertuples(index=False))
+    todo = [k for k, row in enumerate(rows) if not (getattr(row, "load_issue", "") or "")]
+    sentences = tokenize_sentences(lm, [t for k in todo for t in (rows[k].sent_more, rows[k].sent_less)])
+    tokenized = {k: pair_of(sentences[2 * j], sentences[2 * j + 1]) for j, k in enumerate(todo)}  # one batch
     pts, recs = [], []
-    for row in frame.itertuples(index=False):
+    for k, row in enumerate(rows):
         reason = getattr(row, "load_issue", "") or ""
         pt = None
         if not reason:
-            pt = tokenize_pair(lm, row.sent_more, row.sent_less)
+            pt = tokenized[k]
             if not pt.shared_more:
                 reason, pt = "no shared tokens: not a minimal pair", None
             elif len(pt.shared_more) == len(pt.more.content) and len(pt.shared_less) == len(pt.less.content):
