@@ -43,6 +43,8 @@ FILIPINO = ["crows-tl", "winoqueer-tl"]
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from biascore.methods.attribution import fast_exact  # noqa: E402
+
 RESULTS: dict = {}
 
 
@@ -209,11 +211,14 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
     cpu = load_model(str(TINY), device="cpu")
     base = run_frame(cpu, "crows-en-gso", tmp)
     errors["tiny_fp32_cpu"] = _flat_logp(base)
-    variants = {"cuda fp32": (torch.float32, None), "cuda fp32 + TF32": (torch.float32, tf32_on),
-                "cuda bf16 weights": (torch.bfloat16, None), "cuda bf16 autocast": (torch.float32, autocast_bf16)}
-    for label, (dtype, ctx) in variants.items():
+    variants = {"cuda fp32": (torch.float32, None, "exact"), "cuda fp32 + TF32": (torch.float32, tf32_on, "exact"),
+                "cuda bf16 weights": (torch.bfloat16, None, "exact"),
+                "cuda bf16 autocast": (torch.float32, autocast_bf16, "exact"),
+                "cuda fast-exact": (torch.float32, None, "fast-exact")}
+    for label, (dtype, ctx, numerics) in variants.items():
         lm = load_model(str(TINY), device="cuda", dtype="bf16" if dtype == torch.bfloat16 else "fp32")
-        frame = run_frame(lm, "crows-en-gso", tmp, ctx)
+        fast_exact.reset_reports()
+        frame = run_frame(lm, "crows-en-gso", tmp, ctx, numerics=numerics)
         sub = frame.iloc[keep]
         d_ref = max(float(np.max(np.abs(np.asarray(o) - r))) for o, r in zip(sub["bu"], ref_bu))
         flips_ref = int((sub["biased"].to_numpy() != ref_biased).sum())
@@ -221,6 +226,8 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
         out[f"tiny MLM, crows-en-gso, {label}"] = {
             "vs": "published reference (230 pairs)", "max_abs_dbu": d_ref, "flips": flips_ref, "n": len(keep),
             "max_abs_dbu_vs_cpu": d_cpu, "flips_vs_cpu": flips_cpu, "pll_flips_vs_cpu": pll_cpu}
+        if numerics == "fast-exact":
+            out[f"tiny MLM, crows-en-gso, {label}"]["fast_exact"] = fast_exact.total_report()
         errors[f"tiny_{label.replace(' ', '_').replace('+', '')}"] = _flat_logp(frame)
         print(label, out[f"tiny MLM, crows-en-gso, {label}"], flush=True)
     # seeded random SmolLM2-shaped causal model: CUDA variants vs the same weights on the CPU
@@ -230,12 +237,17 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
     errors["smollm_fp32_cpu"] = _flat_logp(base)
     gpu_bf16 = wrap(copy.deepcopy(cpu_lm.model).to("cuda", torch.bfloat16), cpu_lm.tokenizer, cpu_lm.name, "causal",
                     torch.bfloat16)
-    for label, lm, ctx in [("cuda fp32", gpu_lm, None), ("cuda fp32 + TF32", gpu_lm, tf32_on),
-                           ("cuda bf16 weights", gpu_bf16, None), ("cuda bf16 autocast", gpu_lm, autocast_bf16)]:
-        frame = run_frame(lm, "crows-en-gso", tmp, ctx)
+    for label, lm, ctx, numerics in [("cuda fp32", gpu_lm, None, "exact"), ("cuda fp32 + TF32", gpu_lm, tf32_on, "exact"),
+                                     ("cuda bf16 weights", gpu_bf16, None, "exact"),
+                                     ("cuda bf16 autocast", gpu_lm, autocast_bf16, "exact"),
+                                     ("cuda fast-exact", gpu_lm, None, "fast-exact")]:
+        fast_exact.reset_reports()
+        frame = run_frame(lm, "crows-en-gso", tmp, ctx, numerics=numerics)
         d, flips, pll = _bu_error(frame, base)
         out[f"random SmolLM2-135M shape, crows-en-gso, {label}"] = {
             "vs": "same weights on CPU fp32", "max_abs_dbu": d, "flips": flips, "pll_flips": pll, "n": len(frame)}
+        if numerics == "fast-exact":
+            out[f"random SmolLM2-135M shape, crows-en-gso, {label}"]["fast_exact"] = fast_exact.total_report()
         errors[f"smollm_{label.replace(' ', '_').replace('+', '')}"] = _flat_logp(frame)
         print(label, out[f"random SmolLM2-135M shape, crows-en-gso, {label}"], flush=True)
     np.savez_compressed(out_dir / "errors.npz", **errors)
@@ -251,6 +263,7 @@ def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
     from biascore.methods.attribution.scorer import _tokenize_pairs
 
     lm_scoring.reset_stats()
+    fast_exact.reset_reports()
     total, frames = 0.0, {}
     for bench in benches:
         frame, secs = timed(lambda: run_frame(lm, bench, tmp, mode_ctx, **kw))
@@ -264,8 +277,11 @@ def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
                               "more_u", "less_u", "logp_more", "logp_less", "truncated", "skipped_reason"]]
         _, parts[f"frame {bench}"] = timed(lambda: attribution_frame(bm, logp))
     work = flops(lm, stats)
-    return {"seconds": total, "pairs": int(sum(len(f) for f in frames.values())), "tflop": work / 1e12,
-            "tflops_per_s": work / total / 1e12, "parts": parts, "stats": stats, "_frames": frames}
+    res = {"seconds": total, "pairs": int(sum(len(f) for f in frames.values())), "tflop": work / 1e12,
+           "tflops_per_s": work / total / 1e12, "parts": parts, "stats": stats, "_frames": frames}
+    if kw.get("numerics") == "fast-exact":
+        res["fast_exact"] = fast_exact.total_report()
+    return res
 
 
 def section_timing(tmp: Path, rates: dict) -> dict:
@@ -274,8 +290,8 @@ def section_timing(tmp: Path, rates: dict) -> dict:
     run_frame(lm, "crows-en-gso", tmp, limit=64)  # warm-up: kernels, allocator
     exact = end_to_end(lm, tmp)
     out["bert-base shape, fp32 exact (default)"] = exact
-    fast = end_to_end(lm, tmp, mode_ctx=tf32_on)
-    out["bert-base shape, TF32 (approximate)"] = fast
+    out["bert-base shape, fast-exact"] = end_to_end(lm, tmp, numerics="fast-exact")
+    out["bert-base shape, TF32 (approximate)"] = end_to_end(lm, tmp, mode_ctx=tf32_on)
     del lm
     torch.cuda.empty_cache()
     lm16 = bert_base(torch.bfloat16)

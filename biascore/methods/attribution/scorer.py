@@ -34,6 +34,7 @@ import pandas as pd
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.keys import result_key
 from biascore.core.datasets import Benchmark, load_benchmark
+from biascore.methods.attribution.fast_exact import fast_exact_logprobs
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
@@ -45,7 +46,9 @@ from biascore.stats.intervals import proportion_ci
 NAME = "score"
 SUMMARY = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
 METRICS = ("attribution", "pll")
+NUMERICS = ("exact", "fast-exact")
 SHARD_PAIRS = 256
+GPU_SHARD_PAIRS = 4096  # on a GPU: fuller batches (and one fast-exact calibration per 4,096 pairs)
 
 #: columns of the cached per-pair log-probability frame (independent of the distance variant)
 LOGP_COLUMNS = ["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u",
@@ -97,8 +100,25 @@ def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTo
 
 
 # --------------------------------------------------------------------------- forward passes
+def _gold(lm: LanguageModel, fn, seqs: list, pos: list, plan: BatchPlan, progress, numerics: str,
+          combine=None) -> list[np.ndarray]:
+    """``fn`` (masked/causal_gold_logprobs) over all sequences: exact float32, or fast-exact (fast_exact.py)."""
+    if numerics == "exact":
+        return fn(lm, seqs, pos, plan, progress)
+    if numerics != "fast-exact":
+        raise ValueError(f"unknown numerics {numerics!r}; choose one of {', '.join(NUMERICS)}")
+    if lm.identity().dtype != "float32":
+        raise ValueError("fast-exact needs a float32 model (it re-checks in float32); drop --dtype")
+
+    def runner(which, subsets, fast):
+        return fn(lm, [seqs[s] for s in which], subsets, plan, progress if fast else None, fast=fast)
+
+    return fast_exact_logprobs(pos, [(2 * j, 2 * j + 1) for j in range(len(seqs) // 2)], runner, combine)
+
+
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
-                        progress: Callable[[int, int], None] | None) -> list[tuple[np.ndarray, np.ndarray]]:
+                        progress: Callable[[int, int], None] | None,
+                        numerics: str = "exact") -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
     if not live:
@@ -106,7 +126,7 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
     if lm.kind == "masked":
         seqs = [s for i in live for s in (pts[i].more.ids, pts[i].less.ids)]
         pos = [p for i in live for p in (pts[i].shared_more, pts[i].shared_less)]
-        lps = masked_gold_logprobs(lm, seqs, pos, plan, progress)
+        lps = _gold(lm, masked_gold_logprobs, seqs, pos, plan, progress, numerics)
         for j, i in enumerate(live):
             out[i] = (lps[2 * j], lps[2 * j + 1])
         return out
@@ -127,36 +147,45 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
         seqs += [pt.more.ids, pt.less.ids]
         pos += [pt.shared_more, [p for p, same in zip(pt.shared_less, in_prefix) if not same]]
         prefix_share.append(in_prefix)
-    lps = causal_gold_logprobs(lm, seqs, pos, plan, progress)
+
+    def combine(j: int, more: np.ndarray, less_rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rest = iter(less_rest)
+        return more, np.array([more[k] if same else next(rest) for k, same in enumerate(prefix_share[j])])
+
+    lps = _gold(lm, causal_gold_logprobs, seqs, pos, plan, progress, numerics, combine)
     for j, i in enumerate(live):
-        more, less_rest = lps[2 * j], iter(lps[2 * j + 1])
-        less = np.array([more[k] if same else next(less_rest) for k, same in enumerate(prefix_share[j])])
-        out[i] = (more, less)
+        out[i] = combine(j, lps[2 * j], lps[2 * j + 1])
     return out
 
 
 def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
-    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS)."""
+                     progress: Callable[[int, int], None] | None = None, numerics: str = "exact") -> pd.DataFrame:
+    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS).
+
+    ``numerics``: ``exact`` (the model's own dtype, float32 by default) or ``fast-exact`` (bf16 pass + float32
+    re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py).
+    """
     pts, recs = _tokenize_pairs(lm, frame)
-    lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress)
+    lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress, numerics)
     for rec, (more, less) in zip(recs, lps):
         rec["logp_more"], rec["logp_less"] = more.tolist(), less.tolist()
     return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS)
 
 
 # --------------------------------------------------------------------------- entry points
-def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None) -> CacheKey:
+def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None,
+                      numerics: str = "exact") -> CacheKey:
     """Everything that determines the log-probabilities: model files, numerics, benchmark content, pair count."""
+    extra = {} if numerics == "exact" else {"numerics": numerics}  # exact keys stay as they were
     return result_key("attribution", model, benchmark=benchmark.name, benchmark_hash=benchmark.content_hash,
-                      n_pairs=len(benchmark.frame) if limit is None else min(limit, len(benchmark.frame)))
+                      n_pairs=len(benchmark.frame) if limit is None else min(limit, len(benchmark.frame)), **extra)
 
 
 def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
                     jsd: JsdVariant = "reference", limit: int | None = None,
                     progress: Callable[[int, int], None] | None = None, cache: ResultCache | None = None,
-                    data_dir=None, shard_pairs: int = SHARD_PAIRS,
-                    identity: ModelIdentity | None = None) -> pd.DataFrame:
+                    data_dir=None, shard_pairs: int | None = None,
+                    identity: ModelIdentity | None = None, numerics: str = "exact") -> pd.DataFrame:
     """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
 
     ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
@@ -173,12 +202,14 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
     elif identity is None:
         lm = lm()
         identity = lm.identity()
-    key = logprob_cache_key(identity, bm, limit)
+    key = logprob_cache_key(identity, bm, limit, numerics)
     logp = cache.load(key)
     if logp is None:
         if not isinstance(lm, LanguageModel):
             lm = lm()
-            key = logprob_cache_key(lm.identity(), bm, limit)  # the loaded model is the authority
+            key = logprob_cache_key(lm.identity(), bm, limit, numerics)  # the loaded model is the authority
+        if shard_pairs is None:
+            shard_pairs = GPU_SHARD_PAIRS if lm.device.type == "cuda" else SHARD_PAIRS
         shards = cache.shards(key)
         done_frames = shards.completed()
         done_ids = set(int(x) for f in done_frames for x in f["pair_id"])
@@ -194,7 +225,7 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
                 if progress:
                     progress(base + int(round(n * done / max(tot, 1))), total)
 
-            frame = compute_logprobs(lm, chunk, progress=inner)
+            frame = compute_logprobs(lm, chunk, progress=inner, numerics=numerics)
             shards.write(frame)
             done_frames.append(frame)
             finished += len(chunk)
@@ -252,6 +283,9 @@ def register_cli(sub) -> None:
     p.add_argument("--jsd", choices=JSD_VARIANTS, default="reference",
                    help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
     p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    p.add_argument("--fast-exact", action="store_true",
+                   help="GPU speed-up: a bf16 pass, then a float32 re-check of every token and pair it cannot "
+                        "guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
     p.add_argument("--out", default=None, help="write the per-pair frame (.csv or .parquet)")
     p.set_defaults(func=run_cli)
 
@@ -277,15 +311,22 @@ def run_cli(args: argparse.Namespace) -> int:
         bar.n = done
         bar.refresh()
 
+    numerics = "fast-exact" if getattr(args, "fast_exact", False) else "exact"
     frame = score_benchmark(lambda: model_from_args(args), bm, jsd=args.jsd, limit=args.limit, progress=progress,
-                            identity=identity)
+                            identity=identity, numerics=numerics)
     bar.close()
     elapsed = time.perf_counter() - t0
     summary = summarize(frame, args.metric)
     label = "B (% pairs with S_JSD < 0)" if args.metric == "attribution" else "PLL bias score (% score(more) > score(less))"
     print(f"{args.model} on {bm.name} — {label}; 50 = unbiased; {elapsed:.2f} s")
     note = approximate_note(resolve_dtype(args.dtype))
-    print(f"numbers: {note}" if note else "numbers: exact (float32 forward passes, TF32 off)")
+    if note:
+        print(f"numbers: {note}")
+    elif numerics == "fast-exact":
+        print("numbers: fast-exact — bf16 pass with float32 re-checks; every b(u) within 1e-4 of the float32 run, "
+              "same verdicts")
+    else:
+        print("numbers: exact (float32 forward passes, TF32 off)")
     print("intervals: 95% Wilson score interval (binomial proportion)")
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     skipped = frame[frame["skipped_reason"] != ""]
