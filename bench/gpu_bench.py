@@ -192,6 +192,10 @@ def autocast_bf16():
     return torch.autocast("cuda", dtype=torch.bfloat16)
 
 
+def autocast_fp16():
+    return torch.autocast("cuda", dtype=torch.float16)
+
+
 def _flat_logp(frame) -> np.ndarray:
     return np.concatenate([np.concatenate([np.asarray(m, float), np.asarray(l, float)])
                            for m, l in zip(frame["logp_more"], frame["logp_less"])])
@@ -214,6 +218,7 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
     variants = {"cuda fp32": (torch.float32, None, "exact"), "cuda fp32 + TF32": (torch.float32, tf32_on, "exact"),
                 "cuda bf16 weights": (torch.bfloat16, None, "exact"),
                 "cuda bf16 autocast": (torch.float32, autocast_bf16, "exact"),
+                "cuda fp16 autocast": (torch.float32, autocast_fp16, "exact"),
                 "cuda fast-exact": (torch.float32, None, "fast-exact")}
     for label, (dtype, ctx, numerics) in variants.items():
         lm = load_model(str(TINY), device="cuda", dtype="bf16" if dtype == torch.bfloat16 else "fp32")
@@ -240,6 +245,7 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
     for label, lm, ctx, numerics in [("cuda fp32", gpu_lm, None, "exact"), ("cuda fp32 + TF32", gpu_lm, tf32_on, "exact"),
                                      ("cuda bf16 weights", gpu_bf16, None, "exact"),
                                      ("cuda bf16 autocast", gpu_lm, autocast_bf16, "exact"),
+                                     ("cuda fp16 autocast", gpu_lm, autocast_fp16, "exact"),
                                      ("cuda fast-exact", gpu_lm, None, "fast-exact")]:
         fast_exact.reset_reports()
         frame = run_frame(lm, "crows-en-gso", tmp, ctx, numerics=numerics)
@@ -291,7 +297,6 @@ def section_timing(tmp: Path, rates: dict) -> dict:
     exact = end_to_end(lm, tmp)
     out["bert-base shape, fp32 exact (default)"] = exact
     out["bert-base shape, fast-exact"] = end_to_end(lm, tmp, numerics="fast-exact")
-    out["bert-base shape, TF32 (approximate)"] = end_to_end(lm, tmp, mode_ctx=tf32_on)
     del lm
     torch.cuda.empty_cache()
     lm16 = bert_base(torch.bfloat16)
@@ -324,13 +329,49 @@ def section_naive(tmp: Path) -> dict:
             "max_abs_dbu_naive_vs_engine": diff}
 
 
-def section_big(tmp: Path, rates: dict) -> dict:
+def forward_only(lm, bench: str) -> dict:
+    """The forward passes alone (tokenised beforehand, no cache, no result frame): seconds and TFLOP/s."""
+    from biascore.core import lm_scoring
+    from biascore.core.datasets import load_benchmark
+    from biascore.methods.attribution.scorer import _logprobs_for_pairs, _tokenize_pairs
+
+    pts, _ = _tokenize_pairs(lm, load_benchmark(bench, DATA).frame)
+    lm_scoring.reset_stats()
+    plan = lm_scoring.BatchPlan.for_model(lm)
+    budget = plan.max_tokens
+    _, secs = timed(lambda: _logprobs_for_pairs(lm, pts, plan, None))
+    work = flops(lm, dict(lm_scoring.STATS))
+    return {"seconds": secs, "tflop": work / 1e12, "tflops_per_s": work / secs / 1e12, "token_budget": budget,
+            "stats": dict(lm_scoring.STATS)}
+
+
+def profile_top(lm, bench: str, out_dir: Path, pairs: int = 512) -> None:
+    from torch.profiler import ProfilerActivity, profile
+
+    from biascore.core.datasets import load_benchmark
+    from biascore.methods.attribution.scorer import compute_logprobs
+
+    frame = load_benchmark(bench, DATA).frame.head(pairs)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        compute_logprobs(lm, frame)
+        sync()
+    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=18, max_name_column_width=60)
+    (out_dir / f"profile_{lm.name}.txt").write_text(table)
+    print(table[:3000], flush=True)
+
+
+def section_big(tmp: Path, rates: dict, out_dir: Path) -> dict:
     lm, t_build = timed(lambda: qwen2_7b_shape(torch.bfloat16))
     run_frame(lm, "crows-en-gso", tmp, limit=32)
     res = end_to_end(lm, tmp)
     res.pop("_frames")
     res["build_seconds"] = t_build
     res["share_of_bf16_rate"] = res["tflops_per_s"] / rates.get("bf16_tflops", float("nan"))
+    res["forward_only_winoqueer"] = forward_only(lm, "winoqueer-tl")
+    res["forward_only_winoqueer"]["share_of_bf16_rate"] = (res["forward_only_winoqueer"]["tflops_per_s"]
+                                                           / rates.get("bf16_tflops", float("nan")))
+    print("7B", {k: v for k, v in res.items() if k != "stats"}, flush=True)
+    profile_top(lm, "winoqueer-tl", out_dir)
     return {"qwen2-7b shape, bf16 weights (approximate)": res}
 
 
@@ -359,7 +400,7 @@ def main() -> None:
                 elif name == "naive":
                     RESULTS["naive"] = section_naive(tmp)
                 elif name == "big":
-                    RESULTS["big"] = section_big(tmp, rates)
+                    RESULTS["big"] = section_big(tmp, rates, out_dir)
             except Exception:  # noqa: BLE001 - report and go on with the next section
                 RESULTS[f"{name}_error"] = traceback.format_exc()
                 print(traceback.format_exc(), flush=True)

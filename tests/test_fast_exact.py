@@ -65,6 +65,22 @@ def test_guarantee_with_a_fast_pass_of_known_error(noise):
     assert calls[0] == (True, report.rows)
 
 
+def test_non_finite_fast_values_are_rechecked():
+    """An fp16 overflow shows as inf/NaN in the fast pass: those rows must come back in float32."""
+    exact, positions, runner, _ = _simulated(200, 1e-4, seed=3)
+
+    def overflowing(which, subsets, fast):
+        out = runner(which, subsets, fast)
+        if fast:
+            for v in out[::7]:
+                v[::3] = np.nan
+        return out
+    got = fast_exact_logprobs(positions, [(2 * j, 2 * j + 1) for j in range(len(exact) // 2)], overflowing)
+    for g, e in zip(got, exact):
+        assert np.isfinite(g).all()
+        assert np.max(np.abs(g - e), initial=0.0) < 1e-3
+
+
 def _exact_and_fast(lm, bench: str, data_dir, limit: int):
     frame = load_benchmark(bench, data_dir).frame.head(limit)
     bm = load_benchmark(bench, data_dir)

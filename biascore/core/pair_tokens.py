@@ -67,14 +67,15 @@ def tokenize_sentences(lm: LanguageModel, texts: Sequence[str], max_length: int 
     prepared = [lm.prepare_text(t) for t in texts]
     if not prepared:
         return []
-    enc = tok(prepared, **kwargs)
+    encoded = _encode_batch(tok, prepared, masked)
     out = []
     for k, text in enumerate(texts):
-        ids, offsets, special = enc["input_ids"][k], enc["offset_mapping"][k], enc["special_tokens_mask"][k]
+        ids, offsets, special, names = encoded[k]
         truncated = len(ids) > limit
         if truncated:
             one = tok(prepared[k], truncation=True, max_length=limit, **kwargs)
             ids, offsets, special = one["input_ids"], one["offset_mapping"], one["special_tokens_mask"]
+            names = tok.convert_ids_to_tokens(list(ids))
         ids = list(ids)
         content = [i for i, s in enumerate(special) if not s]
         spans = []
@@ -83,10 +84,25 @@ def tokenize_sentences(lm: LanguageModel, texts: Sequence[str], max_length: int 
             while start < end and text[start].isspace():
                 start += 1
             spans.append((int(start), int(end)))
-        tokens = tok.convert_ids_to_tokens([ids[i] for i in content])
+        tokens = [names[i] for i in content]
         out.append(SentenceTokens(text=text, ids=ids, content=content, tokens=tokens, spans=spans,
                                   truncated=truncated))
     return out
+
+
+def _encode_batch(tok, texts: list[str], add_special: bool) -> list[tuple[list, list, list, list]]:
+    """(ids, offsets, special-token mask, token strings) per text, in one batched call.
+
+    A fast tokenizer is called through its Rust backend (what ``tok(texts, ...)`` does, without building a
+    Python dict per sentence); a tokenizer without one goes through its own ``__call__``.
+    """
+    backend = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
+    if backend is not None and backend.truncation is None and backend.padding is None:
+        return [(e.ids, e.offsets, e.special_tokens_mask, e.tokens)
+                for e in backend.encode_batch(texts, add_special_tokens=add_special)]
+    enc = tok(texts, add_special_tokens=add_special, return_offsets_mapping=True, return_special_tokens_mask=True)
+    return [(ids, offsets, special, tok.convert_ids_to_tokens(list(ids)))
+            for ids, offsets, special in zip(enc["input_ids"], enc["offset_mapping"], enc["special_tokens_mask"])]
 
 
 def tokenize_sentence(lm: LanguageModel, text: str, max_length: int | None = None) -> SentenceTokens:

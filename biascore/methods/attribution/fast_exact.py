@@ -1,11 +1,13 @@
-"""Fast-exact log-probabilities: a bf16 pass over everything, an fp32 re-check of whatever it cannot guarantee.
+"""Fast-exact log-probabilities: a half-precision pass over everything, a float32 re-check of what it cannot
+guarantee.
 
 The guarantee, against the exact (float32) run: every b(u) within ``TOL_BU`` = 1e-4, every S_JSD verdict and
 every CrowS PLL verdict the same, for both distance variants (JSD^¼ and √JSD).
 
-1. **Fast pass.** Every row (a masked variant, or a causal sentence) runs with the base model under bf16
-   autocast and the LM head in float32 (:func:`biascore.core.lm_scoring.position_logits`, ``fast=True``):
-   l̃ ≈ l = log P(u).
+1. **Fast pass.** Every row (a masked variant, or a causal sentence) runs with the base model under fp16
+   autocast on CUDA (bf16 elsewhere) and the LM head in float32
+   (:func:`biascore.core.lm_scoring.position_logits`, ``fast=True``): l̃ ≈ l = log P(u). A value that is not
+   finite (fp16 overflow) is re-checked.
 2. **Calibration.** A spread sample of sequences (``CALIBRATION_ROWS`` rows, all lengths) also runs in
    float32; ε = max(``SAFETY`` × the largest |l − l̃| seen, ``EPS_FLOOR``) bounds the fast pass's error on
    log P(u) for this model. The sampled rows keep their float32 values.
@@ -145,12 +147,13 @@ def fast_exact_logprobs(positions: Sequence[Sequence[int]], pairs: Sequence[tupl
     sample = _calibration_sample(positions, CALIBRATION_ROWS)
     before = {s: values[s].copy() for s in sample}
     report.calibration_rows = recheck({s: np.ones(len(positions[s]), dtype=bool) for s in sample})
-    errors = [np.max(np.abs(values[s] - before[s])) for s in sample if len(before[s])]
+    errors = [np.max(np.abs(values[s] - before[s])) for s in sample
+              if len(before[s]) and np.isfinite(before[s]).all()]
     report.calibration_max_error = float(max(errors, default=0.0))
     eps = report.eps = max(SAFETY * report.calibration_max_error, EPS_FLOOR)
 
     # per token: re-check every fast row whose distance is not pinned down to TOL_BU / 2
-    bounds = [distance_bound(v, eps) for v in values]
+    bounds = [np.where(np.isfinite(v), distance_bound(np.nan_to_num(v), eps), np.inf) for v in values]
     report.rechecked_tokens = recheck({s: fast[s] & (bounds[s] > TOL_BU / 2) for s in range(n_seq)})
 
     # per pair: re-check every fast row of a pair whose verdicts are not guaranteed

@@ -68,8 +68,9 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
         return rec
     idx_more = {pos: k for k, pos in enumerate(pt.shared_more)}
     idx_less = {pos: k for k, pos in enumerate(pt.shared_less)}
+    content_more = {pos: k for k, pos in enumerate(pt.more.content)}
     rec.update(
-        tokens=[pt.more.tokens[pt.more.content.index(p)] for p in pt.shared_more],
+        tokens=[pt.more.tokens[content_more[p]] for p in pt.shared_more],
         more_tokens=list(pt.more.tokens), less_tokens=list(pt.less.tokens),
         more_spans=_flatten_spans(pt.more.spans), less_spans=_flatten_spans(pt.less.spans),
         more_u=[idx_more.get(p, -1) for p in pt.more.content], less_u=[idx_less.get(p, -1) for p in pt.less.content],
@@ -162,8 +163,8 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
                      progress: Callable[[int, int], None] | None = None, numerics: str = "exact") -> pd.DataFrame:
     """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS).
 
-    ``numerics``: ``exact`` (the model's own dtype, float32 by default) or ``fast-exact`` (bf16 pass + float32
-    re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py).
+    ``numerics``: ``exact`` (the model's own dtype, float32 by default) or ``fast-exact`` (half-precision pass +
+    float32 re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py).
     """
     pts, recs = _tokenize_pairs(lm, frame)
     lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress, numerics)
@@ -284,7 +285,7 @@ def register_cli(sub) -> None:
                    help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
     p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
     p.add_argument("--fast-exact", action="store_true",
-                   help="GPU speed-up: a bf16 pass, then a float32 re-check of every token and pair it cannot "
+                   help="a half-precision pass, then a float32 re-check of every token and pair it cannot "
                         "guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
     p.add_argument("--out", default=None, help="write the per-pair frame (.csv or .parquet)")
     p.set_defaults(func=run_cli)
@@ -323,8 +324,8 @@ def run_cli(args: argparse.Namespace) -> int:
     if note:
         print(f"numbers: {note}")
     elif numerics == "fast-exact":
-        print("numbers: fast-exact — bf16 pass with float32 re-checks; every b(u) within 1e-4 of the float32 run, "
-              "same verdicts")
+        print("numbers: fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "
+              "float32 run, same verdicts")
     else:
         print("numbers: exact (float32 forward passes, TF32 off)")
     print("intervals: 95% Wilson score interval (binomial proportion)")
