@@ -7,7 +7,7 @@ import streamlit as st
 
 from biascore.methods.attribution.results import best_runs
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
-from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
+from views.common import (benchmark_selector, best_run, cached_runs, code_span, csv_download, data_dir_notice,
                           model_selector, score_now, summary)
 
 st.title("Overview")
@@ -46,7 +46,7 @@ else:
                  column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in order})
     partial = grid[~grid.complete][["model", "benchmark"]].drop_duplicates()
     for row in partial.itertuples(index=False):
-        st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: only part of the benchmark was scored "
+        st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")
     st.subheader("Details: n, 95% CI, PLL bias score")
     fmt = st.column_config.NumberColumn(format="%.2f")
@@ -65,7 +65,7 @@ with c2:
 if benchmark:
     run = best_run(model, benchmark)
     if run is not None and bool(run.complete):
-        st.success(f"{model} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
+        st.success(f"{code_span(model)} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
     else:
         st.caption("Scoring runs the model on every pair and caches the result; an interrupted run resumes.")
         if score_now(model, benchmark, key="overview_score_now"):
