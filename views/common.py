@@ -30,6 +30,11 @@ def model_or_error(name: str, **kwargs):
         return None
 
 
+def offered_models() -> list[str]:
+    """The models the dashboard offers: the server's allow-list in public mode, else the suggested models."""
+    return list(settings.allowed_models()) if settings.public_mode() else list(SUGGESTED_MODELS)
+
+
 def _trusted_link_models() -> set[str]:
     """Models a link (``?model=``) may name: the allow-list, and outside public mode the suggested models
     and those already in the result cache. Never an arbitrary path: a URL must not make the server read
@@ -53,7 +58,7 @@ def model_selector(label: str = "Model", key: str = "model", default: str = engi
         options = [m for m in (options or allowed) if m in allowed] or list(allowed)
         free = False
     else:
-        options, free = list(options or SUGGESTED_MODELS), True
+        options, free = list(options or offered_models()), True
     if default not in options:
         if free:
             options.insert(0, default)

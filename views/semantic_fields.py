@@ -15,8 +15,8 @@ from biascore.methods.fields import tagging as semantic_tagging
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
 from biascore.core import models as engine_models
-from views.common import (SUGGESTED_MODELS, benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
-                          model_or_error, model_selector, show_error)
+from views.common import (benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
+                          model_or_error, model_selector, offered_models, show_error)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -33,9 +33,9 @@ def identity_of(model: str):
 
 
 def scored_elsewhere(model: str, benchmark) -> list[str]:
-    """Suggested local/embedded models other than ``model`` already scored on ``benchmark`` (no model load)."""
+    """Offered local/embedded models other than ``model`` already scored on ``benchmark`` (no model load)."""
     out = []
-    for other in SUGGESTED_MODELS:
+    for other in offered_models():
         identity = engine_models.model_identity(other) if other != model else None
         if identity is not None and fields.is_scored(identity, benchmark):
             out.append(other)

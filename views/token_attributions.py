@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from biascore.core import settings
 from biascore.methods.attribution.token_view import filter_pairs
 from views.common import (attribution_frame, benchmark_selector, best_run, cached_runs, code_span, data_dir_notice,
                           literal, model_selector, pair_table, query_param, score_now)
@@ -28,7 +29,8 @@ with top[0]:
 if benchmark is None:
     st.stop()
 runs = cached_runs()
-scored_models = sorted(runs[(runs.benchmark == benchmark) & ~runs.stale].model.unique())
+scored_models = [m for m in sorted(runs[(runs.benchmark == benchmark) & ~runs.stale].model.unique())
+                 if not settings.public_mode() or m in settings.allowed_models()]
 with top[1]:
     model = model_selector(key="model", options=scored_models or None)
 st.query_params["model"] = model
