@@ -8,6 +8,7 @@ download is not used.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -38,19 +39,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(smollm, tmp_path_factory):
-    """Score the demo benchmark into the test cache, then start the dashboard on a free loopback port."""
-    import torch
-
-    from biascore.methods.attribution.scorer import score_benchmark
-
-    torch.set_num_threads(1)  # faster on a shared CPU (see views.common.limit_torch_threads)
-    score_benchmark(smollm, "demo")
+@contextlib.contextmanager
+def dashboard(log_dir: Path, **env_overrides: str):
+    """``streamlit run app.py`` on a free loopback port (with ``env_overrides``) until the block ends."""
     port = _free_port()
-    review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
-    env = {**os.environ, "BIASCORE_REVIEW_DB": str(review_db), "BROWSER_PATH": CHROMIUM}
-    log = (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("w")
+    env = {**os.environ, "BROWSER_PATH": CHROMIUM, **env_overrides}
+    log = (log_dir / "streamlit.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
@@ -69,7 +63,7 @@ def server(smollm, tmp_path_factory):
                 log.flush()
                 pytest.fail(f"streamlit did not start: {Path(log.name).read_text()[-2000:]}")
             time.sleep(0.5)
-        yield {"url": url, "review_db": review_db}
+        yield url
     finally:
         proc.terminate()
         try:
@@ -77,6 +71,20 @@ def server(smollm, tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def server(smollm, tmp_path_factory):
+    """Score the demo benchmark into the test cache, then start the dashboard on a free loopback port."""
+    import torch
+
+    from biascore.methods.attribution.scorer import score_benchmark
+
+    torch.set_num_threads(1)  # faster on a shared CPU (see views.common.limit_torch_threads)
+    score_benchmark(smollm, "demo")
+    review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
+    with dashboard(tmp_path_factory.mktemp("streamlit"), BIASCORE_REVIEW_DB=str(review_db)) as url:
+        yield {"url": url, "review_db": review_db}
 
 
 @pytest.fixture(scope="module")
