@@ -146,3 +146,23 @@ def test_streamlit_config_is_safe_by_default():
     assert config["server"]["address"] == "127.0.0.1"
     assert config["browser"]["gatherUsageStats"] is False
     assert config["client"]["showErrorDetails"] == "none"
+
+
+def test_figure_export_page_loads_nothing_from_outside(monkeypatch):
+    """PNG/SVG export renders in kaleido's headless page: plotly.js from the installed package, no MathJax
+    from a CDN (kaleido's default)."""
+    import kaleido
+    import plotly.graph_objects as go
+
+    from views.charts import figure_bytes
+
+    seen = {}
+
+    def capture(fig, opts=None, kopts=None, **kwargs):
+        seen.update(kopts or {})
+        return b""
+
+    monkeypatch.setattr(kaleido, "calc_fig_sync", capture)
+    figure_bytes(go.Figure(go.Bar(x=[1], y=[1])), "svg")
+    page = kaleido.PageGenerator(plotly=seen.get("plotlyjs"), mathjax=seen.get("mathjax")).generate_index()
+    assert re.findall(r'src="(https?://[^"]+)"', page) == []
