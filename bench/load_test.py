@@ -27,19 +27,18 @@ import asyncio
 import json
 import os
 import platform
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
 
-CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
+from dashboard_server import CHROMIUM, dashboard  # noqa: E402  (the e2e tests' server start)
+
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--disable-dev-shm-usage"]
@@ -70,50 +69,6 @@ def engine_scores(pairs: list[tuple[str, str]]) -> list[str]:
 
     lm = load_model(MODEL)
     return [f"{score_pair(lm, more, less)['sjsd']:+.5f}" for more, less in pairs]
-
-
-# --------------------------------------------------------------------------- server
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``streamlit run app.py`` on a free loopback port with its own cache directory."""
-
-    def __init__(self, cache: Path, log: Path):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "BIASCORE_CACHE_DIR": str(cache), "BIASCORE_TORCH_THREADS": "1",
-               "BIASCORE_REVIEW_DB": str(cache / "reviews.sqlite")}
-        env.pop("BIASCORE_RAISE_PAGE_ERRORS", None)
-        self.log = log.open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(self.port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().strip() == b"ok":
-                        return
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise SystemExit(f"streamlit did not start: {log.read_text()[-2000:]}")
-            time.sleep(0.5)
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
 
 
 # --------------------------------------------------------------------------- one user
@@ -271,14 +226,14 @@ def main() -> int:
 
         score_benchmark(load_model(MODEL), "demo")  # Token attributions needs a cached run to show
         for n in args.users:
-            server = Server(cache, Path(tmp) / f"streamlit_{n}.log")  # a fresh server (and model load) per N
-            try:
+            log_dir = Path(tmp) / f"server_{n}"  # a fresh server (and model load) per N
+            log_dir.mkdir()
+            with dashboard(log_dir, drop_env=("BIASCORE_RAISE_PAGE_ERRORS",), BIASCORE_CACHE_DIR=str(cache),
+                           BIASCORE_TORCH_THREADS="1", BIASCORE_REVIEW_DB=str(cache / "reviews.sqlite")) as url:
                 t0 = time.perf_counter()
-                users = asyncio.run(run_users(server.url, pairs[:n], expected[:n], args.timeout))
+                users = asyncio.run(run_users(url, pairs[:n], expected[:n], args.timeout))
                 runs.append(summarise(n, users, time.perf_counter() - t0))
-            finally:
-                server.close()
-            log = (Path(tmp) / f"streamlit_{n}.log").read_text(errors="replace")
+            log = (log_dir / "streamlit.log").read_text(errors="replace")
             runs[-1]["server_log_errors"] = [line[:300] for line in log.splitlines()
                                              if "Error" in line or "Traceback" in line][:20]
             r = runs[-1]

@@ -8,21 +8,18 @@ download is not used.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import socket
 import sqlite3
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from dashboard_server import CHROMIUM, dashboard
+
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = REPO / "tests" / "artifacts"
 SCREENSHOTS = REPO / "docs" / "screenshots"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -31,46 +28,6 @@ PAGES = ["overview", "token_attributions", "try_pair", "translation_review"]
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def dashboard(log_dir: Path, **env_overrides: str):
-    """``streamlit run app.py`` on a free loopback port (with ``env_overrides``) until the block ends."""
-    port = _free_port()
-    env = {**os.environ, "BROWSER_PATH": CHROMIUM, **env_overrides}
-    log = (log_dir / "streamlit.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(f"streamlit did not start: {Path(log.name).read_text()[-2000:]}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

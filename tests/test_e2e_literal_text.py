@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from test_e2e_browser import CHROMIUM, assert_no_errors, browser, dashboard, wait_idle  # noqa: F401 (fixture)
+from dashboard_server import dashboard
+from test_e2e_browser import assert_no_errors, browser, wait_idle  # noqa: F401 (browser is a fixture)
 from test_e2e_browser import pytestmark  # noqa: F401 (skips without Chromium)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_dashboard_pages import open_page as run_page
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = re.findall(r'"views/(\w+)\.py"', (REPO / "app.py").read_text(encoding="utf-8"))
@@ -44,16 +45,6 @@ def opened_models(monkeypatch):
 
     monkeypatch.setattr(models, "resolve_source", spy)
     return seen
-
-
-def run_page(page: str, **query) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page(f"views/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def shown_text(at: AppTest) -> str:
