@@ -16,6 +16,8 @@ Usage::
     BIASCORE_DATA_DIR=/work/shared/data python bench/load_test.py --users 1 10 30 \\
         [--out bench/results/load_test.json]
 
+Each N gets a fresh server; one person alone warms it up first (the model loads once per process, as on a
+workshop server that has been opened before the session starts), then the N people start at the same moment.
 The server gets a fresh cache directory (the demo benchmark is scored into it first, so that Token
 attributions has a run to show) and ``BIASCORE_TORCH_THREADS=1`` (the dashboard's default).
 Results go to ``--out`` (JSON) and the same name with ``.md``.
@@ -183,7 +185,8 @@ def markdown(report: dict) -> str:
     lines = [f"# Load test: N people on one dashboard ({report['date']})", "",
              f"`{report['command']}` — commit `{report['commit']}`, {report['machine']}, load average before the "
              f"run {report['load_before']}. Each user opens Token attributions, then scores a different live "
-             f"CrowS-Pairs pair on Try a pair with `{MODEL}`.", "",
+             f"CrowS-Pairs pair on Try a pair with `{MODEL}`. Before each N, one person alone warms the fresh server "
+             "up (model load); the N people then start at the same moment.", "",
              "| N | errors | users with errors | scores shown | equal to engine | time to score p50 / p95 / max (s) "
              "| Token attributions p50 / p95 (s) | wall (s) |", "|---|---|---|---|---|---|---|---|"]
     for r in report["runs"]:
@@ -210,7 +213,7 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    pairs = live_pairs(max(args.users))
+    pairs = live_pairs(max(args.users) + 1)  # the last one warms the server up
     expected = engine_scores(pairs)
     load_before = os.getloadavg()
     runs = []
@@ -230,9 +233,14 @@ def main() -> int:
             log_dir.mkdir()
             with dashboard(log_dir, drop_env=("BIASCORE_RAISE_PAGE_ERRORS",), BIASCORE_CACHE_DIR=str(cache),
                            BIASCORE_TORCH_THREADS="1", BIASCORE_REVIEW_DB=str(cache / "reviews.sqlite")) as url:
+                # one person first, alone: the server loads the model once (st.cache_resource)
+                warmup = asyncio.run(run_users(url, pairs[-1:], expected[-1:], args.timeout))[0]
                 t0 = time.perf_counter()
                 users = asyncio.run(run_users(url, pairs[:n], expected[:n], args.timeout))
                 runs.append(summarise(n, users, time.perf_counter() - t0))
+                runs[-1]["warmup"] = {k: warmup[k] for k in ("errors", "token_page_s", "time_to_score_s")}
+                runs[-1]["errors"] += len(warmup["errors"])  # a failed warm-up counts too
+                runs[-1]["error_samples"][:0] = [f"warm-up: {e}" for e in warmup["errors"]]
             log = (log_dir / "streamlit.log").read_text(errors="replace")
             runs[-1]["server_log_errors"] = [line[:300] for line in log.splitlines()
                                              if "Error" in line or "Traceback" in line][:20]
