@@ -231,7 +231,7 @@ def main() -> int:
         for n in args.users:
             log_dir = Path(tmp) / f"server_{n}"  # a fresh server (and model load) per N
             log_dir.mkdir()
-            with dashboard(log_dir, drop_env=("BIASCORE_RAISE_PAGE_ERRORS",), BIASCORE_CACHE_DIR=str(cache),
+            with dashboard(log_dir / "streamlit.log", drop_env=("BIASCORE_RAISE_PAGE_ERRORS",), BIASCORE_CACHE_DIR=str(cache),
                            BIASCORE_TORCH_THREADS="1", BIASCORE_REVIEW_DB=str(cache / "reviews.sqlite")) as url:
                 # one person first, alone: the server loads the model once (st.cache_resource)
                 warmup = asyncio.run(run_users(url, pairs[-1:], expected[-1:], args.timeout))[0]

@@ -21,15 +21,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def dashboard(log_dir: Path, *, drop_env: tuple[str, ...] = (), **env_overrides: str):
+def dashboard(log_path: Path, *, drop_env: tuple[str, ...] = (), **env_overrides: str):
     """The dashboard's URL while the block runs: ``streamlit run app.py`` on 127.0.0.1 with this process's
-    environment plus ``env_overrides`` (minus ``drop_env``); its output goes to ``log_dir/streamlit.log``.
+    environment plus ``env_overrides`` (minus ``drop_env``); its output goes to the file ``log_path``.
     Raises RuntimeError (with the log's tail) when it does not answer its health check within 90 s."""
     port = free_port()
     env = {**os.environ, "BROWSER_PATH": CHROMIUM, **env_overrides}
     for name in drop_env:
         env.pop(name, None)
-    log_path = Path(log_dir) / "streamlit.log"
+    log_path = Path(log_path)
     log = log_path.open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),

@@ -76,7 +76,8 @@ def hostile_server(smollm, trap, tmp_path_factory):
     torch.set_num_threads(1)
     frame = score_benchmark(smollm, "crows-en-gso", data_dir=data)
     assert (frame.skipped_reason == "").all()
-    with dashboard(tmp_path_factory.mktemp("streamlit_hostile"), BIASCORE_DATA_DIR=str(data)) as url:
+    log = tmp_path_factory.mktemp("streamlit_hostile") / "streamlit.log"
+    with dashboard(log, BIASCORE_DATA_DIR=str(data)) as url:
         yield {"url": url, "pairs": pairs}
 
 
