@@ -217,17 +217,21 @@ def scored_run(model: str, benchmark: str, args: argparse.Namespace, *, jsd: str
 
     cache = cache or ResultCache()
     bm = load_benchmark(benchmark)
+    model_args = argparse.Namespace(**{**vars(args), "model": model})
     identity = model_identity(model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
+    lm = None
+    if identity is None:  # a hub id (or a model whose identity needs its files loaded): load it once
+        lm = model_from_args(model_args)
+        identity = lm.identity()
     path = cache.path(logprob_cache_key(identity, bm, None))
     if not path.exists():
-        model_args = argparse.Namespace(**{**vars(args), "model": model})
         with tqdm(total=len(bm.frame), unit="pair", desc=f"{model} on {bm.name}", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.total, bar.n = total, done
                 bar.refresh()
 
-            score_benchmark(lambda: model_from_args(model_args), bm, jsd=jsd, progress=progress, cache=cache,
-                            identity=identity)
+            score_benchmark(lm if lm is not None else (lambda: model_from_args(model_args)), bm, jsd=jsd,
+                            progress=progress, cache=cache, identity=identity)
     if not path.exists():
         raise RuntimeError(f"{model} was scored on {bm.name}, but its result is not cached where expected ({path})")
     return path
