@@ -10,8 +10,8 @@ import re
 import shutil
 import time
 
-from tests.test_e2e_browser import (SCREENSHOTS, assert_no_errors, browser, open_page, pytestmark,  # noqa: F401
-                                    screenshot, server, wait_idle)
+from test_e2e_browser import (SCREENSHOTS, assert_no_errors, browser, open_page, pytestmark,  # noqa: F401
+                              screenshot, server, wait_idle)
 
 
 def wait_for(page, predicate, timeout: float = 90, what: str = "condition") -> None:
@@ -70,6 +70,7 @@ def test_words_click_a_word_then_open_its_pair(browser, server):  # noqa: F811 -
     assert_no_errors(page, "token_attributions (from words)")
     assert f"pair={pair}" in page.url and "benchmark=demo" in page.url and "model=smollm2-135m" in page.url
     assert page.locator("h3", has_text=f"Pair {pair} ").count() == 1
-    sentence_text = page.locator('[data-testid="stMarkdown"]').all_inner_texts()
-    assert any(word.lower() in t.lower() for t in sentence_text), f"{word!r} not in pair {pair}'s sentences"
+    sentences = [t for t in page.locator('[data-testid="stText"]').all_inner_texts()
+                 if t.startswith(("more-biased:", "less-biased:"))]  # shown literally (st.text)
+    assert len(sentences) == 2 and any(word in t.casefold() for t in sentences), (word, sentences)
     page.close()
