@@ -293,7 +293,7 @@ def run_cli(args: argparse.Namespace) -> int:
               "(NaN when n = 1)")
     shown = table if not args.top else table.head(args.top)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
-        print(shown.to_string(index=False, float_format=lambda x: f"{x:.5f}") if len(shown) else "(none)")
+        print(shown.to_string(index=False, float_format=lambda x: f"{x:.4g}") if len(shown) else "(none)")
     if args.top and len(table) > args.top:
         print(f"… {len(table) - args.top} more (--top 0 prints all; --out writes all)")
     if args.out:
