@@ -30,7 +30,7 @@ class SpyCache(ResultCache):
         super().__init__(root)
         self.keys: list[CacheKey] = []
 
-    def load(self, key):
+    def load(self, key, *args, **kwargs):
         self.keys.append(key)
         raise _Asked
 

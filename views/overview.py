@@ -6,23 +6,29 @@ import pandas as pd
 import streamlit as st
 
 from biascore.methods.attribution.results import best_runs
+from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
-from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
-                          model_selector, score_now, summary)
+from views.common import (benchmark_selector, best_run, cached_runs, code_span, csv_download, data_dir_notice,
+                          error_line, model_selector, score_now, summary, unreadable_run_errors)
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
            "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
            "Brackets: 95% Wilson score interval for a proportion (binomial; scipy binomtest), for B and PLL alike.")
 data_dir_notice()
+sweep_status.show()
 
 
 def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
     """Long table: one row per model × benchmark × bias type with B, its CI and n, and the PLL score."""
     parts = []
     for run in runs.itertuples(index=False):
-        attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
-        pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+        try:
+            attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
+            pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+        except unreadable_run_errors() as exc:  # one line on the page, never a traceback
+            st.error(f"{code_span(run.model)} on {run.benchmark}: {error_line(exc)}")
+            continue
         part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high"})
         part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high"]].rename(
             columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high"}), on="bias_type", how="left")
@@ -39,8 +45,8 @@ runs = best_runs(cached_runs())
 if runs.empty:
     st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
             "(or run `python -m biascore score --benchmark demo`).")
-else:
-    grid = summary_grid(runs)
+grid = pd.DataFrame() if runs.empty else summary_grid(runs)
+if not grid.empty:
     wide = grid.pivot_table(index=["model", "benchmark"], columns="bias_type", values="B", sort=False)
     order = ["all"] + sorted(c for c in wide.columns if c != "all")
     st.subheader("B by bias type (Table 3 layout)")
@@ -52,7 +58,7 @@ else:
         st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: {escape(row.precision)} — a fast "
                    "reduced-precision run; verdicts can differ from the exact float32 numbers.")
     for row in partial.itertuples(index=False):
-        st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: only part of the benchmark was scored "
+        st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")
     st.subheader("Details: n, 95% CI, PLL bias score")
     fmt = st.column_config.NumberColumn(format="%.2f")
@@ -71,7 +77,7 @@ with c2:
 if benchmark:
     run = best_run(model, benchmark)
     if run is not None and bool(run.complete):
-        st.success(f"{model} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
+        st.success(f"{code_span(model)} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
     else:
         st.caption("Scoring runs the model on every pair and caches the result; an interrupted run resumes.")
         if score_now(model, benchmark, key="overview_score_now"):

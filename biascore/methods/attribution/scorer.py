@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import CacheKey, ResultCache, check_ids
 from biascore.core.keys import result_key
 from biascore.core.datasets import Benchmark, load_benchmark
 from biascore.methods.attribution.fast_exact import fast_exact_logprobs
@@ -39,7 +39,7 @@ from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.pair_tokens import PairTokens, pair_of, tokenize_sentences
+from biascore.core.pair_tokens import PairTokens, pair_of, shares_only_punctuation, tokenize_sentences
 from biascore.core.precision import approximate_note, resolve_dtype
 from biascore.stats.intervals import proportion_ci
 
@@ -50,6 +50,8 @@ NUMERICS = ("exact", "fast-exact")
 SHARD_PAIRS = 256
 GPU_SHARD_PAIRS = 4096  # on a GPU: fuller batches (and one fast-exact calibration per 4,096 pairs)
 
+#: skipped_reason of a pair whose shared tokens are all punctuation (see pair_tokens.shares_only_punctuation)
+ONLY_PUNCTUATION = "shares only punctuation: not a minimal pair"
 #: columns of the cached per-pair log-probability frame (independent of the distance variant)
 LOGP_COLUMNS = ["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u",
                 "logp_more", "logp_less", "truncated", "skipped_reason"]
@@ -95,6 +97,8 @@ def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTo
                 reason = ("the sentences differ only beyond the model's input limit (truncated)" if pt.truncated
                           else "no modified tokens: the sentences tokenise identically")
                 pt = None
+            elif shares_only_punctuation(pt):
+                reason, pt = ONLY_PUNCTUATION, None
         pts.append(pt)
         recs.append(_pair_record(row.pair_id, pt, reason))
     return pts, recs
@@ -186,12 +190,16 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
                     jsd: JsdVariant = "reference", limit: int | None = None,
                     progress: Callable[[int, int], None] | None = None, cache: ResultCache | None = None,
                     data_dir=None, shard_pairs: int | None = None,
-                    identity: ModelIdentity | None = None, numerics: str = "exact") -> pd.DataFrame:
+                    identity: ModelIdentity | None = None,
+                    waiting: Callable[[int, int], None] | None = None, numerics: str = "exact") -> pd.DataFrame:
     """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
 
     ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
     (:func:`biascore.core.models.model_identity`) a cached result is answered without loading the model.
     ``progress(done, total)`` is called with the number of pairs done (for the dashboard's progress bar).
+    One computation per result across processes: while another process or thread scores the same model ×
+    benchmark, this call waits for its result and calls ``waiting(done, total)`` with *its* progress.
+    The stored result holds every pair exactly once (checked before it is stored and on every read).
     Returns one row per pair (schema in README.md → "Output schema").
     """
     bm = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark, data_dir)
@@ -203,37 +211,62 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
     elif identity is None:
         lm = lm()
         identity = lm.identity()
+    ids = [int(x) for x in bm.frame["pair_id"]]
+    verify = lambda frame: check_ids(frame, ids)  # noqa: E731
     key = logprob_cache_key(identity, bm, limit, numerics)
-    logp = cache.load(key)
+    logp = cache.load(key, verify)
     if logp is None:
         if not isinstance(lm, LanguageModel):
             lm = lm()
             key = logprob_cache_key(lm.identity(), bm, limit, numerics)  # the loaded model is the authority
+        total = len(ids)
         if shard_pairs is None:
             shard_pairs = GPU_SHARD_PAIRS if lm.device.type == "cuda" else SHARD_PAIRS
-        shards = cache.shards(key)
-        done_frames = shards.completed()
-        done_ids = set(int(x) for f in done_frames for x in f["pair_id"])
-        todo = bm.frame[~bm.frame["pair_id"].isin(done_ids)]
-        total, finished = len(bm.frame), len(done_ids)
+
+        def wait(report) -> None:
+            if waiting:
+                waiting(report.done if report else 0, report.total if report else total)
+
+        with cache.computing(key, wait):
+            logp = cache.load(key, verify)  # another process may have finished it while we waited
+            if logp is None:
+                logp = _score_shards(lm, bm, cache, key, ids, shard_pairs, progress, numerics)
+    return attribution_frame(bm, logp.sort_values("pair_id").reset_index(drop=True), jsd)
+
+
+def _score_shards(lm: LanguageModel, bm: Benchmark, cache: ResultCache, key: CacheKey, ids: list[int],
+                  shard_pairs: int, progress: Callable[[int, int], None] | None,
+                  numerics: str = "exact") -> pd.DataFrame:
+    """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress, and store the
+    finished, checked result."""
+    shards = cache.shards(key, ids, shard_pairs)
+    done = shards.completed()
+    total, last = len(ids), [0.0]
+
+    def report(n: int, force: bool = False) -> None:
         if progress:
-            progress(finished, total)
-        for start in range(0, len(todo), shard_pairs):
-            chunk = todo.iloc[start:start + shard_pairs]
-            base = finished
+            progress(n, total)
+        now = time.monotonic()
+        if force or now - last[0] > 0.5:  # waiting callers poll every half second
+            cache.report_progress(key, n, total)
+            last[0] = now
 
-            def inner(done, tot, base=base, n=len(chunk)):
-                if progress:
-                    progress(base + int(round(n * done / max(tot, 1))), total)
+    finished = sum(b - a for a, b in done)
+    report(finished, force=True)
+    for a, b in shards.ranges:
+        if (a, b) in done:
+            continue
+        chunk = bm.frame.iloc[a:b]
 
-            frame = compute_logprobs(lm, chunk, progress=inner, numerics=numerics)
-            shards.write(frame)
-            done_frames.append(frame)
-            finished += len(chunk)
-            if progress:
-                progress(finished, total)
-        logp = shards.finish(done_frames).sort_values("pair_id").reset_index(drop=True)
-    return attribution_frame(bm, logp, jsd)
+        def inner(d, tot, base=finished, n=b - a):
+            report(base + int(round(n * d / max(tot, 1))))
+
+        frame = compute_logprobs(lm, chunk, progress=inner, numerics=numerics)
+        shards.write(a, b, frame)
+        done[(a, b)] = frame
+        finished += b - a
+        report(finished, force=True)
+    return shards.finish(done)
 
 
 def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",
@@ -274,7 +307,7 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
 
 # --------------------------------------------------------------------------- CLI
 def register_cli(sub) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.cli.args import add_common_args, add_model_args, int_at_least
 
     p = sub.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
     add_model_args(p)
@@ -283,7 +316,7 @@ def register_cli(sub) -> None:
     p.add_argument("--metric", choices=METRICS, default="attribution")
     p.add_argument("--jsd", choices=JSD_VARIANTS, default="reference",
                    help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
-    p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    p.add_argument("--limit", type=int_at_least(1), default=None, help="score only the first N pairs (N ≥ 1)")
     p.add_argument("--fast-exact", action="store_true",
                    help="a half-precision pass, then a float32 re-check of every token and pair it cannot "
                         "guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
@@ -345,12 +378,14 @@ def run_cli(args: argparse.Namespace) -> int:
 
 
 def write_frame(frame: pd.DataFrame, path: str) -> None:
-    """CSV (list columns as JSON) or parquet, by extension."""
+    """CSV (list columns as JSON) or parquet, by extension. A frame read back from the cache (numpy arrays of
+    numpy scalars) writes the same file as a freshly computed one (Python lists)."""
     if path.endswith(".parquet"):
         frame.to_parquet(path, index=False)
         return
     out = frame.copy()
     for col in out.columns:
         if out[col].map(lambda v: isinstance(v, (list, np.ndarray))).any():
-            out[col] = out[col].map(lambda v: json.dumps(list(v), ensure_ascii=False))
+            out[col] = out[col].map(lambda v: json.dumps(np.asarray(v).tolist() if len(v) else [],
+                                                         ensure_ascii=False))
     out.to_csv(path, index=False)
