@@ -213,6 +213,7 @@ def test_spec_from_yaml_and_toml_with_cli_overrides(tmp_path):
     ("models: [a]\nbenchmarks: [demo]\nmetrics: [bleu]\n", "unknown metric(s) bleu"),
     ("models: [a]\nmetrics: [seat]\n", "metric seat needs its inputs"),
     ("models: [a\n", "cannot parse"),
+    ("models: [a]\nbenchmarks: [demo]\nlimit: ten\n", "'limit' must be a number of pairs or null"),
 ])
 def test_bad_spec_is_one_clear_line(tmp_path, capsys, text, message):
     (tmp_path / "bad.yaml").write_text(text)

@@ -66,6 +66,10 @@ class SweepSpec:
     retries: int = 2
 
     def validate(self) -> "SweepSpec":
+        for name, kinds, what in _SCALARS:
+            value = getattr(self, name)
+            if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+                raise SpecError(f"'{name}' must be {what}, not {value!r}")
         if not self.models:
             raise SpecError("no models: give --models or 'models:' in the spec file")
         unknown = [m for m in self.metrics if m not in METRICS]
@@ -104,6 +108,10 @@ class SweepSpec:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec)}
+#: the spec's single values: (field, accepted types, how the error names them)
+_SCALARS = [("limit", (int, type(None)), "a number of pairs or null"), ("retries", (int,), "a whole number"),
+            ("device", (str,), "auto, cpu, cuda or mps"), ("dtype", (str,), "a dtype name"),
+            ("trust_remote_code", (bool,), "true or false")]
 _LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING}
 
 
