@@ -1,4 +1,4 @@
-"""Subcommands that are not scorers: ``benchmarks`` (list) and ``data download``."""
+"""Subcommands that are not scorers: ``benchmarks`` (list), ``data download`` and ``review …``."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +21,9 @@ def register_builtin_commands(sub) -> None:
     else:
         download.register_cli(sub)
     register_sweep(sub)
+
+    from biascore.review.cli import register_cli as register_review
+    register_review(sub)
 
 
 def _cmd_benchmarks(args: argparse.Namespace) -> int:
