@@ -256,6 +256,7 @@ def test_status_files_and_the_dashboard_panel_show_a_sweep_in_progress(tmp_path,
     status.finish()
     (sweep,) = read_sweeps(tmp_path)
     assert not sweep.in_progress and not sweep.interrupted
+    assert read_sweeps(tmp_path, finished_since=time.time() + 1) == []
 
 
 def test_a_sweep_whose_driver_died_shows_as_interrupted(tmp_path):
