@@ -159,6 +159,20 @@ def test_second_ray_sweep_is_answered_from_the_cache_without_loading_a_model(ray
     assert overview_lines(out) == overview_lines(ray_sweep["out"])
 
 
+def test_ray_worker_dying_on_its_last_attempt_is_reported_by_name(ray_instance, tmp_path):
+    """--retries 0 and the worker killed mid-run: the task is reported failed with the crash, never dropped."""
+    victim = f"{TINY_MLM} × crows-en-gso"
+    killed: dict = {}
+    killer = threading.Thread(target=kill_worker_when_computing, args=(tmp_path, victim, killed), daemon=True)
+    killer.start()
+    rc, out = run_cli("sweep", "--models", TINY_MLM, "--benchmarks", "crows-en-gso", "--cache-dir", str(tmp_path),
+                      "--ray", "--retries", "0")
+    killer.join(timeout=1)
+    assert killed and rc == 1
+    assert f"FAILED {victim}: WorkerCrashedError: the worker running it died (1 attempt(s))" in out
+    assert latest_task_records(tmp_path)[victim]["state"] == "failed"
+
+
 def test_overview_page_lists_what_the_sweep_produced(ray_sweep, causal_model, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
