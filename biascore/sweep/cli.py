@@ -33,9 +33,12 @@ def register_cli(sub) -> None:
     p.add_argument("--labdet-langs", nargs="+", default=None, metavar="LANG", help="inputs of the labdet metric")
     p.add_argument("--limit", type=int, default=None, help="score only the first N pairs of each benchmark")
     p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default=None, help="auto (fp32 on CPU, bf16/fp16 on GPU), fp32, bf16, fp16")
+    p.add_argument("--dtype", default=None,
+                   help="auto = fp32 on every device (exact); bf16 / fp16 = fast mode, numbers approximate")
     p.add_argument("--trust-remote-code", action="store_true", default=None,
                    help="allow the models' own Python code to run (off unless you turn it on)")
+    p.add_argument("--fast-exact", action="store_true", default=None,
+                   help="attribution/pll as `score --fast-exact`: half-precision pass with float32 re-checks")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: without ADDRESS a local instance, else a cluster (auto, ray://host:10001)")
     p.add_argument("--ray-cpus", type=int, default=None, help="CPUs of a local Ray instance (default: all)")
@@ -54,7 +57,7 @@ def run_cli(args: argparse.Namespace) -> int:
     spec = build_spec(args.spec, models=args.models, benchmarks=args.benchmarks, metrics=args.metrics,
                       seat_tests=args.seat_tests, labdet_langs=args.labdet_langs, limit=args.limit,
                       device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
-                      retries=args.retries)
+                      fast_exact=args.fast_exact, retries=args.retries)
     tasks = spec.tasks()
     cache_dir = str(settings.cache_dir(args.cache_dir))
     data_dir = str(settings.data_dir(args.data_dir))
@@ -62,7 +65,7 @@ def run_cli(args: argparse.Namespace) -> int:
     status = SweepStatus.create(cache_dir, [t.name for t in tasks], executor)
     print(f"sweep {status.id}: {len(tasks)} task(s) on {executor}; cache {cache_dir}", file=sys.stderr)
     common = dict(cache_dir=cache_dir, data_dir=data_dir, limit=spec.limit, load_options=spec.load_options(),
-                  status=status)
+                  numerics=spec.numerics, status=status)
     try:
         if args.ray is None:
             from biascore.sweep.local import run_local
