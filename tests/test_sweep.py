@@ -343,3 +343,17 @@ def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():
     env = gpu["runtime_env"]["env_vars"]
     assert env["BIASCORE_CACHE_DIR"] == "/c" and env["BIASCORE_DATA_DIR"] == "/d"
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(settings.REPO_ROOT)
+
+
+def test_fast_exact_sweep_equals_score_fast_exact(tmp_path):
+    """--fast-exact reaches score_benchmark: the sweep's cached frame is the one `score --fast-exact` makes."""
+    outs = []
+    for argv in (["score", "--model", TINY_MLM, "--benchmark", "demo"], ["sweep", "--models", TINY_MLM,
+                                                                          "--benchmarks", "demo"]):
+        cache = tmp_path / argv[0]
+        rc, _ = run_cli(*argv, "--fast-exact", "--limit", "8", "--cache-dir", str(cache))
+        assert rc == 0
+        (entry,) = ResultCache(cache).entries("attribution")
+        assert entry["numerics"] == "fast-exact"
+        outs.append(pd.read_parquet(entry["path"]))
+    pd.testing.assert_frame_equal(outs[0], outs[1])
