@@ -252,7 +252,8 @@ def test_status_files_and_the_dashboard_panel_show_a_sweep_in_progress(tmp_path,
     status.task("m × c", "failed", error="ModelLoadError: could not load model 'm'")
     (sweep,) = read_sweeps(tmp_path)
     assert sweep.in_progress and sweep.counts == {"pending": 1, "running": 1, "done": 1, "failed": 1}
-    assert sweep.running == [("m × b", 64, 231)] and sweep.failed == [("m × c", "ModelLoadError: could not load model 'm'")]
+    assert sweep.running == [("m × b", 64, 231)]
+    assert sweep.failed == [("m × c", "ModelLoadError: could not load model 'm'")]
 
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path))
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
