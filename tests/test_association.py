@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import torch
 
-from biascore.methods.association.weat import list_tests, load_test, weat
+from biascore.core.seat_tests import list_seat_tests as list_tests, load_seat_test as load_test
+from biascore.methods.association.weat import weat
 from biascore.methods.association.ceat import draw_effect_sizes, random_effects
 from biascore.methods.association.corpus_contexts import Corpus, word_pattern
 from biascore.stats.effect_size import effect_size_from_associations

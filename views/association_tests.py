@@ -5,7 +5,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore.methods.association.weat import list_tests
+from biascore.core.seat_tests import list_seat_tests
 from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
 from views.common import csv_download, data_dir_notice, model_or_error, model_selector
@@ -68,10 +68,10 @@ def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFr
 tab_seat, tab_ceat, tab_logprob = st.tabs(["WEAT / SEAT", "CEAT", "Log-probability bias"])
 
 with tab_seat:
-    tests = list_tests(language=language)
+    tests = list_seat_tests(language=language)
     default = [t for t in ("sent-weat6", "sent-weat7", "sent-weat8", "bangla-c5") if t in tests][:3]
     chosen = st.multiselect("Tests", tests, default=default, key="seat_tests",
-                            help="sent-* tests embed sentences (SEAT); the others embed words (WEAT)")
+                            help="sentence tests (sent-*, Heilman) embed sentences (SEAT); the others embed words (WEAT)")
     c1, c2 = st.columns(2)
     pooling = c1.radio("Sentence embedding", ["mean", "first"], horizontal=True, key="seat_pooling",
                        help="mean of the last hidden layer over non-special tokens, or the first token")
@@ -83,7 +83,7 @@ with tab_seat:
     _show_table(result, "seat", "WEAT/SEAT")
 
 with tab_ceat:
-    tests = list_tests(language=language, kind="words")
+    tests = list_seat_tests(language=language, kind="words")
     default = [t for t in ("weat6", "bangla-c5") if t in tests]
     chosen = st.multiselect("Tests", tests, default=default, key="ceat_tests")
     c1, c2, c3 = st.columns(3)

@@ -67,7 +67,7 @@ def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.
 
 
 # --------------------------------------------------------------------------- controls
-tests = list_seat_tests()
+tests = list_seat_tests(language="en")
 if not tests:
     st.error("No SEAT tests found: the data directory needs seat/*.jsonl.")
     st.stop()

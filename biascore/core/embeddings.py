@@ -15,8 +15,6 @@ of the sentences), so a second run reads the vectors from parquet.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Callable, Literal, Sequence
 
 import numpy as np
@@ -25,6 +23,7 @@ import torch
 from tqdm.auto import tqdm
 
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.hashing import sentences_hash
 from biascore.core.models import LanguageModel
 
 Pooling = Literal["mean", "first", "last"]
@@ -101,11 +100,6 @@ def embed_sentences(lm: LanguageModel, sentences: Sequence[str], pooling: Poolin
 def _hidden_size(lm: LanguageModel) -> int:
     cfg = lm.config
     return int(getattr(cfg, "hidden_size", None) or getattr(cfg.get_text_config(), "hidden_size"))
-
-
-def sentences_hash(sentences: Sequence[str]) -> str:
-    """SHA-256 of the sentence list (order matters): the data part of a feature cache key."""
-    return hashlib.sha256(json.dumps(list(map(str, sentences)), ensure_ascii=False).encode()).hexdigest()
 
 
 def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> CacheKey:

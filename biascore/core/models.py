@@ -22,6 +22,7 @@ from typing import Literal
 import torch
 
 from biascore.core import settings
+from biascore.core.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -197,11 +198,7 @@ def _file_sha256(path: Path) -> str:
             memo = {}
     if key in memo:
         return memo[key]
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    memo[key] = h.hexdigest()
+    memo[key] = file_sha256(path)
     memo_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = memo_path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(memo))

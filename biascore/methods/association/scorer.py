@@ -20,7 +20,8 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from biascore.core import settings
-from biascore.methods.association.weat import list_tests, load_test, weat
+from biascore.core.seat_tests import list_seat_tests, load_seat_test
+from biascore.methods.association.weat import weat
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
@@ -58,12 +59,12 @@ def run_seat(lm: LanguageModel, test: str, *, pooling: str = "mean", word_mode: 
              progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how).
 
-    Sentence tests (``sent-*``) embed each sentence (``pooling`` mean over non-special tokens, or first);
-    word tests embed each word alone (``word_mode`` contextual) or take its input embedding.
+    Sentence tests (``sent-*`` and the Heilman tests: see :mod:`biascore.core.seat_tests`) embed each
+    sentence (``pooling`` mean over non-special tokens, or first); word tests embed each word alone (``word_mode`` contextual) or take its input embedding.
     """
-    t = load_test(test)
+    t = load_seat_test(test)
     how = f"sentence ({pooling} pooling)" if t.kind == "sentences" else f"word ({word_mode})"
-    key = CacheKey.make(NAME, kind="seat", test=test, content=t.content_hash, pooling=pooling,
+    key = CacheKey.make(NAME, kind="seat", test=test, content=t.content_hash[:16], pooling=pooling,
                         word_mode=word_mode if t.kind == "words" else None, seed=seed, n_samples=n_samples,
                         **_model_parts(lm))
 
@@ -117,13 +118,13 @@ def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | No
              cache: ResultCache | None = None, progress: Progress | None = None,
              only_cached: bool = False) -> pd.DataFrame | None:
     """One row per segment length: CES, SE, two-sided p, σ²_between, Q, counts (``segment_length`` "all" = line)."""
-    t = load_test(test)
+    t = load_seat_test(test)
     label, text = read_corpus(corpus) if corpus else default_corpus(t.language)
     corpus_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
     indexed: Corpus | None = None
     frames = []
     for n, length in enumerate(segment_lengths):
-        key = CacheKey.make(NAME, kind="ceat", test=test, content=t.content_hash, corpus=corpus_hash,
+        key = CacheKey.make(NAME, kind="ceat", test=test, content=t.content_hash[:16], corpus=corpus_hash,
                             segment_length=length, n_contexts=n_contexts, n_draws=n_draws, seed=seed,
                             **_model_parts(lm))
 
@@ -241,7 +242,7 @@ def register_cli(subparsers) -> None:
 
     p = subparsers.add_parser("seat", help="WEAT/SEAT effect size with a permutation p-value",
                               description="WEAT (word tests) or SEAT (sent-* tests) effect size and one-sided "
-                                          "permutation p-value. Tests: " + ", ".join(list_tests()[:8]) + ", …")
+                                          "permutation p-value. Tests: " + ", ".join(list_seat_tests()[:8]) + ", …")
     add_model_args(p)
     add_common_args(p)
     p.add_argument("--test", required=True, help="test name(s), comma-separated (e.g. sent-weat6,weat6,bangla-c5)")

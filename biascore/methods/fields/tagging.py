@@ -17,7 +17,6 @@ Languages without a USAS lexicon (Filipino, ``tl``) raise :class:`NoLexiconError
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -34,6 +33,7 @@ import pandas as pd
 
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.hashing import file_sha256, sentences_hash
 from biascore.methods.fields.mwe_index import IndexedMWELexiconCollection
 
 #: Tagger resources per language (paths relative to the data directory). A language not listed has no tagger.
@@ -69,11 +69,7 @@ def has_lexicon(language: str) -> bool:
 
 # --------------------------------------------------------------------------------------- the tagger
 def _file_hash(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
+    return file_sha256(path)[:16]
 
 
 def _resource_paths(language: str, data_dir: str | Path | None = None) -> dict[str, Path]:
@@ -199,13 +195,6 @@ def _tag_docs(tagger: Tagger, sentences: list[str], progress: Callable[[int, int
         if progress is not None:
             progress(i, total)
     return pd.DataFrame(rows, columns=["sentence", "tok_text", "tok_start", "tok_end", "tok_pos", "tok_tags"])
-
-
-def sentences_hash(sentences: Iterable[str]) -> str:
-    h = hashlib.sha256()
-    for s in sentences:
-        h.update(json.dumps(str(s)).encode())
-    return h.hexdigest()[:20]
 
 
 def tag_sentences(sentences: Iterable[str], language: str = "en", *, data_dir: str | Path | None = None,
