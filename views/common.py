@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import html
 import os
+from typing import Callable, TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from biascore.core import models as engine_models
 from biascore.core import settings
+from biascore.core.registry import ProgressFn
+
+T = TypeVar("T")
 
 #: Models offered in selectors before the user types their own (embedded ones first).
 SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2",
@@ -163,46 +167,55 @@ def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:
     return attribution_frame(run.path, benchmark, float(run.mtime))
 
 
+def run_with_progress(text: str, compute: Callable[[ProgressFn], T],
+                      errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
+    """Run ``compute(progress)`` under a progress bar moved by the engine's ``progress(done, total)``.
+
+    The bar is removed when ``compute`` returns. An error of a type in ``errors`` (the engine's one-line
+    messages for bad input) is shown inline and gives None; anything else propagates.
+    """
+    bar = st.progress(0.0, text=text)
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"{text} {done}/{total}")
+
+    try:
+        limit_torch_threads()
+        return compute(progress)
+    except errors as exc:
+        st.error(str(exc))
+        return None
+    finally:
+        bar.empty()
+
+
+def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressFn], T],
+                     errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
+    """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
+    :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed)."""
+    if not st.button(label, key=key, type="primary"):
+        return None
+    return run_with_progress(text, compute, errors)
+
+
 def score_now(model: str, benchmark: str, key: str) -> bool:
-    """A "Score now" button that scores ``model`` on ``benchmark`` with a progress bar and caches the result.
+    """"Score now" for the attribution pages: scores ``model`` on ``benchmark`` and caches the result.
 
     Returns True when it just finished (the caller reruns to show the new numbers).
     """
     from biascore.core.datasets import BenchmarkError
     from biascore.methods.attribution.scorer import score_benchmark
 
-    if not st.button(f"Score now: {model} on {benchmark}", key=key, type="primary"):
-        return False
-    lm = model_or_error(model)
-    if lm is None:
-        return False
-    bar = st.progress(0.0, text=f"Scoring {benchmark} with {model}…")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring {benchmark} with {model}: {done}/{total} pairs")
-
-    try:
-        limit_torch_threads()
+    def compute(progress: ProgressFn) -> bool:
+        lm = model_or_error(model)
+        if lm is None:
+            return False
         score_benchmark(lm, benchmark, progress=progress)
-    except (BenchmarkError, ValueError) as exc:
-        st.error(str(exc))
-        return False
-    bar.progress(1.0, text="Done — cached.")
-    return True
+        return True
 
-
-def figure_downloads(fig, name: str, key: str) -> None:
-    """PNG and SVG download buttons for a plotly figure (rendered only when clicked)."""
-    from views.charts import export_available, figure_bytes
-
-    ok, why = export_available()
-    if not ok:
-        st.caption(f"{why}; the camera icon in the chart's toolbar saves a PNG from the browser.")
-        return
-    cols = st.columns(2)
-    for col, fmt, mime in ((cols[0], "png", "image/png"), (cols[1], "svg", "image/svg+xml")):
-        col.download_button(f"{fmt.upper()}", data=lambda fmt=fmt: figure_bytes(fig, fmt), file_name=f"{name}.{fmt}",
-                            mime=mime, key=f"{key}_{fmt}", on_click="ignore")
+    done = score_now_button(f"Score now: {model} on {benchmark}", key, f"Scoring {benchmark} with {model}: pairs",
+                            compute, errors=(BenchmarkError, ValueError))
+    return bool(done)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

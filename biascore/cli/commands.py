@@ -3,27 +3,19 @@ from __future__ import annotations
 
 import argparse
 
+from biascore.cli.args import add_common_args
+from biascore.core import download
+from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
+
 
 def register_builtin_commands(sub) -> None:
-    from biascore.cli.args import add_common_args
-
     p = sub.add_parser("benchmarks", help="list benchmarks with their pair counts and whether they are present")
     add_common_args(p)
     p.set_defaults(func=_cmd_benchmarks)
-
-    import importlib
-    try:
-        download = importlib.import_module("biascore.core.download")
-    except ModuleNotFoundError as exc:
-        if exc.name != "biascore.core.download":
-            raise
-    else:
-        download.register_cli(sub)
+    download.register_cli(sub)
 
 
 def _cmd_benchmarks(args: argparse.Namespace) -> int:
-    from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
-
     print(f"{'benchmark':<14} {'pairs':>6}  {'language':<8} description")
     for b in available_benchmarks(args.data_dir):
         if b["available"]:

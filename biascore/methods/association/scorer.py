@@ -2,8 +2,9 @@
 
 Entry points (each returns a frame and caches it under the model, the test's content hash and every
 option): :func:`run_seat` (WEAT on word lists, SEAT on sentence lists), :func:`run_ceat` (one row per
-segment length) and :func:`run_logprob` (per-sentence scores; summarise with
-:func:`biascore.methods.association.logprob_bias.effect_sizes` and :func:`biascore.methods.association.logprob_bias.prior_vs_corrected`).
+segment length) and :func:`run_logprob` (per-sentence scores), :func:`run_logprob_effects` (effect size
+and permutation p per sentence structure; the Figure-2 points come from
+:func:`biascore.methods.association.logprob_bias.prior_vs_corrected`).
 The maths lives in :mod:`biascore.methods.association.weat`, :mod:`biascore.stats.permutation`,
 :mod:`biascore.methods.association.ceat`, :mod:`biascore.methods.association.corpus_contexts` and :mod:`biascore.methods.association.logprob_bias`.
 
@@ -19,6 +20,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from biascore.core.registry import Page, register_scorer
 from biascore.core import settings
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.methods.association.weat import weat
@@ -156,6 +158,23 @@ def run_logprob(lm: LanguageModel, test: str, *, cache: ResultCache | None = Non
     return _cached_or_computed(cache, key, lambda: score_logprob(lm, t, progress=progress), only_cached)
 
 
+def run_logprob_effects(lm: LanguageModel, test: str, *, seed: int = 0, cache: ResultCache | None = None,
+                        progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+    """Effect size and permutation p-value per sentence structure (and "all") of a log-probability test,
+    from :func:`run_logprob`'s scores, cached under the scores' key and ``seed``.
+
+    ``only_cached``: never run the model; the effect sizes are still computed (once) from cached scores.
+    """
+    t = load_logprob_test(test)
+    key = CacheKey.make(NAME, kind="logprob-effects", test=test, content=t.content_hash, seed=seed,
+                        **_model_parts(lm))
+    store = _cache(cache)
+    if only_cached and store.load(key) is None and run_logprob(lm, test, cache=store, only_cached=True) is None:
+        return None
+    return store.get_or_compute(key, lambda: effect_sizes(run_logprob(lm, test, cache=store, progress=progress),
+                                                          t, seed=seed))
+
+
 # ----------------------------------------------------------------------------- CLI
 def _tqdm_progress(desc: str) -> tuple[Progress, Callable[[], None]]:
     from tqdm.auto import tqdm
@@ -227,16 +246,16 @@ def _cmd_logprob(args: argparse.Namespace) -> int:
     frames = []
     try:
         for name in _tests_arg(args):
-            scores = run_logprob(lm, name, progress=progress)
-            frames.append(effect_sizes(scores, load_logprob_test(name), seed=args.seed))
+            frames.append(run_logprob_effects(lm, name, seed=args.seed, progress=progress))
             if args.scores_out:
-                scores.to_csv(args.scores_out, index=False)
+                run_logprob(lm, name).to_csv(args.scores_out, index=False)
     finally:
         close()
     _write(pd.concat(frames, ignore_index=True), args.out)
     return 0
 
 
+@register_scorer(NAME, SUMMARY, order=50, pages=[Page("views/association_tests.py", "Association tests", "📐")])
 def register_cli(subparsers) -> None:
     from biascore.cli.args import add_common_args, add_model_args
 

@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from biascore.core.registry import Page, register_scorer
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.datasets import Benchmark, load_benchmark
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, distance
@@ -283,6 +284,11 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
 
 
 # --------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=10,
+                 pages=[Page("views/overview.py", "Overview", "📊"),
+                        Page("views/token_attributions.py", "Token attributions", "🔎"),
+                        Page("views/try_pair.py", "Try a pair", "✍️"),
+                        Page("views/translation_review.py", "Translation review", "🇵🇭")])
 def register_cli(sub) -> None:
     from biascore.cli.args import add_common_args, add_model_args
 

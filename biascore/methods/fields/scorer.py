@@ -35,6 +35,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from biascore.core.registry import Page, register_scorer
 from biascore.methods.fields import tagging as st_tags
 from biascore.methods.fields.tagging import NoLexiconError
 
@@ -257,6 +258,7 @@ def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, se
 
 
 # --------------------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=20, pages=[Page("views/semantic_fields.py", "Semantic fields", "🏷️")])
 def register_cli(subparsers) -> None:
     from biascore.cli.args import add_common_args, add_model_args
 

@@ -15,11 +15,10 @@ start token is never pooled. Texts go through ``lm.prepare_text`` (lower-casing 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 import torch
 
+from biascore.core.registry import ProgressFn
 from biascore.stats.effect_size import effect_size
 from biascore.core.seat_tests import ROLES, WORD_TEMPLATES, SeatTest
 
@@ -129,10 +128,10 @@ class SeatEmbedder:
         X, Y, A, B = (items[self.role_index[r]] for r in ROLES)
         return effect_size(X, Y, A, B)
 
-    def embed_all(self, progress: Callable[[float], None] | None = None) -> torch.Tensor:
+    def embed_all(self, progress: ProgressFn | None = None) -> torch.Tensor:
         parts = []
         for k, batch in enumerate(self.batches):
             parts.append(pooled(self.lm, batch))
             if progress:
-                progress((k + 1) / len(self.batches))
+                progress(k + 1, len(self.batches))
         return torch.cat(parts)

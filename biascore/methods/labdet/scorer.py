@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from biascore.core.registry import Page, register_scorer
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.datasets import BenchmarkError
@@ -369,6 +370,7 @@ def score_labdet(lm: LanguageModel, lang: str = "en", *, probe: str = "svm", alp
 
 
 # --------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=40, pages=[Page("views/nationality.py", "Nationality (LABDet)", "🌍")])
 def register_cli(subparsers) -> None:
     from biascore.cli.args import add_common_args, add_model_args
 

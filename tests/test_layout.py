@@ -1,0 +1,140 @@
+"""The package layout: no import cycle (imports inside functions count), few top-level modules, one
+subpackage per method with a ``scorer`` module, and no Streamlit inside the engine.
+
+Every ``import``/``from … import`` node anywhere in a file (module level, functions, try blocks) is an
+edge; ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+METHODS = ("attribution", "fields", "heads", "labdet", "association")
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def project_modules(root: Path = REPO) -> dict[str, Path]:
+    files = [*sorted((root / "biascore").rglob("*.py")), *sorted((root / "views").rglob("*.py"))]
+    return {module_name(p, root): p for p in files}
+
+
+def _resolve(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """importer -> the project modules it imports (anywhere in the file)."""
+
+    def owner(name: str) -> str | None:  # the project module a dotted name lives in
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                mod = _resolve(node, name, path.name == "__init__.py")
+                targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in modules else mod for a in node.names]
+            for t in targets:
+                hit = owner(t)
+                if hit and hit != name:
+                    edges.add(hit)
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle():
+    cycle = find_cycle(import_graph(project_modules()))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_sees_function_level_imports(tmp_path):
+    # a planted cycle through an import inside a function must be found
+    pkg = tmp_path / "biascore"
+    (pkg / "sub").mkdir(parents=True)
+    (tmp_path / "views").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("from biascore.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from . import c\n")
+    (pkg / "sub" / "c.py").write_text("def g():\n    try:\n        import biascore.sub.a as a\n    except ImportError:\n        pass\n")
+    cycle = find_cycle(import_graph(project_modules(tmp_path)))
+    assert cycle is not None and set(cycle) == {"biascore.sub.a", "biascore.sub.b", "biascore.sub.c"}
+    (pkg / "sub" / "c.py").write_text("import biascore\n")
+    assert find_cycle(import_graph(project_modules(tmp_path))) is None
+
+
+def test_few_modules_directly_in_biascore():
+    top = [p.name for p in (REPO / "biascore").glob("*.py")]
+    assert len(top) <= 8, top
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_each_method_is_a_subpackage_with_a_scorer(method):
+    folder = REPO / "biascore" / "methods" / method
+    assert (folder / "__init__.py").is_file() and (folder / "scorer.py").is_file()
+
+
+def test_every_method_folder_is_registered():
+    from biascore.methods import scorers
+
+    folders = {p.parent.name for p in (REPO / "biascore" / "methods").glob("*/scorer.py")}
+    assert folders == set(METHODS)
+    assert {s.module.rsplit(".", 2)[-2] for s in scorers()} == folders
+
+
+def test_no_streamlit_in_the_engine():
+    graph_sources = project_modules()
+    for name, path in graph_sources.items():
+        if not name.startswith("biascore"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), name
