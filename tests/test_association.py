@@ -21,8 +21,7 @@ from biascore.methods.association.logprob_bias import (LogProbTest, bangla_struc
                                    prior_vs_corrected, score_logprob)
 from biascore.stats.permutation import permutation_p_value
 from biascore.methods.association import scorer as engine
-from biascore.core.embeddings import embed_sentences
-from biascore.core.text_embeddings import embed_spans, embed_words
+from biascore.core.embeddings import embed_sentences, embed_spans, embed_words
 
 # ----------------------------------------------------------------------------- WEAT effect size and p-value
 # Tiny example worked by hand: A = (1,0), B = (0,1), so s(w) = cos(w, A) − cos(w, B).

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
+from biascore.core.registry import ProgressFn
 from biascore.core.seat_tests import SeatTest
 from biascore.methods.association.corpus_contexts import Context, Corpus
 from biascore.stats.effect_size import association, effect_size_from_associations
 from biascore.core.models import LanguageModel
-from biascore.core.text_embeddings import embed_spans
+from biascore.core.embeddings import embed_spans
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def sample_contexts(corpus: Corpus, words: Sequence[str], n: int, segment_length
 
 def ceat(lm: LanguageModel, test: SeatTest, corpus: Corpus, *, segment_length: int | None = 25,
          n_contexts: int = 50, n_draws: int = 1000, seed: int = 0, batch_size: int = 32,
-         progress: Callable[[int, int], None] | None = None) -> dict:
+         progress: ProgressFn | None = None) -> dict:
     """Run CEAT for one test and one segment length; a flat dict (CES, SE, p, counts, missing words)."""
     if test.kind != "words":
         raise ValueError(f"CEAT needs a word-list test, and {test.name} holds sentences")

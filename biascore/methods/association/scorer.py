@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from biascore.core.registry import Page, register_scorer
+from biascore.core.registry import Page, ProgressFn, register_scorer
 from biascore.core import settings
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.methods.association.weat import weat
@@ -29,15 +29,13 @@ from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
 from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, score_logprob
 from biascore.core.models import LanguageModel
-from biascore.core.embeddings import embed_sentences
-from biascore.core.text_embeddings import embed_words
+from biascore.core.embeddings import embed_sentences, embed_words
 
 NAME = "association"
 SUMMARY = "WEAT/SEAT/CEAT embedding association tests and masked-LM log-probability bias"
 #: Bumped whenever a change alters results, so older cached results are not reused.
 METHOD_VERSION = 2
 SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole line ("all")
-Progress = Callable[[int, int], None]
 
 
 def _model_parts(lm: LanguageModel) -> dict:
@@ -58,7 +56,7 @@ def _cached_or_computed(cache: ResultCache | None, key: CacheKey, compute: Calla
 # ----------------------------------------------------------------------------- WEAT / SEAT
 def run_seat(lm: LanguageModel, test: str, *, pooling: str = "mean", word_mode: str = "contextual",
              seed: int = 0, n_samples: int = 100_000, cache: ResultCache | None = None,
-             progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+             progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how).
 
     Sentence tests (``sent-*`` and the Heilman tests: see :mod:`biascore.core.seat_tests`) embed each
@@ -117,7 +115,7 @@ def read_corpus(path: str | Path) -> tuple[str, str]:
 
 def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | None] = SEGMENT_LENGTHS,
              corpus: str | Path | None = None, n_contexts: int = 50, n_draws: int = 1000, seed: int = 0,
-             cache: ResultCache | None = None, progress: Progress | None = None,
+             cache: ResultCache | None = None, progress: ProgressFn | None = None,
              only_cached: bool = False) -> pd.DataFrame | None:
     """One row per segment length: CES, SE, two-sided p, σ²_between, Q, counts (``segment_length`` "all" = line)."""
     t = load_seat_test(test)
@@ -151,7 +149,7 @@ def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | No
 
 # ----------------------------------------------------------------------------- log-probability bias
 def run_logprob(lm: LanguageModel, test: str, *, cache: ResultCache | None = None,
-                progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+                progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """Per-sentence, per-target scores (log p_tgt, log p_prior, score) of a log-probability test."""
     t = load_logprob_test(test)
     key = CacheKey.make(NAME, kind="logprob", test=test, content=t.content_hash, **_model_parts(lm))
@@ -159,7 +157,7 @@ def run_logprob(lm: LanguageModel, test: str, *, cache: ResultCache | None = Non
 
 
 def run_logprob_effects(lm: LanguageModel, test: str, *, seed: int = 0, cache: ResultCache | None = None,
-                        progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+                        progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """Effect size and permutation p-value per sentence structure (and "all") of a log-probability test,
     from :func:`run_logprob`'s scores, cached under the scores' key and ``seed``.
 
@@ -176,7 +174,7 @@ def run_logprob_effects(lm: LanguageModel, test: str, *, seed: int = 0, cache: R
 
 
 # ----------------------------------------------------------------------------- CLI
-def _tqdm_progress(desc: str) -> tuple[Progress, Callable[[], None]]:
+def _tqdm_progress(desc: str) -> tuple[ProgressFn, Callable[[], None]]:
     from tqdm.auto import tqdm
     bar = tqdm(desc=desc, unit="item", file=sys.stderr)
 

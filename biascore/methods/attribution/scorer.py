@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from biascore.core.registry import ProgressFn
 from biascore.core.registry import Page, register_scorer
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.datasets import Benchmark, load_benchmark
@@ -91,7 +92,7 @@ def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTo
 
 # --------------------------------------------------------------------------- forward passes
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
-                        progress: Callable[[int, int], None] | None) -> list[tuple[np.ndarray, np.ndarray]]:
+                        progress: ProgressFn | None) -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
     if not live:
@@ -129,7 +130,7 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
 
 
 def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                     progress: ProgressFn | None = None) -> pd.DataFrame:
     """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS)."""
     pts, recs = _tokenize_pairs(lm, frame)
     lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress)
@@ -191,7 +192,7 @@ def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | N
 
 def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
                     jsd: JsdVariant = "reference", limit: int | None = None,
-                    progress: Callable[[int, int], None] | None = None, cache: ResultCache | None = None,
+                    progress: ProgressFn | None = None, cache: ResultCache | None = None,
                     data_dir=None, shard_pairs: int = SHARD_PAIRS,
                     identity: ModelIdentity | None = None) -> pd.DataFrame:
     """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).

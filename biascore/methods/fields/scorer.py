@@ -30,11 +30,11 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
+from biascore.core.registry import ProgressFn
 from biascore.core.registry import Page, register_scorer
 from biascore.methods.fields import tagging as st_tags
 from biascore.methods.fields.tagging import NoLexiconError
@@ -196,7 +196,7 @@ def _require_lexicon(langs: pd.Series, fallback: str) -> pd.Series:
 
 def fields_from_scores(attribution: pd.DataFrame, language: str | pd.Series = "en", *, min_count: int = 30,
                        top: int | None = 10, senses: str = DEFAULT_SENSES, model: str = "", benchmark: str = "",
-                       progress: Callable[[int, int], None] | None = None, cache=None) -> FieldsResult:
+                       progress: ProgressFn | None = None, cache=None) -> FieldsResult:
     """Tag the scored pairs (cached) and build the table. Pairs in a language without a lexicon are left
     out and counted in ``untagged``; if no pair has a lexicon, :class:`NoLexiconError` is raised.
     ``progress(done, total)`` follows the tagging of sentences not tagged before."""
@@ -238,7 +238,7 @@ def is_scored(model, benchmark, cache=None) -> bool:
 
 
 def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = DEFAULT_SENSES,
-                 limit: int | None = None, progress: Callable[[int, int], None] | None = None,
+                 limit: int | None = None, progress: ProgressFn | None = None,
                  cache=None, identity=None) -> FieldsResult:
     """Score ``benchmark`` with the attribution engine (cached) and build the semantic-field table.
 

@@ -27,10 +27,11 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 import pandas as pd
 
+from biascore.core.registry import ProgressFn
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.hashing import file_sha256, sentences_hash
@@ -177,7 +178,7 @@ def get_tagger(language: str = "en", data_dir: str | Path | None = None) -> Tagg
 
 
 # --------------------------------------------------------------------------------------- tagging
-def _tag_docs(tagger: Tagger, sentences: list[str], progress: Callable[[int, int], None] | None) -> pd.DataFrame:
+def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None) -> pd.DataFrame:
     from tqdm.auto import tqdm
 
     rows = []
@@ -199,7 +200,7 @@ def _tag_docs(tagger: Tagger, sentences: list[str], progress: Callable[[int, int
 
 def tag_sentences(sentences: Iterable[str], language: str = "en", *, data_dir: str | Path | None = None,
                   cache: ResultCache | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                  progress: ProgressFn | None = None) -> pd.DataFrame:
     """Tag each distinct sentence with USAS; cached by sentence content and lexicon hashes.
 
     Returns one row per distinct sentence (in first-seen order) with columns ``sentence``, ``tok_text``,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from biascore.core.embeddings import last_hidden_state
 from biascore.core.registry import ProgressFn
 from biascore.stats.effect_size import effect_size
 from biascore.core.seat_tests import ROLES, WORD_TEMPLATES, SeatTest
@@ -95,14 +96,10 @@ def encode(lm, texts: list[str], spans: list[tuple[int, int] | None]) -> Encoded
     return EncodedBatch(ids.to(lm.device), att.to(lm.device), pool.to(lm.device))
 
 
-def final_hidden(lm, batch: EncodedBatch) -> torch.Tensor:
-    """Final-layer hidden states (batch, tokens, dim) from the model's base transformer."""
-    out = lm.model.base_model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
-    return out.last_hidden_state
-
-
 def pooled(lm, batch: EncodedBatch) -> torch.Tensor:
-    hidden = final_hidden(lm, batch)
+    """Each row's weighted mean of the final layer (the engine's one forward pass,
+    :func:`biascore.core.embeddings.last_hidden_state`, run with gradients for the head mask)."""
+    hidden = last_hidden_state(lm, batch.input_ids, batch.attention_mask)
     return torch.einsum("bt,btd->bd", batch.pool.to(hidden.dtype), hidden)
 
 

@@ -55,7 +55,8 @@ from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.datasets import BenchmarkError
 from biascore.core.models import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
-from biascore.core.embeddings import POOLINGS, ProgressFn, cached_embeddings, model_key_parts
+from biascore.core.embeddings import POOLINGS, cached_embeddings, model_key_parts
+from biascore.core.registry import ProgressFn
 
 NAME = "labdet"
 SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
