@@ -109,7 +109,7 @@ class ResultCache:
         out = []
         for p in sorted((self.root / scorer).glob("*.parquet")):
             try:
-                meta = json.loads(pq.read_schema(p).metadata[_META])
+                meta = _meta(pq.read_schema(p).metadata)
             except Exception:  # noqa: BLE001 - unreadable files are skipped here, recomputed on load
                 continue
             meta["path"] = str(p)
@@ -166,18 +166,38 @@ def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _read_verified(path: Path, key: CacheKey) -> pd.DataFrame:
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:  # noqa: BLE001 - any read failure means the file is unusable
-        raise CorruptCacheFile(f"unreadable parquet ({type(exc).__name__}: {exc})") from exc
-    raw = (table.schema.metadata or {}).get(_META)
+def _meta(metadata: dict | None) -> dict:
+    """The key metadata stored in a parquet schema's metadata (raises :class:`CorruptCacheFile`)."""
+    raw = (metadata or {}).get(_META)
     if raw is None:
         raise CorruptCacheFile("no biascore metadata")
     try:
-        meta = json.loads(raw)
+        return json.loads(raw)
     except ValueError as exc:
         raise CorruptCacheFile("metadata is not JSON") from exc
+
+
+def _read_table(path: Path) -> pa.Table:
+    try:
+        return pq.read_table(path)
+    except Exception as exc:  # noqa: BLE001 - any read failure means the file is unusable
+        raise CorruptCacheFile(f"unreadable parquet ({type(exc).__name__}: {exc})") from exc
+
+
+def _read_verified(path: Path, key: CacheKey) -> pd.DataFrame:
+    table = _read_table(path)
+    meta = _meta(table.schema.metadata)
     if meta.get("digest") != key.digest:
         raise CorruptCacheFile(f"key mismatch (file has {meta.get('digest')}, expected {key.digest})")
     return table.to_pandas()
+
+
+def read_entry(path: str | os.PathLike) -> tuple[dict, pd.DataFrame]:
+    """A finished result found by :meth:`ResultCache.entries` (by path, without its key): its key metadata
+    and its frame, verified — readable, with metadata whose digest is the file's name."""
+    path = Path(path)
+    table = _read_table(path)
+    meta = _meta(table.schema.metadata)
+    if meta.get("digest") != path.stem:
+        raise CorruptCacheFile(f"{path}: metadata digest {meta.get('digest')} does not match the file name")
+    return meta, table.to_pandas()

@@ -8,14 +8,12 @@ and rebuilds the attribution frame from one of them plus the benchmark file — 
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.parquet as pq
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import CacheKey, ResultCache, read_entry
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
 from biascore.methods.attribution.jsd import JsdVariant
 from biascore.methods.attribution.scorer import attribution_frame
@@ -47,7 +45,7 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
         bm = benches[name]
         n_pairs = int(meta.get("n_pairs", 0))
         total = len(bm.frame) if bm is not None else 0
-        stale = bm is None or _content_hash(bm, n_pairs) != meta.get("benchmark_hash")
+        stale = bm is None or bm.first(n_pairs).content_hash != meta.get("benchmark_hash")
         rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
                      "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
@@ -70,12 +68,6 @@ def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
 
 
-def _content_hash(bm: Benchmark, n_pairs: int) -> str:
-    if n_pairs >= len(bm.frame):
-        return bm.content_hash
-    return Benchmark(bm.name, bm.frame.head(n_pairs), bm.language, bm.description, bm.path).content_hash
-
-
 def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None,
              cache: ResultCache | None = None) -> pd.DataFrame:
     """The attribution frame (one row per pair, the engine's columns) of one cached run.
@@ -85,19 +77,9 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
     benchmark's content hash); later loads read one parquet file.
     """
     cache = cache or ResultCache()
-    table = pq.read_table(path)
-    meta = _run_meta(table)
-    bm = load_benchmark(benchmark, data_dir)
-    n_pairs = table.num_rows
-    if n_pairs < len(bm.frame):
-        bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
+    meta, logp = read_entry(path)
+    bm = load_benchmark(benchmark, data_dir).first(len(logp))
     if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
         raise StaleResult(f"{path} was computed on a different version of {benchmark!r}; score it again")
-    key = CacheKey.make("attribution_frame", run=meta.get("digest", str(path)), jsd=jsd,
-                        benchmark_hash=bm.content_hash)
-    return cache.get_or_compute(key, lambda: attribution_frame(bm, table.to_pandas(), jsd))
-
-
-def _run_meta(table) -> dict:
-    raw = (table.schema.metadata or {}).get(b"biascore")
-    return json.loads(raw) if raw else {}
+    key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)
+    return cache.get_or_compute(key, lambda: attribution_frame(bm, logp, jsd))

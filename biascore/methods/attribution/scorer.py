@@ -31,14 +31,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from biascore.core.registry import ProgressFn
-from biascore.core.registry import Page, register_scorer
+from biascore.core.registry import Page, ProgressFn, register_scorer
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.datasets import Benchmark, load_benchmark
-from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, distance
+from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, bias_attribution
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.pair_tokens import PairTokens, tokenize_pair, word_groups
+from biascore.core.pair_tokens import PairTokens, flatten_spans, tokenize_pair, unflatten_spans, word_groups
 
 NAME = "score"
 SUMMARY = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
@@ -51,10 +50,6 @@ LOGP_COLUMNS = ["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans",
 
 
 # --------------------------------------------------------------------------- tokenisation
-def _flatten_spans(spans) -> list[int]:
-    return [int(x) for span in spans for x in span]
-
-
 def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
     rec = {"pair_id": int(pair_id), "tokens": [], "more_tokens": [], "less_tokens": [], "more_spans": [],
            "less_spans": [], "more_u": [], "less_u": [], "logp_more": [], "logp_less": [], "truncated": False,
@@ -66,7 +61,7 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
     rec.update(
         tokens=[pt.more.tokens[pt.more.content.index(p)] for p in pt.shared_more],
         more_tokens=list(pt.more.tokens), less_tokens=list(pt.less.tokens),
-        more_spans=_flatten_spans(pt.more.spans), less_spans=_flatten_spans(pt.less.spans),
+        more_spans=flatten_spans(pt.more.spans), less_spans=flatten_spans(pt.less.spans),
         more_u=[idx_more.get(p, -1) for p in pt.more.content], less_u=[idx_less.get(p, -1) for p in pt.less.content],
         truncated=pt.truncated)
     return rec
@@ -141,13 +136,13 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
 
 # --------------------------------------------------------------------------- derived scores
 def _word_scores(text: str, spans_flat: list[int], u_index: list[int], bu: np.ndarray):
-    spans = list(zip(spans_flat[0::2], spans_flat[1::2]))
+    """The scored words of ``text`` (:func:`biascore.core.pair_tokens.word_groups`): b(w) = mean b(u) of the
+    shared tokens overlapping the word; a word without a shared token is modified and left out."""
     words, word_spans, word_bu = [], [], []
-    for group in word_groups(text, spans):
+    for (start, end), group in word_groups(text, unflatten_spans(spans_flat)):
         scored = [u_index[t] for t in group if u_index[t] >= 0]
         if not scored:
             continue
-        start, end = spans[group[0]][0], max(spans[t][1] for t in group)
         words.append(text[start:end])
         word_spans += [int(start), int(end)]
         word_bu.append(float(np.mean(bu[scored])))
@@ -163,7 +158,7 @@ def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant 
     for rec in logp.to_dict("records"):
         pair = pairs.loc[rec["pair_id"]]
         more, less = np.asarray(rec["logp_more"], float), np.asarray(rec["logp_less"], float)
-        bu = distance(more, jsd) - distance(less, jsd)
+        bu = bias_attribution(more, less, jsd)
         scored = not rec["skipped_reason"] and len(bu) > 0
         words, word_spans, word_bu = (_word_scores(pair["sent_more"], list(rec["more_spans"]), list(rec["more_u"]), bu)
                                       if scored else ([], [], []))
@@ -204,7 +199,7 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
     """
     bm = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark, data_dir)
     if limit is not None:
-        bm = Benchmark(bm.name, bm.frame.head(limit).copy(), bm.language, bm.description, bm.path, bm.malformed)
+        bm = bm.first(limit)
     cache = cache or ResultCache()
     if isinstance(lm, LanguageModel):
         identity = lm.identity()

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from biascore.core.registry import ProgressFn
-from biascore.core.registry import Page, register_scorer
+from biascore.core.pair_tokens import unflatten_spans
+from biascore.core.registry import Page, ProgressFn, register_scorer
 from biascore.methods.fields import tagging as st_tags
 from biascore.methods.fields.tagging import NoLexiconError
 
@@ -50,11 +50,6 @@ DEFAULT_SENSES = "all"
 
 
 # --------------------------------------------------------------------------------------- words → fields
-def _spans(flat) -> list[tuple[int, int]]:
-    flat = [int(x) for x in flat]
-    return list(zip(flat[0::2], flat[1::2]))
-
-
 def _token_tags(tag_string: str, senses: str) -> list[str]:
     tags = tag_string.split(st_tags.TAG_SEPARATOR) if tag_string else []
     return tags if senses == "all" else tags[:1]
@@ -99,7 +94,7 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str
         tags_row = by_sentence.get(pair.sent_more)
         if tags_row is None:
             raise ValueError(f"pair {pair.pair_id}: its sentence was not tagged: {pair.sent_more!r}")
-        spans = _spans(pair.word_spans)
+        spans = unflatten_spans(pair.word_spans)
         tok_spans = list(zip((int(x) for x in tags_row.tok_start), (int(x) for x in tags_row.tok_end)))
         for i, (word, (start, end), b, toks) in enumerate(zip(pair.words, spans, pair.word_bu,
                                                                align_tokens(spans, tok_spans))):
