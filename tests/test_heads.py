@@ -237,6 +237,21 @@ def test_counter_attention_frame_tiny_mlm(tiny_mlm, data_dir):
     np.testing.assert_allclose(d[0], w_o - w_c, atol=1e-6)
 
 
+def test_page_helpers_match_the_flattened_frame(tiny_mlm, small_seat):
+    frame = cs.counter_attention_frame(tiny_mlm)
+    scores = heads.head_scores(tiny_mlm, small_seat)
+    row = frame.iloc[1]
+    for layer, head in ((1, 1), (2, 3)):
+        expected = (np.reshape(row["w_orig"], (2, 4))[layer - 1, head - 1],
+                    np.reshape(row["w_counter"], (2, 4))[layer - 1, head - 1])
+        assert cs.head_attention(row, layer, head) == pytest.approx(expected)
+    with pytest.raises(ValueError):
+        cs.head_attention(row, 3, 1)
+    b = scores.pivot(index="layer", columns="head", values="score").to_numpy()
+    pd.testing.assert_frame_equal(cs.counter_stereotype_table(frame, scores),
+                                  cs.counter_stereotype_test(cs.d_array(frame), b))
+
+
 def test_eager_switch_is_restored(tiny_mlm):
     before = tiny_mlm.model.config._attn_implementation
     with cs.eager_attention(tiny_mlm.model):

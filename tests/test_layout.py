@@ -129,6 +129,23 @@ def test_every_method_folder_is_registered():
     assert {s.module.rsplit(".", 2)[-2] for s in scorers()} == folders
 
 
+def test_cli_and_dashboard_menus_come_from_the_registry():
+    from biascore.cli.main import build_parser
+    from biascore.core.registry import Page, register_scorer
+    from biascore.methods import scorers
+
+    entries = scorers()
+    commands = set(next(a for a in build_parser()._actions if a.dest == "command").choices)
+    assert {e.name for e in entries if e.name not in ("association",)} <= commands
+    assert {"seat", "ceat", "logprob", "benchmarks", "data"} <= commands
+    pages = [p for e in entries for p in e.pages]
+    assert all(isinstance(p, Page) and (REPO / p.path).is_file() for p in pages)
+    assert {p.path for p in pages} == {f"views/{f.name}" for f in (REPO / "views").glob("*.py")} - {
+        "views/common.py", "views/charts.py", "views/pair_view.py"}
+    with pytest.raises(ValueError, match="registered twice"):
+        register_scorer(entries[0].name, "x")(lambda sub: None)  # a second module may not take a name
+
+
 def test_no_streamlit_in_the_engine():
     graph_sources = project_modules()
     for name, path in graph_sources.items():
