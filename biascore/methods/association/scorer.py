@@ -13,7 +13,6 @@ CLI: ``python -m biascore seat|ceat|logprob --model M --test NAME [--out FILE.cs
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -25,6 +24,7 @@ from biascore.core import settings
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.methods.association.weat import weat
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.hashing import bytes_sha256
 from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
 from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, score_logprob
@@ -120,7 +120,7 @@ def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | No
     """One row per segment length: CES, SE, two-sided p, σ²_between, Q, counts (``segment_length`` "all" = line)."""
     t = load_seat_test(test)
     label, text = read_corpus(corpus) if corpus else default_corpus(t.language)
-    corpus_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    corpus_hash = bytes_sha256(text)[:16]
     indexed: Corpus | None = None
     frames = []
     for n, length in enumerate(segment_lengths):

@@ -17,7 +17,6 @@ sentences do not use.
 """
 from __future__ import annotations
 
-import hashlib
 import numpy as np
 import pandas as pd
 import torch
@@ -25,6 +24,7 @@ from tqdm.auto import tqdm
 
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.datasets import load_benchmark
+from biascore.core.hashing import bytes_sha256
 from biascore.core.registry import ProgressFn
 from biascore.methods.heads.head_table import scores_to_matrix
 from biascore.methods.heads.masks import HeadMask, mask_from_heads
@@ -108,8 +108,8 @@ def masking_table(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3,
     sentences = held_out_sentences(n_held_out, data_dir) if perplexity_kind(lm) != "n/a" else []
     key = CacheKey.make(NAME, model=lm.name, fingerprint=lm.fingerprint, seat_test=test.name,
                         seat_hash=test.content_hash, k=k, draws=draws,
-                        scores=hashlib.sha256(np.ascontiguousarray(scores).tobytes()).hexdigest()[:16],
-                        held_out=hashlib.sha256("\n".join(sentences).encode()).hexdigest()[:16])
+                        scores=bytes_sha256(np.ascontiguousarray(scores).tobytes())[:16],
+                        held_out=bytes_sha256("\n".join(sentences))[:16])
 
     def compute() -> pd.DataFrame:
         embedder = SeatEmbedder(lm, test)
