@@ -180,7 +180,6 @@ def run_with_progress(text: str, compute: Callable[[ProgressFn], T],
         bar.progress(min(done / max(total, 1), 1.0), text=f"{text} {done}/{total}")
 
     try:
-        limit_torch_threads()
         return compute(progress)
     except errors as exc:
         st.error(str(exc))
@@ -210,6 +209,7 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
         lm = model_or_error(model)
         if lm is None:
             return False
+        limit_torch_threads()
         score_benchmark(lm, benchmark, progress=progress)
         return True
 
