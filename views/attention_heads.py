@@ -131,12 +131,11 @@ n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1
 if st.checkbox("Evaluate targeted masking", key="run_mask"):
     table = run_with_progress("Masking heads: head sets", lambda progress: head_masking.masking_table(
         lm, test, scores, k=k, n_held_out=n_held_out, progress=progress))
-    if table is None:
-        st.stop()
-    if (table["ppl_kind"] == "n/a").all():
-        st.info("This model is an encoder without an LM head: perplexity is n/a.")
-    st.dataframe(table, hide_index=True)
-    csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
+    if table is not None:  # None: the error is shown in place of the table
+        if (table["ppl_kind"] == "n/a").all():
+            st.info("This model is an encoder without an LM head: perplexity is n/a.")
+        st.dataframe(table, hide_index=True)
+        csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
 
 # --------------------------------------------------------------------------- one pair
 st.subheader("One counter pair")
