@@ -28,7 +28,7 @@ mean of the model's input-embedding rows of the word's sub-word tokens (no conte
 """
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Iterator, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -54,6 +54,31 @@ def last_hidden_state(lm: LanguageModel, input_ids: torch.Tensor, attention_mask
     wrap in ``torch.inference_mode()`` when no gradient is needed.
     """
     return lm.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+def _hidden_batches(lm: LanguageModel, ids: Sequence[Sequence[int]], batch_size: int,
+                    progress: ProgressFn | None) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
+    """The one batching loop of the embedder: id sequences sorted by length (stable, so similar lengths share
+    a batch and padding stays small), right-padded, run through :func:`last_hidden_state` without gradients.
+
+    Yields, per batch, the indices into ``ids``, the attention mask and the float32 last hidden layer;
+    ``progress(done, total)`` and a tqdm bar follow the sequences done.
+    """
+    tok = lm.tokenizer
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    order = np.argsort([len(x) for x in ids], kind="stable")
+    done = 0
+    with tqdm(total=len(ids), desc="embedding", unit="text", leave=False, disable=None) as bar:
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            input_ids, attention = pad_batch([list(ids[i]) for i in idx], pad_id, lm.device)
+            with torch.inference_mode():
+                hidden = last_hidden_state(lm, input_ids, attention).float()
+            yield idx, attention, hidden
+            done += len(idx)
+            bar.update(len(idx))
+            if progress is not None:
+                progress(done, len(ids))
 
 
 def _pool(hidden: torch.Tensor, attention: torch.Tensor, special: torch.Tensor, pooling: str) -> torch.Tensor:
@@ -85,37 +110,16 @@ def embed_sentences(lm: LanguageModel, sentences: Sequence[str], pooling: Poolin
     sentences = [str(s) for s in sentences]
     if not sentences:
         return np.zeros((0, _hidden_size(lm)), dtype=np.float32)
-    tok = lm.tokenizer
-    enc = tok([lm.prepare_text(s) for s in sentences], add_special_tokens=True, truncation=True,
-              max_length=max_length, return_special_tokens_mask=True)
+    enc = lm.tokenizer([lm.prepare_text(s) for s in sentences], add_special_tokens=True, truncation=True,
+                       max_length=max_length, return_special_tokens_mask=True)
     ids, specials = enc["input_ids"], enc["special_tokens_mask"]
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
-    order = np.argsort([len(x) for x in ids], kind="stable")
     out: np.ndarray | None = None
-    done = 0
-    bar = tqdm(total=len(sentences), desc="embedding", unit="sent", leave=False, disable=None)
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            width = max(len(ids[i]) for i in idx)
-            input_ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(idx), width), dtype=torch.long)
-            special = torch.zeros((len(idx), width), dtype=torch.long)
-            for row, i in enumerate(idx):
-                n = len(ids[i])
-                input_ids[row, :n] = torch.tensor(ids[i])
-                attention[row, :n] = 1
-                special[row, :n] = torch.tensor(specials[i])
-            hidden = last_hidden_state(lm, input_ids.to(lm.device), attention.to(lm.device))
-            vecs = _pool(hidden.float(), attention.to(lm.device), special.to(lm.device), pooling).cpu().numpy()
-            if out is None:
-                out = np.empty((len(sentences), vecs.shape[1]), dtype=np.float32)
-            out[idx] = vecs
-            done += len(idx)
-            bar.update(len(idx))
-            if progress is not None:
-                progress(done, len(sentences))
-    bar.close()
+    for idx, attention, hidden in _hidden_batches(lm, ids, batch_size, progress):
+        special, _ = pad_batch([specials[i] for i in idx], 0, lm.device)
+        vecs = _pool(hidden, attention, special, pooling).cpu().numpy()
+        if out is None:
+            out = np.empty((len(sentences), vecs.shape[1]), dtype=np.float32)
+        out[idx] = vecs
     return out
 
 
@@ -189,22 +193,13 @@ def _span_means(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[i
                 batch_size: int, progress: ProgressFn | None) -> np.ndarray:
     """Mean of the last hidden layer over each text's chosen positions (see :func:`_encode`)."""
     encoded = [_encode(lm, t, s) for t, s in zip(texts, spans)]
-    order = np.argsort([len(e[0]) for e in encoded])  # similar lengths together: less padding
-    out = np.zeros((len(texts), 0), dtype=np.float32)
-    done = 0
-    for start in range(0, len(order), batch_size):
-        idx = order[start:start + batch_size]
-        ids, att = pad_batch([encoded[i][0] for i in idx], lm.tokenizer.pad_token_id or 0, lm.device)
-        with torch.inference_mode():
-            hidden = last_hidden_state(lm, ids, att).float().cpu()
-        if out.shape[1] == 0:
+    out: np.ndarray | None = None
+    for idx, _, hidden in _hidden_batches(lm, [e[0] for e in encoded], batch_size, progress):
+        hidden = hidden.cpu()
+        if out is None:
             out = np.zeros((len(texts), hidden.shape[-1]), dtype=np.float32)
         for row, i in enumerate(idx):
-            positions = encoded[i][1]
-            out[i] = hidden[row, positions].mean(dim=0).numpy()
-        done += len(idx)
-        if progress:
-            progress(done, len(texts))
+            out[i] = hidden[row, encoded[i][1]].mean(dim=0).numpy()
     return out
 
 
