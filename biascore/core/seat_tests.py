@@ -122,7 +122,8 @@ def list_seat_tests(data_dir: str | Path | None = None, language: str | None = N
                     kind: str | None = None) -> list[str]:
     """Names of the tests in the data directory (English first, natural order, then Bangla).
 
-    ``kind`` (``"sentences"`` / ``"words"``) reads each file to apply the sentence rule.
+    ``kind`` (``"sentences"`` / ``"words"``) reads each file to apply the sentence rule; a malformed file
+    stays in the list, so loading it reports what is wrong.
     """
     root = settings.data_dir(data_dir)
     folder = root / "seat"
@@ -130,8 +131,15 @@ def list_seat_tests(data_dir: str | Path | None = None, language: str | None = N
     names += [f"bangla-c{i}" for i in range(1, 10) if (root / "bangla" / "ceat_categories" / f"ceat{i}.jsonl").is_file()]
     names = [n for n in names if language is None or _language(n) == language]
     if kind is not None:
-        names = [n for n in names if load_seat_test(n, data_dir).kind == kind]
+        names = [n for n in names if _kind(n, data_dir) in (kind, None)]
     return names
+
+
+def _kind(name: str, data_dir: str | Path | None) -> str | None:
+    try:
+        return load_seat_test(name, data_dir).kind
+    except SeatTestError:
+        return None
 
 
 def _test_path(name: str, data_dir: str | Path | None) -> Path:
