@@ -164,3 +164,15 @@ def test_no_streamlit_in_the_engine():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), name
+
+
+def test_console_script_points_at_the_cli():
+    import importlib
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    module, _, func = project["scripts"]["biascore"].partition(":")
+    main = getattr(importlib.import_module(module), func)
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
