@@ -10,7 +10,6 @@ import streamlit as st
 
 from biascore.core import models as engine_models
 from biascore.core import settings
-from biascore.core.registry import ProgressFn
 
 T = TypeVar("T")
 
@@ -135,6 +134,7 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
 
     runs = best_runs(cached_runs())
     hit = runs[(runs.model == model) & (runs.benchmark == benchmark)]
+    hit = hit[hit.path.map(os.path.exists)]  # a damaged file found earlier in this run has been removed
     return hit.iloc[0] if len(hit) else None
 
 
@@ -159,36 +159,64 @@ def pair_table(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     return engine_pair_table(attribution_frame(path, benchmark, mtime))
 
 
+#: What reading a cached run can fail with: each carries a one-line message for the page.
+def unreadable_run_errors() -> tuple[type[Exception], ...]:
+    from biascore.methods.attribution.results import DamagedResult, StaleResult
+
+    return DamagedResult, StaleResult
+
+
+def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
+    """The attribution frame of a cached ``run``, or None after a one-line error on the page when the file
+    fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
+    try:
+        return attribution_frame(run.path, benchmark, float(run.mtime))
+    except unreadable_run_errors() as exc:
+        st.error(f"{model} on {benchmark}: {exc}")
+        return None
+
+
 def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:
     """The attribution frame of ``model`` on ``benchmark`` from the cache, or None when not scored yet."""
     run = best_run(model, benchmark)
     if run is None:
         return None
-    return attribution_frame(run.path, benchmark, float(run.mtime))
+    return verified_run(model, benchmark, run)
 
 
-def run_with_progress(text: str, compute: Callable[[ProgressFn], T],
+class ProgressBar:
+    """A Streamlit progress bar driven by the engine's ``progress(done, total)`` (call the object itself);
+    :meth:`waiting` moves the same bar while another user (tab, process) computes the very same result."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.bar = st.progress(0.0, text=text)
+
+    def __call__(self, done: int, total: int, text: str | None = None) -> None:
+        self.bar.progress(min(done / max(total, 1), 1.0), text=f"{text or self.text} {done}/{total}")
+
+    def waiting(self, done: int, total: int) -> None:
+        self(done, total, f"Waiting for another user — {self.text}")
+
+
+def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
                       errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
-    """Run ``compute(progress)`` under a progress bar moved by the engine's ``progress(done, total)``.
+    """Run ``compute(progress)`` under a :class:`ProgressBar` (pass it where the engine takes ``progress``).
 
     The bar is removed when ``compute`` returns. An error of a type in ``errors`` (the engine's one-line
     messages for bad input) is shown inline and gives None; anything else propagates.
     """
-    bar = st.progress(0.0, text=text)
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(min(done / max(total, 1), 1.0), text=f"{text} {done}/{total}")
-
+    progress = ProgressBar(text)
     try:
         return compute(progress)
     except errors as exc:
         st.error(str(exc))
         return None
     finally:
-        bar.empty()
+        progress.bar.empty()
 
 
-def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressFn], T],
+def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
                      errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
     """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
     :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed)."""
@@ -205,12 +233,12 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
     from biascore.core.datasets import BenchmarkError
     from biascore.methods.attribution.scorer import score_benchmark
 
-    def compute(progress: ProgressFn) -> bool:
+    def compute(progress: ProgressBar) -> bool:
         lm = model_or_error(model)
         if lm is None:
             return False
         limit_torch_threads()
-        score_benchmark(lm, benchmark, progress=progress)
+        score_benchmark(lm, benchmark, progress=progress, waiting=progress.waiting)
         return True
 
     done = score_now_button(f"Score now: {model} on {benchmark}", key, f"Scoring {benchmark} with {model}: pairs",

@@ -1,4 +1,4 @@
-"""Subcommands that are not scorers: ``benchmarks`` (list) and ``data download``."""
+"""Subcommands that are not scorers: ``benchmarks`` (list), ``data download``, ``sweep …`` and ``review …``."""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +6,8 @@ import argparse
 from biascore.cli.args import add_common_args
 from biascore.core import download
 from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
+from biascore.review.cli import register_cli as register_review
+from biascore.sweep.cli import register_cli as register_sweep
 
 
 def register_builtin_commands(sub) -> None:
@@ -13,6 +15,8 @@ def register_builtin_commands(sub) -> None:
     add_common_args(p)
     p.set_defaults(func=_cmd_benchmarks)
     download.register_cli(sub)
+    register_sweep(sub)
+    register_review(sub)
 
 
 def _cmd_benchmarks(args: argparse.Namespace) -> int:

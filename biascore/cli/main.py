@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
 from biascore import ENGINE_VERSION
 from biascore.cli.commands import register_builtin_commands
+from biascore.core import settings
 from biascore.core.datasets import BenchmarkError
 from biascore.core.models import ModelLoadError
 from biascore.methods import scorers
@@ -33,19 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
-    overrides = {"BIASCORE_DATA_DIR": getattr(args, "data_dir", None), "BIASCORE_CACHE_DIR": getattr(args, "cache_dir", None)}
-    saved = {k: os.environ.get(k) for k in overrides}
-    try:  # the overrides hold for this command only (main() is also called as a library, e.g. by tests)
-        for k, v in overrides.items():
-            if v:
-                os.environ[k] = os.path.abspath(v)
+    # the directories hold for this command only (main() is also called as a library, e.g. by tests)
+    with settings.directories(getattr(args, "data_dir", None), getattr(args, "cache_dir", None)):
         return _run(args)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core.cache import CacheKey, ResultCache, read_entry
+from biascore.core.cache import CacheKey, CorruptCacheFile, ResultCache, check_ids
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
 from biascore.methods.attribution.jsd import JsdVariant
 from biascore.methods.attribution.scorer import attribution_frame
@@ -24,6 +24,10 @@ RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "
 
 class StaleResult(RuntimeError):
     """The cached run was made on a different version of the benchmark file."""
+
+
+class DamagedResult(RuntimeError):
+    """The cached run failed verification (and was removed); the message is one line for the page."""
 
 
 def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
@@ -72,14 +76,26 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
              cache: ResultCache | None = None) -> pd.DataFrame:
     """The attribution frame (one row per pair, the engine's columns) of one cached run.
 
+    The run is read through the same verification as the CLI's cache reads (page checksums, stored key,
+    every pair of the benchmark exactly once); a file failing it is removed and :class:`DamagedResult`
+    raised with a one-line reason, so the caller can report it and offer to score again.
+
     Deriving b(u) and the word units for 12,089 pairs takes tens of seconds on a small CPU, so the derived
     frame is itself cached (scorer ``attribution_frame``, keyed by the run's digest, the JSD variant and the
     benchmark's content hash); later loads read one parquet file.
     """
     cache = cache or ResultCache()
-    meta, logp = read_entry(path)
-    bm = load_benchmark(benchmark, data_dir).first(len(logp))
-    if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
-        raise StaleResult(f"{path} was computed on a different version of {benchmark!r}; score it again")
+    try:
+        logp, meta = cache.read_entry(path)
+        bm = load_benchmark(benchmark, data_dir)
+        bm = bm.first(int(meta.get("n_pairs", len(logp))))
+        if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
+            raise StaleResult(f"the cached result was computed on a different version of {benchmark!r}; "
+                              "score it again")
+        check_ids(logp, bm.frame["pair_id"].tolist())
+    except CorruptCacheFile as exc:
+        cache.discard(path)
+        raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
+                            "score it again") from exc
     key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)
     return cache.get_or_compute(key, lambda: attribution_frame(bm, logp, jsd))
