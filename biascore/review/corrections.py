@@ -25,6 +25,7 @@ cached like any run (the corrected one under ``<benchmark>-corrected`` and its o
 """
 from __future__ import annotations
 
+from dataclasses import replace
 
 import pandas as pd
 
@@ -105,8 +106,8 @@ def corrected_benchmark(source: Benchmark, corrected: pd.DataFrame) -> Benchmark
     frame = corrected.copy()
     frame.insert(0, "pair_id", range(len(frame)))
     frame["load_issue"] = [_row_issue(m, l) for m, l in zip(frame.sent_more, frame.sent_less)]
-    return Benchmark(f"{source.name}-corrected", frame, source.language,
-                     f"{source.name} with the translation reviewers' corrections", source.path)
+    return replace(source, name=f"{source.name}-corrected", frame=frame, malformed=[],
+                   description=f"{source.name} with the translation reviewers' corrections")
 
 
 def reviewable_pairs(bm: Benchmark) -> pd.DataFrame:
