@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.hashing import sentences_hash
+from biascore.core.keys import result_key
 from biascore.core.lm_scoring import pad_batch
 from biascore.core.models import LanguageModel
 from biascore.core.pair_tokens import max_input_length
@@ -129,15 +130,7 @@ def _hidden_size(lm: LanguageModel) -> int:
 
 
 def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> CacheKey:
-    return CacheKey.make(FEATURES_SCORER, **model_key_parts(lm), pooling=pooling,
-                         sentences=sentences_hash(sentences), n=len(sentences))
-
-
-def model_key_parts(lm: LanguageModel) -> dict[str, str]:
-    """What a cache key needs about the model: name, weights fingerprint, kind, dtype and device type."""
-    ident = lm.identity()
-    return {"model": ident.name, "model_fingerprint": ident.fingerprint, "model_kind": ident.kind,
-            "dtype": ident.dtype, "device": ident.device}
+    return result_key(FEATURES_SCORER, lm, pooling=pooling, sentences=sentences_hash(sentences), n=len(sentences))
 
 
 def cached_embeddings(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean",

@@ -25,6 +25,7 @@ from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.methods.association.weat import weat
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.hashing import bytes_sha256
+from biascore.core.keys import result_key
 from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
 from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, score_logprob
@@ -38,8 +39,8 @@ METHOD_VERSION = 2
 SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole line ("all")
 
 
-def _model_parts(lm: LanguageModel) -> dict:
-    return {"model": lm.name, "fingerprint": lm.fingerprint, "method_version": METHOD_VERSION}
+def _key(lm: LanguageModel, **inputs) -> CacheKey:
+    return result_key(NAME, lm, method_version=METHOD_VERSION, **inputs)
 
 
 def _cache(cache: ResultCache | None) -> ResultCache:
@@ -60,13 +61,13 @@ def run_seat(lm: LanguageModel, test: str, *, pooling: str = "mean", word_mode: 
     """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how).
 
     Sentence tests (``sent-*`` and the Heilman tests: see :mod:`biascore.core.seat_tests`) embed each
-    sentence (``pooling`` mean over non-special tokens, or first); word tests embed each word alone (``word_mode`` contextual) or take its input embedding.
+    sentence (``pooling`` mean over non-special tokens, or first); word tests embed each word alone
+    (``word_mode`` contextual) or take its input embedding.
     """
     t = load_seat_test(test)
     how = f"sentence ({pooling} pooling)" if t.kind == "sentences" else f"word ({word_mode})"
-    key = CacheKey.make(NAME, kind="seat", test=test, content=t.content_hash[:16], pooling=pooling,
-                        word_mode=word_mode if t.kind == "words" else None, seed=seed, n_samples=n_samples,
-                        **_model_parts(lm))
+    key = _key(lm, kind="seat", test=test, content=t.content_hash, pooling=pooling,
+               word_mode=word_mode if t.kind == "words" else None, seed=seed, n_samples=n_samples)
 
     def compute() -> pd.DataFrame:
         sets = [t.X, t.Y, t.A, t.B]
@@ -124,9 +125,8 @@ def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | No
     indexed: Corpus | None = None
     frames = []
     for n, length in enumerate(segment_lengths):
-        key = CacheKey.make(NAME, kind="ceat", test=test, content=t.content_hash[:16], corpus=corpus_hash,
-                            segment_length=length, n_contexts=n_contexts, n_draws=n_draws, seed=seed,
-                            **_model_parts(lm))
+        key = _key(lm, kind="ceat", test=test, content=t.content_hash, corpus=corpus_hash,
+                   segment_length=length, n_contexts=n_contexts, n_draws=n_draws, seed=seed)
 
         def compute(length=length, n=n) -> pd.DataFrame:
             nonlocal indexed
@@ -152,7 +152,7 @@ def run_logprob(lm: LanguageModel, test: str, *, cache: ResultCache | None = Non
                 progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """Per-sentence, per-target scores (log p_tgt, log p_prior, score) of a log-probability test."""
     t = load_logprob_test(test)
-    key = CacheKey.make(NAME, kind="logprob", test=test, content=t.content_hash, **_model_parts(lm))
+    key = _key(lm, kind="logprob", test=test, content=t.content_hash)
     return _cached_or_computed(cache, key, lambda: score_logprob(lm, t, progress=progress), only_cached)
 
 
@@ -164,8 +164,7 @@ def run_logprob_effects(lm: LanguageModel, test: str, *, seed: int = 0, cache: R
     ``only_cached``: never run the model; the effect sizes are still computed (once) from cached scores.
     """
     t = load_logprob_test(test)
-    key = CacheKey.make(NAME, kind="logprob-effects", test=test, content=t.content_hash, seed=seed,
-                        **_model_parts(lm))
+    key = _key(lm, kind="logprob-effects", test=test, content=t.content_hash, seed=seed)
     store = _cache(cache)
     if only_cached and store.load(key) is None and run_logprob(lm, test, cache=store, only_cached=True) is None:
         return None

@@ -22,7 +22,8 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import ResultCache
+from biascore.core.keys import result_key
 from biascore.core.datasets import load_benchmark
 from biascore.core.hashing import bytes_sha256
 from biascore.core.registry import ProgressFn
@@ -106,10 +107,9 @@ def masking_table(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3,
     ppl_kind, perplexity`` (random: means over the draws, ``heads`` lists the first draw)."""
     scores = scores_to_matrix(scores_frame)
     sentences = held_out_sentences(n_held_out, data_dir) if perplexity_kind(lm) != "n/a" else []
-    key = CacheKey.make(NAME, model=lm.name, fingerprint=lm.fingerprint, seat_test=test.name,
-                        seat_hash=test.content_hash, k=k, draws=draws,
-                        scores=bytes_sha256(np.ascontiguousarray(scores).tobytes())[:16],
-                        held_out=bytes_sha256("\n".join(sentences))[:16])
+    key = result_key(NAME, lm, seat_test=test.name, seat_hash=test.content_hash, k=k, draws=draws,
+                     scores=bytes_sha256(np.ascontiguousarray(scores).tobytes())[:16],
+                     held_out=bytes_sha256("\n".join(sentences))[:16])
 
     def compute() -> pd.DataFrame:
         embedder = SeatEmbedder(lm, test)

@@ -28,6 +28,7 @@ from biascore.core.registry import Page, ProgressFn, register_scorer
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.methods.heads.head_table import scores_frame, scores_to_matrix, top_heads
 from biascore.methods.heads.masking import masking_table
+from biascore.core.keys import result_key
 from biascore.methods.heads.masks import HeadMask
 from biascore.core.seat_tests import WORD_TEMPLATES, SeatTest, load_seat_test
 from biascore.methods.heads.seat_embeddings import SeatEmbedder, pooled
@@ -71,8 +72,7 @@ def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 256,
 
 
 def cache_key(lm, test: SeatTest) -> CacheKey:
-    return CacheKey.make(NAME, model=lm.name, fingerprint=lm.fingerprint, seat_test=test.name,
-                         seat_hash=test.content_hash, templates=list(WORD_TEMPLATES))
+    return result_key(NAME, lm, seat_test=test.name, seat_hash=test.content_hash, templates=list(WORD_TEMPLATES))
 
 
 def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None, batch_size: int = 256,
