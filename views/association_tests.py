@@ -8,7 +8,8 @@ import streamlit as st
 from biascore.core.seat_tests import list_seat_tests
 from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
-from views.common import csv_download, data_dir_notice, model_or_error, model_selector, score_now_button
+from views.common import (code_span, csv_download, data_dir_notice, error_line, model_or_error, model_selector,
+                          score_now_button)
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -44,7 +45,7 @@ def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame
             try:
                 run(lm, name, progress=lambda done, total, i=i: progress(i * total + done, len(names) * total))
             except (ValueError, FileNotFoundError) as exc:
-                st.error(f"{name}: {exc}")
+                st.error(f"{code_span(name)}: {error_line(exc)}")
                 failed.add(name)
 
     if key is not None:
@@ -56,7 +57,7 @@ def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame
         try:
             frame = run(lm, name, only_cached=True)
         except (ValueError, FileNotFoundError) as exc:
-            st.error(f"{name}: {exc}")
+            st.error(f"{code_span(name)}: {error_line(exc)}")
             continue
         if frame is not None:
             frames.append(frame)

@@ -10,6 +10,7 @@ import logging
 import sys
 
 from biascore import ENGINE_VERSION
+from biascore.cli.args import OneLineParser
 from biascore.cli.commands import register_builtin_commands
 from biascore.core import settings
 from biascore.core.datasets import BenchmarkError
@@ -19,8 +20,8 @@ from biascore.methods import scorers
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``biascore`` parser: built-in commands, then every registered scorer's subcommands."""
-    parser = argparse.ArgumentParser(prog="biascore",
-                                     description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
+    parser = OneLineParser(prog="biascore",
+                           description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
     register_builtin_commands(sub)
