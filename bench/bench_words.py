@@ -1,4 +1,4 @@
-"""Words view speed from the result cache (biascore.methods.attribution.words).
+"""Words view speed from the result cache (biascore.methods.words.scorer).
 
 Usage (score the benchmark first, e.g.
 ``python -m biascore score --benchmark crows-en --model /path/to/tiny-trained-bert-mlm``)::
@@ -79,7 +79,7 @@ def main() -> int:
 
     from biascore.core.cache import ResultCache
     from biascore.methods.attribution.results import best_runs, cached_runs, load_run
-    from biascore.methods.attribution.words import (compare_words, occurrences_cache_key, occurrences_for_run,
+    from biascore.methods.words.scorer import (compare_words, occurrences_cache_key, occurrences_for_run,
                                                     word_occurrences, word_pairs, word_table)
 
     cache = ResultCache()

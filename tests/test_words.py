@@ -1,4 +1,4 @@
-"""Words view engine (biascore.methods.attribution.words): the per-word aggregation against a hand computation
+"""Words view engine (biascore.methods.words.scorer): the per-word aggregation against a hand computation
 on a constructed frame, the filters, the two-model join, the cache, and the CLI on the tiny MLM."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW
 
-from biascore.methods.attribution.words import (compare_words, max_pair_count, occurrences_for_run, word_occurrences,
+from biascore.methods.words.scorer import (compare_words, max_pair_count, occurrences_for_run, word_occurrences,
                                                 word_pairs, word_table, word_types)
 from tests.conftest import TINY_MLM
 

@@ -1,7 +1,7 @@
 """Words: every word type of a benchmark with its bias attribution for one model, or two side by side.
 
 Draws only: occurrences, the per-word table, the pairs of a word and the two-model join come from
-:mod:`biascore.methods.attribution.words`. URL parameters ``benchmark``, ``model``, ``compare`` and ``word``
+:mod:`biascore.methods.words.scorer`. URL parameters ``benchmark``, ``model``, ``compare`` and ``word``
 select the view, so a link reproduces it. Words and sentences are shown as table cells (literal text).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from biascore.methods.attribution.words import compare_words, max_pair_count, word_pairs, word_table, word_types
+from biascore.methods.words.scorer import compare_words, max_pair_count, word_pairs, word_table, word_types
 from views.common import (best_run, csv_download, data_dir_notice, pair_table, query_param, run_picker,
                           token_page_link, word_occurrences)
 

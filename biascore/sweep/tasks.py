@@ -19,12 +19,11 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
 from biascore.core import settings
+from biascore.core.registry import ProgressFn
 from biascore.sweep.spec import Task
 
-Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -141,7 +140,7 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:399] + "…"
 
 
-def _reporting(progress: Progress | None, status, task_name: str, every_s: float = 1.0) -> Progress:
+def _reporting(progress: ProgressFn | None, status, task_name: str, every_s: float = 1.0) -> ProgressFn:
     """``progress`` plus the pairs done in the task's status file (at most once per ``every_s``, and at the end)."""
     last = [float("-inf")]
 
@@ -158,7 +157,7 @@ def _reporting(progress: Progress | None, status, task_name: str, every_s: float
 
 def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: int | None = None,
              load_options: dict | None = None, numerics: str = "exact", source: ModelSource | None = None,
-             status=None, progress: Progress | None = None) -> TaskResult:
+             status=None, progress: ProgressFn | None = None) -> TaskResult:
     """Run one task into the cache at ``cache_dir`` and return its summaries (or its error).
 
     ``source`` lets a caller share one loaded model across tasks; ``status`` (a

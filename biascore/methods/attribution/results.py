@@ -50,7 +50,7 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
         bm = benches[name]
         n_pairs = int(meta.get("n_pairs", 0))
         total = len(bm.frame) if bm is not None else 0
-        stale = bm is None or _content_hash(bm, n_pairs) != meta.get("benchmark_hash")
+        stale = bm is None or bm.first(n_pairs).content_hash != meta.get("benchmark_hash")
         rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
                      "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
@@ -76,12 +76,6 @@ def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
 
 
-def _content_hash(bm: Benchmark, n_pairs: int) -> str:
-    if n_pairs >= len(bm.frame):
-        return bm.content_hash
-    return Benchmark(bm.name, bm.frame.head(n_pairs), bm.language, bm.description, bm.path).content_hash
-
-
 def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None,
              cache: ResultCache | None = None) -> pd.DataFrame:
     """The attribution frame (one row per pair, the engine's columns) of one cached run.
@@ -98,9 +92,7 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
     try:
         logp, meta = cache.read_entry(path)
         bm = load_benchmark(benchmark, data_dir)
-        n_pairs = int(meta.get("n_pairs", len(logp)))
-        if n_pairs < len(bm.frame):
-            bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
+        bm = bm.first(int(meta.get("n_pairs", len(logp))))
         if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
             raise StaleResult(f"the cached result was computed on a different version of {benchmark!r}; "
                               "score it again")

@@ -47,6 +47,7 @@ import pandas as pd
 from scipy import stats
 
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.registry import Page, register_scorer
 
 NAME = "words"
 SUMMARY = "every word type of a benchmark with its pair count, mean b, 95 percent t-interval and share of b<0"
@@ -238,6 +239,7 @@ def scored_run(model: str, benchmark: str, args: argparse.Namespace, *, jsd: str
 
 
 # --------------------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=15, pages=[Page("views/words.py", "Words", "🔤")])
 def register_cli(sub) -> None:
     from biascore.cli.args import add_common_args, add_model_args
 
