@@ -249,3 +249,26 @@ def test_damaged_cached_result_is_one_line_on_the_page(page, tiny_mlm, tmp_path,
     assert not path.exists()  # removed, so scoring it again recomputes it
     again = score_benchmark(tiny_mlm, "demo", cache=cache)
     assert len(again) == 38
+
+
+def test_model_hash_memo_keeps_every_concurrent_entry(tmp_path, monkeypatch):
+    """Processes share <cache>/models/hashes.json: concurrent hashes of different files all end up in it
+    (the update is a read-modify-write under a file lock), and each equals hashlib's."""
+    import hashlib
+    import json
+
+    from biascore.core import models
+
+    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
+    files = []
+    for i in range(8):
+        f = tmp_path / f"weights{i}.bin"
+        f.write_bytes(np.random.default_rng(i).bytes(3 << 20))
+        files.append(f)
+    results, errors = _run_together({f.name: (lambda f=f: models._file_sha256(f)) for f in files})
+    assert errors == []
+    memo = json.loads((tmp_path / "cache" / "models" / "hashes.json").read_text())
+    assert len(memo) == len(files)
+    for f in files:
+        assert results[f.name] == hashlib.sha256(f.read_bytes()).hexdigest()
+        assert [v for k, v in memo.items() if k.startswith(f"{f.resolve()}|")] == [results[f.name]]
