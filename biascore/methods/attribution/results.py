@@ -40,6 +40,9 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
     benches: dict[str, Benchmark | None] = {}
     rows = []
     for meta in cache.entries("attribution"):
+        mtime = _mtime(meta["path"])
+        if mtime is None:
+            continue
         name = meta.get("benchmark", "")
         if name not in benches:
             try:
@@ -53,7 +56,7 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
         rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
                      "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
-                     "path": meta["path"], "mtime": os.path.getmtime(meta["path"])})
+                     "path": meta["path"], "mtime": mtime / 1e9})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
     return runs.sort_values(["model", "benchmark", "complete", "mtime"], ascending=[True, True, False, False],
                             kind="stable").reset_index(drop=True)
@@ -63,7 +66,16 @@ def runs_signature(cache: ResultCache | None = None) -> tuple:
     """A cheap fingerprint of the cached runs (file names and modification times): changes when a run is
     added, replaced or removed, so a caller can memoise :func:`cached_runs` on it."""
     cache = cache or ResultCache()
-    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted((cache.root / "attribution").glob("*.parquet")))
+    return tuple((p.name, mtime) for p in sorted((cache.root / "attribution").glob("*.parquet"))
+                 if (mtime := _mtime(p)) is not None)
+
+
+def _mtime(path: str | Path) -> int | None:
+    """Modification time in ns, or None when another process has just removed the file."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
