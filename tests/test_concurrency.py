@@ -177,9 +177,17 @@ def _workers(n: int, model: str, cache_dir: Path, delay: float, log_dir: Path, t
                              stdout=log, stderr=subprocess.STDOUT) for log in logs]
 
 
-def _shard_lines(log_dir: Path, tag: str) -> list[str]:
+def _lines(log_dir: Path, tag: str, kind: str) -> list[str]:
     return [line for p in sorted(log_dir.glob(f"{tag}*.log")) for line in p.read_text().splitlines()
-            if line.startswith("SHARD")]
+            if line.startswith(kind)]
+
+
+def _shard_lines(log_dir: Path, tag: str) -> list[str]:
+    return _lines(log_dir, tag, "SHARD")
+
+
+def _wait_lines(log_dir: Path, tag: str) -> list[str]:
+    return _lines(log_dir, tag, "WAIT")
 
 
 def test_two_processes_killed_and_resumed_store_each_pair_once(tiny_mlm, tmp_path):
@@ -189,17 +197,17 @@ def test_two_processes_killed_and_resumed_store_each_pair_once(tiny_mlm, tmp_pat
     cache_dir, logs = tmp_path / "cache", tmp_path / "logs"
     logs.mkdir()
     model = str(tiny_mlm.source)
-    first = _workers(2, model, cache_dir, 1.0, logs, "run")
+    first = _workers(2, model, cache_dir, 0.5, logs, "run")
     deadline = time.monotonic() + 240
-    while len(_shard_lines(logs, "run")) < 3 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    while (len(_shard_lines(logs, "run")) < 3 or not _wait_lines(logs, "run")) and time.monotonic() < deadline:
+        time.sleep(0.1)
     for p in first:
         p.send_signal(signal.SIGKILL)
         p.wait(30)
     run_lines = _shard_lines(logs, "run")
     assert 3 <= len(run_lines) < 10, "the first runs must be killed mid-way (demo: 10 shards of 4 pairs)"
     assert len(set(run_lines)) == len(run_lines)  # one computed, the other waited for the lock ...
-    assert any(line.startswith("WAIT") for p in logs.glob("run*.log") for line in p.read_text().splitlines())
+    assert _wait_lines(logs, "run")[0].split()[2] == "38"  # ... seeing the holder's progress k/38
     on_disk = len(list((cache_dir / "attribution").glob("*.shards/*.parquet")))
 
     second = _workers(2, model, cache_dir, 0.2, logs, "resume")
