@@ -104,6 +104,7 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
     """
     cache = cache or ResultCache()
     try:
+        seen = cache.snapshot(path)
         logp, meta = cache.read_entry(path)
         bm = load_benchmark(benchmark, data_dir)
         n_pairs = int(meta.get("n_pairs", len(logp)))
@@ -114,7 +115,8 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
                               "score it again")
         check_ids(logp, bm.frame["pair_id"].tolist())
     except CorruptCacheFile as exc:
-        cache.discard(path)
+        if seen is not None:  # (None: it was not there to begin with)
+            cache.discard(path, seen)
         raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
                             "score it again") from exc
     key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)
