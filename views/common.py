@@ -273,7 +273,8 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
 
     def waiting(done: int, total: int) -> None:  # another user (tab, process) is computing this very result
         bar.progress(min(done / max(total, 1), 1.0),
-                     text=f"Waiting for another user scoring {benchmark} with {model}: {done}/{total} pairs")
+                     text=f"Waiting for another user scoring {code_span(benchmark)} with {code_span(model)}: "
+                          f"{done}/{total} pairs")
 
     try:
         limit_torch_threads()
