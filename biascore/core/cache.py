@@ -313,7 +313,7 @@ def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey) -> None:
     meta = dict(table.schema.metadata or {})
     meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
     table = table.replace_schema_metadata(meta)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}.tmp")
     try:
         pq.write_table(table, tmp, write_page_checksum=True)
         os.replace(tmp, path)
