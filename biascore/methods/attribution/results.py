@@ -41,6 +41,9 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
     benches: dict[str, Benchmark | None] = {}
     rows = []
     for meta in cache.entries("attribution"):
+        mtime = _mtime(meta["path"])
+        if mtime is None:
+            continue
         name = meta.get("benchmark", "")
         if name not in benches:
             try:
@@ -56,7 +59,7 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
                      "dtype": meta.get("dtype", ""), "device": meta.get("device", ""),
                      "approximate": is_approximate(meta.get("dtype", "")),
-                     "path": meta["path"], "mtime": os.path.getmtime(meta["path"])})
+                     "path": meta["path"], "mtime": mtime / 1e9})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
     return runs.sort_values(["model", "benchmark", "complete", "approximate", "mtime"],
                             ascending=[True, True, False, True, False], kind="stable").reset_index(drop=True)
@@ -66,7 +69,16 @@ def runs_signature(cache: ResultCache | None = None) -> tuple:
     """A cheap fingerprint of the cached runs (file names and modification times): changes when a run is
     added, replaced or removed, so a caller can memoise :func:`cached_runs` on it."""
     cache = cache or ResultCache()
-    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted((cache.root / "attribution").glob("*.parquet")))
+    return tuple((p.name, mtime) for p in sorted((cache.root / "attribution").glob("*.parquet"))
+                 if (mtime := _mtime(p)) is not None)
+
+
+def _mtime(path: str | Path) -> int | None:
+    """Modification time in ns, or None when another process has just removed the file."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -90,6 +102,7 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
     """
     cache = cache or ResultCache()
     try:
+        seen = cache.snapshot(path)
         logp, meta = cache.read_entry(path)
         bm = load_benchmark(benchmark, data_dir)
         bm = bm.first(int(meta.get("n_pairs", len(logp))))
@@ -98,7 +111,8 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
                               "score it again")
         check_ids(logp, bm.frame["pair_id"].tolist())
     except CorruptCacheFile as exc:
-        cache.discard(path)
+        if seen is not None:  # (None: it was not there to begin with)
+            cache.discard(path, seen)
         raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
                             "score it again") from exc
     key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)

@@ -342,14 +342,18 @@ def run_cli(args: argparse.Namespace) -> int:
     bar = tqdm(total=len(bm.frame) if args.limit is None else min(args.limit, len(bm.frame)), unit="pair",
                desc=f"{args.model} on {bm.name}", file=sys.stderr)
 
-    def progress(done, total):
+    def progress(done, total, desc=f"{args.model} on {bm.name}"):
+        bar.set_description_str(desc, refresh=False)
         bar.total = total
         bar.n = done
         bar.refresh()
 
+    def waiting(done, total):  # another process is scoring this very model × benchmark: show its progress
+        progress(done, total, f"waiting for another process scoring {args.model} on {bm.name}")
+
     numerics = "fast-exact" if getattr(args, "fast_exact", False) else "exact"
     frame = score_benchmark(lambda: model_from_args(args), bm, jsd=args.jsd, limit=args.limit, progress=progress,
-                            identity=identity, numerics=numerics)
+                            identity=identity, numerics=numerics, waiting=waiting)
     bar.close()
     elapsed = time.perf_counter() - t0
     summary = summarize(frame, args.metric)
