@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-METHODS = ("attribution", "fields", "heads", "labdet", "association")
+METHODS = ("attribution", "fields", "heads", "labdet", "association", "words")
 
 
 def module_name(path: Path, root: Path) -> str:
