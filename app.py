@@ -4,10 +4,15 @@ Pages are listed here with st.navigation; each lives in views/ and only draws wh
 (The folder is not called pages/: Streamlit treats a pages/ folder as its own multipage app and runs a
 shared deep link on a fresh server without this file.)
 A page whose file is not in this checkout is left out of the menu.
+With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (README →
+"Workshops: offline snapshots").
 """
 from pathlib import Path
 
 import streamlit as st
+
+from biascore.core.settings import ReadOnlySnapshotError
+from views.common import open_snapshot
 
 st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", layout="wide")
 
@@ -26,4 +31,9 @@ PAGES = [
 pages = [st.Page(path, title=title, icon=icon, url_path=Path(path).stem)
          for path, title, icon in PAGES if (HERE / path).exists()]
 nav = st.navigation(pages)
-nav.run()
+if not open_snapshot():  # BIASCORE_SNAPSHOT names a file that is refused: the one-line reason is shown
+    st.stop()
+try:
+    nav.run()
+except ReadOnlySnapshotError as exc:  # a part of a page that would compute, in a read-only snapshot
+    st.info(str(exc))

@@ -8,7 +8,7 @@ import streamlit as st
 from biascore.methods.association.weat import list_tests
 from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
-from views.common import csv_download, data_dir_notice, model_or_error, model_selector
+from views.common import active_snapshot, csv_download, data_dir_notice, model_or_error, model_selector
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -54,10 +54,16 @@ def _collect(run, names: list[str], score_now: bool, label: str) -> pd.DataFrame
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
+def _score_button(key: str) -> bool:
+    """The "Score now" button (not offered in a read-only snapshot)."""
+    return active_snapshot() is None and st.button("Score now", key=key, type="primary")
+
+
 def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFrame | None:
     """The results with significance marks and a CSV download, or a hint to press Score now."""
     if result is None:
-        st.info(f"No cached {empty} results for this model and these settings yet: press **Score now**.")
+        hint = "they are not in this read-only snapshot" if active_snapshot() else "press **Score now**"
+        st.info(f"No cached {empty} results for this model and these settings yet: {hint}.")
         return None
     shown = _marked(result)
     st.dataframe(shown, hide_index=True, key=f"{name}_table")
@@ -77,7 +83,7 @@ with tab_seat:
                        help="mean of the last hidden layer over non-special tokens, or the first token")
     word_mode = c2.radio("Word embedding (WEAT)", ["contextual", "input"], horizontal=True, key="seat_words",
                          help="contextual: the word embedded alone; input: the model's input-embedding rows")
-    score = st.button("Score now", key="seat_score", type="primary")
+    score = _score_button("seat_score")
     result = _collect(lambda lm, name, **kw: engine.run_seat(lm, name, pooling=pooling, word_mode=word_mode, **kw),
                       chosen, score, "Embedding")
     _show_table(result, "seat", "WEAT/SEAT")
@@ -94,7 +100,7 @@ with tab_ceat:
     st.caption("Contexts come from the Bangla sample corpus (Bangla) or the CrowS-Pairs sentences (English); "
                "Bangla words are matched with their suffixes. Words absent from the corpus are left out.")
     segs = [None if x == "all" else int(x) for x in sorted(lengths, key=lambda v: (v == "all", int(v) if v != "all" else 0))]
-    score = st.button("Score now", key="ceat_score", type="primary")
+    score = _score_button("ceat_score")
     result = None
     if segs:
         result = _collect(lambda lm, name, **kw: engine.run_ceat(lm, name, segment_lengths=segs, n_contexts=int(n_contexts),
@@ -113,7 +119,7 @@ with tab_logprob:
     chosen = st.multiselect("Tests", tests, default=tests[:1], key="logprob_tests")
     st.caption("Needs a masked LM. score = log(p_tgt / p_prior); effect size of the two target groups per "
                "sentence structure (English: template T1…; Bangla: structures S1–S5).")
-    score = st.button("Score now", key="logprob_score", type="primary")
+    score = _score_button("logprob_score")
     scores = _collect(engine.run_logprob, chosen, score, "Masked sentences")
     parts = [] if scores is None else [(load_logprob_test(n), scores[scores["test"] == n]) for n in chosen]
     table = pd.concat([effect_sizes(own, test) for test, own in parts], ignore_index=True) if parts else None

@@ -13,7 +13,8 @@ from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking as head_masking
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
-from views.common import csv_download, data_dir_notice, escape, get_model, model_or_error, model_selector
+from views.common import (csv_download, data_dir_notice, escape, get_model, model_or_error, model_selector,
+                          read_only_notice)
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
@@ -112,6 +113,8 @@ with right:
     st.markdown("Top heads (layer-head, 1-based)")
     st.dataframe(heads.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
 csv_download(scores[["layer", "head", "score"]], f"heads_{lm.cache_id}_{seat}.csv")
+if read_only_notice("The counter-stereotype test, targeted masking and the attention views run the model"):
+    st.stop()
 
 # --------------------------------------------------------------------------- counter-stereotype
 st.subheader("Counter-stereotype test")

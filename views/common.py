@@ -15,14 +15,69 @@ SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-bas
                     "xlm-roberta-base"]
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Offline snapshots (BIASCORE_SNAPSHOT): results and benchmark rows from a verified zip, nothing computed
+# ---------------------------------------------------------------------------------------------------------
+def open_snapshot() -> bool:
+    """Serve the snapshot named by ``BIASCORE_SNAPSHOT`` (verified and unpacked once per process), or the normal
+    cache when it is unset. False after showing why a snapshot is refused (one line)."""
+    from biascore import snapshot
+
+    path = settings.snapshot_file()
+    if path is None:
+        snapshot.deactivate()
+        return True
+    try:
+        opened = snapshot.activate(path)
+    except snapshot.SnapshotError as exc:
+        snapshot.deactivate()
+        st.error(f"Snapshot refused: {exc}")
+        return False
+    st.sidebar.caption(f"📦 Read-only snapshot {opened.describe()}")
+    return True
+
+
+def active_snapshot():
+    """The snapshot in use (:class:`biascore.snapshot.OpenedSnapshot`), or None."""
+    from biascore.snapshot import active
+
+    return active()
+
+
+def read_only_notice(what: str) -> bool:
+    """In a snapshot: say that ``what`` needs a model or a computation and is off; True then (skip it)."""
+    snap = active_snapshot()
+    if snap is None:
+        return False
+    st.info(f"{what} — off in this read-only snapshot ({snap.label}): it shows cached results only.")
+    return True
+
+
 @st.cache_resource(show_spinner="Loading model (once per process)…")
 def get_model(name: str, kind: str = "auto", attn_implementation: str | None = None):
-    """Load a model once per process (st.cache_resource); errors propagate to :func:`model_or_error`."""
+    """Load a model once per process (st.cache_resource); errors propagate to :func:`model_or_error`.
+    In a snapshot only the embedded default model may run (Try a pair)."""
+    if active_snapshot() is not None and name != engine_models.DEFAULT_MODEL:
+        raise settings.ReadOnlySnapshotError(f"{name} is not loaded from a read-only snapshot (only "
+                                             f"{engine_models.DEFAULT_MODEL} runs live, when it is installed)")
     return engine_models.load_model(name, kind=kind, attn_implementation=attn_implementation)
 
 
-def model_or_error(name: str, **kwargs):
-    """The loaded model, or None after showing the loader's message inline (never a traceback)."""
+def model_or_error(name: str, live: bool = False, **kwargs):
+    """The loaded model, or None after showing the loader's message inline (never a traceback).
+
+    In a snapshot (unless ``live``): an identity-only model (:mod:`biascore.snapshot.standin`) whose cache keys
+    find the snapshot's results for ``name``; the scorers read them unchanged and nothing is loaded.
+    """
+    snap = active_snapshot()
+    if snap is not None and not live:
+        from biascore.snapshot.standin import identity_model
+
+        facts = snap.model_facts(name)
+        if facts is None:
+            st.info(f"{name} has no results in this snapshot ({snap.label}).")
+            return None
+        return identity_model(name, facts)
     try:
         return get_model(name, **kwargs)
     except engine_models.ModelLoadError as exc:
@@ -32,7 +87,14 @@ def model_or_error(name: str, **kwargs):
 
 def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
                    options: list[str] | None = None) -> str:
-    """A select box of suggested models plus a free-text field for any hub id or local path."""
+    """A select box of suggested models plus a free-text field for any hub id or local path (in a snapshot:
+    its models only)."""
+    snap = active_snapshot()
+    if snap is not None:
+        names = list(options or snap.model_names()) or [default]
+        qp = st.query_params.get(key)
+        index = names.index(qp) if qp in names else (names.index(default) if default in names else 0)
+        return st.selectbox(label, names, index=index, key=f"{key}_select")
     options = list(options or SUGGESTED_MODELS)
     if default not in options:
         options.insert(0, default)
@@ -48,6 +110,12 @@ def model_selector(label: str = "Model", key: str = "model", default: str = engi
 
 def data_dir_notice() -> None:
     """Tell the user where benchmark data is read from and how to get it."""
+    snap = active_snapshot()
+    if snap is not None:
+        st.caption(f"Read-only snapshot {snap.label} (engine {snap.manifest['engine_version']}, made "
+                   f"{snap.manifest.get('created_at', '?')}): results and benchmark rows come from it; "
+                   "nothing is scored here.")
+        return
     st.caption(f"Benchmark data directory: `{settings.data_dir()}` — download the public benchmarks with "
                "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`).")
 
@@ -97,7 +165,7 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
     benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
     missing = [b["name"] for b in benches if not b["available"]]
-    if missing:
+    if missing and active_snapshot() is None:
         st.caption(f"Not in the data directory: {', '.join(missing)}. Download them with "
                    "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`); they then appear here.")
     if not present:
@@ -171,6 +239,8 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
     from biascore.core.datasets import BenchmarkError
     from biascore.methods.attribution.scorer import score_benchmark
 
+    if read_only_notice(f"Scoring {model} on {benchmark}"):
+        return False
     if not st.button(f"Score now: {model} on {benchmark}", key=key, type="primary"):
         return False
     lm = model_or_error(model)

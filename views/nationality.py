@@ -11,7 +11,7 @@ import streamlit as st
 from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
-from views.common import csv_download, data_dir_notice, escape, model_or_error, model_selector
+from views.common import csv_download, data_dir_notice, escape, model_or_error, model_selector, read_only_notice
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -56,6 +56,8 @@ def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
         return None
     if res is not None:
         return res
+    if read_only_notice(f"No LABDet result for {name} on {labdet.LANGUAGES[lang]} in this snapshot; scoring"):
+        return None
     st.info(f"No cached LABDet result for {name} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
             "every training and surfacing sentence once, then trains both probes (about a minute for "
             "small models on a GPU-less laptop, longer for big ones).")

@@ -1,4 +1,4 @@
-"""Subcommands that are not scorers: ``benchmarks`` (list) and ``data download``."""
+"""Subcommands that are not scorers: ``benchmarks`` (list), ``data download`` and ``snapshot export|verify``."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +10,10 @@ def register_builtin_commands(sub) -> None:
     p = sub.add_parser("benchmarks", help="list benchmarks with their pair counts and whether they are present")
     add_common_args(p)
     p.set_defaults(func=_cmd_benchmarks)
+
+    from biascore.snapshot.cli import register_cli as register_snapshot
+
+    register_snapshot(sub)
 
     import importlib
     try:

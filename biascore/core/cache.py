@@ -9,6 +9,10 @@ The digest is a SHA-256 of the key (model id + fingerprint, benchmark + content 
 version). The key itself is stored in the parquet file's schema metadata and checked on every read, so a
 truncated, foreign or corrupt file is detected, deleted and recomputed — never silently used.
 Writes go to a temporary file in the same folder followed by ``os.replace`` (atomic on POSIX).
+
+A cache inside an offline snapshot (:func:`biascore.core.settings.is_read_only`) is read-only: reads never
+delete, lock or create anything there; :meth:`ResultCache.get_or_compute` returns a computed frame without
+saving it, and :meth:`ResultCache.save` refuses with :class:`~biascore.core.settings.ReadOnlySnapshotError`.
 """
 from __future__ import annotations
 
@@ -70,6 +74,7 @@ class ResultCache:
 
     def __init__(self, root: str | os.PathLike | None = None):
         self.root = settings.cache_dir(root)
+        self.read_only = settings.is_read_only(self.root)
 
     # ---------------------------------------------------------------- paths
     def path(self, key: CacheKey) -> Path:
@@ -88,10 +93,12 @@ class ResultCache:
             return _read_verified(path, key)
         except CorruptCacheFile as exc:
             log.warning("discarding corrupt cache file %s: %s", path, exc)
-            path.unlink(missing_ok=True)
+            if not self.read_only:
+                path.unlink(missing_ok=True)
             return None
 
     def save(self, key: CacheKey, frame: pd.DataFrame) -> Path:
+        self.check_writable()
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(path, frame, key)
@@ -101,8 +108,15 @@ class ResultCache:
         frame = self.load(key)
         if frame is None:
             frame = compute()
-            self.save(key, frame)
+            if not self.read_only:  # a snapshot keeps what it shipped with; a derived frame lives in memory
+                self.save(key, frame)
         return frame
+
+    def check_writable(self) -> None:
+        """Raise :class:`~biascore.core.settings.ReadOnlySnapshotError` when this cache is a snapshot's."""
+        if self.read_only:
+            raise settings.ReadOnlySnapshotError(
+                "this dashboard serves a read-only snapshot: results that are not in it cannot be computed here")
 
     def entries(self, scorer: str) -> list[dict]:
         """Metadata of every finished result of one scorer (what the Overview page lists)."""
@@ -141,6 +155,7 @@ class ShardWriter:
         return frames
 
     def write(self, frame: pd.DataFrame) -> None:
+        self.cache.check_writable()
         self.dir.mkdir(parents=True, exist_ok=True)
         n = len(list(self.dir.glob("*.parquet")))
         _write_atomic(self.dir / f"{n:06d}.parquet", frame, self.key)

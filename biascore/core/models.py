@@ -172,7 +172,7 @@ def _join_gguf_parts(em: EmbeddedModel) -> tuple[Path, str]:
             raise ModelLoadError(f"{em.alias}: package {(em.parts_package_prefix + suffix).replace('_', '-')} "
                                  "is not installed")
         parts += sorted(p for p in d.rglob("*") if p.is_file() and not p.name.endswith((".py", ".pyc", ".txt")))
-    target_dir = settings.cache_dir() / "models" / em.alias
+    target_dir = settings.writable_cache_dir() / "models" / em.alias
     target = target_dir / f"{em.alias}.gguf"
     if not target.exists():
         target_dir.mkdir(parents=True, exist_ok=True)
@@ -187,7 +187,7 @@ def _join_gguf_parts(em: EmbeddedModel) -> tuple[Path, str]:
 def _file_sha256(path: Path) -> str:
     """Content hash of a file, memoised on (path, size, mtime) so repeated loads do not re-read it."""
     st = path.stat()
-    memo_path = settings.cache_dir() / "models" / "hashes.json"
+    memo_path = settings.writable_cache_dir() / "models" / "hashes.json"
     key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
     memo: dict[str, str] = {}
     if memo_path.exists():
@@ -262,7 +262,7 @@ class ResolvedSource:
         """Where a de-quantised GGUF model is saved after its first load."""
         if not self.gguf_file or not self.fingerprint:
             return None
-        return settings.cache_dir() / "models" / f"gguf-{self.fingerprint[:16]}"
+        return settings.writable_cache_dir() / "models" / f"gguf-{self.fingerprint[:16]}"
 
     def config_folder(self) -> Path | None:
         """A local folder with config.json for this model, if there is one."""
