@@ -4,7 +4,7 @@ engine gave before; a tampered or newer snapshot is refused with a one-line mess
 the unpacked snapshot.
 
 The runs are small on purpose: the tiny MLM on the demo pairs (attribution, PLL, semantic fields,
-log-probability bias), all-MiniLM-L6-v2 on weat6b (heads), sent-weat6 (SEAT) and a reduced English LABDet
+log-probability bias), smollm2-135m on the demo pairs (attribution), all-MiniLM-L6-v2 on weat6b (heads), sent-weat6 (SEAT) and a reduced English LABDet
 copy (every 8th training sentence, three nationalities, four templates).
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _small_data_dir(target: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, minilm):
+def world(tmp_path_factory, minilm, smollm):
     """Score everything into a private cache with a private copy of the tiny MLM, record the engine's numbers,
     export the snapshot, then delete the model copy and the data directory."""
     from biascore.core.models import load_model
@@ -66,7 +66,7 @@ def world(tmp_path_factory, minilm):
         tiny = load_model(str(model_dir))
         scores = score_benchmark(tiny, "demo")
         expected = {
-            "tiny": tiny.name, "scores": scores, "B": summarize(scores, "attribution"),
+            "tiny": tiny.name, "scores": scores, "B_smollm": summarize(score_benchmark(smollm, "demo"), "attribution"), "B": summarize(scores, "attribution"),
             "PLL": summarize(scores, "pll"), "pairs": pair_table(scores),
             "fields": fields.score_fields(tiny, "demo", min_count=1, top=10),
             "heads": heads.head_scores(minilm, SEAT_TEST),
@@ -245,6 +245,8 @@ def test_overview_same_numbers_and_no_scoring(served):
     assert shown.B.tolist() == pytest.approx(served["B"].score.tolist())
     assert shown.B_ci_low.tolist() == pytest.approx(served["B"].ci_low.tolist())
     assert shown.PLL.tolist() == pytest.approx(served["PLL"].score.tolist())
+    shown = long[long.model == "smollm2-135m"]
+    assert shown.B.tolist() == pytest.approx(served["B_smollm"].score.tolist())
     assert not [b for b in at.button if "Score now" in b.label]
     assert "read-only snapshot" in texts(at).lower()
     assert any("demo.zip" in c.value for c in at.sidebar.caption)
@@ -328,3 +330,78 @@ def test_nothing_is_written_into_the_snapshot(served):
         cache.save(CacheKey.make("heads", model="x"), pd.DataFrame({"a": [1]}))
     modes = [p.stat().st_mode for p in [opened.root, *opened.root.rglob("*")]]
     assert all(mode & 0o222 == 0 for mode in modes)  # read-only files and folders (even for root)
+
+
+# --------------------------------------------------------------------------------------------- real browser
+def test_real_browser_on_the_snapshot(world, tmp_path):
+    """`streamlit run app.py` with BIASCORE_SNAPSHOT on loopback, driven by Debian's Chromium: pages open
+    without errors with no model folder and no data directory; README screenshots are taken here."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from tests.test_e2e_browser import CHROMIUM, LAUNCH_ARGS, SCREENSHOTS, _free_port, assert_no_errors, wait_idle
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    env = {**os.environ, "BIASCORE_SNAPSHOT": str(world["zip"]), "BIASCORE_REVIEW_DB": str(tmp_path / "r.sqlite")}
+    assert not Path(env["BIASCORE_DATA_DIR"]).exists()
+    log = (tmp_path / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "streamlit.log").read_text()
+            time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1500})
+            shots = {"": "", "attention_heads?model=all-minilm-l6-v2&seat=weat6b": "snapshot_heads",
+                     "nationality?model=all-minilm-l6-v2": "", "association_tests?model=all-minilm-l6-v2": "",
+                     f"token_attributions?benchmark=demo&model={world['tiny']}": "", "semantic_fields": ""}
+            for path, shot in shots.items():
+                page.goto(f"{url}/{path}", wait_until="domcontentloaded")
+                page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+                wait_idle(page)
+                assert_no_errors(page, path)
+                assert "Read-only snapshot" in page.locator('[data-testid="stSidebar"]').inner_text()
+                assert page.get_by_role("button", name="Score now").count() == 0, path
+                if path == "":  # the Overview
+                    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(SCREENSHOTS / "snapshot_overview.png"))
+                if shot:
+                    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                    page.screenshot(path=str(SCREENSHOTS / f"{shot}.png"), full_page=True)
+            # Try a pair: the embedded default model scores live (installed here)
+            page.goto(f"{url}/try_pair", wait_until="domcontentloaded")
+            wait_idle(page)
+            assert page.get_by_text("embedded default model smollm2-135m", exact=False).count() >= 1
+            page.get_by_label("More-biased sentence").fill("Women are bad at math.")
+            page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
+            page.get_by_label("Less-biased sentence").press("Enter")
+            wait_idle(page, timeout=240)
+            assert_no_errors(page, "try_pair (scored)")
+            assert page.get_by_text("Verdict:").count() == 1
+            browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
