@@ -272,6 +272,7 @@ def test_attention_heads_same_scores_and_model_parts_off(served):
     at = open_page("attention_heads", model="all-minilm-l6-v2", seat=SEAT_TEST)
     from biascore.methods.heads import scorer as heads
 
+    assert at.selectbox(key="model_select").options == ["all-minilm-l6-v2"]  # the models with head scores
     top = heads.top_heads(served["heads"], 10)
     shown = frame_with(at, "name")
     assert list(shown["name"]) == list(top["name"])

@@ -74,7 +74,7 @@ if not tests:
     st.stop()
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
-    model_name = model_selector()
+    model_name = model_selector(scorer="heads")
 with c2:
     wanted = st.query_params.get("seat", heads.DEFAULT_SEAT_TEST)
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)

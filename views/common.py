@@ -86,12 +86,12 @@ def model_or_error(name: str, live: bool = False, **kwargs):
 
 
 def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
-                   options: list[str] | None = None) -> str:
+                   options: list[str] | None = None, scorer: str | None = None) -> str:
     """A select box of suggested models plus a free-text field for any hub id or local path (in a snapshot:
-    its models only)."""
+    its models only, those with results of cache scorer ``scorer`` when given)."""
     snap = active_snapshot()
     if snap is not None:
-        names = list(options or snap.model_names()) or [default]
+        names = list(options or snap.model_names(scorer)) or [default]
         qp = st.query_params.get(key)
         index = names.index(qp) if qp in names else (names.index(default) if default in names else 0)
         return st.selectbox(label, names, index=index, key=f"{key}_select")

@@ -109,7 +109,7 @@ st.warning("The model should match the language: an English model on English dat
 
 c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
 with c1:
-    model_name = model_selector("Model", key="model", default="all-minilm-l6-v2")
+    model_name = model_selector("Model", key="model", default="all-minilm-l6-v2", scorer="labdet")
 with c2:
     lang = st.selectbox("Language", list(labdet.LANGUAGES), index=list(labdet.LANGUAGES).index("en"),
                         format_func=lambda c: f"{labdet.LANGUAGES[c]} ({c})", key="lang")
@@ -118,7 +118,7 @@ with c3:
 with c4:
     alpha = st.number_input("α", min_value=0.001, max_value=0.2, value=0.05, step=0.01, format="%.3f", key="alpha")
 compare = st.checkbox("Compare with a second model", key="compare")
-other_name = model_selector("Second model", key="model2", default="smollm2-135m") if compare else None
+other_name = model_selector("Second model", key="model2", default="smollm2-135m", scorer="labdet") if compare else None
 data_dir_notice()
 
 names = [model_name] + ([other_name] if other_name else [])

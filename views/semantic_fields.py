@@ -86,7 +86,7 @@ data_dir_notice()
 
 c1, c2, c3 = st.columns([1, 1, 1])
 with c1:
-    model = model_selector()
+    model = model_selector(scorer="attribution")
 with c2:
     bench_name = benchmark_selector(default="crows-en-gso")
 if bench_name is None:
