@@ -189,7 +189,8 @@ def test_tampered_snapshot_is_refused_in_one_line(world, tmp_path, monkeypatch, 
         snapshot.verify(bad)
     assert "checksum of data/demo_pairs.csv does not match" in str(err.value) and "\n" not in str(err.value)
     assert main(["snapshot", "verify", str(bad)]) == 2
-    assert capsys.readouterr().err.count("\n") == 1
+    assert main(["snapshot", "serve", str(bad)]) == 2  # refused before any server starts
+    assert capsys.readouterr().err.count("\n") == 2  # one line per command
     leftovers = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("biascore-snapshot-*"))
     with pytest.raises(snapshot.SnapshotError):
         snapshot.open_snapshot(bad)
@@ -349,13 +350,12 @@ def test_real_browser_on_the_snapshot(world, tmp_path):
     from playwright.sync_api import sync_playwright
 
     port = _free_port()
-    env = {**os.environ, "BIASCORE_SNAPSHOT": str(world["zip"]), "BIASCORE_REVIEW_DB": str(tmp_path / "r.sqlite")}
+    env = {**os.environ, "BIASCORE_REVIEW_DB": str(tmp_path / "r.sqlite")}
     assert not Path(env["BIASCORE_DATA_DIR"]).exists()
     log = (tmp_path / "streamlit.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # `snapshot serve` checks the file, then becomes `streamlit run app.py` on 127.0.0.1 with BIASCORE_SNAPSHOT
+    proc = subprocess.Popen([sys.executable, "-m", "biascore", "snapshot", "serve", str(world["zip"]), "--port",
+                             str(port), "--headless"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90

@@ -1,7 +1,8 @@
-"""``python -m biascore snapshot export|verify``: write an offline snapshot, or check one."""
+"""``python -m biascore snapshot export|verify|serve``: write an offline snapshot, check one, or serve one."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -23,6 +24,13 @@ def register_cli(sub) -> None:
     v = actions.add_parser("verify", help="check a snapshot's checksums and engine version")
     v.add_argument("file")
     v.set_defaults(func=_cmd_verify)
+    s = actions.add_parser("serve", help="verify a snapshot, then run the dashboard read-only on it (loopback)",
+                           description="The same as `BIASCORE_SNAPSHOT=FILE streamlit run app.py --server.address "
+                                       "127.0.0.1`, after checking FILE.")
+    s.add_argument("file")
+    s.add_argument("--port", type=int, default=8501)
+    s.add_argument("--headless", action="store_true", help="do not open a browser window")
+    s.set_defaults(func=_cmd_serve)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -59,3 +67,18 @@ def _cmd_verify(args: argparse.Namespace) -> int:
           f"{manifest['engine_version']}, made {manifest.get('created_at', '?')}; models: "
           + (", ".join(manifest["models"]) or "none"))
     return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    """Verify, then replace this process by ``streamlit run app.py`` bound to 127.0.0.1 with BIASCORE_SNAPSHOT."""
+    from biascore.core import settings
+
+    if _cmd_verify(args) != 0:
+        return 2
+    os.environ["BIASCORE_SNAPSHOT"] = os.path.abspath(args.file)
+    argv = [sys.executable, "-m", "streamlit", "run", str(settings.REPO_ROOT / "app.py"), "--server.address",
+            "127.0.0.1", "--server.port", str(args.port), "--browser.gatherUsageStats", "false",
+            "--server.headless", "true" if args.headless else "false"]
+    sys.stdout.flush()
+    os.execv(sys.executable, argv)
+    return 0  # not reached
