@@ -289,7 +289,8 @@ def test_nationality_same_table(served):
                                   served["labdet"].table[labdet.OUTPUT_COLUMNS])
     # a language not in the snapshot: said so, no button
     at.selectbox(key="lang").set_value("de").run()
-    assert not at.exception and not [b for b in at.button if b.label == "Score now"]
+    assert not at.exception and not at.error and not [b for b in at.button if b.label == "Score now"]
+    assert "off in this read-only snapshot" in texts(at)
 
 
 def test_association_same_numbers(served):

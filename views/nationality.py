@@ -52,7 +52,8 @@ def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
     try:
         res = labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, only_cached=True)
     except (BenchmarkError, ValueError) as exc:
-        st.error(str(exc))
+        if not read_only_notice(f"No LABDet data for {labdet.LANGUAGES[lang]} in this snapshot; scoring"):
+            st.error(str(exc))
         return None
     if res is not None:
         return res
