@@ -182,7 +182,7 @@ def test_tampered_snapshot_is_refused_in_one_line(world, tmp_path, monkeypatch, 
     from biascore.cli.main import main
 
     def flip(name, raw):
-        return raw.replace(b"Women", b"Wombat") if name == "data/demo_pairs.csv" else raw
+        return raw.replace(b"Women", b"WOMEN") if name == "data/demo_pairs.csv" else raw  # same size
 
     bad = _rewrite(world["zip"], tmp_path / "tampered.zip", flip)
     with pytest.raises(snapshot.SnapshotError) as err:
@@ -218,6 +218,29 @@ def test_newer_engine_snapshot_names_the_version(world, tmp_path, monkeypatch):
     assert len(at.error) == 1 and "9.1.0" in at.error[0].value
 
 
+def test_older_engine_snapshot_is_refused_with_the_way_out(world, tmp_path):
+    def older(name, raw):
+        if name != "manifest.json":
+            return raw
+        return json.dumps({**json.loads(raw), "engine_version": "0.9.0"}).encode()
+
+    with pytest.raises(snapshot.SnapshotError, match=rf"older biascore engine 0\.9\.0.*export it again with engine "
+                                                     rf"{ENGINE_VERSION}"):
+        snapshot.verify(_rewrite(world["zip"], tmp_path / "older.zip", older))
+
+
+def test_threads_open_one_snapshot_once(world):
+    """Streamlit serves sessions on threads: concurrent first opens unpack the file once and agree."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from biascore.snapshot import reader
+
+    reader._opened.clear()
+    with ThreadPoolExecutor(8) as pool:
+        opened = list(pool.map(lambda _: snapshot.open_snapshot(world["zip"]), range(8)))
+    assert len({o.root for o in opened}) == 1 and len(reader._opened) == 1
+
+
 def test_unlisted_member_and_unsafe_names_are_refused(world, tmp_path):
     extra = tmp_path / "extra.zip"
     shutil.copy(world["zip"], extra)
@@ -235,6 +258,12 @@ def test_unlisted_member_and_unsafe_names_are_refused(world, tmp_path):
 
     with pytest.raises(snapshot.SnapshotError, match="outside"):
         snapshot.verify(_rewrite(world["zip"], tmp_path / "evil.zip", escape))
+
+    def grown(name, raw):  # a member larger than its listed size (same bytes at the start)
+        return raw + b"x" * 4096 if name == "data/demo_pairs.csv" else raw
+
+    with pytest.raises(snapshot.SnapshotError, match="not the size"):
+        snapshot.verify(_rewrite(world["zip"], tmp_path / "grown.zip", grown))
 
 
 # --------------------------------------------------------------------------------------------- pages

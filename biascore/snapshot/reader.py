@@ -2,7 +2,8 @@
 
 :func:`verify` checks, in this order, that the file is a zip with a biascore manifest, that the engine
 version matches (a newer snapshot names the version it needs), that the members are exactly those the
-manifest lists (safe relative names under ``cache/`` and ``data/``) and that every member's SHA-256 matches.
+manifest lists (safe relative names under ``cache/`` and ``data/``, the sizes it gives — a member is never
+unpacked past its listed size) and that every member's SHA-256 matches.
 Any failure is a :class:`SnapshotError` with a one-line message, and nothing is left on disk.
 
 :func:`activate` does the same while unpacking (each member is read once: hashed as it is written) into
@@ -89,9 +90,13 @@ def _check_members(zf: zipfile.ZipFile, manifest: dict, label: str) -> list[zipf
     return infos
 
 
-def _copy_hashed(src, dst) -> str:
-    h = hashlib.sha256()
+def _copy_hashed(src, dst, limit: int) -> str | None:
+    """SHA-256 of ``src`` (copied to ``dst`` when given); None as soon as it holds more than ``limit`` bytes."""
+    h, n = hashlib.sha256(), 0
     for block in iter(lambda: src.read(_CHUNK), b""):
+        n += len(block)
+        if n > limit:  # more than the manifest says: refuse before filling the disk
+            return None
         h.update(block)
         if dst is not None:
             dst.write(block)
@@ -109,6 +114,9 @@ def _walk(path: Path, label: str, target: Path | None) -> dict:
             manifest = _read_manifest(zf, label)
             for info in _check_members(zf, manifest, label):
                 expected = manifest["members"][info.filename]
+                if info.file_size != expected.get("size"):
+                    raise SnapshotError(f"{label} is damaged or was altered: {info.filename} is not the size its "
+                                        "manifest gives (refused)")
                 out = None
                 if target is not None:
                     dest = target / info.filename
@@ -116,7 +124,7 @@ def _walk(path: Path, label: str, target: Path | None) -> dict:
                     out = open(dest, "wb")
                 try:
                     with zf.open(info) as src:
-                        digest = _copy_hashed(src, out)
+                        digest = _copy_hashed(src, out, int(expected["size"]))
                 finally:
                     if out is not None:
                         out.close()
