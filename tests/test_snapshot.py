@@ -4,7 +4,7 @@ engine gave before; a tampered or newer snapshot is refused with a one-line mess
 the unpacked snapshot.
 
 The runs are small on purpose: the tiny MLM on the demo pairs (attribution, PLL, semantic fields,
-log-probability bias), smollm2-135m on the demo pairs (attribution), all-MiniLM-L6-v2 on weat6b (heads), sent-weat6 (SEAT) and a reduced English LABDet
+log-probability bias, CEAT on weat6 with 4 contexts per word), smollm2-135m on the demo pairs (attribution), all-MiniLM-L6-v2 on weat6b (heads), sent-weat6 (SEAT) and a reduced English LABDet
 copy (every 8th training sentence, three nationalities, four templates).
 """
 from __future__ import annotations
@@ -73,6 +73,7 @@ def world(tmp_path_factory, minilm, smollm):
             "labdet": labdet.score_labdet(minilm, "en"),
             "seat": assoc.run_seat(minilm, ASSOC_TEST),
             "logprob": effect_sizes(assoc.run_logprob(tiny, LOGPROB_TEST), load_logprob_test(LOGPROB_TEST)),
+            "ceat": assoc.run_ceat(tiny, "weat6", segment_lengths=(None,), n_contexts=4, n_draws=50),
         }
         zip_path = root / "demo.zip"
         manifest = export_snapshot(zip_path)
@@ -133,7 +134,8 @@ def test_manifest_lists_every_scorer_with_checksums(world):
             assert hashlib.sha256(zf.read(name)).hexdigest() == manifest["members"][name]["sha256"]
     data = {d["member"] for d in manifest["data"]}
     assert {"data/demo_pairs.csv", f"data/seat/{SEAT_TEST}.jsonl", f"data/seat/{ASSOC_TEST}.jsonl",
-            "data/labdet/train/en.json", "data/usas/semtags_level2.txt"} <= data
+            "data/labdet/train/en.json", "data/usas/semtags_level2.txt",
+            "data/crows_pairs/crows_pairs_anonymized.csv"} <= data  # the CEAT corpus
     assert manifest["models"][world["tiny"]]["kind"] == "masked"
     for entry in manifest["entries"]:  # each key is the cache key the engine asks for
         key = CacheKey.make(entry["scorer"], **{k: v for k, v in entry["key"].items()
@@ -334,6 +336,15 @@ def test_association_same_numbers(served):
     assert not at.exception
     shown = next(df.value for df in at.dataframe if "structure" in df.value.columns)
     assert shown.effect_size.tolist() == pytest.approx(served["logprob"].effect_size.tolist(), rel=1e-12)
+    # CEAT on the default corpus (the CrowS-Pairs sentences, shipped in the snapshot)
+    at.multiselect(key="ceat_tests").set_value(["weat6"])
+    at.multiselect(key="ceat_lengths").set_value(["all"])
+    at.number_input(key="ceat_n").set_value(4)
+    at.number_input(key="ceat_draws").set_value(50).run()
+    assert not at.exception
+    shown = next(df.value for df in at.dataframe if "segment_length" in df.value.columns)
+    assert shown.effect_size.tolist() == pytest.approx(served["ceat"].effect_size.tolist(), rel=1e-12)
+    assert shown.p_value.tolist() == pytest.approx(served["ceat"].p_value.tolist(), rel=1e-12)
 
 
 def test_try_pair_says_which_model_runs(served, monkeypatch):
