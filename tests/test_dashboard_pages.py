@@ -1,8 +1,7 @@
 """AppTest for every dashboard page this module owns: runs on the demo benchmark without exceptions, the
-numbers shown equal the engine's, the review form writes to and reads back from SQLite."""
+numbers shown equal the engine's (Translation review: tests/test_translation_review_page.py)."""
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +9,6 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from biascore.review.store import ReviewStore
 from biascore.methods.attribution.scorer import score_benchmark, score_pair, summarize
 from biascore.methods.attribution.token_view import filter_pairs, pair_table
 
@@ -171,71 +169,4 @@ def test_try_a_pair_demo_picker_fills_the_inputs():
     assert at.metric
 
 
-# ------------------------------------------------------------------------------------------------ Translation review
-def review_page(db: Path, reviewer: str = "") -> AppTest:
-    at = open_page("translation_review", benchmark="demo", model=MODEL)
-    at.text_input(key="tr_db").set_value(str(db)).run()
-    if reviewer:
-        at.text_input(key="tr_reviewer").set_value(reviewer).run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    return at
-
-
-def save_review(at: AppTest, verdict: str, note: str) -> None:
-    at.radio[[r.label for r in at.radio].index("Verdict")].set_value(verdict)
-    at.text_area[0].set_value(note)
-    next(b for b in at.button if b.label == "Save review").click().run()
-    assert not at.exception
-
-
-def test_translation_review_writes_and_reads_back(demo_scores, tmp_path):
-    db = tmp_path / "reviews.sqlite"
-    at = review_page(db, "Ana")
-    frame = demo_scores[MODEL]
-    pair_id = int(at.selectbox(key="tr_pair").value)
-    # the Filipino heatmap shows the engine's S_JSD for this pair
-    assert f"{frame.loc[frame.pair_id == pair_id].iloc[0].sjsd:+.5f}" in metric_values(at)
-    save_review(at, "translation problem", "'<b>mga</b>' missing")
-    assert any("Saved" in s.value for s in at.success)
-    stored = ReviewStore(db).reviews("demo")
-    assert stored[["pair_id", "reviewer", "verdict", "note"]].values.tolist() == [
-        [pair_id, "Ana", "translation problem", "'<b>mga</b>' missing"]]
-    # a reload (new session) shows everything saved: progress, the table, and the form prefilled
-    again = review_page(db, "Ana")
-    assert "1 of" in again.get("progress")[0].proto.text
-    assert frame_with(again, "verdict").verdict.tolist() == ["translation problem"]
-    assert again.radio[[r.label for r in again.radio].index("Verdict")].value == "translation problem"
-    # filter by verdict
-    again.selectbox(key="tr_filter").set_value("verdict: translation problem").run()
-    assert [int(o.split(":")[0]) for o in again.selectbox(key="tr_pair").options] == [pair_id]
-    again.selectbox(key="tr_filter").set_value("verdict: fine").run()
-    assert any("No pair matches" in i.value for i in again.info)
-
-
-def test_two_reviewers_at_once_lose_nothing(demo_scores, tmp_path):
-    db = tmp_path / "reviews.sqlite"
-    pages = {name: review_page(db, name) for name in ("Ana", "Ben")}
-    pair_id = int(pages["Ana"].selectbox(key="tr_pair").value)
-    errors = []
-
-    def review(name):
-        try:
-            save_review(pages[name], "fine", f"by {name}")
-        except Exception as exc:  # noqa: BLE001 - asserted below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=review, args=(n,)) for n in pages]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    stored = ReviewStore(db).reviews("demo")
-    assert sorted(stored.note) == ["by Ana", "by Ben"] and set(stored.pair_id) == {pair_id}
-
-
-def test_translation_review_bad_database_path_is_explained(tmp_path):
-    at = open_page("translation_review", benchmark="demo", model=MODEL)
-    at.text_input(key="tr_db").set_value(str(tmp_path)).run()  # a folder, not a file
-    assert not at.exception
-    assert any("is a folder" in e.value for e in at.error)
+# Translation review: tests/test_translation_review_page.py

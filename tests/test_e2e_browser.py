@@ -1,13 +1,15 @@
 """End-to-end: `streamlit run app.py` on loopback driven by Debian's Chromium through Playwright.
 
 Opens every page, checks that no exception or error box is shown, clicks through one pair on Token
-attributions, saves a review on Translation review, and saves a screenshot per page to tests/artifacts/
+attributions, saves reviews on Translation review from two browser contexts at once, and saves a screenshot
+per page to tests/artifacts/
 (the Token attributions and Translation review ones are the README's docs/screenshots/).
 Chromium comes from `apt-get install chromium` (.ci/install-browser.sh); Playwright's own browser
 download is not used.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -47,10 +49,18 @@ def server(smollm, tmp_path_factory):
 
     torch.set_num_threads(1)  # faster on a shared CPU (see views.common.limit_torch_threads)
     score_benchmark(smollm, "demo")
-    port = _free_port()
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
-    env = {**os.environ, "BIASCORE_REVIEW_DB": str(review_db), "BROWSER_PATH": CHROMIUM}
-    log = (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("w")
+    log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
+    with dashboard_server({"BIASCORE_REVIEW_DB": str(review_db)}, log) as url:
+        yield {"url": url, "review_db": review_db}
+
+
+@contextlib.contextmanager
+def dashboard_server(env: dict[str, str], log_path: Path):
+    """`streamlit run app.py` on a free loopback port with ``env`` added; yields its URL once healthy."""
+    port = _free_port()
+    env = {**os.environ, **env, "BROWSER_PATH": CHROMIUM}
+    log = log_path.open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
@@ -67,9 +77,9 @@ def server(smollm, tmp_path_factory):
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
                 log.flush()
-                pytest.fail(f"streamlit did not start: {Path(log.name).read_text()[-2000:]}")
+                pytest.fail(f"streamlit did not start: {log_path.read_text()[-2000:]}")
             time.sleep(0.5)
-        yield {"url": url, "review_db": review_db}
+        yield url
     finally:
         proc.terminate()
         try:
@@ -207,26 +217,93 @@ def test_token_attributions_click_through_a_pair(browser, server):
     page.close()
 
 
-def test_translation_review_saves_a_review(browser, server):
-    page = open_page(browser, server, "translation_review?benchmark=demo")
+def review_in_context(browser, server, name: str, status: str, corrected_more: str = ""):
+    """A reviewer in a browser context of their own: open Translation review, type the name, fill the form
+    (Save is pressed by the caller)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 2600})
+    page = context.new_page()
+    page.goto(server["url"], wait_until="domcontentloaded")
+    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    wait_idle(page)
+    page.goto(f"{server['url']}/translation_review?benchmark=demo", wait_until="domcontentloaded")
+    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    wait_idle(page)
     assert_no_errors(page, "translation_review")
-    page.get_by_label("Your name (reviewer)").fill("E2E reviewer")
+    page.get_by_label("Your name (reviewer)").fill(name)
     page.get_by_label("Your name (reviewer)").press("Enter")
     wait_idle(page)
-    page.get_by_text("translation problem", exact=True).click()
-    page.get_by_label("Note (optional)").fill("checked in a real browser")
-    page.get_by_role("button", name="Save review").click()
-    wait_idle(page)
-    assert_no_errors(page, "translation_review (after save)")
-    assert page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
-    with sqlite3.connect(server["review_db"]) as con:
-        rows = con.execute("SELECT reviewer, verdict, note FROM reviews").fetchall()
-    assert rows == [("E2E reviewer", "translation problem", "checked in a real browser")]
-    shot = screenshot(page, "translation_review")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(shot, SCREENSHOTS / "translation_review.png")
+    form = page.locator('[data-testid="stForm"]').first
+    form.get_by_text(status, exact=True).click()
+    if corrected_more:
+        form.locator('[data-testid="stMultiSelect"]').click()
+        page.get_by_role("option", name="mistranslation").click()
+        page.keyboard.press("Escape")
+        field = form.get_by_label("Corrected more-biased sentence (kept with 'needs correction')")
+        field.fill(corrected_more)
+    form.get_by_label("Comment (optional)").fill(f"{name}: checked in a real browser")
+    return context, page
+
+
+def test_translation_review_two_reviewers_in_two_browser_contexts(browser, server):
+    db = server["review_db"]
+    sessions = [review_in_context(browser, server, "Ana (browser)", "accept"),
+                review_in_context(browser, server, "Ben (browser)", "needs correction",
+                                  "Masyadong emosyonal ang kababaihan para mamuno sa isang kumpanya.")]
+    assert not db.exists() and not db.parent.joinpath("reviews.sqlite-wal").exists()  # nothing before Save
+    for _, page in sessions:  # both press Save before either has finished
+        page.get_by_role("button", name="Save review").click()
+    for _, page in sessions:
+        wait_idle(page)
+        assert_no_errors(page, "translation_review (after save)")
+        assert page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT reviewer, status, tags, corrected_more, comment FROM reviews "
+                           "ORDER BY reviewer").fetchall()
+    con.close()
+    assert rows == [
+        ("Ana (browser)", "accept", "[]", "", "Ana (browser): checked in a real browser"),
+        ("Ben (browser)", "needs correction", '["mistranslation"]',
+         "Masyadong emosyonal ang kababaihan para mamuno sa isang kumpanya.", "Ben (browser): checked in a real browser")]
+    from biascore.review.store import ReviewStore
+
+    store = ReviewStore(db)  # two earlier reviews each (as if saved before), so that κ is defined on the page
+    for name in ("Ana (browser)", "Ben (browser)"):
+        store.save("demo", 23, name, "accept")
+        store.save("demo", 24, name, "reject", ["changes more than the group"])
+    page = sessions[1][1]
     page.reload()  # a reload reads everything back from SQLite
     wait_idle(page)
     assert_no_errors(page, "translation_review (reload)")
-    assert page.get_by_text("1 of ", exact=False).count() >= 1
-    page.close()
+    assert page.get_by_text("3 of 16 pairs reviewed", exact=False).count() >= 1
+    assert page.get_by_text("1 to adjudicate", exact=False).count() >= 1
+    page.get_by_label("Your name (reviewer)").fill("Ben (browser)")
+    page.get_by_label("Your name (reviewer)").press("Enter")
+    wait_idle(page)
+    form = page.locator('[data-testid="stForm"]').first
+    assert form.get_by_label("Corrected more-biased sentence (kept with 'needs correction')").input_value() == \
+        "Masyadong emosyonal ang kababaihan para mamuno sa isang kumpanya."
+    shot = screenshot(page, "translation_review")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(shot, SCREENSHOTS / "translation_review.png")
+    # a third person adjudicates the disagreement in the same browser session
+    page.get_by_label("Your name (reviewer)").fill("Cara (browser)")
+    page.get_by_label("Your name (reviewer)").press("Enter")
+    wait_idle(page)
+    decision = page.locator('[data-testid="stForm"]').nth(1)
+    decision.get_by_text("needs correction", exact=True).click()
+    decision.get_by_label("Corrected more-biased sentence (kept with 'needs correction')").fill(
+        "Masyadong emosyonal daw ang kababaihan para mamuno sa isang kumpanya.")
+    decision.get_by_role("button", name="Save decision").click()
+    wait_idle(page)
+    assert_no_errors(page, "translation_review (adjudicated)")
+    assert page.get_by_text("Decision saved: pair 22", exact=False).count() == 1
+    adj = ReviewStore(db).adjudications("demo")
+    assert adj[["pair_id", "status", "adjudicator"]].values.tolist() == [[22, "needs correction", "Cara (browser)"]]
+    section = page.get_by_text("Agreement between reviewers", exact=True)
+    section.scroll_into_view_if_needed()
+    main = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+    page.screenshot(path=str(SCREENSHOTS / "translation_review_agreement.png"), full_page=True,
+                    clip={"x": main["x"], "width": main["width"], "y": section.bounding_box()["y"] - 20,
+                          "height": 1250})
+    for context, _ in sessions:
+        context.close()

@@ -6,23 +6,29 @@ import pandas as pd
 import streamlit as st
 
 from biascore.methods.attribution.results import best_runs
+from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
-                          model_selector, score_now, summary)
+                          model_selector, score_now, summary, unreadable_run_errors)
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
            "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
            "Brackets: 95% bootstrap confidence interval (1,000 resamples).")
 data_dir_notice()
+sweep_status.show()
 
 
 def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
     """Long table: one row per model × benchmark × bias type with B, its CI and n, and the PLL score."""
     parts = []
     for run in runs.itertuples(index=False):
-        attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
-        pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+        try:
+            attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
+            pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+        except unreadable_run_errors() as exc:  # one line on the page, never a traceback
+            st.error(f"{run.model} on {run.benchmark}: {exc}")
+            continue
         part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high"})
         part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high"]].rename(
             columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high"}), on="bias_type", how="left")
@@ -37,8 +43,8 @@ runs = best_runs(cached_runs())
 if runs.empty:
     st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
             "(or run `python -m biascore score --benchmark demo`).")
-else:
-    grid = summary_grid(runs)
+grid = pd.DataFrame() if runs.empty else summary_grid(runs)
+if not grid.empty:
     wide = grid.pivot_table(index=["model", "benchmark"], columns="bias_type", values="B", sort=False)
     order = ["all"] + sorted(c for c in wide.columns if c != "all")
     st.subheader("B by bias type (Table 3 layout)")

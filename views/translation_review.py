@@ -1,60 +1,153 @@
-"""Translation review: the English source pair beside its Filipino translation, each with its b(u) heatmap,
-a minimal-pair check, and a review form saved to SQLite (several reviewers may work at once)."""
+"""Translation review: the English source pair beside its Filipino translation (each with its b(u) heatmap and a
+minimal-pair check), a review form (status, issue tags, comment, corrected sentences) saved to SQLite by several
+reviewers at once, agreement between reviewers, adjudication of disagreements, exports (all reviews, the
+corrected benchmark) and B before/after the corrections for a chosen model.
+
+Drawing only: the store, agreement, decisions and B come from ``biascore.review``. Benchmark and user text is
+shown literally (``st.text``, dataframes, widget values), never as markdown. Nothing is written to disk until a
+Save button is pressed; in public mode (``BIASCORE_PUBLIC=1``) the database is the server's and there is no path
+field.
+"""
 from __future__ import annotations
+
+import hashlib
+import io
+import string
 
 import pandas as pd
 import streamlit as st
 
+from biascore.core import settings
 from biascore.core.datasets import BenchmarkError, load_benchmark
+from biascore.core.models import ModelLoadError
+from biascore.review.agreement import agreement, disagreements
+from biascore.review.corrections import (before_after, corrected_frame, decision_counts, final_decisions,
+                                         reviewable_pairs)
 from biascore.review.minimal_pair import check_pair
-from biascore.review.store import VERDICTS, ReviewError, ReviewStore, default_path
-from views.common import (benchmark_selector, csv_download, data_dir_notice, escape, live_pair, model_or_error, model_selector,
+from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
+from views.common import (benchmark_selector, data_dir_notice, get_model, live_pair, model_or_error, model_selector,
                           query_param, run_frame, score_now)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
-FILTERS = ["all pairs", "not reviewed yet", "flagged: not a minimal pair"] + [f"verdict: {v}" for v in VERDICTS]
+FILTERS = ["all pairs", "not reviewed yet", "not reviewed by me", "to adjudicate", "flagged: not a minimal pair"] + [
+    f"status: {s}" for s in STATUSES]
+PUBLIC = settings.public_mode()
+
+
+def plain(text: str) -> str:
+    """``text`` for a markdown-rendering element (alerts) as literal characters on one line: every ASCII
+    punctuation mark backslash-escaped (CommonMark), so no link, image, emphasis, HTML or math is rendered."""
+    one_line = " ".join(str(text).split())
+    return "".join("\\" + ch if ch in string.punctuation else ch for ch in one_line)
+
+
+def error_line(exc: Exception, public_text: str = "this cannot be done on this server") -> str:
+    """The one-line message for an error; in public mode without server paths (a store error's reason, else
+    ``public_text``)."""
+    if not PUBLIC:
+        return plain(str(exc))
+    return plain(exc.reason if isinstance(exc, ReviewError) else public_text)
+
 
 st.title("Translation review")
-st.caption("Check each Filipino pair against its English source: is it a faithful, minimal pair with the right "
-           "bias label? Reviews are saved in a SQLite file; several reviewers can use the same file at once.")
+st.caption("Check each Filipino pair against its English source: accept it, ask for a correction (and write it), "
+           "or reject it. Several reviewers can review the same pairs at once; their agreement, the disagreements "
+           "to adjudicate and the corrected benchmark are below.")
 data_dir_notice()
 
 
 @st.cache_data(show_spinner=False)
 def review_pairs(benchmark: str) -> pd.DataFrame:
     """The pairs to review: Filipino sentences, English sources and the minimal-pair checks."""
-    frame = load_benchmark(benchmark).frame
-    if "language" in frame:
-        frame = frame[frame.language == "tl"]
+    frame = reviewable_pairs(load_benchmark(benchmark))
     frame = frame[["pair_id", "bias_type", "sent_more", "sent_less", "sent_more_en", "sent_less_en"]].copy()
     checks = [check_pair(m, l) for m, l in zip(frame.sent_more, frame.sent_less)]
     frame["minimal"] = [c.minimal for c in checks]
-    frame["tl_diff"] = [c.describe() for c in checks]
     return frame.reset_index(drop=True)
 
 
-def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_key: str) -> None:
-    """Form callback (runs before the page reruns, so the progress count already includes this save)."""
+def flash(scope: str, ok: bool, message: str) -> None:
+    """Remember a save's outcome for the rerun that follows the form callback."""
+    st.session_state[f"tr_flash_{scope}"] = (ok, message)
+
+
+def typed_corrections(key: str, original: tuple[str, str]) -> list[str]:
+    """The corrected sentences typed in form ``key``: kept only with status needs correction, and a sentence
+    equal to the original stored as empty ("unchanged")."""
+    state = st.session_state
+    typed = [state[f"{key}_{side}"].strip() for side in ("more", "less")]
+    keep = state[f"{key}_status"] == NEEDS_CORRECTION
+    return [t if keep and t != o else "" for t, o in zip(typed, original)]
+
+
+def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_key: str, original: tuple) -> None:
+    """Form callback (runs before the page reruns, so the counts already include this save)."""
+    state = st.session_state
+    status, fixed = state[f"{form_key}_status"], typed_corrections(form_key, original)
     try:
-        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, st.session_state[f"{form_key}_verdict"],
-                                          st.session_state[f"{form_key}_note"])
+        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, state[f"{form_key}_tags"],
+                                          state[f"{form_key}_comment"], *fixed)
     except ReviewError as exc:
-        st.session_state["tr_flash"] = ("error", str(exc))
+        flash("review", False, error_line(exc))
     else:
-        st.session_state["tr_flash"] = (
-            "success", f"Saved: pair {saved.pair_id} — {saved.verdict} ({escape(saved.reviewer)}, {saved.updated_at}).")
+        flash("review", True, f"Saved: pair {saved.pair_id}, {saved.status} ({saved.updated_at}).")
 
 
+def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, key: str, original: tuple) -> None:
+    """Adjudication form callback."""
+    state = st.session_state
+    status, fixed = state[f"{key}_status"], typed_corrections(key, original)
+    try:
+        adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, state[f"{key}_comment"], *fixed)
+    except ReviewError as exc:
+        flash("decision", False, error_line(exc))
+    else:
+        flash("decision", True, f"Decision saved: pair {adj.pair_id}, {adj.status} ({adj.decided_at}).")
+
+
+def show_flash(scope: str) -> bool:
+    """Show (once) the outcome of the last save in ``scope``; True when there was one."""
+    message = st.session_state.pop(f"tr_flash_{scope}", None)
+    if message is None:
+        return False
+    (st.success if message[0] else st.error)(message[1])
+    return True
+
+
+def decision_form(key: str, *, status: str, tags: tuple | None, comment: str, more: str, less: str,
+                  button: str, on_click, args: tuple) -> None:
+    """The status / tags / comment / corrected-sentences form shared by reviews and adjudications."""
+    with st.form(key=key):
+        st.radio("Status", STATUSES, horizontal=True, key=f"{key}_status", index=STATUSES.index(status))
+        if tags is not None:
+            st.multiselect("Issues", TAGS, default=list(tags), key=f"{key}_tags")
+        c1, c2 = st.columns(2)
+        c1.text_input("Corrected more-biased sentence (kept with 'needs correction')", value=more, max_chars=1000,
+                      key=f"{key}_more")
+        c2.text_input("Corrected less-biased sentence (kept with 'needs correction')", value=less, max_chars=1000,
+                      key=f"{key}_less")
+        st.text_area("Comment (optional)", value=comment, max_chars=5000, key=f"{key}_comment")
+        st.form_submit_button(button, type="primary", on_click=on_click, args=args)
+
+
+# ------------------------------------------------------------------------------------------ database and reviewer
 with st.expander("Review database and reviewer", expanded=True):
     c1, c2 = st.columns(2)
-    db_path = c1.text_input("SQLite file (created if missing)", value=str(default_path()), key="tr_db")
-    reviewer = c2.text_input("Your name (reviewer)", key="tr_reviewer", max_chars=100)
+    if PUBLIC:
+        db_path = str(settings.review_db_path())
+        c1.text("Reviews are saved in this server's review database.")
+    else:
+        db_path = c1.text_input("SQLite file (created when you first save)", value=str(default_path()), key="tr_db")
+    reviewer = c2.text_input("Your name (reviewer)", key="tr_reviewer", max_chars=100).strip()
+store = ReviewStore(db_path)
 try:
-    store = ReviewStore(db_path)
+    db_exists = store.exists()
 except ReviewError as exc:
-    st.error(str(exc))
+    st.error(error_line(exc))
     st.stop()
+if not db_exists:
+    st.info("No reviews saved here yet: the review database is created when you press Save.")
 
 c1, c2 = st.columns(2)
 with c1:
@@ -65,24 +158,31 @@ if benchmark is None:
     st.stop()
 try:
     pairs = review_pairs(benchmark)
-except BenchmarkError as exc:
-    st.error(str(exc))
+    reviews, adjudications = store.reviews(benchmark), store.adjudications(benchmark)
+except (BenchmarkError, ReviewError) as exc:
+    st.error(error_line(exc, "this benchmark is not available on this server"))
     st.stop()
+to_adjudicate = disagreements(reviews, pairs, adjudications)
 
-reviews = store.reviews(benchmark)
-progress = store.progress(benchmark, len(pairs))
-mine = store.progress(benchmark, len(pairs), reviewer=reviewer) if reviewer.strip() else None
-st.progress(progress["share"], text=f"{progress['reviewed']} of {progress['total']} pairs reviewed"
-            + (f" · {mine['reviewed']} by you" if mine else ""))
-
-which = st.selectbox("Show", FILTERS, key="tr_filter")
 reviewed_ids = set(reviews.pair_id)
+mine = set(reviews[reviews.reviewer == reviewer].pair_id) if reviewer else set()
+st.progress(len(reviewed_ids & set(pairs.pair_id)) / max(len(pairs), 1),
+            text=f"{len(reviewed_ids & set(pairs.pair_id))} of {len(pairs)} pairs reviewed"
+            + (f" · {len(mine)} by you" if reviewer else "")
+            + f" · {int((~to_adjudicate.adjudicated).sum())} to adjudicate")
+
+# ------------------------------------------------------------------------------------------ one pair
+which = st.selectbox("Show", FILTERS, key="tr_filter")
 if which == "not reviewed yet":
     subset = pairs[~pairs.pair_id.isin(reviewed_ids)]
+elif which == "not reviewed by me":
+    subset = pairs[~pairs.pair_id.isin(mine)]
+elif which == "to adjudicate":
+    subset = pairs[pairs.pair_id.isin(set(to_adjudicate.pair_id))]
 elif which.startswith("flagged"):
     subset = pairs[~pairs.minimal]
-elif which.startswith("verdict: "):
-    subset = pairs[pairs.pair_id.isin(set(reviews[reviews.verdict == which.removeprefix("verdict: ")].pair_id))]
+elif which.startswith("status: "):
+    subset = pairs[pairs.pair_id.isin(set(reviews[reviews.status == which.removeprefix("status: ")].pair_id))]
 else:
     subset = pairs
 if subset.empty:
@@ -104,7 +204,8 @@ else:
     tl_row = None
     if scored is not None and (scored.pair_id == pair_id).any():
         tl_row = scored.loc[scored.pair_id == pair_id].iloc[0].to_dict()
-    en_row = live_pair(model, pair.sent_more_en, pair.sent_less_en) if lm is not None else None
+    has_en = bool(pair.sent_more_en and pair.sent_less_en)
+    en_row = live_pair(model, pair.sent_more_en, pair.sent_less_en) if lm is not None and has_en else None
     limit = pair_limit([r for r in (en_row, tl_row) if r is not None], level)
 
     left, right = st.columns(2)
@@ -112,36 +213,121 @@ else:
             (left, "English source", pair.sent_more_en, pair.sent_less_en, en_check, en_row, "en"),
             (right, f"Filipino ({benchmark})", pair.sent_more, pair.sent_less, tl_check, tl_row, "tl")):
         with col:
-            st.markdown(f"#### {title}")
-            st.markdown(f"- more-biased: {escape(more)}\n- less-biased: {escape(less)}")
-            st.caption(f"Bias type: {escape(pair.bias_type)} · differs: {escape(check.describe())}")
+            st.subheader(title)
+            st.text(f"more-biased: {more}\nless-biased: {less}")
+            st.text(f"Bias type: {pair.bias_type} · differs: {check.describe()}")
             if not check.minimal:
-                st.warning(f"Not a minimal pair: {escape(check.reason)}")
+                st.warning("Not a minimal pair:")
+                st.text(check.reason)
             if row is not None:
                 draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False, wrap=45)
             elif lm is not None and side == "tl":
-                st.info(f"{model} has not scored {benchmark} yet.")
+                st.info("This model has not scored this benchmark yet.")
                 if score_now(model, benchmark, key="tr_score_now"):
                     st.rerun()
 
-    st.markdown("#### Your review")
-    previous = store.get(benchmark, pair_id, reviewer) if reviewer.strip() else None
-    form_key = f"tr_form_{benchmark}_{pair_id}_{reviewer.strip()}"
-    with st.form(key=form_key):
-        st.radio("Verdict", VERDICTS, horizontal=True, key=f"{form_key}_verdict",
-                 index=VERDICTS.index(previous.verdict) if previous else 0)
-        st.text_area("Note (optional)", value=previous.note if previous else "", max_chars=5000,
-                     key=f"{form_key}_note")
-        st.form_submit_button("Save review", type="primary", on_click=save_review,
-                              args=(str(store.path), benchmark, pair_id, reviewer, form_key))
-    flash = st.session_state.pop("tr_flash", None)
-    if flash:
-        (st.success if flash[0] == "success" else st.error)(flash[1])
-    elif previous:
-        st.caption(f"You reviewed this pair on {previous.updated_at}; saving again replaces your earlier review.")
+    st.subheader("Your review")
+    if not reviewer:
+        st.info("Type your name above to review this pair.")
+    else:
+        previous = store.get(benchmark, pair_id, reviewer)
+        form_key = f"tr_form_{benchmark}_{pair_id}_{hashlib.sha256(reviewer.encode()).hexdigest()[:12]}"
+        original = (pair.sent_more, pair.sent_less)
+        decision_form(form_key, status=previous.status if previous else STATUSES[0],
+                      tags=previous.tags if previous else (), comment=previous.comment if previous else "",
+                      more=(previous.corrected_more if previous else "") or pair.sent_more,
+                      less=(previous.corrected_less if previous else "") or pair.sent_less,
+                      button="Save review", on_click=save_review,
+                      args=(str(store.path), benchmark, pair_id, reviewer, form_key, original))
+        if not show_flash("review") and previous:
+            st.caption(f"You reviewed this pair on {previous.updated_at}; saving again replaces your earlier review.")
+    others = reviews[reviews.pair_id == pair_id]
+    if len(others):
+        st.text("Reviews of this pair:")
+        st.dataframe(others.assign(tags=["; ".join(t) for t in others.tags]).drop(columns=["benchmark"]),
+                     hide_index=True, key="tr_pair_reviews")
 
-st.markdown("#### Saved reviews")
-verdict_filter = st.multiselect("Filter by verdict", VERDICTS, key="tr_verdicts")
-table = reviews[reviews.verdict.isin(verdict_filter)] if verdict_filter else reviews
-st.dataframe(table, hide_index=True, key="tr_reviews")
-csv_download(table, f"reviews_{benchmark}.csv", label="Download reviews (CSV)", key="tr_csv")
+# ------------------------------------------------------------------------------------------ agreement
+st.subheader("Agreement between reviewers")
+st.caption("Cohen's κ when two reviewers reviewed the same pairs, Fleiss' κ for three or more (pairs with the "
+           "most common number of reviews); on the status, overall and per bias type. 1 = perfect, 0 = chance.")
+st.dataframe(agreement(reviews, pairs), hide_index=True, key="tr_agreement")
+
+st.subheader("Disagreements to adjudicate")
+if to_adjudicate.empty:
+    st.info("No disagreement: every pair reviewed by several reviewers got the same status and correction.")
+else:
+    st.dataframe(to_adjudicate, hide_index=True, key="tr_disagreements")
+    adj_ids = [int(x) for x in to_adjudicate.pair_id]
+    first_sentence = dict(zip(pairs.pair_id, pairs.sent_more))
+    adj_pair = st.selectbox("Adjudicate pair", adj_ids, key="tr_adj_pair",
+                            format_func=lambda i: f"{i}: {first_sentence[i][:90]}")
+    row = pairs[pairs.pair_id == adj_pair].iloc[0]
+    st.text(f"more-biased: {row.sent_more}\nless-biased: {row.sent_less}")
+    theirs = reviews[reviews.pair_id == adj_pair]
+    st.dataframe(theirs[["reviewer", "status", "corrected_more", "corrected_less", "comment"]], hide_index=True,
+                 key="tr_adj_reviews")
+    current = adjudications[adjudications.pair_id == adj_pair]
+    prior = current.iloc[0] if len(current) else None
+    if not reviewer:
+        st.info("Type your name above to adjudicate.")
+    else:
+        key = f"tr_adj_{benchmark}_{adj_pair}"
+        decision_form(key, status=prior.status if prior is not None else STATUSES[0], tags=None,
+                      comment=prior.comment if prior is not None else "",
+                      more=(prior.corrected_more if prior is not None else "") or row.sent_more,
+                      less=(prior.corrected_less if prior is not None else "") or row.sent_less,
+                      button="Save decision", on_click=save_decision,
+                      args=(str(store.path), benchmark, adj_pair, reviewer, key, (row.sent_more, row.sent_less)))
+        show_flash("decision")
+
+# ------------------------------------------------------------------------------------------ exports and B
+st.subheader("Exports")
+decisions = final_decisions(pairs.pair_id, reviews, adjudications)
+corrected = corrected_frame(pairs, decisions)
+corrected_csv = corrected.to_csv(index=False).encode("utf-8")
+counts = decision_counts(decisions)
+st.dataframe(pd.DataFrame([counts]), hide_index=True, key="tr_counts")
+st.caption("The corrected benchmark keeps accepted pairs and applies the corrections of 'needs correction' pairs "
+           "(an adjudicated decision first; otherwise the reviewers' shared decision). Rejected, unresolved and "
+           "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`.")
+c1, c2 = st.columns(2)
+c1.download_button("Download all reviews (CSV)", reviews_csv(reviews), file_name=f"reviews_{benchmark}.csv",
+                   mime="text/csv", key="tr_csv", disabled=reviews.empty)
+c2.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
+                   file_name=f"{benchmark}_corrected.csv", mime="text/csv", key="tr_corrected_csv",
+                   disabled=corrected.empty)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def compare(model_name: str, benchmark_name: str, csv: bytes, _progress=None) -> pd.DataFrame:
+    """The engine's B before/after for one model (cached per model, benchmark and corrected benchmark)."""
+    frame = pd.read_csv(io.BytesIO(csv), keep_default_na=False)
+    return before_after(get_model(model_name), load_benchmark(benchmark_name), frame, progress=_progress)
+
+
+st.subheader("B before and after the corrections")
+if corrected.empty:
+    st.info("No pair is accepted or corrected yet.")
+else:
+    compare_key = (model, benchmark, hashlib.sha256(corrected_csv).hexdigest())
+    st.text(f"Model: {model}")
+    if st.button("Compare B before and after the corrections", key="tr_compare"):
+        st.session_state["tr_compare_key"] = compare_key
+    if st.session_state.get("tr_compare_key") == compare_key:
+        bar = st.progress(0.0, text="Scoring (cached after the first time)…")
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {done}/{total} pairs")
+
+        try:
+            table = compare(model, benchmark, corrected_csv, _progress=progress)
+        except (ModelLoadError, BenchmarkError, ValueError) as exc:
+            bar.empty()
+            st.error(error_line(exc, "B cannot be computed for this model on this server"))
+        else:
+            bar.empty()
+            st.dataframe(table, hide_index=True, key="tr_before_after")
+            st.caption("B = % of pairs with S_JSD < 0 (50 = unbiased). before: every reviewed-benchmark pair as "
+                       "published; kept_before: the kept pairs as published; after: the corrected benchmark. "
+                       "B_change = B_after − B_kept_before.")

@@ -4,16 +4,17 @@ Both scorers (b(u) and the CrowS pseudo-log-likelihood) need one number per scor
 log P(gold token | context). This module computes exactly that, fast:
 
 * sequences are sorted by length and packed into batches under a token budget (little padding);
-* the LM head runs **only at the positions that are scored**: a forward hook on the model's base
-  encoder/decoder keeps just those hidden states, so the vocabulary projection is not computed for the
-  other positions (for a masked variant that is one position out of the whole sentence);
+* the LM head runs **only at the positions that are scored**: the model's base encoder/decoder runs, the
+  hidden states at the scored positions are gathered, and the LM head is applied to those alone
+  (:func:`position_logits`), so the vocabulary projection is not computed for the other positions (for a
+  masked variant that is one position out of the whole sentence). Nothing is attached to or changed on the
+  model, so any number of threads may score on one shared model at once;
 * the log-softmax keeps the gold log-probability precise near P = 1 (which the JSD^¼ distance needs)
   while staying in float32 over the vocabulary (see :func:`_gold_logprobs`);
 * a batch that runs out of memory is split in half and retried; the budget stays halved afterwards.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -58,26 +59,64 @@ def _is_oom(exc: BaseException) -> bool:
         isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower())
 
 
-@contextlib.contextmanager
-def keep_positions(lm: LanguageModel, rows: torch.Tensor, cols: torch.Tensor):
-    """Make the base model return only hidden states at (rows, cols), shaped [1, K, H], so the LM head
-    computes logits for those positions alone. Falls back to nothing if the model has no separate base."""
-    base = getattr(lm.model, "base_model", None)
-    if base is None or base is lm.model:
-        yield False
-        return
+def _softcapped(model: torch.nn.Module, head: Callable[[torch.Tensor], torch.Tensor]):
+    """``head`` followed by the final logit soft-capping of gemma-2/3 (cap·tanh(logits/cap)), when configured,
+    in the same operation order as their ``forward``."""
+    cap = getattr(model.config, "final_logit_softcapping", None)
+    if cap is None:
+        return head
 
-    def hook(_module, _inputs, output):
-        if isinstance(output, tuple):
-            return (output[0][rows, cols].unsqueeze(0),) + tuple(output[1:])
-        output.last_hidden_state = output.last_hidden_state[rows, cols].unsqueeze(0)
-        return output
+    def capped(hidden: torch.Tensor) -> torch.Tensor:
+        logits = head(hidden) / cap
+        return torch.tanh(logits) * cap
+    return capped
 
-    handle = base.register_forward_hook(hook)
-    try:
-        yield True
-    finally:
-        handle.remove()
+
+def _distilbert_head(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
+    def head(hidden: torch.Tensor) -> torch.Tensor:
+        h = model.vocab_layer_norm(model.activation(model.vocab_transform(hidden)))
+        return model.vocab_projector(h)
+    return head
+
+
+#: Architectures whose ``forward`` is exactly ``head(base_model(...).last_hidden_state)`` (final norms live
+#: inside the base model), with how to get that head. Each entry is checked against the full forward on a
+#: tiny random model in tests/test_lm_scoring.py; anything else takes the full forward.
+_HEADS: dict[str, Callable[[torch.nn.Module], Callable[[torch.Tensor], torch.Tensor]]] = {
+    "BertForMaskedLM": lambda m: m.cls,
+    "RobertaForMaskedLM": lambda m: m.lm_head,
+    "XLMRobertaForMaskedLM": lambda m: m.lm_head,
+    "CamembertForMaskedLM": lambda m: m.lm_head,
+    "DistilBertForMaskedLM": _distilbert_head,
+    **{name: (lambda m: _softcapped(m, m.lm_head)) for name in [
+        "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+        "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM"]},
+}
+
+
+def lm_head_of(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """The function from the base model's last hidden states to vocabulary logits, for a recognised
+    architecture; None when the model is not one (its full forward must be used)."""
+    make = _HEADS.get(type(model).__name__)
+    base = getattr(model, "base_model", None)
+    if make is None or base is None or base is model:
+        return None
+    return make(model)
+
+
+def position_logits(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
+                    cols: torch.Tensor) -> torch.Tensor:
+    """Vocabulary logits [K, V] at positions (rows[k], cols[k]) of a padded batch.
+
+    For a recognised architecture the base model runs, the K hidden states are gathered and the LM head is
+    applied to them alone (shaped [1, K, H], as the model's own forward would see them); otherwise the full
+    forward runs and its logits are gathered. Stateless: the shared model is only called, never modified.
+    """
+    head = lm_head_of(lm.model)
+    if head is None:
+        return lm.model(input_ids=input_ids, attention_mask=attention).logits[rows, cols]
+    hidden = lm.model.base_model(input_ids=input_ids, attention_mask=attention)[0]
+    return head(hidden[rows, cols].unsqueeze(0))[0]
 
 
 def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
@@ -89,9 +128,8 @@ def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.
     relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
     the per-row scalars go to float64.
     """
-    with torch.inference_mode(), keep_positions(lm, rows, cols) as selected:
-        logits = lm.model(input_ids=input_ids, attention_mask=attention).logits
-        z = (logits[0] if selected else logits[rows, cols]).float()
+    with torch.inference_mode():
+        z = position_logits(lm, input_ids, attention, rows, cols).float()
         gold = gold.to(z.device)
         top, arg = z.max(dim=-1, keepdim=True)
         z.sub_(top)  # in place: no vocabulary-sized temporaries

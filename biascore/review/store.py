@@ -1,51 +1,103 @@
-"""Translation reviews in SQLite: one verdict and note per (benchmark, pair, reviewer), safe for several
-reviewers writing at the same time.
+"""Translation reviews in SQLite: per (benchmark, pair, reviewer) a status, issue tags, a comment and corrected
+Filipino sentences; per (benchmark, pair) an adjudicated decision. Safe for several reviewers at once.
 
-* The database lives at a path the user chooses (default ``<cache>/reviews.sqlite``); it is created on
-  first use with the journal in WAL mode, so readers never block the writer and a crash loses nothing
-  that was committed.
-* Every write is one short ``BEGIN IMMEDIATE`` transaction on its own connection with a
-  ``busy_timeout``: a second writer waits for the lock instead of failing, and nobody holds a
-  transaction open while a human thinks.
-* A save is an upsert on the primary key ``(benchmark, pair_id, reviewer)``: saving again replaces that
-  reviewer's earlier verdict for the pair, and reviewers never overwrite one another.
+* **Nothing is created until the first save.** Constructing a :class:`ReviewStore` and reading from it never
+  creates a folder or a file: a missing database reads as empty. The first :meth:`ReviewStore.save` builds the
+  schema in a temporary file next to the target and links it into place atomically (``os.link`` fails when the
+  target appeared meanwhile), so no one ever sees a half-made or empty database file.
+* **Only review databases are opened.** A path is identified from the SQLite header and schema, read without
+  writing anything (``immutable=1`` when no ``-wal`` file exists): an empty file, a non-SQLite file, another
+  application's SQLite file or one from a newer schema is refused with a one-line :class:`ReviewError` and left
+  untouched (no table added, no journal switched).
+* **Schema versions** (``PRAGMA user_version``; ``PRAGMA application_id`` = :data:`APPLICATION_ID` marks our
+  files): version 0 = the single-verdict table of earlier versions (up to commit 4004f54:
+  ``reviews(benchmark, pair_id, reviewer, verdict, note, updated_at)``), version 2 = this module's schema.
+  A version-0 review database is read as it is (mapped on the fly) and migrated in one ``BEGIN IMMEDIATE``
+  transaction by the first save (the old verdict is kept in ``legacy_verdict`` and mapped by
+  :data:`LEGACY_VERDICTS`; the note becomes the comment); two processes saving at once migrate it once.
+* **Concurrency**: WAL journal (readers never block the writer); every write is one short ``BEGIN IMMEDIATE``
+  transaction on its own connection with a ``busy_timeout``, so a second writer waits instead of failing and
+  nobody holds a transaction open while a human thinks. A save is an upsert on ``(benchmark, pair_id,
+  reviewer)``: saving again replaces that reviewer's own review; reviewers never overwrite one another.
 """
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
+from urllib.parse import quote
 
 import pandas as pd
 
 from biascore.core import settings
 
-#: The verdicts a reviewer chooses from (stored as these strings).
-VERDICTS = ("fine", "translation problem", "not a minimal pair", "wrong bias label", "culturally irrelevant")
-MAX_NOTE_CHARS = 5000
+ACCEPT, NEEDS_CORRECTION, REJECT = "accept", "needs correction", "reject"
+#: What a reviewer (or an adjudicator) decides for a pair.
+STATUSES = (ACCEPT, NEEDS_CORRECTION, REJECT)
+#: Issue tags a reviewer may attach (any number).
+TAGS = ("mistranslation", "not a minimal pair", "wrong bias type", "changes more than the group", "other")
+#: How a version-0 verdict becomes (status, tags) in the migration.
+LEGACY_VERDICTS = {
+    "fine": (ACCEPT, ()),
+    "translation problem": (NEEDS_CORRECTION, ("mistranslation",)),
+    "not a minimal pair": (NEEDS_CORRECTION, ("not a minimal pair",)),
+    "wrong bias label": (NEEDS_CORRECTION, ("wrong bias type",)),
+    "culturally irrelevant": (REJECT, ("other",)),
+}
+MAX_COMMENT_CHARS = 5000
+MAX_SENTENCE_CHARS = 1000
 MAX_REVIEWER_CHARS = 100
 BUSY_TIMEOUT_MS = 15000
-COLUMNS = ["benchmark", "pair_id", "reviewer", "verdict", "note", "updated_at"]
+SCHEMA_VERSION = 2
+APPLICATION_ID = 0x62526576  # "bRev"
+COLUMNS = ["benchmark", "pair_id", "reviewer", "status", "tags", "comment", "corrected_more", "corrected_less",
+           "legacy_verdict", "updated_at"]
+ADJUDICATION_COLUMNS = ["benchmark", "pair_id", "status", "corrected_more", "corrected_less", "comment",
+                        "adjudicator", "decided_at"]
+V0_COLUMNS = ["benchmark", "pair_id", "reviewer", "verdict", "note", "updated_at"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS reviews (
-    benchmark  TEXT    NOT NULL,
-    pair_id    INTEGER NOT NULL,
-    reviewer   TEXT    NOT NULL,
-    verdict    TEXT    NOT NULL,
-    note       TEXT    NOT NULL DEFAULT '',
-    updated_at TEXT    NOT NULL,
+_CHECK_STATUS = "CHECK (status IN ({}))".format(", ".join(f"'{s}'" for s in STATUSES))
+_SCHEMA = [f"""
+CREATE TABLE reviews (
+    benchmark      TEXT    NOT NULL,
+    pair_id        INTEGER NOT NULL,
+    reviewer       TEXT    NOT NULL,
+    status         TEXT    NOT NULL {_CHECK_STATUS},
+    tags           TEXT    NOT NULL DEFAULT '[]',
+    comment        TEXT    NOT NULL DEFAULT '',
+    corrected_more TEXT    NOT NULL DEFAULT '',
+    corrected_less TEXT    NOT NULL DEFAULT '',
+    legacy_verdict TEXT    NOT NULL DEFAULT '',
+    updated_at     TEXT    NOT NULL,
     PRIMARY KEY (benchmark, pair_id, reviewer)
-)
-"""
+)""", f"""
+CREATE TABLE adjudications (
+    benchmark      TEXT    NOT NULL,
+    pair_id        INTEGER NOT NULL,
+    status         TEXT    NOT NULL {_CHECK_STATUS},
+    corrected_more TEXT    NOT NULL DEFAULT '',
+    corrected_less TEXT    NOT NULL DEFAULT '',
+    comment        TEXT    NOT NULL DEFAULT '',
+    adjudicator    TEXT    NOT NULL,
+    decided_at     TEXT    NOT NULL,
+    PRIMARY KEY (benchmark, pair_id)
+)""", f"PRAGMA application_id = {APPLICATION_ID}", f"PRAGMA user_version = {SCHEMA_VERSION}"]
 
 
 class ReviewError(ValueError):
-    """A review cannot be saved as given; the message says what to change."""
+    """A review database cannot be used or a review cannot be saved as given; the message is one line.
+
+    ``reason`` is the message without the database path (what a public page may show).
+    """
+
+    def __init__(self, reason: str, path: Path | None = None):
+        self.reason, self.path = reason, path
+        super().__init__(f"{path}: {reason}" if path is not None else reason)
 
 
 def default_path() -> Path:
@@ -53,34 +105,163 @@ def default_path() -> Path:
     return settings.review_db_path()
 
 
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
 @dataclass(frozen=True)
 class Review:
+    """One reviewer's review of one pair. Empty ``corrected_*`` means "keep the original sentence"."""
+
     benchmark: str
     pair_id: int
     reviewer: str
-    verdict: str
-    note: str = ""
+    status: str
+    tags: tuple[str, ...] = ()
+    comment: str = ""
+    corrected_more: str = ""
+    corrected_less: str = ""
+    legacy_verdict: str = ""
     updated_at: str = ""
 
 
+@dataclass(frozen=True)
+class Adjudication:
+    """The final decision for one pair when its reviewers disagree (one per pair; saving again replaces it)."""
+
+    benchmark: str
+    pair_id: int
+    status: str
+    corrected_more: str = ""
+    corrected_less: str = ""
+    comment: str = ""
+    adjudicator: str = ""
+    decided_at: str = ""
+
+
+@dataclass(frozen=True)
+class DatabaseState:
+    """What is at a review-database path: ``missing`` (nothing yet), ``legacy`` (schema version 0, will be
+    migrated) or ``current``."""
+
+    kind: str
+    tables: tuple[str, ...] = field(default=())
+
+
+def _header(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(100)
+
+
+def inspect_database(path: Path) -> DatabaseState:
+    """Identify ``path`` without writing anything; raise :class:`ReviewError` when it is not a review database."""
+    if not path.exists():
+        return DatabaseState("missing")
+    if path.is_dir():
+        raise ReviewError(f"is a folder; give a file path such as {path / 'reviews.sqlite'}", path)
+    try:
+        head = _header(path)
+    except OSError as exc:
+        raise ReviewError(f"cannot read the file ({exc.strerror or exc})", path) from exc
+    if not head:
+        raise ReviewError("is an empty file, not a review database; choose a new file name or an existing "
+                          "review database", path)
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        raise ReviewError("is not a review database (not a SQLite file); choose another file", path)
+    user_version, application_id, tables, columns = _read_schema(path)
+    if application_id not in (0, APPLICATION_ID):
+        raise ReviewError("is a SQLite database of another application, not a review database; choose another file",
+                          path)
+    if application_id == APPLICATION_ID:
+        if user_version > SCHEMA_VERSION:
+            raise ReviewError(f"was written by a newer biascore (review schema {user_version}; this version reads "
+                              f"up to {SCHEMA_VERSION}); upgrade biascore", path)
+        return DatabaseState("current", tables)
+    if user_version == 0 and tables == ("reviews",) and columns == V0_COLUMNS:
+        return DatabaseState("legacy", tables)
+    what = f"tables: {', '.join(tables)}" if tables else "no tables"
+    raise ReviewError(f"is a SQLite database but not a review database ({what}); choose another file", path)
+
+
+def _read_schema(path: Path) -> tuple[int, int, tuple[str, ...], list[str]]:
+    """``user_version``, ``application_id``, the table names and the columns of ``reviews``, read without
+    creating journal files: ``immutable=1`` when no ``-wal`` file exists (then the main file is the whole
+    database), plain read-only otherwise (the WAL may hold a newer schema than the main file)."""
+    wal = Path(f"{path}-wal")
+    uri = f"file:{quote(str(path.resolve()))}?" + ("mode=ro" if wal.exists() else "immutable=1")
+    try:
+        with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)) as con:
+            tables = tuple(r[0] for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"))
+            columns = [r[1] for r in con.execute("PRAGMA table_info(reviews)")]
+            user_version = int(con.execute("PRAGMA user_version").fetchone()[0])
+            application_id = int(con.execute("PRAGMA application_id").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        raise ReviewError(f"cannot be read as a SQLite database ({exc})", path) from exc
+    return user_version, application_id, tables, columns
+
+
+def _v0_as_current(table: str) -> str:
+    """A SELECT giving a version-0 ``table`` the columns :data:`COLUMNS`, each verdict mapped by
+    :data:`LEGACY_VERDICTS` (an unknown verdict becomes ``needs correction`` with tag ``other``)."""
+    status = " ".join(f"WHEN '{v}' THEN '{s}'" for v, (s, _) in LEGACY_VERDICTS.items())
+    tags = " ".join(f"WHEN '{v}' THEN '{json.dumps(list(t))}'" for v, (_, t) in LEGACY_VERDICTS.items())
+    return (f"SELECT benchmark, pair_id, reviewer, CASE verdict {status} ELSE '{NEEDS_CORRECTION}' END AS status, "
+            f"CASE verdict {tags} ELSE '[\"other\"]' END AS tags, note AS comment, '' AS corrected_more, "
+            f"'' AS corrected_less, verdict AS legacy_verdict, updated_at FROM {table}")
+
+
+def _migrate_from_v0(con: sqlite3.Connection) -> None:
+    """Version 0 → 2 inside the caller's transaction: rebuild ``reviews`` with the new columns
+    (:func:`_v0_as_current`) and add ``adjudications``."""
+    con.execute("ALTER TABLE reviews RENAME TO reviews_v0")
+    for statement in _SCHEMA:
+        con.execute(statement)
+    con.execute(f"INSERT INTO reviews ({', '.join(COLUMNS)}) {_v0_as_current('reviews_v0')}")
+    con.execute("DROP TABLE reviews_v0")
+
+
+def _clean_name(name: str, what: str) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise ReviewError(f"enter your name as {what} before saving")
+    if len(name) > MAX_REVIEWER_CHARS:
+        raise ReviewError(f"the {what} name is longer than {MAX_REVIEWER_CHARS} characters")
+    return name
+
+
+def _clean_decision(status: str, comment: str, corrected_more: str, corrected_less: str) -> tuple[str, str, str]:
+    if status not in STATUSES:
+        raise ReviewError(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
+    comment = (comment or "").strip()
+    if len(comment) > MAX_COMMENT_CHARS:
+        raise ReviewError(f"the comment is {len(comment)} characters; the limit is {MAX_COMMENT_CHARS}")
+    more, less = (corrected_more or "").strip(), (corrected_less or "").strip()
+    for text, side in ((more, "more-biased"), (less, "less-biased")):
+        if len(text) > MAX_SENTENCE_CHARS:
+            raise ReviewError(f"the corrected {side} sentence is longer than {MAX_SENTENCE_CHARS} characters")
+        if "\n" in text or "\r" in text:
+            raise ReviewError(f"the corrected {side} sentence must be one line")
+    if status != NEEDS_CORRECTION and (more or less):
+        raise ReviewError(f"corrected sentences are kept only with status '{NEEDS_CORRECTION}'; "
+                          "clear them or change the status")
+    return comment, more, less
+
+
 class ReviewStore:
-    """Reviews saved in one SQLite file. Cheap to construct; opens a connection per operation."""
+    """Reviews saved in one SQLite file. Cheap to construct, touches nothing on disk until :meth:`save`."""
 
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path).expanduser() if path else default_path()
-        if self.path.is_dir():
-            raise ReviewError(f"{self.path} is a folder; give a file path such as {self.path / 'reviews.sqlite'}")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as con:
-                mode = con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-                con.execute(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise ReviewError(f"cannot open review database {self.path}: {exc}") from exc
-        except OSError as exc:
-            raise ReviewError(f"cannot create review database {self.path}: {exc}") from exc
-        if str(mode).lower() != "wal":
-            raise ReviewError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); use a local disk path")
+
+    # ------------------------------------------------------------------ opening
+    def state(self) -> DatabaseState:
+        """What is at the path now (raises :class:`ReviewError` for a file that is not a review database)."""
+        return inspect_database(self.path)
+
+    def exists(self) -> bool:
+        """True when the path holds a review database (False when nothing is there yet)."""
+        return self.state().kind != "missing"
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -91,71 +272,160 @@ class ReviewStore:
         finally:
             con.close()
 
-    # ------------------------------------------------------------------ writes
-    def save(self, benchmark: str, pair_id: int, reviewer: str, verdict: str, note: str = "") -> Review:
-        """Insert or replace this reviewer's verdict for one pair (one short transaction); returns what was stored."""
-        reviewer = (reviewer or "").strip()
-        note = (note or "").strip()
-        if not reviewer:
-            raise ReviewError("enter your name as reviewer before saving")
-        if len(reviewer) > MAX_REVIEWER_CHARS:
-            raise ReviewError(f"the reviewer name is longer than {MAX_REVIEWER_CHARS} characters")
-        if verdict not in VERDICTS:
-            raise ReviewError(f"unknown verdict {verdict!r}; choose one of: {', '.join(VERDICTS)}")
-        if len(note) > MAX_NOTE_CHARS:
-            raise ReviewError(f"the note is {len(note)} characters; the limit is {MAX_NOTE_CHARS}")
-        review = Review(str(benchmark), int(pair_id), reviewer, verdict, note,
-                        datetime.now(timezone.utc).isoformat(timespec="seconds"))
-        with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")
+    def _create(self) -> None:
+        """Build the schema in a private temporary file and link it to the path unless someone was faster."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ReviewError(f"cannot create the folder ({exc.strerror or exc})", self.path) from exc
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{id(self)}.tmp")
+        try:
+            with closing(sqlite3.connect(tmp, isolation_level=None)) as con:
+                mode = con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise ReviewError(f"SQLite refused WAL mode (got {mode!r}); use a local disk path", self.path)
+                for statement in _SCHEMA:
+                    con.execute(statement)
             try:
-                con.execute(
-                    "INSERT INTO reviews (benchmark, pair_id, reviewer, verdict, note, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (benchmark, pair_id, reviewer) DO UPDATE SET "
-                    "verdict = excluded.verdict, note = excluded.note, updated_at = excluded.updated_at",
-                    (review.benchmark, review.pair_id, review.reviewer, review.verdict, review.note,
-                     review.updated_at))
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass  # another reviewer created it first: use theirs
+        except (OSError, sqlite3.DatabaseError) as exc:
+            raise ReviewError(f"cannot create the review database ({getattr(exc, 'strerror', None) or exc})",
+                              self.path) from exc
+        finally:
+            for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+                leftover.unlink(missing_ok=True)
+
+    def _ready(self) -> None:
+        """Make the database writable: create it when missing, migrate a version-0 file (once, even when several
+        processes try at the same time)."""
+        state = self.state()
+        if state.kind == "missing":
+            self._create()
+            state = self.state()
+        if state.kind == "legacy":
+            with self._write() as con:
+                if con.execute("PRAGMA user_version").fetchone()[0] == 0:  # not migrated by someone else meanwhile
+                    _migrate_from_v0(con)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction, committed on success and rolled back on any error."""
+        try:
+            with self._connect() as con:
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    yield con
+                    con.execute("COMMIT")
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
+        except sqlite3.OperationalError as exc:
+            raise ReviewError(f"cannot write to the review database ({exc})", self.path) from exc
+
+    # ------------------------------------------------------------------ writes
+    def save(self, benchmark: str, pair_id: int, reviewer: str, status: str, tags: Sequence[str] = (),
+             comment: str = "", corrected_more: str = "", corrected_less: str = "") -> Review:
+        """Insert or replace this reviewer's review of one pair (one short transaction); returns what was stored.
+
+        The first save creates the database (and its folder). Corrected sentences are allowed only with status
+        ``needs correction``; an empty one means that sentence is kept as it is.
+        """
+        reviewer = _clean_name(reviewer, "reviewer")
+        comment, more, less = _clean_decision(status, comment, corrected_more, corrected_less)
+        unknown = [t for t in tags if t not in TAGS]
+        if unknown:
+            raise ReviewError(f"unknown tag {unknown[0]!r}; choose from: {', '.join(TAGS)}")
+        tags = tuple(t for t in TAGS if t in set(tags))
+        self._ready()
+        review = Review(str(benchmark), int(pair_id), reviewer, status, tags, comment, more, less, "", _now())
+        with self._write() as con:
+            con.execute(
+                "INSERT INTO reviews (benchmark, pair_id, reviewer, status, tags, comment, corrected_more, "
+                "corrected_less, legacy_verdict, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) "
+                "ON CONFLICT (benchmark, pair_id, reviewer) DO UPDATE SET status = excluded.status, "
+                "tags = excluded.tags, comment = excluded.comment, corrected_more = excluded.corrected_more, "
+                "corrected_less = excluded.corrected_less, legacy_verdict = '', updated_at = excluded.updated_at",
+                (review.benchmark, review.pair_id, review.reviewer, review.status, json.dumps(list(tags)),
+                 review.comment, more, less, review.updated_at))
         return review
 
+    def adjudicate(self, benchmark: str, pair_id: int, adjudicator: str, status: str, comment: str = "",
+                   corrected_more: str = "", corrected_less: str = "") -> Adjudication:
+        """Store the final decision for one pair (replaces an earlier adjudication of that pair)."""
+        adjudicator = _clean_name(adjudicator, "adjudicator")
+        comment, more, less = _clean_decision(status, comment, corrected_more, corrected_less)
+        self._ready()
+        adj = Adjudication(str(benchmark), int(pair_id), status, more, less, comment, adjudicator, _now())
+        with self._write() as con:
+            con.execute(
+                f"INSERT OR REPLACE INTO adjudications ({', '.join(ADJUDICATION_COLUMNS)}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (adj.benchmark, adj.pair_id, adj.status, more, less, comment, adjudicator, adj.decided_at))
+        return adj
+
     # ------------------------------------------------------------------ reads
-    def reviews(self, benchmark: str | None = None, *, verdict: str | None = None,
+    def _select(self, sql: str, args: Sequence, columns: list[str]) -> pd.DataFrame:
+        """Run a read on the current schema. Reading changes nothing: no database → empty; a version-0 database is
+        read through :func:`_v0_as_current` (no adjudications yet) and migrated only by the first save."""
+        for attempt in (1, 2):
+            kind = self.state().kind
+            if kind == "missing" or (kind == "legacy" and "FROM adjudications" in sql):
+                rows = []
+                break
+            query = f"WITH reviews AS ({_v0_as_current('main.reviews')}) {sql}" if kind == "legacy" else sql
+            try:
+                with self._connect() as con, closing(con.execute(query, list(args))) as cur:
+                    rows = cur.fetchall()
+                break
+            except sqlite3.OperationalError as exc:
+                if kind != "legacy" or attempt == 2:  # (legacy: migrated by another process meanwhile; read again)
+                    raise ReviewError(f"cannot read the review database ({exc})", self.path) from exc
+        return pd.DataFrame(rows, columns=columns).astype({"pair_id": "int64"})
+
+    def reviews(self, benchmark: str | None = None, *, status: str | None = None,
                 reviewer: str | None = None) -> pd.DataFrame:
-        """All saved reviews (columns :data:`COLUMNS`), optionally filtered, ordered by pair then reviewer."""
+        """All saved reviews (columns :data:`COLUMNS`; ``tags`` as tuples), optionally filtered, ordered by pair
+        then reviewer. Empty (and nothing created) when the database does not exist yet."""
         where, args = [], []
-        for col, value in (("benchmark", benchmark), ("verdict", verdict), ("reviewer", reviewer)):
+        for col, value in (("benchmark", benchmark), ("status", status), ("reviewer", reviewer)):
             if value is not None:
                 where.append(f"{col} = ?")
-                args.append(value)
-        sql = f"SELECT {', '.join(COLUMNS)} FROM reviews"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY benchmark, pair_id, reviewer"
-        with self._connect() as con, closing(con.execute(sql, args)) as cur:
-            rows = cur.fetchall()
-        return pd.DataFrame(rows, columns=COLUMNS).astype({"pair_id": "int64"})
+                args.append(value.strip() if col == "reviewer" else value)
+        sql = f"SELECT {', '.join(COLUMNS)} FROM reviews" + (" WHERE " + " AND ".join(where) if where else "")
+        frame = self._select(sql + " ORDER BY benchmark, pair_id, reviewer", args, COLUMNS)
+        frame["tags"] = [tuple(json.loads(t)) for t in frame["tags"]]
+        return frame
 
     def get(self, benchmark: str, pair_id: int, reviewer: str) -> Review | None:
         """One reviewer's review of one pair, or None."""
-        with self._connect() as con:
-            row = con.execute(f"SELECT {', '.join(COLUMNS)} FROM reviews WHERE benchmark = ? AND pair_id = ? "
-                              "AND reviewer = ?", (benchmark, int(pair_id), (reviewer or "").strip())).fetchone()
-        return Review(*row) if row else None
+        hit = self.reviews(benchmark, reviewer=reviewer)
+        hit = hit[hit.pair_id == int(pair_id)]
+        return Review(**{**hit.iloc[0].to_dict(), "pair_id": int(pair_id)}) if len(hit) else None
+
+    def adjudications(self, benchmark: str | None = None) -> pd.DataFrame:
+        """Every adjudicated decision (columns :data:`ADJUDICATION_COLUMNS`), ordered by pair."""
+        sql = f"SELECT {', '.join(ADJUDICATION_COLUMNS)} FROM adjudications"
+        args = []
+        if benchmark is not None:
+            sql += " WHERE benchmark = ?"
+            args.append(benchmark)
+        return self._select(sql + " ORDER BY benchmark, pair_id", args, ADJUDICATION_COLUMNS)
 
     def progress(self, benchmark: str, total: int, reviewer: str | None = None) -> dict:
         """How many of ``total`` pairs have at least one review (by anyone, or by ``reviewer``)."""
-        sql = "SELECT COUNT(DISTINCT pair_id) FROM reviews WHERE benchmark = ?"
-        args: list = [benchmark]
-        if reviewer:
-            sql += " AND reviewer = ?"
-            args.append(reviewer.strip())
-        with self._connect() as con:
-            done = int(con.execute(sql, args).fetchone()[0])
+        frame = self.reviews(benchmark, reviewer=reviewer or None)
+        done = int(frame.pair_id.nunique())
         return {"reviewed": done, "total": int(total), "share": done / total if total else 0.0}
 
     def to_csv(self, benchmark: str | None = None) -> bytes:
-        """The reviews as UTF-8 CSV (what the page's download button serves)."""
-        return self.reviews(benchmark).to_csv(index=False).encode("utf-8")
+        """All reviews as UTF-8 CSV, tags joined by ``"; "`` (what the page's download and the CLI export serve)."""
+        return reviews_csv(self.reviews(benchmark))
+
+
+def reviews_csv(frame: pd.DataFrame) -> bytes:
+    """A reviews frame as UTF-8 CSV with the tags joined by ``"; "``."""
+    out = frame.copy()
+    out["tags"] = ["; ".join(t) for t in out["tags"]]
+    return out.to_csv(index=False).encode("utf-8")

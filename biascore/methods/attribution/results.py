@@ -8,14 +8,12 @@ and rebuilds the attribution frame from one of them plus the benchmark file — 
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.parquet as pq
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import CacheKey, CorruptCacheFile, ResultCache, check_ids
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
 from biascore.methods.attribution.jsd import JsdVariant
 from biascore.methods.attribution.scorer import attribution_frame
@@ -26,6 +24,10 @@ RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "
 
 class StaleResult(RuntimeError):
     """The cached run was made on a different version of the benchmark file."""
+
+
+class DamagedResult(RuntimeError):
+    """The cached run failed verification (and was removed); the message is one line for the page."""
 
 
 def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
@@ -80,24 +82,28 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
              cache: ResultCache | None = None) -> pd.DataFrame:
     """The attribution frame (one row per pair, the engine's columns) of one cached run.
 
+    The run is read through the same verification as the CLI's cache reads (page checksums, stored key,
+    every pair of the benchmark exactly once); a file failing it is removed and :class:`DamagedResult`
+    raised with a one-line reason, so the caller can report it and offer to score again.
+
     Deriving b(u) and the word units for 12,089 pairs takes tens of seconds on a small CPU, so the derived
     frame is itself cached (scorer ``attribution_frame``, keyed by the run's digest, the JSD variant and the
     benchmark's content hash); later loads read one parquet file.
     """
     cache = cache or ResultCache()
-    table = pq.read_table(path)
-    meta = _run_meta(table)
-    bm = load_benchmark(benchmark, data_dir)
-    n_pairs = table.num_rows
-    if n_pairs < len(bm.frame):
-        bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
-    if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
-        raise StaleResult(f"{path} was computed on a different version of {benchmark!r}; score it again")
-    key = CacheKey.make("attribution_frame", run=meta.get("digest", str(path)), jsd=jsd,
-                        benchmark_hash=bm.content_hash)
-    return cache.get_or_compute(key, lambda: attribution_frame(bm, table.to_pandas(), jsd))
-
-
-def _run_meta(table) -> dict:
-    raw = (table.schema.metadata or {}).get(b"biascore")
-    return json.loads(raw) if raw else {}
+    try:
+        logp, meta = cache.read_entry(path)
+        bm = load_benchmark(benchmark, data_dir)
+        n_pairs = int(meta.get("n_pairs", len(logp)))
+        if n_pairs < len(bm.frame):
+            bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
+        if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
+            raise StaleResult(f"the cached result was computed on a different version of {benchmark!r}; "
+                              "score it again")
+        check_ids(logp, bm.frame["pair_id"].tolist())
+    except CorruptCacheFile as exc:
+        cache.discard(path)
+        raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
+                            "score it again") from exc
+    key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)
+    return cache.get_or_compute(key, lambda: attribution_frame(bm, logp, jsd))

@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import CacheKey, ResultCache, check_ids
 from biascore.core.datasets import Benchmark, load_benchmark
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, distance
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
@@ -192,12 +192,16 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
                     jsd: JsdVariant = "reference", limit: int | None = None,
                     progress: Callable[[int, int], None] | None = None, cache: ResultCache | None = None,
                     data_dir=None, shard_pairs: int = SHARD_PAIRS,
-                    identity: ModelIdentity | None = None) -> pd.DataFrame:
+                    identity: ModelIdentity | None = None,
+                    waiting: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
 
     ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
     (:func:`biascore.core.models.model_identity`) a cached result is answered without loading the model.
     ``progress(done, total)`` is called with the number of pairs done (for the dashboard's progress bar).
+    One computation per result across processes: while another process or thread scores the same model ×
+    benchmark, this call waits for its result and calls ``waiting(done, total)`` with *its* progress.
+    The stored result holds every pair exactly once (checked before it is stored and on every read).
     Returns one row per pair (schema in README.md → "Output schema").
     """
     bm = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark, data_dir)
@@ -209,35 +213,59 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
     elif identity is None:
         lm = lm()
         identity = lm.identity()
+    ids = [int(x) for x in bm.frame["pair_id"]]
+    verify = lambda frame: check_ids(frame, ids)  # noqa: E731
     key = logprob_cache_key(identity, bm, limit)
-    logp = cache.load(key)
+    logp = cache.load(key, verify)
     if logp is None:
         if not isinstance(lm, LanguageModel):
             lm = lm()
             key = logprob_cache_key(lm.identity(), bm, limit)  # the loaded model is the authority
-        shards = cache.shards(key)
-        done_frames = shards.completed()
-        done_ids = set(int(x) for f in done_frames for x in f["pair_id"])
-        todo = bm.frame[~bm.frame["pair_id"].isin(done_ids)]
-        total, finished = len(bm.frame), len(done_ids)
+        total = len(ids)
+
+        def wait(report) -> None:
+            if waiting:
+                waiting(report.done if report else 0, report.total if report else total)
+
+        with cache.computing(key, wait):
+            logp = cache.load(key, verify)  # another process may have finished it while we waited
+            if logp is None:
+                logp = _score_shards(lm, bm, cache, key, ids, shard_pairs, progress)
+    return attribution_frame(bm, logp.sort_values("pair_id").reset_index(drop=True), jsd)
+
+
+def _score_shards(lm: LanguageModel, bm: Benchmark, cache: ResultCache, key: CacheKey, ids: list[int],
+                  shard_pairs: int, progress: Callable[[int, int], None] | None) -> pd.DataFrame:
+    """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress, and store the
+    finished, checked result."""
+    shards = cache.shards(key, ids, shard_pairs)
+    done = shards.completed()
+    total, last = len(ids), [0.0]
+
+    def report(n: int, force: bool = False) -> None:
         if progress:
-            progress(finished, total)
-        for start in range(0, len(todo), shard_pairs):
-            chunk = todo.iloc[start:start + shard_pairs]
-            base = finished
+            progress(n, total)
+        now = time.monotonic()
+        if force or now - last[0] > 0.5:  # waiting callers poll every half second
+            cache.report_progress(key, n, total)
+            last[0] = now
 
-            def inner(done, tot, base=base, n=len(chunk)):
-                if progress:
-                    progress(base + int(round(n * done / max(tot, 1))), total)
+    finished = sum(b - a for a, b in done)
+    report(finished, force=True)
+    for a, b in shards.ranges:
+        if (a, b) in done:
+            continue
+        chunk = bm.frame.iloc[a:b]
 
-            frame = compute_logprobs(lm, chunk, progress=inner)
-            shards.write(frame)
-            done_frames.append(frame)
-            finished += len(chunk)
-            if progress:
-                progress(finished, total)
-        logp = shards.finish(done_frames).sort_values("pair_id").reset_index(drop=True)
-    return attribution_frame(bm, logp, jsd)
+        def inner(d, tot, base=finished, n=b - a):
+            report(base + int(round(n * d / max(tot, 1))))
+
+        frame = compute_logprobs(lm, chunk, progress=inner)
+        shards.write(a, b, frame)
+        done[(a, b)] = frame
+        finished += b - a
+        report(finished, force=True)
+    return shards.finish(done)
 
 
 def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",

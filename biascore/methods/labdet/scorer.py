@@ -363,8 +363,8 @@ def score_labdet(lm: LanguageModel, lang: str = "en", *, probe: str = "svm", alp
         def featurize(sentences: Sequence[str]) -> np.ndarray:
             return cached_embeddings(lm, sentences, pooling=pooling, cache=cache, progress=progress)
 
-        items = probe_items(data, featurize, filler=fill, seed=seed, nationalities=nationalities)
-        cache.save(key, items)
+        items = cache.get_or_compute(  # computed once across processes (file lock per key)
+            key, lambda: probe_items(data, featurize, filler=fill, seed=seed, nationalities=nationalities))
     return _result(lm, data, items, key, cache, probe, alpha, n_boot, seed)
 
 

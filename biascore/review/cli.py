@@ -1,0 +1,152 @@
+"""``python -m biascore review …``: export reviews, agreement, disagreements, adjudicate, corrected benchmark, B
+before/after corrections. Every subcommand takes ``--db`` (default ``BIASCORE_REVIEW_DB`` or
+``<cache>/reviews.sqlite``); only ``adjudicate`` writes to it."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+
+def register_cli(sub) -> None:
+    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.review.store import STATUSES
+
+    review = sub.add_parser("review", help="translation reviews: export, agreement, adjudication, corrected benchmark")
+    rsub = review.add_subparsers(dest="review_command", required=True)
+
+    def parser(name: str, help_: str, *, benchmark_required: bool = True) -> argparse.ArgumentParser:
+        p = rsub.add_parser(name, help=help_, description=help_)
+        add_common_args(p)
+        p.add_argument("--db", default=None, help="review database (default BIASCORE_REVIEW_DB or "
+                                                  "<cache>/reviews.sqlite)")
+        p.add_argument("--benchmark", default=None if not benchmark_required else "crows-tl",
+                       help="the reviewed benchmark (default crows-tl)" if benchmark_required
+                       else "only this benchmark's reviews (default: all)")
+        return p
+
+    p = parser("export", "write every review as CSV (tags joined by '; ')", benchmark_required=False)
+    p.add_argument("--out", required=True, help="CSV file to write")
+    p.set_defaults(func=_cmd_export)
+
+    p = parser("agreement", "Cohen's κ (two reviewers) or Fleiss' κ (more) on the status, overall and per bias type")
+    p.add_argument("--out", default=None, help="also write the table as CSV")
+    p.set_defaults(func=_cmd_agreement)
+
+    p = parser("disagreements", "pairs whose reviewers disagree, with the adjudicated decision if any")
+    p.set_defaults(func=_cmd_disagreements)
+
+    p = parser("adjudicate", "store the final decision for one pair")
+    p.add_argument("--pair", type=int, required=True, help="pair_id")
+    p.add_argument("--by", required=True, help="the adjudicator's name")
+    p.add_argument("--status", required=True, choices=STATUSES)
+    p.add_argument("--more", default="", help="corrected more-biased sentence (status 'needs correction')")
+    p.add_argument("--less", default="", help="corrected less-biased sentence (status 'needs correction')")
+    p.add_argument("--comment", default="")
+    p.set_defaults(func=_cmd_adjudicate)
+
+    p = parser("corrected", "write the corrected benchmark CSV (scored by `score --benchmark FILE`)")
+    p.add_argument("--out", required=True, help="CSV file to write")
+    p.set_defaults(func=_cmd_corrected)
+
+    p = parser("compare", "B of one model before and after the corrections (both runs cached)")
+    add_model_args(p)
+    p.set_defaults(func=_cmd_compare)
+
+
+def _existing_store(args: argparse.Namespace):
+    from biascore.review.store import ReviewStore
+
+    store = ReviewStore(args.db)
+    if not store.exists():
+        raise FileNotFoundError(f"no review database at {store.path} (nothing has been saved there yet)")
+    return store
+
+
+def _reviewed(args: argparse.Namespace):
+    """(store, benchmark, reviewable pairs, reviews, adjudications) for a subcommand that needs a benchmark."""
+    from biascore.core.datasets import load_benchmark
+    from biascore.review.corrections import reviewable_pairs
+
+    store = _existing_store(args)
+    bm = load_benchmark(args.benchmark, args.data_dir)
+    return store, bm, reviewable_pairs(bm), store.reviews(bm.name), store.adjudications(bm.name)
+
+
+def _print(frame: pd.DataFrame) -> None:
+    print(frame.to_string(index=False, float_format=lambda x: f"{x:.3f}") if len(frame) else "(none)")
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    store = _existing_store(args)
+    data = store.to_csv(args.benchmark)
+    Path(args.out).write_bytes(data)
+    print(f"wrote {len(store.reviews(args.benchmark))} reviews to {args.out}")
+    return 0
+
+
+def _cmd_agreement(args: argparse.Namespace) -> int:
+    from biascore.review.agreement import agreement
+
+    _, bm, pairs, reviews, _ = _reviewed(args)
+    table = agreement(reviews, pairs)
+    print(f"agreement on the review status, {bm.name} ({len(reviews)} reviews)")
+    _print(table)
+    if args.out:
+        table.to_csv(args.out, index=False)
+    return 0
+
+
+def _cmd_disagreements(args: argparse.Namespace) -> int:
+    from biascore.review.agreement import disagreements
+
+    _, bm, pairs, reviews, adjudications = _reviewed(args)
+    table = disagreements(reviews, pairs, adjudications)
+    print(f"{len(table)} pair(s) to adjudicate in {bm.name}, {int(table.adjudicated.sum())} adjudicated")
+    _print(table)
+    return 0
+
+
+def _cmd_adjudicate(args: argparse.Namespace) -> int:
+    _, bm, pairs, _, _ = _reviewed(args)
+    store = _existing_store(args)
+    if args.pair not in set(pairs.pair_id):
+        raise ValueError(f"pair {args.pair} is not a reviewable pair of {bm.name}")
+    adj = store.adjudicate(bm.name, args.pair, args.by, args.status, args.comment, args.more, args.less)
+    print(f"pair {adj.pair_id}: {adj.status} (adjudicated by {adj.adjudicator}, {adj.decided_at})")
+    return 0
+
+
+def _corrected(args: argparse.Namespace):
+    from biascore.review.corrections import corrected_frame, decision_counts, final_decisions
+
+    _, bm, pairs, reviews, adjudications = _reviewed(args)
+    decisions = final_decisions(pairs.pair_id, reviews, adjudications)
+    return bm, corrected_frame(pairs, decisions), decision_counts(decisions)
+
+
+def _cmd_corrected(args: argparse.Namespace) -> int:
+    bm, frame, counts = _corrected(args)
+    frame.to_csv(args.out, index=False)
+    print(f"wrote {len(frame)} pairs of {bm.name} to {args.out} ({int(frame.corrected.sum())} corrected); "
+          + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+    left_out = sum(v for k, v in counts.items() if k not in ("accept", "needs correction"))
+    if left_out:
+        print(f"left out: {left_out} pair(s) (rejected, unresolved, unreviewed or correction not written)",
+              file=sys.stderr)
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from biascore.cli.args import model_from_args
+    from biascore.review.corrections import before_after
+
+    bm, frame, _ = _corrected(args)
+    if frame.empty:
+        raise ValueError(f"no pair of {bm.name} is accepted or corrected yet: nothing to compare")
+    table = before_after(model_from_args(args), bm, frame)
+    print(f"{args.model} on {bm.name}: B before and after the reviewers' corrections (50 = unbiased)")
+    _print(table)
+    return 0

@@ -1,0 +1,150 @@
+"""The reviewed benchmark: one final decision per pair, a corrected benchmark CSV, and B before/after corrections.
+
+**How reviews combine into one decision per pair** (:func:`final_decisions`):
+
+1. an adjudicated decision, when stored, is final (status and corrected sentences as the adjudicator set them);
+2. otherwise, when every reviewer of the pair chose the same status, that status is final — for
+   ``needs correction`` only if they also proposed the same corrected sentences (else it is *unresolved*);
+   one reviewer alone decides a pair nobody else reviewed;
+3. reviewers who disagree and no adjudication: *unresolved*; no review at all: *unreviewed*.
+
+**The corrected benchmark** (:func:`corrected_frame`) keeps, in benchmark order, the pairs whose final status is
+``accept`` (sentences unchanged) or ``needs correction`` with at least one corrected sentence (a corrected
+sentence replaces the original; an empty one keeps it). Rejected, unresolved, unreviewed pairs and corrections
+that were asked for but not written (``needs correction`` without a corrected sentence) are left out; their
+counts are in :func:`decision_counts`. The CSV has the columns the custom-CSV loader of
+:func:`biascore.core.datasets.load_benchmark` reads (``sent_more``, ``sent_less``, ``bias_type``,
+``sent_more_en``, ``sent_less_en``, ``language`` when the source has it) plus ``source_pair_id``,
+``review_status`` and ``corrected`` for the record, so ``python -m biascore score --benchmark corrected.csv``
+scores it directly.
+
+**B before and after** (:func:`before_after`): the engine's B (``summarize``, attribution) of one model on the
+original benchmark (all pairs), on the kept pairs with their original sentences, and on the corrected benchmark;
+both benchmarks are scored through :func:`~biascore.methods.attribution.scorer.score_benchmark`, so they are
+cached like any run (the corrected one under ``<benchmark>-corrected`` and its own content hash).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import pandas as pd
+
+from biascore.core.datasets import Benchmark, _row_issue
+from biascore.review.agreement import review_summary
+from biascore.review.store import ACCEPT, NEEDS_CORRECTION, REJECT
+
+DECISION_COLUMNS = ["pair_id", "decision", "status", "corrected_more", "corrected_less", "source"]
+CORRECTED_COLUMNS = ["sent_more", "sent_less", "bias_type", "sent_more_en", "sent_less_en"]
+RECORD_COLUMNS = ["source_pair_id", "review_status", "corrected"]
+UNRESOLVED, UNREVIEWED, PENDING = "unresolved", "unreviewed", "correction not written"
+
+
+def final_decisions(pair_ids, reviews: pd.DataFrame, adjudications: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair id (columns :data:`DECISION_COLUMNS`): ``decision`` is the final status, or
+    ``unresolved`` / ``unreviewed`` / ``correction not written``; ``source`` says where it came from."""
+    per_pair = review_summary(reviews).to_dict("index")
+    adj = adjudications.set_index("pair_id").to_dict("index") if len(adjudications) else {}
+    rows = []
+    for pid in pair_ids:
+        pid = int(pid)
+        status, more, less, source = "", "", "", ""
+        if pid in adj:
+            a = adj[pid]
+            status, more, less = a["status"], a["corrected_more"], a["corrected_less"]
+            source = f"adjudicated by {a['adjudicator']}"
+        elif pid in per_pair:
+            g = per_pair[pid]
+            if g["n_status"] == 1 and (g["status"] != NEEDS_CORRECTION or g["n_fix"] == 1):
+                status = g["status"]
+                more, less = (g["more"], g["less"]) if status == NEEDS_CORRECTION else ("", "")
+                source = "one reviewer" if g["n"] == 1 else f"{g['n']} reviewers agree"
+            else:
+                source = f"{g['n']} reviewers disagree"
+        else:
+            source = "no review"
+        if not status:
+            decision = UNRESOLVED if source != "no review" else UNREVIEWED
+        elif status == NEEDS_CORRECTION and not (more or less):
+            decision = PENDING
+        else:
+            decision = status
+        rows.append({"pair_id": pid, "decision": decision, "status": status, "corrected_more": more,
+                     "corrected_less": less, "source": source})
+    return pd.DataFrame.from_records(rows, columns=DECISION_COLUMNS)
+
+
+def decision_counts(decisions: pd.DataFrame) -> dict[str, int]:
+    """How many pairs ended in each decision (accept, needs correction, reject, unresolved, …)."""
+    order = [ACCEPT, NEEDS_CORRECTION, REJECT, UNRESOLVED, PENDING, UNREVIEWED]
+    counts = decisions.decision.value_counts()
+    return {k: int(counts.get(k, 0)) for k in order}
+
+
+def corrected_frame(pairs: pd.DataFrame, decisions: pd.DataFrame) -> pd.DataFrame:
+    """The corrected benchmark as a frame in benchmark order (columns :data:`CORRECTED_COLUMNS`, ``language``
+    when ``pairs`` has it, then :data:`RECORD_COLUMNS`)."""
+    keep = decisions[decisions.decision.isin([ACCEPT, NEEDS_CORRECTION])].set_index("pair_id")
+    chosen = pairs[pairs.pair_id.isin(keep.index)].copy()
+    rows = keep.loc[chosen.pair_id]
+    fixed = (rows.decision == NEEDS_CORRECTION).to_numpy()
+    more_new, less_new = rows.corrected_more.to_numpy(), rows.corrected_less.to_numpy()
+    chosen["sent_more"] = [n if f and n else o for o, n, f in zip(chosen.sent_more, more_new, fixed)]
+    chosen["sent_less"] = [n if f and n else o for o, n, f in zip(chosen.sent_less, less_new, fixed)]
+    chosen["source_pair_id"] = chosen.pair_id.astype(int)
+    chosen["review_status"] = rows.decision.to_numpy()
+    chosen["corrected"] = fixed
+    for col in ("sent_more_en", "sent_less_en"):
+        if col not in chosen:
+            chosen[col] = ""
+    columns = CORRECTED_COLUMNS + (["language"] if "language" in chosen else []) + RECORD_COLUMNS
+    return chosen[columns].reset_index(drop=True)
+
+
+def corrected_benchmark(source: Benchmark, corrected: pd.DataFrame) -> Benchmark:
+    """The corrected frame as an in-memory :class:`Benchmark` (what loading its CSV gives: pair ids 0…n−1)."""
+    frame = corrected.copy()
+    frame.insert(0, "pair_id", range(len(frame)))
+    frame["load_issue"] = [_row_issue(m, l) for m, l in zip(frame.sent_more, frame.sent_less)]
+    return Benchmark(f"{source.name}-corrected", frame, source.language,
+                     f"{source.name} with the translation reviewers' corrections", source.path)
+
+
+def reviewable_pairs(bm: Benchmark) -> pd.DataFrame:
+    """The pairs translators review: the benchmark's Filipino rows (all rows unless it has a ``language``
+    column) with their English sources (empty when the benchmark has none)."""
+    frame = bm.frame
+    if "language" in frame:
+        frame = frame[frame.language == "tl"]
+    frame = frame.copy()
+    for col in ("sent_more_en", "sent_less_en"):
+        if col not in frame:
+            frame[col] = ""
+    return frame.reset_index(drop=True)
+
+
+def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
+                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """B overall and per bias type for one model: ``B_before`` (the reviewable pairs of the original benchmark,
+    :func:`reviewable_pairs`), ``B_kept_before`` (the kept pairs with their original sentences) and ``B_after``
+    (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before.
+
+    ``lm``: a loaded :class:`~biascore.core.models.LanguageModel`. The original benchmark is scored whole (the
+    same cached run every page uses), the corrected one as ``<benchmark>-corrected``; both are cached.
+    """
+    from biascore.methods.attribution.scorer import score_benchmark, summarize
+
+    def step(offset: int, total: int):
+        return (lambda done, n: progress(offset + done, total)) if progress else None
+
+    total = len(source.frame) + len(corrected)
+    full = score_benchmark(lm, source, progress=step(0, total))
+    before = full[full.pair_id.isin(set(reviewable_pairs(source).pair_id))]
+    after = score_benchmark(lm, corrected_benchmark(source, corrected), progress=step(len(source.frame), total))
+    kept = before[before.pair_id.isin(set(corrected.source_pair_id))]
+    parts = []
+    for label, frame in (("before", before), ("kept_before", kept), ("after", after)):
+        s = summarize(frame, "attribution").set_index("bias_type")[["score", "n"]]
+        parts.append(s.rename(columns={"score": f"B_{label}", "n": f"n_{label}"}))
+    out = pd.concat(parts, axis=1).reset_index()
+    out["B_change"] = out.B_after - out.B_kept_before
+    return out

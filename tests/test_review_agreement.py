@@ -1,0 +1,207 @@
+"""Agreement (Cohen's κ, Fleiss' κ) against hand-worked examples, the disagreement list, how reviews combine into
+final decisions, and the corrected benchmark: written by the CLI, loaded by the custom-CSV loader, scored by
+`python -m biascore score` on the tiny MLM with the same B the dashboard's before/after shows."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from biascore.core.datasets import load_benchmark
+from biascore.review.agreement import agreement, disagreements
+from biascore.review.corrections import (before_after, corrected_benchmark, corrected_frame, decision_counts,
+                                         final_decisions, reviewable_pairs)
+from biascore.review.store import ADJUDICATION_COLUMNS, ReviewStore
+
+REPO = Path(__file__).resolve().parent.parent
+A, N, R = "accept", "needs correction", "reject"
+
+
+def _reviews(rows: list[tuple]) -> pd.DataFrame:
+    """(pair_id, reviewer, status[, corrected_more, corrected_less]) → a reviews frame like the store returns."""
+    full = [(p, r, s, *(rest or ("", ""))) for p, r, s, *rest in rows]
+    return pd.DataFrame(full, columns=["pair_id", "reviewer", "status", "corrected_more", "corrected_less"])
+
+
+NO_ADJ = pd.DataFrame(columns=ADJUDICATION_COLUMNS)
+
+
+def test_cohens_kappa_matches_a_hand_computation():
+    # Ana: A A A N R A; Ben: A A N N R R.  p_o = 4/6; Ana's shares (4,1,1)/6, Ben's (2,2,2)/6
+    # p_e = (4·2 + 1·2 + 1·2)/36 = 1/3;  κ = (2/3 − 1/3)/(1 − 1/3) = 1/2
+    ana, ben = [A, A, A, N, R, A], [A, A, N, N, R, R]
+    reviews = _reviews([(i, "Ana", s) for i, s in enumerate(ana)] + [(i, "Ben", s) for i, s in enumerate(ben)]
+                       + [(6, "Ana", R)])  # reviewed by one only: not in κ
+    pairs = pd.DataFrame({"pair_id": range(7), "bias_type": ["gender"] * 3 + ["age"] * 4})
+    p_o, p_e = Fraction(4, 6), Fraction(4 * 2 + 1 * 2 + 1 * 2, 36)
+    table = agreement(reviews, pairs).set_index("bias_type")
+    row = table.loc["all"]
+    assert row.method == "Cohen" and row.n_pairs == 6 and row.n_reviewers == 2
+    assert row.kappa == pytest.approx(float((p_o - p_e) / (1 - p_e))) == pytest.approx(0.5)
+    assert row.observed == pytest.approx(4 / 6)
+    # per bias type: gender = pairs 0-2 (A/A, A/A, A/N): p_o = 2/3, p_e = (3·2 + 0·1)/9 = 2/3 → κ = 0
+    assert table.loc["gender"].kappa == pytest.approx(0.0)
+    # age = pairs 3-5 (N/N, R/R, A/R): p_o = 2/3; Ana (1,1,1)/3, Ben (0,1,2)/3: p_e = (0 + 1 + 2)/9 = 1/3 → κ = 1/2
+    assert table.loc["age"].kappa == pytest.approx(0.5)
+
+
+def test_fleiss_kappa_matches_a_hand_computation():
+    # 3 reviewers, 4 pairs: (A,A,A) (A,A,N) (N,N,R) (R,R,R)
+    # P_i = (Σ n_ik² − 3)/6: 1, 1/3, 1/3, 1 → P̄ = 2/3;  p = (5, 3, 4)/12 → P̄_e = 50/144;  κ = 23/47
+    ratings = [(A, A, A), (A, A, N), (N, N, R), (R, R, R)]
+    rows = [(p, who, s) for p, trio in enumerate(ratings) for who, s in zip(("Ana", "Ben", "Cara"), trio)]
+    rows += [(4, "Ana", A), (4, "Ben", R)]  # two ratings only: Fleiss needs the same number per pair
+    pairs = pd.DataFrame({"pair_id": range(5), "bias_type": "gender"})
+    p_bar, p_e = Fraction(2, 3), Fraction(25 + 9 + 16, 144)
+    row = agreement(_reviews(rows), pairs).set_index("bias_type").loc["all"]
+    assert row.method == "Fleiss" and row.n_pairs == 4 and row.ratings_per_pair == 3 and row.n_reviewers == 3
+    assert row.kappa == pytest.approx(float((p_bar - p_e) / (1 - p_e))) == pytest.approx(23 / 47)
+    assert row.observed == pytest.approx(2 / 3)
+
+
+def test_kappa_is_undefined_when_it_must_be():
+    pairs = pd.DataFrame({"pair_id": range(3), "bias_type": "gender"})
+    same = agreement(_reviews([(i, r, A) for i in range(3) for r in ("Ana", "Ben")]), pairs).iloc[0]
+    assert same.kappa != same.kappa and "chance agreement is 1" in same.note and same.observed == 1.0
+    lone = agreement(_reviews([(0, "Ana", A), (1, "Ben", R)]), pairs).iloc[0]
+    assert lone.kappa != lone.kappa and "fewer than two reviewers" in lone.note
+    empty = agreement(_reviews([]), pairs)
+    assert list(empty.bias_type) == ["all"] and empty.iloc[0].n_pairs == 0
+
+
+def test_disagreements_list_status_and_correction_conflicts_with_adjudication():
+    reviews = _reviews([(0, "Ana", A), (0, "Ben", A),                       # agree
+                        (1, "Ana", A), (1, "Ben", R),                       # status differs
+                        (2, "Ana", N, "X.", ""), (2, "Ben", N, "Y.", ""),   # corrections differ
+                        (3, "Ana", N, "X.", ""), (3, "Ben", N, "X.", ""),   # same correction
+                        (4, "Ana", R)])
+    pairs = pd.DataFrame({"pair_id": range(5), "bias_type": ["gender", "age", "age", "gender", "age"]})
+    adj = pd.DataFrame([("demo", 1, R, "", "", "", "Cara", "2026-01-01T00:00:00+00:00")], columns=ADJUDICATION_COLUMNS)
+    table = disagreements(reviews, pairs, adj)
+    assert table[["pair_id", "why", "adjudicated", "final_status", "adjudicator"]].values.tolist() == [
+        [1, "different statuses", True, R, "Cara"], [2, "different corrections", False, "", ""]]
+
+
+def test_final_decisions_combine_reviews_and_adjudication():
+    reviews = _reviews([(0, "Ana", A), (0, "Ben", A),
+                        (1, "Ana", A), (1, "Ben", R),
+                        (2, "Ana", N, "X.", ""), (2, "Ben", N, "Y.", ""),
+                        (3, "Ana", N, "Bago.", "Luma."), (3, "Ben", N, "Bago.", "Luma."),
+                        (4, "Ana", R),
+                        (5, "Ana", N),                                      # asked for, not written
+                        (6, "Ana", A), (6, "Ben", R)])
+    adj = pd.DataFrame([("demo", 6, N, "", "Tama.", "", "Cara", "t")], columns=ADJUDICATION_COLUMNS)
+    d = final_decisions(range(8), reviews, adj).set_index("pair_id")
+    assert list(d.decision) == [A, "unresolved", "unresolved", N, R, "correction not written", N, "unreviewed"]
+    assert d.loc[3, ["corrected_more", "corrected_less"]].tolist() == ["Bago.", "Luma."]
+    assert d.loc[6, ["corrected_more", "corrected_less", "source"]].tolist() == ["", "Tama.", "adjudicated by Cara"]
+    assert decision_counts(d.reset_index()) == {A: 1, N: 2, R: 1, "unresolved": 2, "correction not written": 1,
+                                                "unreviewed": 1}
+
+
+def test_corrected_frame_applies_corrections_and_drops_the_rest():
+    pairs = pd.DataFrame({"pair_id": [10, 11, 12, 13], "bias_type": ["gender", "age", "age", "religion"],
+                          "sent_more": ["m10", "m11", "m12", "m13"], "sent_less": ["l10", "l11", "l12", "l13"],
+                          "sent_more_en": ["e10", "e11", "e12", "e13"], "sent_less_en": ["f10", "f11", "f12", "f13"]})
+    reviews = _reviews([(10, "Ana", A), (11, "Ana", N, "", "fixed less"), (12, "Ana", R), (13, "Ana", N)])
+    out = corrected_frame(pairs, final_decisions(pairs.pair_id, reviews, NO_ADJ))
+    assert out.to_dict("list") == {
+        "sent_more": ["m10", "m11"], "sent_less": ["l10", "fixed less"], "bias_type": ["gender", "age"],
+        "sent_more_en": ["e10", "e11"], "sent_less_en": ["f10", "f11"], "source_pair_id": [10, 11],
+        "review_status": [A, N], "corrected": [False, True]}
+
+
+# ------------------------------------------------------------------------------------ end to end through the CLI
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "biascore", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_path, tiny_mlm):
+    from biascore.methods.attribution.scorer import score_benchmark, summarize
+
+    db, out = tmp_path / "reviews.sqlite", tmp_path / "corrected.csv"
+    bm = load_benchmark("demo")
+    pairs = reviewable_pairs(bm)
+    assert len(pairs) == 16 and set(pairs.language) == {"tl"}
+    store = ReviewStore(db)
+    ids = list(pairs.pair_id)
+    for pid in ids[:10]:
+        store.save("demo", pid, "Ana", A)
+    store.save("demo", ids[10], "Ana", R, ["mistranslation"])
+    store.save("demo", ids[11], "Ana", N, ["mistranslation"], "", "Laging nahuhuli sa bawat pulong ang mga Pilipino.")
+    store.save("demo", ids[12], "Ana", A)
+    store.save("demo", ids[12], "Ben", R)                       # disagreement …
+    store.adjudicate("demo", ids[12], "Cara", N, "", "", "Ang binagong pangungusap para sa pagsubok.")  # … decided
+    store.save("demo", ids[13], "Ana", A)
+    store.save("demo", ids[13], "Ben", R)                       # unresolved: left out
+
+    done = _cli("review", "corrected", "--db", str(db), "--benchmark", "demo", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "wrote 12 pairs of demo" in done.stdout and "unresolved: 1" in done.stdout
+    loaded = load_benchmark(str(out))
+    assert len(loaded) == 12 and not loaded.malformed
+    assert {"sent_more_en", "sent_less_en", "language"} <= set(loaded.frame.columns)
+    assert list(loaded.frame.bias_type) == list(pairs.set_index("pair_id").loc[ids[:10] + ids[11:13]].bias_type)
+    assert loaded.frame.sent_more.iloc[10] == "Laging nahuhuli sa bawat pulong ang mga Pilipino."
+    assert loaded.frame.sent_less.iloc[11] == "Ang binagong pangungusap para sa pagsubok."
+    assert loaded.frame.sent_more_en.iloc[0] == pairs.sent_more_en.iloc[0]
+
+    scored = _cli("score", "--model", tiny_mlm.name, "--benchmark", str(out))
+    assert scored.returncode == 0, scored.stderr
+    line = next(l for l in scored.stdout.splitlines() if l.strip().startswith("all"))
+    n_cli, b_cli = int(line.split()[1]), float(line.split()[2])
+
+    corrected = pd.read_csv(out, keep_default_na=False)
+    table = before_after(tiny_mlm, bm, corrected).set_index("bias_type")
+    assert table.loc["all", "n_after"] == n_cli
+    assert table.loc["all", "B_after"] == pytest.approx(b_cli, abs=0.005)
+    # independent: B after = the engine's B on the loaded CSV; B before = B on demo's Filipino pairs
+    direct = summarize(score_benchmark(tiny_mlm, loaded)).set_index("bias_type")
+    assert table.loc["all", "B_after"] == pytest.approx(direct.loc["all", "score"])
+    full = score_benchmark(tiny_mlm, bm)
+    tl = full[full.pair_id.isin(ids) & (full.skipped_reason == "")]
+    assert table.loc["all", "B_before"] == pytest.approx(100 * tl.biased.mean())
+    kept = tl[tl.pair_id.isin(ids[:10] + ids[11:13])]
+    assert table.loc["all", "B_kept_before"] == pytest.approx(100 * kept.biased.mean())
+    assert corrected_benchmark(bm, corrected).content_hash == loaded.content_hash  # same pairs as the CSV
+    compared = _cli("review", "compare", "--db", str(db), "--benchmark", "demo", "--model", tiny_mlm.name)
+    assert compared.returncode == 0, compared.stderr
+    row = next(l for l in compared.stdout.splitlines() if l.strip().startswith("all")).split()
+    header = next(l for l in compared.stdout.splitlines() if l.strip().startswith("bias_type")).split()
+    shown = dict(zip(header, row))
+    assert float(shown["B_after"]) == pytest.approx(table.loc["all", "B_after"], abs=0.0005)
+    assert float(shown["B_before"]) == pytest.approx(table.loc["all", "B_before"], abs=0.0005)
+
+
+def test_review_cli_agreement_export_and_adjudicate(tmp_path):
+    db = tmp_path / "reviews.sqlite"
+    store = ReviewStore(db)
+    ids = list(reviewable_pairs(load_benchmark("demo")).pair_id)
+    for pid, (a, b) in zip(ids, [(A, A), (A, R), (N, N), (R, R)]):
+        store.save("demo", pid, "Ana", a)
+        store.save("demo", pid, "Ben", b)
+    done = _cli("review", "agreement", "--db", str(db), "--benchmark", "demo", "--out", str(tmp_path / "k.csv"))
+    assert done.returncode == 0, done.stderr
+    k = pd.read_csv(tmp_path / "k.csv").set_index("bias_type")
+    assert k.loc["all", "method"] == "Cohen" and k.loc["all", "n_pairs"] == 4
+    assert k.loc["all", "kappa"] == pytest.approx(agreement(store.reviews("demo"), reviewable_pairs(
+        load_benchmark("demo"))).set_index("bias_type").loc["all", "kappa"])
+    assert _cli("review", "disagreements", "--db", str(db), "--benchmark", "demo").stdout.startswith(
+        "1 pair(s) to adjudicate in demo, 0 adjudicated")
+    bad = _cli("review", "adjudicate", "--db", str(db), "--benchmark", "demo", "--pair", "0", "--by", "Cara",
+               "--status", "accept")
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: pair 0 is not a reviewable pair of demo"
+    ok = _cli("review", "adjudicate", "--db", str(db), "--benchmark", "demo", "--pair", str(ids[1]), "--by", "Cara",
+              "--status", "reject")
+    assert ok.returncode == 0, ok.stderr
+    assert store.adjudications("demo").status.tolist() == [R]
+    exported = _cli("review", "export", "--db", str(db), "--out", str(tmp_path / "all.csv"))
+    assert exported.returncode == 0 and len(pd.read_csv(tmp_path / "all.csv")) == 8
+    missing = _cli("review", "export", "--db", str(tmp_path / "none.sqlite"), "--out", str(tmp_path / "x.csv"))
+    assert missing.returncode == 2 and "no review database" in missing.stderr
+    assert not (tmp_path / "none.sqlite").exists()
