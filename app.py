@@ -6,14 +6,23 @@ shared deep link on a fresh server without this file.)
 A page whose file is not in this checkout is left out of the menu.
 With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (README →
 "Workshops: offline snapshots").
+
+An exception a page does not handle is shown as one line (views.common.error_line: no traceback, and no
+server path in public mode) and logged with its traceback on the server's console. The same holds without
+.streamlit/config.toml (e.g. when started from another folder): showErrorDetails is set here too.
+``BIASCORE_RAISE_PAGE_ERRORS=1`` (set by the test suite) lets such exceptions through instead, so that a test
+sees a crash as a crash.
 """
+import logging
+import os
 from pathlib import Path
 
 import streamlit as st
 
 from biascore.core.settings import ReadOnlySnapshotError
-from views.common import open_snapshot
+from views.common import error_line, open_snapshot, show_error
 
+st.set_option("client.showErrorDetails", "none")
 st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", layout="wide")
 
 HERE = Path(__file__).parent
@@ -36,4 +45,9 @@ if not open_snapshot():  # BIASCORE_SNAPSHOT names a file that is refused: the o
 try:
     nav.run()
 except ReadOnlySnapshotError as exc:  # a part of a page that would compute, in a read-only snapshot
-    st.info(str(exc))
+    st.info(error_line(exc), icon="📦")
+except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
+    if os.environ.get("BIASCORE_RAISE_PAGE_ERRORS") == "1":
+        raise
+    logging.getLogger("biascore.app").exception("page %s failed", nav.url_path)
+    show_error(exc)

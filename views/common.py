@@ -1,8 +1,8 @@
 """Widgets and drawing helpers shared by every page. No scoring logic here: pages call the engine."""
 from __future__ import annotations
 
-import html
 import os
+import re
 
 import pandas as pd
 import streamlit as st
@@ -31,7 +31,7 @@ def open_snapshot() -> bool:
         opened = snapshot.activate(path)
     except snapshot.SnapshotError as exc:
         snapshot.deactivate()
-        st.error(f"Snapshot refused: {exc}")
+        st.error(f"Snapshot refused: {error_line(exc)}")
         return False
     st.sidebar.caption(f"📦 Read-only snapshot {opened.describe()}")
     return True
@@ -49,7 +49,7 @@ def read_only_notice(what: str) -> bool:
     snap = active_snapshot()
     if snap is None:
         return False
-    st.info(f"{what} — off in this read-only snapshot ({snap.label}): it shows cached results only.")
+    st.info(f"{what} — off in this read-only snapshot ({code_span(snap.label)}): it shows cached results only.")
     return True
 
 
@@ -75,48 +75,82 @@ def model_or_error(name: str, live: bool = False, **kwargs):
 
         facts = snap.model_facts(name)
         if facts is None:
-            st.info(f"{name} has no results in this snapshot ({snap.label}).")
+            st.info(f"{code_span(name)} has no results in this snapshot ({code_span(snap.label)}).")
             return None
         return identity_model(name, facts)
     try:
         return get_model(name, **kwargs)
     except engine_models.ModelLoadError as exc:
-        st.error(str(exc))
+        show_error(exc)
         return None
+
+
+def offered_models() -> list[str]:
+    """The models the dashboard offers: the server's allow-list in public mode, else the suggested models."""
+    return list(settings.allowed_models()) if settings.public_mode() else list(SUGGESTED_MODELS)
+
+
+def _trusted_link_models() -> set[str]:
+    """Models a link (``?model=``) may name: the allow-list, and outside public mode the suggested models
+    and those already in the result cache. Never an arbitrary path: a URL must not make the server read
+    and hash folders of its choosing."""
+    trusted = set(settings.allowed_models())
+    if not settings.public_mode():
+        trusted |= set(SUGGESTED_MODELS) | set(cached_runs().model)
+    return trusted
 
 
 def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
                    options: list[str] | None = None, scorer: str | None = None) -> str:
-    """A select box of suggested models plus a free-text field for any hub id or local path (in a snapshot:
-    its models only, those with results of cache scorer ``scorer`` when given)."""
+    """A select box of models, synced with the URL parameter ``key``.
+
+    Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
+    Otherwise: suggested models plus an "other…" field for any hub id, local folder or .gguf path.
+    A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
+    In a snapshot: its models only (those with results of cache scorer ``scorer`` when given); nothing is loaded.
+    """
     snap = active_snapshot()
     if snap is not None:
         names = list(options or snap.model_names(scorer)) or [default]
         qp = st.query_params.get(key)
         index = names.index(qp) if qp in names else (names.index(default) if default in names else 0)
         return st.selectbox(label, names, index=index, key=f"{key}_select")
-    options = list(options or SUGGESTED_MODELS)
+    allowed = settings.allowed_models()
+    if settings.public_mode():
+        options = [m for m in (options or allowed) if m in allowed] or list(allowed)
+        free = False
+    else:
+        options, free = list(options or offered_models()), True
     if default not in options:
-        options.insert(0, default)
+        if free:
+            options.insert(0, default)
+        else:
+            default = options[0]
     qp = st.query_params.get(key)
     if qp and qp not in options:
-        options.append(qp)
-    choice = st.selectbox(label, options + ["other…"], index=options.index(qp) if qp in options else
-                          options.index(default), key=f"{key}_select")
+        if qp in _trusted_link_models():
+            options.append(qp)
+        else:
+            st.warning(f"The link names a model this server does not offer; showing {code_span(default)} instead.")
+            qp = None
+    choice = st.selectbox(label, options + (["other…"] if free else []),
+                          index=options.index(qp) if qp in options else options.index(default), key=f"{key}_select")
     if choice == "other…":
         choice = st.text_input("Hub id, local folder or .gguf path", key=f"{key}_custom").strip() or default
     return choice
 
 
 def data_dir_notice() -> None:
-    """Tell the user where benchmark data is read from and how to get it."""
+    """Tell the user where benchmark data is read from and how to get it (no server path in public mode)."""
     snap = active_snapshot()
     if snap is not None:
-        st.caption(f"Read-only snapshot {snap.label} (engine {snap.manifest['engine_version']}, made "
+        st.caption(f"Read-only snapshot {code_span(snap.label)} (engine {snap.manifest['engine_version']}, made "
                    f"{snap.manifest.get('created_at', '?')}): results and benchmark rows come from it; "
                    "nothing is scored here.")
         return
-    st.caption(f"Benchmark data directory: `{settings.data_dir()}` — download the public benchmarks with "
+    if settings.public_mode():
+        return
+    st.caption(f"Benchmark data directory: {code_span(settings.data_dir())} — download the public benchmarks with "
                "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`).")
 
 
@@ -125,9 +159,47 @@ def csv_download(frame: pd.DataFrame, file_name: str, label: str = "Download CSV
                        key=key or f"dl_{file_name}")
 
 
-def escape(text: str) -> str:
-    """All user or benchmark text goes through this before it reaches HTML."""
-    return html.escape(str(text), quote=True)
+# ---------------------------------------------------------------------------------------------------------
+# Text stays text: benchmark and user sentences never reach a markdown or HTML renderer
+# ---------------------------------------------------------------------------------------------------------
+def literal(text: object, label: str | None = None) -> None:
+    """Show benchmark or user text exactly as written: ``st.text`` parses no markdown and no HTML, so no
+    link, image, bold or formula renders and the browser fetches nothing. ``label`` (our own words) goes in
+    front, also as plain text."""
+    st.text(f"{label}: {text}" if label else str(text))
+
+
+def code_span(text: object) -> str:
+    """``text`` as a markdown code span, for a short name (model, bias type) inside one of our own markdown
+    messages: a code span shows its content verbatim (CommonMark), whatever backticks it holds."""
+    text = str(text).replace("\n", " ")
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}"
+
+
+def escape(text: object) -> str:
+    """Text for a plotly label or hover text. plotly.js reads a few HTML tags there (<b>, <a href>, <br>…),
+    so ``&``, ``<`` and ``>`` become entities, which plotly turns back into the characters; quotes stay
+    as they are (plotly shows ``&quot;`` literally)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for the page: the exception's first line; in public mode without server paths."""
+    lines = str(exc).strip().splitlines()
+    line = lines[0] if lines else type(exc).__name__
+    if settings.public_mode():
+        line = _PATH.sub("…", line)
+    return line
+
+
+def show_error(exc: BaseException) -> None:
+    """An exception as one plain line on the page (never a traceback)."""
+    st.error(error_line(exc), icon="⚠️")
+
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s'\"`,;:()]+)+")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -237,7 +309,7 @@ def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
     try:
         return attribution_frame(run.path, benchmark, float(run.mtime))
     except unreadable_run_errors() as exc:
-        st.error(f"{model} on {benchmark}: {exc}")
+        st.error(f"{code_span(model)} on {benchmark}: {error_line(exc)}")
         return None
 
 
@@ -257,7 +329,7 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
     from biascore.core.datasets import BenchmarkError
     from biascore.methods.attribution.scorer import score_benchmark
 
-    if read_only_notice(f"Scoring {model} on {benchmark}"):
+    if read_only_notice(f"Scoring {code_span(model)} on {benchmark}"):
         return False
     if not st.button(f"Score now: {model} on {benchmark}", key=key, type="primary"):
         return False
@@ -277,7 +349,7 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
         limit_torch_threads()
         score_benchmark(lm, benchmark, progress=progress, waiting=waiting)
     except (BenchmarkError, ValueError) as exc:
-        st.error(str(exc))
+        show_error(exc)
         return False
     bar.progress(1.0, text="Done — cached.")
     return True
@@ -309,7 +381,7 @@ def live_pair(model: str, sent_more: str, sent_less: str) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def summary(path: str, benchmark: str, mtime: float, metric: str) -> pd.DataFrame:
-    """The engine's :func:`summarize` (n, score, 95% bootstrap CI) for one cached run."""
+    """The engine's :func:`summarize` (n, score, 95% Wilson interval) for one cached run."""
     from biascore.methods.attribution.scorer import summarize
 
     return summarize(attribution_frame(path, benchmark, mtime), metric)
