@@ -50,6 +50,7 @@ def world(tmp_path_factory, minilm, smollm):
     from biascore.methods.attribution.scorer import score_benchmark, summarize
     from biascore.methods.attribution.token_view import pair_table
     from biascore.methods.fields import scorer as fields
+    from biascore.methods.heads import counter_stereotype
     from biascore.methods.heads import scorer as heads
     from biascore.methods.labdet import scorer as labdet
 
@@ -70,6 +71,7 @@ def world(tmp_path_factory, minilm, smollm):
             "PLL": summarize(scores, "pll"), "pairs": pair_table(scores),
             "fields": fields.score_fields(tiny, "demo", min_count=1, top=10),
             "heads": heads.head_scores(minilm, SEAT_TEST),
+            "counter": counter_stereotype.counter_attention_frame(minilm),
             "labdet": labdet.score_labdet(minilm, "en"),
             "seat": assoc.run_seat(minilm, ASSOC_TEST),
             "logprob": effect_sizes(assoc.run_logprob(tiny, LOGPROB_TEST), load_logprob_test(LOGPROB_TEST)),
@@ -124,7 +126,8 @@ def texts(at: AppTest) -> str:
 def test_manifest_lists_every_scorer_with_checksums(world):
     manifest = world["manifest"]
     scorers = {e["scorer"] for e in manifest["entries"]}
-    assert {"attribution", "attribution_frame", "semantic_tags", "heads", "labdet", "association"} <= scorers
+    assert {"attribution", "attribution_frame", "semantic_tags", "heads", "heads-counter", "labdet",
+            "association"} <= scorers
     assert manifest["engine_version"] == ENGINE_VERSION and manifest["packages"]["torch"]
     with zipfile.ZipFile(world["zip"]) as zf:
         names = set(zf.namelist()) - {"manifest.json"}
@@ -135,7 +138,7 @@ def test_manifest_lists_every_scorer_with_checksums(world):
     data = {d["member"] for d in manifest["data"]}
     assert {"data/demo_pairs.csv", f"data/seat/{SEAT_TEST}.jsonl", f"data/seat/{ASSOC_TEST}.jsonl",
             "data/labdet/train/en.json", "data/usas/semtags_level2.txt",
-            "data/crows_pairs/crows_pairs_anonymized.csv"} <= data  # the CEAT corpus
+            "data/crows_pairs/crows_pairs_anonymized.csv", "data/wordlists/gender_male.txt"} <= data
     assert manifest["models"][world["tiny"]]["kind"] == "masked"
     for entry in manifest["entries"]:  # each key is the cache key the engine asks for
         key = CacheKey.make(entry["scorer"], **{k: v for k, v in entry["key"].items()
@@ -163,7 +166,8 @@ def test_export_selection_by_model_and_benchmark(world, tmp_path):
     out = tmp_path / "heads.zip"
     manifest = export_snapshot(out, models=["all-minilm-l6-v2"], benchmarks=[SEAT_TEST],
                                cache=ResultCache(opened.root / "cache"), data_dir=opened.root / "data")
-    assert {e["scorer"] for e in manifest["entries"]} == {"heads"}
+    # the counter-stereotype attentions belong to no benchmark of the selection: they follow the model
+    assert {e["scorer"] for e in manifest["entries"]} == {"heads", "heads-counter"}
     assert list(manifest["models"]) == ["all-minilm-l6-v2"]
     tiny_name = Path(world["tiny"]).name  # a local folder is also matched by its last path component
     manifest = export_snapshot(tmp_path / "tiny.zip", models=[tiny_name], benchmarks=["demo"],
@@ -302,6 +306,7 @@ def test_semantic_fields_same_table(served):
 
 def test_attention_heads_same_scores_and_model_parts_off(served):
     at = open_page("attention_heads", model="all-minilm-l6-v2", seat=SEAT_TEST)
+    from biascore.methods.heads import counter_stereotype as cs
     from biascore.methods.heads import scorer as heads
 
     assert at.selectbox(key="model_select").options == ["all-minilm-l6-v2"]  # the models with head scores
@@ -309,7 +314,13 @@ def test_attention_heads_same_scores_and_model_parts_off(served):
     shown = frame_with(at, "name")
     assert list(shown["name"]) == list(top["name"])
     np.testing.assert_allclose(shown["score"], top["score"], rtol=1e-12)
-    assert "off in this read-only snapshot" in texts(at)
+    counter = cs.counter_stereotype_test(cs.d_array(served["counter"]), heads.scores_to_matrix(served["heads"]))
+    shown = frame_with(at, "group")  # the counter-stereotype test from the cached attentions
+    np.testing.assert_allclose(shown["t"], counter["t"], rtol=1e-12)
+    assert list(shown["N"]) == list(counter["N"])
+    assert "attention views of one counter pair run the model" in texts(at)  # live attentions: off
+    at.checkbox(key="run_mask").check().run()  # no masking table cached: said so, nothing computed
+    assert not at.exception and "not in the snapshot" in texts(at)
 
 
 def test_nationality_same_table(served):

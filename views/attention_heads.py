@@ -14,8 +14,8 @@ from biascore.methods.heads import masking as head_masking
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
-from views.common import (code_span, csv_download, data_dir_notice, get_model, literal, model_or_error,
-                          model_selector, read_only_notice)
+from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, get_model, literal,
+                          model_or_error, model_selector, read_only_notice)
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
@@ -115,8 +115,6 @@ with right:
     st.markdown("Top heads (layer-head, 1-based)")
     st.dataframe(heads.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
 csv_download(scores[["layer", "head", "score"]], f"heads_{lm.cache_id}_{seat}.csv")
-if read_only_notice("The counter-stereotype test, targeted masking and the attention views run the model"):
-    st.stop()
 
 # --------------------------------------------------------------------------- counter-stereotype
 st.subheader("Counter-stereotype test")
@@ -125,8 +123,13 @@ st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in
            "t-test that d > 0 over sentences, d averaged over each head group."
            + (" Causal model: only sentences whose attribute word precedes the target word." if lm.kind == "causal"
               else ""))
-counter = _counter(model_name)
-if counter.empty:
+try:  # in a snapshot: the cached attentions through the identity-only model
+    counter = cs.counter_attention_frame(lm) if active_snapshot() else _counter(model_name)
+except settings.ReadOnlySnapshotError:
+    counter = None
+if counter is None:
+    read_only_notice("The counter-stereotype attentions of this model are not in the snapshot; computing them")
+elif counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 else:
     result = cs.counter_stereotype_test(cs.d_array(counter), b)
@@ -138,17 +141,24 @@ st.caption("m = 0 for the top-K, bottom-K, K random (5 seeded draws, averaged) a
            "size and (pseudo-)perplexity on held-out CrowS-Pairs sentences (bias types other than gender and "
            "sexual orientation).")
 n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1, 500, 40, key="n_held_out"))
+table = None
 if st.checkbox("Evaluate targeted masking", key="run_mask"):
-    table = _with_progress("Masking heads…", head_masking.masking_table, lm, test, scores, k=k,
-                           n_held_out=n_held_out)
+    try:
+        table = _with_progress("Masking heads…", head_masking.masking_table, lm, test, scores, k=k,
+                               n_held_out=n_held_out)
+    except settings.ReadOnlySnapshotError:
+        read_only_notice("This masking table (these K and held-out sentences) is not in the snapshot; computing it")
+if table is not None:
     if (table["ppl_kind"] == "n/a").all():
         st.info("This model is an encoder without an LM head: perplexity is n/a.")
     st.dataframe(table, hide_index=True)
     csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
 
 # --------------------------------------------------------------------------- one pair
+if read_only_notice("The attention views of one counter pair run the model"):
+    st.stop()
 st.subheader("One counter pair")
-if not counter.empty:
+if counter is not None and not counter.empty:
     options = list(range(len(counter)))
     pick = st.selectbox("Pair", options, format_func=lambda i: counter["sentence"].iloc[i])
     row = counter.iloc[pick]

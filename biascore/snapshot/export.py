@@ -8,14 +8,17 @@ What is exported, per cache scorer (each result byte for byte, after a verified 
 * ``attribution_frame`` — the derived per-pair frame of each exported run (computed here when missing, so
   the laptop does not derive 12,089 pairs on first view);
 * ``semantic_tags`` — USAS tags of the exported runs' sentences + the lexicon files (their hashes key it);
-* ``heads`` — attention-head scores + the SEAT test file; ``labdet`` — LABDet items and summaries + the
+* ``heads`` — attention-head scores + the SEAT test file; ``heads-counter`` — counter-stereotype attentions +
+  the CrowS-Pairs files and gender word lists; ``heads-masking`` — targeted-masking tables + SEAT test and
+  CrowS-Pairs (held-out sentences); ``labdet`` — LABDet items and summaries + the
   language's train/test/template files; ``association`` — WEAT/SEAT, CEAT (default corpus) and
   log-probability results + the test files (and the corpus file).
 
 Intermediate caches (sentence features, parsed lexicons, converted models) are not exported: no page reads
 them. ``--models`` keeps results of those models (full name or last path component); ``--benchmarks`` keeps
 results on those benchmarks, where a result's benchmark is its pair benchmark (attribution, semantic tags),
-SEAT test (heads), association test, or ``labdet-<lang>``.
+SEAT test (heads), association test, or ``labdet-<lang>``; counter-stereotype attentions, which belong to a model
+rather than a benchmark, follow ``--models`` only.
 """
 from __future__ import annotations
 
@@ -37,7 +40,8 @@ from biascore.core.cache import CacheKey, ResultCache
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
 
 #: cache scorers whose results go into a snapshot, in the order they are planned
-EXPORTED_SCORERS = ("attribution", "attribution_frame", "semantic_tags", "heads", "labdet", "association")
+EXPORTED_SCORERS = ("attribution", "attribution_frame", "semantic_tags", "heads", "heads-counter", "heads-masking",
+                    "labdet", "association")
 
 
 class _Skip(Exception):
@@ -156,6 +160,31 @@ def _heads(plan: _Plan, meta: dict) -> _Deps:
     return _Deps(name, [path])
 
 
+def _heads_counter(plan: _Plan, meta: dict) -> _Deps:
+    """The counter-stereotype attentions: the CrowS-Pairs sources they came from and the gender word lists."""
+    from biascore.core.datasets import benchmark_path
+    from biascore.core.seat_tests import load_gender_wordlists
+
+    if load_gender_wordlists(plan.data_dir).content_hash != meta.get("wordlists"):
+        raise _stale("gender word lists")
+    files = [plan.data_dir / "wordlists" / f"gender_{part}.txt" for part in ("female", "male", "stereotype")]
+    for name, content_hash in dict(meta.get("sources") or {}).items():
+        bench = plan.once(("bench", name), lambda name=name: _benchmark(name, plan.data_dir))
+        if bench.content_hash != content_hash:
+            raise _stale(f"benchmark file of {name!r}")
+        files.append(benchmark_path(name, plan.data_dir))
+    return _Deps("", files)
+
+
+def _heads_masking(plan: _Plan, meta: dict) -> _Deps:
+    """A targeted-masking table: its SEAT test and CrowS-Pairs (the held-out perplexity sentences)."""
+    from biascore.core.datasets import benchmark_path
+
+    deps = _heads(plan, meta)
+    deps.files.append(benchmark_path("crows-en", plan.data_dir))
+    return deps
+
+
 def _labdet(plan: _Plan, meta: dict) -> _Deps:
     from biascore.methods.labdet.scorer import load_labdet
 
@@ -200,7 +229,8 @@ def _association(plan: _Plan, meta: dict) -> _Deps:
 
 RESOLVERS: dict[str, Callable[[_Plan, dict], _Deps]] = {
     "attribution": _attribution, "attribution_frame": _attribution_frame, "semantic_tags": _semantic_tags,
-    "heads": _heads, "labdet": _labdet, "association": _association}
+    "heads": _heads, "heads-counter": _heads_counter, "heads-masking": _heads_masking, "labdet": _labdet,
+    "association": _association}
 
 
 # --------------------------------------------------------------------------- planning
