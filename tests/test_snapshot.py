@@ -395,13 +395,14 @@ def test_real_browser_on_the_snapshot(world, tmp_path):
     import time
     import urllib.request
 
-    from tests.test_e2e_browser import CHROMIUM, LAUNCH_ARGS, SCREENSHOTS, _free_port, assert_no_errors, wait_idle
+    from tests.dashboard_server import CHROMIUM, free_port
+    from tests.test_e2e_browser import LAUNCH_ARGS, SCREENSHOTS, assert_no_errors, wait_idle
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium not found at {CHROMIUM}")
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "BIASCORE_REVIEW_DB": str(tmp_path / "r.sqlite")}
     assert not Path(env["BIASCORE_DATA_DIR"]).exists()
     log = (tmp_path / "streamlit.log").open("w")
