@@ -26,6 +26,7 @@ from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.snapshot.export import export_snapshot
 from tests.conftest import DATA_DIR, REPO, TINY_MLM
+from tests.test_dashboard_pages import frame_with, open_page
 from tests.test_labdet import small_labdet_copy
 
 SEAT_TEST, ASSOC_TEST, LOGPROB_TEST = "weat6b", "sent-weat6", "en-gender-career"
@@ -102,20 +103,6 @@ def served(world, monkeypatch):
     monkeypatch.setenv("BIASCORE_SNAPSHOT", str(world["zip"]))
     yield world
     snapshot.deactivate()
-
-
-def open_page(page: str, **query) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page(f"views/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def frame_with(at: AppTest, column: str) -> pd.DataFrame:
-    return next(df.value for df in at.dataframe if column in df.value.columns)
 
 
 def texts(at: AppTest) -> str:
@@ -390,37 +377,21 @@ def test_nothing_is_written_into_the_snapshot(served):
 def test_real_browser_on_the_snapshot(world, tmp_path):
     """`streamlit run app.py` with BIASCORE_SNAPSHOT on loopback, driven by Debian's Chromium: pages open
     without errors with no model folder and no data directory; README screenshots are taken here."""
-    import subprocess
     import sys
-    import time
-    import urllib.request
 
-    from tests.dashboard_server import CHROMIUM, free_port
+    from tests.dashboard_server import CHROMIUM, dashboard
     from tests.test_e2e_browser import LAUNCH_ARGS, SCREENSHOTS, assert_no_errors, wait_idle
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium not found at {CHROMIUM}")
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    env = {**os.environ, "BIASCORE_REVIEW_DB": str(tmp_path / "r.sqlite")}
-    assert not Path(env["BIASCORE_DATA_DIR"]).exists()
-    log = (tmp_path / "streamlit.log").open("w")
-    # `snapshot serve` checks the file, then becomes `streamlit run app.py` on 127.0.0.1 with BIASCORE_SNAPSHOT
-    proc = subprocess.Popen([sys.executable, "-m", "biascore", "snapshot", "serve", str(world["zip"]), "--port",
-                             str(port), "--headless"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "streamlit.log").read_text()
-            time.sleep(0.5)
+    def serve(port: int) -> list[str]:  # `snapshot serve` checks the file, then becomes streamlit on 127.0.0.1
+        return [sys.executable, "-m", "biascore", "snapshot", "serve", str(world["zip"]), "--port", str(port),
+                "--headless"]
+
+    assert not Path(os.environ["BIASCORE_DATA_DIR"]).exists()
+    with dashboard(tmp_path / "streamlit.log", command=serve, BIASCORE_REVIEW_DB=str(tmp_path / "r.sqlite")) as url:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1500})
@@ -452,10 +423,3 @@ def test_real_browser_on_the_snapshot(world, tmp_path):
             assert_no_errors(page, "try_pair (scored)")
             assert page.get_by_text("Verdict:").count() == 1
             browser.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
