@@ -29,6 +29,7 @@ HERE = Path(__file__).parent
 PAGES = [
     ("views/overview.py", "Overview", "📊"),
     ("views/token_attributions.py", "Token attributions", "🔎"),
+    ("views/words.py", "Words", "🔤"),
     ("views/try_pair.py", "Try a pair", "✍️"),
     ("views/translation_review.py", "Translation review", "🇵🇭"),
     ("views/semantic_fields.py", "Semantic fields", "🏷️"),

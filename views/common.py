@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 
 import pandas as pd
 import streamlit as st
@@ -311,6 +312,77 @@ def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
     except unreadable_run_errors() as exc:
         st.error(f"{code_span(model)} on {benchmark}: {error_line(exc)}")
         return None
+
+
+@st.cache_data(show_spinner="Collecting the words of every pair…", max_entries=16)
+def word_occurrences(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
+    """The engine's word occurrences of one cached run (:func:`~biascore.methods.attribution.words.occurrences_for_run`,
+    itself cached as parquet)."""
+    from biascore.methods.attribution.words import occurrences_for_run
+
+    return occurrences_for_run(path, benchmark)
+
+
+def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
+    """A link to one pair on the Token attributions page (for a st.column_config.LinkColumn)."""
+    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
+                                                           "pair": int(pair_id)})
+
+
+def scored_models(benchmark: str) -> list[str]:
+    """Models with a usable (not stale) cached attribution run on ``benchmark`` (in public mode only the
+    allowed ones)."""
+    runs = cached_runs()
+    return [m for m in sorted(runs[(runs.benchmark == benchmark) & ~runs.stale.astype(bool)].model.unique())
+            if not settings.public_mode() or m in settings.allowed_models()]
+
+
+def require_run(model: str, benchmark: str, key: str) -> pd.Series:
+    """The cached run of ``model`` on ``benchmark``; when there is none, say so, offer "Score now" and stop
+    the page (it reruns when scoring finishes)."""
+    run = best_run(model, benchmark)
+    if run is None:
+        st.info(f"{code_span(model)} has not been scored on {benchmark} yet.")
+        if score_now(model, benchmark, key=key):
+            st.rerun()
+        st.stop()
+    return run
+
+
+def compare_selector(others: list[str], key: str, url_key: str | None = None) -> str | None:
+    """A "compare with a second model" box over ``others`` (models scored on the same benchmark); None for
+    none. With ``url_key`` the choice is read from and written to that URL parameter."""
+    options = ["(none)"] + others
+    wanted = query_param(url_key) if url_key else None
+    choice = st.selectbox("Compare with a second model", options,
+                          index=options.index(wanted) if wanted in others else 0, key=key,
+                          help="Models already scored on this benchmark (score more on the Overview page).")
+    if url_key:
+        if choice == "(none)":
+            st.query_params.pop(url_key, None)
+        else:
+            st.query_params[url_key] = choice
+    return None if choice == "(none)" else choice
+
+
+def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = None
+               ) -> tuple[str, str, pd.Series, str | None]:
+    """The header of the pages that browse one cached run: benchmark, model (those scored first) and an
+    optional second model to compare, in three columns. Stops the page (offering "Score now") when the
+    model is not scored on the benchmark. Returns ``(benchmark, model, run, compare or None)``."""
+    top = st.columns(3)
+    with top[0]:
+        benchmark = benchmark_selector()
+    if benchmark is None:
+        st.stop()
+    scored = scored_models(benchmark)
+    with top[1]:
+        model = model_selector(key="model", options=scored or None)
+    st.query_params["model"] = model
+    run = require_run(model, benchmark, key=score_key)
+    with top[2]:
+        compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
+    return benchmark, model, run, compare
 
 
 def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:

@@ -5,7 +5,6 @@ URL parameters ``model`` and ``benchmark`` preselect the view.
 """
 from __future__ import annotations
 
-import urllib.parse
 
 import altair as alt
 import pandas as pd
@@ -16,7 +15,8 @@ from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
 from biascore.core import models as engine_models
 from views.common import (active_snapshot, benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
-                          model_or_error, model_selector, offered_models, read_only_notice, show_error)
+                          model_or_error, model_selector, offered_models, read_only_notice, show_error,
+                          token_page_link)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -56,11 +56,6 @@ def fields_result(_identity, model: str, fingerprint: str, benchmark: str, conte
     """The engine's fields result for a model already scored on ``benchmark`` (read from the cache)."""
     return fields.score_fields(lambda: get_model(model), benchmark, min_count=1, top=None, senses=senses,
                                identity=_identity)
-
-
-def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
-    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
-                                                           "pair": int(pair_id)})
 
 
 def bar_chart(table: pd.DataFrame) -> alt.Chart:

@@ -12,6 +12,7 @@ from types import ModuleType
 
 SCORER_MODULES = [
     "biascore.methods.attribution.scorer",   # b(u), S_JSD, B and the CrowS PLL score
+    "biascore.methods.attribution.words",    # per word type: count, mean b, 95% interval, share b<0
     "biascore.methods.fields.scorer",        # USAS semantic fields of bias-inducing words
     "biascore.methods.heads.scorer",         # attention-head bias (gradient of |SEAT|)
     "biascore.methods.labdet.scorer",        # LABDet nationality bias
