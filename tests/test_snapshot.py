@@ -283,6 +283,12 @@ def test_token_attributions_same_numbers(served):
     assert list(shown.biased) == list(expected.biased)
 
 
+def test_words_view_opens_on_the_snapshot(served):
+    at = open_page("words", model=served["tiny"], benchmark="demo")
+    assert not at.error and len(at.dataframe) >= 1
+    assert not [b for b in at.button if "Score now" in b.label]
+
+
 def test_semantic_fields_same_table(served):
     at = open_page("semantic_fields", model=served["tiny"], benchmark="demo")
     at.slider(key="sf_min_count").set_value(1).run()
