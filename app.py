@@ -4,6 +4,8 @@ The menu comes from the engine's scorer registry (:func:`biascore.methods.scorer
 the pages under views/ that draw its results. Pages only draw what the engine computes.
 (The folder is not called pages/: Streamlit treats a pages/ folder as its own multipage app and runs a
 shared deep link on a fresh server without this file.)
+With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (README →
+"Workshops: offline snapshots").
 
 An exception a page does not handle is shown as one line (views.common.error_line: no traceback, and no
 server path in public mode) and logged with its traceback on the server's console. The same holds without
@@ -17,8 +19,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from biascore.core.settings import ReadOnlySnapshotError
 from biascore.methods import scorers
-from views.common import show_error
+from views.common import error_line, open_snapshot, show_error
 
 st.set_option("client.showErrorDetails", "none")
 st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", layout="wide")
@@ -26,8 +29,12 @@ st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", l
 pages = [st.Page(page.path, title=page.title, icon=page.icon, url_path=Path(page.path).stem)
          for entry in scorers() for page in entry.pages]
 nav = st.navigation(pages)
+if not open_snapshot():  # BIASCORE_SNAPSHOT names a file that is refused: the one-line reason is shown
+    st.stop()
 try:
     nav.run()
+except ReadOnlySnapshotError as exc:  # a part of a page that would compute, in a read-only snapshot
+    st.info(error_line(exc), icon="📦")
 except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
     if os.environ.get("BIASCORE_RAISE_PAGE_ERRORS") == "1":
         raise

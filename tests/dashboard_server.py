@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
@@ -21,9 +22,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def dashboard(log_path: Path, *, drop_env: tuple[str, ...] = (), **env_overrides: str):
+def dashboard(log_path: Path, *, drop_env: tuple[str, ...] = (), command: Callable[[int], list[str]] | None = None,
+              **env_overrides: str):
     """The dashboard's URL while the block runs: ``streamlit run app.py`` on 127.0.0.1 with this process's
     environment plus ``env_overrides`` (minus ``drop_env``); its output goes to the file ``log_path``.
+    ``command(port)`` replaces the streamlit command line (e.g. ``python -m biascore snapshot serve``).
     Raises RuntimeError (with the log's tail) when it does not answer its health check within 90 s."""
     port = free_port()
     env = {**os.environ, "BROWSER_PATH": CHROMIUM, **env_overrides}
@@ -31,10 +34,10 @@ def dashboard(log_path: Path, *, drop_env: tuple[str, ...] = (), **env_overrides
         env.pop(name, None)
     log_path = Path(log_path)
     log = log_path.open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    argv = command(port) if command else [
+        sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+        "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90

@@ -8,8 +8,8 @@ import streamlit as st
 from biascore.core.seat_tests import list_seat_tests
 from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
-from views.common import (code_span, csv_download, data_dir_notice, error_line, model_or_error, model_selector,
-                          score_now_button)
+from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, error_line, model_or_error,
+                          model_selector, score_now_button)
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -20,7 +20,7 @@ st.caption("WEAT/SEAT (Caliskan et al.; May et al.) with one-sided permutation p
            "(Bangla context-length paper).")
 data_dir_notice()
 
-model_name = model_selector()
+model_name = model_selector(scorer="association")
 language = LANGUAGES[st.radio("Language", list(LANGUAGES), horizontal=True, key="assoc_language")]
 alpha = st.select_slider("Significance level", [0.001, 0.005, 0.01, 0.05, 0.1], value=0.05, key="assoc_alpha")
 
@@ -67,7 +67,8 @@ def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame
 def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFrame | None:
     """The results with significance marks and a CSV download, or a hint to press Score now."""
     if result is None:
-        st.info(f"No cached {empty} results for this model and these settings yet: press **Score now**.")
+        hint = "they are not in this read-only snapshot" if active_snapshot() else "press **Score now**"
+        st.info(f"No cached {empty} results for this model and these settings yet: {hint}.")
         return None
     shown = _marked(result)
     st.dataframe(shown, hide_index=True, key=f"{name}_table")

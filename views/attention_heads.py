@@ -14,8 +14,8 @@ from biascore.methods.heads import masking as head_masking
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
-from views.common import (code_span, csv_download, data_dir_notice, get_model, literal, model_or_error,
-                          model_selector, run_with_progress)
+from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, get_model, literal,
+                          model_or_error, model_selector, read_only_notice, run_with_progress)
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
@@ -66,7 +66,7 @@ if not tests:
     st.stop()
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
-    model_name = model_selector()
+    model_name = model_selector(scorer="heads")
 with c2:
     wanted = st.query_params.get("seat", heads.DEFAULT_SEAT_TEST)
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
@@ -118,8 +118,13 @@ st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in
            "t-test that d > 0 over sentences, d averaged over each head group."
            + (" Causal model: only sentences whose attribute word precedes the target word." if lm.kind == "causal"
               else ""))
-counter = _counter(model_name)
-if counter.empty:
+try:  # in a snapshot: the cached attentions through the identity-only model
+    counter = cs.counter_attention_frame(lm) if active_snapshot() else _counter(model_name)
+except settings.ReadOnlySnapshotError:
+    counter = None
+if counter is None:
+    read_only_notice("The counter-stereotype attentions of this model are not in the snapshot; computing them")
+elif counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 else:
     st.dataframe(cs.counter_stereotype_table(counter, scores), hide_index=True)
@@ -130,9 +135,13 @@ st.caption("m = 0 for the top-K, bottom-K, K random (5 seeded draws, averaged) a
            "size and (pseudo-)perplexity on held-out CrowS-Pairs sentences (bias types other than gender and "
            "sexual orientation).")
 n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1, 500, 40, key="n_held_out"))
+table = None
 if st.checkbox("Evaluate targeted masking", key="run_mask"):
-    table = run_with_progress("Masking heads: head sets", lambda progress: head_masking.masking_table(
-        lm, test, scores, k=k, n_held_out=n_held_out, progress=progress))
+    try:
+        table = run_with_progress("Masking heads: head sets", lambda progress: head_masking.masking_table(
+            lm, test, scores, k=k, n_held_out=n_held_out, progress=progress))
+    except settings.ReadOnlySnapshotError:
+        read_only_notice("This masking table (these K and held-out sentences) is not in the snapshot; computing it")
     if table is not None:  # None: the error is shown in place of the table
         if (table["ppl_kind"] == "n/a").all():
             st.info("This model is an encoder without an LM head: perplexity is n/a.")
@@ -140,8 +149,10 @@ if st.checkbox("Evaluate targeted masking", key="run_mask"):
         csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
 
 # --------------------------------------------------------------------------- one pair
+if read_only_notice("The attention views of one counter pair run the model"):
+    st.stop()
 st.subheader("One counter pair")
-if not counter.empty:
+if counter is not None and not counter.empty:
     options = list(range(len(counter)))
     pick = st.selectbox("Pair", options, format_func=lambda i: counter["sentence"].iloc[i])
     row = counter.iloc[pick]

@@ -19,14 +19,69 @@ SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-bas
                     "xlm-roberta-base"]
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Offline snapshots (BIASCORE_SNAPSHOT): results and benchmark rows from a verified zip, nothing computed
+# ---------------------------------------------------------------------------------------------------------
+def open_snapshot() -> bool:
+    """Serve the snapshot named by ``BIASCORE_SNAPSHOT`` (verified and unpacked once per process), or the normal
+    cache when it is unset. False after showing why a snapshot is refused (one line)."""
+    from biascore import snapshot
+
+    path = settings.snapshot_file()
+    if path is None:
+        snapshot.deactivate()
+        return True
+    try:
+        opened = snapshot.activate(path)
+    except snapshot.SnapshotError as exc:
+        snapshot.deactivate()
+        st.error(f"Snapshot refused: {error_line(exc)}")
+        return False
+    st.sidebar.caption(f"📦 Read-only snapshot {opened.describe()}")
+    return True
+
+
+def active_snapshot():
+    """The snapshot in use (:class:`biascore.snapshot.OpenedSnapshot`), or None."""
+    from biascore.snapshot import active
+
+    return active()
+
+
+def read_only_notice(what: str) -> bool:
+    """In a snapshot: say that ``what`` needs a model or a computation and is off; True then (skip it)."""
+    snap = active_snapshot()
+    if snap is None:
+        return False
+    st.info(f"{what} — off in this read-only snapshot ({code_span(snap.label)}): it shows cached results only.")
+    return True
+
+
 @st.cache_resource(show_spinner="Loading model (once per process)…")
 def get_model(name: str, kind: str = "auto", attn_implementation: str | None = None):
-    """Load a model once per process (st.cache_resource); errors propagate to :func:`model_or_error`."""
+    """Load a model once per process (st.cache_resource); errors propagate to :func:`model_or_error`.
+    In a snapshot only the embedded default model may run (Try a pair)."""
+    if active_snapshot() is not None and name != engine_models.DEFAULT_MODEL:
+        raise settings.ReadOnlySnapshotError(f"{name} is not loaded from a read-only snapshot (only "
+                                             f"{engine_models.DEFAULT_MODEL} runs live, when it is installed)")
     return engine_models.load_model(name, kind=kind, attn_implementation=attn_implementation)
 
 
-def model_or_error(name: str, **kwargs):
-    """The loaded model, or None after showing the loader's message inline (never a traceback)."""
+def model_or_error(name: str, live: bool = False, **kwargs):
+    """The loaded model, or None after showing the loader's message inline (never a traceback).
+
+    In a snapshot (unless ``live``): an identity-only model (:mod:`biascore.snapshot.standin`) whose cache keys
+    find the snapshot's results for ``name``; the scorers read them unchanged and nothing is loaded.
+    """
+    snap = active_snapshot()
+    if snap is not None and not live:
+        from biascore.snapshot.standin import identity_model
+
+        facts = snap.model_facts(name)
+        if facts is None:
+            st.info(f"{code_span(name)} has no results in this snapshot ({code_span(snap.label)}).")
+            return None
+        return identity_model(name, facts)
     try:
         return get_model(name, **kwargs)
     except engine_models.ModelLoadError as exc:
@@ -50,13 +105,20 @@ def _trusted_link_models() -> set[str]:
 
 
 def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
-                   options: list[str] | None = None) -> str:
+                   options: list[str] | None = None, scorer: str | None = None) -> str:
     """A select box of models, synced with the URL parameter ``key``.
 
     Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
     Otherwise: suggested models plus an "other…" field for any hub id, local folder or .gguf path.
     A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
+    In a snapshot: its models only (those with results of cache scorer ``scorer`` when given); nothing is loaded.
     """
+    snap = active_snapshot()
+    if snap is not None:
+        names = list(options or snap.model_names(scorer)) or [default]
+        qp = st.query_params.get(key)
+        index = names.index(qp) if qp in names else (names.index(default) if default in names else 0)
+        return st.selectbox(label, names, index=index, key=f"{key}_select")
     allowed = settings.allowed_models()
     if settings.public_mode():
         options = [m for m in (options or allowed) if m in allowed] or list(allowed)
@@ -84,6 +146,12 @@ def model_selector(label: str = "Model", key: str = "model", default: str = engi
 
 def data_dir_notice() -> None:
     """Tell the user where benchmark data is read from and how to get it (no server path in public mode)."""
+    snap = active_snapshot()
+    if snap is not None:
+        st.caption(f"Read-only snapshot {code_span(snap.label)} (engine {snap.manifest['engine_version']}, made "
+                   f"{snap.manifest.get('created_at', '?')}): results and benchmark rows come from it; "
+                   "nothing is scored here.")
+        return
     if settings.public_mode():
         return
     st.caption(f"Benchmark data directory: {code_span(settings.data_dir())} — download the public benchmarks with "
@@ -173,7 +241,7 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
     benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
     missing = [b["name"] for b in benches if not b["available"]]
-    if missing:
+    if missing and active_snapshot() is None:
         st.caption(f"Not in the data directory: {', '.join(missing)}. Download them with "
                    "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`); they then appear here.")
     if not present:
@@ -363,7 +431,10 @@ def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
 def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
                      errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
     """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
-    :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed)."""
+    :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed). In a read-only
+    snapshot there is no button, only a line saying why."""
+    if read_only_notice(label):
+        return None
     if not st.button(label, key=key, type="primary"):
         return None
     return run_with_progress(text, compute, errors)

@@ -12,7 +12,7 @@ from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
 from views.common import (code_span, csv_download, data_dir_notice, escape, model_or_error, model_selector,
-                          score_now_button, show_error)
+                          read_only_notice, score_now_button, show_error)
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -53,10 +53,13 @@ def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
     try:
         res = labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, only_cached=True)
     except (BenchmarkError, ValueError) as exc:
-        show_error(exc)
+        if not read_only_notice(f"No LABDet data for {labdet.LANGUAGES[lang]} in this snapshot; scoring"):
+            show_error(exc)
         return None
     if res is not None:
         return res
+    if read_only_notice(f"No LABDet result for {code_span(name)} on {labdet.LANGUAGES[lang]} in this snapshot; scoring"):
+        return None
     st.info(f"No cached LABDet result for {code_span(name)} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
             "every training and surfacing sentence once, then trains both probes (about a minute for "
             "small models on a GPU-less laptop, longer for big ones).")
@@ -101,7 +104,7 @@ st.warning("The model should match the language: an English model on English dat
 
 c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
 with c1:
-    model_name = model_selector("Model", key="model", default="all-minilm-l6-v2")
+    model_name = model_selector("Model", key="model", default="all-minilm-l6-v2", scorer="labdet")
 with c2:
     lang = st.selectbox("Language", list(labdet.LANGUAGES), index=list(labdet.LANGUAGES).index("en"),
                         format_func=lambda c: f"{labdet.LANGUAGES[c]} ({c})", key="lang")
@@ -110,7 +113,7 @@ with c3:
 with c4:
     alpha = st.number_input("α", min_value=0.001, max_value=0.2, value=0.05, step=0.01, format="%.3f", key="alpha")
 compare = st.checkbox("Compare with a second model", key="compare")
-other_name = model_selector("Second model", key="model2", default="smollm2-135m") if compare else None
+other_name = model_selector("Second model", key="model2", default="smollm2-135m", scorer="labdet") if compare else None
 data_dir_notice()
 
 names = [model_name] + ([other_name] if other_name else [])

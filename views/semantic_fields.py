@@ -14,7 +14,7 @@ from biascore.methods.fields import tagging as semantic_tagging
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
 from biascore.core import models as engine_models
-from views.common import (benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
+from views.common import (active_snapshot, benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
                           model_or_error, model_selector, offered_models, score_now_button, show_error,
                           token_page_link)
 
@@ -24,8 +24,9 @@ SENSE_LABELS = {"top": "tagger's first-ranked tag", "all": "every candidate tag 
 
 
 def identity_of(model: str):
-    """The model's cache identity from its files, or from loading it (hub ids); None after an inline error."""
-    identity = engine_models.model_identity(model)
+    """The model's cache identity from its files, or from loading it (hub ids; in a snapshot: the snapshot's
+    identity-only model); None after an inline error."""
+    identity = None if active_snapshot() else engine_models.model_identity(model)
     if identity is None:
         lm = model_or_error(model)
         identity = lm.identity() if lm is not None else None
@@ -33,10 +34,12 @@ def identity_of(model: str):
 
 
 def scored_elsewhere(model: str, benchmark) -> list[str]:
-    """Offered local/embedded models other than ``model`` already scored on ``benchmark`` (no model load)."""
+    """Offered local/embedded models (a snapshot's models) other than ``model`` already scored on ``benchmark``
+    (no model load)."""
+    snap = active_snapshot()
     out = []
-    for other in offered_models():
-        identity = engine_models.model_identity(other) if other != model else None
+    for other in (snap.model_names("attribution") if snap else offered_models()):
+        identity = None if other == model else identity_of(other) if snap else engine_models.model_identity(other)
         if identity is not None and fields.is_scored(identity, benchmark):
             out.append(other)
     return out
@@ -78,7 +81,7 @@ data_dir_notice()
 
 c1, c2, c3 = st.columns([1, 1, 1])
 with c1:
-    model = model_selector()
+    model = model_selector(scorer="attribution")
 with c2:
     bench_name = benchmark_selector(default="crows-en-gso")
 if bench_name is None:
@@ -151,7 +154,7 @@ compare = st.multiselect("Side by side with (models already scored on this bench
                          scored_elsewhere(model, bench), key="sf_compare")
 tables = {model: table}
 for other in compare:
-    other_words = result_for(other, engine_models.model_identity(other), bench, senses).words
+    other_words = result_for(other, identity_of(other), bench, senses).words
     tables[other] = fields.field_table(other_words, min_count=min_count, top=int(top))
 if compare:
     wide = fields.side_by_side(tables)

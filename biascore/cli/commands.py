@@ -1,4 +1,5 @@
-"""Subcommands that are not scorers: ``benchmarks`` (list), ``data download``, ``sweep …`` and ``review …``."""
+"""Subcommands that are not scorers: ``benchmarks`` (list), ``data download``, ``sweep …``, ``review …`` and
+``snapshot export|verify|serve``."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +8,7 @@ from biascore.cli.args import add_common_args
 from biascore.core import download
 from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
 from biascore.review.cli import register_cli as register_review
+from biascore.snapshot.cli import register_cli as register_snapshot
 from biascore.sweep.cli import register_cli as register_sweep
 
 
@@ -15,6 +17,7 @@ def register_builtin_commands(sub) -> None:
     add_common_args(p)
     p.set_defaults(func=_cmd_benchmarks)
     download.register_cli(sub)
+    register_snapshot(sub)
     register_sweep(sub)
     register_review(sub)
 

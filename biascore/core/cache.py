@@ -19,6 +19,10 @@ Concurrency: :meth:`ResultCache.computing` holds the key's file lock (:mod:`bias
 holder looks for the result again after taking it, so a second caller waits for the first one's result
 instead of computing it again, and meanwhile sees the holder's progress (:meth:`ResultCache.progress`).
 Shards are named by the input rows they hold, on a fixed grid, so two runs can never store a pair twice.
+
+A cache inside an offline snapshot (:func:`biascore.core.settings.is_read_only`) is read-only: reads never
+delete, lock or create anything there; :meth:`ResultCache.get_or_compute` returns a computed frame without
+saving it, and :meth:`ResultCache.save` refuses with :class:`~biascore.core.settings.ReadOnlySnapshotError`.
 """
 from __future__ import annotations
 
@@ -113,6 +117,7 @@ class ResultCache:
 
     def __init__(self, root: str | os.PathLike | None = None):
         self.root = settings.cache_dir(root)
+        self.read_only = settings.is_read_only(self.root)
 
     # ---------------------------------------------------------------- paths
     def path(self, key: CacheKey) -> Path:
@@ -148,6 +153,7 @@ class ResultCache:
 
     def save(self, key: CacheKey, frame: pd.DataFrame, verify: Verify | None = None) -> Path:
         """Store a finished result (after ``verify``, which raises on an invalid one)."""
+        self.check_writable()
         if verify is not None:
             verify(frame)
         path = self.path(key)
@@ -162,6 +168,11 @@ class ResultCache:
         frame = self.load(key, verify)
         if frame is not None:
             return frame
+        if self.read_only:  # a snapshot keeps what it shipped with: no lock, no file; derived frames stay in memory
+            frame = compute()
+            if verify is not None:
+                verify(frame)
+            return frame
         with self.computing(key, waiting):
             frame = self.load(key, verify)  # someone else may have finished it while we waited
             if frame is None:
@@ -173,12 +184,19 @@ class ResultCache:
     def computing(self, key: CacheKey, waiting: Callable[[Progress | None], None] | None = None) -> Iterator[None]:
         """Hold ``key``'s file lock for the block. While another caller holds it, ``waiting`` gets its progress
         (None before it has reported any) every half second. The caller should :meth:`load` again inside."""
+        self.check_writable()
         look = None if waiting is None else (lambda: waiting(self.progress(key)))
         with held(self.lock_path(key), look):
             try:
                 yield
             finally:
                 self.progress_path(key).unlink(missing_ok=True)
+
+    def check_writable(self) -> None:
+        """Raise :class:`~biascore.core.settings.ReadOnlySnapshotError` when this cache is a snapshot's."""
+        if self.read_only:
+            raise settings.ReadOnlySnapshotError(
+                "this dashboard serves a read-only snapshot: results that are not in it cannot be computed here")
 
     def report_progress(self, key: CacheKey, done: int, total: int) -> None:
         """Publish the lock holder's progress for waiting callers (atomic replace of a small JSON file)."""
@@ -236,7 +254,9 @@ class ResultCache:
 
     def discard(self, path: str | os.PathLike, seen: tuple[int, int] | None = None) -> None:
         """Remove a cached file found unusable (it is recomputed on the next request) — unless another process
-        has meanwhile replaced it (``seen``: its (inode, mtime) when it was read)."""
+        has meanwhile replaced it (``seen``: its (inode, mtime) when it was read). A snapshot's files are left."""
+        if self.read_only:
+            return
         try:
             if seen is None or _identity(Path(path)) == seen:
                 Path(path).unlink()
@@ -291,6 +311,7 @@ class ShardWriter:
         return done
 
     def write(self, a: int, b: int, frame: pd.DataFrame) -> None:
+        self.cache.check_writable()
         check_ids(frame, self.ids[a:b], self.column)
         self.dir.mkdir(parents=True, exist_ok=True)
         _write_atomic(self.path(a, b), frame, self.key)

@@ -67,8 +67,11 @@ def registry() -> dict[str, dict]:
 
 
 def benchmark_path(name: str, data_dir: str | Path | None = None) -> Path:
+    """Where a registered benchmark's file is: the data directory, or the project's ``data/`` for a built-in
+    one — except in an offline snapshot, which carries every benchmark it refers to in its data directory."""
     spec = registry()[name]
-    base = settings.PROJECT_DATA if spec.get("builtin") else settings.data_dir(data_dir)
+    builtin = spec.get("builtin") and not (data_dir is None and settings.snapshot_root() is not None)
+    base = settings.PROJECT_DATA if builtin else settings.data_dir(data_dir)
     return base / spec["file"]
 
 

@@ -167,7 +167,7 @@ def _join_gguf_parts(em: EmbeddedModel) -> tuple[Path, str]:
             raise ModelLoadError(f"{em.alias}: package {(em.parts_package_prefix + suffix).replace('_', '-')} "
                                  "is not installed")
         parts += sorted(p for p in d.rglob("*") if p.is_file() and not p.name.endswith((".py", ".pyc", ".txt")))
-    target_dir = settings.cache_dir() / "models" / em.alias
+    target_dir = settings.writable_cache_dir() / "models" / em.alias
     target = target_dir / f"{em.alias}.gguf"
     if not target.exists():
         with held(target_dir / f"{em.alias}.gguf.lock"):  # one join at a time; a waiter finds it done
@@ -193,7 +193,7 @@ def _file_sha256(path: Path) -> str:
     The memo (``<cache>/models/hashes.json``) is shared by every process: it is updated under a file lock,
     re-read inside it, so concurrent loads merge their entries instead of overwriting each other's."""
     st = path.stat()
-    memo_path = settings.cache_dir() / "models" / "hashes.json"
+    memo_path = settings.writable_cache_dir() / "models" / "hashes.json"
     key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
     known = _read_memo(memo_path).get(key)
     if known is not None:
@@ -261,7 +261,7 @@ class ResolvedSource:
         """Where a de-quantised GGUF model is saved after its first load."""
         if not self.gguf_file or not self.fingerprint:
             return None
-        return settings.cache_dir() / "models" / f"gguf-{self.fingerprint[:16]}"
+        return settings.writable_cache_dir() / "models" / f"gguf-{self.fingerprint[:16]}"
 
     def config_folder(self) -> Path | None:
         """A local folder with config.json for this model, if there is one."""

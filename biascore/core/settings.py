@@ -10,6 +10,11 @@ Server settings for a shared dashboard (read from the environment of the process
 * ``BIASCORE_MODELS`` — comma-separated allow-list of models that may be loaded or scored from the dashboard
   in public mode (default: the embedded default model);
 * ``BIASCORE_REVIEW_DB`` — the translation-review database (default ``<cache>/reviews.sqlite``).
+
+Offline snapshots (workshops): ``BIASCORE_SNAPSHOT=demo.zip`` names a snapshot made by
+``python -m biascore snapshot export``. Once :mod:`biascore.snapshot` has verified and unpacked it and called
+:func:`use_snapshot`, :func:`cache_dir` and :func:`data_dir` point into the unpacked, read-only folder (results
+and benchmark rows), and :func:`writable_cache_dir` stays the normal cache (converted models, reviews).
 """
 from __future__ import annotations
 
@@ -27,21 +32,66 @@ DEFAULT_CACHE_DIR = REPO_ROOT / "cache"
 DEFAULT_MODEL = "smollm2-135m"
 
 
+class ReadOnlySnapshotError(RuntimeError):
+    """Something tried to compute or save while the dashboard serves a read-only snapshot."""
+
+
+_snapshot_root: Path | None = None
+
+
+def snapshot_file() -> Path | None:
+    """The snapshot named by ``BIASCORE_SNAPSHOT`` (not yet verified), or None."""
+    env = os.environ.get("BIASCORE_SNAPSHOT", "").strip()
+    return Path(env).expanduser() if env else None
+
+
+def use_snapshot(root: str | os.PathLike | None) -> None:
+    """Serve results and benchmark data from an unpacked, verified snapshot folder (None: back to normal).
+    Called by :func:`biascore.snapshot.activate`; holds for the whole process."""
+    global _snapshot_root
+    _snapshot_root = Path(root).resolve() if root else None
+
+
+def snapshot_root() -> Path | None:
+    """The unpacked snapshot folder in use, or None."""
+    return _snapshot_root
+
+
+def is_read_only(path: str | os.PathLike) -> bool:
+    """True for a path inside the snapshot in use (nothing may be written there)."""
+    root = _snapshot_root
+    return root is not None and Path(path).resolve().is_relative_to(root)
+
+
 def data_dir(override: str | os.PathLike | None = None) -> Path:
-    """The benchmark data directory: explicit override, then ``BIASCORE_DATA_DIR``, then the default."""
+    """The benchmark data directory: explicit override, then the snapshot in use, then ``BIASCORE_DATA_DIR``,
+    then the default."""
     if override:
         return Path(override).expanduser().resolve()
+    if _snapshot_root is not None:
+        return _snapshot_root / "data"
     env = os.environ.get("BIASCORE_DATA_DIR")
     return Path(env).expanduser().resolve() if env else DEFAULT_DATA_DIR
 
 
 def cache_dir(override: str | os.PathLike | None = None) -> Path:
-    """The result cache directory: explicit override, then ``BIASCORE_CACHE_DIR``, then ``<repo>/cache``."""
+    """The result cache directory: explicit override, then the snapshot in use (read-only), then
+    :func:`writable_cache_dir`."""
     if override:
         path = Path(override).expanduser().resolve()
+    elif _snapshot_root is not None:
+        return _snapshot_root / "cache"
     else:
-        env = os.environ.get("BIASCORE_CACHE_DIR")
-        path = Path(env).expanduser().resolve() if env else DEFAULT_CACHE_DIR
+        return writable_cache_dir()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def writable_cache_dir() -> Path:
+    """The process's own cache, even while a snapshot is in use: ``BIASCORE_CACHE_DIR``, else ``<repo>/cache``.
+    Converted GGUF models, file hashes and the review database live here."""
+    env = os.environ.get("BIASCORE_CACHE_DIR")
+    path = Path(env).expanduser().resolve() if env else DEFAULT_CACHE_DIR
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -86,4 +136,4 @@ def review_db_path() -> Path:
     """The translation-review database: ``BIASCORE_REVIEW_DB``, else ``reviews.sqlite`` in the cache directory.
     Only a path; nothing is created until a review is saved."""
     env = os.environ.get("BIASCORE_REVIEW_DB")
-    return Path(env).expanduser() if env else cache_dir() / "reviews.sqlite"
+    return Path(env).expanduser() if env else writable_cache_dir() / "reviews.sqlite"

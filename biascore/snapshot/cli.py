@@ -1,0 +1,84 @@
+"""``python -m biascore snapshot export|verify|serve``: write an offline snapshot, check one, or serve one."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def register_cli(sub) -> None:
+    from biascore.cli.args import add_common_args
+
+    p = sub.add_parser("snapshot", help="offline snapshots for workshops: export cached results, verify a file",
+                       description="Write the cached results of every scorer (and the data they refer to) to one "
+                                   "zip that `BIASCORE_SNAPSHOT=FILE streamlit run app.py` opens read-only.")
+    actions = p.add_subparsers(dest="snapshot_command", required=True)
+    e = actions.add_parser("export", help="write a snapshot zip from the result cache")
+    e.add_argument("--out", required=True, help="the zip file to write (e.g. demo.zip)")
+    e.add_argument("--models", nargs="+", default=None, metavar="MODEL",
+                   help="only these models (name as scored, or a local model folder's last path component)")
+    e.add_argument("--benchmarks", nargs="+", default=None, metavar="NAME",
+                   help="only these benchmarks / SEAT tests / association tests / labdet-<lang>")
+    add_common_args(e)
+    e.set_defaults(func=_cmd_export)
+    v = actions.add_parser("verify", help="check a snapshot's checksums and engine version")
+    v.add_argument("file")
+    v.set_defaults(func=_cmd_verify)
+    s = actions.add_parser("serve", help="verify a snapshot, then run the dashboard read-only on it (loopback)",
+                           description="The same as `BIASCORE_SNAPSHOT=FILE streamlit run app.py --server.address "
+                                       "127.0.0.1`, after checking FILE.")
+    s.add_argument("file")
+    s.add_argument("--port", type=int, default=8501)
+    s.add_argument("--headless", action="store_true", help="do not open a browser window")
+    s.set_defaults(func=_cmd_serve)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from biascore.snapshot.export import export_snapshot
+    from biascore.snapshot.manifest import SnapshotError
+
+    try:
+        manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks)
+    except SnapshotError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    counts: dict[str, int] = {}
+    for entry in manifest["entries"]:
+        counts[entry["scorer"]] = counts.get(entry["scorer"], 0) + 1
+    size = sum(m["size"] for m in manifest["members"].values())
+    print(f"wrote {args.out}: {len(manifest['entries'])} cached results ("
+          + ", ".join(f"{n} {s}" for s, n in counts.items()) + f") of {len(manifest['models'])} model(s), "
+          f"{len(manifest['data'])} data file(s), {size / 1e6:.1f} MB before compression")
+    for reason in manifest["skipped"]:
+        print(f"  left out: {reason}", file=sys.stderr)
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from biascore.snapshot.manifest import SnapshotError
+    from biascore.snapshot.reader import verify
+
+    try:
+        manifest = verify(args.file)
+    except SnapshotError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"ok: {args.file}: {len(manifest['members'])} members verified (SHA-256), engine "
+          f"{manifest['engine_version']}, made {manifest.get('created_at', '?')}; models: "
+          + (", ".join(manifest["models"]) or "none"))
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    """Verify, then replace this process by ``streamlit run app.py`` bound to 127.0.0.1 with BIASCORE_SNAPSHOT."""
+    from biascore.core import settings
+
+    if _cmd_verify(args) != 0:
+        return 2
+    os.environ["BIASCORE_SNAPSHOT"] = os.path.abspath(args.file)
+    argv = [sys.executable, "-m", "streamlit", "run", str(settings.REPO_ROOT / "app.py"), "--server.address",
+            "127.0.0.1", "--server.port", str(args.port), "--browser.gatherUsageStats", "false",
+            "--server.headless", "true" if args.headless else "false"]
+    sys.stdout.flush()
+    os.execv(sys.executable, argv)
+    return 0  # not reached
