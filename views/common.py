@@ -311,7 +311,7 @@ def live_pair(model: str, sent_more: str, sent_less: str) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def summary(path: str, benchmark: str, mtime: float, metric: str) -> pd.DataFrame:
-    """The engine's :func:`summarize` (n, score, 95% bootstrap CI) for one cached run."""
+    """The engine's :func:`summarize` (n, score, 95% Wilson interval) for one cached run."""
     from biascore.methods.attribution.scorer import summarize
 
     return summarize(attribution_frame(path, benchmark, mtime), metric)

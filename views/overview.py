@@ -1,5 +1,5 @@
 """Overview: B per bias type and overall for every scored model × benchmark (Table-3 style), with n, the
-95% bootstrap CI and the PLL bias score beside it; a bar chart with the unbiased line; "Score now"."""
+95% Wilson score interval and the PLL bias score beside it; a bar chart with the unbiased line; "Score now"."""
 from __future__ import annotations
 
 import pandas as pd
@@ -14,7 +14,7 @@ from views.common import (benchmark_selector, best_run, cached_runs, code_span, 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
            "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
-           "Brackets: 95% bootstrap confidence interval (1,000 resamples).")
+           "Brackets: 95% Wilson score interval for a proportion (binomial; scipy binomtest), for B and PLL alike.")
 data_dir_notice()
 sweep_status.show()
 
@@ -34,6 +34,8 @@ def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
             columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high"}), on="bias_type", how="left")
         part.insert(0, "benchmark", run.benchmark)
         part.insert(0, "model", run.model)
+        part.insert(2, "precision", f"approximate ({run.dtype})" if bool(run.approximate) else
+                    f"exact ({run.dtype or 'float32'})")
         part["complete"] = bool(run.complete)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -51,6 +53,10 @@ if not grid.empty:
     st.dataframe(wide[order].reset_index(), hide_index=True, key="overview_wide",
                  column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in order})
     partial = grid[~grid.complete][["model", "benchmark"]].drop_duplicates()
+    for row in grid[grid.precision.str.startswith("approximate")][["model", "benchmark", "precision"]] \
+            .drop_duplicates().itertuples(index=False):
+        st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: {escape(row.precision)} — a fast "
+                   "reduced-precision run; verdicts can differ from the exact float32 numbers.")
     for row in partial.itertuples(index=False):
         st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")

@@ -25,6 +25,8 @@ import torch
 
 from biascore.core import settings
 from biascore.core.locks import held
+from biascore.core.precision import (cuda_attention_without_cudnn, dtype_name, exact_matmuls, is_approximate,
+                                     resolve_dtype)
 
 log = logging.getLogger(__name__)
 
@@ -133,19 +135,6 @@ def resolve_device(device: str = "auto") -> torch.device:
     if device == "mps" and not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
         raise ModelLoadError("--device mps was asked for, but torch sees no Apple MPS device (use --device cpu or auto)")
     return torch.device(device)
-
-
-def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
-    """``auto``: fp32 on CPU, bf16 on a GPU that supports it, else fp16."""
-    table = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
-             "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}
-    if dtype != "auto":
-        if dtype not in table:
-            raise ValueError(f"unknown dtype {dtype!r}; choose one of auto, {', '.join(sorted(table))}")
-        return table[dtype]
-    if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.float32
 
 
 def _package_dir(module: str) -> Path | None:
@@ -330,6 +319,11 @@ class ModelIdentity:
     dtype: str
     device: str
 
+    @property
+    def approximate(self) -> bool:
+        """True for a bf16/fp16 model: its numbers are a fast approximation (see :mod:`biascore.core.precision`)."""
+        return is_approximate(self.dtype)
+
 
 def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
                    device: str = "auto", dtype: str = "auto") -> ModelIdentity | None:
@@ -351,8 +345,7 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
             return None
         kind = _kind_from_architectures(archs)
     dev = resolve_device(device)
-    return ModelIdentity(src.key, src.fingerprint, kind, str(resolve_dtype(dtype, dev)).replace("torch.", ""),
-                         dev.type)
+    return ModelIdentity(src.key, src.fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type)
 
 
 def _kind_from_architectures(archs: list[str]) -> ModelKind:
@@ -389,6 +382,9 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     gguf_path = src.gguf_path
     dev = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, dev)
+    if dev.type == "cuda":
+        exact_matmuls()  # float32 means float32: no TF32 matmuls
+        cuda_attention_without_cudnn()
     load_from, load_kwargs = source_folder, {"trust_remote_code": trust_remote_code}
     if gguf_path is not None:
         converted = src.converted_folder
@@ -429,7 +425,7 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     return LanguageModel(name=key, model=model, tokenizer=tokenizer, kind=use_kind,
                          uncased=tokenizer_is_uncased(tokenizer), fingerprint=fingerprint, device=dev,
                          source=str(gguf_path or source_folder),
-                         extra={"dtype": str(torch_dtype).replace("torch.", "")})
+                         extra={"dtype": dtype_name(torch_dtype)})
 
 
 def _save_converted(model, tokenizer, target: Path) -> None:

@@ -15,11 +15,12 @@ import pandas as pd
 
 from biascore.core.cache import CacheKey, CorruptCacheFile, ResultCache, check_ids
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
+from biascore.core.precision import is_approximate
 from biascore.methods.attribution.jsd import JsdVariant
 from biascore.methods.attribution.scorer import attribution_frame
 
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
-               "model_fingerprint", "path", "mtime"]
+               "model_fingerprint", "dtype", "device", "approximate", "path", "mtime"]
 
 
 class StaleResult(RuntimeError):
@@ -34,7 +35,7 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
     """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark.
 
     ``complete`` is False for a ``--limit`` run; ``stale`` is True when the benchmark file changed since
-    (its content hash differs) or is no longer in the data directory.
+    (its content hash differs) or is no longer in the data directory; ``approximate`` is True for a bf16/fp16 run.
     """
     cache = cache or ResultCache()
     benches: dict[str, Benchmark | None] = {}
@@ -53,10 +54,12 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
         rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
                      "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
+                     "dtype": meta.get("dtype", ""), "device": meta.get("device", ""),
+                     "approximate": is_approximate(meta.get("dtype", "")),
                      "path": meta["path"], "mtime": os.path.getmtime(meta["path"])})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
-    return runs.sort_values(["model", "benchmark", "complete", "mtime"], ascending=[True, True, False, False],
-                            kind="stable").reset_index(drop=True)
+    return runs.sort_values(["model", "benchmark", "complete", "approximate", "mtime"],
+                            ascending=[True, True, False, True, False], kind="stable").reset_index(drop=True)
 
 
 def runs_signature(cache: ResultCache | None = None) -> tuple:
@@ -67,7 +70,8 @@ def runs_signature(cache: ResultCache | None = None) -> tuple:
 
 
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The run to show per model × benchmark: not stale, complete before partial, newest first."""
+    """The run to show per model × benchmark: not stale, complete before partial, exact (fp32) before approximate
+    (bf16/fp16), newest first."""
     usable = runs[~runs["stale"].astype(bool)]  # astype: an empty frame has object dtype
     return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
 

@@ -34,7 +34,8 @@ import pandas as pd
 import torch
 from scipy import stats
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import ResultCache
+from biascore.core.keys import result_key
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.seat_tests import GenderWordLists, load_gender_wordlists
 
@@ -203,8 +204,7 @@ def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = No
     """One row per sentence: the pair, ``w_orig``, ``w_counter``, ``d`` (flattened layers × heads), cached."""
     lists = load_gender_wordlists(data_dir)
     pairs, hashes = collect_pairs(lists, attribute_first=lm.kind == "causal", data_dir=data_dir)
-    key = CacheKey.make(NAME, model=lm.name, fingerprint=lm.fingerprint, sources=hashes,
-                        wordlists=lists.content_hash)
+    key = result_key(NAME, lm, sources=hashes, wordlists=lists.content_hash)
 
     def compute() -> pd.DataFrame:
         rows = []
