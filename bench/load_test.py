@@ -29,6 +29,7 @@ import asyncio
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,7 @@ async def one_user(browser, url: str, index: int, pair: tuple[str, str], expecte
     result = {"user": index, "errors": [], "token_page_s": None, "time_to_score_s": None, "shown": None,
               "expected": expected}
     context = await browser.new_context(viewport={"width": 1400, "height": 2000})
+    context.set_default_timeout(timeout * 1000)  # clicks and fills wait as long as any other step
     page = await context.new_page()
     try:
         t0 = time.perf_counter()
@@ -209,6 +211,8 @@ def main() -> int:
     args = ap.parse_args()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"Chromium not found at {CHROMIUM}")
+    # a `kill` (SIGTERM) unwinds like Ctrl-C, so the server, the browser and the temporary cache are cleaned up
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     import torch
 
@@ -245,6 +249,8 @@ def main() -> int:
             runs[-1]["server_log_errors"] = [line[:300] for line in log.splitlines()
                                              if "Error" in line or "Traceback" in line][:20]
             r = runs[-1]
+            for sample in r["error_samples"]:
+                print(f"  error: {sample}", flush=True)
             print(f"N={n}: errors {r['errors']} ({r['users_with_errors']} users), scores shown {r['scores_shown']}/{n}, "
                   f"equal to engine {r['numbers_equal_engine']}/{n}, time to score p50 {r['time_to_score_s']['p50']} s "
                   f"p95 {r['time_to_score_s']['p95']} s", flush=True)
