@@ -30,7 +30,8 @@ from views.common import (benchmark_selector, data_dir_notice, get_model, live_p
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
-FILTERS = ["all pairs", "not reviewed yet", "not reviewed by me", "to adjudicate", "flagged: not a minimal pair"] + [
+FILTERS = ["all pairs", "not reviewed yet", "not reviewed by me", "to adjudicate (not decided yet)",
+           "flagged: not a minimal pair"] + [
     f"status: {s}" for s in STATUSES]
 PUBLIC = settings.public_mode()
 
@@ -142,12 +143,15 @@ with st.expander("Review database and reviewer", expanded=True):
     reviewer = c2.text_input("Your name (reviewer)", key="tr_reviewer", max_chars=100).strip()
 store = ReviewStore(db_path)
 try:
-    db_exists = store.exists()
+    db_state = store.state().kind
 except ReviewError as exc:
     st.error(error_line(exc))
     st.stop()
-if not db_exists:
+if db_state == "missing":
     st.info("No reviews saved here yet: the review database is created when you press Save.")
+elif db_state == "legacy":
+    st.info("This review database was made by an earlier version (one verdict per review); its reviews are shown "
+            "with the verdicts mapped to statuses, and it is upgraded when you first save.")
 
 c1, c2 = st.columns(2)
 with c1:
@@ -177,8 +181,8 @@ if which == "not reviewed yet":
     subset = pairs[~pairs.pair_id.isin(reviewed_ids)]
 elif which == "not reviewed by me":
     subset = pairs[~pairs.pair_id.isin(mine)]
-elif which == "to adjudicate":
-    subset = pairs[pairs.pair_id.isin(set(to_adjudicate.pair_id))]
+elif which.startswith("to adjudicate"):
+    subset = pairs[pairs.pair_id.isin(set(to_adjudicate[~to_adjudicate.adjudicated].pair_id))]
 elif which.startswith("flagged"):
     subset = pairs[~pairs.minimal]
 elif which.startswith("status: "):
