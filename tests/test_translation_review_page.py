@@ -195,6 +195,8 @@ def test_public_mode_offers_no_path_and_saves_to_the_servers_database(tiny_demo,
     assert [t.label for t in at.text_input if "sqlite" in t.label.lower() or "path" in t.label.lower()
             or "file" in t.label.lower()] == []
     assert "tr_db" not in [t.key for t in at.text_input]
+    assert at.selectbox(key="model_select").options == [tiny_mlm.name]  # the allow-list, no "other…" free name
+    assert "model_custom" not in [t.key for t in at.text_input]
     assert not (tmp_path / "server").exists()  # nothing created before Save
     fill_review(at, "accept", comment="public")
     press(at, "Save review")

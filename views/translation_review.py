@@ -157,7 +157,14 @@ c1, c2 = st.columns(2)
 with c1:
     benchmark = benchmark_selector(only=REVIEWABLE, default="crows-tl")
 with c2:
-    model = model_selector(key="model")
+    if PUBLIC:  # only the server's allow-list (BIASCORE_MODELS), no free model name
+        allowed = settings.allowed_models()
+        wanted = query_param("model")
+        model = st.selectbox("Model", allowed, index=allowed.index(wanted) if wanted in allowed else 0,
+                             key="model_select")
+        st.query_params["model"] = model
+    else:
+        model = model_selector(key="model")
 if benchmark is None:
     st.stop()
 try:
