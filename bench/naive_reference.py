@@ -4,6 +4,8 @@ Published bias-attribution code (Gamboa & Lee), restated from its description: o
 token (masked LM) or per sentence (causal LM) at batch size 1, a full softmax over the vocabulary at
 every scored position, a vocabulary-sized one-hot vector, ε = 1e-16 smoothing of both distributions,
 scipy's ``jensenshannon`` (base 2) and a square root of it. Written from that description, not copied.
+The model runs on its own device (as the published code does with ``.to(device)``); the softmax goes back to
+the CPU for scipy at every scored position.
 """
 from __future__ import annotations
 
@@ -35,17 +37,18 @@ def naive_pair_bu(lm: LanguageModel, sent_more: str, sent_less: str) -> list[flo
             for pm, pl in zip(pt.shared_more, pt.shared_less):
                 d = []
                 for ids, pos in ((pt.more.ids, pm), (pt.less.ids, pl)):
-                    masked = torch.tensor([ids])
+                    masked = torch.tensor([ids], device=lm.device)
                     masked[0, pos] = lm.tokenizer.mask_token_id
                     logits = lm.model(masked)[0].squeeze(0)  # full head at every position
-                    d.append(_smoothed_distance(softmax(logits[pos]).numpy(), ids[pos]))
+                    d.append(_smoothed_distance(softmax(logits[pos]).float().cpu().numpy(), ids[pos]))
                 scores.append(d[0] - d[1])
         else:
             start = lm.start_token_id()
-            mats = [lm.model(torch.tensor([[start] + ids]))[0].squeeze(0) for ids in (pt.more.ids, pt.less.ids)]
+            mats = [lm.model(torch.tensor([[start] + ids], device=lm.device))[0].squeeze(0)
+                    for ids in (pt.more.ids, pt.less.ids)]
             for pm, pl in zip(pt.shared_more, pt.shared_less):
-                d1 = _smoothed_distance(softmax(mats[0][pm]).numpy(), pt.more.ids[pm])
-                d2 = _smoothed_distance(softmax(mats[1][pl]).numpy(), pt.less.ids[pl])
+                d1 = _smoothed_distance(softmax(mats[0][pm]).float().cpu().numpy(), pt.more.ids[pm])
+                d2 = _smoothed_distance(softmax(mats[1][pl]).float().cpu().numpy(), pt.less.ids[pl])
                 scores.append(d1 - d2)
     return scores
 

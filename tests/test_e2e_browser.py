@@ -9,6 +9,7 @@ download is not used.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -48,10 +49,18 @@ def server(smollm, tmp_path_factory):
 
     torch.set_num_threads(1)  # faster on a shared CPU (see views.common.limit_torch_threads)
     score_benchmark(smollm, "demo")
-    port = _free_port()
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
-    env = {**os.environ, "BIASCORE_REVIEW_DB": str(review_db), "BROWSER_PATH": CHROMIUM}
-    log = (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("w")
+    log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
+    with dashboard_server({"BIASCORE_REVIEW_DB": str(review_db)}, log) as url:
+        yield {"url": url, "review_db": review_db}
+
+
+@contextlib.contextmanager
+def dashboard_server(env: dict[str, str], log_path: Path):
+    """`streamlit run app.py` on a free loopback port with ``env`` added; yields its URL once healthy."""
+    port = _free_port()
+    env = {**os.environ, **env, "BROWSER_PATH": CHROMIUM}
+    log = log_path.open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
@@ -68,9 +77,9 @@ def server(smollm, tmp_path_factory):
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
                 log.flush()
-                pytest.fail(f"streamlit did not start: {Path(log.name).read_text()[-2000:]}")
+                pytest.fail(f"streamlit did not start: {log_path.read_text()[-2000:]}")
             time.sleep(0.5)
-        yield {"url": url, "review_db": review_db}
+        yield url
     finally:
         proc.terminate()
         try:

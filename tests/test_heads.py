@@ -221,11 +221,24 @@ def test_counter_attention_frame_tiny_mlm(tiny_mlm, data_dir):
     np.testing.assert_allclose(d[0], w_o - w_c, atol=1e-6)
 
 
-def test_eager_switch_is_restored(tiny_mlm):
-    before = tiny_mlm.model.config._attn_implementation
-    with cs.eager_attention(tiny_mlm.model):
-        assert tiny_mlm.model.config._attn_implementation == "eager"
-    assert tiny_mlm.model.config._attn_implementation == before
+def test_eager_view_leaves_the_shared_model_alone(tiny_mlm, smollm):
+    """Attention weights come from a weight-sharing eager copy: the shared model keeps its implementation,
+    and the weights equal those of a model loaded with eager attention from the start."""
+    from biascore.core.models import load_model
+
+    for lm in (tiny_mlm, smollm):
+        before = lm.model.config._attn_implementation
+        assert before != "eager"  # otherwise this test would not test anything
+        view = cs.eager_view(lm.model)
+        assert view is cs.eager_view(lm.model) and view.config._attn_implementation == "eager"
+        assert all(a is b for a, b in zip(view.parameters(), lm.model.parameters()))
+        tokens, att, _, _ = cs.sentence_attentions(lm, "The nurse said she was tired.")
+        assert lm.model.config._attn_implementation == before
+        eager = load_model(lm.source if lm.kind == "masked" else lm.name, attn_implementation="eager")
+        ids = torch.tensor([eager.tokenizer.convert_tokens_to_ids(tokens)])
+        with torch.no_grad():
+            ref = eager.model.base_model(input_ids=ids, output_attentions=True).attentions
+        np.testing.assert_allclose(att, torch.stack([a[0] for a in ref]).numpy(), rtol=1e-5, atol=1e-6)
 
 
 # --------------------------------------------------------------------------- masking table

@@ -131,6 +131,7 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
 
     runs = best_runs(cached_runs())
     hit = runs[(runs.model == model) & (runs.benchmark == benchmark)]
+    hit = hit[hit.path.map(os.path.exists)]  # a damaged file found earlier in this run has been removed
     return hit.iloc[0] if len(hit) else None
 
 
@@ -155,12 +156,29 @@ def pair_table(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     return engine_pair_table(attribution_frame(path, benchmark, mtime))
 
 
+#: What reading a cached run can fail with: each carries a one-line message for the page.
+def unreadable_run_errors() -> tuple[type[Exception], ...]:
+    from biascore.methods.attribution.results import DamagedResult, StaleResult
+
+    return DamagedResult, StaleResult
+
+
+def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
+    """The attribution frame of a cached ``run``, or None after a one-line error on the page when the file
+    fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
+    try:
+        return attribution_frame(run.path, benchmark, float(run.mtime))
+    except unreadable_run_errors() as exc:
+        st.error(f"{model} on {benchmark}: {exc}")
+        return None
+
+
 def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:
     """The attribution frame of ``model`` on ``benchmark`` from the cache, or None when not scored yet."""
     run = best_run(model, benchmark)
     if run is None:
         return None
-    return attribution_frame(run.path, benchmark, float(run.mtime))
+    return verified_run(model, benchmark, run)
 
 
 def score_now(model: str, benchmark: str, key: str) -> bool:
@@ -181,9 +199,13 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
     def progress(done: int, total: int) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring {benchmark} with {model}: {done}/{total} pairs")
 
+    def waiting(done: int, total: int) -> None:  # another user (tab, process) is computing this very result
+        bar.progress(min(done / max(total, 1), 1.0),
+                     text=f"Waiting for another user scoring {benchmark} with {model}: {done}/{total} pairs")
+
     try:
         limit_torch_threads()
-        score_benchmark(lm, benchmark, progress=progress)
+        score_benchmark(lm, benchmark, progress=progress, waiting=waiting)
     except (BenchmarkError, ValueError) as exc:
         st.error(str(exc))
         return False
@@ -217,7 +239,7 @@ def live_pair(model: str, sent_more: str, sent_less: str) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def summary(path: str, benchmark: str, mtime: float, metric: str) -> pd.DataFrame:
-    """The engine's :func:`summarize` (n, score, 95% bootstrap CI) for one cached run."""
+    """The engine's :func:`summarize` (n, score, 95% Wilson interval) for one cached run."""
     from biascore.methods.attribution.scorer import summarize
 
     return summarize(attribution_frame(path, benchmark, mtime), metric)

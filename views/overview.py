@@ -1,33 +1,41 @@
 """Overview: B per bias type and overall for every scored model × benchmark (Table-3 style), with n, the
-95% bootstrap CI and the PLL bias score beside it; a bar chart with the unbiased line; "Score now"."""
+95% Wilson score interval and the PLL bias score beside it; a bar chart with the unbiased line; "Score now"."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
 from biascore.methods.attribution.results import best_runs
+from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
-                          model_selector, score_now, summary)
+                          model_selector, score_now, summary, unreadable_run_errors)
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
            "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
-           "Brackets: 95% bootstrap confidence interval (1,000 resamples).")
+           "Brackets: 95% Wilson score interval for a proportion (binomial; scipy binomtest), for B and PLL alike.")
 data_dir_notice()
+sweep_status.show()
 
 
 def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
     """Long table: one row per model × benchmark × bias type with B, its CI and n, and the PLL score."""
     parts = []
     for run in runs.itertuples(index=False):
-        attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
-        pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+        try:
+            attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
+            pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+        except unreadable_run_errors() as exc:  # one line on the page, never a traceback
+            st.error(f"{run.model} on {run.benchmark}: {exc}")
+            continue
         part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high"})
         part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high"]].rename(
             columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high"}), on="bias_type", how="left")
         part.insert(0, "benchmark", run.benchmark)
         part.insert(0, "model", run.model)
+        part.insert(2, "precision", f"approximate ({run.dtype})" if bool(run.approximate) else
+                    f"exact ({run.dtype or 'float32'})")
         part["complete"] = bool(run.complete)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -37,14 +45,18 @@ runs = best_runs(cached_runs())
 if runs.empty:
     st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
             "(or run `python -m biascore score --benchmark demo`).")
-else:
-    grid = summary_grid(runs)
+grid = pd.DataFrame() if runs.empty else summary_grid(runs)
+if not grid.empty:
     wide = grid.pivot_table(index=["model", "benchmark"], columns="bias_type", values="B", sort=False)
     order = ["all"] + sorted(c for c in wide.columns if c != "all")
     st.subheader("B by bias type (Table 3 layout)")
     st.dataframe(wide[order].reset_index(), hide_index=True, key="overview_wide",
                  column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in order})
     partial = grid[~grid.complete][["model", "benchmark"]].drop_duplicates()
+    for row in grid[grid.precision.str.startswith("approximate")][["model", "benchmark", "precision"]] \
+            .drop_duplicates().itertuples(index=False):
+        st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: {escape(row.precision)} — a fast "
+                   "reduced-precision run; verdicts can differ from the exact float32 numbers.")
     for row in partial.itertuples(index=False):
         st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")

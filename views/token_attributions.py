@@ -7,8 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from biascore.methods.attribution.token_view import filter_pairs
-from views.common import (attribution_frame, benchmark_selector, best_run, cached_runs, data_dir_notice, escape,
-                          model_selector, pair_table, query_param, score_now)
+from views.common import (benchmark_selector, best_run, cached_runs, data_dir_notice, escape, model_selector,
+                          pair_table, query_param, score_now, verified_run)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
@@ -75,6 +75,9 @@ def pair_browser(table) -> None:
 
 
 mtime = float(run.mtime)
+frame = verified_run(model, benchmark, run)
+if frame is None:
+    st.stop()
 table = pair_table(run.path, benchmark, mtime)
 pair_browser(table)
 wanted = query_param("pair")
@@ -83,7 +86,6 @@ pair_id = int(wanted) if wanted is not None and wanted.isdigit() and int(wanted)
     table.sort_values(["sjsd", "pair_id"], kind="stable").pair_id.iloc[0])
 st.query_params["pair"] = str(pair_id)
 
-frame = attribution_frame(run.path, benchmark, mtime)
 row = frame.loc[frame.pair_id == pair_id].iloc[0].to_dict()
 st.subheader(f"Pair {pair_id} · {escape(row['bias_type'])}")
 st.markdown(f"- more-biased: {escape(row['sent_more'])}\n- less-biased: {escape(row['sent_less'])}")
@@ -92,12 +94,13 @@ level = level_toggle("ta_level")
 rows = [(model, row)]
 if compare != "(none)":
     other_run = best_run(compare, benchmark)
-    other = attribution_frame(other_run.path, benchmark, float(other_run.mtime))
-    match = other.loc[other.pair_id == pair_id]
-    if len(match):
-        rows.append((compare, match.iloc[0].to_dict()))
-    else:
-        st.warning(f"{compare} has no score for pair {pair_id} (it was scored on fewer pairs).")
+    other = verified_run(compare, benchmark, other_run)  # None: it has said why in one line
+    if other is not None:
+        match = other.loc[other.pair_id == pair_id]
+        if len(match):
+            rows.append((compare, match.iloc[0].to_dict()))
+        else:
+            st.warning(f"{compare} has no score for pair {pair_id} (it was scored on fewer pairs).")
 limit = pair_limit([r for _, r in rows], level)
 cols = st.columns(len(rows))
 for i, (col, (name, r)) in enumerate(zip(cols, rows)):

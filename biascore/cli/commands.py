@@ -6,6 +6,7 @@ import argparse
 
 def register_builtin_commands(sub) -> None:
     from biascore.cli.args import add_common_args
+    from biascore.sweep.cli import register_cli as register_sweep
 
     p = sub.add_parser("benchmarks", help="list benchmarks with their pair counts and whether they are present")
     add_common_args(p)
@@ -19,6 +20,7 @@ def register_builtin_commands(sub) -> None:
             raise
     else:
         download.register_cli(sub)
+    register_sweep(sub)
 
     from biascore.review.cli import register_cli as register_review
     register_review(sub)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
 from biascore import ENGINE_VERSION
+from biascore.core import settings
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,19 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
-    overrides = {"BIASCORE_DATA_DIR": getattr(args, "data_dir", None), "BIASCORE_CACHE_DIR": getattr(args, "cache_dir", None)}
-    saved = {k: os.environ.get(k) for k in overrides}
-    try:  # the overrides hold for this command only (main() is also called as a library, e.g. by tests)
-        for k, v in overrides.items():
-            if v:
-                os.environ[k] = os.path.abspath(v)
+    # the directories hold for this command only (main() is also called as a library, e.g. by tests)
+    with settings.directories(getattr(args, "data_dir", None), getattr(args, "cache_dir", None)):
         return _run(args)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _run(args: argparse.Namespace) -> int:

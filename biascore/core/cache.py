@@ -1,25 +1,39 @@
-"""Parquet result cache: keyed by everything that determines a result, atomic, verified, resumable.
+"""Parquet result cache: keyed by everything that determines a result, atomic, verified, resumable, and
+computed once per key however many processes, threads or browser tabs ask for it.
 
 Layout::
 
-    <cache>/<scorer>/<digest>.parquet          one finished result
-    <cache>/<scorer>/<digest>.shards/NNNNN.parquet   completed shards of a run in progress
+    <cache>/<scorer>/<digest>.parquet                       one finished result
+    <cache>/<scorer>/<digest>.lock                          file lock: held while the result is computed
+    <cache>/<scorer>/<digest>.progress.json                 the holder's progress {done, total, pid}
+    <cache>/<scorer>/<digest>.shards/AAAAAA-BBBBBB.parquet  completed shard: rows AAAAAA..BBBBBB-1 of the input
 
 The digest is a SHA-256 of the key (model id + fingerprint, benchmark + content hash, options, engine
-version). The key itself is stored in the parquet file's schema metadata and checked on every read, so a
-truncated, foreign or corrupt file is detected, deleted and recomputed — never silently used.
+version). The key itself is stored in the parquet file's schema metadata and checked on every read, and
+every data page carries a CRC that is checked on read, so a truncated, foreign or corrupt file is
+detected, deleted and recomputed — never silently used. A caller-supplied ``verify`` (e.g. "every pair
+exactly once") is checked before a result is stored and again whenever it is read.
 Writes go to a temporary file in the same folder followed by ``os.replace`` (atomic on POSIX).
+
+Concurrency: :meth:`ResultCache.computing` holds the key's file lock (:mod:`biascore.core.locks`); the
+holder looks for the result again after taking it, so a second caller waits for the first one's result
+instead of computing it again, and meanwhile sees the holder's progress (:meth:`ResultCache.progress`).
+Shards are named by the input rows they hold, on a fixed grid, so two runs can never store a pair twice.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
+import re
 import shutil
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterator, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -27,6 +41,7 @@ import pyarrow.parquet as pq
 
 from biascore import ENGINE_VERSION
 from biascore.core import settings
+from biascore.core.locks import held, is_held
 
 log = logging.getLogger(__name__)
 _META = b"biascore"
@@ -48,7 +63,11 @@ class CacheKey:
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(self.meta, sort_keys=True).encode()).hexdigest()[:32]
+        return _digest(self.meta)
+
+
+def _digest(meta: dict) -> str:
+    return hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()[:32]
 
 
 def _jsonable(v):
@@ -62,7 +81,31 @@ def _jsonable(v):
 
 
 class CorruptCacheFile(RuntimeError):
-    pass
+    """A cached file that cannot be used: unreadable, damaged, foreign, or failing its content check."""
+
+
+#: A content check: raises :class:`CorruptCacheFile` when a frame is not a valid result.
+Verify = Callable[[pd.DataFrame], None]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far the process computing a key has got."""
+
+    done: int
+    total: int
+    pid: int
+
+
+def check_ids(frame: pd.DataFrame, expected: Sequence, column: str = "pair_id") -> None:
+    """Raise :class:`CorruptCacheFile` unless ``frame[column]`` holds every expected id exactly once."""
+    if column not in frame.columns:
+        raise CorruptCacheFile(f"no {column} column")
+    got = frame[column]
+    if got.duplicated().any():
+        raise CorruptCacheFile(f"{int(got.duplicated().sum())} duplicated {column} value(s) in {len(got)} rows")
+    if len(got) != len(expected) or set(got.tolist()) != set(expected):
+        raise CorruptCacheFile(f"holds {len(got)} rows, expected exactly the {len(expected)} input {column}s")
 
 
 class ResultCache:
@@ -78,34 +121,83 @@ class ResultCache:
     def shard_dir(self, key: CacheKey) -> Path:
         return self.root / key.scorer / f"{key.digest}.shards"
 
+    def lock_path(self, key: CacheKey) -> Path:
+        return self.root / key.scorer / f"{key.digest}.lock"
+
+    def progress_path(self, key: CacheKey) -> Path:
+        return self.root / key.scorer / f"{key.digest}.progress.json"
+
     # ---------------------------------------------------------------- whole results
-    def load(self, key: CacheKey) -> pd.DataFrame | None:
-        """The cached frame, or None when absent. A corrupt or mismatched file is removed and None returned."""
+    def load(self, key: CacheKey, verify: Verify | None = None) -> pd.DataFrame | None:
+        """The cached frame, or None when absent. A corrupt, mismatched or (per ``verify``) invalid file is
+        removed and None returned."""
         path = self.path(key)
         if not path.exists():
             return None
         try:
-            return _read_verified(path, key)
+            frame = _read_verified(path, key)
+            if verify is not None:
+                verify(frame)
+            return frame
         except CorruptCacheFile as exc:
             log.warning("discarding corrupt cache file %s: %s", path, exc)
             path.unlink(missing_ok=True)
             return None
 
-    def save(self, key: CacheKey, frame: pd.DataFrame) -> Path:
+    def save(self, key: CacheKey, frame: pd.DataFrame, verify: Verify | None = None) -> Path:
+        """Store a finished result (after ``verify``, which raises on an invalid one)."""
+        if verify is not None:
+            verify(frame)
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(path, frame, key)
         return path
 
-    def get_or_compute(self, key: CacheKey, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
-        frame = self.load(key)
-        if frame is None:
-            frame = compute()
-            self.save(key, frame)
+    def get_or_compute(self, key: CacheKey, compute: Callable[[], pd.DataFrame], *, verify: Verify | None = None,
+                       waiting: Callable[[Progress | None], None] | None = None) -> pd.DataFrame:
+        """The cached result, or ``compute()`` stored — computed by one caller only: a second caller (thread
+        or process) waits for the first one's result, calling ``waiting(progress)`` meanwhile."""
+        frame = self.load(key, verify)
+        if frame is not None:
+            return frame
+        with self.computing(key, waiting):
+            frame = self.load(key, verify)  # someone else may have finished it while we waited
+            if frame is None:
+                frame = compute()
+                self.save(key, frame, verify)
         return frame
 
+    @contextlib.contextmanager
+    def computing(self, key: CacheKey, waiting: Callable[[Progress | None], None] | None = None) -> Iterator[None]:
+        """Hold ``key``'s file lock for the block. While another caller holds it, ``waiting`` gets its progress
+        (None before it has reported any) every half second. The caller should :meth:`load` again inside."""
+        look = None if waiting is None else (lambda: waiting(self.progress(key)))
+        with held(self.lock_path(key), look):
+            try:
+                yield
+            finally:
+                self.progress_path(key).unlink(missing_ok=True)
+
+    def report_progress(self, key: CacheKey, done: int, total: int) -> None:
+        """Publish the lock holder's progress for waiting callers (atomic replace of a small JSON file)."""
+        path = self.progress_path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({"done": int(done), "total": int(total), "pid": os.getpid()}))
+        os.replace(tmp, path)
+
+    def progress(self, key: CacheKey) -> Progress | None:
+        """The progress of whoever is computing ``key`` now, or None when nobody is (or nothing reported)."""
+        try:
+            raw = json.loads(self.progress_path(key).read_text())
+            report = Progress(int(raw["done"]), int(raw["total"]), int(raw["pid"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return report if is_held(self.lock_path(key)) else None
+
     def entries(self, scorer: str) -> list[dict]:
-        """Metadata of every finished result of one scorer (what the Overview page lists)."""
+        """Metadata of every finished result of one scorer (what the Overview page lists), from the footers;
+        the content is verified when a result is opened (:meth:`read_entry`)."""
         out = []
         for p in sorted((self.root / scorer).glob("*.parquet")):
             try:
@@ -116,39 +208,87 @@ class ResultCache:
             out.append(meta)
         return out
 
+    def read_entry(self, path: str | os.PathLike, verify: Verify | None = None) -> tuple[pd.DataFrame, dict]:
+        """(frame, stored key metadata) of a finished result found by :meth:`entries`, with the same checks
+        as :meth:`load`: readable with intact page checksums, metadata that hashes to the file's digest, and
+        ``verify``. Raises :class:`CorruptCacheFile` with a one-line reason otherwise (the file is left alone:
+        the caller reports it or recomputes)."""
+        path = Path(path)
+        table = _read_table(path)
+        meta = _stored_meta(table)
+        stored = {k: v for k, v in meta.items() if k != "digest"}
+        if meta.get("digest") != path.stem or _digest(stored) != path.stem:
+            raise CorruptCacheFile("its stored key does not match its name")
+        frame = table.to_pandas()
+        if verify is not None:
+            verify(frame)
+        return frame, meta
+
+    def discard(self, path: str | os.PathLike) -> None:
+        """Remove a cached file found unusable (it is recomputed on the next request)."""
+        Path(path).unlink(missing_ok=True)
+
     # ---------------------------------------------------------------- shards (resume after interruption)
-    def shards(self, key: CacheKey) -> "ShardWriter":
-        return ShardWriter(self, key)
+    def shards(self, key: CacheKey, ids: Sequence, size: int, column: str = "pair_id") -> "ShardWriter":
+        return ShardWriter(self, key, ids, size, column)
+
+
+_SHARD_NAME = re.compile(r"^(\d{6,})-(\d{6,})\.parquet$")
 
 
 class ShardWriter:
-    """Completed shards of a long run, written as they finish; a rerun skips what is already there."""
+    """Completed shards of a long run over the input rows ``ids``, on a fixed grid of ``size`` rows.
 
-    def __init__(self, cache: ResultCache, key: CacheKey):
-        self.cache, self.key = cache, key
+    Shard ``[a, b)`` holds exactly the rows with ids ``ids[a:b]`` (file ``aaaaaa-bbbbbb.parquet``), checked on
+    write and on read, so a resumed run — or two at once — can only rewrite a shard with the same rows, never
+    add a second copy of a pair. Write shards while holding :meth:`ResultCache.computing`.
+    """
+
+    def __init__(self, cache: ResultCache, key: CacheKey, ids: Sequence, size: int, column: str = "pair_id"):
+        if size < 1:
+            raise ValueError("shard size must be at least 1")
+        self.cache, self.key, self.ids, self.column = cache, key, list(ids), column
         self.dir = cache.shard_dir(key)
+        self.ranges = [(a, min(a + size, len(self.ids))) for a in range(0, len(self.ids), size)]
 
-    def completed(self) -> list[pd.DataFrame]:
-        frames = []
+    def path(self, a: int, b: int) -> Path:
+        return self.dir / f"{a:06d}-{b:06d}.parquet"
+
+    def completed(self) -> dict[tuple[int, int], pd.DataFrame]:
+        """The verified shards on the current grid; anything else in the folder is discarded."""
+        done: dict[tuple[int, int], pd.DataFrame] = {}
         if not self.dir.exists():
-            return frames
+            return done
+        grid = set(self.ranges)
         for p in sorted(self.dir.glob("*.parquet")):
+            m = _SHARD_NAME.match(p.name)
+            rng = (int(m.group(1)), int(m.group(2))) if m else None
             try:
-                frames.append(_read_verified(p, self.key))
+                if rng not in grid:
+                    raise CorruptCacheFile("not a shard of the current grid")
+                frame = _read_verified(p, self.key)
+                check_ids(frame, self.ids[rng[0]:rng[1]], self.column)
             except CorruptCacheFile as exc:
-                log.warning("discarding corrupt shard %s: %s", p, exc)
+                log.warning("discarding shard %s: %s", p, exc)
                 p.unlink(missing_ok=True)
-        return frames
+                continue
+            done[rng] = frame
+        return done
 
-    def write(self, frame: pd.DataFrame) -> None:
+    def write(self, a: int, b: int, frame: pd.DataFrame) -> None:
+        check_ids(frame, self.ids[a:b], self.column)
         self.dir.mkdir(parents=True, exist_ok=True)
-        n = len(list(self.dir.glob("*.parquet")))
-        _write_atomic(self.dir / f"{n:06d}.parquet", frame, self.key)
+        _write_atomic(self.path(a, b), frame, self.key)
 
-    def finish(self, frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
-        frames = [f for f in frames if len(f)]
-        frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-        self.cache.save(self.key, frame)
+    def finish(self, frames: dict[tuple[int, int], pd.DataFrame]) -> pd.DataFrame:
+        """Join one frame per grid range in input order, check every id occurs exactly once, store it as the
+        finished result and remove the shards."""
+        missing = [r for r in self.ranges if r not in frames]
+        if missing:
+            raise CorruptCacheFile(f"{len(missing)} shard(s) missing, first rows {missing[0][0]}-{missing[0][1]}")
+        parts = [frames[r] for r in self.ranges if len(frames[r])]
+        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({self.column: []})
+        self.cache.save(self.key, frame, lambda f: check_ids(f, self.ids, self.column))
         shutil.rmtree(self.dir, ignore_errors=True)
         return frame
 
@@ -158,26 +298,34 @@ def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey) -> None:
     meta = dict(table.schema.metadata or {})
     meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
     table = table.replace_schema_metadata(meta)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
     try:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, write_page_checksum=True)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _read_verified(path: Path, key: CacheKey) -> pd.DataFrame:
+def _read_table(path: Path) -> pa.Table:
     try:
-        table = pq.read_table(path)
+        return pq.read_table(path, page_checksum_verification=True)
     except Exception as exc:  # noqa: BLE001 - any read failure means the file is unusable
-        raise CorruptCacheFile(f"unreadable parquet ({type(exc).__name__}: {exc})") from exc
+        raise CorruptCacheFile(f"unreadable parquet ({type(exc).__name__}: {' '.join(str(exc).split())})") from exc
+
+
+def _stored_meta(table: pa.Table) -> dict:
     raw = (table.schema.metadata or {}).get(_META)
     if raw is None:
         raise CorruptCacheFile("no biascore metadata")
     try:
-        meta = json.loads(raw)
+        return json.loads(raw)
     except ValueError as exc:
         raise CorruptCacheFile("metadata is not JSON") from exc
+
+
+def _read_verified(path: Path, key: CacheKey) -> pd.DataFrame:
+    table = _read_table(path)
+    meta = _stored_meta(table)
     if meta.get("digest") != key.digest:
         raise CorruptCacheFile(f"key mismatch (file has {meta.get('digest')}, expected {key.digest})")
     return table.to_pandas()

@@ -25,6 +25,7 @@ import torch
 from tqdm.auto import tqdm
 
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.keys import result_key
 from biascore.core.models import LanguageModel
 
 Pooling = Literal["mean", "first", "last"]
@@ -109,15 +110,7 @@ def sentences_hash(sentences: Sequence[str]) -> str:
 
 
 def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> CacheKey:
-    return CacheKey.make(FEATURES_SCORER, **model_key_parts(lm), pooling=pooling,
-                         sentences=sentences_hash(sentences), n=len(sentences))
-
-
-def model_key_parts(lm: LanguageModel) -> dict[str, str]:
-    """What a cache key needs about the model: name, weights fingerprint, kind, dtype and device type."""
-    ident = lm.identity()
-    return {"model": ident.name, "model_fingerprint": ident.fingerprint, "model_kind": ident.kind,
-            "dtype": ident.dtype, "device": ident.device}
+    return result_key(FEATURES_SCORER, lm, pooling=pooling, sentences=sentences_hash(sentences), n=len(sentences))
 
 
 def cached_embeddings(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean",

@@ -4,9 +4,11 @@ Both scorers (b(u) and the CrowS pseudo-log-likelihood) need one number per scor
 log P(gold token | context). This module computes exactly that, fast:
 
 * sequences are sorted by length and packed into batches under a token budget (little padding);
-* the LM head runs **only at the positions that are scored**: a forward hook on the model's base
-  encoder/decoder keeps just those hidden states, so the vocabulary projection is not computed for the
-  other positions (for a masked variant that is one position out of the whole sentence);
+* the LM head runs **only at the positions that are scored**: the model's base encoder/decoder runs, the
+  hidden states at the scored positions are gathered, and the LM head is applied to those alone
+  (:func:`position_logits`), so the vocabulary projection is not computed for the other positions (for a
+  masked variant that is one position out of the whole sentence). Nothing is attached to or changed on the
+  model, so any number of threads may score on one shared model at once;
 * the log-softmax keeps the gold log-probability precise near P = 1 (which the JSD^¼ distance needs)
   while staying in float32 over the vocabulary (see :func:`_gold_logprobs`);
 * a batch that runs out of memory is split in half and retried; the budget stays halved afterwards.
@@ -58,30 +60,115 @@ def _is_oom(exc: BaseException) -> bool:
         isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower())
 
 
-@contextlib.contextmanager
-def keep_positions(lm: LanguageModel, rows: torch.Tensor, cols: torch.Tensor):
-    """Make the base model return only hidden states at (rows, cols), shaped [1, K, H], so the LM head
-    computes logits for those positions alone. Falls back to nothing if the model has no separate base."""
-    base = getattr(lm.model, "base_model", None)
-    if base is None or base is lm.model:
-        yield False
-        return
+def _softcapped(model: torch.nn.Module, head: Callable[[torch.Tensor], torch.Tensor]):
+    """``head`` followed by the final logit soft-capping of gemma-2/3 (cap·tanh(logits/cap)), when configured,
+    in the same operation order as their ``forward``."""
+    cap = getattr(model.config, "final_logit_softcapping", None)
+    if cap is None:
+        return head
 
-    def hook(_module, _inputs, output):
-        if isinstance(output, tuple):
-            return (output[0][rows, cols].unsqueeze(0),) + tuple(output[1:])
-        output.last_hidden_state = output.last_hidden_state[rows, cols].unsqueeze(0)
-        return output
+    def capped(hidden: torch.Tensor) -> torch.Tensor:
+        logits = head(hidden) / cap
+        return torch.tanh(logits) * cap
+    return capped
 
-    handle = base.register_forward_hook(hook)
-    try:
-        yield True
-    finally:
-        handle.remove()
+
+def _distilbert_head(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
+    def head(hidden: torch.Tensor) -> torch.Tensor:
+        h = model.vocab_layer_norm(model.activation(model.vocab_transform(hidden)))
+        return model.vocab_projector(h)
+    return head
+
+
+#: Architectures whose ``forward`` is exactly ``head(base_model(...).last_hidden_state)`` (final norms live
+#: inside the base model), with how to get that head. Each entry is checked against the full forward on a
+#: tiny random model in tests/test_lm_scoring.py; anything else takes the full forward.
+_HEADS: dict[str, Callable[[torch.nn.Module], Callable[[torch.Tensor], torch.Tensor]]] = {
+    "BertForMaskedLM": lambda m: m.cls,
+    "RobertaForMaskedLM": lambda m: m.lm_head,
+    "XLMRobertaForMaskedLM": lambda m: m.lm_head,
+    "CamembertForMaskedLM": lambda m: m.lm_head,
+    "DistilBertForMaskedLM": _distilbert_head,
+    **{name: (lambda m: _softcapped(m, m.lm_head)) for name in [
+        "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+        "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM"]},
+}
+
+
+def lm_head_of(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """The function from the base model's last hidden states to vocabulary logits, for a recognised
+    architecture; None when the model is not one (its full forward must be used)."""
+    make = _HEADS.get(type(model).__name__)
+    base = getattr(model, "base_model", None)
+    if make is None or base is None or base is model:
+        return None
+    return make(model)
+
+
+def fast_dtype(device: torch.device) -> torch.dtype:
+    """The autocast dtype of the fast pass: fp16 on CUDA (10 mantissa bits: ~8x closer to float32 than bf16 at
+    the same tensor-core rate; an overflow shows as inf/NaN, which the fast-exact mode re-checks), bf16 elsewhere."""
+    return torch.float16 if device.type == "cuda" else torch.bfloat16
+
+
+def _fast_body(lm: LanguageModel, fast: bool):
+    """Autocast for the fast pass of the fast-exact mode (thread-local: other callers stay exact)."""
+    if not fast:
+        return contextlib.nullcontext()
+    return torch.autocast(lm.device.type, dtype=fast_dtype(lm.device))
+
+
+def position_logits(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
+                    cols: torch.Tensor, fast: bool = False) -> torch.Tensor:
+    """Vocabulary logits [K, V] at positions (rows[k], cols[k]) of a padded batch.
+
+    For a recognised architecture the base model runs, the K hidden states are gathered and the LM head is
+    applied to them alone (shaped [1, K, H], as the model's own forward would see them); otherwise the full
+    forward runs and its logits are gathered. Stateless: the shared model is only called, never modified.
+    ``fast``: the base model runs under fp16/bf16 autocast (:func:`fast_dtype`; the LM head stays in the model's
+    dtype), for the fast pass of :mod:`biascore.methods.attribution.fast_exact`.
+    """
+    head = lm_head_of(lm.model)
+    if head is None:
+        with _fast_body(lm, fast):
+            return lm.model(input_ids=input_ids, attention_mask=attention).logits[rows, cols]
+    with _fast_body(lm, fast):
+        hidden = lm.model.base_model(input_ids=input_ids, attention_mask=attention)[0]
+    return head(hidden[rows, cols].unsqueeze(0).to(lm.model.dtype))[0]
+
+
+def _launch_gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
+                          cols: torch.Tensor, gold: torch.Tensor, fast: bool = False):
+    """Queue the work of :func:`_gold_logprobs` on the device; returns what :func:`_finish_gold_logprobs` reads.
+
+    On CUDA the two per-row scalars are copied into pinned host memory without waiting (an event marks when
+    they are there), so the CPU can prepare the next batch while the GPU computes this one.
+    """
+    with torch.inference_mode():
+        z = position_logits(lm, input_ids, attention, rows, cols, fast=fast).float()
+        gold = gold.to(z.device)
+        top, arg = z.max(dim=-1, keepdim=True)
+        z.sub_(top)  # in place: no vocabulary-sized temporaries
+        z_gold = z.gather(1, gold.unsqueeze(1)).squeeze(1)
+        rest = z.exp_().scatter_(1, arg, 0.0).sum(dim=-1)
+        parts = torch.stack([z_gold, rest])
+        if parts.device.type != "cuda":
+            return parts, None
+        host = torch.empty(parts.shape, dtype=parts.dtype, pin_memory=True)
+        host.copy_(parts, non_blocking=True)
+        ready = torch.cuda.Event()
+        ready.record()
+        return host, ready
+
+
+def _finish_gold_logprobs(host: torch.Tensor, ready) -> np.ndarray:
+    if ready is not None:
+        ready.synchronize()
+    return (host[0].double() - torch.log1p(host[1].double())).numpy()
 
 
 def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
-                   cols: torch.Tensor, gold: torch.Tensor) -> np.ndarray:
+                   cols: torch.Tensor, gold: torch.Tensor, fast: bool = False) -> np.ndarray:
     """log P(gold[k] | input row rows[k]) read at position cols[k], for every k.
 
     Precise near P = 1 without float64 over the vocabulary: with z = logits − max,
@@ -89,16 +176,7 @@ def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.
     relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
     the per-row scalars go to float64.
     """
-    with torch.inference_mode(), keep_positions(lm, rows, cols) as selected:
-        logits = lm.model(input_ids=input_ids, attention_mask=attention).logits
-        z = (logits[0] if selected else logits[rows, cols]).float()
-        gold = gold.to(z.device)
-        top, arg = z.max(dim=-1, keepdim=True)
-        z.sub_(top)  # in place: no vocabulary-sized temporaries
-        z_gold = z.gather(1, gold.unsqueeze(1)).squeeze(1)
-        rest = z.exp_().scatter_(1, arg, 0.0).sum(dim=-1)
-        lp = z_gold.cpu().double() - torch.log1p(rest.cpu().double())
-    return lp.numpy()
+    return _finish_gold_logprobs(*_launch_gold_logprobs(lm, input_ids, attention, rows, cols, gold, fast))
 
 
 def _batches(lengths: Sequence[int], plan: BatchPlan, max_waste: float = 0.08,
@@ -123,6 +201,15 @@ def _batches(lengths: Sequence[int], plan: BatchPlan, max_waste: float = 0.08,
     return batches
 
 
+def to_device(array, device) -> torch.Tensor:
+    """A host array on ``device``; to CUDA through pinned memory without waiting for the copy."""
+    t = torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64))
+    device = torch.device(device)
+    if device.type == "cuda":
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)
+
+
 def pad_batch(seqs: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-pad id sequences into (input_ids, attention_mask) tensors on ``device``."""
     width = max(len(s) for s in seqs)
@@ -131,20 +218,40 @@ def pad_batch(seqs: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor,
     for r, s in enumerate(seqs):
         ids[r, :len(s)] = s
         att[r, :len(s)] = 1
-    return torch.from_numpy(ids).to(device), torch.from_numpy(att).to(device)
+    return to_device(ids, device), to_device(att, device)
 
 
 def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_batch, plan: BatchPlan,
-                 progress: ProgressFn | None, weights: Sequence[int]) -> list[np.ndarray]:
-    """Run ``make_batch(indices) -> (ids, att, rows, cols, gold, splits)`` over batches with OOM back-off."""
+                 progress: ProgressFn | None, weights: Sequence[int], fast: bool = False) -> list[np.ndarray]:
+    """Run ``make_batch(indices) -> (ids, att, rows, cols, gold, splits)`` over batches with OOM back-off.
+
+    One batch in flight: batch k+1 is prepared on the CPU (and copied without waiting) while the device
+    computes batch k; batch k's results are read afterwards.
+    """
     results: list[np.ndarray | None] = [None] * n_items
-    total, done = int(sum(weights)), 0
-    queue = _batches(lengths, plan)
+    total = int(sum(weights))
+    if plan.max_tokens >= 65536:  # a big GPU budget: batches stay large with much less padding
+        queue = _batches(lengths, plan, max_waste=0.02, min_tokens=plan.max_tokens // 16)
+    else:
+        queue = _batches(lengths, plan)
+    pending = None
+    done = 0
+
+    def collect(item) -> None:
+        nonlocal done
+        idx, splits, launched = item
+        lp = _finish_gold_logprobs(*launched)
+        for i, (a, b) in zip(idx, splits):
+            results[i] = lp[a:b]
+        done += sum(weights[i] for i in idx)
+        if progress:
+            progress(done, total)
+
     while queue:
         idx = queue.pop(0)
         try:
             ids, att, rows, cols, gold, splits = make_batch(idx)
-            lp = _gold_logprobs(lm, ids, att, rows, cols, gold)
+            launched = _launch_gold_logprobs(lm, ids, att, rows, cols, gold, fast)
             STATS["tokens"] += ids.numel()
             STATS["attention_tt"] += ids.shape[0] * ids.shape[1] ** 2
             STATS["head_rows"] += len(rows)
@@ -160,20 +267,22 @@ def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_b
             half = len(idx) // 2
             queue[:0] = [idx[:half], idx[half:]]
             continue
-        for item, (a, b) in zip(idx, splits):
-            results[item] = lp[a:b]
-        done += sum(weights[i] for i in idx)
-        if progress:
-            progress(done, total)
+        if pending is not None:
+            collect(pending)
+        pending = (idx, splits, launched)
+    if pending is not None:
+        collect(pending)
     return results  # type: ignore[return-value]
 
 
 def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
-                         plan: BatchPlan | None = None, progress: ProgressFn | None = None) -> list[np.ndarray]:
+                         plan: BatchPlan | None = None, progress: ProgressFn | None = None,
+                         fast: bool = False) -> list[np.ndarray]:
     """For each sequence s and each p in its positions: log P(s[p] | s with s[p] masked).
 
     Every (sequence, position) is its own masked variant — one forward row each, as the method requires —
-    but rows of similar length share a batch and the head runs only at the masked position.
+    but rows of similar length share a batch and the head runs only at the masked position. ``fast``: the
+    approximate pass of the fast-exact mode (see :func:`position_logits`).
     """
     mask_id = lm.tokenizer.mask_token_id
     if mask_id is None:
@@ -193,11 +302,11 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
             cols.append(p)
         ids, att = pad_batch(seqs, pad_id, lm.device)
         dev = lm.device
-        return (ids, att, torch.arange(len(idx), device=dev), torch.tensor(cols, device=dev),
-                torch.tensor(gold, device=dev), [(r, r + 1) for r in range(len(idx))])
+        return (ids, att, torch.arange(len(idx), device=dev), to_device(cols, dev), to_device(gold, dev),
+                [(r, r + 1) for r in range(len(idx))])
 
     flat = _run_batches(lm, len(variants), lengths, make_batch, plan or BatchPlan.for_model(lm), progress,
-                        weights=[1] * len(variants))
+                        weights=[1] * len(variants), fast=fast)
     out, k = [], 0
     for ps in positions:
         out.append(np.array([flat[k + j][0] for j in range(len(ps))], dtype=np.float64))
@@ -206,8 +315,10 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
 
 
 def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
-                         plan: BatchPlan | None = None, progress: ProgressFn | None = None) -> list[np.ndarray]:
-    """For each content sequence s and p in positions: log P(s[p] | start, s[:p]) — one forward per sequence."""
+                         plan: BatchPlan | None = None, progress: ProgressFn | None = None,
+                         fast: bool = False) -> list[np.ndarray]:
+    """For each content sequence s and p in positions: log P(s[p] | start, s[:p]) — one forward per sequence.
+    ``fast``: the approximate pass of the fast-exact mode."""
     start = lm.start_token_id()
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else start
     lengths = [len(s) + 1 for s in sequences]
@@ -224,14 +335,12 @@ def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
             n += len(ps)
         ids, att = pad_batch(seqs, pad_id, lm.device)
         dev = lm.device
-        return (ids, att, torch.tensor(rows, device=dev, dtype=torch.long),
-                torch.tensor(cols, device=dev, dtype=torch.long), torch.tensor(gold, device=dev, dtype=torch.long),
-                splits)
+        return ids, att, to_device(rows, dev), to_device(cols, dev), to_device(gold, dev), splits
 
     keep = [i for i, ps in enumerate(positions) if len(ps)]
     res = _run_batches(lm, len(keep), [lengths[i] for i in keep],
                        lambda idx: make_batch([keep[j] for j in idx]), plan or BatchPlan.for_model(lm), progress,
-                       weights=[len(positions[i]) for i in keep])
+                       weights=[len(positions[i]) for i in keep], fast=fast)
     out = [np.zeros(0, dtype=np.float64) for _ in sequences]
     for j, i in enumerate(keep):
         out[i] = np.asarray(res[j], dtype=np.float64)

@@ -10,11 +10,13 @@ about a second.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import logging
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -22,6 +24,8 @@ from typing import Literal
 import torch
 
 from biascore.core import settings
+from biascore.core.locks import held
+from biascore.core.precision import dtype_name, exact_matmuls, is_approximate, resolve_dtype
 
 log = logging.getLogger(__name__)
 
@@ -130,19 +134,6 @@ def resolve_device(device: str = "auto") -> torch.device:
     return torch.device(device)
 
 
-def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
-    """``auto``: fp32 on CPU, bf16 on a GPU that supports it, else fp16."""
-    table = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
-             "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}
-    if dtype != "auto":
-        if dtype not in table:
-            raise ValueError(f"unknown dtype {dtype!r}; choose one of auto, {', '.join(sorted(table))}")
-        return table[dtype]
-    if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.float32
-
-
 def _package_dir(module: str) -> Path | None:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
@@ -175,38 +166,45 @@ def _join_gguf_parts(em: EmbeddedModel) -> tuple[Path, str]:
     target_dir = settings.cache_dir() / "models" / em.alias
     target = target_dir / f"{em.alias}.gguf"
     if not target.exists():
-        target_dir.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".part")
-        with open(tmp, "wb") as out:
-            for p in parts:
-                out.write(p.read_bytes())
-        os.replace(tmp, target)
+        with held(target_dir / f"{em.alias}.gguf.lock"):  # one join at a time; a waiter finds it done
+            if not target.exists():
+                tmp = target.with_suffix(f".{os.getpid()}.part")
+                with open(tmp, "wb") as out:
+                    for p in parts:
+                        out.write(p.read_bytes())
+                os.replace(tmp, target)
     return target_dir, target.name
 
 
+def _read_memo(memo_path: Path) -> dict[str, str]:
+    try:
+        return json.loads(memo_path.read_text()) if memo_path.exists() else {}
+    except (OSError, ValueError):
+        return {}
+
+
 def _file_sha256(path: Path) -> str:
-    """Content hash of a file, memoised on (path, size, mtime) so repeated loads do not re-read it."""
+    """Content hash of a file, memoised on (path, size, mtime) so repeated loads do not re-read it.
+
+    The memo (``<cache>/models/hashes.json``) is shared by every process: it is updated under a file lock,
+    re-read inside it, so concurrent loads merge their entries instead of overwriting each other's."""
     st = path.stat()
     memo_path = settings.cache_dir() / "models" / "hashes.json"
     key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    memo: dict[str, str] = {}
-    if memo_path.exists():
-        try:
-            memo = json.loads(memo_path.read_text())
-        except (OSError, ValueError):
-            memo = {}
-    if key in memo:
-        return memo[key]
+    known = _read_memo(memo_path).get(key)
+    if known is not None:
+        return known
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
             h.update(chunk)
-    memo[key] = h.hexdigest()
-    memo_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = memo_path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(memo))
-    os.replace(tmp, memo_path)
-    return memo[key]
+    with held(memo_path.with_name("hashes.json.lock")):
+        memo = _read_memo(memo_path)
+        memo[key] = h.hexdigest()
+        tmp = memo_path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(memo))
+        os.replace(tmp, memo_path)
+    return h.hexdigest()
 
 
 def _folder_fingerprint(folder: Path) -> str:
@@ -318,6 +316,11 @@ class ModelIdentity:
     dtype: str
     device: str
 
+    @property
+    def approximate(self) -> bool:
+        """True for a bf16/fp16 model: its numbers are a fast approximation (see :mod:`biascore.core.precision`)."""
+        return is_approximate(self.dtype)
+
 
 def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
                    device: str = "auto", dtype: str = "auto") -> ModelIdentity | None:
@@ -339,8 +342,7 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
             return None
         kind = _kind_from_architectures(archs)
     dev = resolve_device(device)
-    return ModelIdentity(src.key, src.fingerprint, kind, str(resolve_dtype(dtype, dev)).replace("torch.", ""),
-                         dev.type)
+    return ModelIdentity(src.key, src.fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type)
 
 
 def _kind_from_architectures(archs: list[str]) -> ModelKind:
@@ -359,14 +361,26 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
     ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
     stays off unless the caller turns it on. Raises :class:`ModelLoadError` naming everything tried.
     """
+    src = resolve_source(name, gguf_file)
+    converting = contextlib.nullcontext(False)
+    if src.gguf_path is not None and not (src.converted_folder / "config.json").exists():
+        # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
+        converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock"))
+    with converting:
+        return _load(name, src, kind, device, dtype, trust_remote_code, attn_implementation)
+
+
+def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], device: str, dtype: str,
+          trust_remote_code: bool, attn_implementation: str | None) -> LanguageModel:
     from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
                               AutoTokenizer)
 
-    src = resolve_source(name, gguf_file)
     key, source_folder, gguf_file, fingerprint, tried = src.key, src.folder, src.gguf_file, src.fingerprint, src.tried
     gguf_path = src.gguf_path
     dev = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, dev)
+    if dev.type == "cuda":
+        exact_matmuls()  # float32 means float32: no TF32 matmuls
     load_from, load_kwargs = source_folder, {"trust_remote_code": trust_remote_code}
     if gguf_path is not None:
         converted = src.converted_folder
@@ -407,7 +421,7 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
     return LanguageModel(name=key, model=model, tokenizer=tokenizer, kind=use_kind,
                          uncased=tokenizer_is_uncased(tokenizer), fingerprint=fingerprint, device=dev,
                          source=str(gguf_path or source_folder),
-                         extra={"dtype": str(torch_dtype).replace("torch.", "")})
+                         extra={"dtype": dtype_name(torch_dtype)})
 
 
 def _save_converted(model, tokenizer, target: Path) -> None:

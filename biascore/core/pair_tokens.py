@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from biascore.core.models import LanguageModel
 
@@ -51,28 +52,62 @@ def max_input_length(lm: LanguageModel) -> int:
     return min(limits) if limits else 512
 
 
-def tokenize_sentence(lm: LanguageModel, text: str, max_length: int | None = None) -> SentenceTokens:
-    """Tokenise one sentence for ``lm`` (lower-cased for an uncased model), keeping offsets into ``text``."""
+def tokenize_sentences(lm: LanguageModel, texts: Sequence[str], max_length: int | None = None) -> list[SentenceTokens]:
+    """Tokenise sentences for ``lm`` (lower-cased for an uncased model), keeping offsets into each text.
+
+    One batched tokenizer call for all of them (the fast tokenizers encode a batch in parallel, outside the
+    Python loop); a sentence over the model's input limit is re-encoded alone with the tokenizer's own
+    truncation, which keeps the closing special tokens.
+    """
     tok = lm.tokenizer
     max_length = max_length or max_input_length(lm)
-    prepared = lm.prepare_text(text)
     masked = lm.kind == "masked"
     limit = max_length if masked else max_length - 1  # causal: room for the start token
     kwargs = dict(add_special_tokens=masked, return_offsets_mapping=True, return_special_tokens_mask=True)
-    enc = tok(prepared, **kwargs)
-    truncated = len(enc["input_ids"]) > limit
-    if truncated:  # re-encode with the tokenizer's own truncation, which keeps the closing special tokens
-        enc = tok(prepared, truncation=True, max_length=limit, **kwargs)
-    ids, offsets, special = list(enc["input_ids"]), list(enc["offset_mapping"]), list(enc["special_tokens_mask"])
-    content = [i for i, s in enumerate(special) if not s]
-    spans = []
-    for i in content:
-        start, end = offsets[i]
-        while start < end and text[start].isspace():
-            start += 1
-        spans.append((int(start), int(end)))
-    tokens = tok.convert_ids_to_tokens([ids[i] for i in content])
-    return SentenceTokens(text=text, ids=ids, content=content, tokens=tokens, spans=spans, truncated=truncated)
+    prepared = [lm.prepare_text(t) for t in texts]
+    if not prepared:
+        return []
+    encoded = _encode_batch(tok, prepared, masked)
+    out = []
+    for k, text in enumerate(texts):
+        ids, offsets, special, names = encoded[k]
+        truncated = len(ids) > limit
+        if truncated:
+            one = tok(prepared[k], truncation=True, max_length=limit, **kwargs)
+            ids, offsets, special = one["input_ids"], one["offset_mapping"], one["special_tokens_mask"]
+            names = tok.convert_ids_to_tokens(list(ids))
+        ids = list(ids)
+        content = [i for i, s in enumerate(special) if not s]
+        spans = []
+        for i in content:
+            start, end = offsets[i]
+            while start < end and text[start].isspace():
+                start += 1
+            spans.append((int(start), int(end)))
+        tokens = [names[i] for i in content]
+        out.append(SentenceTokens(text=text, ids=ids, content=content, tokens=tokens, spans=spans,
+                                  truncated=truncated))
+    return out
+
+
+def _encode_batch(tok, texts: list[str], add_special: bool) -> list[tuple[list, list, list, list]]:
+    """(ids, offsets, special-token mask, token strings) per text, in one batched call.
+
+    A fast tokenizer is called through its Rust backend (what ``tok(texts, ...)`` does, without building a
+    Python dict per sentence); a tokenizer without one goes through its own ``__call__``.
+    """
+    backend = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
+    if backend is not None and backend.truncation is None and backend.padding is None:
+        return [(e.ids, e.offsets, e.special_tokens_mask, e.tokens)
+                for e in backend.encode_batch(texts, add_special_tokens=add_special)]
+    enc = tok(texts, add_special_tokens=add_special, return_offsets_mapping=True, return_special_tokens_mask=True)
+    return [(ids, offsets, special, tok.convert_ids_to_tokens(list(ids)))
+            for ids, offsets, special in zip(enc["input_ids"], enc["offset_mapping"], enc["special_tokens_mask"])]
+
+
+def tokenize_sentence(lm: LanguageModel, text: str, max_length: int | None = None) -> SentenceTokens:
+    """Tokenise one sentence (see :func:`tokenize_sentences`)."""
+    return tokenize_sentences(lm, [text], max_length)[0]
 
 
 def shared_positions(ids_a: list[int], ids_b: list[int]) -> tuple[list[int], list[int]]:
@@ -87,7 +122,12 @@ def shared_positions(ids_a: list[int], ids_b: list[int]) -> tuple[list[int], lis
 
 
 def tokenize_pair(lm: LanguageModel, sent_more: str, sent_less: str) -> PairTokens:
-    more, less = tokenize_sentence(lm, sent_more), tokenize_sentence(lm, sent_less)
+    more, less = tokenize_sentences(lm, [sent_more, sent_less])
+    return pair_of(more, less)
+
+
+def pair_of(more: SentenceTokens, less: SentenceTokens) -> PairTokens:
+    """The pair of two tokenised sentences with its shared tokens U (content tokens of the equal blocks)."""
     pos_more, pos_less = shared_positions(more.ids, less.ids)
     content_more, content_less = set(more.content), set(less.content)
     pairs = [(a, b) for a, b in zip(pos_more, pos_less) if a in content_more and b in content_less]

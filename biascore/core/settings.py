@@ -14,7 +14,9 @@ Server settings for a shared dashboard (read from the environment of the process
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Small data shipped with the project (the dataset registry and the demo pairs).
@@ -42,6 +44,25 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
         path = Path(env).expanduser().resolve() if env else DEFAULT_CACHE_DIR
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextmanager
+def directories(data: str | os.PathLike | None = None, cache: str | os.PathLike | None = None) -> Iterator[None]:
+    """``BIASCORE_DATA_DIR`` / ``BIASCORE_CACHE_DIR`` set (as absolute paths) for the duration of a block, then
+    restored: for one command or one task run as a library call. None leaves a variable as it is."""
+    overrides = {"BIASCORE_DATA_DIR": data, "BIASCORE_CACHE_DIR": cache}
+    saved = {k: os.environ.get(k) for k in overrides}
+    try:
+        for k, v in overrides.items():
+            if v:
+                os.environ[k] = os.path.abspath(v)
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 _TRUE = {"1", "true", "yes", "on"}

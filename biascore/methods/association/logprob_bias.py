@@ -39,7 +39,7 @@ import torch
 from biascore.core import settings
 from biascore.methods.association.corpus_contexts import normalize
 from biascore.stats.effect_size import effect_size_from_associations
-from biascore.core.lm_scoring import keep_positions, pad_batch
+from biascore.core.lm_scoring import pad_batch, position_logits
 from biascore.core.models import LanguageModel
 from biascore.stats.permutation import permutation_p_value
 from biascore.core.pair_tokens import max_input_length
@@ -165,14 +165,13 @@ def _pieces(lm: LanguageModel, word: str) -> list[int]:
 def masked_position_logits(lm: LanguageModel, input_ids: list[list[int]]) -> list[torch.Tensor]:
     """Vocabulary logits at the [MASK] positions of each sequence (in order), from one batched pass.
 
-    The LM head runs only at the mask positions (:func:`biascore.core.lm_scoring.keep_positions`).
+    The LM head runs only at the mask positions (:func:`biascore.core.lm_scoring.position_logits`).
     """
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     ids, att = pad_batch([list(x) for x in input_ids], pad, lm.device)
     rows, cols = (ids == lm.tokenizer.mask_token_id).nonzero(as_tuple=True)
-    with torch.inference_mode(), keep_positions(lm, rows, cols) as selected:
-        logits = lm.model(input_ids=ids, attention_mask=att).logits
-        logits = (logits[0] if selected else logits[rows, cols]).float().cpu()
+    with torch.inference_mode():
+        logits = position_logits(lm, ids, att, rows, cols).float().cpu()
     counts = np.bincount(rows.cpu().numpy(), minlength=len(input_ids))
     bounds = np.cumsum([0] + counts.tolist())
     return [logits[a:b] for a, b in zip(bounds[:-1], bounds[1:])]

@@ -22,6 +22,7 @@ import pandas as pd
 from biascore.core import settings
 from biascore.methods.association.weat import list_tests, load_test, weat
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.keys import result_key
 from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
 from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, score_logprob
@@ -37,8 +38,8 @@ SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole 
 Progress = Callable[[int, int], None]
 
 
-def _model_parts(lm: LanguageModel) -> dict:
-    return {"model": lm.name, "fingerprint": lm.fingerprint, "method_version": METHOD_VERSION}
+def _key(lm: LanguageModel, **inputs) -> CacheKey:
+    return result_key(NAME, lm, method_version=METHOD_VERSION, **inputs)
 
 
 def _cache(cache: ResultCache | None) -> ResultCache:
@@ -63,9 +64,8 @@ def run_seat(lm: LanguageModel, test: str, *, pooling: str = "mean", word_mode: 
     """
     t = load_test(test)
     how = f"sentence ({pooling} pooling)" if t.kind == "sentences" else f"word ({word_mode})"
-    key = CacheKey.make(NAME, kind="seat", test=test, content=t.content_hash, pooling=pooling,
-                        word_mode=word_mode if t.kind == "words" else None, seed=seed, n_samples=n_samples,
-                        **_model_parts(lm))
+    key = _key(lm, kind="seat", test=test, content=t.content_hash, pooling=pooling,
+               word_mode=word_mode if t.kind == "words" else None, seed=seed, n_samples=n_samples)
 
     def compute() -> pd.DataFrame:
         sets = [t.X, t.Y, t.A, t.B]
@@ -123,9 +123,8 @@ def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | No
     indexed: Corpus | None = None
     frames = []
     for n, length in enumerate(segment_lengths):
-        key = CacheKey.make(NAME, kind="ceat", test=test, content=t.content_hash, corpus=corpus_hash,
-                            segment_length=length, n_contexts=n_contexts, n_draws=n_draws, seed=seed,
-                            **_model_parts(lm))
+        key = _key(lm, kind="ceat", test=test, content=t.content_hash, corpus=corpus_hash,
+                   segment_length=length, n_contexts=n_contexts, n_draws=n_draws, seed=seed)
 
         def compute(length=length, n=n) -> pd.DataFrame:
             nonlocal indexed
@@ -151,7 +150,7 @@ def run_logprob(lm: LanguageModel, test: str, *, cache: ResultCache | None = Non
                 progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """Per-sentence, per-target scores (log p_tgt, log p_prior, score) of a log-probability test."""
     t = load_logprob_test(test)
-    key = CacheKey.make(NAME, kind="logprob", test=test, content=t.content_hash, **_model_parts(lm))
+    key = _key(lm, kind="logprob", test=test, content=t.content_hash)
     return _cached_or_computed(cache, key, lambda: score_logprob(lm, t, progress=progress), only_cached)
 
 

@@ -8,31 +8,34 @@ and rebuilds the attribution frame from one of them plus the benchmark file — 
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.parquet as pq
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import CacheKey, CorruptCacheFile, ResultCache, check_ids
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
+from biascore.core.precision import is_approximate
 from biascore.methods.attribution.jsd import JsdVariant
 from biascore.methods.attribution.scorer import attribution_frame
 
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
-               "model_fingerprint", "path", "mtime"]
+               "model_fingerprint", "dtype", "device", "approximate", "path", "mtime"]
 
 
 class StaleResult(RuntimeError):
     """The cached run was made on a different version of the benchmark file."""
 
 
+class DamagedResult(RuntimeError):
+    """The cached run failed verification (and was removed); the message is one line for the page."""
+
+
 def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
     """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark.
 
     ``complete`` is False for a ``--limit`` run; ``stale`` is True when the benchmark file changed since
-    (its content hash differs) or is no longer in the data directory.
+    (its content hash differs) or is no longer in the data directory; ``approximate`` is True for a bf16/fp16 run.
     """
     cache = cache or ResultCache()
     benches: dict[str, Benchmark | None] = {}
@@ -51,10 +54,12 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
         rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
                      "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
+                     "dtype": meta.get("dtype", ""), "device": meta.get("device", ""),
+                     "approximate": is_approximate(meta.get("dtype", "")),
                      "path": meta["path"], "mtime": os.path.getmtime(meta["path"])})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
-    return runs.sort_values(["model", "benchmark", "complete", "mtime"], ascending=[True, True, False, False],
-                            kind="stable").reset_index(drop=True)
+    return runs.sort_values(["model", "benchmark", "complete", "approximate", "mtime"],
+                            ascending=[True, True, False, True, False], kind="stable").reset_index(drop=True)
 
 
 def runs_signature(cache: ResultCache | None = None) -> tuple:
@@ -65,7 +70,8 @@ def runs_signature(cache: ResultCache | None = None) -> tuple:
 
 
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The run to show per model × benchmark: not stale, complete before partial, newest first."""
+    """The run to show per model × benchmark: not stale, complete before partial, exact (fp32) before approximate
+    (bf16/fp16), newest first."""
     usable = runs[~runs["stale"].astype(bool)]  # astype: an empty frame has object dtype
     return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
 
@@ -80,24 +86,28 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
              cache: ResultCache | None = None) -> pd.DataFrame:
     """The attribution frame (one row per pair, the engine's columns) of one cached run.
 
+    The run is read through the same verification as the CLI's cache reads (page checksums, stored key,
+    every pair of the benchmark exactly once); a file failing it is removed and :class:`DamagedResult`
+    raised with a one-line reason, so the caller can report it and offer to score again.
+
     Deriving b(u) and the word units for 12,089 pairs takes tens of seconds on a small CPU, so the derived
     frame is itself cached (scorer ``attribution_frame``, keyed by the run's digest, the JSD variant and the
     benchmark's content hash); later loads read one parquet file.
     """
     cache = cache or ResultCache()
-    table = pq.read_table(path)
-    meta = _run_meta(table)
-    bm = load_benchmark(benchmark, data_dir)
-    n_pairs = table.num_rows
-    if n_pairs < len(bm.frame):
-        bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
-    if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
-        raise StaleResult(f"{path} was computed on a different version of {benchmark!r}; score it again")
-    key = CacheKey.make("attribution_frame", run=meta.get("digest", str(path)), jsd=jsd,
-                        benchmark_hash=bm.content_hash)
-    return cache.get_or_compute(key, lambda: attribution_frame(bm, table.to_pandas(), jsd))
-
-
-def _run_meta(table) -> dict:
-    raw = (table.schema.metadata or {}).get(b"biascore")
-    return json.loads(raw) if raw else {}
+    try:
+        logp, meta = cache.read_entry(path)
+        bm = load_benchmark(benchmark, data_dir)
+        n_pairs = int(meta.get("n_pairs", len(logp)))
+        if n_pairs < len(bm.frame):
+            bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
+        if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
+            raise StaleResult(f"the cached result was computed on a different version of {benchmark!r}; "
+                              "score it again")
+        check_ids(logp, bm.frame["pair_id"].tolist())
+    except CorruptCacheFile as exc:
+        cache.discard(path)
+        raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
+                            "score it again") from exc
+    key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)
+    return cache.get_or_compute(key, lambda: attribution_frame(bm, logp, jsd))

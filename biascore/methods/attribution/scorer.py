@@ -31,17 +31,24 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import CacheKey, ResultCache, check_ids
+from biascore.core.keys import result_key
 from biascore.core.datasets import Benchmark, load_benchmark
-from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, distance
+from biascore.methods.attribution.fast_exact import fast_exact_logprobs
+from biascore.methods.attribution.frame import attribution_frame
+from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.pair_tokens import PairTokens, tokenize_pair, word_groups
+from biascore.core.pair_tokens import PairTokens, pair_of, tokenize_sentences
+from biascore.core.precision import approximate_note, resolve_dtype
+from biascore.stats.intervals import proportion_ci
 
 NAME = "score"
 SUMMARY = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
 METRICS = ("attribution", "pll")
+NUMERICS = ("exact", "fast-exact")
 SHARD_PAIRS = 256
+GPU_SHARD_PAIRS = 4096  # on a GPU: fuller batches (and one fast-exact calibration per 4,096 pairs)
 
 #: columns of the cached per-pair log-probability frame (independent of the distance variant)
 LOGP_COLUMNS = ["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u",
@@ -61,8 +68,9 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
         return rec
     idx_more = {pos: k for k, pos in enumerate(pt.shared_more)}
     idx_less = {pos: k for k, pos in enumerate(pt.shared_less)}
+    content_more = {pos: k for k, pos in enumerate(pt.more.content)}
     rec.update(
-        tokens=[pt.more.tokens[pt.more.content.index(p)] for p in pt.shared_more],
+        tokens=[pt.more.tokens[content_more[p]] for p in pt.shared_more],
         more_tokens=list(pt.more.tokens), less_tokens=list(pt.less.tokens),
         more_spans=_flatten_spans(pt.more.spans), less_spans=_flatten_spans(pt.less.spans),
         more_u=[idx_more.get(p, -1) for p in pt.more.content], less_u=[idx_less.get(p, -1) for p in pt.less.content],
@@ -71,12 +79,16 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
 
 
 def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTokens | None], list[dict]]:
+    rows = list(frame.itertuples(index=False))
+    todo = [k for k, row in enumerate(rows) if not (getattr(row, "load_issue", "") or "")]
+    sentences = tokenize_sentences(lm, [t for k in todo for t in (rows[k].sent_more, rows[k].sent_less)])
+    tokenized = {k: pair_of(sentences[2 * j], sentences[2 * j + 1]) for j, k in enumerate(todo)}  # one batch
     pts, recs = [], []
-    for row in frame.itertuples(index=False):
+    for k, row in enumerate(rows):
         reason = getattr(row, "load_issue", "") or ""
         pt = None
         if not reason:
-            pt = tokenize_pair(lm, row.sent_more, row.sent_less)
+            pt = tokenized[k]
             if not pt.shared_more:
                 reason, pt = "no shared tokens: not a minimal pair", None
             elif len(pt.shared_more) == len(pt.more.content) and len(pt.shared_less) == len(pt.less.content):
@@ -89,8 +101,25 @@ def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTo
 
 
 # --------------------------------------------------------------------------- forward passes
+def _gold(lm: LanguageModel, fn, seqs: list, pos: list, plan: BatchPlan, progress, numerics: str,
+          combine=None) -> list[np.ndarray]:
+    """``fn`` (masked/causal_gold_logprobs) over all sequences: exact float32, or fast-exact (fast_exact.py)."""
+    if numerics == "exact":
+        return fn(lm, seqs, pos, plan, progress)
+    if numerics != "fast-exact":
+        raise ValueError(f"unknown numerics {numerics!r}; choose one of {', '.join(NUMERICS)}")
+    if lm.identity().dtype != "float32":
+        raise ValueError("fast-exact needs a float32 model (it re-checks in float32); drop --dtype")
+
+    def runner(which, subsets, fast):
+        return fn(lm, [seqs[s] for s in which], subsets, plan, progress if fast else None, fast=fast)
+
+    return fast_exact_logprobs(pos, [(2 * j, 2 * j + 1) for j in range(len(seqs) // 2)], runner, combine)
+
+
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
-                        progress: Callable[[int, int], None] | None) -> list[tuple[np.ndarray, np.ndarray]]:
+                        progress: Callable[[int, int], None] | None,
+                        numerics: str = "exact") -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
     if not live:
@@ -98,7 +127,7 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
     if lm.kind == "masked":
         seqs = [s for i in live for s in (pts[i].more.ids, pts[i].less.ids)]
         pos = [p for i in live for p in (pts[i].shared_more, pts[i].shared_less)]
-        lps = masked_gold_logprobs(lm, seqs, pos, plan, progress)
+        lps = _gold(lm, masked_gold_logprobs, seqs, pos, plan, progress, numerics)
         for j, i in enumerate(live):
             out[i] = (lps[2 * j], lps[2 * j + 1])
         return out
@@ -119,85 +148,54 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
         seqs += [pt.more.ids, pt.less.ids]
         pos += [pt.shared_more, [p for p, same in zip(pt.shared_less, in_prefix) if not same]]
         prefix_share.append(in_prefix)
-    lps = causal_gold_logprobs(lm, seqs, pos, plan, progress)
+
+    def combine(j: int, more: np.ndarray, less_rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rest = iter(less_rest)
+        return more, np.array([more[k] if same else next(rest) for k, same in enumerate(prefix_share[j])])
+
+    lps = _gold(lm, causal_gold_logprobs, seqs, pos, plan, progress, numerics, combine)
     for j, i in enumerate(live):
-        more, less_rest = lps[2 * j], iter(lps[2 * j + 1])
-        less = np.array([more[k] if same else next(less_rest) for k, same in enumerate(prefix_share[j])])
-        out[i] = (more, less)
+        out[i] = combine(j, lps[2 * j], lps[2 * j + 1])
     return out
 
 
 def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
-    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS)."""
+                     progress: Callable[[int, int], None] | None = None, numerics: str = "exact") -> pd.DataFrame:
+    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS).
+
+    ``numerics``: ``exact`` (the model's own dtype, float32 by default) or ``fast-exact`` (half-precision pass +
+    float32 re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py).
+    """
     pts, recs = _tokenize_pairs(lm, frame)
-    lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress)
+    lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress, numerics)
     for rec, (more, less) in zip(recs, lps):
         rec["logp_more"], rec["logp_less"] = more.tolist(), less.tolist()
     return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS)
 
 
-# --------------------------------------------------------------------------- derived scores
-def _word_scores(text: str, spans_flat: list[int], u_index: list[int], bu: np.ndarray):
-    spans = list(zip(spans_flat[0::2], spans_flat[1::2]))
-    words, word_spans, word_bu = [], [], []
-    for group in word_groups(text, spans):
-        scored = [u_index[t] for t in group if u_index[t] >= 0]
-        if not scored:
-            continue
-        start, end = spans[group[0]][0], max(spans[t][1] for t in group)
-        words.append(text[start:end])
-        word_spans += [int(start), int(end)]
-        word_bu.append(float(np.mean(bu[scored])))
-    return words, word_spans, word_bu
-
-
-def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant = "reference") -> pd.DataFrame:
-    """Join the benchmark's pairs with their log-probabilities and derive b(u), words, S_JSD, B flags, PLL."""
-    if jsd not in JSD_VARIANTS:
-        raise ValueError(f"unknown --jsd {jsd!r}; choose one of {', '.join(JSD_VARIANTS)}")
-    pairs = benchmark.frame.drop(columns=["load_issue"]).set_index("pair_id")
-    rows = []
-    for rec in logp.to_dict("records"):
-        pair = pairs.loc[rec["pair_id"]]
-        more, less = np.asarray(rec["logp_more"], float), np.asarray(rec["logp_less"], float)
-        bu = distance(more, jsd) - distance(less, jsd)
-        scored = not rec["skipped_reason"] and len(bu) > 0
-        words, word_spans, word_bu = (_word_scores(pair["sent_more"], list(rec["more_spans"]), list(rec["more_u"]), bu)
-                                      if scored else ([], [], []))
-        sjsd = float(bu.mean()) if scored else float("nan")
-        rows.append({
-            "pair_id": int(rec["pair_id"]), "benchmark": benchmark.name, **pair.to_dict(),
-            "tokens": list(rec["tokens"]), "bu": bu.tolist(), "words": words, "word_spans": word_spans,
-            "word_bu": word_bu, "sjsd": sjsd, "biased": bool(scored and sjsd < 0),
-            "pll_more": float(more.sum()) if scored else float("nan"),
-            "pll_less": float(less.sum()) if scored else float("nan"),
-            "skipped_reason": rec["skipped_reason"],
-            **{k: rec[k] for k in ("more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u",
-                                   "logp_more", "logp_less", "truncated")},
-        })
-    return pd.DataFrame.from_records(rows)
-
-
 # --------------------------------------------------------------------------- entry points
-def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None) -> CacheKey:
+def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None,
+                      numerics: str = "exact") -> CacheKey:
     """Everything that determines the log-probabilities: model files, numerics, benchmark content, pair count."""
-    return CacheKey.make("attribution", model=model.name, model_fingerprint=model.fingerprint, model_kind=model.kind,
-                         dtype=model.dtype, device=model.device, benchmark=benchmark.name,
-                         benchmark_hash=benchmark.content_hash, n_pairs=len(benchmark.frame) if limit is None else
-                         min(limit, len(benchmark.frame)))
+    extra = {} if numerics == "exact" else {"numerics": numerics}  # exact keys stay as they were
+    return result_key("attribution", model, benchmark=benchmark.name, benchmark_hash=benchmark.content_hash,
+                      n_pairs=len(benchmark.frame) if limit is None else min(limit, len(benchmark.frame)), **extra)
 
 
 def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
                     jsd: JsdVariant = "reference", limit: int | None = None,
                     progress: Callable[[int, int], None] | None = None, cache: ResultCache | None = None,
-                    data_dir=None, shard_pairs: int = SHARD_PAIRS,
-                    identity: ModelIdentity | None = None) -> pd.DataFrame:
+                    data_dir=None, shard_pairs: int | None = None,
+                    identity: ModelIdentity | None = None,
+                    waiting: Callable[[int, int], None] | None = None, numerics: str = "exact") -> pd.DataFrame:
     """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
 
     ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
     (:func:`biascore.core.models.model_identity`) a cached result is answered without loading the model.
     ``progress(done, total)`` is called with the number of pairs done (for the dashboard's progress bar).
+    One computation per result across processes: while another process or thread scores the same model ×
+    benchmark, this call waits for its result and calls ``waiting(done, total)`` with *its* progress.
+    The stored result holds every pair exactly once (checked before it is stored and on every read).
     Returns one row per pair (schema in README.md → "Output schema").
     """
     bm = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark, data_dir)
@@ -209,35 +207,62 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
     elif identity is None:
         lm = lm()
         identity = lm.identity()
-    key = logprob_cache_key(identity, bm, limit)
-    logp = cache.load(key)
+    ids = [int(x) for x in bm.frame["pair_id"]]
+    verify = lambda frame: check_ids(frame, ids)  # noqa: E731
+    key = logprob_cache_key(identity, bm, limit, numerics)
+    logp = cache.load(key, verify)
     if logp is None:
         if not isinstance(lm, LanguageModel):
             lm = lm()
-            key = logprob_cache_key(lm.identity(), bm, limit)  # the loaded model is the authority
-        shards = cache.shards(key)
-        done_frames = shards.completed()
-        done_ids = set(int(x) for f in done_frames for x in f["pair_id"])
-        todo = bm.frame[~bm.frame["pair_id"].isin(done_ids)]
-        total, finished = len(bm.frame), len(done_ids)
+            key = logprob_cache_key(lm.identity(), bm, limit, numerics)  # the loaded model is the authority
+        total = len(ids)
+        if shard_pairs is None:
+            shard_pairs = GPU_SHARD_PAIRS if lm.device.type == "cuda" else SHARD_PAIRS
+
+        def wait(report) -> None:
+            if waiting:
+                waiting(report.done if report else 0, report.total if report else total)
+
+        with cache.computing(key, wait):
+            logp = cache.load(key, verify)  # another process may have finished it while we waited
+            if logp is None:
+                logp = _score_shards(lm, bm, cache, key, ids, shard_pairs, progress, numerics)
+    return attribution_frame(bm, logp.sort_values("pair_id").reset_index(drop=True), jsd)
+
+
+def _score_shards(lm: LanguageModel, bm: Benchmark, cache: ResultCache, key: CacheKey, ids: list[int],
+                  shard_pairs: int, progress: Callable[[int, int], None] | None,
+                  numerics: str = "exact") -> pd.DataFrame:
+    """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress, and store the
+    finished, checked result."""
+    shards = cache.shards(key, ids, shard_pairs)
+    done = shards.completed()
+    total, last = len(ids), [0.0]
+
+    def report(n: int, force: bool = False) -> None:
         if progress:
-            progress(finished, total)
-        for start in range(0, len(todo), shard_pairs):
-            chunk = todo.iloc[start:start + shard_pairs]
-            base = finished
+            progress(n, total)
+        now = time.monotonic()
+        if force or now - last[0] > 0.5:  # waiting callers poll every half second
+            cache.report_progress(key, n, total)
+            last[0] = now
 
-            def inner(done, tot, base=base, n=len(chunk)):
-                if progress:
-                    progress(base + int(round(n * done / max(tot, 1))), total)
+    finished = sum(b - a for a, b in done)
+    report(finished, force=True)
+    for a, b in shards.ranges:
+        if (a, b) in done:
+            continue
+        chunk = bm.frame.iloc[a:b]
 
-            frame = compute_logprobs(lm, chunk, progress=inner)
-            shards.write(frame)
-            done_frames.append(frame)
-            finished += len(chunk)
-            if progress:
-                progress(finished, total)
-        logp = shards.finish(done_frames).sort_values("pair_id").reset_index(drop=True)
-    return attribution_frame(bm, logp, jsd)
+        def inner(d, tot, base=finished, n=b - a):
+            report(base + int(round(n * d / max(tot, 1))))
+
+        frame = compute_logprobs(lm, chunk, progress=inner, numerics=numerics)
+        shards.write(a, b, frame)
+        done[(a, b)] = frame
+        finished += b - a
+        report(finished, force=True)
+    return shards.finish(done)
 
 
 def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",
@@ -252,33 +277,27 @@ def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVar
     return attribution_frame(bm, compute_logprobs(lm, frame), jsd).iloc[0].to_dict()
 
 
-def _bootstrap_ci(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> tuple[float, float]:
-    if len(values) == 0:
-        return float("nan"), float("nan")
-    idx = rng.integers(0, len(values), size=(n_boot, len(values)))
-    means = values[idx].mean(axis=1) * 100
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_type",
+              level: float = 0.95) -> pd.DataFrame:
+    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n and a ``level``
+    confidence interval.
 
-
-def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_type", n_boot: int = 1000,
-              seed: int = 0) -> pd.DataFrame:
-    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n and a 95% bootstrap CI.
-
-    Skipped pairs are not counted (their number is in ``n_skipped``).
+    Both are shares of pairs (100·k/n), so the interval is the binomial Wilson score interval
+    (:func:`biascore.stats.intervals.proportion_ci`), which keeps its width on small or all-one-way groups
+    where a bootstrap collapses to a point. Skipped pairs are not counted (their number is in ``n_skipped``).
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
     scored = frame[frame["skipped_reason"] == ""]
-    flag = (scored["biased"] if metric == "attribution" else scored["pll_more"] > scored["pll_less"]).astype(float)
-    rng = np.random.default_rng(seed)
+    flag = (scored["biased"] if metric == "attribution" else scored["pll_more"] > scored["pll_less"]).astype(bool)
     groups = [("all", scored.index, frame.index)] + [
         (g, scored.index[scored[by] == g], frame.index[frame[by] == g]) for g in sorted(frame[by].unique())]
     rows = []
     for name, idx, all_idx in groups:
-        vals = flag.loc[idx].to_numpy()
-        lo, hi = _bootstrap_ci(vals, n_boot, rng)
-        rows.append({by: name, "n": int(len(vals)), "score": float(vals.mean() * 100) if len(vals) else float("nan"),
-                     "ci_low": lo, "ci_high": hi, "n_skipped": int(len(all_idx) - len(vals))})
+        n, k = len(idx), int(flag.loc[idx].sum())
+        lo, hi = proportion_ci(k, n, level)
+        rows.append({by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"),
+                     "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n)})
     return pd.DataFrame.from_records(rows)
 
 
@@ -294,6 +313,9 @@ def register_cli(sub) -> None:
     p.add_argument("--jsd", choices=JSD_VARIANTS, default="reference",
                    help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
     p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    p.add_argument("--fast-exact", action="store_true",
+                   help="a half-precision pass, then a float32 re-check of every token and pair it cannot "
+                        "guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
     p.add_argument("--out", default=None, help="write the per-pair frame (.csv or .parquet)")
     p.set_defaults(func=run_cli)
 
@@ -319,13 +341,23 @@ def run_cli(args: argparse.Namespace) -> int:
         bar.n = done
         bar.refresh()
 
+    numerics = "fast-exact" if getattr(args, "fast_exact", False) else "exact"
     frame = score_benchmark(lambda: model_from_args(args), bm, jsd=args.jsd, limit=args.limit, progress=progress,
-                            identity=identity)
+                            identity=identity, numerics=numerics)
     bar.close()
     elapsed = time.perf_counter() - t0
     summary = summarize(frame, args.metric)
     label = "B (% pairs with S_JSD < 0)" if args.metric == "attribution" else "PLL bias score (% score(more) > score(less))"
     print(f"{args.model} on {bm.name} — {label}; 50 = unbiased; {elapsed:.2f} s")
+    note = approximate_note(resolve_dtype(args.dtype))
+    if note:
+        print(f"numbers: {note}")
+    elif numerics == "fast-exact":
+        print("numbers: fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "
+              "float32 run, same verdicts")
+    else:
+        print("numbers: exact (float32 forward passes, TF32 off)")
+    print("intervals: 95% Wilson score interval (binomial proportion)")
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     skipped = frame[frame["skipped_reason"] != ""]
     if len(skipped):

@@ -34,7 +34,6 @@ import pandas as pd
 
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
-from biascore.methods.fields.mwe_index import IndexedMWELexiconCollection
 
 #: Tagger resources per language (paths relative to the data directory). A language not listed has no tagger.
 LEXICONS: dict[str, dict] = {
@@ -153,6 +152,8 @@ def _build_tagger(language: str, data_dir: str, fingerprint_json: str) -> Tagger
     from pymusas.rankers.lexicon_entry import ContextualRuleBasedRanker
     from pymusas.taggers.rules.mwe import MWERule
     from pymusas.taggers.rules.single_word import SingleWordRule
+
+    from biascore.methods.fields.mwe_index import IndexedMWELexiconCollection  # pymusas: loaded only to tag
 
     tables = lexicon_tables(language, data_dir)
     nlp = spacy.load(_spacy_model_name(language), exclude=["parser", "ner"])

@@ -20,10 +20,12 @@ the attribute word comes before the target word.
 """
 from __future__ import annotations
 
+import copy
 import re
 import string
+import threading
 import unicodedata
-from contextlib import contextmanager
+import weakref
 from dataclasses import dataclass
 from typing import Callable
 
@@ -32,7 +34,8 @@ import pandas as pd
 import torch
 from scipy import stats
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import ResultCache
+from biascore.core.keys import result_key
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.seat_tests import GenderWordLists, load_gender_wordlists
 
@@ -114,18 +117,27 @@ def collect_pairs(lists: GenderWordLists, *, attribute_first: bool = False,
     return pairs, hashes
 
 
-@contextmanager
-def eager_attention(model):
-    """Switch a loaded model to eager attention (attention weights are returned) and back."""
-    before = getattr(model.config, "_attn_implementation", None)
-    if before == "eager" or before is None:
-        yield model
-        return
-    model.set_attn_implementation("eager")
-    try:
-        yield model
-    finally:
-        model.set_attn_implementation(before)
+_EAGER_LOCK = threading.Lock()
+_EAGER_VIEWS: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = weakref.WeakKeyDictionary()
+
+
+def eager_view(model: torch.nn.Module) -> torch.nn.Module:
+    """The model with eager attention (which returns attention weights), without switching the shared model.
+
+    A model already eager is returned as is. Otherwise a structural copy is made once per model (under a
+    lock): its modules and config are copied but every parameter and buffer is the original tensor, so it
+    costs no weight memory and computes with the same weights; only the copy is set to eager attention.
+    """
+    if getattr(model.config, "_attn_implementation", None) in ("eager", None):
+        return model
+    with _EAGER_LOCK:
+        view = _EAGER_VIEWS.get(model)
+        if view is None:
+            shared = {id(t): t for t in [*model.parameters(), *model.buffers()]}
+            view = copy.deepcopy(model, memo=shared)
+            view.set_attn_implementation("eager")
+            _EAGER_VIEWS[model] = view
+        return view
 
 
 def _is_punct(text: str) -> bool:
@@ -145,8 +157,9 @@ def sentence_attentions(lm, text: str) -> tuple[list[str], np.ndarray, list[tupl
     ids, offsets, special = enc["input_ids"], list(map(tuple, enc["offset_mapping"])), enc["special_tokens_mask"]
     if causal:
         ids, offsets, special = [lm.start_token_id()] + ids, [(0, 0)] + offsets, [1] + special
-    with eager_attention(lm.model), torch.no_grad():
-        out = lm.model.base_model(input_ids=torch.tensor([ids], device=lm.device), output_attentions=True)
+    with torch.no_grad():
+        out = eager_view(lm.model).base_model(input_ids=torch.tensor([ids], device=lm.device),
+                                              output_attentions=True)
     att = torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()
     usable = np.array([not s and e > b and not _is_punct(prepared[b:e]) for s, (b, e) in zip(special, offsets)])
     tokens = lm.tokenizer.convert_ids_to_tokens(ids)
@@ -191,8 +204,7 @@ def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = No
     """One row per sentence: the pair, ``w_orig``, ``w_counter``, ``d`` (flattened layers × heads), cached."""
     lists = load_gender_wordlists(data_dir)
     pairs, hashes = collect_pairs(lists, attribute_first=lm.kind == "causal", data_dir=data_dir)
-    key = CacheKey.make(NAME, model=lm.name, fingerprint=lm.fingerprint, sources=hashes,
-                        wordlists=lists.content_hash)
+    key = result_key(NAME, lm, sources=hashes, wordlists=lists.content_hash)
 
     def compute() -> pd.DataFrame:
         rows = []

@@ -25,7 +25,8 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import ResultCache
+from biascore.core.keys import result_key
 from biascore.core.datasets import load_benchmark
 from biascore.methods.heads.masks import HeadMask, mask_from_heads
 from biascore.core.lm_scoring import causal_gold_logprobs, masked_gold_logprobs
@@ -108,10 +109,9 @@ def masking_table(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3,
 
     scores = scores_to_matrix(scores_frame)
     sentences = held_out_sentences(n_held_out, data_dir) if perplexity_kind(lm) != "n/a" else []
-    key = CacheKey.make(NAME, model=lm.name, fingerprint=lm.fingerprint, seat_test=test.name,
-                        seat_hash=test.content_hash, k=k, draws=draws,
-                        scores=hashlib.sha256(np.ascontiguousarray(scores).tobytes()).hexdigest()[:16],
-                        held_out=hashlib.sha256("\n".join(sentences).encode()).hexdigest()[:16])
+    key = result_key(NAME, lm, seat_test=test.name, seat_hash=test.content_hash, k=k, draws=draws,
+                     scores=hashlib.sha256(np.ascontiguousarray(scores).tobytes()).hexdigest()[:16],
+                     held_out=hashlib.sha256("\n".join(sentences).encode()).hexdigest()[:16])
 
     def compute() -> pd.DataFrame:
         embedder = SeatEmbedder(lm, test)

@@ -1,4 +1,4 @@
-"""Per-head mask variables m_ij for any transformers model, via forward pre-hooks.
+"""Per-head mask variables m_ij for any transformers model, via forward pre-hooks read per call.
 
 Attention-head bias paper (Yang et al., after Michel et al. 2019, eq. 2)::
 
@@ -17,9 +17,18 @@ Usage::
     with HeadMask(model) as hm:           # hm.mask: (layers, heads) tensor of ones
         hm.mask.requires_grad_(True)       # for b_ij = ∂loss/∂m_ij
         loss = f(model(...)); loss.backward()
+
+Many callers share one loaded model (the dashboard's ``st.cache_resource``), so a mask must not be attached to
+the model per call: the pre-hooks are installed once per model (under a lock, idempotently) and read the
+active mask from a :class:`contextvars.ContextVar`. Entering :class:`HeadMask` sets that variable for the
+current thread/context only; a hook that finds no mask for its model returns nothing, which leaves the
+input untouched — the unmasked model computes exactly what it computed before the hooks were installed.
 """
 from __future__ import annotations
 
+import contextvars
+import threading
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -108,44 +117,67 @@ def head_layout(model: torch.nn.Module) -> HeadLayout:
     return HeadLayout(tuple(p for _, p in found), tuple(n for n, _ in found), heads, head_dim)
 
 
+#: The masks active in the current context: id of the model's HeadLayout record → (layers, heads) mask.
+_ACTIVE: contextvars.ContextVar[dict[int, torch.Tensor]] = contextvars.ContextVar("biascore_head_masks",
+                                                                                  default={})
+_INSTALL_LOCK = threading.Lock()
+_INSTALLED: "weakref.WeakKeyDictionary[torch.nn.Module, tuple[HeadLayout, int]]" = weakref.WeakKeyDictionary()
+_next_token = iter(range(1, 1 << 62))
+
+
+def _mask_hook(token: int, layer: int, heads: int, head_dim: int):
+    def pre_hook(_module, args):
+        mask = _ACTIVE.get().get(token)
+        if mask is None:
+            return None  # no mask in this context: the input passes unchanged
+        x = args[0]
+        scaled = x.unflatten(-1, (heads, head_dim)) * mask[layer].to(x.dtype).unsqueeze(-1)
+        return (scaled.flatten(-2), *args[1:])
+    return pre_hook
+
+
+def installed_layout(model: torch.nn.Module) -> tuple[HeadLayout, int]:
+    """The model's head layout and its hook token, installing the context-reading pre-hooks on first use.
+
+    Idempotent and thread-safe: the hooks are added once per model, whoever asks first."""
+    with _INSTALL_LOCK:
+        found = _INSTALLED.get(model)
+        if found is None:
+            layout, token = head_layout(model), next(_next_token)
+            for i, proj in enumerate(layout.projections):
+                proj.register_forward_pre_hook(_mask_hook(token, i, layout.num_heads, layout.head_dim))
+            found = _INSTALLED[model] = (layout, token)
+        return found
+
+
 class HeadMask:
-    """Context manager that multiplies head j of layer i by ``mask[i, j]`` inside ``model``.
+    """Context manager that multiplies head j of layer i by ``mask[i, j]`` inside ``model``, for the calls
+    made in the current thread (context) only.
 
     ``mask`` starts as ones (the unmodified model) in the model's dtype and device; set entries to 0
-    to remove heads, or make it require grad to differentiate with respect to it. Hooks are removed
-    on exit, also after an exception.
+    to remove heads, or make it require grad to differentiate with respect to it. The mask stops applying
+    on exit, also after an exception; other threads using the same model never see it.
     """
 
     def __init__(self, model: torch.nn.Module, mask: torch.Tensor | None = None):
         self.model = model
-        self.layout = head_layout(model)
+        self.layout, self._token = installed_layout(model)
         param = next(model.parameters())
         if mask is None:
             mask = torch.ones(self.layout.shape, dtype=param.dtype, device=param.device)
         if tuple(mask.shape) != self.layout.shape:
             raise ValueError(f"mask shape {tuple(mask.shape)} != model heads {self.layout.shape}")
         self.mask = mask
-        self._handles: list = []
-
-    def _hook(self, layer: int):
-        heads, head_dim = self.layout.num_heads, self.layout.head_dim
-
-        def pre_hook(module, args):
-            x = args[0]
-            scaled = x.unflatten(-1, (heads, head_dim)) * self.mask[layer].to(x.dtype).unsqueeze(-1)
-            return (scaled.flatten(-2), *args[1:])
-
-        return pre_hook
+        self._reset: contextvars.Token | None = None
 
     def __enter__(self) -> "HeadMask":
-        self._handles = [proj.register_forward_pre_hook(self._hook(i))
-                         for i, proj in enumerate(self.layout.projections)]
+        self._reset = _ACTIVE.set({**_ACTIVE.get(), self._token: self.mask})
         return self
 
     def __exit__(self, *exc) -> None:
-        for h in self._handles:
-            h.remove()
-        self._handles = []
+        if self._reset is not None:
+            _ACTIVE.reset(self._reset)
+            self._reset = None
 
 
 def mask_from_heads(shape: tuple[int, int], heads: list[tuple[int, int]], *, dtype=torch.float32,

@@ -27,6 +27,7 @@ import torch
 from tqdm.auto import tqdm
 
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.keys import result_key
 from biascore.methods.heads.masks import HeadMask
 from biascore.core.seat_tests import WORD_TEMPLATES, SeatTest, load_seat_test
 from biascore.methods.heads.seat_embeddings import SeatEmbedder, pooled
@@ -80,8 +81,7 @@ def scores_to_matrix(frame: pd.DataFrame) -> np.ndarray:
 
 
 def cache_key(lm, test: SeatTest) -> CacheKey:
-    return CacheKey.make(NAME, model=lm.name, fingerprint=lm.fingerprint, seat_test=test.name,
-                         seat_hash=test.content_hash, templates=list(WORD_TEMPLATES))
+    return result_key(NAME, lm, seat_test=test.name, seat_hash=test.content_hash, templates=list(WORD_TEMPLATES))
 
 
 def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None, batch_size: int = 256,

@@ -54,7 +54,8 @@ from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.datasets import BenchmarkError
 from biascore.core.models import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
-from biascore.core.embeddings import POOLINGS, ProgressFn, cached_embeddings, model_key_parts
+from biascore.core.embeddings import POOLINGS, ProgressFn, cached_embeddings
+from biascore.core.keys import result_key
 
 NAME = "labdet"
 SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
@@ -322,15 +323,15 @@ class LabdetResult:
 
 def items_key(lm: LanguageModel, data: LabdetData, *, filler: str, pooling: str, seed: int,
               nationalities: Sequence[str] | None) -> CacheKey:
-    return CacheKey.make(NAME, part="items", **model_key_parts(lm), lang=data.lang,
+    return result_key(NAME, lm, part="items", lang=data.lang,
                          data=data.content_hash, filler=filler, pooling=pooling, seed=seed,
                          nationalities=sorted(nationalities) if nationalities is not None else None)
 
 
 def _result(lm: LanguageModel, data: LabdetData, items: pd.DataFrame, key: CacheKey, cache: ResultCache,
             probe: str, alpha: float, n_boot: int, seed: int) -> LabdetResult:
-    summary_key = CacheKey.make(NAME, part="summary", model=lm.name, lang=data.lang, items=key.digest, probe=probe,
-                                alpha=alpha, n_boot=n_boot, seed=seed)
+    summary_key = result_key(NAME, lm, part="summary", lang=data.lang, items=key.digest, probe=probe, alpha=alpha,
+                             n_boot=n_boot, seed=seed)
     table = cache.get_or_compute(summary_key, lambda: summarize(items, probe, alpha, n_boot, seed))
     return LabdetResult(model=lm.name, lang=data.lang, probe=probe, alpha=alpha, table=table, items=items,
                         accuracy={k: float(items[f"acc_{k}"].iloc[0]) for k in PROBES},
@@ -363,8 +364,8 @@ def score_labdet(lm: LanguageModel, lang: str = "en", *, probe: str = "svm", alp
         def featurize(sentences: Sequence[str]) -> np.ndarray:
             return cached_embeddings(lm, sentences, pooling=pooling, cache=cache, progress=progress)
 
-        items = probe_items(data, featurize, filler=fill, seed=seed, nationalities=nationalities)
-        cache.save(key, items)
+        items = cache.get_or_compute(  # computed once across processes (file lock per key)
+            key, lambda: probe_items(data, featurize, filler=fill, seed=seed, nationalities=nationalities))
     return _result(lm, data, items, key, cache, probe, alpha, n_boot, seed)
 
 

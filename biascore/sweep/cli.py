@@ -1,0 +1,79 @@
+"""``python -m biascore sweep``: every model × benchmark × metric, locally or on Ray, then the Overview table.
+
+    python -m biascore sweep --models A B --benchmarks demo crows-en-gso --metrics attribution pll
+    python -m biascore sweep --spec sweep.yaml --ray            # a local Ray instance
+    python -m biascore sweep --spec sweep.yaml --ray auto       # the Ray cluster this node belongs to
+
+Exit code 0 when every task succeeded, 1 when any failed (each failure is printed by name with its error),
+2 for an unusable spec.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+NAME = "sweep"
+SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locally or on a Ray cluster)"
+
+
+def register_cli(sub) -> None:
+    """Add the ``sweep`` subcommand to ``sub`` (an argparse subparsers object)."""
+    from biascore.cli.args import add_common_args
+    from biascore.sweep.spec import METRICS
+
+    p = sub.add_parser(NAME, help=SUMMARY, description=SUMMARY + ". Options override --spec's values.")
+    p.add_argument("--spec", default=None, help="YAML or TOML file with the sweep (keys as these options)")
+    p.add_argument("--models", nargs="+", default=None, metavar="MODEL",
+                   help="hub ids, local folders, .gguf files or embedded aliases")
+    p.add_argument("--benchmarks", nargs="+", default=None, metavar="BENCHMARK",
+                   help="pair benchmarks (see `benchmarks`) or CSV paths, for attribution, pll, fields")
+    p.add_argument("--metrics", nargs="+", default=None, choices=METRICS, metavar="METRIC",
+                   help=f"{', '.join(METRICS)} (default attribution pll)")
+    p.add_argument("--seat-tests", nargs="+", default=None, metavar="TEST", help="inputs of the seat metric")
+    p.add_argument("--labdet-langs", nargs="+", default=None, metavar="LANG", help="inputs of the labdet metric")
+    p.add_argument("--limit", type=int, default=None, help="score only the first N pairs of each benchmark")
+    p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda", "mps"])
+    p.add_argument("--dtype", default=None, help="auto (fp32 on CPU, bf16/fp16 on GPU), fp32, bf16, fp16")
+    p.add_argument("--trust-remote-code", action="store_true", default=None,
+                   help="allow the models' own Python code to run (off unless you turn it on)")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run on Ray: without ADDRESS a local instance, else a cluster (auto, ray://host:10001)")
+    p.add_argument("--ray-cpus", type=int, default=None, help="CPUs of a local Ray instance (default: all)")
+    p.add_argument("--retries", type=int, default=None,
+                   help="Ray: times a task is retried after its worker died (default 2)")
+    add_common_args(p)
+    p.set_defaults(func=run_cli)
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from biascore.core import settings
+    from biascore.sweep.report import format_report
+    from biascore.sweep.spec import build_spec
+    from biascore.sweep.status import SweepStatus
+
+    spec = build_spec(args.spec, models=args.models, benchmarks=args.benchmarks, metrics=args.metrics,
+                      seat_tests=args.seat_tests, labdet_langs=args.labdet_langs, limit=args.limit,
+                      device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
+                      retries=args.retries)
+    tasks = spec.tasks()
+    cache_dir = str(settings.cache_dir(args.cache_dir))
+    data_dir = str(settings.data_dir(args.data_dir))
+    executor = "local" if args.ray is None else f"ray {args.ray or '(local instance)'}"
+    status = SweepStatus.create(cache_dir, [t.name for t in tasks], executor)
+    print(f"sweep {status.id}: {len(tasks)} task(s) on {executor}; cache {cache_dir}", file=sys.stderr)
+    common = dict(cache_dir=cache_dir, data_dir=data_dir, limit=spec.limit, load_options=spec.load_options(),
+                  status=status)
+    try:
+        if args.ray is None:
+            from biascore.sweep.local import run_local
+            results = run_local(tasks, **common)
+        else:
+            from biascore.sweep.ray_runner import run_ray
+            results = run_ray(tasks, address=args.ray or None, retries=spec.retries, num_cpus=args.ray_cpus,
+                              **common)
+    except BaseException:
+        status.finish(outcome="interrupted")
+        raise
+    status.finish(outcome="complete")
+    print(format_report(results))
+    return 0 if all(r.ok for r in results) else 1

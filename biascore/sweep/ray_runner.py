@@ -1,0 +1,99 @@
+"""The Ray executor: one Ray task per model × input, on a local Ray instance or an existing cluster.
+
+* ``address=None`` starts a local instance (``ray.init(num_cpus=..., include_dashboard=False)``) and shuts
+  it down at the end; an address (``auto``, ``ray://head:10001``, ``head:6379``) joins that cluster. When
+  Ray is already initialised in this process (a notebook, a test), that instance is used and left running.
+* Each task asks for one CPU, and one GPU when the cluster has GPUs (``num_gpus=1``; the model then
+  loads on ``cuda`` with ``device=auto``).
+* A task whose worker dies (killed, out of memory, node lost) is retried by Ray up to ``retries`` times
+  (``max_retries``); it resumes from the shards its earlier attempt completed in the shared cache. A task
+  that fails by itself (unknown model, bad benchmark) is not retried: :func:`biascore.sweep.tasks.run_task`
+  returns its error. Every failed task comes back by name with its error; none is dropped.
+* Workers write into the cache directory and read the data directory given here (a path every node sees);
+  the driver receives only the small summaries. Workers import this checkout's ``biascore`` through
+  ``PYTHONPATH`` (the project must be at the same path on every node, e.g. on a shared filesystem).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from biascore.core import settings
+from biascore.sweep.spec import Task
+from biascore.sweep.tasks import TaskResult, run_task
+
+
+def _remote_task(task: Task, cache_dir: str, data_dir: str | None, limit: int | None, load_options: dict,
+                 status) -> TaskResult:
+    """What a Ray worker runs (a module-level function, so workers import it from this package)."""
+    return run_task(task, cache_dir=cache_dir, data_dir=data_dir, limit=limit, load_options=load_options,
+                    status=status)
+
+
+def worker_environment(cache_dir: str, data_dir: str | None) -> dict[str, str]:
+    """Environment of every worker: this checkout on ``PYTHONPATH``, the cache and data directories."""
+    path = [str(settings.REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(path)), "BIASCORE_CACHE_DIR": cache_dir}
+    if data_dir:
+        env["BIASCORE_DATA_DIR"] = data_dir
+    return env
+
+
+def task_options(cluster_gpus: float, retries: int, cache_dir: str, data_dir: str | None) -> dict:
+    """Ray options of every task: one CPU; one GPU when the cluster has any; retried ``retries`` times when its
+    worker dies, never for an error of its own; the workers' environment."""
+    return {"num_cpus": 1, "num_gpus": 1 if cluster_gpus >= 1 else 0, "max_retries": retries,
+            "retry_exceptions": False, "runtime_env": {"env_vars": worker_environment(cache_dir, data_dir)}}
+
+
+def _crashed(task: Task, exc: BaseException, retries: int) -> TaskResult:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    error = f"{type(exc).__name__}: the worker running it died ({retries + 1} attempt(s)); {first}"
+    return TaskResult(task.name, task.model, task.kind, task.input, task.metrics, ok=False, error=error[:400],
+                      attempt=retries + 1)
+
+
+def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir: str | None,
+            limit: int | None = None, load_options: dict | None = None, status=None, retries: int = 2,
+            num_cpus: int | None = None, show_progress: bool = True) -> list[TaskResult]:
+    import ray
+    from tqdm import tqdm
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address)
+        else:
+            ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False)
+    refs: dict = {}
+    try:
+        remote = ray.remote(_remote_task)
+        options = task_options(ray.cluster_resources().get("GPU", 0), retries, cache_dir, data_dir)
+        for task in tasks:
+            ref = remote.options(name=task.name, **options).remote(task, cache_dir, data_dir, limit,
+                                                                   load_options or {}, status)
+            refs[ref] = task
+        results: dict[Task, TaskResult] = {}
+        with tqdm(total=len(tasks), unit="task", desc="sweep (ray)", file=sys.stderr,
+                  disable=not show_progress) as bar:
+            pending = list(refs)
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                for ref in ready:
+                    task = refs[ref]
+                    try:
+                        results[task] = ray.get(ref)
+                    except ray.exceptions.RayError as exc:  # the worker died on every attempt
+                        results[task] = _crashed(task, exc, retries)
+                        if status is not None:
+                            status.task(task.name, "failed", error=results[task].error)
+                    bar.update(1)
+                    bar.set_postfix(failed=sum(not r.ok for r in results.values()))
+        return [results[t] for t in tasks]
+    except KeyboardInterrupt:
+        for ref in refs:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,58 @@
+"""What a sweep prints at the end: the Overview table and every failure by name.
+
+The Overview table is the dashboard's Overview layout (Table 3 of the bias-attribution paper): one row per
+model × benchmark × metric, the score overall (``all``) and per bias type. The numbers are the rows of the
+engine's :func:`biascore.methods.attribution.scorer.summarize` that each task sent back (B = % of pairs with
+S_JSD < 0; PLL = % of pairs with score(more) > score(less); 50 = unbiased); nothing is recomputed here.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from biascore.sweep.tasks import TaskResult
+
+#: how the Overview labels the attribution scorer's metrics
+METRIC_LABELS = {"attribution": "B", "pll": "PLL"}
+
+
+def overview_table(results: list[TaskResult]) -> pd.DataFrame:
+    """Wide table: ``model, benchmark, metric, n, all, <bias types…>`` (scores in %)."""
+    rows = []
+    for r in results:
+        for metric, label in METRIC_LABELS.items():
+            for rec in r.summaries.get(metric, []):
+                rows.append({"model": r.model, "benchmark": r.input, "metric": label, "bias_type": rec["bias_type"],
+                             "score": rec["score"], "n": rec["n"]})
+    if not rows:
+        return pd.DataFrame(columns=["model", "benchmark", "metric", "n", "all"])
+    long = pd.DataFrame.from_records(rows)
+    wide = long.pivot_table(index=["model", "benchmark", "metric"], columns="bias_type", values="score",
+                            sort=False, dropna=False)
+    n_all = long[long["bias_type"] == "all"].set_index(["model", "benchmark", "metric"])["n"]
+    order = ["all"] + sorted(c for c in wide.columns if c != "all")
+    wide = wide[order]
+    wide.insert(0, "n", n_all.reindex(wide.index).astype("Int64"))
+    wide.columns.name = None
+    return wide.reset_index()
+
+
+def format_report(results: list[TaskResult]) -> str:
+    """The Overview table, the other metrics' tables, notes, and the failed tasks with their errors."""
+    lines = []
+    table = overview_table(results)
+    if len(table):
+        lines += ["B / PLL bias score by bias type (% of pairs; 50 = unbiased)",
+                  table.to_string(index=False, float_format=lambda x: f"{x:.2f}", na_rep="—")]
+    for r in results:
+        for metric in ("fields", "seat", "labdet"):
+            if r.summaries.get(metric):
+                frame = pd.DataFrame.from_records(r.summaries[metric])
+                lines += ["", f"{metric}: {r.task}",
+                          frame.to_string(index=False, float_format=lambda x: f"{x:.4g}", max_rows=20)]
+        lines += [f"note: {r.task}: {n}" for n in r.notes]
+    done = [r for r in results if r.ok]
+    failed = [r for r in results if not r.ok]
+    lines += ["", f"{len(done)} of {len(results)} task(s) done, {len(failed)} failed; model loads: "
+                  f"{sum(r.model_loaded for r in results)} (a task answered from the cache loads none)"]
+    lines += [f"FAILED {r.task}: {r.error}" for r in failed]
+    return "\n".join(lines)

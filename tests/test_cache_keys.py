@@ -1,0 +1,114 @@
+"""One cache-key rule: every model-based scorer keys its results with biascore.core.keys.result_key, so each
+scorer's key changes with the dtype and the device type of the model (a bf16 or GPU run is never answered from
+an fp32 CPU run's cache). Each scorer's real entry point is called with a cache that records the key it asks
+for and stops there, so the test sees the key the scorer actually uses, not a copy of its recipe."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from biascore import ENGINE_VERSION
+from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.embeddings import features_key
+from biascore.core.keys import model_parts, result_key
+from biascore.core.models import LanguageModel
+
+
+class _Asked(Exception):
+    pass
+
+
+class SpyCache(ResultCache):
+    """Records the first key a scorer asks for, then stops the scorer (nothing is computed)."""
+
+    def __init__(self, root):
+        super().__init__(root)
+        self.keys: list[CacheKey] = []
+
+    def load(self, key, *args, **kwargs):
+        self.keys.append(key)
+        raise _Asked
+
+    def get_or_compute(self, key, compute):
+        self.keys.append(key)
+        raise _Asked
+
+
+def _variant(lm: LanguageModel, dtype: str = "float32", device: str = "cpu") -> LanguageModel:
+    return dataclasses.replace(lm, device=torch.device(device), extra={**lm.extra, "dtype": dtype})
+
+
+def _asked_key(call, lm, tmp_path) -> CacheKey:
+    cache = SpyCache(tmp_path)
+    with pytest.raises(_Asked):
+        call(lm, cache)
+    return cache.keys[0]
+
+
+def _entry_points(data_dir):
+    from biascore.methods.association import scorer as assoc
+    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.methods.heads import counter_stereotype, masking
+    from biascore.methods.heads import scorer as heads
+    from biascore.methods.labdet.scorer import score_labdet
+
+    def seat_test():
+        return heads._as_test(heads.DEFAULT_SEAT_TEST, data_dir)
+
+    scores = pd.DataFrame({"layer": [1, 1, 2, 2], "head": [1, 2, 1, 2], "score": [0.1, -0.2, 0.3, 0.0]})
+    return {
+        "attribution": lambda lm, c: score_benchmark(lm, "demo", cache=c),
+        "heads": lambda lm, c: heads.head_scores(lm, seat_test(), cache=c),
+        "heads-masking": lambda lm, c: masking.masking_table(lm, seat_test(), scores, cache=c, data_dir=data_dir),
+        "heads-counter": lambda lm, c: counter_stereotype.counter_attention_frame(lm, cache=c, data_dir=data_dir),
+        "labdet": lambda lm, c: score_labdet(lm, "en", cache=c, data_dir=data_dir),
+        "seat": lambda lm, c: assoc.run_seat(lm, "sent-weat6", cache=c),
+        "ceat": lambda lm, c: assoc.run_ceat(lm, "weat6", segment_lengths=[None], cache=c),
+        "logprob": lambda lm, c: assoc.run_logprob(lm, "en-gender-career", cache=c),
+        "features": lambda lm, c: c.load(features_key(lm, ["a sentence."], "mean")),
+    }
+
+
+@pytest.mark.parametrize("scorer", ["attribution", "heads", "heads-masking", "heads-counter", "labdet", "seat",
+                                    "ceat", "logprob", "features"])
+def test_every_scorers_key_changes_with_dtype_and_device(scorer, tiny_mlm, data_dir, tmp_path):
+    call = _entry_points(data_dir)[scorer]
+    fp32 = _asked_key(call, _variant(tiny_mlm), tmp_path)
+    bf16 = _asked_key(call, _variant(tiny_mlm, "bfloat16"), tmp_path)
+    fp16 = _asked_key(call, _variant(tiny_mlm, "float16"), tmp_path)
+    cuda = _asked_key(call, _variant(tiny_mlm, device="cuda"), tmp_path)
+    again = _asked_key(call, _variant(tiny_mlm), tmp_path)
+    assert len({fp32.digest, bf16.digest, fp16.digest, cuda.digest}) == 4
+    assert again.digest == fp32.digest  # deterministic
+    meta = fp32.meta
+    assert (meta["model"], meta["model_fingerprint"], meta["dtype"], meta["device"], meta["engine_version"]) == \
+        (tiny_mlm.name, tiny_mlm.fingerprint, "float32", "cpu", ENGINE_VERSION)
+    assert "approximate" not in meta and bf16.meta["approximate"] is True  # the entry says it is approximate
+
+
+def test_result_key_is_the_one_rule():
+    from biascore.core.models import ModelIdentity
+
+    a = ModelIdentity("m", "abc", "masked", "float32", "cpu")
+    key = result_key("x", a, benchmark="demo")
+    assert key.meta == {"scorer": "x", "model": "m", "model_fingerprint": "abc", "model_kind": "masked",
+                        "dtype": "float32", "device": "cpu", "benchmark": "demo", "engine_version": ENGINE_VERSION}
+    assert model_parts(dataclasses.replace(a, dtype="bfloat16"))["approximate"] is True
+    assert result_key("x", dataclasses.replace(a, fingerprint="abd"), benchmark="demo").digest != key.digest
+    with pytest.raises(ValueError, match="reserved"):
+        result_key("x", a, dtype="float16")
+
+
+def test_no_model_based_scorer_builds_its_key_by_hand():
+    """Only keys without a model (lexicons, tagging, a derived frame keyed by its run's digest) may call
+    CacheKey.make directly; everything else goes through result_key."""
+    root = Path(__file__).resolve().parent.parent / "biascore"
+    allowed = {"core/cache.py", "core/keys.py", "methods/fields/tagging.py", "methods/attribution/results.py"}
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if re.search(r"CacheKey\.make\(", p.read_text()) and str(p.relative_to(root)) not in allowed]
+    assert offenders == []

@@ -1,0 +1,329 @@
+"""Sweeps (`python -m biascore sweep`): the same cached results as the single commands, on a local Ray instance
+and with the local executor; a killed worker is retried and the result is complete; a failing task is
+reported by name while the others finish; a second sweep is answered from the cache without loading a model;
+the spec file; the status files and the dashboard's sweep panel."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from biascore.cli.main import main
+from biascore.core.cache import ResultCache
+from biascore.core.models import model_identity
+from biascore.methods.attribution.scorer import score_benchmark, summarize
+from biascore.sweep.spec import SpecError, Task, build_spec
+from biascore.sweep.status import SweepStatus, read_sweeps
+from tests.conftest import DATA_DIR
+from tests.tiny_models import save_random_causal_lm
+
+REPO = Path(__file__).resolve().parent.parent
+TINY_MLM = str(DATA_DIR.parent / "models" / "tiny-trained-bert-mlm")
+BENCHMARKS = ["demo", "crows-en-gso"]
+METRICS = ["attribution", "pll"]
+UNKNOWN = "no-such-org/no-such-model"
+
+
+@pytest.fixture(scope="module")
+def causal_model(tmp_path_factory) -> str:
+    """A seeded random 2-layer GPT-2 with the tiny MLM's WordPiece tokenizer, saved to a folder."""
+    return save_random_causal_lm(tmp_path_factory.mktemp("tiny-causal"), TINY_MLM)
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(list(argv))
+    return rc, out.getvalue()
+
+
+def sweep_args(models: list[str], cache: Path, *extra: str) -> list[str]:
+    return ["sweep", "--models", *models, "--benchmarks", *BENCHMARKS, "--metrics", *METRICS,
+            "--cache-dir", str(cache), *extra]
+
+
+def cached_frame(model: str, benchmark: str, cache: Path) -> pd.DataFrame:
+    """The per-pair frame of ``model`` on ``benchmark`` read from ``cache`` (a model load would fail the test)."""
+    def no_load():
+        raise AssertionError(f"{model} on {benchmark} is not in {cache}")
+    return score_benchmark(no_load, benchmark, cache=ResultCache(cache), identity=model_identity(model))
+
+
+def latest_task_records(cache: Path) -> dict[str, dict]:
+    folder = sorted((cache / "sweeps").iterdir())[-1]
+    return {rec["task"]: rec for rec in (json.loads(p.read_text()) for p in (folder / "tasks").glob("*.json"))}
+
+
+def overview_lines(output: str) -> list[str]:
+    lines = output.splitlines()
+    start = lines.index("B / PLL bias score by bias type (% of pairs; 50 = unbiased)")
+    return lines[start:start + 2 + len(BENCHMARKS) * 2 * len(METRICS)]
+
+
+@pytest.fixture(scope="module")
+def single_commands(causal_model, tmp_path_factory) -> Path:
+    """Every model × benchmark scored by `python -m biascore score` into its own cache."""
+    cache = tmp_path_factory.mktemp("single")
+    for model in (TINY_MLM, causal_model):
+        for bench in BENCHMARKS:
+            rc, _ = run_cli("score", "--model", model, "--benchmark", bench, "--cache-dir", str(cache))
+            assert rc == 0
+    return cache
+
+
+# --------------------------------------------------------------------------------------------- Ray
+def kill_worker_when_computing(cache: Path, task: str, found: dict, timeout_s: float = 300) -> None:
+    """SIGKILL the worker running ``task`` once it is scoring pairs (its status file has a pair count)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not found:
+        for path in cache.glob("sweeps/*/tasks/*.json"):
+            try:
+                rec = json.loads(path.read_text())
+            except ValueError:
+                continue
+            if rec.get("task") == task and rec.get("state") == "running" and rec.get("attempt") == 1 \
+                    and rec.get("pairs_total"):
+                os.kill(int(rec["pid"]), signal.SIGKILL)
+                found.update(rec)
+                return
+        time.sleep(0.02)
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def ray_sweep(ray_instance, causal_model, tmp_path_factory):
+    """One sweep on the local Ray instance: two models, an unknown model, two benchmarks, two metrics; the
+    worker scoring the tiny MLM on crows-en-gso is killed mid-run."""
+    cache = tmp_path_factory.mktemp("ray-sweep")
+    victim = f"{TINY_MLM} × crows-en-gso"
+    killed: dict = {}
+    killer = threading.Thread(target=kill_worker_when_computing, args=(cache, victim, killed), daemon=True)
+    killer.start()
+    rc, out = run_cli(*sweep_args([TINY_MLM, causal_model, UNKNOWN], cache, "--ray"))
+    killer.join(timeout=1)
+    return {"cache": cache, "rc": rc, "out": out, "killed": killed, "victim": victim}
+
+
+def test_ray_sweep_results_equal_the_single_commands(ray_sweep, single_commands, causal_model):
+    for model in (TINY_MLM, causal_model):
+        for bench in BENCHMARKS:
+            swept = cached_frame(model, bench, ray_sweep["cache"])
+            pd.testing.assert_frame_equal(swept, cached_frame(model, bench, single_commands))
+            for metric, label in (("attribution", "B"), ("pll", "PLL")):
+                overall = summarize(swept, metric).set_index("bias_type").loc["all", "score"]
+                row = next(l for l in overview_lines(ray_sweep["out"])
+                           if l.split()[:3] == [model, bench, label])
+                assert row.split()[4] == f"{overall:.2f}"
+
+
+def test_ray_sweep_reports_the_unknown_model_by_name_and_finishes_the_rest(ray_sweep):
+    assert ray_sweep["rc"] == 1
+    out = ray_sweep["out"]
+    for bench in BENCHMARKS:
+        assert f"FAILED {UNKNOWN} × {bench}: ModelLoadError" in out
+    assert "4 of 6 task(s) done, 2 failed" in out
+    states = {t: r["state"] for t, r in latest_task_records(ray_sweep["cache"]).items()}
+    assert sorted(states.values()) == ["done"] * 4 + ["failed"] * 2
+
+
+def test_ray_worker_killed_mid_run_is_retried_and_the_result_is_complete(ray_sweep):
+    assert ray_sweep["killed"], "the victim task was never seen scoring pairs"
+    rec = latest_task_records(ray_sweep["cache"])[ray_sweep["victim"]]
+    assert rec["state"] == "done" and rec["attempt"] == 2 and rec["pid"] != ray_sweep["killed"]["pid"]
+    frame = cached_frame(TINY_MLM, "crows-en-gso", ray_sweep["cache"])
+    assert len(frame) == 231 and frame["pair_id"].is_unique  # each pair once
+    assert not list((ray_sweep["cache"] / "attribution").glob("*.shards"))  # finished: no shards left over
+
+
+def test_second_ray_sweep_is_answered_from_the_cache_without_loading_a_model(ray_sweep, causal_model):
+    rc, out = run_cli(*sweep_args([TINY_MLM, causal_model], ray_sweep["cache"], "--ray"))
+    assert rc == 0 and "4 of 4 task(s) done, 0 failed; model loads: 0" in out
+    records = latest_task_records(ray_sweep["cache"])
+    assert len(records) == 4 and all(r["state"] == "done" and r["model_loaded"] is False for r in records.values())
+    assert overview_lines(out) == overview_lines(ray_sweep["out"])
+
+
+def test_overview_page_lists_what_the_sweep_produced(ray_sweep, causal_model, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(ray_sweep["cache"]))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    wide = next(df.value for df in at.dataframe if "all" in df.value.columns)
+    assert {(m, b) for m, b in zip(wide["model"], wide["benchmark"])} == {
+        (m, b) for m in (TINY_MLM, causal_model) for b in BENCHMARKS}
+    # the sweep finished with two failed tasks: the panel names them
+    texts = [t.value for t in at.text]
+    assert sum(t.startswith(f"failed: {UNKNOWN} × ") for t in texts) == 2
+
+
+# --------------------------------------------------------------------------------------------- local
+def test_local_sweep_equals_the_ray_sweep_and_resumes_from_the_cache(ray_sweep, causal_model, tmp_path,
+                                                                    monkeypatch):
+    rc, out = run_cli(*sweep_args([TINY_MLM, causal_model, UNKNOWN], tmp_path))
+    assert rc == 1 and f"FAILED {UNKNOWN} × demo" in out and f"FAILED {UNKNOWN} × crows-en-gso" in out
+    assert overview_lines(out) == overview_lines(ray_sweep["out"])
+    for model in (TINY_MLM, causal_model):
+        for bench in BENCHMARKS:
+            pd.testing.assert_frame_equal(cached_frame(model, bench, tmp_path),
+                                          cached_frame(model, bench, ray_sweep["cache"]))
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded for a cached result")
+
+    monkeypatch.setattr("biascore.core.models.load_model", no_load)
+    rc, again = run_cli(*sweep_args([TINY_MLM, causal_model], tmp_path))
+    assert rc == 0 and "model loads: 0" in again and overview_lines(again) == overview_lines(out)
+
+
+# --------------------------------------------------------------------------------------------- spec
+def test_spec_from_yaml_and_toml_with_cli_overrides(tmp_path):
+    (tmp_path / "s.yaml").write_text("models: [a, b]\nbenchmarks: demo\nmetrics: [pll]\nlimit: 5\n")
+    (tmp_path / "s.toml").write_text('models = ["a", "b"]\nbenchmarks = ["demo"]\nmetrics = ["pll"]\nlimit = 5\n')
+    for name in ("s.yaml", "s.toml"):
+        spec = build_spec(tmp_path / name, models=["c"])
+        assert spec.models == ["c"] and spec.benchmarks == ["demo"] and spec.limit == 5
+        assert spec.tasks() == [Task("c", "pairs", "demo", ("pll",))]
+    spec = build_spec(None, models=["m"], benchmarks=["x", "y"], metrics=["attribution", "pll", "seat"],
+                      seat_tests=["sent-weat6"])
+    assert [t.name for t in spec.tasks()] == ["m × x", "m × y", "m × seat:sent-weat6"]
+    assert spec.tasks()[0].metrics == ("attribution", "pll")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("models: [a]\nbenchmarks: [demo]\nmodles: [b]\n", "unknown key(s) modles"),
+    ("models: [a]\nmetrics: [attribution]\n", "need --benchmarks"),
+    ("models: [a]\nbenchmarks: [demo]\nmetrics: [bleu]\n", "unknown metric(s) bleu"),
+    ("models: [a]\nmetrics: [seat]\n", "metric seat needs its inputs"),
+    ("models: [a\n", "cannot parse"),
+])
+def test_bad_spec_is_one_clear_line(tmp_path, capsys, text, message):
+    (tmp_path / "bad.yaml").write_text(text)
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        build_spec(tmp_path / "bad.yaml")
+    assert main(["sweep", "--spec", str(tmp_path / "bad.yaml"), "--cache-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ")
+
+
+# --------------------------------------------------------------------------------------------- status
+def test_status_files_and_the_dashboard_panel_show_a_sweep_in_progress(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    names = ["m × a", "m × b", "m × c", "m × d"]
+    status = SweepStatus.create(tmp_path, names, "ray auto")
+    status.task("m × a", "running")
+    status.task("m × a", "done", seconds=1.0, model_loaded=True)
+    status.task("m × b", "running")
+    status.progress("m × b", 64, 231)
+    status.task("m × c", "running")
+    status.task("m × c", "failed", error="ModelLoadError: could not load model 'm'")
+    (sweep,) = read_sweeps(tmp_path)
+    assert sweep.in_progress and sweep.counts == {"pending": 1, "running": 1, "done": 1, "failed": 1}
+    assert sweep.running == [("m × b", 64, 231)] and sweep.failed == [("m × c", "ModelLoadError: could not load model 'm'")]
+
+    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [t.value for t in at.text]
+    assert "running: m × b (64/231 pairs)" in texts
+    assert "failed: m × c: ModelLoadError: could not load model 'm'" in texts
+    assert any("1 done · 1 running · 1 failed · 1 pending" in str(p.proto.text) for p in at.get("progress"))
+
+    status.task("m × b", "done")
+    status.task("m × d", "running")   # a retried task counts its attempts
+    status.task("m × d", "running")
+    assert status.read_task("m × d")["attempt"] == 2
+    status.finish()
+    (sweep,) = read_sweeps(tmp_path)
+    assert not sweep.in_progress and not sweep.interrupted
+
+
+def test_a_sweep_whose_driver_died_shows_as_interrupted(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    status = SweepStatus.create(tmp_path, ["m × a"], "local")
+    sweep_json = Path(status.root) / "sweep.json"
+    sweep_json.write_text(json.dumps({**json.loads(sweep_json.read_text()), "pid": int(dead.stdout)}))
+    (sweep,) = read_sweeps(tmp_path)
+    assert sweep.interrupted and not sweep.in_progress
+
+
+def test_seat_task_equals_the_seat_command(tmp_path):
+    """The SEAT metric runs the association scorer's own entry point: the same row as `python -m biascore seat`."""
+    out = tmp_path / "seat.csv"
+    assert main(["seat", "--model", TINY_MLM, "--test", "weat7", "--out", str(out),
+                 "--cache-dir", str(tmp_path / "single")]) == 0
+    rc, text = run_cli("sweep", "--models", TINY_MLM, "--metrics", "seat", "--seat-tests", "weat7",
+                       "--cache-dir", str(tmp_path / "sweep"))
+    assert rc == 0 and f"seat: {TINY_MLM} × seat:weat7" in text
+    single = pd.read_csv(out).iloc[0]
+    swept = ResultCache(tmp_path / "sweep").entries("association")
+    assert len(swept) == 1
+    row = pd.read_parquet(swept[0]["path"]).iloc[0]
+    assert (row["effect_size"], row["p_value"]) == (single["effect_size"], single["p_value"])
+
+
+def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path):
+    """A real browser on the Overview: the sweep panel updates by itself as the status files change."""
+    from tests.test_e2e_browser import CHROMIUM, LAUNCH_ARGS, dashboard_server
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
+    from playwright.sync_api import sync_playwright
+
+    cache = tmp_path / "cache"
+    status = SweepStatus.create(cache, ["m × a", "m × b", "m × c"], "ray auto")
+    status.task("m × a", "running")
+    status.task("m × a", "done")
+    status.task("m × b", "running")
+    status.progress("m × b", 10, 100)
+    with dashboard_server({"BIASCORE_CACHE_DIR": str(cache)}, tmp_path / "streamlit.log") as url, \
+            sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page()
+        page.goto(url, wait_until="domcontentloaded")
+        page.get_by_text("1 done · 1 running · 0 failed · 1 pending", exact=False).wait_for(timeout=120_000)
+        page.get_by_text("running: m × b (10/100 pairs)").wait_for(timeout=30_000)
+        status.progress("m × b", 50, 100)
+        page.get_by_text("running: m × b (50/100 pairs)").wait_for(timeout=30_000)
+        status.task("m × b", "done")
+        status.task("m × c", "running")
+        status.task("m × c", "failed", error="ModelLoadError: <b>not</b> a model")
+        page.get_by_text("2 done · 0 running · 1 failed · 0 pending", exact=False).wait_for(timeout=30_000)
+        page.get_by_text("failed: m × c: ModelLoadError: <b>not</b> a model").wait_for(timeout=30_000)  # literal
+        status.finish()
+        page.get_by_text("Sweep finished").wait_for(timeout=30_000)
+        browser.close()
+
+
+def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():
+    from biascore.core import settings
+    from biascore.sweep.ray_runner import task_options
+
+    cpu, gpu = task_options(0, 3, "/c", "/d"), task_options(8, 3, "/c", "/d")
+    assert (cpu["num_gpus"], gpu["num_gpus"]) == (0, 1)
+    assert gpu["num_cpus"] == 1 and gpu["max_retries"] == 3 and gpu["retry_exceptions"] is False
+    env = gpu["runtime_env"]["env_vars"]
+    assert env["BIASCORE_CACHE_DIR"] == "/c" and env["BIASCORE_DATA_DIR"] == "/d"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(settings.REPO_ROOT)
