@@ -24,6 +24,7 @@ def _environment(tmp_path_factory):
     os.environ["BIASCORE_CACHE_DIR"] = str(cache)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ["BIASCORE_RAISE_PAGE_ERRORS"] = "1"  # a page that crashes fails its test (app.py would show one line)
     yield
 
 

@@ -9,21 +9,18 @@ download is not used.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import socket
 import sqlite3
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from dashboard_server import CHROMIUM, dashboard
+
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = REPO / "tests" / "artifacts"
 SCREENSHOTS = REPO / "docs" / "screenshots"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -32,12 +29,6 @@ PAGES = ["overview", "token_attributions", "try_pair", "translation_review"]
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -55,38 +46,10 @@ def server(smollm, tmp_path_factory):
         yield {"url": url, "review_db": review_db}
 
 
-@contextlib.contextmanager
 def dashboard_server(env: dict[str, str], log_path: Path):
-    """`streamlit run app.py` on a free loopback port with ``env`` added; yields its URL once healthy."""
-    port = _free_port()
-    env = {**os.environ, **env, "BROWSER_PATH": CHROMIUM}
-    log = log_path.open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(f"streamlit did not start: {log_path.read_text()[-2000:]}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    """`streamlit run app.py` on a free loopback port with ``env`` added; yields its URL once healthy
+    (tests/dashboard_server.py, shared with the load test)."""
+    return dashboard(log_path, **env)
 
 
 @pytest.fixture(scope="module")

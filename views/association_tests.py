@@ -8,7 +8,7 @@ import streamlit as st
 from biascore.methods.association.weat import list_tests
 from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
-from views.common import csv_download, data_dir_notice, model_or_error, model_selector
+from views.common import code_span, csv_download, data_dir_notice, error_line, model_or_error, model_selector
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -47,7 +47,7 @@ def _collect(run, names: list[str], score_now: bool, label: str) -> pd.DataFrame
             frame = run(lm, name, only_cached=not score_now,
                         progress=_progress_bar(f"{label} {name}") if score_now else None)
         except (ValueError, FileNotFoundError) as exc:
-            st.error(f"{name}: {exc}")
+            st.error(f"{code_span(name)}: {error_line(exc)}")
             continue
         if frame is not None:
             frames.append(frame)

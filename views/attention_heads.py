@@ -13,7 +13,9 @@ from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking as head_masking
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
-from views.common import csv_download, data_dir_notice, escape, get_model, model_or_error, model_selector
+from biascore.core import settings
+from views.common import (code_span, csv_download, data_dir_notice, get_model, literal, model_or_error,
+                          model_selector)
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
@@ -83,7 +85,8 @@ lm = model_or_error(model_name)
 if lm is None:
     st.stop()
 test = load_seat_test(seat)
-st.caption(f"SEAT test `{escape(seat)}`: {escape(test.describe())} — "
+literal(test.describe(), label=f"SEAT test {seat}")
+st.caption(f"SEAT test {code_span(seat)}: "
            + ("sentence-level: each example's mean-pooled final-layer embedding."
               if test.sentence_level else
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
@@ -151,19 +154,25 @@ if not counter.empty:
     h1, h2 = st.columns(2)
     layer = int(h1.number_input("Layer", 1, L, int(top["layer"])))
     head = int(h2.number_input("Head", 1, H, int(top["head"])))
-    st.caption(f"Target word **{escape(row['target'])}**, attribute **{escape(row['attribute'])}** → "
-               f"**{escape(row['counterpart'])}**. Head {layer}-{head}: b = {b[layer - 1, head - 1]:+.4f}, "
+    literal(f"target word {row['target']}, attribute {row['attribute']} → {row['counterpart']}")
+    st.caption(f"Head {layer}-{head}: b = {b[layer - 1, head - 1]:+.4f}, "
                f"normalised attention original {np.reshape(row['w_orig'], (L, H))[layer - 1, head - 1]:.3f}, "
                f"counter {np.reshape(row['w_counter'], (L, H))[layer - 1, head - 1]:.3f}.")
+    # bertviz's page loads require.js, d3 and jQuery from cdnjs.cloudflare.com: an outside request from every
+    # viewer's browser, so it is opt-in, and not offered in public mode.
+    show_bertviz = not settings.public_mode() and st.checkbox(
+        "Also show bertviz's head view (the browser loads require.js, d3 and jQuery from cdnjs.cloudflare.com)",
+        key="ah_bertviz")
     views = st.columns(2)
     for col, (label, text) in zip(views, (("Original", row["sentence"]), ("Counter", row["counter"]))):
         tokens, att = _attentions(model_name, text)
         with col:
-            st.markdown(f"**{label}:** {escape(text)}")
+            literal(text, label=label)
             st.plotly_chart(_attention_heatmap(tokens, att[layer - 1, head - 1], f"{label}: head {layer}-{head}"),
                             width="stretch")
-            view = _head_view_html(tokens, att, layer - 1, head - 1)
-            if hasattr(st, "iframe"):  # streamlit >= 1.5x: components.v1.html is deprecated
-                st.iframe(view, height=520)
-            else:
-                components.html(view, height=520, scrolling=True)
+            if show_bertviz:
+                view = _head_view_html(tokens, att, layer - 1, head - 1)
+                if hasattr(st, "iframe"):  # streamlit >= 1.5x: components.v1.html is deprecated
+                    st.iframe(view, height=520)
+                else:
+                    components.html(view, height=520, scrolling=True)

@@ -1,8 +1,8 @@
 """Widgets and drawing helpers shared by every page. No scoring logic here: pages call the engine."""
 from __future__ import annotations
 
-import html
 import os
+import re
 
 import pandas as pd
 import streamlit as st
@@ -26,29 +26,63 @@ def model_or_error(name: str, **kwargs):
     try:
         return get_model(name, **kwargs)
     except engine_models.ModelLoadError as exc:
-        st.error(str(exc))
+        show_error(exc)
         return None
+
+
+def offered_models() -> list[str]:
+    """The models the dashboard offers: the server's allow-list in public mode, else the suggested models."""
+    return list(settings.allowed_models()) if settings.public_mode() else list(SUGGESTED_MODELS)
+
+
+def _trusted_link_models() -> set[str]:
+    """Models a link (``?model=``) may name: the allow-list, and outside public mode the suggested models
+    and those already in the result cache. Never an arbitrary path: a URL must not make the server read
+    and hash folders of its choosing."""
+    trusted = set(settings.allowed_models())
+    if not settings.public_mode():
+        trusted |= set(SUGGESTED_MODELS) | set(cached_runs().model)
+    return trusted
 
 
 def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
                    options: list[str] | None = None) -> str:
-    """A select box of suggested models plus a free-text field for any hub id or local path."""
-    options = list(options or SUGGESTED_MODELS)
+    """A select box of models, synced with the URL parameter ``key``.
+
+    Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
+    Otherwise: suggested models plus an "other…" field for any hub id, local folder or .gguf path.
+    A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
+    """
+    allowed = settings.allowed_models()
+    if settings.public_mode():
+        options = [m for m in (options or allowed) if m in allowed] or list(allowed)
+        free = False
+    else:
+        options, free = list(options or offered_models()), True
     if default not in options:
-        options.insert(0, default)
+        if free:
+            options.insert(0, default)
+        else:
+            default = options[0]
     qp = st.query_params.get(key)
     if qp and qp not in options:
-        options.append(qp)
-    choice = st.selectbox(label, options + ["other…"], index=options.index(qp) if qp in options else
-                          options.index(default), key=f"{key}_select")
+        if qp in _trusted_link_models():
+            options.append(qp)
+        else:
+            st.warning(f"The link names a model this server does not offer; showing {code_span(default)} instead.")
+            qp = None
+    choice = st.selectbox(label, options + (["other…"] if free else []),
+                          index=options.index(qp) if qp in options else options.index(default), key=f"{key}_select")
     if choice == "other…":
         choice = st.text_input("Hub id, local folder or .gguf path", key=f"{key}_custom").strip() or default
     return choice
 
 
 def data_dir_notice() -> None:
-    """Tell the user where benchmark data is read from and how to get it."""
-    st.caption(f"Benchmark data directory: `{settings.data_dir()}` — download the public benchmarks with "
+    """Tell the user where benchmark data is read from and how to get it (no server path in public mode)."""
+    if settings.public_mode():
+        return
+    st.caption(f"Benchmark data directory: {code_span(settings.data_dir())} — download the public benchmarks with "
                "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`).")
 
 
@@ -57,9 +91,47 @@ def csv_download(frame: pd.DataFrame, file_name: str, label: str = "Download CSV
                        key=key or f"dl_{file_name}")
 
 
-def escape(text: str) -> str:
-    """All user or benchmark text goes through this before it reaches HTML."""
-    return html.escape(str(text), quote=True)
+# ---------------------------------------------------------------------------------------------------------
+# Text stays text: benchmark and user sentences never reach a markdown or HTML renderer
+# ---------------------------------------------------------------------------------------------------------
+def literal(text: object, label: str | None = None) -> None:
+    """Show benchmark or user text exactly as written: ``st.text`` parses no markdown and no HTML, so no
+    link, image, bold or formula renders and the browser fetches nothing. ``label`` (our own words) goes in
+    front, also as plain text."""
+    st.text(f"{label}: {text}" if label else str(text))
+
+
+def code_span(text: object) -> str:
+    """``text`` as a markdown code span, for a short name (model, bias type) inside one of our own markdown
+    messages: a code span shows its content verbatim (CommonMark), whatever backticks it holds."""
+    text = str(text).replace("\n", " ")
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}"
+
+
+def escape(text: object) -> str:
+    """Text for a plotly label or hover text. plotly.js reads a few HTML tags there (<b>, <a href>, <br>…),
+    so ``&``, ``<`` and ``>`` become entities, which plotly turns back into the characters; quotes stay
+    as they are (plotly shows ``&quot;`` literally)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for the page: the exception's first line; in public mode without server paths."""
+    lines = str(exc).strip().splitlines()
+    line = lines[0] if lines else type(exc).__name__
+    if settings.public_mode():
+        line = _PATH.sub("…", line)
+    return line
+
+
+def show_error(exc: BaseException) -> None:
+    """An exception as one plain line on the page (never a traceback)."""
+    st.error(error_line(exc), icon="⚠️")
+
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s'\"`,;:()]+)+")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -169,7 +241,7 @@ def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
     try:
         return attribution_frame(run.path, benchmark, float(run.mtime))
     except unreadable_run_errors() as exc:
-        st.error(f"{model} on {benchmark}: {exc}")
+        st.error(f"{code_span(model)} on {benchmark}: {error_line(exc)}")
         return None
 
 
@@ -207,7 +279,7 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
         limit_torch_threads()
         score_benchmark(lm, benchmark, progress=progress, waiting=waiting)
     except (BenchmarkError, ValueError) as exc:
-        st.error(str(exc))
+        show_error(exc)
         return False
     bar.progress(1.0, text="Done — cached.")
     return True

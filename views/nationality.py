@@ -11,7 +11,7 @@ import streamlit as st
 from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
-from views.common import csv_download, data_dir_notice, escape, model_or_error, model_selector
+from views.common import code_span, csv_download, data_dir_notice, escape, model_or_error, model_selector, show_error
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -52,11 +52,11 @@ def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
     try:
         res = labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, only_cached=True)
     except (BenchmarkError, ValueError) as exc:
-        st.error(str(exc))
+        show_error(exc)
         return None
     if res is not None:
         return res
-    st.info(f"No cached LABDet result for {name} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
+    st.info(f"No cached LABDet result for {code_span(name)} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
             "every training and surfacing sentence once, then trains both probes (about a minute for "
             "small models on a GPU-less laptop, longer for big ones).")
     if not st.button("Score now", key=f"score_{key}"):
@@ -123,7 +123,7 @@ names = [model_name] + ([other_name] if other_name else [])
 columns = st.columns(len(names))
 for i, (name, col) in enumerate(zip(names, columns)):
     with col:
-        st.subheader(name)
+        st.subheader(code_span(name))
         result = result_or_button(name, lang, probe, float(alpha), key=f"m{i}")
         if result is not None:
             show_result(result, key=f"m{i}")

@@ -8,8 +8,8 @@ import streamlit as st
 from biascore.methods.attribution.results import best_runs
 from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
-from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, escape,
-                          model_selector, score_now, summary, unreadable_run_errors)
+from views.common import (benchmark_selector, best_run, cached_runs, code_span, csv_download, data_dir_notice,
+                          error_line, model_selector, score_now, summary, unreadable_run_errors)
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
@@ -27,7 +27,7 @@ def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
             attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
             pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
         except unreadable_run_errors() as exc:  # one line on the page, never a traceback
-            st.error(f"{run.model} on {run.benchmark}: {exc}")
+            st.error(f"{code_span(run.model)} on {run.benchmark}: {error_line(exc)}")
             continue
         part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high"})
         part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high"]].rename(
@@ -58,7 +58,7 @@ if not grid.empty:
         st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: {escape(row.precision)} — a fast "
                    "reduced-precision run; verdicts can differ from the exact float32 numbers.")
     for row in partial.itertuples(index=False):
-        st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: only part of the benchmark was scored "
+        st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")
     st.subheader("Details: n, 95% CI, PLL bias score")
     fmt = st.column_config.NumberColumn(format="%.2f")
@@ -77,7 +77,7 @@ with c2:
 if benchmark:
     run = best_run(model, benchmark)
     if run is not None and bool(run.complete):
-        st.success(f"{model} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
+        st.success(f"{code_span(model)} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
     else:
         st.caption("Scoring runs the model on every pair and caches the result; an interrupted run resumes.")
         if score_now(model, benchmark, key="overview_score_now"):

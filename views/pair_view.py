@@ -8,7 +8,7 @@ import streamlit as st
 
 from biascore.methods.attribution.token_view import Level, color_limit, ranked_units, sentence_units
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
-from views.common import figure_downloads, verdict_text
+from views.common import figure_downloads, literal, verdict_text
 
 LEVELS = {"sub-word tokens": "token", "words": "word"}
 
@@ -31,7 +31,7 @@ def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: st
     """Draw one pair. ``key`` keeps widget ids unique when a page shows several pairs; ``wrap``: characters
     per heatmap line (smaller in narrow columns)."""
     if heading:
-        st.markdown(f"**{heading}**")  # headings are our own labels (model names are escaped below)
+        literal(heading)  # a model name: plain text
     if row.get("skipped_reason"):
         st.warning(f"Not scored: {row['skipped_reason']}")
         return

@@ -15,8 +15,8 @@ from biascore.methods.fields import tagging as semantic_tagging
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
 from biascore.core import models as engine_models
-from views.common import (SUGGESTED_MODELS, benchmark_selector, csv_download, data_dir_notice, get_model, model_or_error,
-                          model_selector)
+from views.common import (benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
+                          model_or_error, model_selector, offered_models, show_error)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -33,9 +33,9 @@ def identity_of(model: str):
 
 
 def scored_elsewhere(model: str, benchmark) -> list[str]:
-    """Suggested local/embedded models other than ``model`` already scored on ``benchmark`` (no model load)."""
+    """Offered local/embedded models other than ``model`` already scored on ``benchmark`` (no model load)."""
     out = []
-    for other in SUGGESTED_MODELS:
+    for other in offered_models():
         identity = engine_models.model_identity(other) if other != model else None
         if identity is not None and fields.is_scored(identity, benchmark):
             out.append(other)
@@ -97,7 +97,7 @@ st.query_params["model"] = model
 try:
     bench = load_benchmark(bench_name)
 except BenchmarkError as exc:
-    st.error(str(exc))
+    show_error(exc)
     st.stop()
 
 no_lexicon = fields.lexicon_coverage(bench)
@@ -115,8 +115,8 @@ identity = identity_of(model)
 if identity is None:
     st.stop()
 if not fields.is_scored(identity, bench):
-    st.info(f"{model} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
-    if st.button(f"Score {model} on {bench_name} now", type="primary", key="sf_score"):
+    st.info(f"{code_span(model)} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
+    if st.button(f"Score {code_span(model)} on {bench_name} now", type="primary", key="sf_score"):
         lm = model_or_error(model)
         if lm is None:
             st.stop()
@@ -128,14 +128,14 @@ if not fields.is_scored(identity, bench):
         try:
             fields.score_fields(lm, bench, progress=progress)
         except ValueError as exc:  # the engine's clear message for bad input
-            st.error(str(exc))
+            show_error(exc)
             st.stop()
         st.rerun()
     st.stop()
 try:
     result = result_for(model, identity, bench, senses)
 except (FileNotFoundError, ModuleNotFoundError) as exc:  # lexicon files or the spaCy model are missing
-    st.error(str(exc))
+    show_error(exc)
     st.stop()
 
 s1, s2 = st.columns([2, 1])

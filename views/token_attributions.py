@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from biascore.core import settings
 from biascore.methods.attribution.token_view import filter_pairs
-from views.common import (benchmark_selector, best_run, cached_runs, data_dir_notice, escape, model_selector,
-                          pair_table, query_param, score_now, verified_run)
+from views.common import (benchmark_selector, best_run, cached_runs, code_span, data_dir_notice, literal,
+                          model_selector, pair_table, query_param, score_now, verified_run)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
@@ -28,13 +29,14 @@ with top[0]:
 if benchmark is None:
     st.stop()
 runs = cached_runs()
-scored_models = sorted(runs[(runs.benchmark == benchmark) & ~runs.stale].model.unique())
+scored_models = [m for m in sorted(runs[(runs.benchmark == benchmark) & ~runs.stale].model.unique())
+                 if not settings.public_mode() or m in settings.allowed_models()]
 with top[1]:
     model = model_selector(key="model", options=scored_models or None)
 st.query_params["model"] = model
 run = best_run(model, benchmark)
 if run is None:
-    st.info(f"{model} has not been scored on {benchmark} yet.")
+    st.info(f"{code_span(model)} has not been scored on {benchmark} yet.")
     if score_now(model, benchmark, key="ta_score_now"):
         st.rerun()
     st.stop()
@@ -87,8 +89,10 @@ pair_id = int(wanted) if wanted is not None and wanted.isdigit() and int(wanted)
 st.query_params["pair"] = str(pair_id)
 
 row = frame.loc[frame.pair_id == pair_id].iloc[0].to_dict()
-st.subheader(f"Pair {pair_id} · {escape(row['bias_type'])}")
-st.markdown(f"- more-biased: {escape(row['sent_more'])}\n- less-biased: {escape(row['sent_less'])}")
+st.subheader(f"Pair {pair_id}")
+literal(row["bias_type"], label="bias type")
+literal(row["sent_more"], label="more-biased")
+literal(row["sent_less"], label="less-biased")
 level = level_toggle("ta_level")
 
 rows = [(model, row)]
@@ -100,11 +104,11 @@ if compare != "(none)":
         if len(match):
             rows.append((compare, match.iloc[0].to_dict()))
         else:
-            st.warning(f"{compare} has no score for pair {pair_id} (it was scored on fewer pairs).")
+            st.warning(f"{code_span(compare)} has no score for pair {pair_id} (it was scored on fewer pairs).")
 limit = pair_limit([r for _, r in rows], level)
 cols = st.columns(len(rows))
 for i, (col, (name, r)) in enumerate(zip(cols, rows)):
     with col:
-        draw_pair(r, level=level, limit=limit, key=f"ta_{i}", heading=escape(name), wrap=90 if len(rows) == 1 else 45)
+        draw_pair(r, level=level, limit=limit, key=f"ta_{i}", heading=name, wrap=90 if len(rows) == 1 else 45)
 if len(rows) > 1:
     st.caption("Both models use the same colour scale, so colours compare across them.")

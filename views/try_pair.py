@@ -7,7 +7,7 @@ import streamlit as st
 
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.review.minimal_pair import check_pair
-from views.common import escape, live_pair, model_or_error, model_selector
+from views.common import code_span, literal, live_pair, model_or_error, model_selector
 from views.pair_view import draw_pair, level_toggle
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
@@ -59,14 +59,15 @@ def explain_input(more: str, less: str) -> bool:
         return False
     check = check_pair(more, less)
     if check.minimal:
-        st.caption(f"Minimal pair: {escape(check.describe())}")
+        literal(check.describe(), label="Minimal pair")
         return True
     fatal = not more.strip() or not less.strip() or not check.spans or check.n_shared == 0
     if fatal:
-        st.warning(f"Cannot score this pair: {escape(check.reason)}.")
+        st.warning(f"Cannot score this pair: {check.reason}.")  # the checker's own words, no user text
         return False
-    st.warning(f"Not a minimal pair: {escape(check.reason)} ({escape(check.describe())}). b(u) is still computed "
-               "for the shared tokens, but it only measures bias when the sentences differ in the group word(s).")
+    st.warning(f"Not a minimal pair: {check.reason}. b(u) is still computed for the shared tokens, but it only "
+               "measures bias when the sentences differ in the group word(s).")
+    literal(check.describe(), label="Differs")
     return True
 
 
@@ -77,5 +78,5 @@ if explain_input(more, less):
         t0 = time.perf_counter()
         with st.spinner("Scoring…"):
             row = live_pair(model, more.strip(), less.strip())
-        st.caption(f"Scored with {escape(model)} in {time.perf_counter() - t0:.2f} s.")
+        st.caption(f"Scored with {code_span(model)} in {time.perf_counter() - t0:.2f} s.")
         draw_pair(row, level=level, key="tp")

@@ -6,8 +6,47 @@ options are those of :func:`biascore.core.models.load_model`.
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Callable
 
 from biascore.core.models import DEFAULT_MODEL
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``prog: error: message``, exit code 2), without the usage
+    block; ``--help`` still shows the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer ≥ ``low`` (e.g. ``--limit 0`` and ``--limit -5`` are refused)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    parse.__name__ = f"integer ≥ {low}"
+    return parse
+
+
+def float_between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number strictly between ``low`` and ``high``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not low < value < high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} (exclusive), got {value:g}")
+        return value
+    parse.__name__ = f"number in ({low:g}, {high:g})"
+    return parse
 
 
 def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL) -> None:

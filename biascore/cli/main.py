@@ -15,9 +15,10 @@ from biascore.core import settings
 
 def build_parser() -> argparse.ArgumentParser:
     from biascore import methods as scorers
+    from biascore.cli.args import OneLineParser
     from biascore.cli.commands import register_builtin_commands
 
-    parser = argparse.ArgumentParser(prog="python -m biascore",
+    parser = OneLineParser(prog="python -m biascore",
                                      description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)

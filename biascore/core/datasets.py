@@ -206,6 +206,9 @@ def load_benchmark(name_or_path: str, data_dir: str | Path | None = None) -> Ben
     if missing:
         raise BenchmarkError(f"{path}: missing column(s): {', '.join(sorted(set(missing)))}; "
                              f"the file has: {', '.join(h for h in header if h)}")
+    if not rows:
+        raise BenchmarkError(f"{path}: no pairs to score (the file has a header line and no readable rows"
+                             + (f"; {len(malformed)} malformed" if malformed else "") + ")")
     idx = {h: i for i, h in enumerate(header)}
     records = []
     for row in rows:

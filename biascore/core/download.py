@@ -223,7 +223,7 @@ def _cmd_download(args: argparse.Namespace) -> int:
 
 def register_cli(subparsers) -> None:
     """Add ``data download`` to the top-level CLI."""
-    from biascore.cli.args import add_common_args
+    from biascore.cli.args import add_common_args, float_between
 
     data = subparsers.add_parser("data", help="manage the benchmark data directory")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -239,6 +239,6 @@ def register_cli(subparsers) -> None:
                    help="install files whose checksum differs from the manifest (upstream changed them)")
     p.add_argument("--mirror", default=None, metavar="URL",
                    help=f"fetch <URL>/<relative path> instead of the public sources (also {MIRROR_ENV})")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a server (default 60)")
+    p.add_argument("--timeout", type=float_between(0, float("inf")), default=60.0, help="seconds to wait for a server (default 60)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_download)

@@ -130,7 +130,9 @@ def resolve_device(device: str = "auto") -> torch.device:
             return torch.device("mps")
         return torch.device("cpu")
     if device == "cuda" and not torch.cuda.is_available():
-        raise ModelLoadError("--device cuda was asked for, but torch sees no CUDA device")
+        raise ModelLoadError("--device cuda was asked for, but torch sees no CUDA device (use --device cpu or auto)")
+    if device == "mps" and not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
+        raise ModelLoadError("--device mps was asked for, but torch sees no Apple MPS device (use --device cpu or auto)")
     return torch.device(device)
 
 

@@ -134,6 +134,17 @@ def pair_of(more: SentenceTokens, less: SentenceTokens) -> PairTokens:
     return PairTokens(more=more, less=less, shared_more=[a for a, _ in pairs], shared_less=[b for _, b in pairs])
 
 
+def shares_only_punctuation(pt: PairTokens) -> bool:
+    """True when the pair shares tokens but none of them holds a letter or a digit (e.g. only the final ".").
+
+    Such a pair is not a minimal pair ("Poor people are lazy." / "Quantum chromodynamics describes gluons."):
+    S_JSD would be b(".") alone. The text of a shared token is its character span in the more-biased sentence.
+    """
+    index = {pos: k for k, pos in enumerate(pt.more.content)}
+    texts = (pt.more.text[slice(*pt.more.spans[index[pos]])] for pos in pt.shared_more)
+    return bool(pt.shared_more) and not any(ch.isalnum() for text in texts for ch in text)
+
+
 def word_groups(text: str, spans: list[tuple[int, int]]) -> list[list[int]]:
     """Group token indices into words by character offsets (see module docstring)."""
     groups: list[list[int]] = []

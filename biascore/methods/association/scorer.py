@@ -236,7 +236,7 @@ def _cmd_logprob(args: argparse.Namespace) -> int:
 
 
 def register_cli(subparsers) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.cli.args import add_common_args, add_model_args, int_at_least
 
     p = subparsers.add_parser("seat", help="WEAT/SEAT effect size with a permutation p-value",
                               description="WEAT (word tests) or SEAT (sent-* tests) effect size and one-sided "
@@ -247,7 +247,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("--pooling", choices=["mean", "first"], default="mean", help="sentence embedding (SEAT)")
     p.add_argument("--word-embedding", choices=["contextual", "input"], default="contextual",
                    help="WEAT word vectors: the word embedded alone (mean over its tokens), or its input embedding")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--out", help="write the result rows to this CSV file")
     p.set_defaults(func=_cmd_seat)
 
@@ -260,10 +260,10 @@ def register_cli(subparsers) -> None:
                                     "or CrowS-Pairs sentences for English)")
     p.add_argument("--segment-lengths", type=_segment, nargs="+", default=list(SEGMENT_LENGTHS),
                    help="words per segment; 'all' = the whole line (default 9 25 75 all)")
-    p.add_argument("--n-contexts", type=int, default=50, help="contexts sampled per word (N)")
-    p.add_argument("--draws", type=int, default=1000, help="random draws combined by the random-effects model")
+    p.add_argument("--n-contexts", type=int_at_least(2), default=50, help="contexts sampled per word (N)")
+    p.add_argument("--draws", type=int_at_least(1), default=1000, help="random draws combined by the random-effects model")
     p.add_argument("--encoder", action="store_true", help="load an MLM checkpoint as a plain encoder")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--out", help="write the result rows to this CSV file")
     p.set_defaults(func=_cmd_ceat)
 
@@ -273,7 +273,7 @@ def register_cli(subparsers) -> None:
     add_model_args(p)
     add_common_args(p)
     p.add_argument("--test", required=True, help="log-probability test name(s), comma-separated")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--out", help="write the effect-size rows to this CSV file")
     p.add_argument("--scores-out", help="also write the per-sentence scores of the last test to this CSV file")
     p.set_defaults(func=_cmd_logprob)

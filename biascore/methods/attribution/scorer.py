@@ -39,7 +39,7 @@ from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.pair_tokens import PairTokens, pair_of, tokenize_sentences
+from biascore.core.pair_tokens import PairTokens, pair_of, shares_only_punctuation, tokenize_sentences
 from biascore.core.precision import approximate_note, resolve_dtype
 from biascore.stats.intervals import proportion_ci
 
@@ -50,6 +50,8 @@ NUMERICS = ("exact", "fast-exact")
 SHARD_PAIRS = 256
 GPU_SHARD_PAIRS = 4096  # on a GPU: fuller batches (and one fast-exact calibration per 4,096 pairs)
 
+#: skipped_reason of a pair whose shared tokens are all punctuation (see pair_tokens.shares_only_punctuation)
+ONLY_PUNCTUATION = "shares only punctuation: not a minimal pair"
 #: columns of the cached per-pair log-probability frame (independent of the distance variant)
 LOGP_COLUMNS = ["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u",
                 "logp_more", "logp_less", "truncated", "skipped_reason"]
@@ -95,6 +97,8 @@ def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTo
                 reason = ("the sentences differ only beyond the model's input limit (truncated)" if pt.truncated
                           else "no modified tokens: the sentences tokenise identically")
                 pt = None
+            elif shares_only_punctuation(pt):
+                reason, pt = ONLY_PUNCTUATION, None
         pts.append(pt)
         recs.append(_pair_record(row.pair_id, pt, reason))
     return pts, recs
@@ -303,7 +307,7 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
 
 # --------------------------------------------------------------------------- CLI
 def register_cli(sub) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.cli.args import add_common_args, add_model_args, int_at_least
 
     p = sub.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
     add_model_args(p)
@@ -312,7 +316,7 @@ def register_cli(sub) -> None:
     p.add_argument("--metric", choices=METRICS, default="attribution")
     p.add_argument("--jsd", choices=JSD_VARIANTS, default="reference",
                    help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
-    p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    p.add_argument("--limit", type=int_at_least(1), default=None, help="score only the first N pairs (N ≥ 1)")
     p.add_argument("--fast-exact", action="store_true",
                    help="a half-precision pass, then a float32 re-check of every token and pair it cannot "
                         "guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
@@ -374,12 +378,14 @@ def run_cli(args: argparse.Namespace) -> int:
 
 
 def write_frame(frame: pd.DataFrame, path: str) -> None:
-    """CSV (list columns as JSON) or parquet, by extension."""
+    """CSV (list columns as JSON) or parquet, by extension. A frame read back from the cache (numpy arrays of
+    numpy scalars) writes the same file as a freshly computed one (Python lists)."""
     if path.endswith(".parquet"):
         frame.to_parquet(path, index=False)
         return
     out = frame.copy()
     for col in out.columns:
         if out[col].map(lambda v: isinstance(v, (list, np.ndarray))).any():
-            out[col] = out[col].map(lambda v: json.dumps(list(v), ensure_ascii=False))
+            out[col] = out[col].map(lambda v: json.dumps(np.asarray(v).tolist() if len(v) else [],
+                                                         ensure_ascii=False))
     out.to_csv(path, index=False)

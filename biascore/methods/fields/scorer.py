@@ -258,19 +258,19 @@ def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, se
 
 # --------------------------------------------------------------------------------------- CLI
 def register_cli(subparsers) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.cli.args import add_common_args, add_model_args, int_at_least
 
     p = subparsers.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
     add_model_args(p)
     p.add_argument("--also", action="append", default=[], metavar="MODEL",
                    help="another model to score and show side by side (repeatable)")
     p.add_argument("--benchmark", default="crows-en-gso", help="registered benchmark name or a CSV path")
-    p.add_argument("--min-count", type=int, default=30, help="leave out fields with fewer words (default 30)")
-    p.add_argument("--top", type=int, default=10, help="fields per model, by share of b<0 (0 = all; default 10)")
+    p.add_argument("--min-count", type=int_at_least(1), default=30, help="leave out fields with fewer words (default 30)")
+    p.add_argument("--top", type=int_at_least(0), default=10, help="fields per model, by share of b<0 (0 = all; default 10)")
     p.add_argument("--senses", choices=SENSES, default=DEFAULT_SENSES,
                    help="top: the tagger's first-ranked tag per token; all: every candidate tag "
                         "(as the paper's tagging script did)")
-    p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    p.add_argument("--limit", type=int_at_least(1), default=None, help="score only the first N pairs (N ≥ 1)")
     p.add_argument("--out", default=None, help="write the table(s) to this CSV file")
     add_common_args(p)
     p.set_defaults(func=run_cli)

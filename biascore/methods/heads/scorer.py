@@ -109,7 +109,7 @@ def top_heads(frame: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- CLI
 def register_cli(subparsers) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.cli.args import add_common_args, add_model_args, int_at_least
 
     p = subparsers.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
     add_model_args(p)
@@ -117,13 +117,13 @@ def register_cli(subparsers) -> None:
     p.add_argument("--seat-test", default=DEFAULT_SEAT_TEST,
                    help=f"SEAT test name in <data-dir>/seat/ (file stem) or a .jsonl path; default {DEFAULT_SEAT_TEST}")
     p.add_argument("--out", default=None, help="CSV with one row per head: layer, head, score")
-    p.add_argument("--mask-eval", type=int, default=None, metavar="K",
+    p.add_argument("--mask-eval", type=int_at_least(1), default=None, metavar="K",
                    help="also mask top-K / bottom-K / K random / all positive heads and report SEAT effect size "
                         "and (pseudo-)perplexity; the table goes to <out>_masking.csv")
-    p.add_argument("--held-out", type=int, default=40, metavar="N",
+    p.add_argument("--held-out", type=int_at_least(1), default=40, metavar="N",
                    help="held-out CrowS-Pairs sentences for the (pseudo-)perplexity of --mask-eval; default 40")
-    p.add_argument("--draws", type=int, default=5, help="random head sets averaged in --mask-eval; default 5")
-    p.add_argument("--batch-size", type=int, default=256,
+    p.add_argument("--draws", type=int_at_least(1), default=5, help="random head sets averaged in --mask-eval; default 5")
+    p.add_argument("--batch-size", type=int_at_least(1), default=256,
                    help="texts per forward pass; a test that fits in one batch needs no second forward")
     p.set_defaults(func=run_cli)
 

@@ -371,19 +371,19 @@ def score_labdet(lm: LanguageModel, lang: str = "en", *, probe: str = "svm", alp
 
 # --------------------------------------------------------------------------- CLI
 def register_cli(subparsers) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.cli.args import add_common_args, add_model_args, float_between, int_at_least
 
     p = subparsers.add_parser(NAME, help=SUMMARY, description=SUMMARY + ". The model should match --lang.")
     add_model_args(p)
     add_common_args(p)
     p.add_argument("--lang", default="en", choices=list(LANGUAGES), help="data language (match the model)")
     p.add_argument("--probe", default="svm", choices=list(PROBES))
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the Wilcoxon test")
+    p.add_argument("--alpha", type=float_between(0, 1), default=0.05, help="significance level of the Wilcoxon test")
     p.add_argument("--pooling", default="mean", choices=list(POOLINGS), help="sentence embedding pooling")
     p.add_argument("--filler", default=None,
                    help="neutral filler for the nationality slot (default: the mask token; slot removed "
                         "for models without one)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--out", default=None, help="write the per-nationality table to this CSV file")
     p.set_defaults(func=_cmd_labdet)
 
