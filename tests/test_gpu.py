@@ -55,6 +55,7 @@ def test_cuda_default_is_exact_float32(tiny_pair):
     assert not gpu.identity().approximate
     assert torch.backends.cuda.matmul.allow_tf32 is False and torch.backends.cudnn.allow_tf32 is False
     assert torch.get_float32_matmul_precision() == "highest"
+    assert not torch.backends.cuda.cudnn_sdp_enabled()  # see precision.cuda_attention_without_cudnn
 
 
 def _scores(lm, benchmark, data_dir, tmp_path, limit=None):

@@ -25,7 +25,8 @@ import torch
 
 from biascore.core import settings
 from biascore.core.locks import held
-from biascore.core.precision import dtype_name, exact_matmuls, is_approximate, resolve_dtype
+from biascore.core.precision import (cuda_attention_without_cudnn, dtype_name, exact_matmuls, is_approximate,
+                                     resolve_dtype)
 
 log = logging.getLogger(__name__)
 
@@ -383,6 +384,7 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     torch_dtype = resolve_dtype(dtype, dev)
     if dev.type == "cuda":
         exact_matmuls()  # float32 means float32: no TF32 matmuls
+        cuda_attention_without_cudnn()
     load_from, load_kwargs = source_folder, {"trust_remote_code": trust_remote_code}
     if gguf_path is not None:
         converted = src.converted_folder
