@@ -1,9 +1,9 @@
 """Bias Attribution Explorer — Streamlit entry point (``streamlit run app.py``).
 
-Pages are listed here with st.navigation; each lives in views/ and only draws what the engine computes.
+The menu comes from the engine's scorer registry (:func:`biascore.methods.scorers`): each method lists
+the pages under views/ that draw its results. Pages only draw what the engine computes.
 (The folder is not called pages/: Streamlit treats a pages/ folder as its own multipage app and runs a
 shared deep link on a fresh server without this file.)
-A page whose file is not in this checkout is left out of the menu.
 
 An exception a page does not handle is shown as one line (views.common.error_line: no traceback, and no
 server path in public mode) and logged with its traceback on the server's console. The same holds without
@@ -17,25 +17,14 @@ from pathlib import Path
 
 import streamlit as st
 
+from biascore.methods import scorers
 from views.common import show_error
 
 st.set_option("client.showErrorDetails", "none")
 st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", layout="wide")
 
-HERE = Path(__file__).parent
-PAGES = [
-    ("views/overview.py", "Overview", "📊"),
-    ("views/token_attributions.py", "Token attributions", "🔎"),
-    ("views/try_pair.py", "Try a pair", "✍️"),
-    ("views/translation_review.py", "Translation review", "🇵🇭"),
-    ("views/semantic_fields.py", "Semantic fields", "🏷️"),
-    ("views/attention_heads.py", "Attention heads", "🧠"),
-    ("views/nationality.py", "Nationality (LABDet)", "🌍"),
-    ("views/association_tests.py", "Association tests", "📐"),
-]
-
-pages = [st.Page(path, title=title, icon=icon, url_path=Path(path).stem)
-         for path, title, icon in PAGES if (HERE / path).exists()]
+pages = [st.Page(page.path, title=page.title, icon=page.icon, url_path=Path(page.path).stem)
+         for entry in scorers() for page in entry.pages]
 nav = st.navigation(pages)
 try:
     nav.run()

@@ -51,3 +51,14 @@ def smollm():
 def minilm():
     from biascore.core.models import load_model
     return load_model("all-minilm-l6-v2")
+
+
+@pytest.fixture(scope="session")
+def demo_scores(smollm, tiny_mlm):
+    """The demo benchmark scored by the engine (into the session's private cache) with two models."""
+    import torch
+
+    from biascore.methods.attribution.scorer import score_benchmark
+
+    torch.set_num_threads(1)
+    return {"smollm2-135m": score_benchmark(smollm, "demo"), tiny_mlm.name: score_benchmark(tiny_mlm, "demo")}

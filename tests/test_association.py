@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import torch
 
-from biascore.methods.association.weat import list_tests, load_test, weat
+from biascore.core.seat_tests import list_seat_tests as list_tests, load_seat_test as load_test
+from biascore.methods.association.weat import weat
 from biascore.methods.association.ceat import draw_effect_sizes, random_effects
 from biascore.methods.association.corpus_contexts import Corpus, word_pattern
 from biascore.stats.effect_size import effect_size_from_associations
@@ -20,8 +21,7 @@ from biascore.methods.association.logprob_bias import (LogProbTest, bangla_struc
                                    prior_vs_corrected, score_logprob)
 from biascore.stats.permutation import permutation_p_value
 from biascore.methods.association import scorer as engine
-from biascore.core.embeddings import embed_sentences
-from biascore.core.text_embeddings import embed_spans, embed_words
+from biascore.core.embeddings import embed_sentences, embed_spans, embed_words
 
 # ----------------------------------------------------------------------------- WEAT effect size and p-value
 # Tiny example worked by hand: A = (1,0), B = (0,1), so s(w) = cos(w, A) − cos(w, B).
@@ -155,6 +155,41 @@ def test_sentence_and_span_embeddings_against_direct_model_call(minilm):
     assert np.allclose(span[0], hidden[amy].mean(0).numpy(), atol=1e-5)
     table = minilm.model.get_input_embeddings().weight
     assert np.allclose(embed_words(minilm, ["Amy"], mode="input")[0], table[ids[amy[0]]].detach().numpy())
+
+
+def test_embedder_never_runs_the_vocabulary_head(tiny_mlm):
+    """Spans, words and sentences come from the base model's last hidden layer; the LM head stays idle."""
+    def refuse(*_):
+        raise AssertionError("the vocabulary head ran")
+
+    hook = tiny_mlm.model.get_output_embeddings().register_forward_hook(refuse)
+    try:
+        text = "the nurse said she was tired ."
+        span = embed_spans(tiny_mlm, [text], [(4, 9)])
+        sent = embed_sentences(tiny_mlm, [text])
+        words = embed_words(tiny_mlm, ["nurse"])
+    finally:
+        hook.remove()
+    enc = tiny_mlm.tokenizer(text, return_tensors="pt", return_offsets_mapping=True)
+    offsets = enc.pop("offset_mapping")[0].tolist()
+    with torch.no_grad():
+        hidden = tiny_mlm.model(**enc, output_hidden_states=True).hidden_states[-1][0]
+    nurse = [i for i, (a, b) in enumerate(offsets) if a < 9 and b > 4 and b > a]
+    np.testing.assert_allclose(span[0], hidden[nurse].mean(0).numpy(), atol=1e-5)
+    assert sent.shape == (1, hidden.shape[-1]) and words.shape == (1, hidden.shape[-1])
+
+
+def test_logprob_effect_sizes_are_cached_by_the_engine(tiny_mlm, tmp_path):
+    from biascore.core.cache import ResultCache
+
+    cache = ResultCache(tmp_path)
+    assert engine.run_logprob_effects(tiny_mlm, "en-gender-career", cache=cache, only_cached=True) is None
+    scores = engine.run_logprob(tiny_mlm, "en-gender-career", cache=cache)
+    first = engine.run_logprob_effects(tiny_mlm, "en-gender-career", cache=cache, only_cached=True)  # from scores
+    expected = effect_sizes(scores, load_logprob_test("en-gender-career"))
+    pd.testing.assert_frame_equal(first, expected)
+    assert len(list((tmp_path / "association").glob("*.parquet"))) == 2  # scores and effect sizes
+    pd.testing.assert_frame_equal(engine.run_logprob_effects(tiny_mlm, "en-gender-career", cache=cache), expected)
 
 
 def test_run_seat_equals_direct_weat_and_is_cached(minilm):

@@ -12,7 +12,7 @@ import torch
 from scipy.spatial.distance import jensenshannon
 
 from biascore.core.cache import ResultCache
-from biascore.core.datasets import Benchmark, load_benchmark
+from biascore.core.datasets import load_benchmark
 from biascore.methods.attribution.jsd import bias_attribution, distance, jsd_to_onehot
 from biascore.core.lm_scoring import BatchPlan, _run_batches
 from biascore.core.models import LanguageModel, ModelLoadError, load_model
@@ -216,12 +216,27 @@ def test_words_come_from_offsets_and_average_their_subtokens(tiny_mlm):
     assert "Melissa" not in row["words"]  # modified: no shared token in it
 
 
-def test_word_groups_split_on_whitespace_and_punctuation():
+def test_word_groups_keep_inner_apostrophes_and_split_punctuation():
     text = "Women don't drive."
+    words = [(0, 5), (6, 11), (12, 17), (17, 18)]  # Women | don't | drive | .
     spans = [(0, 5), (6, 9), (9, 10), (10, 11), (12, 17), (17, 18)]  # BERT: women don ' t drive .
-    assert word_groups(text, spans) == [[0], [1], [2], [3], [4], [5]]
+    assert word_groups(text, spans) == list(zip(words, [[0], [1, 2, 3], [4], [5]]))
     spans_bpe = [(0, 3), (3, 5), (6, 9), (9, 11), (12, 17), (17, 18)]  # Wom en | don 't | drive .
-    assert word_groups(text, spans_bpe) == [[0, 1], [2], [3], [4], [5]]
+    assert word_groups(text, spans_bpe) == list(zip(words, [[0, 1], [2, 3], [4], [5]]))
+
+
+def test_one_word_definition_for_engine_dashboard_and_review(tiny_mlm):
+    # the frame's words, the dashboard's word level and the minimal-pair check split the same way
+    from biascore.methods.attribution.token_view import word_units
+    from biascore.review.minimal_pair import split_units
+
+    row = score_pair(tiny_mlm, "Women don't drive mag-aaral cars.", "Men don't drive mag-aaral cars.")
+    shown = word_units(row, "more")
+    assert split_units(row["sent_more"]) == shown.text.tolist() == ["Women", "don't", "drive", "mag-aaral", "cars", "."]
+    scored = shown[shown.scored]
+    assert scored.text.tolist() == row["words"]
+    assert np.allclose(scored.b.to_numpy(), row["word_bu"])
+    assert row["word_spans"] == [int(x) for s, e in zip(scored.start, scored.end) for x in (s, e)]
 
 
 def test_summaries_b_and_pll(tiny_mlm):
@@ -351,9 +366,3 @@ def test_out_of_memory_batches_back_off_and_retry(tiny_mlm):
     ref = _run_batches(tiny_mlm, 2, [3] * 2, make_batch, BatchPlan(max_tokens=10_000), None, [1] * 2)
     assert res[0][0] == pytest.approx(ref[0][0], abs=1e-6)
 
-
-def test_benchmark_registry_counts(data_dir):
-    assert {name: len(load_benchmark(name)) for name in ["crows-en", "crows-en-gso", "crows-tl", "winoqueer-tl"]} == \
-        {"crows-en": 1508, "crows-en-gso": 231, "crows-tl": 204, "winoqueer-tl": 12089}
-    assert isinstance(load_benchmark("demo"), Benchmark) and len(load_benchmark("demo")) >= 30
-    assert data_dir.exists()

@@ -177,9 +177,17 @@ def _workers(n: int, model: str, cache_dir: Path, delay: float, log_dir: Path, t
                              stdout=log, stderr=subprocess.STDOUT) for log in logs]
 
 
-def _shard_lines(log_dir: Path, tag: str) -> list[str]:
+def _lines(log_dir: Path, tag: str, kind: str) -> list[str]:
     return [line for p in sorted(log_dir.glob(f"{tag}*.log")) for line in p.read_text().splitlines()
-            if line.startswith("SHARD")]
+            if line.startswith(kind)]
+
+
+def _shard_lines(log_dir: Path, tag: str) -> list[str]:
+    return _lines(log_dir, tag, "SHARD")
+
+
+def _wait_lines(log_dir: Path, tag: str) -> list[str]:
+    return _lines(log_dir, tag, "WAIT")
 
 
 def test_two_processes_killed_and_resumed_store_each_pair_once(tiny_mlm, tmp_path):
@@ -189,17 +197,17 @@ def test_two_processes_killed_and_resumed_store_each_pair_once(tiny_mlm, tmp_pat
     cache_dir, logs = tmp_path / "cache", tmp_path / "logs"
     logs.mkdir()
     model = str(tiny_mlm.source)
-    first = _workers(2, model, cache_dir, 1.0, logs, "run")
+    first = _workers(2, model, cache_dir, 0.5, logs, "run")
     deadline = time.monotonic() + 240
-    while len(_shard_lines(logs, "run")) < 3 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    while (len(_shard_lines(logs, "run")) < 3 or not _wait_lines(logs, "run")) and time.monotonic() < deadline:
+        time.sleep(0.1)
     for p in first:
         p.send_signal(signal.SIGKILL)
         p.wait(30)
     run_lines = _shard_lines(logs, "run")
     assert 3 <= len(run_lines) < 10, "the first runs must be killed mid-way (demo: 10 shards of 4 pairs)"
     assert len(set(run_lines)) == len(run_lines)  # one computed, the other waited for the lock ...
-    assert any(line.startswith("WAIT") for p in logs.glob("run*.log") for line in p.read_text().splitlines())
+    assert _wait_lines(logs, "run")[0].split()[2] == "38"  # ... seeing the holder's progress k/38
     on_disk = len(list((cache_dir / "attribution").glob("*.shards/*.parquet")))
 
     second = _workers(2, model, cache_dir, 0.2, logs, "resume")
@@ -249,3 +257,26 @@ def test_damaged_cached_result_is_one_line_on_the_page(page, tiny_mlm, tmp_path,
     assert not path.exists()  # removed, so scoring it again recomputes it
     again = score_benchmark(tiny_mlm, "demo", cache=cache)
     assert len(again) == 38
+
+
+def test_model_hash_memo_keeps_every_concurrent_entry(tmp_path, monkeypatch):
+    """Processes share <cache>/models/hashes.json: concurrent hashes of different files all end up in it
+    (the update is a read-modify-write under a file lock), and each equals hashlib's."""
+    import hashlib
+    import json
+
+    from biascore.core import models
+
+    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
+    files = []
+    for i in range(8):
+        f = tmp_path / f"weights{i}.bin"
+        f.write_bytes(np.random.default_rng(i).bytes(3 << 20))
+        files.append(f)
+    results, errors = _run_together({f.name: (lambda f=f: models._file_sha256(f)) for f in files})
+    assert errors == []
+    memo = json.loads((tmp_path / "cache" / "models" / "hashes.json").read_text())
+    assert len(memo) == len(files)
+    for f in files:
+        assert results[f.name] == hashlib.sha256(f.read_bytes()).hexdigest()
+        assert [v for k, v in memo.items() if k.startswith(f"{f.resolve()}|")] == [results[f.name]]

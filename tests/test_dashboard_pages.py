@@ -16,13 +16,6 @@ REPO = Path(__file__).resolve().parent.parent
 MODEL = "smollm2-135m"
 
 
-@pytest.fixture(scope="module")
-def demo_scores(smollm, tiny_mlm):
-    """The demo benchmark scored by the engine (into the test session's private cache) with two models."""
-    torch.set_num_threads(1)
-    return {MODEL: score_benchmark(smollm, "demo"), tiny_mlm.name: score_benchmark(tiny_mlm, "demo")}
-
-
 def open_page(page: str, **query) -> AppTest:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.query_params.update(query)

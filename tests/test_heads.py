@@ -14,6 +14,7 @@ from scipy import stats
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking as hmask
 from biascore.methods.heads.masks import HeadMask, head_layout, mask_from_heads
+from biascore.core.cache import ResultCache
 from biascore.core.models import LanguageModel
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import load_gender_wordlists, load_seat_test
@@ -153,8 +154,23 @@ def test_head_scores_shapes_and_frame(tiny_mlm, minilm, smollm, small_seat):
         assert (frame["layer"].min(), frame["head"].min()) == (1, 1)
         assert heads.scores_to_matrix(frame).shape == shape
         assert np.isfinite(frame["score"]).all()
-    again = heads.head_scores(tiny_mlm, small_seat)  # from the cache
-    pd.testing.assert_frame_equal(again, heads.head_scores(tiny_mlm, small_seat))
+
+
+def test_cached_head_scores_match_a_fresh_computation(tiny_mlm, small_seat, tmp_path, monkeypatch):
+    cache = ResultCache(tmp_path)
+    heads.head_scores(tiny_mlm, small_seat, cache=cache)
+    with monkeypatch.context() as m:  # the second call must read the cache, not recompute
+        m.setattr(heads, "head_score_matrix", lambda *a, **k: pytest.fail("recomputed instead of read from the cache"))
+        cached = heads.head_scores(tiny_mlm, small_seat, cache=cache)
+    # independent of the cache: the batched two-step gradient path (8 texts in batches of 3)
+    b, _ = heads.head_score_matrix(tiny_mlm, small_seat, batch_size=3)
+    np.testing.assert_allclose(heads.scores_to_matrix(cached), b, rtol=1e-4, atol=1e-7)
+    # and the effect size of the unmasked model, embedded without the head mask or gradients
+    emb = SeatEmbedder(tiny_mlm, small_seat)
+    with torch.no_grad():
+        direct = float(emb.effect_size(emb.embed_all()))
+    assert (cached["effect_size"] == cached["effect_size"].iloc[0]).all()
+    assert cached["effect_size"].iloc[0] == pytest.approx(direct, rel=1e-5)
 
 
 def test_word_level_embedding_is_mean_over_contexts(tiny_mlm):
@@ -219,6 +235,21 @@ def test_counter_attention_frame_tiny_mlm(tiny_mlm, data_dir):
     pair = cs.make_counter_pair(row["sentence"], load_gender_wordlists())
     w_o, w_c = cs.pair_attention(tiny_mlm, pair)
     np.testing.assert_allclose(d[0], w_o - w_c, atol=1e-6)
+
+
+def test_page_helpers_match_the_flattened_frame(tiny_mlm, small_seat):
+    frame = cs.counter_attention_frame(tiny_mlm)
+    scores = heads.head_scores(tiny_mlm, small_seat)
+    row = frame.iloc[1]
+    for layer, head in ((1, 1), (2, 3)):
+        expected = (np.reshape(row["w_orig"], (2, 4))[layer - 1, head - 1],
+                    np.reshape(row["w_counter"], (2, 4))[layer - 1, head - 1])
+        assert cs.head_attention(row, layer, head) == pytest.approx(expected)
+    with pytest.raises(ValueError):
+        cs.head_attention(row, 3, 1)
+    b = scores.pivot(index="layer", columns="head", values="score").to_numpy()
+    pd.testing.assert_frame_equal(cs.counter_stereotype_table(frame, scores),
+                                  cs.counter_stereotype_test(cs.d_array(frame), b))
 
 
 def test_eager_view_leaves_the_shared_model_alone(tiny_mlm, smollm):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from biascore.core.datasets import load_benchmark
-from biascore.review.minimal_pair import check_pair, diff_units, is_minimal_pair, split_units
+from biascore.review.minimal_pair import check_pair, diff_units, split_units
 
 
 def test_split_units_keeps_inner_hyphen_and_apostrophe():
@@ -77,7 +77,7 @@ def test_custom_units_and_thresholds():
     more, less = ["▁Wom", "en", "▁cry"], ["▁Men", "▁cry"]
     c = check_pair("Women cry", "Men cry", more_units=more, less_units=less)
     assert c.more_diff == ["▁Wom", "en"] and c.less_diff == ["▁Men"] and c.minimal
-    assert not is_minimal_pair("Women cry", "Men cry", more_units=more, less_units=less, max_diff_words=1)
+    assert not check_pair("Women cry", "Men cry", more_units=more, less_units=less, max_diff_words=1).minimal
 
 
 def test_diff_units_matches_an_independent_lcs_count(data_dir):
@@ -100,7 +100,7 @@ def test_diff_units_matches_an_independent_lcs_count(data_dir):
 
 def test_crows_tl_filipino_pairs_minimal_some_english_sources_not(data_dir):
     bm = load_benchmark("crows-tl", data_dir)
-    assert all(is_minimal_pair(m, l) for m, l in zip(bm.frame.sent_more, bm.frame.sent_less))
+    assert all(check_pair(m, l).minimal for m, l in zip(bm.frame.sent_more, bm.frame.sent_less))
     en = [check_pair(m, l) for m, l in zip(bm.frame.sent_more_en, bm.frame.sent_less_en)]
     flagged = [c for c in en if not c.minimal]
     assert 0 < len(flagged) < 0.2 * len(en)

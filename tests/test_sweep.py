@@ -159,6 +159,20 @@ def test_second_ray_sweep_is_answered_from_the_cache_without_loading_a_model(ray
     assert overview_lines(out) == overview_lines(ray_sweep["out"])
 
 
+def test_ray_worker_dying_on_its_last_attempt_is_reported_by_name(ray_instance, tmp_path):
+    """--retries 0 and the worker killed mid-run: the task is reported failed with the crash, never dropped."""
+    victim = f"{TINY_MLM} × crows-en-gso"
+    killed: dict = {}
+    killer = threading.Thread(target=kill_worker_when_computing, args=(tmp_path, victim, killed), daemon=True)
+    killer.start()
+    rc, out = run_cli("sweep", "--models", TINY_MLM, "--benchmarks", "crows-en-gso", "--cache-dir", str(tmp_path),
+                      "--ray", "--retries", "0")
+    killer.join(timeout=1)
+    assert killed and rc == 1
+    assert f"FAILED {victim}: WorkerCrashedError: the worker running it died (1 attempt(s))" in out
+    assert latest_task_records(tmp_path)[victim]["state"] == "failed"
+
+
 def test_overview_page_lists_what_the_sweep_produced(ray_sweep, causal_model, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -213,6 +227,7 @@ def test_spec_from_yaml_and_toml_with_cli_overrides(tmp_path):
     ("models: [a]\nbenchmarks: [demo]\nmetrics: [bleu]\n", "unknown metric(s) bleu"),
     ("models: [a]\nmetrics: [seat]\n", "metric seat needs its inputs"),
     ("models: [a\n", "cannot parse"),
+    ("models: [a]\nbenchmarks: [demo]\nlimit: ten\n", "'limit' must be a number of pairs or null"),
 ])
 def test_bad_spec_is_one_clear_line(tmp_path, capsys, text, message):
     (tmp_path / "bad.yaml").write_text(text)
@@ -237,7 +252,8 @@ def test_status_files_and_the_dashboard_panel_show_a_sweep_in_progress(tmp_path,
     status.task("m × c", "failed", error="ModelLoadError: could not load model 'm'")
     (sweep,) = read_sweeps(tmp_path)
     assert sweep.in_progress and sweep.counts == {"pending": 1, "running": 1, "done": 1, "failed": 1}
-    assert sweep.running == [("m × b", 64, 231)] and sweep.failed == [("m × c", "ModelLoadError: could not load model 'm'")]
+    assert sweep.running == [("m × b", 64, 231)]
+    assert sweep.failed == [("m × c", "ModelLoadError: could not load model 'm'")]
 
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path))
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
@@ -255,6 +271,7 @@ def test_status_files_and_the_dashboard_panel_show_a_sweep_in_progress(tmp_path,
     status.finish()
     (sweep,) = read_sweeps(tmp_path)
     assert not sweep.in_progress and not sweep.interrupted
+    assert read_sweeps(tmp_path, finished_since=time.time() + 1) == []
 
 
 def test_a_sweep_whose_driver_died_shows_as_interrupted(tmp_path):
@@ -327,3 +344,17 @@ def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():
     env = gpu["runtime_env"]["env_vars"]
     assert env["BIASCORE_CACHE_DIR"] == "/c" and env["BIASCORE_DATA_DIR"] == "/d"
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(settings.REPO_ROOT)
+
+
+def test_fast_exact_sweep_equals_score_fast_exact(tmp_path):
+    """--fast-exact reaches score_benchmark: the sweep's cached frame is the one `score --fast-exact` makes."""
+    outs = []
+    for argv in (["score", "--model", TINY_MLM, "--benchmark", "demo"], ["sweep", "--models", TINY_MLM,
+                                                                          "--benchmarks", "demo"]):
+        cache = tmp_path / argv[0]
+        rc, _ = run_cli(*argv, "--fast-exact", "--limit", "8", "--cache-dir", str(cache))
+        assert rc == 0
+        (entry,) = ResultCache(cache).entries("attribution")
+        assert entry["numerics"] == "fast-exact"
+        outs.append(pd.read_parquet(entry["path"]))
+    pd.testing.assert_frame_equal(outs[0], outs[1])

@@ -5,10 +5,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore.methods.association.weat import list_tests
-from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, prior_vs_corrected
+from biascore.core.seat_tests import list_seat_tests
+from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
-from views.common import code_span, csv_download, data_dir_notice, error_line, model_or_error, model_selector
+from views.common import (code_span, csv_download, data_dir_notice, error_line, model_or_error, model_selector,
+                          score_now_button)
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -31,21 +32,30 @@ def _marked(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _progress_bar(label: str):
-    bar = st.progress(0.0, text=label)
-    return lambda done, total: bar.progress(min(1.0, done / max(total, 1)), text=f"{label}: {done}/{total}")
-
-
-def _collect(run, names: list[str], score_now: bool, label: str) -> pd.DataFrame | None:
-    """Cached results for ``names``; computed (with a progress bar) when the user pressed Score now."""
+def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame | None:
+    """Cached results for ``names``, after computing them (one progress bar over all tests) when the user
+    presses the "Score now" button ``key`` (None: no button, cached results only)."""
     lm = model_or_error(model_name)
     if lm is None:
         return None
+    failed: set[str] = set()
+
+    def run_all(progress) -> None:
+        for i, name in enumerate(names):
+            try:
+                run(lm, name, progress=lambda done, total, i=i: progress(i * total + done, len(names) * total))
+            except (ValueError, FileNotFoundError) as exc:
+                st.error(f"{code_span(name)}: {error_line(exc)}")
+                failed.add(name)
+
+    if key is not None:
+        score_now_button("Score now", key, f"{label}:", run_all)
     frames = []
     for name in names:
+        if name in failed:
+            continue
         try:
-            frame = run(lm, name, only_cached=not score_now,
-                        progress=_progress_bar(f"{label} {name}") if score_now else None)
+            frame = run(lm, name, only_cached=True)
         except (ValueError, FileNotFoundError) as exc:
             st.error(f"{code_span(name)}: {error_line(exc)}")
             continue
@@ -68,22 +78,21 @@ def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFr
 tab_seat, tab_ceat, tab_logprob = st.tabs(["WEAT / SEAT", "CEAT", "Log-probability bias"])
 
 with tab_seat:
-    tests = list_tests(language=language)
+    tests = list_seat_tests(language=language)
     default = [t for t in ("sent-weat6", "sent-weat7", "sent-weat8", "bangla-c5") if t in tests][:3]
     chosen = st.multiselect("Tests", tests, default=default, key="seat_tests",
-                            help="sent-* tests embed sentences (SEAT); the others embed words (WEAT)")
+                            help="sentence tests (sent-*, Heilman) embed sentences (SEAT); the others embed words (WEAT)")
     c1, c2 = st.columns(2)
     pooling = c1.radio("Sentence embedding", ["mean", "first"], horizontal=True, key="seat_pooling",
                        help="mean of the last hidden layer over non-special tokens, or the first token")
     word_mode = c2.radio("Word embedding (WEAT)", ["contextual", "input"], horizontal=True, key="seat_words",
                          help="contextual: the word embedded alone; input: the model's input-embedding rows")
-    score = st.button("Score now", key="seat_score", type="primary")
     result = _collect(lambda lm, name, **kw: engine.run_seat(lm, name, pooling=pooling, word_mode=word_mode, **kw),
-                      chosen, score, "Embedding")
+                      chosen, "seat_score", "Embedding")
     _show_table(result, "seat", "WEAT/SEAT")
 
 with tab_ceat:
-    tests = list_tests(language=language, kind="words")
+    tests = list_seat_tests(language=language, kind="words")
     default = [t for t in ("weat6", "bangla-c5") if t in tests]
     chosen = st.multiselect("Tests", tests, default=default, key="ceat_tests")
     c1, c2, c3 = st.columns(3)
@@ -94,11 +103,10 @@ with tab_ceat:
     st.caption("Contexts come from the Bangla sample corpus (Bangla) or the CrowS-Pairs sentences (English); "
                "Bangla words are matched with their suffixes. Words absent from the corpus are left out.")
     segs = [None if x == "all" else int(x) for x in sorted(lengths, key=lambda v: (v == "all", int(v) if v != "all" else 0))]
-    score = st.button("Score now", key="ceat_score", type="primary")
     result = None
     if segs:
         result = _collect(lambda lm, name, **kw: engine.run_ceat(lm, name, segment_lengths=segs, n_contexts=int(n_contexts),
-                                                                 n_draws=int(n_draws), **kw), chosen, score, "CEAT")
+                                                                 n_draws=int(n_draws), **kw), chosen, "ceat_score", "CEAT")
     shown = _show_table(result, "ceat", "CEAT")
     if shown is not None:
         order = ["9", "25", "75", "all"]
@@ -113,11 +121,10 @@ with tab_logprob:
     chosen = st.multiselect("Tests", tests, default=tests[:1], key="logprob_tests")
     st.caption("Needs a masked LM. score = log(p_tgt / p_prior); effect size of the two target groups per "
                "sentence structure (English: template T1…; Bangla: structures S1–S5).")
-    score = st.button("Score now", key="logprob_score", type="primary")
-    scores = _collect(engine.run_logprob, chosen, score, "Masked sentences")
+    table = _collect(engine.run_logprob_effects, chosen, "logprob_score", "Masked sentences")
+    scores = None if table is None else _collect(engine.run_logprob, chosen, None, "")
     parts = [] if scores is None else [(load_logprob_test(n), scores[scores["test"] == n]) for n in chosen]
-    table = pd.concat([effect_sizes(own, test) for test, own in parts], ignore_index=True) if parts else None
-    if _show_table(table, "logprob", "log-probability") is not None:
+    if _show_table(table, "logprob", "log-probability") is not None and scores is not None:
         csv_download(scores, "association_logprob_scores.csv", label="Download per-sentence scores",
                      key="logprob_scores_csv")
         skipped = int((scores["skipped_reason"] != "").sum())

@@ -15,22 +15,13 @@ from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
 from views.common import (code_span, csv_download, data_dir_notice, get_model, literal, model_or_error,
-                          model_selector)
+                          model_selector, run_with_progress)
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
            "on head j of layer i (attention-head bias paper). Positive = removing the head would lower the "
            "measured bias (a *biased head*).")
 data_dir_notice()
-
-
-def _with_progress(text: str, fn, *args, **kwargs):
-    """Run an engine call with a progress bar (the engine's parquet cache makes repeats instant)."""
-    bar = st.progress(0.0, text=text)
-    try:
-        return fn(*args, progress=lambda f: bar.progress(min(1.0, f), text=text), **kwargs)
-    finally:
-        bar.empty()
 
 
 @st.cache_data(show_spinner="Counter-stereotype attentions…")
@@ -69,7 +60,7 @@ def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.
 
 
 # --------------------------------------------------------------------------- controls
-tests = list_seat_tests()
+tests = list_seat_tests(language="en")
 if not tests:
     st.error("No SEAT tests found: the data directory needs seat/*.jsonl.")
     st.stop()
@@ -92,7 +83,11 @@ st.caption(f"SEAT test {code_span(seat)}: "
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
               f"{len(heads.WORD_TEMPLATES)} bleached context sentences."))
 
-scores = _with_progress("Head scores (one forward + backward pass)…", heads.head_scores, lm, seat)
+# the engine's parquet cache makes repeats instant
+scores = run_with_progress("Head scores (one forward + backward pass), batches:",
+                           lambda progress: heads.head_scores(lm, seat, progress=progress))
+if scores is None:
+    st.stop()
 b = heads.scores_to_matrix(scores)
 L, H = b.shape
 n_pos = int((b > 0).sum())
@@ -127,8 +122,7 @@ counter = _counter(model_name)
 if counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 else:
-    result = cs.counter_stereotype_test(cs.d_array(counter), b)
-    st.dataframe(result, hide_index=True)
+    st.dataframe(cs.counter_stereotype_table(counter, scores), hide_index=True)
 
 # --------------------------------------------------------------------------- masking
 st.subheader("Targeted head masking")
@@ -137,12 +131,13 @@ st.caption("m = 0 for the top-K, bottom-K, K random (5 seeded draws, averaged) a
            "sexual orientation).")
 n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1, 500, 40, key="n_held_out"))
 if st.checkbox("Evaluate targeted masking", key="run_mask"):
-    table = _with_progress("Masking heads…", head_masking.masking_table, lm, test, scores, k=k,
-                           n_held_out=n_held_out)
-    if (table["ppl_kind"] == "n/a").all():
-        st.info("This model is an encoder without an LM head: perplexity is n/a.")
-    st.dataframe(table, hide_index=True)
-    csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
+    table = run_with_progress("Masking heads: head sets", lambda progress: head_masking.masking_table(
+        lm, test, scores, k=k, n_held_out=n_held_out, progress=progress))
+    if table is not None:  # None: the error is shown in place of the table
+        if (table["ppl_kind"] == "n/a").all():
+            st.info("This model is an encoder without an LM head: perplexity is n/a.")
+        st.dataframe(table, hide_index=True)
+        csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
 
 # --------------------------------------------------------------------------- one pair
 st.subheader("One counter pair")
@@ -155,9 +150,9 @@ if not counter.empty:
     layer = int(h1.number_input("Layer", 1, L, int(top["layer"])))
     head = int(h2.number_input("Head", 1, H, int(top["head"])))
     literal(f"target word {row['target']}, attribute {row['attribute']} → {row['counterpart']}")
+    w_orig, w_counter = cs.head_attention(row, layer, head)
     st.caption(f"Head {layer}-{head}: b = {b[layer - 1, head - 1]:+.4f}, "
-               f"normalised attention original {np.reshape(row['w_orig'], (L, H))[layer - 1, head - 1]:.3f}, "
-               f"counter {np.reshape(row['w_counter'], (L, H))[layer - 1, head - 1]:.3f}.")
+               f"normalised attention original {w_orig:.3f}, counter {w_counter:.3f}.")
     # bertviz's page loads require.js, d3 and jQuery from cdnjs.cloudflare.com: an outside request from every
     # viewer's browser, so it is opt-in, and not offered in public mode.
     show_bertviz = not settings.public_mode() and st.checkbox(

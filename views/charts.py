@@ -1,5 +1,5 @@
 """Plotly figures for the attribution pages: the token heatmap of b(u), the ranked bar chart, the Overview
-bar chart, and PNG/SVG export. Drawing only: every number comes from the engine's frames.
+bar chart, and PNG/SVG export (with their download buttons). Drawing only: every number comes from the engine's frames.
 
 Colour convention (one diverging scale centred at 0, shared by every figure on a page):
 red = b(u) < 0 = the unit pushes the model toward the more-biased sentence; blue = b(u) > 0 = away.
@@ -13,6 +13,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import streamlit as st
 
 from views.common import escape
 
@@ -148,3 +149,15 @@ def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
 
     return kaleido.calc_fig_sync(fig.to_dict(), opts=dict(format=fmt, width=1100, height=int(fig.layout.height or 400),
                                                         scale=2 if fmt == "png" else 1), kopts={"mathjax": False})
+
+
+def figure_downloads(fig, name: str, key: str) -> None:
+    """PNG and SVG download buttons for a plotly figure (rendered only when clicked)."""
+    ok, why = export_available()
+    if not ok:
+        st.caption(f"{why}; the camera icon in the chart's toolbar saves a PNG from the browser.")
+        return
+    cols = st.columns(2)
+    for col, fmt, mime in ((cols[0], "png", "image/png"), (cols[1], "svg", "image/svg+xml")):
+        col.download_button(f"{fmt.upper()}", data=lambda fmt=fmt: figure_bytes(fig, fmt), file_name=f"{name}.{fmt}",
+                            mime=mime, key=f"{key}_{fmt}", on_click="ignore")

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
+from typing import Callable, TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from biascore.core import models as engine_models
 from biascore.core import settings
+
+T = TypeVar("T")
 
 #: Models offered in selectors before the user types their own (embedded ones first).
 SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2",
@@ -245,6 +249,77 @@ def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
         return None
 
 
+@st.cache_data(show_spinner="Collecting the words of every pair…", max_entries=16)
+def word_occurrences(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
+    """The engine's word occurrences of one cached run (:func:`~biascore.methods.words.scorer.occurrences_for_run`,
+    itself cached as parquet)."""
+    from biascore.methods.words.scorer import occurrences_for_run
+
+    return occurrences_for_run(path, benchmark)
+
+
+def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
+    """A link to one pair on the Token attributions page (for a st.column_config.LinkColumn)."""
+    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
+                                                           "pair": int(pair_id)})
+
+
+def scored_models(benchmark: str) -> list[str]:
+    """Models with a usable (not stale) cached attribution run on ``benchmark`` (in public mode only the
+    allowed ones)."""
+    runs = cached_runs()
+    return [m for m in sorted(runs[(runs.benchmark == benchmark) & ~runs.stale.astype(bool)].model.unique())
+            if not settings.public_mode() or m in settings.allowed_models()]
+
+
+def require_run(model: str, benchmark: str, key: str) -> pd.Series:
+    """The cached run of ``model`` on ``benchmark``; when there is none, say so, offer "Score now" and stop
+    the page (it reruns when scoring finishes)."""
+    run = best_run(model, benchmark)
+    if run is None:
+        st.info(f"{code_span(model)} has not been scored on {benchmark} yet.")
+        if score_now(model, benchmark, key=key):
+            st.rerun()
+        st.stop()
+    return run
+
+
+def compare_selector(others: list[str], key: str, url_key: str | None = None) -> str | None:
+    """A "compare with a second model" box over ``others`` (models scored on the same benchmark); None for
+    none. With ``url_key`` the choice is read from and written to that URL parameter."""
+    options = ["(none)"] + others
+    wanted = query_param(url_key) if url_key else None
+    choice = st.selectbox("Compare with a second model", options,
+                          index=options.index(wanted) if wanted in others else 0, key=key,
+                          help="Models already scored on this benchmark (score more on the Overview page).")
+    if url_key:
+        if choice == "(none)":
+            st.query_params.pop(url_key, None)
+        else:
+            st.query_params[url_key] = choice
+    return None if choice == "(none)" else choice
+
+
+def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = None
+               ) -> tuple[str, str, pd.Series, str | None]:
+    """The header of the pages that browse one cached run: benchmark, model (those scored first) and an
+    optional second model to compare, in three columns. Stops the page (offering "Score now") when the
+    model is not scored on the benchmark. Returns ``(benchmark, model, run, compare or None)``."""
+    top = st.columns(3)
+    with top[0]:
+        benchmark = benchmark_selector()
+    if benchmark is None:
+        st.stop()
+    scored = scored_models(benchmark)
+    with top[1]:
+        model = model_selector(key="model", options=scored or None)
+    st.query_params["model"] = model
+    run = require_run(model, benchmark, key=score_key)
+    with top[2]:
+        compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
+    return benchmark, model, run, compare
+
+
 def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:
     """The attribution frame of ``model`` on ``benchmark`` from the cache, or None when not scored yet."""
     run = best_run(model, benchmark)
@@ -253,50 +328,66 @@ def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:
     return verified_run(model, benchmark, run)
 
 
+class ProgressBar:
+    """A Streamlit progress bar driven by the engine's ``progress(done, total)`` (call the object itself);
+    :meth:`waiting` moves the same bar while another user (tab, process) computes the very same result."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.bar = st.progress(0.0, text=text)
+
+    def __call__(self, done: int, total: int, text: str | None = None) -> None:
+        self.bar.progress(min(done / max(total, 1), 1.0), text=f"{text or self.text} {done}/{total}")
+
+    def waiting(self, done: int, total: int) -> None:
+        self(done, total, f"Waiting for another user — {self.text}")
+
+
+def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
+                      errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
+    """Run ``compute(progress)`` under a :class:`ProgressBar` (pass it where the engine takes ``progress``).
+
+    The bar is removed when ``compute`` returns. An error of a type in ``errors`` (the engine's one-line
+    messages for bad input) is shown inline and gives None; anything else propagates.
+    """
+    progress = ProgressBar(text)
+    try:
+        return compute(progress)
+    except errors as exc:
+        show_error(exc)
+        return None
+    finally:
+        progress.bar.empty()
+
+
+def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
+                     errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
+    """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
+    :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed)."""
+    if not st.button(label, key=key, type="primary"):
+        return None
+    return run_with_progress(text, compute, errors)
+
+
 def score_now(model: str, benchmark: str, key: str) -> bool:
-    """A "Score now" button that scores ``model`` on ``benchmark`` with a progress bar and caches the result.
+    """"Score now" for the attribution pages: scores ``model`` on ``benchmark`` and caches the result.
 
     Returns True when it just finished (the caller reruns to show the new numbers).
     """
     from biascore.core.datasets import BenchmarkError
     from biascore.methods.attribution.scorer import score_benchmark
 
-    if not st.button(f"Score now: {model} on {benchmark}", key=key, type="primary"):
-        return False
-    lm = model_or_error(model)
-    if lm is None:
-        return False
-    bar = st.progress(0.0, text=f"Scoring {benchmark} with {model}…")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring {benchmark} with {model}: {done}/{total} pairs")
-
-    def waiting(done: int, total: int) -> None:  # another user (tab, process) is computing this very result
-        bar.progress(min(done / max(total, 1), 1.0),
-                     text=f"Waiting for another user scoring {benchmark} with {model}: {done}/{total} pairs")
-
-    try:
+    def compute(progress: ProgressBar) -> bool:
+        lm = model_or_error(model)
+        if lm is None:
+            return False
         limit_torch_threads()
-        score_benchmark(lm, benchmark, progress=progress, waiting=waiting)
-    except (BenchmarkError, ValueError) as exc:
-        show_error(exc)
-        return False
-    bar.progress(1.0, text="Done — cached.")
-    return True
+        score_benchmark(lm, benchmark, progress=progress, waiting=progress.waiting)
+        return True
 
-
-def figure_downloads(fig, name: str, key: str) -> None:
-    """PNG and SVG download buttons for a plotly figure (rendered only when clicked)."""
-    from views.charts import export_available, figure_bytes
-
-    ok, why = export_available()
-    if not ok:
-        st.caption(f"{why}; the camera icon in the chart's toolbar saves a PNG from the browser.")
-        return
-    cols = st.columns(2)
-    for col, fmt, mime in ((cols[0], "png", "image/png"), (cols[1], "svg", "image/svg+xml")):
-        col.download_button(f"{fmt.upper()}", data=lambda fmt=fmt: figure_bytes(fig, fmt), file_name=f"{name}.{fmt}",
-                            mime=mime, key=f"{key}_{fmt}", on_click="ignore")
+    done = score_now_button(f"Score now: {model} on {benchmark}", key, f"Scoring {benchmark} with {model}: pairs",
+                            compute, errors=(BenchmarkError, ValueError))
+    return bool(done)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

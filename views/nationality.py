@@ -11,7 +11,8 @@ import streamlit as st
 from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
-from views.common import code_span, csv_download, data_dir_notice, escape, model_or_error, model_selector, show_error
+from views.common import (code_span, csv_download, data_dir_notice, escape, model_or_error, model_selector,
+                          score_now_button, show_error)
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -59,17 +60,10 @@ def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
     st.info(f"No cached LABDet result for {code_span(name)} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
             "every training and surfacing sentence once, then trains both probes (about a minute for "
             "small models on a GPU-less laptop, longer for big ones).")
-    if not st.button("Score now", key=f"score_{key}"):
-        return None
-    bar = st.progress(0.0, text="embedding sentences…")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"embedding sentences: {done}/{total} (training set, then surfacing set)")
-
-    with st.spinner("training the probes and scoring…"):
-        res = labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, progress=progress)
-    bar.empty()
-    return res
+    return score_now_button("Score now", f"score_{key}",
+                            "embedding sentences (training set, then surfacing set), then training the probes:",
+                            lambda progress: labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, progress=progress),
+                            errors=(BenchmarkError, ValueError))
 
 
 def correlation_text(r: float, p: float) -> str:

@@ -55,7 +55,7 @@ if not grid.empty:
     partial = grid[~grid.complete][["model", "benchmark"]].drop_duplicates()
     for row in grid[grid.precision.str.startswith("approximate")][["model", "benchmark", "precision"]] \
             .drop_duplicates().itertuples(index=False):
-        st.caption(f"⚠️ {escape(row.model)} on {escape(row.benchmark)}: {escape(row.precision)} — a fast "
+        st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: {code_span(row.precision)} — a fast "
                    "reduced-precision run; verdicts can differ from the exact float32 numbers.")
     for row in partial.itertuples(index=False):
         st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: only part of the benchmark was scored "

@@ -8,7 +8,8 @@ import streamlit as st
 
 from biascore.methods.attribution.token_view import Level, color_limit, ranked_units, sentence_units
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
-from views.common import figure_downloads, literal, verdict_text
+from views.charts import figure_downloads
+from views.common import literal, verdict_text
 
 LEVELS = {"sub-word tokens": "token", "words": "word"}
 

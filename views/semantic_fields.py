@@ -5,7 +5,6 @@ URL parameters ``model`` and ``benchmark`` preselect the view.
 """
 from __future__ import annotations
 
-import urllib.parse
 
 import altair as alt
 import pandas as pd
@@ -16,7 +15,8 @@ from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
 from biascore.core import models as engine_models
 from views.common import (benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
-                          model_or_error, model_selector, offered_models, show_error)
+                          model_or_error, model_selector, offered_models, score_now_button, show_error,
+                          token_page_link)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -53,11 +53,6 @@ def fields_result(_identity, model: str, fingerprint: str, benchmark: str, conte
     """The engine's fields result for a model already scored on ``benchmark`` (read from the cache)."""
     return fields.score_fields(lambda: get_model(model), benchmark, min_count=1, top=None, senses=senses,
                                identity=_identity)
-
-
-def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
-    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
-                                                           "pair": int(pair_id)})
 
 
 def bar_chart(table: pd.DataFrame) -> alt.Chart:
@@ -116,20 +111,13 @@ if identity is None:
     st.stop()
 if not fields.is_scored(identity, bench):
     st.info(f"{code_span(model)} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
-    if st.button(f"Score {code_span(model)} on {bench_name} now", type="primary", key="sf_score"):
+
+    def score(progress):
         lm = model_or_error(model)
-        if lm is None:
-            st.stop()
-        bar = st.progress(0.0, text="Scoring…")
+        return None if lm is None else fields.score_fields(lm, bench, progress=progress)
 
-        def progress(done: int, total: int) -> None:
-            bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {done}/{total} pairs")
-
-        try:
-            fields.score_fields(lm, bench, progress=progress)
-        except ValueError as exc:  # the engine's clear message for bad input
-            show_error(exc)
-            st.stop()
+    if score_now_button(f"Score {code_span(model)} on {bench_name} now", "sf_score", "Scoring: pairs", score,
+                        errors=(ValueError,)) is not None:
         st.rerun()
     st.stop()
 try:

@@ -20,7 +20,7 @@ RECENT_S = 24 * 3600
 
 def _visible() -> list[SweepProgress]:
     now = time.time()
-    return [s for s in read_sweeps(settings.cache_dir())
+    return [s for s in read_sweeps(settings.cache_dir(), finished_since=now - RECENT_S)
             if s.in_progress or (now - s.updated < RECENT_S and (s.failed or s.interrupted))]
 
 

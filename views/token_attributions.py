@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from biascore.core import settings
 from biascore.methods.attribution.token_view import filter_pairs
-from views.common import (benchmark_selector, best_run, cached_runs, code_span, data_dir_notice, literal,
-                          model_selector, pair_table, query_param, score_now, verified_run)
+from views.common import (best_run, code_span, data_dir_notice, literal, pair_table, query_param, run_picker,
+                          verified_run)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
@@ -23,28 +22,7 @@ st.caption("b(u) of each shared token u: **red = pushes the model toward the mor
            "S_JSD = mean b(u); a pair is biased when S_JSD < 0.")
 data_dir_notice()
 
-top = st.columns([1, 1, 1])
-with top[0]:
-    benchmark = benchmark_selector()
-if benchmark is None:
-    st.stop()
-runs = cached_runs()
-scored_models = [m for m in sorted(runs[(runs.benchmark == benchmark) & ~runs.stale].model.unique())
-                 if not settings.public_mode() or m in settings.allowed_models()]
-with top[1]:
-    model = model_selector(key="model", options=scored_models or None)
-st.query_params["model"] = model
-run = best_run(model, benchmark)
-if run is None:
-    st.info(f"{code_span(model)} has not been scored on {benchmark} yet.")
-    if score_now(model, benchmark, key="ta_score_now"):
-        st.rerun()
-    st.stop()
-with top[2]:
-    others = [m for m in scored_models if m != model]
-    compare = st.selectbox("Compare with a second model", ["(none)"] + others, key="compare_model",
-                           help="Models already scored on this benchmark (score more on the Overview page).")
-
+benchmark, model, run, compare = run_picker(score_key="ta_score_now", compare_key="compare_model")
 
 
 @st.fragment
@@ -96,7 +74,7 @@ literal(row["sent_less"], label="less-biased")
 level = level_toggle("ta_level")
 
 rows = [(model, row)]
-if compare != "(none)":
+if compare is not None:
     other_run = best_run(compare, benchmark)
     other = verified_run(compare, benchmark, other_run)  # None: it has said why in one line
     if other is not None:

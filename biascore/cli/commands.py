@@ -1,34 +1,25 @@
-"""Subcommands that are not scorers: ``benchmarks`` (list), ``data download`` and ``review …``."""
+"""Subcommands that are not scorers: ``benchmarks`` (list), ``data download``, ``sweep …`` and ``review …``."""
 from __future__ import annotations
 
 import argparse
 
+from biascore.cli.args import add_common_args
+from biascore.core import download
+from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
+from biascore.review.cli import register_cli as register_review
+from biascore.sweep.cli import register_cli as register_sweep
+
 
 def register_builtin_commands(sub) -> None:
-    from biascore.cli.args import add_common_args
-    from biascore.sweep.cli import register_cli as register_sweep
-
     p = sub.add_parser("benchmarks", help="list benchmarks with their pair counts and whether they are present")
     add_common_args(p)
     p.set_defaults(func=_cmd_benchmarks)
-
-    import importlib
-    try:
-        download = importlib.import_module("biascore.core.download")
-    except ModuleNotFoundError as exc:
-        if exc.name != "biascore.core.download":
-            raise
-    else:
-        download.register_cli(sub)
+    download.register_cli(sub)
     register_sweep(sub)
-
-    from biascore.review.cli import register_cli as register_review
     register_review(sub)
 
 
 def _cmd_benchmarks(args: argparse.Namespace) -> int:
-    from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
-
     print(f"{'benchmark':<14} {'pairs':>6}  {'language':<8} description")
     for b in available_benchmarks(args.data_dir):
         if b["available"]:

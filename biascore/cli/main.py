@@ -1,4 +1,4 @@
-"""``python -m biascore``: one subcommand per scorer plus ``benchmarks`` and ``data download``.
+"""``biascore`` / ``python -m biascore``: one subcommand per scorer plus ``benchmarks`` and ``data download``.
 
 Common options (every scorer subcommand): ``--data-dir`` (overrides BIASCORE_DATA_DIR),
 ``--cache-dir`` (overrides BIASCORE_CACHE_DIR). Model options are added by :func:`add_model_args`.
@@ -10,21 +10,23 @@ import logging
 import sys
 
 from biascore import ENGINE_VERSION
+from biascore.cli.args import OneLineParser
+from biascore.cli.commands import register_builtin_commands
 from biascore.core import settings
+from biascore.core.datasets import BenchmarkError
+from biascore.core.models import ModelLoadError
+from biascore.methods import scorers
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from biascore import methods as scorers
-    from biascore.cli.args import OneLineParser
-    from biascore.cli.commands import register_builtin_commands
-
-    parser = OneLineParser(prog="python -m biascore",
-                                     description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
+    """The ``biascore`` parser: built-in commands, then every registered scorer's subcommands."""
+    parser = OneLineParser(prog="biascore",
+                           description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
     register_builtin_commands(sub)
-    for mod in scorers.available():
-        mod.register_cli(sub)
+    for entry in scorers():
+        entry.register_cli(sub)
     return parser
 
 
@@ -38,8 +40,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from biascore.core.datasets import BenchmarkError
-    from biascore.core.models import ModelLoadError
     try:
         return int(args.func(args) or 0)
     except (BenchmarkError, ModelLoadError, ValueError, FileNotFoundError) as exc:

@@ -132,7 +132,9 @@ class ResultCache:
         """The cached frame, or None when absent. A corrupt, mismatched or (per ``verify``) invalid file is
         removed and None returned."""
         path = self.path(key)
-        if not path.exists():
+        try:
+            seen = _identity(path)
+        except FileNotFoundError:
             return None
         try:
             frame = _read_verified(path, key)
@@ -141,7 +143,7 @@ class ResultCache:
             return frame
         except CorruptCacheFile as exc:
             log.warning("discarding corrupt cache file %s: %s", path, exc)
-            path.unlink(missing_ok=True)
+            self.discard(path, seen)
             return None
 
     def save(self, key: CacheKey, frame: pd.DataFrame, verify: Verify | None = None) -> Path:
@@ -224,9 +226,22 @@ class ResultCache:
             verify(frame)
         return frame, meta
 
-    def discard(self, path: str | os.PathLike) -> None:
-        """Remove a cached file found unusable (it is recomputed on the next request)."""
-        Path(path).unlink(missing_ok=True)
+    @staticmethod
+    def snapshot(path: str | os.PathLike) -> tuple[int, int] | None:
+        """(inode, mtime) of a cached file before it is read, for :meth:`discard`; None when it is absent."""
+        try:
+            return _identity(Path(path))
+        except FileNotFoundError:
+            return None
+
+    def discard(self, path: str | os.PathLike, seen: tuple[int, int] | None = None) -> None:
+        """Remove a cached file found unusable (it is recomputed on the next request) — unless another process
+        has meanwhile replaced it (``seen``: its (inode, mtime) when it was read)."""
+        try:
+            if seen is None or _identity(Path(path)) == seen:
+                Path(path).unlink()
+        except FileNotFoundError:
+            pass
 
     # ---------------------------------------------------------------- shards (resume after interruption)
     def shards(self, key: CacheKey, ids: Sequence, size: int, column: str = "pair_id") -> "ShardWriter":
@@ -298,12 +313,17 @@ def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey) -> None:
     meta = dict(table.schema.metadata or {})
     meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
     table = table.replace_schema_metadata(meta)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}.tmp")
     try:
         pq.write_table(table, tmp, write_page_checksum=True)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_ino, st.st_mtime_ns
 
 
 def _read_table(path: Path) -> pa.Table:

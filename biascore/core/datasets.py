@@ -16,7 +16,7 @@ import csv
 import hashlib
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -56,6 +56,10 @@ class Benchmark:
 
     def __len__(self) -> int:
         return len(self.frame)
+
+    def first(self, n: int) -> "Benchmark":
+        """This benchmark cut to its first ``n`` pairs (itself when it has no more): a ``--limit`` run."""
+        return self if n >= len(self.frame) else replace(self, frame=self.frame.head(n).copy())
 
 
 def registry() -> dict[str, dict]:

@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 from biascore import ENGINE_VERSION
 from biascore.core import settings
+from biascore.core.hashing import file_sha256
 
 MANIFEST_PATH = settings.PROJECT_DATA / "downloads.json"
 MIRROR_ENV = "BIASCORE_DOWNLOAD_MIRROR"
@@ -97,14 +98,6 @@ def select(files: list[RemoteFile], only: list[str] | None) -> list[RemoteFile]:
     return [f for f in files if f.path in chosen]
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _fetch(url: str, out, *, timeout: float, on_bytes) -> tuple[str, int]:
     """Stream ``url`` into the open binary file ``out``; return (sha256, byte count).
 
@@ -136,7 +129,7 @@ def download_file(entry: RemoteFile, data_dir: Path, *, mirror: str | None = Non
     """Fetch one file into ``data_dir`` (atomically, verified); never raises for a per-file failure."""
     dest = data_dir / entry.path
     if dest.exists() and not force:
-        if sha256_file(dest) == entry.sha256:
+        if file_sha256(dest) == entry.sha256:
             return Outcome(entry.path, "present", "already present, checksum ok")
         if verify:
             return Outcome(entry.path, "differs",

@@ -1,7 +1,11 @@
-"""Sentence embeddings from a frozen model: one vector per sentence, for probes and association tests.
+"""The engine's one embedder: the last hidden layer of a model's base network (never the LM head).
 
-:func:`embed_sentences` runs the model's base network (no LM head, no gradient, eval mode) over
-length-sorted batches and pools its last hidden layer:
+:func:`last_hidden_state` is the single forward pass every embedding goes through (differentiable:
+the attention-head method takes gradients through it; the functions below run it under
+``torch.inference_mode``).
+
+**Sentences** — :func:`embed_sentences` (LABDet probes, SEAT, WEAT word vectors) runs length-sorted
+batches and pools:
 
 * ``mean`` (default): mean of the last hidden states over the sentence's non-special, non-padding
   tokens — the LABDet default (issue 6);
@@ -12,12 +16,19 @@ length-sorted batches and pools its last hidden layer:
 
 :func:`cached_embeddings` wraps it with the result cache (key: model id + fingerprint, pooling and a hash
 of the sentences), so a second run reads the vectors from parquet.
+
+**Words in context** — :func:`embed_spans` gives one vector per (text, character span): the mean of the
+last hidden layer over the tokens that overlap the span — a word's contextual embedding with all its
+sub-word fragments, suffixes included (CEAT; the Bangla paper mean-pools all fragments of the target
+word). Texts longer than the model's position limit are cut to a window of tokens around the span.
+
+**WEAT word vectors** — :func:`embed_words`: ``mode="contextual"`` embeds the word alone
+(= :func:`embed_sentences` of the bare word, mean over its sub-word tokens), ``mode="input"`` takes the
+mean of the model's input-embedding rows of the word's sub-word tokens (no context at all).
 """
 from __future__ import annotations
 
-import hashlib
-import json
-from typing import Callable, Literal, Sequence
+from typing import Iterator, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,14 +36,50 @@ import torch
 from tqdm.auto import tqdm
 
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.hashing import sentences_hash
 from biascore.core.keys import result_key
+from biascore.core.lm_scoring import pad_batch
 from biascore.core.models import LanguageModel
+from biascore.core.pair_tokens import max_input_length
+from biascore.core.registry import ProgressFn
 
 Pooling = Literal["mean", "first", "last"]
 POOLINGS: tuple[str, ...] = ("mean", "first", "last")
-#: ``progress(done, total)``: called after each batch (the dashboard passes a progress-bar updater).
-ProgressFn = Callable[[int, int], None]
 FEATURES_SCORER = "sentence_features"
+
+
+def last_hidden_state(lm: LanguageModel, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """(batch, seq, dim) last hidden layer of ``lm``'s base network (no LM head), in the model's dtype.
+
+    Right padding (``attention_mask`` 0 at the end) never changes a real token's state. Differentiable:
+    wrap in ``torch.inference_mode()`` when no gradient is needed.
+    """
+    return lm.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+def _hidden_batches(lm: LanguageModel, ids: Sequence[Sequence[int]], batch_size: int,
+                    progress: ProgressFn | None) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
+    """The one batching loop of the embedder: id sequences sorted by length (stable, so similar lengths share
+    a batch and padding stays small), right-padded, run through :func:`last_hidden_state` without gradients.
+
+    Yields, per batch, the indices into ``ids``, the attention mask and the float32 last hidden layer;
+    ``progress(done, total)`` and a tqdm bar follow the sequences done.
+    """
+    tok = lm.tokenizer
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    order = np.argsort([len(x) for x in ids], kind="stable")
+    done = 0
+    with tqdm(total=len(ids), desc="embedding", unit="text", leave=False, disable=None) as bar:
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            input_ids, attention = pad_batch([list(ids[i]) for i in idx], pad_id, lm.device)
+            with torch.inference_mode():
+                hidden = last_hidden_state(lm, input_ids, attention).float()
+            yield idx, attention, hidden
+            done += len(idx)
+            bar.update(len(idx))
+            if progress is not None:
+                progress(done, len(ids))
 
 
 def _pool(hidden: torch.Tensor, attention: torch.Tensor, special: torch.Tensor, pooling: str) -> torch.Tensor:
@@ -64,49 +111,22 @@ def embed_sentences(lm: LanguageModel, sentences: Sequence[str], pooling: Poolin
     sentences = [str(s) for s in sentences]
     if not sentences:
         return np.zeros((0, _hidden_size(lm)), dtype=np.float32)
-    tok = lm.tokenizer
-    enc = tok([lm.prepare_text(s) for s in sentences], add_special_tokens=True, truncation=True,
-              max_length=max_length, return_special_tokens_mask=True)
+    enc = lm.tokenizer([lm.prepare_text(s) for s in sentences], add_special_tokens=True, truncation=True,
+                       max_length=max_length, return_special_tokens_mask=True)
     ids, specials = enc["input_ids"], enc["special_tokens_mask"]
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
-    order = np.argsort([len(x) for x in ids], kind="stable")
-    base = lm.model.base_model
     out: np.ndarray | None = None
-    done = 0
-    bar = tqdm(total=len(sentences), desc="embedding", unit="sent", leave=False, disable=None)
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            width = max(len(ids[i]) for i in idx)
-            input_ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(idx), width), dtype=torch.long)
-            special = torch.zeros((len(idx), width), dtype=torch.long)
-            for row, i in enumerate(idx):
-                n = len(ids[i])
-                input_ids[row, :n] = torch.tensor(ids[i])
-                attention[row, :n] = 1
-                special[row, :n] = torch.tensor(specials[i])
-            hidden = base(input_ids=input_ids.to(lm.device), attention_mask=attention.to(lm.device)).last_hidden_state
-            vecs = _pool(hidden.float(), attention.to(lm.device), special.to(lm.device), pooling).cpu().numpy()
-            if out is None:
-                out = np.empty((len(sentences), vecs.shape[1]), dtype=np.float32)
-            out[idx] = vecs
-            done += len(idx)
-            bar.update(len(idx))
-            if progress is not None:
-                progress(done, len(sentences))
-    bar.close()
+    for idx, attention, hidden in _hidden_batches(lm, ids, batch_size, progress):
+        special, _ = pad_batch([specials[i] for i in idx], 0, lm.device)
+        vecs = _pool(hidden, attention, special, pooling).cpu().numpy()
+        if out is None:
+            out = np.empty((len(sentences), vecs.shape[1]), dtype=np.float32)
+        out[idx] = vecs
     return out
 
 
 def _hidden_size(lm: LanguageModel) -> int:
     cfg = lm.config
     return int(getattr(cfg, "hidden_size", None) or getattr(cfg.get_text_config(), "hidden_size"))
-
-
-def sentences_hash(sentences: Sequence[str]) -> str:
-    """SHA-256 of the sentence list (order matters): the data part of a feature cache key."""
-    return hashlib.sha256(json.dumps(list(map(str, sentences)), ensure_ascii=False).encode()).hexdigest()
 
 
 def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> CacheKey:
@@ -126,3 +146,81 @@ def cached_embeddings(lm: LanguageModel, sentences: Sequence[str], pooling: Pool
 
     frame = cache.get_or_compute(key, compute)
     return np.stack(frame["vector"].to_numpy()).astype(np.float32) if len(frame) else np.zeros((0, 0), np.float32)
+
+
+def special_tokens_around(lm: LanguageModel) -> tuple[list[int], list[int]]:
+    """The special token ids the tokenizer puts before and after a text ([CLS] … [SEP], <bos> …, or none)."""
+    tok = lm.tokenizer
+    full = list(tok("a", add_special_tokens=True)["input_ids"])
+    bare = list(tok("a", add_special_tokens=False)["input_ids"])
+    for k in range(len(full) - len(bare) + 1):
+        if full[k:k + len(bare)] == bare:
+            return full[:k], full[k + len(bare):]
+    raise ValueError(f"{lm.name}: tokenizer special-token layout not understood")
+
+
+def _encode(lm: LanguageModel, text: str, span: tuple[int, int] | None) -> tuple[list[int], list[int]]:
+    """Token ids with special tokens, and the positions to pool (span tokens, or all non-special ones)."""
+    enc = lm.tokenizer(lm.prepare_text(text), add_special_tokens=False, return_offsets_mapping=True)
+    ids, offsets = list(enc["input_ids"]), list(enc["offset_mapping"])
+    if span is None:
+        chosen = list(range(len(ids)))
+    else:
+        s, e = span
+        chosen = [i for i, (a, b) in enumerate(offsets) if a < e and b > s and b > a]
+        if not chosen:
+            raise ValueError(f"span {span} covers no token of {text[:60]!r}")
+    if not chosen:
+        raise ValueError(f"no tokens in {text[:60]!r}")
+    before, after = special_tokens_around(lm)
+    room = max_input_length(lm) - len(before) - len(after)
+    if len(ids) > room:  # keep a window of tokens around what is pooled
+        centre = (chosen[0] + chosen[-1]) // 2
+        lo = min(max(0, centre - room // 2), len(ids) - room)
+        ids = ids[lo:lo + room]
+        chosen = [i - lo for i in chosen if lo <= i < lo + room]
+    return before + ids + after, [i + len(before) for i in chosen]
+
+
+def _span_means(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int] | None],
+                batch_size: int, progress: ProgressFn | None) -> np.ndarray:
+    """Mean of the last hidden layer over each text's chosen positions (see :func:`_encode`)."""
+    encoded = [_encode(lm, t, s) for t, s in zip(texts, spans)]
+    out: np.ndarray | None = None
+    for idx, _, hidden in _hidden_batches(lm, [e[0] for e in encoded], batch_size, progress):
+        hidden = hidden.cpu()
+        if out is None:
+            out = np.zeros((len(texts), hidden.shape[-1]), dtype=np.float32)
+        for row, i in enumerate(idx):
+            out[i] = hidden[row, encoded[i][1]].mean(dim=0).numpy()
+    return out
+
+
+def embed_spans(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int]], batch_size: int = 32,
+                progress: ProgressFn | None = None) -> np.ndarray:
+    """(n, dim) float32: mean of the last hidden layer over the tokens overlapping each character span."""
+    if len(texts) != len(spans):
+        raise ValueError("texts and spans differ in length")
+    if not texts:
+        raise ValueError("no texts to embed")
+    return _span_means(lm, list(texts), [tuple(s) for s in spans], batch_size, progress)
+
+
+WordMode = Literal["contextual", "input"]
+
+
+def embed_words(lm: LanguageModel, words: Sequence[str], mode: WordMode = "contextual",
+                batch_size: int = 64) -> np.ndarray:
+    """WEAT word vectors: the word embedded alone (mean over its tokens) or its mean input-embedding row."""
+    if mode == "contextual":
+        return embed_sentences(lm, words, pooling="mean", batch_size=batch_size)
+    if mode != "input":
+        raise ValueError(f"word embedding mode must be 'contextual' or 'input', not {mode!r}")
+    table = lm.model.get_input_embeddings().weight.detach().float().cpu()
+    rows = []
+    for w in words:
+        ids = lm.tokenizer(lm.prepare_text(w), add_special_tokens=False)["input_ids"]
+        if not ids:
+            raise ValueError(f"word {w!r} has no tokens")
+        rows.append(table[ids].mean(dim=0).numpy())
+    return np.stack(rows)

@@ -24,9 +24,9 @@ import numpy as np
 import torch
 
 from biascore.core.models import LanguageModel
+from biascore.core.registry import ProgressFn
 
 log = logging.getLogger(__name__)
-ProgressFn = Callable[[int, int], None]  # (done, total)
 
 #: Work actually performed (padding included), for FLOP accounting in bench/: input tokens, Σ B·T² over
 #: batches (attention score work), rows sent through the LM head, batches run.

@@ -24,6 +24,7 @@ from typing import Literal
 import torch
 
 from biascore.core import settings
+from biascore.core.hashing import file_sha256
 from biascore.core.locks import held
 from biascore.core.precision import (cuda_attention_without_cudnn, dtype_name, exact_matmuls, is_approximate,
                                      resolve_dtype)
@@ -197,17 +198,14 @@ def _file_sha256(path: Path) -> str:
     known = _read_memo(memo_path).get(key)
     if known is not None:
         return known
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
+    digest = file_sha256(path)
     with held(memo_path.with_name("hashes.json.lock")):
         memo = _read_memo(memo_path)
-        memo[key] = h.hexdigest()
+        memo[key] = digest
         tmp = memo_path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(memo))
         os.replace(tmp, memo_path)
-    return h.hexdigest()
+    return digest
 
 
 def _folder_fingerprint(folder: Path) -> str:

@@ -8,13 +8,17 @@ Special tokens ([CLS], [SEP], <s>, …) are never scored. The remaining tokens a
   can be in U.
 * causal LM: ids are the content tokens alone; the scorer puts a start token in front.
 
-Words are found from the tokenizer's character offsets, never from "##"/"Ġ"/"▁" prefixes: a new word
-starts where there is whitespace between two tokens, or where either side of the boundary is
-punctuation (so "don't" → don · ' · t for BERT and Ġdon · 't for GPT-2, as the published word grouping).
+**Words** — the engine's one definition, used by the attribution frame's ``words``/``word_bu``, the
+dashboard's word level, the semantic-fields scorer and the minimal-pair check: a word is a run of letters
+or digits with inner hyphens or apostrophes ("don't", "mag-aaral", "O’Brien"), and every other visible
+character is a unit of its own (punctuation) — :data:`WORD_RE`. Tokens are assigned to words by their
+character offsets, never by "##"/"Ġ"/"▁" prefixes: a token belongs to every word its span overlaps, so
+BERT's don · ' · t and GPT-2's Ġdon · 't are both the one word "don't".
 """
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -145,27 +149,34 @@ def shares_only_punctuation(pt: PairTokens) -> bool:
     return bool(pt.shared_more) and not any(ch.isalnum() for text in texts for ch in text)
 
 
-def word_groups(text: str, spans: list[tuple[int, int]]) -> list[list[int]]:
-    """Group token indices into words by character offsets (see module docstring)."""
-    groups: list[list[int]] = []
-    prev_end = None
-    for i, (start, end) in enumerate(spans):
-        if start >= end:  # a token with no characters of its own (e.g. a byte piece): stay in the current word
-            if groups:
-                groups[-1].append(i)
-            else:
-                groups.append([i])
-            continue
-        new_word = (
-            prev_end is None
-            or start > prev_end  # whitespace (or a gap) before this token
-            or (start == prev_end and (not text[start].isalnum() or not text[prev_end - 1].isalnum()))
-        )
-        if new_word and start < (prev_end or 0):  # overlapping spans belong to one word
-            new_word = False
-        if new_word or not groups:
-            groups.append([i])
-        else:
-            groups[-1].append(i)
-        prev_end = max(end, prev_end or 0)
-    return groups
+#: A word (letters/digits, with inner hyphens or apostrophes: "mag-aaral", "don't") or one other visible character.
+WORD_RE = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]", re.UNICODE)
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the words and punctuation marks of ``text``, in order (:data:`WORD_RE`)."""
+    return [m.span() for m in WORD_RE.finditer(text)]
+
+
+def split_words(text: str) -> list[str]:
+    """The words and punctuation marks of ``text``, in order (whitespace dropped)."""
+    return WORD_RE.findall(text)
+
+
+def word_groups(text: str, spans: list[tuple[int, int]]) -> list[tuple[tuple[int, int], list[int]]]:
+    """Each word of ``text`` (its character span) with the indices of the tokens whose ``spans`` overlap it.
+
+    A token with an empty span (a byte piece without characters of its own) overlaps nothing.
+    """
+    return [((ws, we), [i for i, (s, e) in enumerate(spans) if s < we and e > ws]) for ws, we in word_spans(text)]
+
+
+def flatten_spans(spans) -> list[int]:
+    """``[(s0, e0), (s1, e1), …]`` → ``[s0, e0, s1, e1, …]``: how the cache and the result frames store spans."""
+    return [int(x) for span in spans for x in span]
+
+
+def unflatten_spans(flat) -> list[tuple[int, int]]:
+    """``[s0, e0, s1, e1, …]`` → ``[(s0, e0), (s1, e1), …]`` (inverse of :func:`flatten_spans`)."""
+    flat = [int(x) for x in flat]
+    return list(zip(flat[0::2], flat[1::2]))

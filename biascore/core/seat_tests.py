@@ -1,9 +1,25 @@
-"""SEAT / WEAT tests from the data directory (``seat/<name>.jsonl``) and the gender word lists.
+"""SEAT / WEAT test files and the gender word lists: the one loader every method uses.
 
-Each SEAT file (May et al. 2019, from the sent-bias repository) is one JSON object with ``targ1``,
-``targ2``, ``attr1``, ``attr2``, each ``{"category": ..., "examples": [...]}``: X = targ1, Y = targ2,
-A = attr1, B = attr2. In ``sent-*`` tests (and the Heilman tests whose examples are whole sentences)
-the examples are sentences; in the others they are words or short phrases.
+A test file is one JSON object with ``targ1``, ``targ2``, ``attr1``, ``attr2``, each
+``{"category": ..., "examples": [...]}``: X = targ1, Y = targ2 (targets), A = attr1, B = attr2
+(attributes). Files (pretty-printed JSON despite the ``.jsonl`` extension):
+
+* ``seat/<name>.jsonl`` — English SEAT/WEAT tests of May et al. (2019), from the sent-bias repository;
+* ``bangla/ceat_categories/ceat<i>.jsonl`` — the Bangla categories C1–C9, named ``bangla-c<i>``.
+
+Rules (the attention-head page and the association page read every file the same way):
+
+* **Items**: each example is stripped; empty ones are dropped; repeats are dropped, first occurrence
+  kept (WEAT's X, Y, A, B are *sets*: a repeated word would count twice in a mean). The Bangla files
+  repeat one attribute word each in C1–C3; no English file has a repeat.
+* **Minimum size**: each target set needs at least 2 items and each attribute set at least 1 (the
+  effect size divides by the standard deviation of s(w, A, B) over X ∪ Y and needs a mean over A and B).
+* **Sentence tests**: a test is sentence-level (SEAT: each item embedded as a sentence) when its name
+  starts with ``sent-`` or any item ends with ``.``, ``!`` or ``?`` (the Heilman double-bind tests hold
+  sentences without the prefix); otherwise its items are words or short phrases (WEAT).
+* **Names** are file stems (letters, digits, ``_+-``) or ``bangla-c1`` … ``bangla-c9``; a path to an
+  existing ``.jsonl`` file is read as is (CLI and tests). Nothing else reaches the file system.
+* **content_hash** is the SHA-256 of the file's bytes (part of every cache key that uses the test).
 
 The gender word lists (``wordlists/gender_{female,male}.txt``, paired by line, and
 ``gender_stereotype.txt``; Kaneko & Bollegala's context-debias lists, as used by the attention-head
@@ -18,8 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from biascore.core import settings
+from biascore.core.hashing import bytes_sha256
 
 ROLES = ("targ1", "targ2", "attr1", "attr2")
+MIN_ITEMS = {"targ1": 2, "targ2": 2, "attr1": 1, "attr2": 1}
 
 #: Semantically bleached context sentences for word-level tests (in the style of May et al.'s
 #: templates); a word's embedding is averaged over these contexts.
@@ -35,10 +53,16 @@ WORD_TEMPLATES = (
 )
 
 _SENTENCE_END = re.compile(r"[.!?]\s*$")
+_BANGLA = re.compile(r"^bangla-c([1-9])$")
+_NAME = re.compile(r"[A-Za-z0-9_+\-]+")
 
 
 class SeatTestError(ValueError):
-    """A SEAT test is missing or malformed."""
+    """A SEAT test is malformed or its name is not a test name."""
+
+
+class SeatTestNotFound(SeatTestError, FileNotFoundError):
+    """No file for this test name."""
 
 
 @dataclass(frozen=True)
@@ -47,14 +71,35 @@ class SeatTest:
     categories: dict  # role -> category name
     examples: dict  # role -> tuple[str, ...]
     content_hash: str
+    language: str = "en"  # "en" or "bn"
 
     @property
     def sentence_level(self) -> bool:
-        """True when the examples are sentences (``sent-*`` tests, Heilman sentence tests)."""
+        """True when the examples are sentences (see the module's rules)."""
         if self.name.startswith("sent-"):
             return True
-        items = [e for role in ROLES for e in self.examples[role]]
-        return any(_SENTENCE_END.search(e) for e in items)
+        return any(_SENTENCE_END.search(e) for role in ROLES for e in self.examples[role])
+
+    @property
+    def kind(self) -> str:
+        """``"sentences"`` (SEAT) or ``"words"`` (WEAT / CEAT)."""
+        return "sentences" if self.sentence_level else "words"
+
+    @property
+    def X(self) -> tuple[str, ...]:  # noqa: N802 - the papers' names
+        return self.examples["targ1"]
+
+    @property
+    def Y(self) -> tuple[str, ...]:  # noqa: N802
+        return self.examples["targ2"]
+
+    @property
+    def A(self) -> tuple[str, ...]:  # noqa: N802
+        return self.examples["attr1"]
+
+    @property
+    def B(self) -> tuple[str, ...]:  # noqa: N802
+        return self.examples["attr2"]
 
     def describe(self) -> str:
         c = self.categories
@@ -65,36 +110,79 @@ def seat_dir(data_dir: str | Path | None = None) -> Path:
     return settings.data_dir(data_dir) / "seat"
 
 
-def list_seat_tests(data_dir: str | Path | None = None) -> list[str]:
-    """Names of the SEAT tests in the data directory (file stems), sorted."""
-    folder = seat_dir(data_dir)
-    return sorted(p.stem for p in folder.glob("*.jsonl")) if folder.is_dir() else []
+def _natural(name: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def _language(name: str) -> str:
+    return "bn" if _BANGLA.match(name) else "en"
+
+
+def list_seat_tests(data_dir: str | Path | None = None, language: str | None = None,
+                    kind: str | None = None) -> list[str]:
+    """Names of the tests in the data directory (English first, natural order, then Bangla).
+
+    ``kind`` (``"sentences"`` / ``"words"``) reads each file to apply the sentence rule; a malformed file
+    stays in the list, so loading it reports what is wrong.
+    """
+    root = settings.data_dir(data_dir)
+    folder = root / "seat"
+    names = sorted((p.stem for p in folder.glob("*.jsonl")), key=_natural) if folder.is_dir() else []
+    names += [f"bangla-c{i}" for i in range(1, 10) if (root / "bangla" / "ceat_categories" / f"ceat{i}.jsonl").is_file()]
+    names = [n for n in names if language is None or _language(n) == language]
+    if kind is not None:
+        names = [n for n in names if _kind(n, data_dir) in (kind, None)]
+    return names
+
+
+def _kind(name: str, data_dir: str | Path | None) -> str | None:
+    try:
+        return load_seat_test(name, data_dir).kind
+    except SeatTestError:
+        return None
+
+
+def _test_path(name: str, data_dir: str | Path | None) -> Path:
+    path = Path(name)
+    if path.suffix == ".jsonl" and path.is_file():
+        return path
+    m = _BANGLA.match(name)
+    if m:
+        return settings.data_dir(data_dir) / "bangla" / "ceat_categories" / f"ceat{m.group(1)}.jsonl"
+    if not _NAME.fullmatch(name):
+        raise SeatTestError(f"not a test name: {name!r}")
+    return seat_dir(data_dir) / f"{name}.jsonl"
 
 
 def load_seat_test(name: str, data_dir: str | Path | None = None) -> SeatTest:
-    """Read ``seat/<name>.jsonl`` (a path to a .jsonl file works too) and check its four roles."""
-    path = Path(name)
-    if not (path.suffix == ".jsonl" and path.is_file()):
-        path = seat_dir(data_dir) / f"{name}.jsonl"
+    """Read one test by name (or .jsonl path) under the module's rules.
+
+    Raises :class:`SeatTestNotFound` (a FileNotFoundError) for a missing file and :class:`SeatTestError`
+    (a ValueError) for a bad name or a malformed file, naming the path and what is wrong.
+    """
+    path = _test_path(name, data_dir)
     if not path.is_file():
         known = ", ".join(list_seat_tests(data_dir)) or "none"
-        raise SeatTestError(f"SEAT test {name!r} not found at {path}; available: {known}")
+        raise SeatTestNotFound(f"SEAT test {name!r} not found at {path}; available: {known}")
     raw = path.read_bytes()
     try:
         obj = json.loads(raw.decode("utf-8-sig"))
     except ValueError as exc:
         raise SeatTestError(f"{path} is not one JSON object: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise SeatTestError(f"{path} is not one JSON object")
     examples, categories = {}, {}
     for role in ROLES:
         part = obj.get(role)
         if not isinstance(part, dict) or not isinstance(part.get("examples"), list):
             raise SeatTestError(f"{path}: missing {role}.examples")
-        items = tuple(str(e).strip() for e in part["examples"] if str(e).strip())
-        if len(items) < 2:
-            raise SeatTestError(f"{path}: {role} needs at least 2 examples, has {len(items)}")
+        items = tuple(dict.fromkeys(str(e).strip() for e in part["examples"] if str(e).strip()))
+        if len(items) < MIN_ITEMS[role]:
+            raise SeatTestError(f"{path}: {role} needs at least {MIN_ITEMS[role]} distinct examples, has {len(items)}")
         examples[role] = items
         categories[role] = str(part.get("category", role))
-    return SeatTest(path.stem, categories, examples, hashlib.sha256(raw).hexdigest())
+    test_name = name if _BANGLA.match(name) else path.stem
+    return SeatTest(test_name, categories, examples, bytes_sha256(raw), _language(test_name))
 
 
 @dataclass(frozen=True)

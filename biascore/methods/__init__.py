@@ -1,31 +1,25 @@
-"""Scorer registry: one module per scorer, each with one obvious entry point.
+"""The bias methods, one subpackage per paper's method, each with a ``scorer`` module.
 
-Each scorer module defines ``NAME`` (its CLI subcommand), ``SUMMARY`` (one line for help and the
-dashboard) and ``register_cli(subparsers)``, which adds its subcommand and sets ``func`` to a function
-taking the parsed ``argparse.Namespace`` and returning an exit code. The CLI and the dashboard build
-their menus from :data:`SCORER_MODULES`, so adding a scorer means adding one module and one line here.
+Every ``biascore/methods/<name>/scorer.py`` registers itself with
+:func:`biascore.core.registry.register_scorer`; :func:`scorers` imports them all (found by listing this
+package, no hand-kept list) and returns the registry. A subpackage without a ``scorer`` module, or a scorer
+that fails to import, is an error — never silently left out.
 """
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+import pkgutil
 
-SCORER_MODULES = [
-    "biascore.methods.attribution.scorer",   # b(u), S_JSD, B and the CrowS PLL score
-    "biascore.methods.fields.scorer",        # USAS semantic fields of bias-inducing words
-    "biascore.methods.heads.scorer",         # attention-head bias (gradient of |SEAT|)
-    "biascore.methods.labdet.scorer",        # LABDet nationality bias
-    "biascore.methods.association.scorer",   # WEAT / SEAT / CEAT and log-probability bias
-]
+from biascore.core.registry import ScorerEntry, registered
 
 
-def available() -> list[ModuleType]:
-    """The scorer modules present in this checkout (a scorer still being written is simply absent)."""
-    mods = []
-    for name in SCORER_MODULES:
-        try:
-            mods.append(importlib.import_module(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # the module exists but one of its imports is missing: say so
-                raise
-    return mods
+def method_packages() -> list[str]:
+    """Names of the method subpackages (``attribution``, ``fields``, …), sorted."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg)
+
+
+def scorers() -> list[ScorerEntry]:
+    """Import every method's ``scorer`` module and return the registered scorers in menu order."""
+    for name in method_packages():
+        importlib.import_module(f"{__name__}.{name}.scorer")
+    return registered()

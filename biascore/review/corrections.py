@@ -25,10 +25,11 @@ cached like any run (the corrected one under ``<benchmark>-corrected`` and its o
 """
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import replace
 
 import pandas as pd
 
+from biascore.core.registry import ProgressFn
 from biascore.core.datasets import Benchmark, _row_issue
 from biascore.review.agreement import review_summary
 from biascore.review.store import ACCEPT, NEEDS_CORRECTION, REJECT
@@ -105,8 +106,8 @@ def corrected_benchmark(source: Benchmark, corrected: pd.DataFrame) -> Benchmark
     frame = corrected.copy()
     frame.insert(0, "pair_id", range(len(frame)))
     frame["load_issue"] = [_row_issue(m, l) for m, l in zip(frame.sent_more, frame.sent_less)]
-    return Benchmark(f"{source.name}-corrected", frame, source.language,
-                     f"{source.name} with the translation reviewers' corrections", source.path)
+    return replace(source, name=f"{source.name}-corrected", frame=frame, malformed=[],
+                   description=f"{source.name} with the translation reviewers' corrections")
 
 
 def reviewable_pairs(bm: Benchmark) -> pd.DataFrame:
@@ -123,7 +124,7 @@ def reviewable_pairs(bm: Benchmark) -> pd.DataFrame:
 
 
 def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
-                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                 progress: ProgressFn | None = None) -> pd.DataFrame:
     """B overall and per bias type for one model: ``B_before`` (the reviewable pairs of the original benchmark,
     :func:`reviewable_pairs`), ``B_kept_before`` (the kept pairs with their original sentences) and ``B_after``
     (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before.

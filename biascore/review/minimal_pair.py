@@ -36,17 +36,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-#: A word (letters/digits, with inner hyphens or apostrophes: "mag-aaral", "don't") or one other visible character.
-_UNIT_RE = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]", re.UNICODE)
+from biascore.core.pair_tokens import split_words
+
 _WORD_RE = re.compile(r"\w", re.UNICODE)
 
 MAX_DIFF_WORDS = 3
 MAX_DIFF_SPANS = 3
 
 
-def split_units(text: str) -> list[str]:
-    """Words and punctuation marks of ``text`` in order (whitespace dropped)."""
-    return _UNIT_RE.findall(text)
+#: Words and punctuation marks of a text in order: the engine's one word definition.
+split_units = split_words
 
 
 def is_word(unit: str) -> bool:
@@ -141,8 +140,3 @@ def check_pair(sent_more: str, sent_less: str, *, more_units: Sequence[str] | No
         if n_shared == 0:
             problems.append("the sentences share no words, so there is nothing to attribute")
     return MinimalPairCheck(not problems, tuple(problems), spans, n_shared)
-
-
-def is_minimal_pair(sent_more: str, sent_less: str, **kwargs) -> bool:
-    """Shorthand for ``check_pair(...).minimal`` (what a scorer needs to decide whether to flag a pair)."""
-    return check_pair(sent_more, sent_less, **kwargs).minimal

@@ -18,7 +18,7 @@ SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locall
 
 def register_cli(sub) -> None:
     """Add the ``sweep`` subcommand to ``sub`` (an argparse subparsers object)."""
-    from biascore.cli.args import add_common_args
+    from biascore.cli.args import add_common_args, int_at_least
     from biascore.sweep.spec import METRICS
 
     p = sub.add_parser(NAME, help=SUMMARY, description=SUMMARY + ". Options override --spec's values.")
@@ -31,15 +31,19 @@ def register_cli(sub) -> None:
                    help=f"{', '.join(METRICS)} (default attribution pll)")
     p.add_argument("--seat-tests", nargs="+", default=None, metavar="TEST", help="inputs of the seat metric")
     p.add_argument("--labdet-langs", nargs="+", default=None, metavar="LANG", help="inputs of the labdet metric")
-    p.add_argument("--limit", type=int, default=None, help="score only the first N pairs of each benchmark")
+    p.add_argument("--limit", type=int_at_least(1), default=None,
+                   help="score only the first N pairs of each benchmark (N ≥ 1)")
     p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default=None, help="auto (fp32 on CPU, bf16/fp16 on GPU), fp32, bf16, fp16")
+    p.add_argument("--dtype", default=None,
+                   help="auto = fp32 on every device (exact); bf16 / fp16 = fast mode, numbers approximate")
     p.add_argument("--trust-remote-code", action="store_true", default=None,
                    help="allow the models' own Python code to run (off unless you turn it on)")
+    p.add_argument("--fast-exact", action="store_true", default=None,
+                   help="attribution/pll as `score --fast-exact`: half-precision pass with float32 re-checks")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: without ADDRESS a local instance, else a cluster (auto, ray://host:10001)")
-    p.add_argument("--ray-cpus", type=int, default=None, help="CPUs of a local Ray instance (default: all)")
-    p.add_argument("--retries", type=int, default=None,
+    p.add_argument("--ray-cpus", type=int_at_least(1), default=None, help="CPUs of a local Ray instance (default: all)")
+    p.add_argument("--retries", type=int_at_least(0), default=None,
                    help="Ray: times a task is retried after its worker died (default 2)")
     add_common_args(p)
     p.set_defaults(func=run_cli)
@@ -54,7 +58,7 @@ def run_cli(args: argparse.Namespace) -> int:
     spec = build_spec(args.spec, models=args.models, benchmarks=args.benchmarks, metrics=args.metrics,
                       seat_tests=args.seat_tests, labdet_langs=args.labdet_langs, limit=args.limit,
                       device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
-                      retries=args.retries)
+                      fast_exact=args.fast_exact, retries=args.retries)
     tasks = spec.tasks()
     cache_dir = str(settings.cache_dir(args.cache_dir))
     data_dir = str(settings.data_dir(args.data_dir))
@@ -62,7 +66,7 @@ def run_cli(args: argparse.Namespace) -> int:
     status = SweepStatus.create(cache_dir, [t.name for t in tasks], executor)
     print(f"sweep {status.id}: {len(tasks)} task(s) on {executor}; cache {cache_dir}", file=sys.stderr)
     common = dict(cache_dir=cache_dir, data_dir=data_dir, limit=spec.limit, load_options=spec.load_options(),
-                  status=status)
+                  numerics=spec.numerics, status=status)
     try:
         if args.ray is None:
             from biascore.sweep.local import run_local

@@ -13,7 +13,8 @@ from biascore.sweep.tasks import ModelSource, TaskResult, run_task
 
 
 def run_local(tasks: list[Task], *, cache_dir: str, data_dir: str | None, limit: int | None = None,
-              load_options: dict | None = None, status=None, show_progress: bool = True) -> list[TaskResult]:
+              load_options: dict | None = None, numerics: str = "exact", status=None,
+              show_progress: bool = True) -> list[TaskResult]:
     from tqdm import tqdm
 
     results: list[TaskResult] = []
@@ -30,7 +31,7 @@ def run_local(tasks: list[Task], *, cache_dir: str, data_dir: str | None, limit:
                     bar.refresh()
 
                 results.append(run_task(task, cache_dir=cache_dir, data_dir=data_dir, limit=limit, source=source,
-                                        status=status, progress=progress))
+                                        numerics=numerics, status=status, progress=progress))
                 inner.close()
                 outer.update(1)
                 outer.set_postfix(failed=sum(not r.ok for r in results))

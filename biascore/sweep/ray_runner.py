@@ -24,10 +24,10 @@ from biascore.sweep.tasks import TaskResult, run_task
 
 
 def _remote_task(task: Task, cache_dir: str, data_dir: str | None, limit: int | None, load_options: dict,
-                 status) -> TaskResult:
+                 numerics: str, status) -> TaskResult:
     """What a Ray worker runs (a module-level function, so workers import it from this package)."""
     return run_task(task, cache_dir=cache_dir, data_dir=data_dir, limit=limit, load_options=load_options,
-                    status=status)
+                    numerics=numerics, status=status)
 
 
 def worker_environment(cache_dir: str, data_dir: str | None) -> dict[str, str]:
@@ -54,7 +54,8 @@ def _crashed(task: Task, exc: BaseException, retries: int) -> TaskResult:
 
 
 def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir: str | None,
-            limit: int | None = None, load_options: dict | None = None, status=None, retries: int = 2,
+            limit: int | None = None, load_options: dict | None = None, numerics: str = "exact", status=None,
+            retries: int = 2,
             num_cpus: int | None = None, show_progress: bool = True) -> list[TaskResult]:
     import ray
     from tqdm import tqdm
@@ -71,7 +72,7 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
         options = task_options(ray.cluster_resources().get("GPU", 0), retries, cache_dir, data_dir)
         for task in tasks:
             ref = remote.options(name=task.name, **options).remote(task, cache_dir, data_dir, limit,
-                                                                   load_options or {}, status)
+                                                                   load_options or {}, numerics, status)
             refs[ref] = task
         results: dict[Task, TaskResult] = {}
         with tqdm(total=len(tasks), unit="task", desc="sweep (ray)", file=sys.stderr,

@@ -9,6 +9,7 @@ A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as th
     labdet_langs: [en]                        # inputs of the labdet metric
     device: auto
     dtype: auto
+    fast_exact: false                         # attribution/pll: half-precision pass + float32 re-checks
     limit: null                               # score only the first N pairs of each benchmark
     retries: 2                                # Ray: times a task is retried after its worker died
 
@@ -62,10 +63,15 @@ class SweepSpec:
     device: str = "auto"
     dtype: str = "auto"
     trust_remote_code: bool = False
+    fast_exact: bool = False
     limit: int | None = None
     retries: int = 2
 
     def validate(self) -> "SweepSpec":
+        for name, kinds, what in _SCALARS:
+            value = getattr(self, name)
+            if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+                raise SpecError(f"'{name}' must be {what}, not {value!r}")
         if not self.models:
             raise SpecError("no models: give --models or 'models:' in the spec file")
         unknown = [m for m in self.metrics if m not in METRICS]
@@ -98,12 +104,21 @@ class SweepSpec:
                     out += [Task(model, metric, x, (metric,)) for x in dict.fromkeys(getattr(self, key))]
         return out
 
+    @property
+    def numerics(self) -> str:
+        """How attribution/pll log-probabilities are computed (``score_benchmark``'s ``numerics``)."""
+        return "fast-exact" if self.fast_exact else "exact"
+
     def load_options(self) -> dict:
         """Keyword arguments of :func:`biascore.core.models.load_model` shared by every task."""
         return {"device": self.device, "dtype": self.dtype, "trust_remote_code": self.trust_remote_code}
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec)}
+#: the spec's single values: (field, accepted types, how the error names them)
+_SCALARS = [("limit", (int, type(None)), "a number of pairs or null"), ("retries", (int,), "a whole number"),
+            ("device", (str,), "auto, cpu, cuda or mps"), ("dtype", (str,), "a dtype name"),
+            ("trust_remote_code", (bool,), "true or false"), ("fast_exact", (bool,), "true or false")]
 _LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING}
 
 

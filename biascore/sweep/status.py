@@ -137,13 +137,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def read_sweeps(cache_root: str | os.PathLike) -> list[SweepProgress]:
-    """Every sweep recorded under ``cache_root``, newest first."""
+def read_sweeps(cache_root: str | os.PathLike, finished_since: float | None = None) -> list[SweepProgress]:
+    """Every sweep recorded under ``cache_root``, newest first; with ``finished_since`` (a time stamp), sweeps
+    that finished before it are left out without reading their task files."""
     out = []
     base = Path(cache_root) / SWEEPS_DIR
     for folder in sorted(base.glob("*/"), reverse=True):
         sweep = _read_json(folder / "sweep.json")
         if not sweep or not isinstance(sweep.get("tasks"), list):
+            continue
+        if finished_since is not None and sweep.get("finished") and float(sweep["finished"]) < finished_since:
             continue
         status = SweepStatus(str(folder))
         counts = dict.fromkeys(STATES, 0)

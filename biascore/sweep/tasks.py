@@ -19,12 +19,11 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
 from biascore.core import settings
+from biascore.core.registry import ProgressFn
 from biascore.sweep.spec import Task
 
-Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -99,13 +98,15 @@ def _records(frame) -> list[dict]:
     return [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in frame.to_dict("records")]
 
 
-def _pair_task(task: Task, source: ModelSource, cache, data_dir, limit, progress, out: TaskResult) -> None:
+def _pair_task(task: Task, source: ModelSource, cache, data_dir, limit, numerics, progress,
+               out: TaskResult) -> None:
     from biascore.core.datasets import load_benchmark
     from biascore.methods.attribution.scorer import METRICS as ATTRIBUTION_METRICS, score_benchmark, summarize
 
     bm = load_benchmark(task.input, data_dir)
     identity = source.identity()
-    frame = score_benchmark(source.load, bm, limit=limit, progress=progress, cache=cache, identity=identity)
+    frame = score_benchmark(source.load, bm, limit=limit, progress=progress, cache=cache, identity=identity,
+                            numerics=numerics)
     for metric in task.metrics:
         if metric in ATTRIBUTION_METRICS:
             out.summaries[metric] = _records(summarize(frame, metric))
@@ -139,7 +140,7 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:399] + "…"
 
 
-def _reporting(progress: Progress | None, status, task_name: str, every_s: float = 1.0) -> Progress:
+def _reporting(progress: ProgressFn | None, status, task_name: str, every_s: float = 1.0) -> ProgressFn:
     """``progress`` plus the pairs done in the task's status file (at most once per ``every_s``, and at the end)."""
     last = [float("-inf")]
 
@@ -155,8 +156,8 @@ def _reporting(progress: Progress | None, status, task_name: str, every_s: float
 
 
 def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: int | None = None,
-             load_options: dict | None = None, source: ModelSource | None = None, status=None,
-             progress: Progress | None = None) -> TaskResult:
+             load_options: dict | None = None, numerics: str = "exact", source: ModelSource | None = None,
+             status=None, progress: ProgressFn | None = None) -> TaskResult:
     """Run one task into the cache at ``cache_dir`` and return its summaries (or its error).
 
     ``source`` lets a caller share one loaded model across tasks; ``status`` (a
@@ -176,7 +177,8 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
         with settings.directories(data_dir, cache_dir):
             cache = ResultCache(cache_dir)
             if task.kind == "pairs":
-                _pair_task(task, source, cache, data_dir, limit, _reporting(progress, status, task.name), out)
+                _pair_task(task, source, cache, data_dir, limit, numerics, _reporting(progress, status, task.name),
+                           out)
             elif task.kind == "seat":
                 _seat_task(task, source, cache, out)
             elif task.kind == "labdet":

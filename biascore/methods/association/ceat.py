@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from biascore.methods.association.weat import AssociationTest
+from biascore.core.registry import ProgressFn
+from biascore.core.seat_tests import SeatTest
 from biascore.methods.association.corpus_contexts import Context, Corpus
 from biascore.stats.effect_size import association, effect_size_from_associations
 from biascore.core.models import LanguageModel
-from biascore.core.text_embeddings import embed_spans
+from biascore.core.embeddings import embed_spans
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def random_effects(es: Sequence[float], v: Sequence[float]) -> RandomEffects:
     return RandomEffects(ces, se, z, p, between, q, c, len(es))
 
 
-def draw_effect_sizes(embeddings: dict[str, np.ndarray], test: AssociationTest, n_draws: int,
+def draw_effect_sizes(embeddings: dict[str, np.ndarray], test: SeatTest, n_draws: int,
                       seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """ES_i and V_i for ``n_draws`` random draws of one contextual embedding per word.
 
@@ -98,9 +99,9 @@ def sample_contexts(corpus: Corpus, words: Sequence[str], n: int, segment_length
     return out
 
 
-def ceat(lm: LanguageModel, test: AssociationTest, corpus: Corpus, *, segment_length: int | None = 25,
+def ceat(lm: LanguageModel, test: SeatTest, corpus: Corpus, *, segment_length: int | None = 25,
          n_contexts: int = 50, n_draws: int = 1000, seed: int = 0, batch_size: int = 32,
-         progress: Callable[[int, int], None] | None = None) -> dict:
+         progress: ProgressFn | None = None) -> dict:
     """Run CEAT for one test and one segment length; a flat dict (CES, SE, p, counts, missing words)."""
     if test.kind != "words":
         raise ValueError(f"CEAT needs a word-list test, and {test.name} holds sentences")

@@ -30,12 +30,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 import torch
 
+from biascore.core.registry import ProgressFn
 from biascore.core import settings
 from biascore.methods.association.corpus_contexts import normalize
 from biascore.stats.effect_size import effect_size_from_associations
@@ -178,7 +178,7 @@ def masked_position_logits(lm: LanguageModel, input_ids: list[list[int]]) -> lis
 
 
 def score_logprob(lm: LanguageModel, test: LogProbTest, *, batch_size: int = 32,
-                  progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                  progress: ProgressFn | None = None) -> pd.DataFrame:
     """One row per (template item, target word): log p_tgt, log p_prior, score = their difference."""
     if lm.kind != "masked" or lm.tokenizer.mask_token is None:
         raise ValueError(f"{lm.name} is a {lm.kind} model: the log-probability test needs a masked LM")

@@ -2,8 +2,9 @@
 
 Entry points (each returns a frame and caches it under the model, the test's content hash and every
 option): :func:`run_seat` (WEAT on word lists, SEAT on sentence lists), :func:`run_ceat` (one row per
-segment length) and :func:`run_logprob` (per-sentence scores; summarise with
-:func:`biascore.methods.association.logprob_bias.effect_sizes` and :func:`biascore.methods.association.logprob_bias.prior_vs_corrected`).
+segment length) and :func:`run_logprob` (per-sentence scores), :func:`run_logprob_effects` (effect size
+and permutation p per sentence structure; the Figure-2 points come from
+:func:`biascore.methods.association.logprob_bias.prior_vs_corrected`).
 The maths lives in :mod:`biascore.methods.association.weat`, :mod:`biascore.stats.permutation`,
 :mod:`biascore.methods.association.ceat`, :mod:`biascore.methods.association.corpus_contexts` and :mod:`biascore.methods.association.logprob_bias`.
 
@@ -12,30 +13,30 @@ CLI: ``python -m biascore seat|ceat|logprob --model M --test NAME [--out FILE.cs
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
 import pandas as pd
 
+from biascore.core.registry import Page, ProgressFn, register_scorer
 from biascore.core import settings
-from biascore.methods.association.weat import list_tests, load_test, weat
+from biascore.core.seat_tests import list_seat_tests, load_seat_test
+from biascore.methods.association.weat import weat
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.hashing import bytes_sha256
 from biascore.core.keys import result_key
 from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
 from biascore.methods.association.logprob_bias import effect_sizes, list_logprob_tests, load_logprob_test, score_logprob
 from biascore.core.models import LanguageModel
-from biascore.core.embeddings import embed_sentences
-from biascore.core.text_embeddings import embed_words
+from biascore.core.embeddings import embed_sentences, embed_words
 
 NAME = "association"
 SUMMARY = "WEAT/SEAT/CEAT embedding association tests and masked-LM log-probability bias"
 #: Bumped whenever a change alters results, so older cached results are not reused.
 METHOD_VERSION = 2
 SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole line ("all")
-Progress = Callable[[int, int], None]
 
 
 def _key(lm: LanguageModel, **inputs) -> CacheKey:
@@ -56,13 +57,14 @@ def _cached_or_computed(cache: ResultCache | None, key: CacheKey, compute: Calla
 # ----------------------------------------------------------------------------- WEAT / SEAT
 def run_seat(lm: LanguageModel, test: str, *, pooling: str = "mean", word_mode: str = "contextual",
              seed: int = 0, n_samples: int = 100_000, cache: ResultCache | None = None,
-             progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+             progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how).
 
-    Sentence tests (``sent-*``) embed each sentence (``pooling`` mean over non-special tokens, or first);
-    word tests embed each word alone (``word_mode`` contextual) or take its input embedding.
+    Sentence tests (``sent-*`` and the Heilman tests: see :mod:`biascore.core.seat_tests`) embed each
+    sentence (``pooling`` mean over non-special tokens, or first); word tests embed each word alone
+    (``word_mode`` contextual) or take its input embedding.
     """
-    t = load_test(test)
+    t = load_seat_test(test)
     how = f"sentence ({pooling} pooling)" if t.kind == "sentences" else f"word ({word_mode})"
     key = _key(lm, kind="seat", test=test, content=t.content_hash, pooling=pooling,
                word_mode=word_mode if t.kind == "words" else None, seed=seed, n_samples=n_samples)
@@ -114,12 +116,12 @@ def read_corpus(path: str | Path) -> tuple[str, str]:
 
 def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | None] = SEGMENT_LENGTHS,
              corpus: str | Path | None = None, n_contexts: int = 50, n_draws: int = 1000, seed: int = 0,
-             cache: ResultCache | None = None, progress: Progress | None = None,
+             cache: ResultCache | None = None, progress: ProgressFn | None = None,
              only_cached: bool = False) -> pd.DataFrame | None:
     """One row per segment length: CES, SE, two-sided p, σ²_between, Q, counts (``segment_length`` "all" = line)."""
-    t = load_test(test)
+    t = load_seat_test(test)
     label, text = read_corpus(corpus) if corpus else default_corpus(t.language)
-    corpus_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    corpus_hash = bytes_sha256(text)[:16]
     indexed: Corpus | None = None
     frames = []
     for n, length in enumerate(segment_lengths):
@@ -147,15 +149,31 @@ def run_ceat(lm: LanguageModel, test: str, *, segment_lengths: Sequence[int | No
 
 # ----------------------------------------------------------------------------- log-probability bias
 def run_logprob(lm: LanguageModel, test: str, *, cache: ResultCache | None = None,
-                progress: Progress | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+                progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
     """Per-sentence, per-target scores (log p_tgt, log p_prior, score) of a log-probability test."""
     t = load_logprob_test(test)
     key = _key(lm, kind="logprob", test=test, content=t.content_hash)
     return _cached_or_computed(cache, key, lambda: score_logprob(lm, t, progress=progress), only_cached)
 
 
+def run_logprob_effects(lm: LanguageModel, test: str, *, seed: int = 0, cache: ResultCache | None = None,
+                        progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+    """Effect size and permutation p-value per sentence structure (and "all") of a log-probability test,
+    from :func:`run_logprob`'s scores, cached under the scores' key and ``seed``.
+
+    ``only_cached``: never run the model; the effect sizes are still computed (once) from cached scores.
+    """
+    t = load_logprob_test(test)
+    key = _key(lm, kind="logprob-effects", test=test, content=t.content_hash, seed=seed)
+    store = _cache(cache)
+    if only_cached and store.load(key) is None and run_logprob(lm, test, cache=store, only_cached=True) is None:
+        return None
+    return store.get_or_compute(key, lambda: effect_sizes(run_logprob(lm, test, cache=store, progress=progress),
+                                                          t, seed=seed))
+
+
 # ----------------------------------------------------------------------------- CLI
-def _tqdm_progress(desc: str) -> tuple[Progress, Callable[[], None]]:
+def _tqdm_progress(desc: str) -> tuple[ProgressFn, Callable[[], None]]:
     from tqdm.auto import tqdm
     bar = tqdm(desc=desc, unit="item", file=sys.stderr)
 
@@ -225,22 +243,22 @@ def _cmd_logprob(args: argparse.Namespace) -> int:
     frames = []
     try:
         for name in _tests_arg(args):
-            scores = run_logprob(lm, name, progress=progress)
-            frames.append(effect_sizes(scores, load_logprob_test(name), seed=args.seed))
+            frames.append(run_logprob_effects(lm, name, seed=args.seed, progress=progress))
             if args.scores_out:
-                scores.to_csv(args.scores_out, index=False)
+                run_logprob(lm, name).to_csv(args.scores_out, index=False)
     finally:
         close()
     _write(pd.concat(frames, ignore_index=True), args.out)
     return 0
 
 
+@register_scorer(NAME, SUMMARY, order=50, pages=[Page("views/association_tests.py", "Association tests", "📐")])
 def register_cli(subparsers) -> None:
     from biascore.cli.args import add_common_args, add_model_args, int_at_least
 
     p = subparsers.add_parser("seat", help="WEAT/SEAT effect size with a permutation p-value",
                               description="WEAT (word tests) or SEAT (sent-* tests) effect size and one-sided "
-                                          "permutation p-value. Tests: " + ", ".join(list_tests()[:8]) + ", …")
+                                          "permutation p-value. Tests: " + ", ".join(list_seat_tests()[:8]) + ", …")
     add_model_args(p)
     add_common_args(p)
     p.add_argument("--test", required=True, help="test name(s), comma-separated (e.g. sent-weat6,weat6,bangla-c5)")

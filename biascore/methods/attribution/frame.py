@@ -4,12 +4,12 @@ For every pair (bias attribution score paper, Gamboa & Lee):
 
     b(u)   = d(P_u,more) − d(P_u,less)                       (d from jsd.py, on log P(u))
     S_JSD  = mean_u b(u);   biased = S_JSD < 0
-    word b = mean of b(u) over the scored tokens of a word   (words from character offsets, pair_tokens.word_groups)
+    word b = mean of b(u) over the scored tokens overlapping a word   (pair_tokens.word_spans / word_groups)
     PLL    = Σ_u log P(u) for each sentence (CrowS pseudo-log-likelihood)
 
-All tokens of all pairs are processed at once: the distances in one vectorised call, the word grouping from
-the flattened offsets (a running maximum of token ends per pair), word means with ``bincount``. Per-pair
-means and sums are taken with numpy's own reduction on each pair's slice, so S_JSD and the PLL sums are
+All tokens of all pairs are processed at once: the distances in one vectorised call, the words of each
+sentence from the one word definition and the tokens overlapping them by ``searchsorted``, word means with
+``reduceat``. Per-pair means and sums are taken with numpy's own reduction on each pair's slice, so S_JSD and the PLL sums are
 bit-identical to ``np.mean`` / ``np.sum`` per pair (the published code's arithmetic). 12,089 pairs take well
 under a second (bench/bench_attribution_frame.py).
 """
@@ -19,13 +19,11 @@ import numpy as np
 import pandas as pd
 
 from biascore.core.datasets import Benchmark
-from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, distance
+from biascore.core.pair_tokens import word_spans
+from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, bias_attribution
 
 PASSTHROUGH = ["more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u", "logp_more",
                "logp_less", "truncated"]
-
-
-_ALNUM_BMP: np.ndarray | None = None
 
 
 def _flat(col: pd.Series, dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -45,82 +43,52 @@ def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.array([add(values[a:b]) if b > a else np.nan for a, b in zip(bounds[:-1], bounds[1:])])
 
 
-def _alnum(texts: list[str], text_of: np.ndarray, char_at: np.ndarray) -> np.ndarray:
-    """``texts[text_of[k]][char_at[k]].isalnum()`` for every k, from a code-point table."""
-    global _ALNUM_BMP
-    if _ALNUM_BMP is None:
-        _ALNUM_BMP = np.array([chr(c).isalnum() for c in range(0x10000)], dtype=bool)
-    starts = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum([len(t) for t in texts], out=starts[1:])
-    points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
-    cp = points[starts[text_of] + char_at]
-    out = _ALNUM_BMP[np.minimum(cp, 0xFFFF)]
-    for k in np.flatnonzero(cp > 0xFFFF).tolist():
-        out[k] = chr(int(cp[k])).isalnum()
-    return out
-
-
 def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: np.ndarray, bu: np.ndarray,
            bu_off: np.ndarray, scored: np.ndarray) -> tuple[list, list, list]:
     """Per pair: the words holding scored tokens, their [start, end) spans (flattened) and mean b(u).
 
-    Same grouping as :func:`biascore.core.pair_tokens.word_groups`: a token starts a new word when no
-    earlier token of the pair has characters, when there is a gap before it, or when it touches the
-    previous token across a non-alphanumeric character; an empty token stays in the current word.
+    Words are the engine's one definition (:func:`biascore.core.pair_tokens.word_spans`); a word's b is the
+    mean b(u) of the scored tokens whose spans overlap it (:func:`biascore.core.pair_tokens.word_groups`),
+    in token order, so each value equals ``np.mean`` of those b(u). A token without characters overlaps
+    nothing. Positions of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the
+    words every token overlaps.
     """
     n_pairs = len(texts)
     starts, ends = spans[0::2], spans[1::2]
-    n_tok = len(starts)
     tok_off = span_off // 2
     pair_of = np.repeat(np.arange(n_pairs), np.diff(tok_off))
-    first = np.zeros(n_tok, dtype=bool)
-    first[tok_off[:-1][np.diff(tok_off) > 0]] = True
-    nonempty = starts < ends
-    # prev_end: the largest end among earlier non-empty tokens of the same pair (−1 when none). Ends are
-    # shifted by a per-pair offset so that one running maximum over all pairs restarts at every pair.
-    big = int(ends.max(initial=0)) + 2
-    shift = pair_of.astype(np.int64) * big
-    keyed = np.where(nonempty, ends + shift, shift - 1)
-    run = np.maximum.accumulate(keyed) if n_tok else keyed
-    prev = np.empty(n_tok, dtype=np.int64)
-    if n_tok:
-        prev[0] = -1
-        prev[1:] = run[:-1]
-    prev_end = prev - shift
-    prev_end[first | (prev_end < 0)] = -1
-    touching = nonempty & (prev_end >= 0) & (starts == prev_end)
-    new = first | (nonempty & ((prev_end < 0) | (starts > prev_end)))
-    touch = np.flatnonzero(touching)  # only adjacent tokens need the characters on both sides
-    t_pair, t_start = pair_of[touch], starts[touch]
-    new[touch] |= ~_alnum(texts, t_pair, t_start) | ~_alnum(texts, t_pair, t_start - 1)
-    group = np.cumsum(new) - 1
-    n_groups = int(group[-1]) + 1 if n_tok else 0
-    # b(u) of each token (NaN for modified tokens, u = −1) and the word sums over the scored ones
-    has_u = (u_index >= 0) & scored[pair_of]
-    tok_bu = np.zeros(n_tok)
-    tok_bu[has_u] = bu[bu_off[pair_of[has_u]] + u_index[has_u]]
-    count = np.bincount(group[has_u], minlength=n_groups)
-    total = np.bincount(group[has_u], weights=tok_bu[has_u], minlength=n_groups)
-    g_start = starts[new]
-    g_end = np.maximum.reduceat(ends, np.flatnonzero(new)) if n_tok else ends
-    g_pair = pair_of[new]
-    keep = np.flatnonzero(count > 0)
-    means = total[keep] / count[keep]
-    # words of 3+ scored tokens: numpy's own mean, so the value equals np.mean of the word's b(u) exactly
-    scored_tok = np.flatnonzero(has_u)  # in token order, so each word's scored tokens are contiguous here
-    first_of = np.searchsorted(group[scored_tok], keep)
-    for j in np.flatnonzero(count[keep] >= 3).tolist():
-        a = first_of[j]
-        means[j] = np.mean(tok_bu[scored_tok[a:a + count[keep[j]]]])
-    words_all = [texts[p][s:e] for p, s, e in zip(g_pair[keep].tolist(), g_start[keep].tolist(),
-                                                  g_end[keep].tolist())]
-    spans_all = np.column_stack([g_start[keep], g_end[keep]]).astype(int).tolist()
+    per_pair = [word_spans(t) if scored[p] else [] for p, t in enumerate(texts)]
+    w_off = np.zeros(n_pairs + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in per_pair], out=w_off[1:])
+    flat = np.array([x for w in per_pair for span in w for x in span], dtype=np.int64).reshape(-1, 2)
+    w_pair = np.repeat(np.arange(n_pairs), np.diff(w_off))
+    big = max((len(t) for t in texts), default=0) + 2
+    w_start, w_end = flat[:, 0] + w_pair * big, flat[:, 1] + w_pair * big
+    # the scored tokens with characters, and the range of words each overlaps (start < word end, end > word start)
+    has_u = (u_index >= 0) & scored[pair_of] & (starts < ends)
+    tok = np.flatnonzero(has_u)
+    tok_bu = bu[bu_off[pair_of[tok]] + u_index[tok]]
+    lo = np.searchsorted(w_end, starts[tok] + pair_of[tok] * big, side="right")
+    hi = np.searchsorted(w_start, ends[tok] + pair_of[tok] * big, side="left")
+    n = np.maximum(hi - lo, 0)
+    word = np.repeat(lo, n) + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))
+    value = np.repeat(tok_bu, n)
+    order = np.argsort(word, kind="stable")  # each word's tokens together, in token order
+    word, value = word[order], value[order]
+    keep, first = np.unique(word, return_index=True)
+    count = np.diff(np.append(first, len(word)))
+    means = np.add.reduceat(value, first) / count if len(first) else np.zeros(0)
+    for j in np.flatnonzero(count >= 3).tolist():  # numpy's own mean, so the value equals np.mean exactly
+        means[j] = np.mean(value[first[j]:first[j] + count[j]])
+    k_pair = w_pair[keep]
+    words_all = [texts[p][s:e] for p, s, e in zip(k_pair.tolist(), flat[keep, 0].tolist(), flat[keep, 1].tolist())]
+    spans_all = flat[keep].tolist()
     bu_all = means.tolist()
-    cut = np.searchsorted(g_pair[keep], np.arange(n_pairs + 1)).tolist()
+    cut = np.searchsorted(k_pair, np.arange(n_pairs + 1)).tolist()
     words = [words_all[a:b] for a, b in zip(cut[:-1], cut[1:])]
-    word_spans = [[x for sp in spans_all[a:b] for x in sp] for a, b in zip(cut[:-1], cut[1:])]
+    word_spans_out = [[x for sp in spans_all[a:b] for x in sp] for a, b in zip(cut[:-1], cut[1:])]
     word_bu = [bu_all[a:b] for a, b in zip(cut[:-1], cut[1:])]
-    return words, word_spans, word_bu
+    return words, word_spans_out, word_bu
 
 
 def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant = "reference") -> pd.DataFrame:
@@ -135,7 +103,7 @@ def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant 
     less, off_less = _flat(logp["logp_less"], np.float64)
     if not np.array_equal(off, off_less):
         raise ValueError("logp_more and logp_less differ in length for some pair")
-    bu = distance(more, jsd) - distance(less, jsd)
+    bu = bias_attribution(more, less, jsd)
     reasons = logp["skipped_reason"].fillna("").astype(str)
     scored = (reasons == "").to_numpy() & (np.diff(off) > 0)
     n_tok = np.maximum(np.diff(off), 1)

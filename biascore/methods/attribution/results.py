@@ -41,6 +41,9 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
     benches: dict[str, Benchmark | None] = {}
     rows = []
     for meta in cache.entries("attribution"):
+        mtime = _mtime(meta["path"])
+        if mtime is None:
+            continue
         name = meta.get("benchmark", "")
         if name not in benches:
             try:
@@ -50,13 +53,13 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
         bm = benches[name]
         n_pairs = int(meta.get("n_pairs", 0))
         total = len(bm.frame) if bm is not None else 0
-        stale = bm is None or _content_hash(bm, n_pairs) != meta.get("benchmark_hash")
+        stale = bm is None or bm.first(n_pairs).content_hash != meta.get("benchmark_hash")
         rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
                      "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
                      "dtype": meta.get("dtype", ""), "device": meta.get("device", ""),
                      "approximate": is_approximate(meta.get("dtype", "")),
-                     "path": meta["path"], "mtime": os.path.getmtime(meta["path"])})
+                     "path": meta["path"], "mtime": mtime / 1e9})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
     return runs.sort_values(["model", "benchmark", "complete", "approximate", "mtime"],
                             ascending=[True, True, False, True, False], kind="stable").reset_index(drop=True)
@@ -66,7 +69,16 @@ def runs_signature(cache: ResultCache | None = None) -> tuple:
     """A cheap fingerprint of the cached runs (file names and modification times): changes when a run is
     added, replaced or removed, so a caller can memoise :func:`cached_runs` on it."""
     cache = cache or ResultCache()
-    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted((cache.root / "attribution").glob("*.parquet")))
+    return tuple((p.name, mtime) for p in sorted((cache.root / "attribution").glob("*.parquet"))
+                 if (mtime := _mtime(p)) is not None)
+
+
+def _mtime(path: str | Path) -> int | None:
+    """Modification time in ns, or None when another process has just removed the file."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -74,12 +86,6 @@ def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
     (bf16/fp16), newest first."""
     usable = runs[~runs["stale"].astype(bool)]  # astype: an empty frame has object dtype
     return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
-
-
-def _content_hash(bm: Benchmark, n_pairs: int) -> str:
-    if n_pairs >= len(bm.frame):
-        return bm.content_hash
-    return Benchmark(bm.name, bm.frame.head(n_pairs), bm.language, bm.description, bm.path).content_hash
 
 
 def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None,
@@ -96,17 +102,17 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
     """
     cache = cache or ResultCache()
     try:
+        seen = cache.snapshot(path)
         logp, meta = cache.read_entry(path)
         bm = load_benchmark(benchmark, data_dir)
-        n_pairs = int(meta.get("n_pairs", len(logp)))
-        if n_pairs < len(bm.frame):
-            bm = Benchmark(bm.name, bm.frame.head(n_pairs).copy(), bm.language, bm.description, bm.path)
+        bm = bm.first(int(meta.get("n_pairs", len(logp))))
         if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
             raise StaleResult(f"the cached result was computed on a different version of {benchmark!r}; "
                               "score it again")
         check_ids(logp, bm.frame["pair_id"].tolist())
     except CorruptCacheFile as exc:
-        cache.discard(path)
+        if seen is not None:  # (None: it was not there to begin with)
+            cache.discard(path, seen)
         raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
                             "score it again") from exc
     key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)

@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from biascore.core.registry import Page, ProgressFn, register_scorer
 from biascore.core.cache import CacheKey, ResultCache, check_ids
 from biascore.core.keys import result_key
 from biascore.core.datasets import Benchmark, load_benchmark
@@ -39,7 +40,7 @@ from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.pair_tokens import PairTokens, pair_of, shares_only_punctuation, tokenize_sentences
+from biascore.core.pair_tokens import PairTokens, flatten_spans, pair_of, shares_only_punctuation, tokenize_sentences
 from biascore.core.precision import approximate_note, resolve_dtype
 from biascore.stats.intervals import proportion_ci
 
@@ -58,10 +59,6 @@ LOGP_COLUMNS = ["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans",
 
 
 # --------------------------------------------------------------------------- tokenisation
-def _flatten_spans(spans) -> list[int]:
-    return [int(x) for span in spans for x in span]
-
-
 def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
     rec = {"pair_id": int(pair_id), "tokens": [], "more_tokens": [], "less_tokens": [], "more_spans": [],
            "less_spans": [], "more_u": [], "less_u": [], "logp_more": [], "logp_less": [], "truncated": False,
@@ -74,7 +71,7 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
     rec.update(
         tokens=[pt.more.tokens[content_more[p]] for p in pt.shared_more],
         more_tokens=list(pt.more.tokens), less_tokens=list(pt.less.tokens),
-        more_spans=_flatten_spans(pt.more.spans), less_spans=_flatten_spans(pt.less.spans),
+        more_spans=flatten_spans(pt.more.spans), less_spans=flatten_spans(pt.less.spans),
         more_u=[idx_more.get(p, -1) for p in pt.more.content], less_u=[idx_less.get(p, -1) for p in pt.less.content],
         truncated=pt.truncated)
     return rec
@@ -122,7 +119,7 @@ def _gold(lm: LanguageModel, fn, seqs: list, pos: list, plan: BatchPlan, progres
 
 
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
-                        progress: Callable[[int, int], None] | None,
+                        progress: ProgressFn | None,
                         numerics: str = "exact") -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
@@ -164,7 +161,7 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
 
 
 def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | None = None,
-                     progress: Callable[[int, int], None] | None = None, numerics: str = "exact") -> pd.DataFrame:
+                     progress: ProgressFn | None = None, numerics: str = "exact") -> pd.DataFrame:
     """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS).
 
     ``numerics``: ``exact`` (the model's own dtype, float32 by default) or ``fast-exact`` (half-precision pass +
@@ -188,10 +185,10 @@ def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | N
 
 def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
                     jsd: JsdVariant = "reference", limit: int | None = None,
-                    progress: Callable[[int, int], None] | None = None, cache: ResultCache | None = None,
+                    progress: ProgressFn | None = None, cache: ResultCache | None = None,
                     data_dir=None, shard_pairs: int | None = None,
                     identity: ModelIdentity | None = None,
-                    waiting: Callable[[int, int], None] | None = None, numerics: str = "exact") -> pd.DataFrame:
+                    waiting: ProgressFn | None = None, numerics: str = "exact") -> pd.DataFrame:
     """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
 
     ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
@@ -204,7 +201,7 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
     """
     bm = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark, data_dir)
     if limit is not None:
-        bm = Benchmark(bm.name, bm.frame.head(limit).copy(), bm.language, bm.description, bm.path, bm.malformed)
+        bm = bm.first(limit)
     cache = cache or ResultCache()
     if isinstance(lm, LanguageModel):
         identity = lm.identity()
@@ -235,7 +232,7 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
 
 
 def _score_shards(lm: LanguageModel, bm: Benchmark, cache: ResultCache, key: CacheKey, ids: list[int],
-                  shard_pairs: int, progress: Callable[[int, int], None] | None,
+                  shard_pairs: int, progress: ProgressFn | None,
                   numerics: str = "exact") -> pd.DataFrame:
     """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress, and store the
     finished, checked result."""
@@ -306,6 +303,11 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
 
 
 # --------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=10,
+                 pages=[Page("views/overview.py", "Overview", "📊"),
+                        Page("views/token_attributions.py", "Token attributions", "🔎"),
+                        Page("views/try_pair.py", "Try a pair", "✍️"),
+                        Page("views/translation_review.py", "Translation review", "🇵🇭")])
 def register_cli(sub) -> None:
     from biascore.cli.args import add_common_args, add_model_args, int_at_least
 
@@ -340,14 +342,18 @@ def run_cli(args: argparse.Namespace) -> int:
     bar = tqdm(total=len(bm.frame) if args.limit is None else min(args.limit, len(bm.frame)), unit="pair",
                desc=f"{args.model} on {bm.name}", file=sys.stderr)
 
-    def progress(done, total):
+    def progress(done, total, desc=f"{args.model} on {bm.name}"):
+        bar.set_description_str(desc, refresh=False)
         bar.total = total
         bar.n = done
         bar.refresh()
 
+    def waiting(done, total):  # another process is scoring this very model × benchmark: show its progress
+        progress(done, total, f"waiting for another process scoring {args.model} on {bm.name}")
+
     numerics = "fast-exact" if getattr(args, "fast_exact", False) else "exact"
     frame = score_benchmark(lambda: model_from_args(args), bm, jsd=args.jsd, limit=args.limit, progress=progress,
-                            identity=identity, numerics=numerics)
+                            identity=identity, numerics=numerics, waiting=waiting)
     bar.close()
     elapsed = time.perf_counter() - t0
     summary = summarize(frame, args.metric)

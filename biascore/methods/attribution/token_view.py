@@ -6,7 +6,8 @@ No scoring happens here; this only regroups what :mod:`biascore.methods.attribut
 * token level: every non-special token of the sentence, its text (the sentence's characters at the
   token's offsets, so byte-level markers such as ``Ġ`` or ``▁`` never show), and b(u) of the shared
   token it is, or NaN for a modified token (those are not scored);
-* word level: the sentence's words and punctuation marks (:func:`biascore.review.minimal_pair.split_units`);
+* word level: the sentence's words and punctuation marks (the engine's one word definition,
+  :func:`biascore.core.pair_tokens.word_spans`);
   a word's b is the mean b(u) of the shared tokens that overlap it (the same rule as the engine's
   ``word_bu``); a word without any shared token is modified and not scored.
 
@@ -15,23 +16,16 @@ b(u) < 0 means the unit pushes the model toward the more-biased sentence (Gamboa
 from __future__ import annotations
 
 import math
-import re
 from typing import Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from biascore.review.minimal_pair import _UNIT_RE
+from biascore.core.pair_tokens import unflatten_spans, word_spans
 
 Side = Literal["more", "less"]
 Level = Literal["token", "word"]
 UNIT_COLUMNS = ["text", "start", "end", "b", "scored", "position"]
-
-
-def pairs_of(flat: Sequence[int]) -> list[tuple[int, int]]:
-    """``[s0, e0, s1, e1, ...]`` → ``[(s0, e0), (s1, e1), ...]`` (the engine stores offsets flattened)."""
-    flat = [int(x) for x in flat]
-    return list(zip(flat[0::2], flat[1::2]))
 
 
 def _as_list(value) -> list:
@@ -44,7 +38,7 @@ def token_units(row: Mapping, side: Side) -> pd.DataFrame:
     """The tokens of one sentence of a scored pair with b(u) (NaN and ``scored=False`` for modified tokens)."""
     sentence = str(row[f"sent_{side}"])
     tokens = _as_list(row[f"{side}_tokens"])
-    spans = pairs_of(_as_list(row[f"{side}_spans"]))
+    spans = unflatten_spans(_as_list(row[f"{side}_spans"]))
     u_index = [int(i) for i in _as_list(row[f"{side}_u"])]
     bu = [float(x) for x in _as_list(row["bu"])]
     records = []
@@ -62,11 +56,10 @@ def word_units(row: Mapping, side: Side) -> pd.DataFrame:
     sentence = str(row[f"sent_{side}"])
     toks = token_units(row, side)
     records = []
-    for pos, m in enumerate(re.finditer(_UNIT_RE, sentence)):
-        ws, we = m.span()
+    for pos, (ws, we) in enumerate(word_spans(sentence)):
         inside = toks[(toks.start < we) & (toks.end > ws) & toks.scored]
         b = float(np.mean(inside.b)) if len(inside) else float("nan")
-        records.append((m.group(), ws, we, b, bool(len(inside)), pos))
+        records.append((sentence[ws:we], ws, we, b, bool(len(inside)), pos))
     return pd.DataFrame.from_records(records, columns=UNIT_COLUMNS)
 
 
@@ -94,7 +87,7 @@ def strongest_token(row: Mapping) -> tuple[str, float]:
     tokens = _as_list(row.get("tokens"))
     text = str(tokens[i]) if i < len(tokens) else ""
     u_index = [int(x) for x in _as_list(row.get("more_u"))]
-    spans = pairs_of(_as_list(row.get("more_spans")))
+    spans = unflatten_spans(_as_list(row.get("more_spans")))
     sentence = str(row.get("sent_more", ""))
     if i in u_index and u_index.index(i) < len(spans):
         start, end = spans[u_index.index(i)]

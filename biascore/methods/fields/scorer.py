@@ -30,11 +30,12 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
+from biascore.core.pair_tokens import unflatten_spans
+from biascore.core.registry import Page, ProgressFn, register_scorer
 from biascore.methods.fields import tagging as st_tags
 from biascore.methods.fields.tagging import NoLexiconError
 
@@ -49,11 +50,6 @@ DEFAULT_SENSES = "all"
 
 
 # --------------------------------------------------------------------------------------- words → fields
-def _spans(flat) -> list[tuple[int, int]]:
-    flat = [int(x) for x in flat]
-    return list(zip(flat[0::2], flat[1::2]))
-
-
 def _token_tags(tag_string: str, senses: str) -> list[str]:
     tags = tag_string.split(st_tags.TAG_SEPARATOR) if tag_string else []
     return tags if senses == "all" else tags[:1]
@@ -98,7 +94,7 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str
         tags_row = by_sentence.get(pair.sent_more)
         if tags_row is None:
             raise ValueError(f"pair {pair.pair_id}: its sentence was not tagged: {pair.sent_more!r}")
-        spans = _spans(pair.word_spans)
+        spans = unflatten_spans(pair.word_spans)
         tok_spans = list(zip((int(x) for x in tags_row.tok_start), (int(x) for x in tags_row.tok_end)))
         for i, (word, (start, end), b, toks) in enumerate(zip(pair.words, spans, pair.word_bu,
                                                                align_tokens(spans, tok_spans))):
@@ -195,7 +191,7 @@ def _require_lexicon(langs: pd.Series, fallback: str) -> pd.Series:
 
 def fields_from_scores(attribution: pd.DataFrame, language: str | pd.Series = "en", *, min_count: int = 30,
                        top: int | None = 10, senses: str = DEFAULT_SENSES, model: str = "", benchmark: str = "",
-                       progress: Callable[[int, int], None] | None = None, cache=None) -> FieldsResult:
+                       progress: ProgressFn | None = None, cache=None) -> FieldsResult:
     """Tag the scored pairs (cached) and build the table. Pairs in a language without a lexicon are left
     out and counted in ``untagged``; if no pair has a lexicon, :class:`NoLexiconError` is raised.
     ``progress(done, total)`` follows the tagging of sentences not tagged before."""
@@ -237,7 +233,7 @@ def is_scored(model, benchmark, cache=None) -> bool:
 
 
 def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = DEFAULT_SENSES,
-                 limit: int | None = None, progress: Callable[[int, int], None] | None = None,
+                 limit: int | None = None, progress: ProgressFn | None = None,
                  cache=None, identity=None) -> FieldsResult:
     """Score ``benchmark`` with the attribution engine (cached) and build the semantic-field table.
 
@@ -257,6 +253,7 @@ def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, se
 
 
 # --------------------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=20, pages=[Page("views/semantic_fields.py", "Semantic fields", "🏷️")])
 def register_cli(subparsers) -> None:
     from biascore.cli.args import add_common_args, add_model_args, int_at_least
 

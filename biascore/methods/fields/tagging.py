@@ -17,7 +17,6 @@ Languages without a USAS lexicon (Filipino, ``tl``) raise :class:`NoLexiconError
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -28,12 +27,14 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 import pandas as pd
 
+from biascore.core.registry import ProgressFn
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.hashing import file_sha256, sentences_hash
 
 #: Tagger resources per language (paths relative to the data directory). A language not listed has no tagger.
 LEXICONS: dict[str, dict] = {
@@ -68,11 +69,7 @@ def has_lexicon(language: str) -> bool:
 
 # --------------------------------------------------------------------------------------- the tagger
 def _file_hash(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
+    return file_sha256(path)[:16]
 
 
 def _resource_paths(language: str, data_dir: str | Path | None = None) -> dict[str, Path]:
@@ -182,7 +179,7 @@ def get_tagger(language: str = "en", data_dir: str | Path | None = None) -> Tagg
 
 
 # --------------------------------------------------------------------------------------- tagging
-def _tag_docs(tagger: Tagger, sentences: list[str], progress: Callable[[int, int], None] | None) -> pd.DataFrame:
+def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None) -> pd.DataFrame:
     from tqdm.auto import tqdm
 
     rows = []
@@ -202,16 +199,9 @@ def _tag_docs(tagger: Tagger, sentences: list[str], progress: Callable[[int, int
     return pd.DataFrame(rows, columns=["sentence", "tok_text", "tok_start", "tok_end", "tok_pos", "tok_tags"])
 
 
-def sentences_hash(sentences: Iterable[str]) -> str:
-    h = hashlib.sha256()
-    for s in sentences:
-        h.update(json.dumps(str(s)).encode())
-    return h.hexdigest()[:20]
-
-
 def tag_sentences(sentences: Iterable[str], language: str = "en", *, data_dir: str | Path | None = None,
                   cache: ResultCache | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                  progress: ProgressFn | None = None) -> pd.DataFrame:
     """Tag each distinct sentence with USAS; cached by sentence content and lexicon hashes.
 
     Returns one row per distinct sentence (in first-seen order) with columns ``sentence``, ``tok_text``,

@@ -27,7 +27,6 @@ import threading
 import unicodedata
 import weakref
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -37,7 +36,9 @@ from scipy import stats
 from biascore.core.cache import ResultCache
 from biascore.core.keys import result_key
 from biascore.core.datasets import BenchmarkError, load_benchmark
+from biascore.core.registry import ProgressFn
 from biascore.core.seat_tests import GenderWordLists, load_gender_wordlists
+from biascore.methods.heads.head_table import scores_to_matrix
 
 NAME = "heads-counter"
 #: (benchmark, bias_type filter) pairs the sentences come from.
@@ -200,7 +201,7 @@ def pair_attention(lm, pair: CounterPair) -> tuple[np.ndarray, np.ndarray]:
 
 
 def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = None,
-                            progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+                            progress: ProgressFn | None = None) -> pd.DataFrame:
     """One row per sentence: the pair, ``w_orig``, ``w_counter``, ``d`` (flattened layers × heads), cached."""
     lists = load_gender_wordlists(data_dir)
     pairs, hashes = collect_pairs(lists, attribute_first=lm.kind == "causal", data_dir=data_dir)
@@ -216,7 +217,7 @@ def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = No
                          "w_orig": w_o.ravel().tolist(), "w_counter": w_c.ravel().tolist(),
                          "d": (w_o - w_c).ravel().tolist()})
             if progress:
-                progress((k + 1) / len(pairs))
+                progress(k + 1, len(pairs))
         return pd.DataFrame(rows)
 
     return (cache or ResultCache()).get_or_compute(key, compute)
@@ -252,3 +253,19 @@ def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
         rows.append({"group": label, "heads": int(sel.sum()), "N": int(len(per_sentence)),
                      "mean_d": float(per_sentence.mean()) if len(per_sentence) else float("nan"), "t": t, "p": p})
     return pd.DataFrame(rows)
+
+
+def counter_stereotype_table(counter: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """The Figure-4 table for a :func:`counter_attention_frame` and a head-score frame (``layer, head, score``)."""
+    return counter_stereotype_test(d_array(counter), scores_to_matrix(scores))
+
+
+def head_attention(row: pd.Series, layer: int, head: int) -> tuple[float, float]:
+    """Normalised attention target → attribute of head ``layer``-``head`` (1-based) in one row of
+    :func:`counter_attention_frame`: (original sentence, counter sentence)."""
+    L, H = int(row["layers"]), int(row["heads"])
+    at = (layer - 1) * H + (head - 1)
+    if not (1 <= layer <= L and 1 <= head <= H):
+        raise ValueError(f"head {layer}-{head} outside {L} layers x {H} heads")
+    return float(row["w_orig"][at]), float(row["w_counter"][at])
+

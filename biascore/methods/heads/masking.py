@@ -17,9 +17,6 @@ sentences do not use.
 """
 from __future__ import annotations
 
-import hashlib
-from typing import Callable
-
 import numpy as np
 import pandas as pd
 import torch
@@ -28,6 +25,9 @@ from tqdm.auto import tqdm
 from biascore.core.cache import ResultCache
 from biascore.core.keys import result_key
 from biascore.core.datasets import load_benchmark
+from biascore.core.hashing import bytes_sha256
+from biascore.core.registry import ProgressFn
+from biascore.methods.heads.head_table import scores_to_matrix
 from biascore.methods.heads.masks import HeadMask, mask_from_heads
 from biascore.core.lm_scoring import causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.seat_tests import SeatTest
@@ -102,16 +102,14 @@ def masked_perplexity(lm, sentences: list[str], mask: torch.Tensor) -> float:
 
 def masking_table(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3, draws: int = 5,
                   n_held_out: int = 40, data_dir=None, cache: ResultCache | None = None,
-                  progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+                  progress: ProgressFn | None = None) -> pd.DataFrame:
     """Table 1a: one row per strategy with ``strategy, heads, n_masked, effect_size, abs_effect_size,
     ppl_kind, perplexity`` (random: means over the draws, ``heads`` lists the first draw)."""
-    from biascore.methods.heads.scorer import scores_to_matrix
-
     scores = scores_to_matrix(scores_frame)
     sentences = held_out_sentences(n_held_out, data_dir) if perplexity_kind(lm) != "n/a" else []
     key = result_key(NAME, lm, seat_test=test.name, seat_hash=test.content_hash, k=k, draws=draws,
-                     scores=hashlib.sha256(np.ascontiguousarray(scores).tobytes()).hexdigest()[:16],
-                     held_out=hashlib.sha256("\n".join(sentences).encode()).hexdigest()[:16])
+                     scores=bytes_sha256(np.ascontiguousarray(scores).tobytes())[:16],
+                     held_out=bytes_sha256("\n".join(sentences))[:16])
 
     def compute() -> pd.DataFrame:
         embedder = SeatEmbedder(lm, test)
@@ -129,7 +127,7 @@ def masking_table(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3,
                 done += 1
                 bar.update(1)
                 if progress:
-                    progress(done / total)
+                    progress(done, total)
             rows.append({"strategy": label, "heads": ", ".join(f"{l + 1}-{h + 1}" for l, h in head_sets[0]),
                          "n_masked": len(head_sets[0]), "effect_size": float(np.mean(es)),
                          "abs_effect_size": float(np.mean(np.abs(es))), "ppl_kind": perplexity_kind(lm),

@@ -19,14 +19,15 @@ Entry point: :func:`head_scores`. The counter-stereotype test is in
 from __future__ import annotations
 
 import argparse
-from typing import Callable
-
 import numpy as np
 import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from biascore.core.registry import Page, ProgressFn, register_scorer
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.methods.heads.head_table import scores_frame, scores_to_matrix, top_heads
+from biascore.methods.heads.masking import masking_table
 from biascore.core.keys import result_key
 from biascore.methods.heads.masks import HeadMask
 from biascore.core.seat_tests import WORD_TEMPLATES, SeatTest, load_seat_test
@@ -43,8 +44,11 @@ def _as_test(test: SeatTest | str, data_dir=None) -> SeatTest:
 
 
 def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 256,
-                      progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, float]:
-    """(b, effect size at m = 1): b is the (layers, heads) gradient of |ES| w.r.t. the head mask."""
+                      progress: ProgressFn | None = None) -> tuple[np.ndarray, float]:
+    """(b, effect size at m = 1): b is the (layers, heads) gradient of |ES| w.r.t. the head mask.
+
+    ``progress(done, total)`` follows the backward batches (a test that fits in one batch has none).
+    """
     emb = SeatEmbedder(lm, test, batch_size=batch_size)
     with HeadMask(lm.model) as hm:
         mask = hm.mask.requires_grad_(True)
@@ -63,21 +67,8 @@ def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 256,
                 (g,) = torch.autograd.grad(pooled(lm, batch), mask, grad_outputs=gE[sl].to(mask.dtype))
                 grad += g
                 if progress:
-                    progress((k + 1) / len(emb.batches))
+                    progress(k + 1, len(emb.batches))
     return grad.detach().double().cpu().numpy(), float(es.detach())
-
-
-def scores_frame(b: np.ndarray) -> pd.DataFrame:
-    """One row per head: 1-based ``layer``, ``head`` (the paper's "9-12") and ``score``."""
-    layers, heads = np.meshgrid(np.arange(b.shape[0]), np.arange(b.shape[1]), indexing="ij")
-    return pd.DataFrame({"layer": layers.ravel() + 1, "head": heads.ravel() + 1, "score": b.ravel()})
-
-
-def scores_to_matrix(frame: pd.DataFrame) -> np.ndarray:
-    """Back from :func:`scores_frame` rows to the (layers, heads) matrix."""
-    b = np.full((int(frame["layer"].max()), int(frame["head"].max())), np.nan)
-    b[frame["layer"].to_numpy() - 1, frame["head"].to_numpy() - 1] = frame["score"].to_numpy()
-    return b
 
 
 def cache_key(lm, test: SeatTest) -> CacheKey:
@@ -85,7 +76,7 @@ def cache_key(lm, test: SeatTest) -> CacheKey:
 
 
 def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None, batch_size: int = 256,
-                cache: ResultCache | None = None, progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+                cache: ResultCache | None = None, progress: ProgressFn | None = None) -> pd.DataFrame:
     """Per-head bias scores for one SEAT test, cached. Columns ``layer, head, score, effect_size``
     (``effect_size``: the signed SEAT effect size of the unmasked model, the same on every row)."""
     test = _as_test(seat_test, data_dir)
@@ -100,14 +91,8 @@ def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=N
     return cache.get_or_compute(cache_key(lm, test), compute)
 
 
-def top_heads(frame: pd.DataFrame, k: int = 10) -> pd.DataFrame:
-    """The k heads with the largest scores, with a ``name`` column like the paper's "9-12"."""
-    top = frame.nlargest(k, "score").copy()
-    top.insert(0, "name", [f"{l}-{h}" for l, h in zip(top["layer"], top["head"])])
-    return top.reset_index(drop=True)
-
-
 # --------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=30, pages=[Page("views/attention_heads.py", "Attention heads", "🧠")])
 def register_cli(subparsers) -> None:
     from biascore.cli.args import add_common_args, add_model_args, int_at_least
 
@@ -130,7 +115,6 @@ def register_cli(subparsers) -> None:
 
 def run_cli(args: argparse.Namespace) -> int:
     from biascore.cli.args import model_from_args
-    from biascore.methods.heads.masking import masking_table
 
     lm = model_from_args(args)
     test = load_seat_test(args.seat_test)

@@ -15,11 +15,11 @@ start token is never pooled. Texts go through ``lm.prepare_text`` (lower-casing 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 import torch
 
+from biascore.core.embeddings import last_hidden_state
+from biascore.core.registry import ProgressFn
 from biascore.stats.effect_size import effect_size
 from biascore.core.seat_tests import ROLES, WORD_TEMPLATES, SeatTest
 
@@ -96,14 +96,10 @@ def encode(lm, texts: list[str], spans: list[tuple[int, int] | None]) -> Encoded
     return EncodedBatch(ids.to(lm.device), att.to(lm.device), pool.to(lm.device))
 
 
-def final_hidden(lm, batch: EncodedBatch) -> torch.Tensor:
-    """Final-layer hidden states (batch, tokens, dim) from the model's base transformer."""
-    out = lm.model.base_model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
-    return out.last_hidden_state
-
-
 def pooled(lm, batch: EncodedBatch) -> torch.Tensor:
-    hidden = final_hidden(lm, batch)
+    """Each row's weighted mean of the final layer (the engine's one forward pass,
+    :func:`biascore.core.embeddings.last_hidden_state`, run with gradients for the head mask)."""
+    hidden = last_hidden_state(lm, batch.input_ids, batch.attention_mask)
     return torch.einsum("bt,btd->bd", batch.pool.to(hidden.dtype), hidden)
 
 
@@ -129,10 +125,10 @@ class SeatEmbedder:
         X, Y, A, B = (items[self.role_index[r]] for r in ROLES)
         return effect_size(X, Y, A, B)
 
-    def embed_all(self, progress: Callable[[float], None] | None = None) -> torch.Tensor:
+    def embed_all(self, progress: ProgressFn | None = None) -> torch.Tensor:
         parts = []
         for k, batch in enumerate(self.batches):
             parts.append(pooled(self.lm, batch))
             if progress:
-                progress((k + 1) / len(self.batches))
+                progress(k + 1, len(self.batches))
         return torch.cat(parts)

@@ -49,13 +49,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from biascore.core.registry import Page, register_scorer
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.datasets import BenchmarkError
 from biascore.core.models import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
-from biascore.core.embeddings import POOLINGS, ProgressFn, cached_embeddings
+from biascore.core.embeddings import POOLINGS, cached_embeddings
 from biascore.core.keys import result_key
+from biascore.core.registry import ProgressFn
 
 NAME = "labdet"
 SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
@@ -370,6 +372,7 @@ def score_labdet(lm: LanguageModel, lang: str = "en", *, probe: str = "svm", alp
 
 
 # --------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=40, pages=[Page("views/nationality.py", "Nationality (LABDet)", "🌍")])
 def register_cli(subparsers) -> None:
     from biascore.cli.args import add_common_args, add_model_args, float_between, int_at_least
 

@@ -1,0 +1,304 @@
+"""Words view: every word type of a benchmark with its bias attribution, for one model (or two side by side).
+
+Bias attribution score paper (Gamboa & Lee, §3.3–3.4 and §4.3): b(u) < 0 means the shared word u pushes the
+model toward the more-biased sentence. The paper groups words by USAS semantic field and reports, per field,
+the share of its words with b < 0 / b = 0 / b > 0 (Table 6; :mod:`biascore.methods.fields.scorer`). This
+module does the same one level down, per **word type**, so the words behind a field (``molest``, ``date``,
+``caring``) can be ranked and browsed.
+
+Words are the attribution engine's word units — the ``words`` / ``word_bu`` columns of
+:func:`biascore.methods.attribution.scorer.attribution_frame`: the words of the more-biased sentence that
+contain at least one shared (unmodified) token, each with b(w) = mean b(u) of its shared tokens. Nothing is
+re-tokenised here. An *occurrence* is one such word in one pair.
+
+Word type (:func:`word_types`): the unit's text, Unicode NFKC-normalised, typographic apostrophes (’ ‘ ʼ)
+replaced by ``'``, then case-folded (``str.casefold``), so ``Gay``/``gay`` and ``don’t``/``don't`` are one
+type. Units without a letter or a digit (punctuation-only: ``.``, ``,``, ``'``, ``--``) are left out.
+Nothing else is merged (no stemming or lemmatisation: ``gay``/``gays`` are two types).
+
+Per word type w with occurrences b_1 … b_n (after the bias-type filter):
+
+    n_pairs        = number of distinct pairs with at least one occurrence of w
+    n_occurrences  = n                      (a word used twice in one pair counts twice)
+    mean_b         = (1/n) Σ b_i
+    95 % interval  = mean_b ± t_{0.975, n−1} · s / √n     (Student's t over occurrences, s with ddof = 1)
+                     undefined (NaN) when n = 1 — never a zero-width interval; a word whose b is exactly
+                     equal in every occurrence (e.g. b = 0 for a causal model's shared prefix) has s = 0 and
+                     an honest zero-width interval only when n ≥ 2
+    share_biased   = |{i : b_i < 0}| / n    (pushes toward the more-biased sentence; the paper's ↑ bias)
+    share_zero     = |{i : b_i = 0}| / n    (no influence; the paper's ∘ bias); share b > 0 = the rest
+
+The t-interval treats the occurrences as independent draws; two occurrences in one pair are not quite
+independent, so for such words the interval is somewhat optimistic.
+
+Entry points: :func:`word_occurrences` (one row per occurrence, from an attribution frame),
+:func:`occurrences_for_run` (the same for one cached run, cached as parquet), :func:`word_table`,
+:func:`word_pairs`, :func:`compare_words`; CLI ``python -m biascore words``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.registry import Page, register_scorer
+
+NAME = "words"
+SUMMARY = "every word type of a benchmark with its pair count, mean b, 95 percent t-interval and share of b<0"
+
+#: bumped when the word-type normalisation changes (part of the cache key)
+WORD_TYPES_VERSION = 1
+CONFIDENCE = 0.95
+OCCURRENCE_COLUMNS = ["pair_id", "bias_type", "word_index", "word", "word_type", "b"]
+TABLE_COLUMNS = ["word_type", "n_pairs", "n_occurrences", "mean_b", "ci_low", "ci_high", "share_biased",
+                 "share_zero", "forms"]
+PAIR_COLUMNS = ["pair_id", "bias_type", "occurrences", "b", "sjsd", "biased", "sent_more", "sent_less"]
+_APOSTROPHES = "[\u2019\u2018\u02bc]"
+
+
+# --------------------------------------------------------------------------------------- occurrences
+def word_types(words: pd.Series) -> pd.Series:
+    """The word type of each unit (see module docstring); NaN for a punctuation-only unit."""
+    folded = (words.astype(str).str.normalize("NFKC").str.replace(_APOSTROPHES, "'", regex=True)
+              .str.casefold().str.strip())
+    return folded.where(folded.str.contains(r"[^\W_]", regex=True))
+
+
+def word_occurrences(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per scored word of every pair (columns :data:`OCCURRENCE_COLUMNS`), punctuation-only units
+    left out. ``frame`` is an attribution frame (needs ``pair_id, bias_type, words, word_bu``; pairs with a
+    ``skipped_reason`` have no words and contribute nothing)."""
+    cols = frame[["pair_id", "bias_type", "words", "word_bu"]]
+    lengths = cols["words"].map(len).to_numpy()
+    if not len(cols) or lengths.sum() == 0:
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(
+            OCCURRENCE_COLUMNS, ["int64", "object", "int64", "object", "object", "float64"])})
+    if not np.array_equal(lengths, cols["word_bu"].map(len).to_numpy()):
+        raise ValueError("attribution frame is inconsistent: words and word_bu differ in length")
+    flat = cols.explode(["words", "word_bu"], ignore_index=True).dropna(subset=["words"])
+    occ = pd.DataFrame({
+        "pair_id": flat["pair_id"].astype("int64").to_numpy(),
+        "bias_type": flat["bias_type"].astype(str).to_numpy(),
+        "word_index": np.concatenate([np.arange(n) for n in lengths[lengths > 0]]),
+        "word": flat["words"].astype(str).to_numpy(),
+        "b": flat["word_bu"].astype("float64").to_numpy(),
+    })
+    occ.insert(4, "word_type", word_types(occ["word"]).to_numpy())
+    return occ.dropna(subset=["word_type"]).reset_index(drop=True)
+
+
+def occurrences_cache_key(run_path: str | Path, jsd: str) -> CacheKey:
+    """The cache key of one run's occurrences: the run's own digest (its file name, which already covers
+    model, benchmark content and pair count), the JSD variant and the word-type normalisation."""
+    return CacheKey.make("words", run=Path(run_path).stem, jsd=jsd, word_types=WORD_TYPES_VERSION)
+
+
+def occurrences_for_run(run_path: str | Path, benchmark: str, *, jsd: str = "reference", data_dir=None,
+                        cache: ResultCache | None = None) -> pd.DataFrame:
+    """:func:`word_occurrences` of one cached attribution run (see :mod:`.results`), itself cached as a flat
+    parquet file (no list columns), so a later call reads it in milliseconds without the attribution frame."""
+    from biascore.methods.attribution.results import load_run
+
+    cache = cache or ResultCache()
+    return cache.get_or_compute(
+        occurrences_cache_key(run_path, jsd),
+        lambda: word_occurrences(load_run(run_path, benchmark, jsd=jsd, data_dir=data_dir, cache=cache)))
+
+
+# --------------------------------------------------------------------------------------- aggregation
+def _select(occ: pd.DataFrame, bias_types: Iterable[str] | None) -> pd.DataFrame:
+    types = [str(t) for t in bias_types or []]
+    return occ[occ["bias_type"].isin(types)] if types else occ
+
+
+def word_table(occ: pd.DataFrame, bias_types: Iterable[str] | None = None, min_count: int = 1) -> pd.DataFrame:
+    """Per word type: counts, mean b, the 95 % Student-t interval and the shares (formulas in the module
+    docstring). Only occurrences of ``bias_types`` count (all when empty); word types in fewer than
+    ``min_count`` pairs are left out. Sorted by ``n_pairs`` (descending), then ``mean_b``, then the word."""
+    if min_count < 1:
+        raise ValueError(f"--min-count must be at least 1 (got {min_count})")
+    sel = _select(occ, bias_types)
+    b = sel["b"].to_numpy(dtype=float)
+    if np.isnan(b).any():
+        raise ValueError("word scores contain NaN; a scored word always has a finite b")
+    marks = pd.DataFrame({"word_type": sel["word_type"].to_numpy(), "pair_id": sel["pair_id"].to_numpy(),
+                          "b": b, "biased": b < 0, "zero": b == 0})
+    g = marks.groupby("word_type", sort=False)
+    table = pd.DataFrame({
+        "n_pairs": g["pair_id"].nunique(), "n_occurrences": g["b"].size(), "mean_b": g["b"].mean(),
+        "sd": g["b"].std(ddof=1), "share_biased": g["biased"].mean(), "share_zero": g["zero"].mean()})
+    table = table[table["n_pairs"] >= min_count]
+    n = table["n_occurrences"].to_numpy()
+    defined = n >= 2
+    half = np.full(len(table), np.nan)
+    half[defined] = (stats.t.ppf(0.5 + CONFIDENCE / 2, n[defined] - 1)
+                     * table["sd"].to_numpy()[defined] / np.sqrt(n[defined]))
+    table["ci_low"] = table["mean_b"] - half
+    table["ci_high"] = table["mean_b"] + half
+    table["forms"] = _forms(sel[sel["word_type"].isin(table.index)]).reindex(table.index)
+    table = table.reset_index().rename(columns={"index": "word_type"})
+    table = table.sort_values(["n_pairs", "mean_b", "word_type"], ascending=[False, True, True], kind="stable")
+    return table[TABLE_COLUMNS].reset_index(drop=True)
+
+
+def _forms(occ: pd.DataFrame) -> pd.Series:
+    """Per word type, its distinct written forms, sorted and joined by " · " (one pass over sorted arrays;
+    a pandas per-group apply costs ~4× more for thousands of types)."""
+    uniq = occ[["word_type", "word"]].drop_duplicates().sort_values(["word_type", "word"])
+    keys, words = uniq["word_type"].to_numpy(object), uniq["word"].to_numpy(object)
+    if not len(keys):
+        return pd.Series(dtype=object)
+    cut = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    return pd.Series([" · ".join(w) for w in np.split(words, cut)], index=keys[np.r_[0, cut]], dtype=object)
+
+
+def max_pair_count(occ: pd.DataFrame) -> int:
+    """The largest ``n_pairs`` of any word type (1 when there is none): the top of a minimum-count slider."""
+    return int(occ.groupby("word_type", sort=False)["pair_id"].nunique().max()) if len(occ) else 1
+
+
+def word_pairs(occ: pd.DataFrame, pairs: pd.DataFrame, word_type: str,
+               bias_types: Iterable[str] | None = None) -> pd.DataFrame:
+    """The pairs in which ``word_type`` occurs (columns :data:`PAIR_COLUMNS`): ``occurrences`` in the pair,
+    ``b`` = mean b of those occurrences, and the pair's S_JSD, verdict and sentences from ``pairs`` (an
+    attribution frame or :func:`.token_view.pair_table`). Most negative b first."""
+    sel = _select(occ, bias_types)
+    sel = sel[sel["word_type"] == word_type]
+    per = sel.groupby("pair_id", sort=False)["b"].agg(occurrences="size", b="mean").reset_index()
+    info = pairs[["pair_id", "bias_type", "sjsd", "biased", "sent_more", "sent_less"]]
+    out = per.merge(info, on="pair_id", how="left", validate="one_to_one")
+    return out.sort_values(["b", "pair_id"], kind="stable")[PAIR_COLUMNS].reset_index(drop=True)
+
+
+def compare_words(occurrences: dict[str, pd.DataFrame], bias_types: Iterable[str] | None = None,
+                  min_count: int = 1) -> pd.DataFrame:
+    """Two (or more) models side by side, joined on word type (outer join: a word one model never scored
+    has NaN for it). A word is kept when at least one model has it in ``min_count`` pairs or more, and
+    every model's numbers are its own unfiltered ones. Columns ``word_type`` then, per model label,
+    ``<label>: n_pairs``, ``: mean_b``, ``: ci_low``, ``: ci_high``, ``: share_biased``; with two models
+    ``mean_b difference`` = second − first. Sorted by the largest ``n_pairs`` of any model."""
+    if len(occurrences) < 2:
+        raise ValueError("choose two different models to compare")
+    cols = ["n_pairs", "mean_b", "ci_low", "ci_high", "share_biased"]
+    joined = None
+    for label, occ in occurrences.items():
+        t = word_table(occ, bias_types, 1).set_index("word_type")[cols]
+        t.columns = [f"{label}: {c}" for c in cols]
+        joined = t if joined is None else joined.join(t, how="outer")
+    counts = joined[[f"{label}: n_pairs" for label in occurrences]]
+    joined = joined[counts.max(axis=1) >= min_count].copy()
+    labels = list(occurrences)
+    if len(labels) == 2:
+        joined["mean_b difference"] = joined[f"{labels[1]}: mean_b"] - joined[f"{labels[0]}: mean_b"]
+    joined["_n"] = counts.max(axis=1)
+    joined = joined.reset_index().rename(columns={"index": "word_type"})
+    joined = joined.sort_values(["_n", "word_type"], ascending=[False, True], kind="stable").drop(columns="_n")
+    for label in labels:
+        joined[f"{label}: n_pairs"] = joined[f"{label}: n_pairs"].astype("Int64")
+    return joined.reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------- model + benchmark
+def scored_run(model: str, benchmark: str, args: argparse.Namespace, *, jsd: str = "reference",
+               cache: ResultCache | None = None) -> Path:
+    """The cache file of ``model``'s attribution run on the whole ``benchmark``; scores it first (progress bar
+    on stderr) when it is not cached. ``args`` carries the model options of :func:`.args.add_model_args`."""
+    from tqdm import tqdm
+
+    from biascore.cli.args import model_from_args
+    from biascore.core.datasets import load_benchmark
+    from biascore.core.models import model_identity
+    from biascore.methods.attribution.scorer import logprob_cache_key, score_benchmark
+
+    cache = cache or ResultCache()
+    bm = load_benchmark(benchmark)
+    model_args = argparse.Namespace(**{**vars(args), "model": model})
+    identity = model_identity(model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
+    lm = None
+    if identity is None:  # a hub id (or a model whose identity needs its files loaded): load it once
+        lm = model_from_args(model_args)
+        identity = lm.identity()
+    path = cache.path(logprob_cache_key(identity, bm, None))
+    if not path.exists():
+        with tqdm(total=len(bm.frame), unit="pair", desc=f"{model} on {bm.name}", file=sys.stderr) as bar:
+            def progress(done: int, total: int) -> None:
+                bar.total, bar.n = total, done
+                bar.refresh()
+
+            score_benchmark(lm if lm is not None else (lambda: model_from_args(model_args)), bm, jsd=jsd,
+                            progress=progress, cache=cache, identity=identity)
+    if not path.exists():
+        raise RuntimeError(f"{model} was scored on {bm.name}, but its result is not cached where expected ({path})")
+    return path
+
+
+# --------------------------------------------------------------------------------------- CLI
+@register_scorer(NAME, SUMMARY, order=15, pages=[Page("views/words.py", "Words", "🔤")])
+def register_cli(sub) -> None:
+    from biascore.cli.args import add_common_args, add_model_args
+
+    p = sub.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
+    add_model_args(p)
+    add_common_args(p)
+    p.add_argument("--benchmark", default="demo", help="benchmark name (see `benchmarks`) or a CSV file path")
+    p.add_argument("--bias-type", action="append", default=[], metavar="T",
+                   help="count only pairs of this bias type (repeatable; default: all)")
+    p.add_argument("--min-count", type=int, default=1, help="leave out words in fewer pairs (default 1)")
+    p.add_argument("--compare", default=None, metavar="M2", help="a second model, side by side (join on word)")
+    p.add_argument("--word", default=None, help="list the pairs of this word instead of the table")
+    p.add_argument("--top", type=int, default=30, help="rows printed (0 = all; --out always gets every row)")
+    p.add_argument("--jsd", choices=["reference", "paper"], default="reference",
+                   help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
+    p.add_argument("--out", default=None, help="write the table to this CSV file")
+    p.set_defaults(func=run_cli)
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from biascore.core.datasets import load_benchmark
+
+    bm = load_benchmark(args.benchmark)
+    known = set(bm.frame["bias_type"].astype(str))
+    unknown = [t for t in args.bias_type if t not in known]
+    if unknown:
+        raise ValueError(f"unknown --bias-type {', '.join(unknown)} for {bm.name}; choose from "
+                         + ", ".join(sorted(known)))
+    if args.compare == args.model:
+        raise ValueError("--compare needs a model other than --model")
+    path = scored_run(args.model, args.benchmark, args, jsd=args.jsd)
+    occ = occurrences_for_run(path, args.benchmark, jsd=args.jsd)
+    scope = f"bias type {', '.join(args.bias_type)}" if args.bias_type else "all bias types"
+    if args.word is not None:
+        from biascore.methods.attribution.results import load_run
+
+        wanted = word_types(pd.Series([args.word])).iloc[0]
+        if not isinstance(wanted, str):
+            raise ValueError(f"--word {args.word!r} has no letter or digit (punctuation is not a word type)")
+        frame = load_run(path, args.benchmark, jsd=args.jsd)
+        table = word_pairs(occ, frame, wanted, args.bias_type)
+        print(f"{args.model} on {bm.name}, {scope}: {len(table)} pair(s) with the word {wanted!r}")
+    elif args.compare:
+        occ2 = occurrences_for_run(scored_run(args.compare, args.benchmark, args, jsd=args.jsd), args.benchmark,
+                                   jsd=args.jsd)
+        table = compare_words({args.model: occ, args.compare: occ2}, args.bias_type, args.min_count)
+        print(f"{args.model} vs {args.compare} on {bm.name}, {scope}: {len(table)} word types in >= "
+              f"{args.min_count} pair(s) for at least one model")
+    else:
+        table = word_table(occ, args.bias_type, args.min_count)
+        print(f"{args.model} on {bm.name}, {scope}: {len(table)} word types in >= {args.min_count} pair(s); "
+              "b < 0 pushes toward the more-biased sentence; 95% Student-t interval over occurrences "
+              "(NaN when n = 1)")
+    shown = table if not args.top else table.head(args.top)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
+        print(shown.to_string(index=False, float_format=lambda x: f"{x:.4g}") if len(shown) else "(none)")
+    if args.top and len(table) > args.top:
+        print(f"… {len(table) - args.top} more (--top 0 prints all; --out writes all)")
+    if args.out:
+        table.to_csv(args.out, index=False)
+        print(f"wrote {len(table)} rows to {args.out}")
+    return 0

@@ -1,0 +1,178 @@
+"""The package layout: no import cycle (imports inside functions count), few top-level modules, one
+subpackage per method with a ``scorer`` module, and no Streamlit inside the engine.
+
+Every ``import``/``from … import`` node anywhere in a file (module level, functions, try blocks) is an
+edge; ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+METHODS = ("attribution", "fields", "heads", "labdet", "association")
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def project_modules(root: Path = REPO) -> dict[str, Path]:
+    files = [*sorted((root / "biascore").rglob("*.py")), *sorted((root / "views").rglob("*.py"))]
+    return {module_name(p, root): p for p in files}
+
+
+def _resolve(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """importer -> the project modules it imports (anywhere in the file)."""
+
+    def owner(name: str) -> str | None:  # the project module a dotted name lives in
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                mod = _resolve(node, name, path.name == "__init__.py")
+                targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in modules else mod for a in node.names]
+            for t in targets:
+                hit = owner(t)
+                if hit and hit != name:
+                    edges.add(hit)
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle():
+    cycle = find_cycle(import_graph(project_modules()))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_sees_function_level_imports(tmp_path):
+    # a planted cycle through an import inside a function must be found
+    pkg = tmp_path / "biascore"
+    (pkg / "sub").mkdir(parents=True)
+    (tmp_path / "views").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("from biascore.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from . import c\n")
+    (pkg / "sub" / "c.py").write_text("def g():\n    try:\n        import biascore.sub.a as a\n    except ImportError:\n        pass\n")
+    cycle = find_cycle(import_graph(project_modules(tmp_path)))
+    assert cycle is not None and set(cycle) == {"biascore.sub.a", "biascore.sub.b", "biascore.sub.c"}
+    (pkg / "sub" / "c.py").write_text("import biascore\n")
+    assert find_cycle(import_graph(project_modules(tmp_path))) is None
+
+
+def test_few_modules_directly_in_biascore():
+    top = [p.name for p in (REPO / "biascore").glob("*.py")]
+    assert len(top) <= 8, top
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_each_method_is_a_subpackage_with_a_scorer(method):
+    folder = REPO / "biascore" / "methods" / method
+    assert (folder / "__init__.py").is_file() and (folder / "scorer.py").is_file()
+
+
+def test_every_method_folder_is_registered():
+    from biascore.methods import scorers
+
+    folders = {p.parent.name for p in (REPO / "biascore" / "methods").glob("*/scorer.py")}
+    assert folders == set(METHODS)
+    assert {s.module.rsplit(".", 2)[-2] for s in scorers()} == folders
+
+
+def _draws_a_title(path: Path) -> bool:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "title":
+            return True
+    return False
+
+
+def test_cli_and_dashboard_menus_come_from_the_registry():
+    from biascore.cli.main import build_parser
+    from biascore.core.registry import Page, register_scorer
+    from biascore.methods import scorers
+
+    entries = scorers()
+    commands = set(next(a for a in build_parser()._actions if a.dest == "command").choices)
+    assert {e.name for e in entries if e.name not in ("association",)} <= commands
+    assert {"seat", "ceat", "logprob", "benchmarks", "data"} <= commands
+    pages = [p for e in entries for p in e.pages]
+    assert all(isinstance(p, Page) and (REPO / p.path).is_file() for p in pages)
+    # every page (a views/ module that draws a title at module level) is in a method's menu
+    drawn = {f"views/{f.name}" for f in (REPO / "views").glob("*.py") if _draws_a_title(f)}
+    assert drawn and {p.path for p in pages} == drawn
+    with pytest.raises(ValueError, match="registered twice"):
+        register_scorer(entries[0].name, "x")(lambda sub: None)  # a second module may not take a name
+
+
+def test_no_streamlit_in_the_engine():
+    graph_sources = project_modules()
+    for name, path in graph_sources.items():
+        if not name.startswith("biascore"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), name
+
+
+def test_console_script_points_at_the_cli():
+    import importlib
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    module, _, func = project["scripts"]["biascore"].partition(":")
+    main = getattr(importlib.import_module(module), func)
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
