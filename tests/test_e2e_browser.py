@@ -262,11 +262,18 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
     assert page.get_by_text("Decision saved: pair 22", exact=False).count() == 1
     adj = ReviewStore(db).adjudications("demo")
     assert adj[["pair_id", "status", "adjudicator"]].values.tolist() == [[22, "needs correction", "Cara (browser)"]]
-    section = page.get_by_text("Agreement between reviewers", exact=True)
-    section.scroll_into_view_if_needed()
-    main = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()
-    page.screenshot(path=str(SCREENSHOTS / "translation_review_agreement.png"), full_page=True,
-                    clip={"x": main["x"], "width": main["width"], "y": section.bounding_box()["y"] - 20,
-                          "height": 1250})
+    # B before and after the corrections (pair 22 corrected; the original demo run is cached)
+    page.get_by_role("button", name="Compare B before and after the corrections").click()
+    wait_idle(page, timeout=300)
+    assert_no_errors(page, "translation_review (B before/after)")
+    assert page.locator('[data-testid="stDataFrame"]').count() >= 6  # … the before/after table is the last one
+    for heading, name, height in (("Agreement between reviewers", "translation_review_agreement", 1250),
+                                  ("Exports", "translation_review_corrected", 700)):
+        section = page.get_by_text(heading, exact=True)
+        section.scroll_into_view_if_needed()
+        main = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True,
+                        clip={"x": main["x"], "width": main["width"], "y": section.bounding_box()["y"] - 20,
+                              "height": height})
     for context, _ in sessions:
         context.close()

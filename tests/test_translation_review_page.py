@@ -197,6 +197,8 @@ def test_public_mode_offers_no_path_and_saves_to_the_servers_database(tiny_demo,
     assert [t.label for t in at.text_input if "sqlite" in t.label.lower() or "path" in t.label.lower()
             or "file" in t.label.lower()] == []
     assert "tr_db" not in [t.key for t in at.text_input]
+    assert at.selectbox(key="model_select").options == [tiny_mlm.name]  # the allow-list, no "other…" free name
+    assert "model_custom" not in [t.key for t in at.text_input]
     assert not (tmp_path / "server").exists()  # nothing created before Save
     fill_review(at, "accept", comment="public")
     press(at, "Save review")
@@ -206,3 +208,27 @@ def test_public_mode_offers_no_path_and_saves_to_the_servers_database(tiny_demo,
     server_db.write_bytes(b"not sqlite" * 20)
     at = open_review(tiny_mlm.name, reviewer="Ana")
     assert len(at.error) == 1 and "server" not in at.error[0].value and "not a SQLite file" in at.error[0].value
+
+
+def test_a_database_from_the_previous_version_is_shown_and_upgraded_by_save(tiny_demo, tiny_mlm, tmp_path):
+    db = tmp_path / "old.sqlite"
+    with sqlite3.connect(db) as con:  # the version-0 schema (tests/test_review_store.py migrates the real old code)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("CREATE TABLE IF NOT EXISTS reviews (benchmark TEXT NOT NULL, pair_id INTEGER NOT NULL, "
+                    "reviewer TEXT NOT NULL, verdict TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', "
+                    "updated_at TEXT NOT NULL, PRIMARY KEY (benchmark, pair_id, reviewer))")
+        con.execute("INSERT INTO reviews VALUES ('demo', 22, 'Ana', 'translation problem', 'old note', "
+                    "'2025-06-01T12:00:00+00:00')")
+    con.close()
+    before = db.read_bytes()
+    at = open_review(tiny_mlm.name, db, "Ana")
+    assert int(at.selectbox(key="tr_pair").value) == 22
+    assert any("earlier version" in i.value for i in at.info)
+    assert widget(at.radio, "tr_form_", "_status").value == "needs correction"
+    assert widget(at.multiselect, "tr_form_", "_tags").value == ["mistranslation"]
+    assert widget(at.text_area, "tr_form_", "_comment").value == "old note"
+    assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]
+    fill_review(at, "accept", comment="checked again")
+    press(at, "Save review")
+    assert ReviewStore(db).state().kind == "current"
+    assert ReviewStore(db).get("demo", 22, "Ana").comment == "checked again"

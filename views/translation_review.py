@@ -30,7 +30,8 @@ from views.common import (benchmark_selector, data_dir_notice, get_model, live_p
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
-FILTERS = ["all pairs", "not reviewed yet", "not reviewed by me", "to adjudicate", "flagged: not a minimal pair"] + [
+FILTERS = ["all pairs", "not reviewed yet", "not reviewed by me", "to adjudicate (not decided yet)",
+           "flagged: not a minimal pair"] + [
     f"status: {s}" for s in STATUSES]
 PUBLIC = settings.public_mode()
 
@@ -42,7 +43,7 @@ def plain(text: str) -> str:
     return "".join("\\" + ch if ch in string.punctuation else ch for ch in one_line)
 
 
-def error_line(exc: Exception, public_text: str = "this cannot be done on this server") -> str:
+def review_error(exc: Exception, public_text: str = "this cannot be done on this server") -> str:
     """The one-line message for an error; in public mode without server paths (a store error's reason, else
     ``public_text``)."""
     if not PUBLIC:
@@ -89,7 +90,7 @@ def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_
         saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, state[f"{form_key}_tags"],
                                           state[f"{form_key}_comment"], *fixed)
     except ReviewError as exc:
-        flash("review", False, error_line(exc))
+        flash("review", False, review_error(exc))
     else:
         flash("review", True, f"Saved: pair {saved.pair_id}, {saved.status} ({saved.updated_at}).")
 
@@ -101,7 +102,7 @@ def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, 
     try:
         adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, state[f"{key}_comment"], *fixed)
     except ReviewError as exc:
-        flash("decision", False, error_line(exc))
+        flash("decision", False, review_error(exc))
     else:
         flash("decision", True, f"Decision saved: pair {adj.pair_id}, {adj.status} ({adj.decided_at}).")
 
@@ -142,25 +143,28 @@ with st.expander("Review database and reviewer", expanded=True):
     reviewer = c2.text_input("Your name (reviewer)", key="tr_reviewer", max_chars=100).strip()
 store = ReviewStore(db_path)
 try:
-    db_exists = store.exists()
+    db_state = store.state().kind
 except ReviewError as exc:
-    st.error(error_line(exc))
+    st.error(review_error(exc))
     st.stop()
-if not db_exists:
+if db_state == "missing":
     st.info("No reviews saved here yet: the review database is created when you press Save.")
+elif db_state == "legacy":
+    st.info("This review database was made by an earlier version (one verdict per review); its reviews are shown "
+            "with the verdicts mapped to statuses, and it is upgraded when you first save.")
 
 c1, c2 = st.columns(2)
 with c1:
     benchmark = benchmark_selector(only=REVIEWABLE, default="crows-tl")
 with c2:
-    model = model_selector(key="model")
+    model = model_selector(key="model")  # public mode: the server's allow-list only
 if benchmark is None:
     st.stop()
 try:
     pairs = review_pairs(benchmark)
     reviews, adjudications = store.reviews(benchmark), store.adjudications(benchmark)
 except (BenchmarkError, ReviewError) as exc:
-    st.error(error_line(exc, "this benchmark is not available on this server"))
+    st.error(review_error(exc, "this benchmark is not available on this server"))
     st.stop()
 to_adjudicate = disagreements(reviews, pairs, adjudications)
 
@@ -177,8 +181,8 @@ if which == "not reviewed yet":
     subset = pairs[~pairs.pair_id.isin(reviewed_ids)]
 elif which == "not reviewed by me":
     subset = pairs[~pairs.pair_id.isin(mine)]
-elif which == "to adjudicate":
-    subset = pairs[pairs.pair_id.isin(set(to_adjudicate.pair_id))]
+elif which.startswith("to adjudicate"):
+    subset = pairs[pairs.pair_id.isin(set(to_adjudicate[~to_adjudicate.adjudicated].pair_id))]
 elif which.startswith("flagged"):
     subset = pairs[~pairs.minimal]
 elif which.startswith("status: "):
@@ -324,7 +328,7 @@ else:
             table = compare(model, benchmark, corrected_csv, _progress=progress)
         except (ModelLoadError, BenchmarkError, ValueError) as exc:
             bar.empty()
-            st.error(error_line(exc, "B cannot be computed for this model on this server"))
+            st.error(review_error(exc, "B cannot be computed for this model on this server"))
         else:
             bar.empty()
             st.dataframe(table, hide_index=True, key="tr_before_after")

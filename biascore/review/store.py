@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -278,7 +279,7 @@ class ReviewStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ReviewError(f"cannot create the folder ({exc.strerror or exc})", self.path) from exc
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{id(self)}.tmp")
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             with closing(sqlite3.connect(tmp, isolation_level=None)) as con:
                 mode = con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
