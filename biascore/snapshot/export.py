@@ -202,19 +202,20 @@ def _labdet(plan: _Plan, meta: dict) -> _Deps:
 
 
 def _association(plan: _Plan, meta: dict) -> _Deps:
-    from biascore.methods.association import logprob_bias, scorer, weat
+    from biascore.core import seat_tests
+    from biascore.methods.association import logprob_bias, scorer
 
     test, kind = str(meta.get("test", "")), meta.get("kind")
-    if kind == "logprob":
+    if kind in ("logprob", "logprob-effects"):
         t = logprob_bias.load_logprob_test(test, plan.data_dir)
         if t.content_hash != meta.get("content"):
             raise _stale(f"log-probability test {test!r}")
         spec = json.loads((settings.PROJECT_DATA / "logprob_tests.json").read_text(encoding="utf-8"))[test]
         return _Deps(test, [plan.data_dir / spec["bangla_traits"]] if "bangla_traits" in spec else [])
-    t = weat.load_test(test, plan.data_dir)
+    t = seat_tests.load_seat_test(test, plan.data_dir)
     if t.content_hash != meta.get("content"):
         raise _stale(f"association test {test!r}")
-    deps = _Deps(test, [weat._test_path(test, plan.data_dir)])
+    deps = _Deps(test, [seat_tests._test_path(test, plan.data_dir)])
     if kind == "ceat":
         _, text = plan.once(("corpus", t.language), lambda: scorer.default_corpus(t.language, plan.data_dir))
         if hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] != meta.get("corpus"):
