@@ -338,10 +338,12 @@ def test_cli_writes_one_row_per_head(tmp_path, tiny_mlm, capsys):
     assert main(["heads", "--model", str(TINY_MLM), "--seat-test", "no-such-test"]) == 2
 
 
-def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir):
+def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir, monkeypatch):
     from streamlit.testing.v1 import AppTest
     from tests.conftest import REPO, TINY_MLM
 
+    # the server offers the tiny model (a ?model= link may name only offered or cached models)
+    monkeypatch.setenv("BIASCORE_MODELS", str(TINY_MLM))
     at = AppTest.from_file(str(REPO / "views" / "attention_heads.py"), default_timeout=240)
     at.query_params["model"] = str(TINY_MLM)
     at.query_params["seat"] = "weat6b"

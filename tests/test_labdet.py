@@ -293,6 +293,8 @@ def small_labdet_copy(data_dir, target, lang: str = "nl", keep=("tr", "de", "pl"
 
 
 def test_page_shows_engine_numbers(tiny_mlm, tiny_result, data_dir, tmp_path, monkeypatch):
+    # the server offers the tiny model (a ?model= link may name only offered or cached models)
+    monkeypatch.setenv("BIASCORE_MODELS", f"{TINY_MLM},smollm2-135m")
     at = _open_page(str(TINY_MLM))
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
@@ -318,5 +320,6 @@ def test_page_shows_engine_numbers(tiny_mlm, tiny_result, data_dir, tmp_path, mo
     # compare two models: a second column for the second model (not scored yet: it offers a button)
     at.checkbox(key="compare").check().run()
     assert not at.exception
-    assert [h.value for h in at.subheader] == [str(TINY_MLM), "smollm2-135m"]
+    from views.common import code_span  # model names are shown verbatim, as code spans (never markdown)
+    assert [h.value for h in at.subheader] == [code_span(TINY_MLM), code_span("smollm2-135m")]
     assert len(at.dataframe) == 1 and any(b.label == "Score now" for b in at.button)
