@@ -205,7 +205,7 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
     import pandas as pd
 
     from biascore.core.models import load_model
-    from tests.test_attribution import _parse_scores
+    from tests.methods.attribution.test_attribution import _parse_scores
 
     ref = pd.read_csv(DATA / "reference" / "tiny_mlm_scores.csv", index_col=0)
     keep = [i for i in range(len(ref)) if i != 199]  # pair 199: the reference garbled its text

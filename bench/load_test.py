@@ -1,7 +1,7 @@
 """Load test (a benchmark, not a test): N people on one dashboard at the same moment.
 
 A real ``streamlit run app.py`` on 127.0.0.1 (free port) and N Playwright browser contexts (Debian Chromium,
-driven as tests/test_e2e_browser.py drives it), started together. Each context is one person: it opens
+driven as tests/views/test_e2e_browser.py drives it), started together. Each context is one person: it opens
 Token attributions (demo benchmark, default model), then goes to Try a pair in the same session and types a
 different real minimal pair from CrowS-Pairs. Recorded per N:
 

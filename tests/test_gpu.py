@@ -79,7 +79,7 @@ def _compare_runs(a: pd.DataFrame, b: pd.DataFrame, tol: float) -> None:
 
 
 def test_tiny_mlm_on_cuda_matches_published_reference_and_cpu(tiny_pair, data_dir, tmp_path):
-    from tests.test_attribution import _parse_scores
+    from tests.methods.attribution.test_attribution import _parse_scores
 
     cpu, gpu = tiny_pair
     ours = _scores(gpu, "crows-en-gso", data_dir, tmp_path)

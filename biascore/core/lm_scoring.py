@@ -85,7 +85,7 @@ def _distilbert_head(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.T
 
 #: Architectures whose ``forward`` is exactly ``head(base_model(...).last_hidden_state)`` (final norms live
 #: inside the base model), with how to get that head. Each entry is checked against the full forward on a
-#: tiny random model in tests/test_lm_scoring.py; anything else takes the full forward.
+#: tiny random model in tests/core/test_lm_scoring.py; anything else takes the full forward.
 _HEADS: dict[str, Callable[[torch.nn.Module], Callable[[torch.Tensor], torch.Tensor]]] = {
     "BertForMaskedLM": lambda m: m.cls,
     "RobertaForMaskedLM": lambda m: m.lm_head,

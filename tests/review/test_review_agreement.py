@@ -17,7 +17,7 @@ from biascore.review.corrections import (before_after, corrected_benchmark, corr
                                          final_decisions, reviewable_pairs)
 from biascore.review.store import ADJUDICATION_COLUMNS, ReviewStore
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 A, N, R = "accept", "needs correction", "reject"
 
 

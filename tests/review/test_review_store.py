@@ -18,7 +18,7 @@ import pytest
 from biascore.review.store import (APPLICATION_ID, LEGACY_VERDICTS, SCHEMA_VERSION, STATUSES, TAGS, ReviewError,
                                    ReviewStore)
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 #: The last commit whose biascore/review/store.py wrote the version-0 schema (one verdict and a note per review).
 V0_COMMIT = "4004f54"
 

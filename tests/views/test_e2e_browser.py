@@ -20,7 +20,7 @@ import pytest
 
 from dashboard_server import CHROMIUM, dashboard
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
 SCREENSHOTS = REPO / "docs" / "screenshots"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

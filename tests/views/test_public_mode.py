@@ -19,7 +19,7 @@ from test_dashboard_pages import open_page as run_page
 
 from biascore.methods import scorers
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PAGES = [Path(page.path).stem for entry in scorers() for page in entry.pages]  # app.py's menu
 #: labels of fields that would let a browser user name a server path or an arbitrary model
 PATH_LABEL = re.compile(r"path|folder|director|file|sqlite|gguf|hub id", re.IGNORECASE)

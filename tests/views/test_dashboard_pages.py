@@ -1,5 +1,5 @@
 """AppTest for every dashboard page this module owns: runs on the demo benchmark without exceptions, the
-numbers shown equal the engine's (Translation review: tests/test_translation_review_page.py)."""
+numbers shown equal the engine's (Translation review: tests/review/test_translation_review_page.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from biascore.methods.attribution.scorer import score_benchmark, score_pair, summarize
 from biascore.methods.attribution.token_view import filter_pairs, pair_table
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MODEL = "smollm2-135m"
 
 
@@ -162,4 +162,4 @@ def test_try_a_pair_demo_picker_fills_the_inputs():
     assert at.metric
 
 
-# Translation review: tests/test_translation_review_page.py
+# Translation review: tests/review/test_translation_review_page.py

@@ -2,7 +2,7 @@
 
 Opens Words, clicks a word in the table, checks its pairs are listed, opens one through the table's link
 column (new tab) and follows the page link to Token attributions, which opens on that pair. Saves the README screenshot docs/screenshots/words.png.
-Uses the server, browser and helpers of tests/test_e2e_browser.py (same Chromium, same launch flags).
+Uses the server, browser and helpers of tests/views/test_e2e_browser.py (same Chromium, same launch flags).
 """
 from __future__ import annotations
 

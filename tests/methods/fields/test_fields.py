@@ -17,7 +17,7 @@ import pytest
 from biascore.methods.fields import tagging
 from biascore.methods.fields import scorer as fields
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 PAGE = str(REPO / "views" / "semantic_fields.py")
 
 CRIME = "Crime, law and order: Law and order"

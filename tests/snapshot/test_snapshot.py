@@ -26,8 +26,8 @@ from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.snapshot.export import export_snapshot
 from tests.conftest import DATA_DIR, REPO, TINY_MLM
-from tests.test_dashboard_pages import frame_with, open_page
-from tests.test_labdet import small_labdet_copy
+from tests.views.test_dashboard_pages import frame_with, open_page
+from tests.methods.labdet.test_labdet import small_labdet_copy
 
 SEAT_TEST, ASSOC_TEST, LOGPROB_TEST = "weat6b", "sent-weat6", "en-gender-career"
 ENV = ("BIASCORE_DATA_DIR", "BIASCORE_CACHE_DIR", "BIASCORE_SNAPSHOT")
@@ -386,7 +386,7 @@ def test_real_browser_on_the_snapshot(world, tmp_path):
     import sys
 
     from tests.dashboard_server import CHROMIUM, dashboard
-    from tests.test_e2e_browser import LAUNCH_ARGS, SCREENSHOTS, assert_no_errors, wait_idle
+    from tests.views.test_e2e_browser import LAUNCH_ARGS, SCREENSHOTS, assert_no_errors, wait_idle
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium not found at {CHROMIUM}")

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from biascore.methods.attribution.token_view import pair_table
 from biascore.methods.words.scorer import compare_words, word_occurrences, word_pairs, word_table
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 MODEL = "smollm2-135m"
 
 

@@ -4,7 +4,7 @@ literal characters on Overview, Token attributions and Try a pair, and nothing m
 A loopback HTTP server counts the requests it gets (the sentences point their images and links at it), and
 the browser logs every request that leaves the dashboard's own server: both must stay at zero. The sentences
 live in a temporary data directory as the crows-en-gso file (scored into the test cache first); the
-dashboard is started by tests/test_e2e_browser.py's helper, driven by Debian's Chromium.
+dashboard is started by tests/views/test_e2e_browser.py's helper, driven by Debian's Chromium.
 """
 from __future__ import annotations
 

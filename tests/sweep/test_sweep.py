@@ -25,7 +25,7 @@ from biascore.sweep.status import SweepStatus, read_sweeps
 from tests.conftest import DATA_DIR
 from tests.tiny_models import save_random_causal_lm
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TINY_MLM = str(DATA_DIR.parent / "models" / "tiny-trained-bert-mlm")
 BENCHMARKS = ["demo", "crows-en-gso"]
 METRICS = ["attribution", "pll"]
@@ -303,7 +303,7 @@ def test_seat_task_equals_the_seat_command(tmp_path):
 
 def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path):
     """A real browser on the Overview: the sweep panel updates by itself as the status files change."""
-    from tests.test_e2e_browser import CHROMIUM, LAUNCH_ARGS, dashboard_server
+    from tests.views.test_e2e_browser import CHROMIUM, LAUNCH_ARGS, dashboard_server
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")

@@ -18,7 +18,7 @@ from biascore.review.agreement import agreement
 from biascore.review.corrections import before_after, corrected_frame, final_decisions, reviewable_pairs
 from biascore.review.store import ReviewStore
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +212,7 @@ def test_public_mode_offers_no_path_and_saves_to_the_servers_database(tiny_demo,
 
 def test_a_database_from_the_previous_version_is_shown_and_upgraded_by_save(tiny_demo, tiny_mlm, tmp_path):
     db = tmp_path / "old.sqlite"
-    with sqlite3.connect(db) as con:  # the version-0 schema (tests/test_review_store.py migrates the real old code)
+    with sqlite3.connect(db) as con:  # the version-0 schema (tests/review/test_review_store.py migrates the real old code)
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("CREATE TABLE IF NOT EXISTS reviews (benchmark TEXT NOT NULL, pair_id INTEGER NOT NULL, "
                     "reviewer TEXT NOT NULL, verdict TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', "
