@@ -142,7 +142,7 @@ def _kind(name: str, data_dir: str | Path | None) -> str | None:
         return None
 
 
-def _test_path(name: str, data_dir: str | Path | None) -> Path:
+def seat_test_path(name: str, data_dir: str | Path | None) -> Path:
     path = Path(name)
     if path.suffix == ".jsonl" and path.is_file():
         return path
@@ -160,7 +160,7 @@ def load_seat_test(name: str, data_dir: str | Path | None = None) -> SeatTest:
     Raises :class:`SeatTestNotFound` (a FileNotFoundError) for a missing file and :class:`SeatTestError`
     (a ValueError) for a bad name or a malformed file, naming the path and what is wrong.
     """
-    path = _test_path(name, data_dir)
+    path = seat_test_path(name, data_dir)
     if not path.is_file():
         known = ", ".join(list_seat_tests(data_dir)) or "none"
         raise SeatTestNotFound(f"SEAT test {name!r} not found at {path}; available: {known}")

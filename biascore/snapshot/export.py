@@ -215,7 +215,7 @@ def _association(plan: _Plan, meta: dict) -> _Deps:
     t = seat_tests.load_seat_test(test, plan.data_dir)
     if t.content_hash != meta.get("content"):
         raise _stale(f"association test {test!r}")
-    deps = _Deps(test, [seat_tests._test_path(test, plan.data_dir)])
+    deps = _Deps(test, [seat_tests.seat_test_path(test, plan.data_dir)])
     if kind == "ceat":
         _, text = plan.once(("corpus", t.language), lambda: scorer.default_corpus(t.language, plan.data_dir))
         if hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] != meta.get("corpus"):
