@@ -143,6 +143,8 @@ def _kind(name: str, data_dir: str | Path | None) -> str | None:
 
 
 def seat_test_path(name: str, data_dir: str | Path | None) -> Path:
+    """The file of SEAT/WEAT test ``name``: a ``.jsonl`` path as given, else ``seat/<name>.jsonl`` or the Bangla
+    category file in the data directory (only safe names reach the file system)."""
     path = Path(name)
     if path.suffix == ".jsonl" and path.is_file():
         return path
