@@ -91,7 +91,8 @@ def test_review_is_saved_with_tags_and_correction_and_read_back(tiny_demo, tiny_
     assert any("No pair matches" in i.value for i in again.info)
 
 
-def test_two_reviewers_disagree_then_adjudicate_export_and_compare_b(tiny_demo, tiny_mlm, tmp_path):
+def test_two_reviewers_disagree_then_adjudicate_export_and_compare_b(tiny_demo, tiny_mlm, tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASCORE_ADJUDICATORS", "Cara")  # the server names its adjudicator
     db = tmp_path / "reviews.sqlite"
     pages = {name: open_review(tiny_mlm.name, db, name) for name in ("Ana", "Ben")}
     pair_id = int(pages["Ana"].selectbox(key="tr_pair").value)
