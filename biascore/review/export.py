@@ -117,19 +117,24 @@ def _card(bm: Benchmark, reviews: pd.DataFrame, rows: dict[str, int], counts: di
 
 
 def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
-    """``frame`` as parquet; empty text columns typed as strings (not null), ``tags`` as a list of strings."""
+    """``frame`` as parquet with explicit column types, so an empty table has the same schema as a full one:
+    ``tags`` a list of strings, integer and boolean columns as such, everything else strings."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    frame = frame.copy()
-    if "tags" in frame:
-        frame["tags"] = [list(t) for t in frame["tags"]]
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    fields = [pa.field(f.name, pa.list_(pa.string()) if f.name == "tags" else pa.string())
-              if pa.types.is_null(f.type) or (f.name == "tags" and not pa.types.is_list(f.type)) else f
-              for f in table.schema]
+    columns = {}
+    for name in frame.columns:
+        values = frame[name].tolist()
+        if name == "tags":
+            columns[name] = pa.array([list(v) for v in values], type=pa.list_(pa.string()))
+        elif pd.api.types.is_bool_dtype(frame[name]):
+            columns[name] = pa.array(values, type=pa.bool_())
+        elif pd.api.types.is_integer_dtype(frame[name]):
+            columns[name] = pa.array(values, type=pa.int64())
+        else:
+            columns[name] = pa.array([str(v) for v in values], type=pa.string())
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table.cast(pa.schema(fields)), path)
+    pq.write_table(pa.table(columns), path)
 
 
 def export_dataset(out: str | os.PathLike, bm: Benchmark, reviews: pd.DataFrame, adjudications: pd.DataFrame, *,

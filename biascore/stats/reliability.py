@@ -91,6 +91,18 @@ def alpha_from_coincidences(coincidences: np.ndarray) -> np.ndarray:
     return np.where(expected > 0, alpha, np.nan)
 
 
+def resampled_alphas(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """α of each resample: ``weights[b, u]`` = how many times pairable unit u is drawn in resample b (shape
+    resamples × pairable units). Equals :func:`nominal_alpha` of the units repeated by their weights."""
+    usable = pairable(counts)
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim != 2 or weights.shape[1] != len(usable):
+        raise ValueError(f"weights must be resamples × {len(usable)} pairable units, got shape {weights.shape}")
+    values = usable.shape[1]
+    per_unit = unit_coincidences(usable).reshape(len(usable), -1)
+    return alpha_from_coincidences((weights @ per_unit).reshape(len(weights), values, values))
+
+
 def alpha_interval(counts: np.ndarray, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
                    seed: int = 0) -> AlphaEstimate:
     """α (:func:`nominal_alpha`) with a percentile-bootstrap interval over units (see the module docstring).
@@ -103,11 +115,9 @@ def alpha_interval(counts: np.ndarray, *, level: float = 0.95, resamples: int = 
     n_units, n_values = len(usable), int(usable.sum())
     if n_units < 2 or alpha != alpha:
         return AlphaEstimate(alpha, float("nan"), float("nan"), n_units, n_values, 0)
-    per_unit = unit_coincidences(usable).reshape(n_units, -1)
     rng = np.random.default_rng(seed)
-    weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=resamples).astype(np.float64)
-    values = usable.shape[1]
-    boot = alpha_from_coincidences((weights @ per_unit).reshape(resamples, values, values))
+    weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=resamples)
+    boot = resampled_alphas(usable, weights)
     boot = boot[~np.isnan(boot)]
     if not len(boot):
         return AlphaEstimate(alpha, float("nan"), float("nan"), n_units, n_values, 0)
