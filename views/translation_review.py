@@ -385,14 +385,13 @@ st.caption("The corrected benchmark keeps accepted pairs and applies the correct
            "(an adjudicated decision first; otherwise the reviewers' shared decision). Rejected, unresolved and "
            "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`."
            + ("" if me.adjudicator else " Built from the reviews you can see."))
-c1, c2, c3 = st.columns(3)
-c1.download_button(f"Download the reviews you can see ({len(seen.reviews)}, CSV)", reviews_csv(seen.reviews),
+st.download_button(f"Download the reviews you can see ({len(seen.reviews)}, CSV)", reviews_csv(seen.reviews),
                    file_name=f"reviews_{benchmark}.csv", mime="text/csv", key="tr_csv", disabled=seen.reviews.empty)
-c2.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
+st.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
                    file_name=f"{benchmark}_corrected.csv", mime="text/csv", key="tr_corrected_csv",
                    disabled=corrected.empty)
 if me.adjudicator:
-    c3.download_button("Download the dataset (parquet files and a dataset card, zip)",
+    st.download_button("Download the dataset (parquet files and a dataset card, zip)",
                        partial(dataset_zip, load_benchmark(benchmark), seen.reviews, seen.adjudications),
                        file_name=f"{benchmark}-reviewed.zip", mime="application/zip", key="tr_dataset",
                        disabled=seen.reviews.empty)

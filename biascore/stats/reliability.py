@@ -15,9 +15,9 @@ two pairable values exist or every pairable value is the same (D_e = 0).
 
 :func:`nominal_alpha` is the point estimate from the ``krippendorff`` package (Castro, PyPI
 ``krippendorff``). The bootstrap (:func:`alpha_interval`) recomputes α from per-unit coincidence matrices
-(:func:`unit_coincidences`) for many resamples at once: summing B × units weights in one matrix product takes
-milliseconds, where calling the package once per resample takes about a second per thousand resamples
-(bench/bench_review_agreement.py). The formula is tested equal to the package on random data.
+(:func:`unit_coincidences`) for all resamples in one matrix product: 0.045 s for 1000 resamples of 204 pairs,
+against 0.30 s calling the package once per resample (bench/bench_review_agreement.py, on a loaded 2-core
+machine); each resample is tested equal to the package on the resampled units.
 
 The interval is the percentile bootstrap over units (Efron & Tibshirani 1993): resample the pairable units with
 replacement, recompute α, take the (1 − level)/2 and (1 + level)/2 quantiles; resamples where α is undefined

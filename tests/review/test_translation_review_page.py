@@ -275,6 +275,7 @@ def test_a_reviewer_sees_none_of_anothers_review_before_saving_and_sees_it_after
     assert frame_with(ben, "alpha").alpha_pairs.tolist() == [0]  # agreement from what Ben may see: nothing
     assert frame_with(ben, "unreviewed").iloc[0].to_dict()["unreviewed"] == 16
     assert "Download the reviews you can see (0, CSV)" in before
+    assert "Download the dataset" not in before  # the dataset download is the adjudicators'
     ben.selectbox(key="tr_filter").set_value("status: needs correction").run()
     assert any("No pair matches" in i.value for i in ben.info)  # the filter does not reveal Ana's status
     ben.selectbox(key="tr_filter").set_value("all pairs").run()
