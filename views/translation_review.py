@@ -108,6 +108,9 @@ def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_
 def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, key: str, original: tuple) -> None:
     """Adjudication form callback."""
     state = st.session_state
+    if not viewer(adjudicator).adjudicator:  # (the form is drawn for adjudicators only; checked again here)
+        flash("decision", False, "Only the adjudicators this server names can decide.")
+        return
     status, fixed = state[f"{key}_status"], typed_corrections(key, original)
     try:
         adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, state[f"{key}_comment"], *fixed)
@@ -120,6 +123,9 @@ def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, 
 def save_assignment(db_path: str, benchmark: str, pair_ids: list[int], by: str) -> None:
     """Assignment form callback (adjudicators only)."""
     state = st.session_state
+    if not viewer(by).adjudicator:
+        flash("assign", False, "Only the adjudicators this server names can assign pairs.")
+        return
     try:
         change = ReviewStore(db_path).assign(benchmark, pair_ids, state["tr_assign_reviewers"],
                                              state["tr_assign_overlap"], state["tr_assign_seed"], by)

@@ -485,23 +485,19 @@ class ReviewStore:
         hit = hit[hit.pair_id == int(pair_id)]
         return Review(**{**hit.iloc[0].to_dict(), "pair_id": int(pair_id)}) if len(hit) else None
 
+    def _table(self, table: str, columns: list[str], benchmark: str | None, order: str) -> pd.DataFrame:
+        """All rows of ``table`` (of one benchmark when given) in ``order``."""
+        where = " WHERE benchmark = ?" if benchmark is not None else ""
+        return self._select(f"SELECT {', '.join(columns)} FROM {table}{where} ORDER BY {order}",
+                            [benchmark] if benchmark is not None else [], columns, table)
+
     def adjudications(self, benchmark: str | None = None) -> pd.DataFrame:
         """Every adjudicated decision (columns :data:`ADJUDICATION_COLUMNS`), ordered by pair."""
-        sql = f"SELECT {', '.join(ADJUDICATION_COLUMNS)} FROM adjudications"
-        args = []
-        if benchmark is not None:
-            sql += " WHERE benchmark = ?"
-            args.append(benchmark)
-        return self._select(sql + " ORDER BY benchmark, pair_id", args, ADJUDICATION_COLUMNS, "adjudications")
+        return self._table("adjudications", ADJUDICATION_COLUMNS, benchmark, "benchmark, pair_id")
 
     def assignments(self, benchmark: str | None = None) -> pd.DataFrame:
         """Who is assigned which pair (columns :data:`ASSIGNMENT_COLUMNS`), ordered by pair then reviewer."""
-        sql = f"SELECT {', '.join(ASSIGNMENT_COLUMNS)} FROM assignments"
-        args = []
-        if benchmark is not None:
-            sql += " WHERE benchmark = ?"
-            args.append(benchmark)
-        return self._select(sql + " ORDER BY benchmark, pair_id, reviewer", args, ASSIGNMENT_COLUMNS, "assignments")
+        return self._table("assignments", ASSIGNMENT_COLUMNS, benchmark, "benchmark, pair_id, reviewer")
 
     def assignment_plan(self, benchmark: str) -> dict | None:
         """The last assignment made for ``benchmark`` (reviewers as a list, overlap, seed, by whom, when), or

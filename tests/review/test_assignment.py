@@ -191,3 +191,31 @@ def test_reviewers_saving_while_the_coordinator_assigns_lose_nothing(tmp_path):
     for pid, group in after.groupby("pair_id"):
         assert len(group) == max(2, int(savers.get(pid, 0)))  # k, or more when more already reviewed it
     assert sorted(after.pair_id.unique()) == list(range(80)) and final.loads
+
+
+def test_the_assign_and_progress_commands(tmp_path, capsys):
+    from biascore.cli.main import main
+    from biascore.core.datasets import load_benchmark
+    from biascore.review.corrections import reviewable_pairs
+
+    db = tmp_path / "r.sqlite"
+    args = ["review", "assign", "--db", str(db), "--benchmark", "demo", "--reviewers", "Ana", "Ben", "Cy",
+            "--overlap", "2", "--seed", "0", "--by", "Cara"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "demo: every pair to 2 reviewer(s); 32 assignment(s) added, 0 removed, 0 kept" in out
+    ids = list(reviewable_pairs(load_benchmark("demo")).pair_id)
+    assigned = ReviewStore(db).assignments("demo")
+    assert sorted(assigned.pair_id.unique()) == ids and assigned.groupby("pair_id").size().eq(2).all()
+    pd.testing.assert_frame_equal(assigned[["pair_id", "reviewer"]],
+                                  plan(ids, ["Ana", "Ben", "Cy"], 2, seed=0))  # what the planner gives
+    first = todo(assigned, ReviewStore(db).reviews("demo"), "Ben")[0]
+    ReviewStore(db).save("demo", first, "Ben", "accept")
+    assert main(["review", "progress", "--db", str(db), "--benchmark", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert "demo: assigned to Ana, Ben, Cy with overlap 2" in out
+    ben = next(line.split() for line in out.splitlines() if line.split()[:1] == ["Ben"])
+    assert ben[1:4] == [str(len(assigned[assigned.reviewer == "Ben"])), "1", str(
+        len(assigned[assigned.reviewer == "Ben"]) - 1)]
+    assert main(args[:-6] + ["--overlap", "4"]) == 2  # 3 reviewers cannot give each pair to 4
+    assert "error:" in capsys.readouterr().err
