@@ -331,8 +331,10 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
         src = resolve_source(name, gguf_file)
     except ModelLoadError:
         return None
-    folder = src.config_folder()
-    if src.fingerprint is None or folder is None:
+    folder, fingerprint = src.config_folder(), src.fingerprint
+    if fingerprint is None and folder is None and not src.gguf_file:
+        folder, fingerprint = _hub_cache_folder(src.folder)
+    if fingerprint is None or folder is None:
         return None
     if kind == "auto":
         try:
@@ -343,7 +345,22 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
             return None
         kind = _kind_from_architectures(archs)
     dev = resolve_device(device)
-    return ModelIdentity(src.key, src.fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type)
+    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type)
+
+
+def _hub_cache_folder(repo_id: str) -> tuple[Path | None, str | None]:
+    """(snapshot folder, commit) of a hub model already in the local HuggingFace cache, without any network:
+    the commit is what a load records as the fingerprint (``config._commit_hash``). (None, None) otherwise."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # noqa: BLE001 - not a valid repo id, no hub library: only a load can tell
+        return None, None
+    if not isinstance(found, str):
+        return None, None
+    folder = Path(found).parent
+    return folder, folder.name
 
 
 def _kind_from_architectures(archs: list[str]) -> ModelKind:

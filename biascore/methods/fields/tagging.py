@@ -53,7 +53,7 @@ TAG_SEPARATOR = " "  # between a token's ranked tags in the cached frame (USAS t
 UNMATCHED_CODE = "Z99"
 
 
-class NoLexiconError(LookupError):
+class NoLexiconError(LookupError, ValueError):
     """There is no USAS lexicon for the requested language; the message says so in words."""
 
     def __init__(self, language: str):
@@ -180,12 +180,10 @@ def get_tagger(language: str = "en", data_dir: str | Path | None = None) -> Tagg
 
 # --------------------------------------------------------------------------------------- tagging
 def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None) -> pd.DataFrame:
-    from tqdm.auto import tqdm
-
     rows = []
     total = len(sentences)
     docs = tagger.nlp.pipe(sentences, batch_size=64)
-    for i, doc in enumerate(tqdm(docs, total=total, desc="USAS tagging", disable=total < 50), start=1):
+    for i, doc in enumerate(docs, start=1):
         rows.append({
             "sentence": doc.text,
             "tok_text": [t.text for t in doc],
