@@ -235,14 +235,25 @@ class ResultCache:
         out = []
         for p in sorted((self.root / scorer).glob("*.parquet")):
             try:
-                footer = pq.read_schema(p).metadata
-                meta = json.loads(footer[_META])
-                meta["info"] = json.loads(footer[_INFO]) if _INFO in footer else {}
-            except Exception:  # noqa: BLE001 - unreadable files are skipped here, recomputed on load
+                out.append(self.entry_meta(p))
+            except (CorruptCacheFile, FileNotFoundError):  # skipped here, recomputed on load
                 continue
-            meta["path"] = str(p)
-            out.append(meta)
         return out
+
+    @staticmethod
+    def entry_meta(path: str | os.PathLike) -> dict:
+        """The stored key metadata (and ``info``) of a cached file, from its footer only (not verified: a
+        verified read is :meth:`read_entry` or :meth:`load_entry`). Raises :class:`CorruptCacheFile`."""
+        try:
+            footer = pq.read_schema(path).metadata or {}
+            meta = json.loads(footer[_META])
+            meta["info"] = json.loads(footer[_INFO]) if _INFO in footer else {}
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any unreadable footer means the file is unusable
+            raise CorruptCacheFile(f"unreadable footer ({type(exc).__name__})") from exc
+        meta["path"] = str(path)
+        return meta
 
     def read_entry(self, path: str | os.PathLike, verify: Verify | None = None) -> tuple[pd.DataFrame, dict]:
         """(frame, stored key metadata) of a finished result found by :meth:`entries`, with the same checks

@@ -39,6 +39,11 @@ class OptionError(ValueError):
     """An option value that cannot be used; the message is one line naming the option (its CLI flag)."""
 
 
+class NotApplicable(ValueError):
+    """The method does not apply to this model or input (a model kind it cannot read, a language without the
+    resources it needs); one line. A sweep records it as a note rather than a failure."""
+
+
 # --------------------------------------------------------------------------------------------- options
 def option(default: Any = dataclasses.MISSING, *, help: str, choices: Sequence | None = None,
            minimum: float | None = None, maximum: float | None = None, exclusive: bool = False,
@@ -334,7 +339,7 @@ class Method:
         """Refuse, before anything is loaded or computed, a model kind or option this method cannot use
         (:class:`OptionError`, one line)."""
         if model_kind not in self.model_kinds and self.load_kind == "auto":
-            raise OptionError(f"{self.name} needs a {' or '.join(self.model_kinds)} model; this one is {model_kind}")
+            raise NotApplicable(f"{self.name} needs a {' or '.join(self.model_kinds)} model; this one is {model_kind}")
 
     def load_variant(self, options: Options) -> dict[str, Any]:
         """How the model must be loaded for these options: ``kind`` (None = as the model's config says) and

@@ -267,13 +267,16 @@ def identity_of(meta: dict) -> ModelIdentity:
 
 
 def open_entry(method: Method, meta: dict, *, cache: ResultCache | None = None, data_dir: str | Path | None = None,
-               input: Any = None) -> Result | None:
+               input: Any = None, **options: Any) -> Result | None:
     """Open one result listed by :func:`cached_results` through :func:`run` (``only_cached``): its input is
-    loaded by name, its options rebuilt from the key, its model stands in by identity (nothing is loaded).
-    None when the input has changed since (stale) or the file fails verification."""
+    loaded by name, its options rebuilt from the key (``options`` set those that do not change the cached
+    frame, e.g. the JSD variant), its model stands in by identity (nothing is loaded). None when the input has
+    changed since (stale) or the file fails verification (it is then removed)."""
+    import dataclasses
+
     handle = ModelHandle.standin(str(meta.get("model", "")), identity_of(meta),
                                  "opening a cached result never loads a model")
-    opts = method.Options.from_meta(meta)
+    opts = dataclasses.replace(method.Options.from_meta(meta), **options).validate()
     limit = None
     if input is None:
         input = method.input_kind.load(str(meta.get("input")), Path(data_dir) if data_dir else None)

@@ -20,7 +20,7 @@ import pandas as pd
 from biascore.core import settings
 from biascore.core.hashing import bytes_sha256
 from biascore.core.inputs import SEAT
-from biascore.core.method import Column, columns, InputKind, Method, Options, option
+from biascore.core.method import Column, InputKind, Method, NotApplicable, Options, columns, option
 from biascore.core.registry import register
 from biascore.methods.association import logprob_bias, scorer
 
@@ -198,7 +198,7 @@ class Logprob(Method):
 
     def check(self, model_kind: str, loaded, options) -> None:
         if model_kind != "masked":
-            raise ValueError(f"the log-probability test needs a masked LM; this model is {model_kind}")
+            raise NotApplicable(f"the log-probability test needs a masked LM; this model is {model_kind}")
 
     def compute(self, ctx, test, options) -> pd.DataFrame:
         return logprob_bias.score_logprob(ctx.model(), test, progress=ctx.progress)

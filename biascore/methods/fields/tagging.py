@@ -34,6 +34,7 @@ import pandas as pd
 from biascore.core.registry import ProgressFn
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.method import NotApplicable
 from biascore.core.hashing import file_sha256, sentences_hash
 
 #: Tagger resources per language (paths relative to the data directory). A language not listed has no tagger.
@@ -53,7 +54,7 @@ TAG_SEPARATOR = " "  # between a token's ranked tags in the cached frame (USAS t
 UNMATCHED_CODE = "Z99"
 
 
-class NoLexiconError(LookupError, ValueError):
+class NoLexiconError(LookupError, NotApplicable):
     """There is no USAS lexicon for the requested language; the message says so in words."""
 
     def __init__(self, language: str):
