@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-ENGINE_VERSION = "1.1.0"
+from biascore.version import ENGINE_VERSION
 
 __all__ = ["ENGINE_VERSION", "benchmarks", "load_model", "method", "methods", "run", "score_pair"]
 

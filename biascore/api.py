@@ -99,8 +99,7 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     """Score one typed pair live (not cached): a one-pair attribution result. ``result.pair(0)`` is the pair
     (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad input (empty, identical,
     not a minimal pair) comes back with ``skipped_reason`` set, never an exception."""
-    from biascore import ENGINE_VERSION
-    from biascore.core.keys import model_parts
+    from biascore.core.keys import result_key
     from biascore.core.runner import Context
     from biascore.methods import get
     from biascore.methods.attribution.scorer import score_pair as score_one
@@ -111,6 +110,7 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     opts = m.Options.build(jsd=jsd)
     row = score_one(lm, more, less, jsd=jsd, bias_type=bias_type)
     conventions = m.conventions(Context(m, handle, None, None), None, opts)  # type: ignore[arg-type]
-    meta = {**model_parts(lm), "input_kind": "pairs", "input": "typed pair", "engine_version": ENGINE_VERSION,
-            "info": {"conventions": conventions}}
+    key = result_key(m.cache_folder, lm, input_kind="pairs", input="typed pair", input_hash="",
+                     **opts.key_parts())
+    meta = {**key.meta, "digest": "", "info": {"conventions": conventions}}
     return m.result_type(method=m, frame=pd.DataFrame([row]), meta=meta, options=opts, input=None)

@@ -109,14 +109,14 @@ with right:
     st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
     st.markdown("Top heads (layer-head, 1-based)")
     st.dataframe(heads.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
-csv_download(scores[["layer", "head", "score"]], f"heads_{lm.cache_id}_{seat}.csv")
+csv_download(scores[["layer", "head", "score"]], f"heads_{lm.identity().cache_id}_{seat}.csv")
 
 # --------------------------------------------------------------------------- counter-stereotype
 st.subheader("Counter-stereotype test")
 st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in the original minus in the "
            "counter sentence (min–max normalised rows, special tokens and punctuation excluded); one-tailed "
            "t-test that d > 0 over sentences, d averaged over each head group."
-           + (" Causal model: only sentences whose attribute word precedes the target word." if lm.kind == "causal"
+           + (" Causal model: only sentences whose attribute word precedes the target word." if lm.identity().kind == "causal"
               else ""))
 try:  # in a snapshot: the cached attentions through the identity-only model
     counter = cs.counter_attention_frame(lm) if active_snapshot() else _counter(model_name)
@@ -146,7 +146,7 @@ if st.checkbox("Evaluate targeted masking", key="run_mask"):
         if (table["ppl_kind"] == "n/a").all():
             st.info("This model is an encoder without an LM head: perplexity is n/a.")
         st.dataframe(table, hide_index=True)
-        csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
+        csv_download(table, f"heads_{lm.identity().cache_id}_{seat}_masking.csv", key="dl_masking")
 
 # --------------------------------------------------------------------------- one pair
 if read_only_notice("The attention views of one counter pair run the model"):

@@ -57,34 +57,49 @@ def read_only_notice(what: str) -> bool:
     return True
 
 
-@st.cache_resource(show_spinner="Loading model (once per process)…")
-def get_model(name: str, kind: str = "auto", attn_implementation: str | None = None):
-    """Load a model once per process (st.cache_resource); errors propagate to :func:`model_or_error`.
-    In a snapshot only the embedded default model may run (Try a pair)."""
-    if active_snapshot() is not None and name != engine_models.DEFAULT_MODEL:
-        raise settings.ReadOnlySnapshotError(f"{name} is not loaded from a read-only snapshot (only "
-                                             f"{engine_models.DEFAULT_MODEL} runs live, when it is installed)")
-    return engine_models.load_model(name, kind=kind, attn_implementation=attn_implementation)
+@st.cache_resource(show_spinner=False)
+def get_handle(name: str):
+    """The one model handle per model name and server process (st.cache_resource: shared by every session;
+    the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
+    exported results' identity that never loads (only the embedded default model runs live)."""
+    from biascore.core.handle import ModelHandle
+
+    snap = active_snapshot()
+    if snap is not None and name != engine_models.DEFAULT_MODEL:
+        from biascore.snapshot.standin import standin_handle
+
+        return standin_handle(name, snap.model_facts(name) or {})
+    return ModelHandle(name)
+
+
+def get_model(name: str):
+    """The loaded model (loaded once per process by its handle); errors propagate to :func:`model_or_error`."""
+    with st.spinner("Loading model (once per process)…") if not get_handle(name).loaded else _nothing():
+        return get_handle(name).load()
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def model_or_error(name: str, live: bool = False, **kwargs):
-    """The loaded model, or None after showing the loader's message inline (never a traceback).
-
-    In a snapshot (unless ``live``): an identity-only model (:mod:`biascore.snapshot.standin`) whose cache keys
-    find the snapshot's results for ``name``; the scorers read them unchanged and nothing is loaded.
-    """
+    """The model's handle, loaded (or, in a snapshot unless ``live``, a stand-in whose cache keys find the
+    snapshot's results for ``name``: nothing is loaded); None after showing the loader's message inline
+    (never a traceback)."""
     snap = active_snapshot()
     if snap is not None and not live:
-        from biascore.snapshot.standin import identity_model
-
-        facts = snap.model_facts(name)
-        if facts is None:
+        if snap.model_facts(name) is None:
             st.info(f"{code_span(name)} has no results in this snapshot ({code_span(snap.label)}).")
             return None
-        return identity_model(name, facts)
+        return get_handle(name)
     try:
-        return get_model(name, **kwargs)
-    except engine_models.ModelLoadError as exc:
+        get_model(name)
+        return get_handle(name)
+    except (engine_models.ModelLoadError, settings.ReadOnlySnapshotError) as exc:
         show_error(exc)
         return None
 
@@ -449,11 +464,11 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
     from biascore.methods.attribution.scorer import score_benchmark
 
     def compute(progress: ProgressBar) -> bool:
-        lm = model_or_error(model)
-        if lm is None:
+        handle = model_or_error(model)
+        if handle is None:
             return False
         limit_torch_threads()
-        score_benchmark(lm, benchmark, progress=progress, waiting=progress.waiting)
+        score_benchmark(handle, benchmark, progress=progress, waiting=progress.waiting)
         return True
 
     done = score_now_button(f"Score now: {model} on {benchmark}", key, f"Scoring {benchmark} with {model}: pairs",

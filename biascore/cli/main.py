@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 
-from biascore import ENGINE_VERSION
+from biascore.version import ENGINE_VERSION
 from biascore.cli.args import OneLineParser
 from biascore.cli.commands import register_builtin_commands
 from biascore.cli.run import register_method_commands

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
 
-from biascore import ENGINE_VERSION
+from biascore.version import ENGINE_VERSION
 from biascore.core import settings
 from biascore.core.hashing import file_sha256
 from biascore.core.registry import ProgressFn

@@ -26,13 +26,9 @@ import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import pandas as pd
-
-if TYPE_CHECKING:  # pragma: no cover
-    from biascore.core.result import Result
-    from biascore.core.runner import Context
 
 
 class OptionError(ValueError):

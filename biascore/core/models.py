@@ -90,10 +90,8 @@ class LanguageModel:
 
     @property
     def cache_id(self) -> str:
-        """A file-system-safe, human-readable id for cache paths."""
-        base = self.name.rstrip("/").split("/")[-1].replace(".gguf", "")
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in base)
-        return f"{safe}-{self.fingerprint[:10]}"
+        """A file-system-safe, human-readable id (file names of downloads)."""
+        return self.identity().cache_id
 
     def identity(self) -> "ModelIdentity":
         return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""), self.device.type)
@@ -321,6 +319,13 @@ class ModelIdentity:
     def approximate(self) -> bool:
         """True for a bf16/fp16 model: its numbers are a fast approximation (see :mod:`biascore.core.precision`)."""
         return is_approximate(self.dtype)
+
+    @property
+    def cache_id(self) -> str:
+        """A file-system-safe, human-readable id: the name's last part and the fingerprint's start."""
+        base = self.name.rstrip("/").split("/")[-1].replace(".gguf", "")
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in base)
+        return f"{safe}-{self.fingerprint[:10]}"
 
 
 def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",

@@ -16,16 +16,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from biascore.core import display
 from biascore.core.precision import is_approximate
-
-if TYPE_CHECKING:  # pragma: no cover
-    from biascore.core.method import Method, Options
 
 
 @dataclass

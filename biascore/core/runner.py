@@ -246,6 +246,21 @@ def _result(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cache
                                           stored=stored)
 
 
+def is_cached(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
+              cache: ResultCache | None = None, data_dir: str | Path | None = None, limit: int | None = None,
+              **option_values: Any) -> bool:
+    """Whether ``method``'s result for this model, input and options is stored (its file exists; it is verified
+    when it is read). Never loads or computes; False when the model's identity needs a load to be known."""
+    handle = as_handle(model)
+    opts = build_options(method, None, option_values)
+    data_dir = Path(data_dir) if data_dir is not None else None
+    loaded = resolve_input(method, input, data_dir, limit)
+    identity = method_handle(method, handle, opts).known_identity()
+    if identity is None:
+        return False
+    return (cache or ResultCache()).path(model_key(method, identity, loaded, opts, data_dir)).exists()
+
+
 # --------------------------------------------------------------------------------------------- listing
 def cached_results(method: Method, cache: ResultCache | None = None) -> list[dict]:
     """The stored results of ``method`` (key metadata from the files' footers, with ``path``), newest first.

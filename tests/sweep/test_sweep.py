@@ -18,6 +18,7 @@ import pytest
 
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
+from biascore.core.handle import ModelHandle
 from biascore.core.models import model_identity
 from biascore.methods.attribution.scorer import score_benchmark, summarize
 from biascore.sweep.spec import SpecError, Task, build_spec
@@ -52,9 +53,8 @@ def sweep_args(models: list[str], cache: Path, *extra: str) -> list[str]:
 
 def cached_frame(model: str, benchmark: str, cache: Path) -> pd.DataFrame:
     """The per-pair frame of ``model`` on ``benchmark`` read from ``cache`` (a model load would fail the test)."""
-    def no_load():
-        raise AssertionError(f"{model} on {benchmark} is not in {cache}")
-    return score_benchmark(no_load, benchmark, cache=ResultCache(cache), identity=model_identity(model))
+    handle = ModelHandle.standin(model, model_identity(model), f"{model} on {benchmark} is not in {cache}")
+    return score_benchmark(handle, benchmark, cache=ResultCache(cache))
 
 
 def latest_task_records(cache: Path) -> dict[str, dict]:

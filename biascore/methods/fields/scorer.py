@@ -232,6 +232,15 @@ def fields_result(result) -> FieldsResult:
                         result.frame, {str(k): int(v) for k, v in untagged.items()})
 
 
+def is_scored(model, benchmark, cache=None) -> bool:
+    """Whether the attribution method's result for ``model`` (a model handle, a loaded model or a name) on the
+    whole ``benchmark`` is cached. Nothing is loaded or run."""
+    from biascore.core.runner import is_cached
+    from biascore.methods import get
+
+    return is_cached(get("attribution"), model, _load(benchmark), cache=cache)
+
+
 def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = DEFAULT_SENSES,
                  limit: int | None = None, progress: ProgressFn | None = None, cache=None,
                  only_cached: bool = False) -> FieldsResult | None:
