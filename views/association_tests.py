@@ -20,7 +20,7 @@ st.caption("WEAT/SEAT (Caliskan et al.; May et al.) with one-sided permutation p
            "(Bangla context-length paper).")
 data_dir_notice()
 
-model_name = model_selector(scorer="association")
+model_name = model_selector(scorer=("seat", "ceat", "logprob"))
 language = LANGUAGES[st.radio("Language", list(LANGUAGES), horizontal=True, key="assoc_language")]
 alpha = st.select_slider("Significance level", [0.001, 0.005, 0.01, 0.05, 0.1], value=0.05, key="assoc_alpha")
 

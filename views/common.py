@@ -120,7 +120,7 @@ def _trusted_link_models() -> set[str]:
 
 
 def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
-                   options: list[str] | None = None, scorer: str | None = None) -> str:
+                   options: list[str] | None = None, scorer: str | tuple[str, ...] | None = None) -> str:
     """A select box of models, synced with the URL parameter ``key``.
 
     Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.

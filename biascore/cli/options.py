@@ -59,8 +59,9 @@ def add_method_args(p: argparse.ArgumentParser, method: Method) -> None:
     add_model_args(p)
     add_common_args(p)
     if kind.name != "none":
-        p.add_argument(method.input_flag or kind.flag, dest="input", default=kind.default,
-                       help=f"{kind.help}; several, comma-separated, run one after the other (default {kind.default})")
+        p.add_argument(method.input_flag or kind.flag, dest="input", default=kind.default, choices=kind.choices,
+                       help=f"{kind.help}" + ("" if kind.choices else "; several, comma-separated, run one after "
+                                              "the other") + f" (default {kind.default})")
     if kind.first is not None:
         p.add_argument("--limit", type=int_at_least(1), default=None, help="use only the first N rows (N ≥ 1)")
     add_option_flags(p, method)

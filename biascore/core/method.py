@@ -261,6 +261,8 @@ class InputKind:
     first: Callable[[Any, int], Any] | None = None
     extra_key: Callable[[Any], dict] | None = None  # more key parts (e.g. the pair count of a --limit run)
     unit: str = "item"  # what progress counts ("pair")
+    choices: tuple[str, ...] | None = None  # the only names there can be (the CLI offers them as choices)
+    selectable: bool = True  # False: fixed data of its method (a snapshot's --benchmarks does not filter it)
 
     def key_parts(self, loaded: Any) -> dict[str, Any]:
         parts = {"input_kind": self.name, "input": loaded.name, "input_hash": loaded.content_hash}

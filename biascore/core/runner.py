@@ -26,7 +26,7 @@ import pandas as pd
 from biascore.core.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
 from biascore.core.handle import ModelHandle, as_handle
 from biascore.core.keys import result_key
-from biascore.core.method import Method, Options
+from biascore.core.method import Method, NotApplicable, Options
 from biascore.core.models import LanguageModel, ModelIdentity
 from biascore.core.registry import ProgressFn
 from biascore.core.result import Result
@@ -125,11 +125,11 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     ``waiting(done, total)`` follows another caller computing the same key. ``only_cached=True`` never
     loads or computes: the cached result or None. ``shard_size`` overrides the method's resumable-shard size.
     """
-    handle = as_handle(model)
     opts = build_options(method, options, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None
     loaded = resolve_input(method, input, data_dir, limit)
-    method.validate_input(loaded, opts)
+    method.validate_input(loaded, opts)  # bad options and inputs are refused before any model is touched
+    handle = as_handle(model)
     cache = cache or ResultCache()
     run_handle = method_handle(method, handle, opts)
     identity = run_handle.known_identity()
@@ -137,7 +137,12 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
         if only_cached:
             return None
         identity = run_handle.identity()  # a hub id outside the local HuggingFace cache: only a load can tell
-    method.check(identity.kind, loaded, opts)
+    try:
+        method.check(identity.kind, loaded, opts)
+    except NotApplicable:
+        if only_cached:  # a method that cannot run on this model has no stored result to read
+            return None
+        raise
     verify = _verifier(method, loaded)
     key = model_key(method, identity, loaded, opts, data_dir)
     found = cache.load_entry(key, verify)
@@ -155,6 +160,10 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
 def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
              verify: Callable[[pd.DataFrame], None], shard_size: int | None) -> tuple[pd.DataFrame, dict]:
     cache = ctx.cache
+    if cache.read_only:  # a snapshot: what can be derived without a model is derived in memory, never stored
+        stored = method.compute(ctx, loaded, opts)
+        verify(stored)
+        return stored, {**key.meta, "digest": key.digest, "info": _info(ctx, method, loaded, opts)}
     total_hint = len(method.input_kind.ids(loaded)) if method.input_kind.ids else 0
 
     def wait(report: Progress | None) -> None:

@@ -125,9 +125,9 @@ def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
                 continue
             try:
                 loaded = _input_of(plan, method, meta)
-                if not _wanted(plan.benchmarks, str(meta.get("input", "")),
-                               f"{method.input_kind.name}:{meta.get('input', '')}"):
-                    continue
+                if method.input_kind.selectable and not _wanted(
+                        plan.benchmarks, str(meta.get("input", "")), f"{method.input_kind.name}:{meta.get('input', '')}"):
+                    continue  # (fixed data of a method, e.g. the counter-stereotype sentences, follows --models)
                 options = method.Options.from_meta(meta)
                 files = method.input_kind.files(loaded, plan.data_dir) + method.data_files(loaded, options, plan.data_dir)
                 members = {plan.member(p): Path(os.path.abspath(p)) for p in files}

@@ -223,7 +223,7 @@ def test_spec_from_yaml_and_toml_with_cli_overrides(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("models: [a]\nbenchmarks: [demo]\nmodles: [b]\n", "unknown key(s) modles"),
-    ("models: [a]\nmetrics: [attribution]\n", "need --benchmarks"),
+    ("models: [a]\nmetrics: [attribution]\n", "metric attribution needs its inputs: --benchmarks"),
     ("models: [a]\nbenchmarks: [demo]\nmetrics: [bleu]\n", "unknown metric(s) bleu"),
     ("models: [a]\nmetrics: [seat]\n", "metric seat needs its inputs"),
     ("models: [a\n", "cannot parse"),
@@ -295,7 +295,7 @@ def test_seat_task_equals_the_seat_command(tmp_path):
                        "--cache-dir", str(tmp_path / "sweep"))
     assert rc == 0 and f"seat: {TINY_MLM} × seat:weat7" in text
     single = pd.read_csv(out).iloc[0]
-    swept = ResultCache(tmp_path / "sweep").entries("association")
+    swept = ResultCache(tmp_path / "sweep").entries("seat")
     assert len(swept) == 1
     row = pd.read_parquet(swept[0]["path"]).iloc[0]
     assert (row["effect_size"], row["p_value"]) == (single["effect_size"], single["p_value"])
@@ -355,6 +355,6 @@ def test_fast_exact_sweep_equals_score_fast_exact(tmp_path):
         rc, _ = run_cli(*argv, "--fast-exact", "--limit", "8", "--cache-dir", str(cache))
         assert rc == 0
         (entry,) = ResultCache(cache).entries("attribution")
-        assert entry["numerics"] == "fast-exact"
+        assert entry["fast_exact"] is True
         outs.append(pd.read_parquet(entry["path"]))
     pd.testing.assert_frame_equal(outs[0], outs[1])

@@ -105,10 +105,12 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
     one-line reason, so the caller can report it and offer to score again. The derived frame is cached per
     JSD variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
     cache = cache or ResultCache()
+    seen = cache.snapshot(path)
     try:
-        meta = cache.entry_meta(path)
+        _, meta = cache.read_entry(path)  # checksums and stored key, with the reason when they fail
     except (CorruptCacheFile, FileNotFoundError) as exc:
-        cache.discard(path)
+        if seen is not None:
+            cache.discard(path, seen)
         raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
                             "score it again") from exc
     bm = load_benchmark(benchmark, data_dir).first(int(meta.get("n_pairs", 0)) or 10 ** 9)

@@ -140,6 +140,7 @@ COUNTER_SOURCES = InputKind(
     files=lambda src, data_dir: [
         *(settings.data_dir(data_dir) / "wordlists" / f"gender_{part}.txt" for part in ("female", "male", "stereotype")),
         *(benchmark_path(name, data_dir) for name in src.sources)],
+    selectable=False,
 )
 
 

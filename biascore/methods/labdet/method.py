@@ -28,6 +28,7 @@ LABDET_LANGUAGE = InputKind(
     names=lambda data_dir: [lang for lang in scorer.LANGUAGES
                             if all(p.is_file() for p in scorer.labdet_files(lang, data_dir))],
     files=lambda data, data_dir: scorer.labdet_files(data.lang, data_dir),
+    choices=tuple(scorer.LANGUAGES),
 )
 
 ITEMS = columns([
