@@ -31,9 +31,9 @@ Model = "ModelHandle | LanguageModel | str"
 
 def methods() -> pd.DataFrame:
     """The registered methods: name, CLI command, input, model kinds, paper, one-line summary."""
-    from biascore.methods import discover
+    from biascore.methods import table
 
-    return pd.DataFrame([m.describe() for m in discover()])
+    return table()
 
 
 def method(name: str) -> Method:

@@ -79,8 +79,7 @@ def test_results_and_pairs_show_in_notebooks_with_text_escaped(tiny_mlm, tmp_pat
 def test_score_pair_is_a_one_pair_result(tiny_mlm):
     result = biascore.score_pair(tiny_mlm, "Women can't drive.", "Men can't drive.")
     pair = result.pair(0)
-    direct = biascore.run("attribution", tiny_mlm, "demo", progress=False)  # for the columns
-    assert set(direct.frame.columns) <= set(result.frame.columns)
+    assert {c.name for c in result.method.schema} <= set(result.frame.columns)
     assert pair.tokens and not pair.skipped_reason and result.meta["input"] == "typed pair"
     same = biascore.score_pair(tiny_mlm, "Same.", "Same.")
     assert same.pair(0).skipped_reason == "identical sentences"
@@ -110,7 +109,7 @@ SMALL = {
     "heads": ("weat6b", {}),
     "heads-masking": ("weat6b", {"k": 1, "draws": 1, "held_out": 2}),
     "heads-counter": (None, {}),
-    "labdet": ("en", {"n_boot": 200, "nationalities": ("de", "fr", "tr")}),
+    "labdet": ("en", {"n_boot": 200, "nationalities": ("de", "cn", "it")}),
     "seat": ("weat6", {"n_samples": 1000}),
     "ceat": ("weat6", {"segment_lengths": (5,), "n_contexts": 2, "draws": 5}),
     "logprob": ("en-gender-career", {}),

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
+import types
+from typing import TYPE_CHECKING
 
 from biascore.core.method import Method
 from biascore.core.registry import lookup, registered
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 def method_packages() -> list[str]:
@@ -26,7 +32,26 @@ def discover() -> list[Method]:
     return registered()
 
 
+def table() -> "pd.DataFrame":
+    """The registered methods: name, CLI command, input, model kinds, paper, one-line summary."""
+    import pandas as pd
+
+    return pd.DataFrame([m.describe() for m in discover()])
+
+
 def get(name: str) -> Method:
     """The method called ``name`` (registry name or CLI command), after discovery."""
     discover()
     return lookup(name)
+
+
+class _MethodsPackage(types.ModuleType):
+    """``biascore.methods`` is this package and, called, the API's table of the registered methods: the
+    public name ``biascore.methods()`` and the folder ``biascore/methods/`` are one object, so whichever
+    Python resolves first (the attribute set by importing the package, or the API) behaves the same."""
+
+    def __call__(self) -> "pd.DataFrame":
+        return table()
+
+
+sys.modules[__name__].__class__ = _MethodsPackage
