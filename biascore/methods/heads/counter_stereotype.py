@@ -31,12 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
 
 from biascore.core.cache import ResultCache
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.registry import ProgressFn
 from biascore.core.seat_tests import GenderWordLists, load_gender_wordlists
+from biascore.stats.tests import one_sample_t_greater
 from biascore.methods.heads.head_table import scores_to_matrix
 
 NAME = "heads-counter"
@@ -263,15 +263,6 @@ def d_array(frame: pd.DataFrame) -> np.ndarray:
     return np.stack([np.asarray(d, dtype=float).reshape(L, H) for d in frame["d"]])
 
 
-def one_tailed_t(values: np.ndarray) -> tuple[float, float]:
-    """t and p of the one-sample t-test that the mean of ``values`` is > 0 (NaN when N < 2)."""
-    values = np.asarray(values, dtype=float)
-    if len(values) < 2:
-        return float("nan"), float("nan")
-    res = stats.ttest_1samp(values, 0.0, alternative="greater")
-    return float(res.statistic), float(res.pvalue)
-
-
 def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
     """Figure-4 table: per head group, N sentences, heads, mean d, t, one-tailed p.
 
@@ -281,7 +272,7 @@ def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
     rows = []
     for label, sel in (("biased heads (b > 0)", biased), ("other heads (b ≤ 0)", ~biased)):
         per_sentence = d[:, sel].mean(axis=1) if sel.any() and len(d) else np.zeros(0)
-        t, p = one_tailed_t(per_sentence)
+        t, p = one_sample_t_greater(per_sentence)
         rows.append({"group": label, "heads": int(sel.sum()), "N": int(len(per_sentence)),
                      "mean_d": float(per_sentence.mean()) if len(per_sentence) else float("nan"), "t": t, "p": p})
     return pd.DataFrame(rows)

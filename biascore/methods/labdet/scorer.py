@@ -46,7 +46,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from biascore.core import settings
 from biascore.core.cache import ResultCache
@@ -55,6 +54,8 @@ from biascore.core.models import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
 from biascore.core.embeddings import POOLINGS, cached_embeddings
 from biascore.core.registry import ProgressFn
+from biascore.stats.intervals import cluster_bootstrap_ci
+from biascore.stats.tests import pearson, wilcoxon_p
 
 NAME = "labdet"
 SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
@@ -231,27 +232,6 @@ def _stable_rng(seed: int, label: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(label.encode("utf-8"))])
 
 
-def template_bootstrap_ci(values: np.ndarray, templates: np.ndarray, *, n_boot: int = 2000,
-                          level: float = 0.95, rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile CI of the mean of ``values`` when whole templates are resampled with replacement."""
-    names, inverse = np.unique(templates, return_inverse=True)
-    sums = np.bincount(inverse, weights=values, minlength=len(names))
-    counts = np.bincount(inverse, minlength=len(names)).astype(float)
-    draws = rng.integers(0, len(names), size=(n_boot, len(names)))
-    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def wilcoxon_p(values: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p-value of ``values`` against 0 (1.0 when every value is 0)."""
-    values = np.asarray(values, dtype=float)
-    if not np.any(values != 0):
-        return 1.0
-    return float(stats.wilcoxon(values, alternative="two-sided").pvalue)
-
-
 def direction(mean: float, p_value: float, alpha: float = 0.05) -> str:
     if p_value < alpha:
         return "negative" if mean < 0 else "positive" if mean > 0 else "none"
@@ -272,20 +252,13 @@ def summarize(items: pd.DataFrame, probe: str = "svm", alpha: float = 0.05, n_bo
     for code, grp in items.groupby("nationality", sort=True):
         values = grp[f"rel_{probe}"].to_numpy(dtype=float)
         mean = float(values.mean())
-        low, high = template_bootstrap_ci(values, grp["template"].to_numpy(), n_boot=n_boot,
+        low, high = cluster_bootstrap_ci(values, grp["template"].to_numpy(), n_boot=n_boot,
                                           rng=_stable_rng(seed, code))
         p = wilcoxon_p(values)
         rows.append({"nationality": code, "word": grp["word"].iloc[0], "mean": mean, "ci_low": low,
                      "ci_high": high, "p_value": p, "direction": direction(mean, p, alpha),
                      "n_items": len(values), "n_templates": int(grp["template"].nunique())})
     return pd.DataFrame(rows).sort_values("mean", kind="stable").reset_index(drop=True)
-
-
-def _pearson(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    if len(a) < 3 or np.std(a) == 0 or np.std(b) == 0:
-        return float("nan"), float("nan")
-    r = stats.pearsonr(a, b)
-    return float(r.statistic), float(r.pvalue)
 
 
 def template_halves(templates: Sequence[str], seed: int = 0) -> tuple[list[str], list[str]]:
@@ -301,12 +274,12 @@ def robustness(items: pd.DataFrame, probe: str = "svm", seed: int = 0) -> dict[s
     halves for ``probe`` (``halves_r``, ``halves_p``)."""
     by_nat = items.groupby("nationality")
     svm, mlp = by_nat["rel_svm"].mean(), by_nat["rel_mlp"].mean()
-    probe_r, probe_p = _pearson(svm.to_numpy(), mlp.loc[svm.index].to_numpy())
+    probe_r, probe_p = pearson(svm.to_numpy(), mlp.loc[svm.index].to_numpy())
     first, second = template_halves(items["template"], seed)
     m1 = items[items["template"].isin(first)].groupby("nationality")[f"rel_{probe}"].mean()
     m2 = items[items["template"].isin(second)].groupby("nationality")[f"rel_{probe}"].mean()
     common = m1.index.intersection(m2.index)
-    halves_r, halves_p = _pearson(m1.loc[common].to_numpy(), m2.loc[common].to_numpy())
+    halves_r, halves_p = pearson(m1.loc[common].to_numpy(), m2.loc[common].to_numpy())
     return {"probe_r": probe_r, "probe_p": probe_p, "halves_r": halves_r, "halves_p": halves_p}
 
 

@@ -42,9 +42,9 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from biascore.core.cache import ResultCache
+from biascore.stats.intervals import t_interval_halfwidth
 
 CONFIDENCE = 0.95
 OCCURRENCE_COLUMNS = ["pair_id", "bias_type", "word_index", "word", "word_type", "b"]
@@ -127,11 +127,7 @@ def word_table(occ: pd.DataFrame, bias_types: Iterable[str] | None = None, min_c
         "n_pairs": g["pair_id"].nunique(), "n_occurrences": g["b"].size(), "mean_b": g["b"].mean(),
         "sd": g["b"].std(ddof=1), "share_biased": g["biased"].mean(), "share_zero": g["zero"].mean()})
     table = table[table["n_pairs"] >= min_count]
-    n = table["n_occurrences"].to_numpy()
-    defined = n >= 2
-    half = np.full(len(table), np.nan)
-    half[defined] = (stats.t.ppf(0.5 + CONFIDENCE / 2, n[defined] - 1)
-                     * table["sd"].to_numpy()[defined] / np.sqrt(n[defined]))
+    half = t_interval_halfwidth(table["sd"].to_numpy(), table["n_occurrences"].to_numpy(), CONFIDENCE)
     table["ci_low"] = table["mean_b"] - half
     table["ci_high"] = table["mean_b"] + half
     table["forms"] = _forms(sel[sel["word_type"].isin(table.index)]).reindex(table.index)
