@@ -46,10 +46,44 @@ def register_method_commands(sub) -> None:
             p.set_defaults(func=run_command, method_name=method.name)
     p = sub.add_parser("methods", help="list the registered methods with their paper and inputs")
     p.add_argument("--schema", metavar="METHOD", default=None, help="print one method's result columns")
+    p.add_argument("--markdown", action="store_true", help="every method's reference as markdown (docs/methods.md)")
     p.set_defaults(func=list_methods)
 
 
+def _cell(text: object) -> str:
+    return str(text).replace("%%", "%").replace("|", "\\|").replace("\n", " ")
+
+
+def methods_markdown() -> str:
+    """Every registered method's reference (docs/methods.md is this text): paper, formula, input, entry point,
+    cache folder, options and result columns — written once, in the code."""
+    out = []
+    for m in discover():
+        module = type(m).__module__
+        out += [f"## `{m.name}` — {m.summary_line}", "",
+                f"* **paper:** {m.paper}",
+                *([f"* **formula:** {m.formula}"] if m.formula else []),
+                f"* **input:** {m.input_kind.noun} (`{m.input_flag or m.input_kind.flag}`, default "
+                f"`{m.input_kind.default}`); **models:** {', '.join(m.model_kinds)}",
+                f"* **run it:** `biascore {m.cli_command} …`, `biascore run {m.name} …`, "
+                f"`biascore.run(\"{m.name}\", model, input, …)`; **defined in** `{module.replace('.', '/')}.py`",
+                f"* **cache:** `<cache>/{m.cache_folder}/<key digest>.parquet`"
+                + (f" (derived frames in `<cache>/{m.cache_folder}.derived/`)" if m.cache_derived else ""), ""]
+        specs = m.Options.specs()
+        if specs:
+            out += ["| option | default | changes the cached result | meaning |", "|---|---|---|---|"]
+            out += [f"| `{s.flag}` | `{s.default}` | {'yes' if s.key else 'no'} | {_cell(s.help)} |" for s in specs]
+            out.append("")
+        out += ["| result column | dtype | meaning |", "|---|---|---|"]
+        out += [f"| `{c.name}` | {c.dtype} | {_cell(c.meaning)} |" for c in m.schema]
+        out.append("")
+    return "\n".join(out)
+
+
 def list_methods(args: argparse.Namespace) -> int:
+    if args.markdown:
+        print(methods_markdown())
+        return 0
     if args.schema:
         method = get(args.schema)
         print(f"{method.name}: {method.summary_line}\n{method.paper}\n")
