@@ -49,6 +49,22 @@ SEAT_COLUMNS = columns([
     ("categories", "str", "the test's four categories")])
 
 
+class _EffectSizeTable(Method):
+    """Seat and Ceat: a small table of effect sizes, printed and written with its leading columns first."""
+
+    leading: tuple[str, ...] = ()
+
+    def summary(self, result) -> pd.DataFrame:
+        cols = list(self.leading)
+        return result.frame[cols + [c for c in result.frame.columns if c not in cols]]
+
+    def report(self, result) -> list[str]:
+        return [self.summary(result).to_string(index=False)]
+
+    def outputs(self, results) -> dict[str, pd.DataFrame]:
+        return {"": pd.concat([self.summary(r) for r in results], ignore_index=True)}
+
+
 @dataclass(frozen=True)
 class SeatOptions(Options):
     pooling: str = option("mean", choices=("mean", "first"), help="sentence embedding (SEAT)")
@@ -60,7 +76,7 @@ class SeatOptions(Options):
 
 
 @register
-class Seat(Method):
+class Seat(_EffectSizeTable):
     name = "seat"
     order = 50
     summary_line = "WEAT/SEAT effect size with a one-sided permutation p-value"
@@ -70,7 +86,7 @@ class Seat(Method):
     input_flag = TEST_FLAG
     Options = SeatOptions
     schema = SEAT_COLUMNS
-    model_kinds = ("masked", "causal", "encoder")
+    leading = ("test", "effect_size", "p_value", "n_x", "n_y", "n_a", "n_b")
 
     def key_parts(self, test, options: SeatOptions, data_dir=None) -> dict:
         parts = super().key_parts(test, options, data_dir)
@@ -81,16 +97,6 @@ class Seat(Method):
     def compute(self, ctx, test, options: SeatOptions) -> pd.DataFrame:
         return scorer.seat_row(ctx.model(), test, pooling=options.pooling, word_mode=options.word_mode,
                                seed=options.seed, n_samples=options.n_samples, progress=ctx.progress)
-
-    def summary(self, result) -> pd.DataFrame:
-        cols = ["test", "effect_size", "p_value", "n_x", "n_y", "n_a", "n_b"]
-        return result.frame[cols + [c for c in result.frame.columns if c not in cols]]
-
-    def report(self, result) -> list[str]:
-        return [self.summary(result).to_string(index=False)]
-
-    def outputs(self, results) -> dict[str, pd.DataFrame]:
-        return {"": pd.concat([self.summary(r) for r in results], ignore_index=True)}
 
 
 def _segment(value: str) -> int | None:
@@ -119,7 +125,7 @@ class CeatOptions(Options):
 
 
 @register
-class Ceat(Method):
+class Ceat(_EffectSizeTable):
     name = "ceat"
     order = 51
     summary_line = "CEAT: contextual embeddings from a corpus, random-effects combined effect size per segment length"
@@ -128,6 +134,7 @@ class Ceat(Method):
     input_kind = SEAT
     input_flag = TEST_FLAG
     Options = CeatOptions
+    leading = ("test", "segment_length", "effect_size", "p_value", "n_x", "n_y", "n_a", "n_b")
     schema = columns([
         ("test", "str", "the test"), ("segment_length", "str", "words per context segment ('all' = the line)"),
         ("effect_size", "float64", "combined effect size CES"), ("p_value", "float64", "two-sided p"),
@@ -151,16 +158,6 @@ class Ceat(Method):
         return scorer.ceat_rows(ctx.model(), test, label, text, segment_lengths=options.segment_lengths,
                                 n_contexts=options.n_contexts, n_draws=options.draws, seed=options.seed,
                                 progress=ctx.progress)
-
-    def summary(self, result) -> pd.DataFrame:
-        cols = ["test", "segment_length", "effect_size", "p_value", "n_x", "n_y", "n_a", "n_b"]
-        return result.frame[cols + [c for c in result.frame.columns if c not in cols]]
-
-    def report(self, result) -> list[str]:
-        return [self.summary(result).to_string(index=False)]
-
-    def outputs(self, results) -> dict[str, pd.DataFrame]:
-        return {"": pd.concat([self.summary(r) for r in results], ignore_index=True)}
 
     def data_files(self, test, options: CeatOptions, data_dir: Path) -> list[Path]:
         if options.corpus:
