@@ -20,7 +20,8 @@ from pathlib import Path
 import streamlit as st
 
 from biascore.core.settings import ReadOnlySnapshotError
-from views.common import error_line, open_snapshot, show_error
+from biascore.core.errors import one_line
+from views.common import open_snapshot, show_error
 from views.menu import menu_pages
 
 st.set_option("client.showErrorDetails", "none")
@@ -34,7 +35,7 @@ if not open_snapshot():  # BIASCORE_SNAPSHOT names a file that is refused: the o
 try:
     nav.run()
 except ReadOnlySnapshotError as exc:  # a part of a page that would compute, in a read-only snapshot
-    st.info(error_line(exc), icon="📦")
+    st.info(one_line(exc), icon="📦")
 except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
     if os.environ.get("BIASCORE_RAISE_PAGE_ERRORS") == "1":
         raise

@@ -11,6 +11,8 @@ import streamlit as st
 
 from biascore.core import models as engine_models
 from biascore.core import settings
+from biascore.core.display import code_span, plotly_label
+from biascore.core.errors import one_line
 
 T = TypeVar("T")
 
@@ -35,7 +37,7 @@ def open_snapshot() -> bool:
         opened = snapshot.activate(path)
     except snapshot.SnapshotError as exc:
         snapshot.deactivate()
-        st.error(f"Snapshot refused: {error_line(exc)}")
+        st.error(f"Snapshot refused: {one_line(exc)}")
         return False
     st.sidebar.caption(f"📦 Read-only snapshot {opened.describe()}")
     return True
@@ -188,37 +190,9 @@ def literal(text: object, label: str | None = None) -> None:
     st.text(f"{label}: {text}" if label else str(text))
 
 
-def code_span(text: object) -> str:
-    """``text`` as a markdown code span, for a short name (model, bias type) inside one of our own markdown
-    messages: a code span shows its content verbatim (CommonMark), whatever backticks it holds."""
-    text = str(text).replace("\n", " ")
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    return f"{fence} {text} {fence}"
-
-
-def escape(text: object) -> str:
-    """Text for a plotly label or hover text. plotly.js reads a few HTML tags there (<b>, <a href>, <br>…),
-    so ``&``, ``<`` and ``>`` become entities, which plotly turns back into the characters; quotes stay
-    as they are (plotly shows ``&quot;`` literally)."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def error_line(exc: BaseException) -> str:
-    """One line for the page: the exception's first line; in public mode without server paths."""
-    lines = str(exc).strip().splitlines()
-    line = lines[0] if lines else type(exc).__name__
-    if settings.public_mode():
-        line = _PATH.sub("…", line)
-    return line
-
-
 def show_error(exc: BaseException) -> None:
-    """An exception as one plain line on the page (never a traceback)."""
-    st.error(error_line(exc), icon="⚠️")
-
-
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s'\"`,;:()]+)+")
+    """An exception as one plain line on the page (never a traceback; no server path in public mode)."""
+    st.error(one_line(exc), icon="⚠️")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -328,7 +302,7 @@ def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
     try:
         return attribution_frame(run.path, benchmark, float(run.mtime))
     except unreadable_run_errors() as exc:
-        st.error(f"{code_span(model)} on {benchmark}: {error_line(exc)}")
+        st.error(f"{code_span(model)} on {benchmark}: {one_line(exc)}")
         return None
 
 

@@ -13,7 +13,8 @@ import streamlit as st
 from biascore.methods.fields import tagging as semantic_tagging
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
-from views.common import (active_snapshot, benchmark_selector, code_span, csv_download, data_dir_notice, get_handle,
+from biascore.core.display import code_span
+from views.common import (active_snapshot, benchmark_selector, csv_download, data_dir_notice, get_handle,
                           model_or_error, model_selector, offered_models, score_now_button, show_error,
                           token_page_link)
 
