@@ -269,7 +269,7 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
 
 
 @st.cache_resource(show_spinner="Reading cached scores…", max_entries=16)
-def attribution_frame(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
+def run_result_frame(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     """The engine's attribution frame for one cached run (kept in memory; treat as read-only).
 
     ``st.cache_resource`` rather than ``st.cache_data``: the frame holds list columns for every pair and
@@ -286,7 +286,7 @@ def pair_table(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     """The browsing table (no list columns) for one cached run."""
     from biascore.methods.attribution.token_view import pair_table as engine_pair_table
 
-    return engine_pair_table(attribution_frame(path, benchmark, mtime))
+    return engine_pair_table(run_result_frame(path, benchmark, mtime))
 
 
 #: What reading a cached run can fail with: each carries a one-line message for the page.
@@ -300,7 +300,7 @@ def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
     """The attribution frame of a cached ``run``, or None after a one-line error on the page when the file
     fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
     try:
-        return attribution_frame(run.path, benchmark, float(run.mtime))
+        return run_result_frame(run.path, benchmark, float(run.mtime))
     except unreadable_run_errors() as exc:
         st.error(f"{code_span(model)} on {benchmark}: {one_line(exc)}")
         return None
@@ -465,7 +465,7 @@ def summary(path: str, benchmark: str, mtime: float, metric: str) -> pd.DataFram
     """The engine's :func:`summarize` (n, score, 95% Wilson interval) for one cached run."""
     from biascore.methods.attribution.scorer import summarize
 
-    return summarize(attribution_frame(path, benchmark, mtime), metric)
+    return summarize(run_result_frame(path, benchmark, mtime), metric)
 
 
 def verdict_text(sjsd: float) -> str:
