@@ -3,12 +3,13 @@
 ``python -m biascore review export --format dataset --benchmark crows-tl --out crows-tl-reviewed/`` writes::
 
     crows-tl-reviewed/
-      README.md                              dataset card: YAML header (configs, language, licence) and text
-      corrected/corrected.parquet            the corrected benchmark (biascore.review.corrections.corrected_frame)
-      corrected.csv                          the same rows as CSV, for `python -m biascore score --benchmark …`
-      decisions/decisions.parquet            one row per reviewable pair: its final decision and where it came from
-      reviews/reviews.parquet                every review (tags as a list of strings)
-      adjudications/adjudications.parquet    every adjudicated decision
+      README.md                 dataset card: YAML header (configs, language, licence) and text
+      corrected.csv             the corrected benchmark as CSV, for `python -m biascore score --benchmark …`
+      <table>/<table>.parquet   one folder per table (:data:`TABLES`):
+        corrected               the corrected benchmark (biascore.review.corrections.corrected_frame)
+        decisions               one row per reviewable pair: its final decision and where it came from
+        reviews                 every review (tags as a list of strings)
+        adjudications           every adjudicated decision
 
 Each parquet folder is one table: ``datasets.load_dataset("parquet", data_dir="crows-tl-reviewed/corrected")``
 reads the corrected benchmark (split ``train``), and ``datasets.load_dataset("crows-tl-reviewed", "reviews")``
