@@ -23,6 +23,7 @@ Entry points: :func:`score_benchmark` (cached, resumable), :func:`score_pair` (l
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -40,6 +41,7 @@ from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
+from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, prefix_token
 from biascore.core.pair_tokens import PairTokens, flatten_spans, pair_of, shares_only_punctuation, tokenize_sentences
 from biascore.core.precision import approximate_note, resolve_dtype
 from biascore.stats.intervals import proportion_ci
@@ -78,6 +80,14 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
 
 
 def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTokens | None], list[dict]]:
+    pts, recs, _ = _tokenize_rows(lm, frame)
+    return pts, recs
+
+
+def _tokenize_rows(lm: LanguageModel,
+                   frame: pd.DataFrame) -> tuple[list[PairTokens | None], list[dict], list[PairTokens | None]]:
+    """(pairs b(u)/PLL score — None when skipped, their cache records, and every row's tokenised pair — None only
+    for a row with a load issue: the whole-sentence log-likelihood scores a pair that shares no tokens too)."""
     rows = list(frame.itertuples(index=False))
     todo = [k for k, row in enumerate(rows) if not (getattr(row, "load_issue", "") or "")]
     sentences = tokenize_sentences(lm, [t for k in todo for t in (rows[k].sent_more, rows[k].sent_less)])
@@ -98,7 +108,7 @@ def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTo
                 reason, pt = ONLY_PUNCTUATION, None
         pts.append(pt)
         recs.append(_pair_record(row.pair_id, pt, reason))
-    return pts, recs
+    return pts, recs, [tokenized.get(k) for k in range(len(rows))]
 
 
 # --------------------------------------------------------------------------- forward passes
@@ -119,8 +129,8 @@ def _gold(lm: LanguageModel, fn, seqs: list, pos: list, plan: BatchPlan, progres
 
 
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
-                        progress: ProgressFn | None,
-                        numerics: str = "exact") -> list[tuple[np.ndarray, np.ndarray]]:
+                        progress: ProgressFn | None, numerics: str = "exact",
+                        start: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
     if not live:
@@ -154,33 +164,124 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
         rest = iter(less_rest)
         return more, np.array([more[k] if same else next(rest) for k, same in enumerate(prefix_share[j])])
 
-    lps = _gold(lm, causal_gold_logprobs, seqs, pos, plan, progress, numerics, combine)
+    causal = functools.partial(causal_gold_logprobs, start=start)
+    lps = _gold(lm, causal, seqs, pos, plan, progress, numerics, combine)
     for j, i in enumerate(live):
         out[i] = combine(j, lps[2 * j], lps[2 * j + 1])
     return out
 
 
+# ---- lm-eval-compatible whole-sentence log-likelihood (issue 18): the causal forward passes score every token
+def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], rows: list[PairTokens | None],
+                            plan: BatchPlan, progress: ProgressFn | None, start: int
+                            ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[float, float]]]:
+    """Causal, exact numerics: one forward per sentence, the LM head at **every** position, giving both the
+    shared-token log P(u) of b(u)/PLL (``pts``) and the whole-sentence log-likelihoods ll = Σ_t log P(t | prefix,
+    tokens before t) of every tokenised row (``rows``; see :mod:`biascore.methods.attribution.lmeval`).
+
+    A token inside the pair's common prefix has the same context in both sentences: its log P is computed once,
+    in the more-biased sentence, and copied (b(u) = 0 exactly there, as before). A sentence whose first token is
+    the prefix token itself is scored as lm-eval scores it — that token is the context, the rest is summed — on a
+    row of its own (its b(u) row keeps the prefix in front, as the published code does).
+    """
+    nan = float("nan")
+    u_out = [(np.zeros(0), np.zeros(0)) for _ in pts]
+    ll_out = [(nan, nan) for _ in rows]
+    seqs: list[list[int]] = []
+    pos: list[list[int]] = []
+    jobs = []  # (row index, common-prefix length, index of its more / less sequence, extra rows or None)
+    for i, pair in enumerate(rows):
+        if pair is None or not pair.more.ids or not pair.less.ids:
+            continue
+        more, less = list(pair.more.ids), list(pair.less.ids)
+        common = 0
+        for a, b in zip(more, less):
+            if a != b:
+                break
+            common += 1
+        k = len(seqs)
+        seqs += [more, less]
+        pos += [list(range(len(more))), list(range(common, len(less)))]
+        extra = []
+        for ids in (more, less):
+            if ids[0] == start and len(ids) > 1:  # lm-eval: the prefix token is the sentence's own first token
+                extra.append(len(seqs))
+                seqs.append(ids[1:])
+                pos.append(list(range(len(ids) - 1)))
+            else:
+                extra.append(None)
+        jobs.append((i, common, k, extra))
+    if not seqs:
+        return u_out, ll_out
+    lps = causal_gold_logprobs(lm, seqs, pos, plan, progress, start=start)
+    for i, common, k, extra in jobs:
+        full_more = lps[k]
+        full_less = np.concatenate([full_more[:common], lps[k + 1]])
+        sums = [float(np.sum(full_more)), float(np.sum(full_less))]
+        for side, e in enumerate(extra):
+            if e is not None:
+                sums[side] = float(np.sum(lps[e])) if len(lps[e]) else 0.0
+        ll_out[i] = (sums[0], sums[1])
+        pt = pts[i]
+        if pt is not None:
+            u_out[i] = (full_more[pt.shared_more], full_less[pt.shared_less])
+    return u_out, ll_out
+
+
+#: per pair, beside LOGP_COLUMNS: the whole-sentence log-likelihoods (causal LMs, exact numerics; NaN otherwise)
+#: and the prefix token the causal passes put in front (id −1 and "" for a masked LM)
+LL_COLUMNS = ["ll_more", "ll_less", "prefix_token_id", "prefix_token"]
+
+
 def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | None = None,
-                     progress: ProgressFn | None = None, numerics: str = "exact") -> pd.DataFrame:
-    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS).
+                     progress: ProgressFn | None = None, numerics: str = "exact",
+                     prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
+    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS), and for
+    a causal LM the whole-sentence log-likelihoods ``ll_more``/``ll_less`` from the same forward passes and the
+    prefix token used (LL_COLUMNS).
 
     ``numerics``: ``exact`` (the model's own dtype, float32 by default) or ``fast-exact`` (half-precision pass +
-    float32 re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py).
+    float32 re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py; it re-checks
+    b(u) and PLL only, so ll is not computed there). ``prefix``: the causal prefix convention
+    (:mod:`biascore.core.prefix`; the default is the published code's).
     """
-    pts, recs = _tokenize_pairs(lm, frame)
-    lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress, numerics)
-    for rec, (more, less) in zip(recs, lps):
+    pts, recs, rows = _tokenize_rows(lm, frame)
+    plan = plan or BatchPlan.for_model(lm)
+    nan = float("nan")
+    lls = [(nan, nan)] * len(pts)
+    token = lm.prefix_token(prefix) if lm.kind == "causal" else None
+    if token is not None and numerics == "exact":
+        lps, lls = _causal_whole_sentences(lm, pts, rows, plan, progress, token.id)
+    else:
+        lps = _logprobs_for_pairs(lm, pts, plan, progress, numerics, start=token.id if token else None)
+    for rec, (more, less), (ll_more, ll_less) in zip(recs, lps, lls):
         rec["logp_more"], rec["logp_less"] = more.tolist(), less.tolist()
-    return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS)
+        rec["ll_more"], rec["ll_less"] = ll_more, ll_less
+        rec["prefix_token_id"] = token.id if token else -1
+        rec["prefix_token"] = token.text if token else ""
+    return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS + LL_COLUMNS)
 
 
 # --------------------------------------------------------------------------- entry points
-def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None,
-                      numerics: str = "exact") -> CacheKey:
-    """Everything that determines the log-probabilities: model files, numerics, benchmark content, pair count."""
+def logprob_cache_key(model: ModelIdentity | LanguageModel, benchmark: Benchmark, limit: int | None,
+                      numerics: str = "exact", prefix: str = DEFAULT_PREFIX) -> CacheKey:
+    """Everything that determines the log-probabilities: model files, numerics, benchmark content, pair count,
+    and for a causal LM the prefix token (id and text) that ``prefix`` gives for it (:mod:`biascore.core.prefix`)."""
     extra = {} if numerics == "exact" else {"numerics": numerics}  # exact keys stay as they were
+    extra.update(prefix_key_parts(model, prefix))
     return result_key("attribution", model, benchmark=benchmark.name, benchmark_hash=benchmark.content_hash,
                       n_pairs=len(benchmark.frame) if limit is None else min(limit, len(benchmark.frame)), **extra)
+
+
+def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT_PREFIX) -> dict:
+    """The prefix part of a causal model's key, ``{prefix_token_id, prefix_token}``; ``{}`` for a masked LM."""
+    ident = model.identity() if isinstance(model, LanguageModel) else model
+    if ident.kind != "causal":
+        return {}
+    if ident.specials is None:
+        raise ValueError(f"{ident.name}: a causal model's result key needs its tokenizer's BOS/EOS tokens "
+                         "(use model_identity() or LanguageModel.identity())")
+    return prefix_token(ident.specials, prefix, ident.name).key_parts()
 
 
 def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
@@ -188,8 +289,13 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
                     progress: ProgressFn | None = None, cache: ResultCache | None = None,
                     data_dir=None, shard_pairs: int | None = None,
                     identity: ModelIdentity | None = None,
-                    waiting: ProgressFn | None = None, numerics: str = "exact") -> pd.DataFrame:
+                    waiting: ProgressFn | None = None, numerics: str = "exact",
+                    prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
     """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
+
+    ``prefix``: the token a causal LM gets in front of each sentence (:mod:`biascore.core.prefix`): ``published``
+    (default; the published code's), ``lmeval`` (lm-evaluation-harness's), ``bos`` or ``eos``. Conventions that
+    give the same token share one cached result.
 
     ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
     (:func:`biascore.core.models.model_identity`) a cached result is answered without loading the model.
@@ -210,12 +316,12 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
         identity = lm.identity()
     ids = [int(x) for x in bm.frame["pair_id"]]
     verify = lambda frame: check_ids(frame, ids)  # noqa: E731
-    key = logprob_cache_key(identity, bm, limit, numerics)
+    key = logprob_cache_key(identity, bm, limit, numerics, prefix)
     logp = cache.load(key, verify)
     if logp is None:
         if not isinstance(lm, LanguageModel):
             lm = lm()
-            key = logprob_cache_key(lm.identity(), bm, limit, numerics)  # the loaded model is the authority
+            key = logprob_cache_key(lm.identity(), bm, limit, numerics, prefix)  # the loaded model is the authority
         total = len(ids)
         if shard_pairs is None:
             shard_pairs = GPU_SHARD_PAIRS if lm.device.type == "cuda" else SHARD_PAIRS
@@ -227,13 +333,13 @@ def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: 
         with cache.computing(key, wait):
             logp = cache.load(key, verify)  # another process may have finished it while we waited
             if logp is None:
-                logp = _score_shards(lm, bm, cache, key, ids, shard_pairs, progress, numerics)
+                logp = _score_shards(lm, bm, cache, key, ids, shard_pairs, progress, numerics, prefix)
     return attribution_frame(bm, logp.sort_values("pair_id").reset_index(drop=True), jsd)
 
 
 def _score_shards(lm: LanguageModel, bm: Benchmark, cache: ResultCache, key: CacheKey, ids: list[int],
                   shard_pairs: int, progress: ProgressFn | None,
-                  numerics: str = "exact") -> pd.DataFrame:
+                  numerics: str = "exact", prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
     """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress, and store the
     finished, checked result."""
     shards = cache.shards(key, ids, shard_pairs)
@@ -258,7 +364,7 @@ def _score_shards(lm: LanguageModel, bm: Benchmark, cache: ResultCache, key: Cac
         def inner(d, tot, base=finished, n=b - a):
             report(base + int(round(n * d / max(tot, 1))))
 
-        frame = compute_logprobs(lm, chunk, progress=inner, numerics=numerics)
+        frame = compute_logprobs(lm, chunk, progress=inner, numerics=numerics, prefix=prefix)
         shards.write(a, b, frame)
         done[(a, b)] = frame
         finished += b - a
