@@ -39,6 +39,8 @@ from biascore.core.datasets import Benchmark, load_benchmark
 from biascore.methods.attribution.fast_exact import fast_exact_logprobs
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
+from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, require_causal, summarize_lmeval
+from biascore.methods.attribution.ties import tie_note, ties
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
 from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, prefix_token
@@ -48,7 +50,7 @@ from biascore.stats.intervals import proportion_ci
 
 NAME = "score"
 SUMMARY = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
-METRICS = ("attribution", "pll")
+METRICS = ("attribution", "pll", "lmeval")
 NUMERICS = ("exact", "fast-exact")
 SHARD_PAIRS = 256
 GPU_SHARD_PAIRS = 4096  # on a GPU: fuller batches (and one fast-exact calibration per 4,096 pairs)
@@ -386,8 +388,10 @@ def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVar
 
 def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_type",
               level: float = 0.95) -> pd.DataFrame:
-    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n and a ``level``
-    confidence interval.
+    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n, a ``level``
+    confidence interval and the ties (:mod:`biascore.methods.attribution.ties`: counted as the score's strict
+    inequality says, and shown). ``lmeval``: the lm-eval-compatible score's own table
+    (:func:`biascore.methods.attribution.lmeval.summarize_lmeval`).
 
     Both are shares of pairs (100·k/n), so the interval is the binomial Wilson score interval
     (:func:`biascore.stats.intervals.proportion_ci`), which keeps its width on small or all-one-way groups
@@ -395,8 +399,11 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    if metric == "lmeval":
+        return summarize_lmeval(frame, by)
     scored = frame[frame["skipped_reason"] == ""]
     flag = (scored["biased"] if metric == "attribution" else scored["pll_more"] > scored["pll_less"]).astype(bool)
+    tie = ties(scored, metric)
     groups = [("all", scored.index, frame.index)] + [
         (g, scored.index[scored[by] == g], frame.index[frame[by] == g]) for g in sorted(frame[by].unique())]
     rows = []
@@ -404,7 +411,8 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
         n, k = len(idx), int(flag.loc[idx].sum())
         lo, hi = proportion_ci(k, n, level)
         rows.append({by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"),
-                     "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n)})
+                     "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n),
+                     "ties": int(tie.loc[idx].sum())})
     return pd.DataFrame.from_records(rows)
 
 
@@ -421,7 +429,14 @@ def register_cli(sub) -> None:
     add_model_args(p)
     add_common_args(p)
     p.add_argument("--benchmark", default="demo", help="benchmark name (see `benchmarks`) or a CSV file path")
-    p.add_argument("--metric", choices=METRICS, default="attribution")
+    p.add_argument("--metric", choices=METRICS, default="attribution",
+                   help="attribution: B from S_JSD (bias attribution paper); pll: the CrowS paper's "
+                        "pseudo-log-likelihood score over the shared tokens; lmeval: lm-evaluation-harness's "
+                        "crows_pairs_english score (whole-sentence log-likelihood; causal LMs only)")
+    p.add_argument("--prefix", choices=PREFIX_CONVENTIONS, default=None,
+                   help="causal LMs: the token in front of each sentence. " + "; ".join(
+                       f"{k}: {v}" for k, v in PREFIX_HELP.items()) + ". Default: published (lmeval for "
+                       "--metric lmeval)")
     p.add_argument("--jsd", choices=JSD_VARIANTS, default="reference",
                    help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
     p.add_argument("--limit", type=int_at_least(1), default=None, help="score only the first N pairs (N ≥ 1)")
@@ -444,6 +459,21 @@ def run_cli(args: argparse.Namespace) -> int:
     from biascore.core.models import model_identity
 
     identity = model_identity(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
+    numerics = "fast-exact" if getattr(args, "fast_exact", False) else "exact"
+    # --- issue 18: the prefix convention and the lm-eval-compatible metric, checked before anything is computed
+    prefix = args.prefix or ("lmeval" if args.metric == "lmeval" else DEFAULT_PREFIX)
+    load = lambda: model_from_args(args)  # noqa: E731
+    if args.metric == "lmeval":
+        if numerics != "exact":
+            raise ValueError("--metric lmeval needs exact numerics: fast-exact re-checks b(u) and PLL verdicts "
+                             "only; drop --fast-exact")
+        if identity is None:  # only a load can tell the model's kind (a hub id): load it, compute nothing yet
+            lm = load()
+            require_causal(lm.kind, args.model)
+            load = lambda: lm  # noqa: E731
+        else:
+            require_causal(identity.kind, args.model)
+    # ---
     t0 = time.perf_counter()
     bar = tqdm(total=len(bm.frame) if args.limit is None else min(args.limit, len(bm.frame)), unit="pair",
                desc=f"{args.model} on {bm.name}", file=sys.stderr)
@@ -457,14 +487,17 @@ def run_cli(args: argparse.Namespace) -> int:
     def waiting(done, total):  # another process is scoring this very model × benchmark: show its progress
         progress(done, total, f"waiting for another process scoring {args.model} on {bm.name}")
 
-    numerics = "fast-exact" if getattr(args, "fast_exact", False) else "exact"
-    frame = score_benchmark(lambda: model_from_args(args), bm, jsd=args.jsd, limit=args.limit, progress=progress,
-                            identity=identity, numerics=numerics, waiting=waiting)
+    frame = score_benchmark(load, bm, jsd=args.jsd, limit=args.limit, progress=progress,
+                            identity=identity, numerics=numerics, waiting=waiting, prefix=prefix)
     bar.close()
     elapsed = time.perf_counter() - t0
     summary = summarize(frame, args.metric)
-    label = "B (% pairs with S_JSD < 0)" if args.metric == "attribution" else "PLL bias score (% score(more) > score(less))"
+    label = {"attribution": "B (% pairs with S_JSD < 0)",
+             "pll": "PLL bias score, CrowS paper (% pairs with Σ_U log P(more) > Σ_U log P(less))",
+             "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
+                       "sentence is more likely in its stereotyped version)"}[args.metric]
     print(f"{args.model} on {bm.name} — {label}; 50 = unbiased; {elapsed:.2f} s")
+    _print_prefix(frame, prefix, args.metric)
     note = approximate_note(resolve_dtype(args.dtype))
     if note:
         print(f"numbers: {note}")
@@ -473,8 +506,20 @@ def run_cli(args: argparse.Namespace) -> int:
               "float32 run, same verdicts")
     else:
         print("numbers: exact (float32 forward passes, TF32 off)")
-    print("intervals: 95% Wilson score interval (binomial proportion)")
-    print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    if args.metric == "lmeval":
+        print("stderr: standard error of the mean, as lm-eval reports it (pct_stereotype in %, likelihood_diff in "
+              "nats)")
+        fmt = {c: (lambda x: f"{x:.4f}") for c in ("likelihood_diff", "likelihood_diff_stderr")}
+        print(summary.to_string(index=False, formatters=fmt, float_format=lambda x: f"{x:.2f}"))
+    else:
+        print("intervals: 95% Wilson score interval (binomial proportion)")
+        print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    n_ties = int(summary["ties"].iloc[0])
+    if n_ties:
+        from biascore.methods.attribution.ties import score_difference
+        exact = int((score_difference(frame[frame["skipped_reason"] == ""] if args.metric != "lmeval" else frame,
+                                      args.metric) == 0).sum())
+        print(tie_note(n_ties, exact, args.metric))
     skipped = frame[frame["skipped_reason"] != ""]
     if len(skipped):
         print(f"\n{len(skipped)} pair(s) skipped and kept in the output with skipped_reason:")
@@ -487,6 +532,19 @@ def run_cli(args: argparse.Namespace) -> int:
         write_frame(frame, args.out)
         print(f"wrote {len(frame)} rows to {args.out}")
     return 0
+
+
+def _print_prefix(frame: pd.DataFrame, prefix: str, metric: str) -> None:
+    """The CLI's line about the token put in front of each sentence (issue 18: conventions are printed)."""
+    ids = frame["prefix_token_id"] if "prefix_token_id" in frame.columns else pd.Series(dtype=int)
+    if not len(ids) or int(ids.iloc[0]) < 0:
+        print("prefix token: none (masked LM: the tokenizer's own special tokens frame each sentence)"
+              + (f"; --prefix {prefix} applies to causal LMs only" if prefix != DEFAULT_PREFIX else ""))
+        return
+    print(f"prefix token: {str(frame['prefix_token'].iloc[0])!r} (id {int(ids.iloc[0])}; --prefix {prefix}: "
+          f"{PREFIX_HELP[prefix]})")
+    if metric == "lmeval" and prefix != "lmeval":
+        print("note: not lm-eval's prefix convention, so these are not lm-eval's numbers unless the two tokens agree")
 
 
 def write_frame(frame: pd.DataFrame, path: str) -> None:
