@@ -65,10 +65,12 @@ class PrefixToken:
     id: int
     text: str
 
-    def key_parts(self) -> dict:
-        """What goes into the cache key: the token itself (id and text), not the convention's name, so two
-        conventions that give the same token share one result (gpt2: published = lmeval = <|endoftext|>)."""
-        return {"prefix_token_id": self.id, "prefix_token": self.text}
+    def key_parts(self, specials: SpecialTokens) -> dict:
+        """What goes into the cache key: the token itself (id and text) and every convention that gives it for
+        this tokenizer — not the requested convention's name, so conventions that give the same token share one
+        result (gpt2: published = lmeval = <|endoftext|>), and a reader of the entry knows which it serves."""
+        return {"prefix_token_id": self.id, "prefix_token": self.text,
+                "prefix_conventions": conventions_giving(specials, self.id)}
 
     def describe(self) -> str:
         return f"{self.text!r} (id {self.id}; {self.convention} convention)"
@@ -89,3 +91,15 @@ def prefix_token(specials: SpecialTokens, convention: str = DEFAULT_PREFIX, mode
         raise PrefixError(f"{model}: its tokenizer defines no {convention.upper()} token (--prefix {convention})")
     raise PrefixError(f"{model}: its tokenizer defines neither a BOS nor an EOS token, so a causal LM has no token "
                       "to put in front of a sentence")
+
+
+def conventions_giving(specials: SpecialTokens, token_id: int) -> list[str]:
+    """The conventions whose token is ``token_id`` for a tokenizer with ``specials``."""
+    out = []
+    for convention in PREFIX_CONVENTIONS:
+        try:
+            if prefix_token(specials, convention).id == token_id:
+                out.append(convention)
+        except PrefixError:
+            pass
+    return out

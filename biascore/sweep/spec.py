@@ -3,8 +3,8 @@
 A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as the command-line options::
 
     models: [bert-base-uncased, gpt2, ./my-checkpoint]
-    benchmarks: [crows-en, crows-en-gso]      # pair benchmarks: attribution, pll, fields
-    metrics: [attribution, pll]
+    benchmarks: [crows-en, crows-en-gso]      # pair benchmarks: attribution, pll, lmeval, fields
+    metrics: [attribution, pll]               # lmeval: lm-eval-compatible CrowS score (causal models only)
     seat_tests: [sent-weat6]                  # inputs of the seat metric
     labdet_langs: [en]                        # inputs of the labdet metric
     device: auto
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: metrics scored on a pair benchmark (one task per model × benchmark carries all of them)
-PAIR_METRICS = ("attribution", "pll", "fields")
+PAIR_METRICS = ("attribution", "pll", "lmeval", "fields")
 #: metrics with their own inputs: metric → the spec field that lists those inputs
 INPUT_METRICS = {"seat": "seat_tests", "labdet": "labdet_langs"}
 METRICS = PAIR_METRICS + tuple(INPUT_METRICS)
@@ -88,6 +88,9 @@ class SweepSpec:
                                 f"--{key.replace('_', '-')}")
         if self.limit is not None and self.limit < 1:
             raise SpecError(f"limit must be a positive number of pairs, not {self.limit}")
+        if "lmeval" in self.metrics and self.fast_exact:
+            raise SpecError("metric lmeval needs exact numerics (fast-exact re-checks b(u) and PLL verdicts only); "
+                            "drop fast_exact or the lmeval metric")
         if self.retries < 0:
             raise SpecError(f"retries must be 0 or more, not {self.retries}")
         return self

@@ -1,7 +1,8 @@
 """One sweep task: one model on one input, through the scorers' own cached, resumable entry points.
 
 * pair benchmark → :func:`biascore.methods.attribution.scorer.score_benchmark` (attribution and pll come from
-  its one set of forward passes, cached per model × benchmark and resumed from its shards) and, for
+  its one set of forward passes, cached per model × benchmark and resumed from its shards; ``lmeval`` from the
+  run with lm-eval's prefix token — the same one when the model's tokens agree; a masked model gets a note) and, for
   ``fields``, :func:`biascore.methods.fields.scorer.score_fields` on the same cached scores;
 * SEAT test → :func:`biascore.methods.association.scorer.run_seat`;
 * LABDet language → :func:`biascore.methods.labdet.scorer.score_labdet`.
@@ -108,8 +109,18 @@ def _pair_task(task: Task, source: ModelSource, cache, data_dir, limit, numerics
     frame = score_benchmark(source.load, bm, limit=limit, progress=progress, cache=cache, identity=identity,
                             numerics=numerics)
     for metric in task.metrics:
-        if metric in ATTRIBUTION_METRICS:
+        if metric in ATTRIBUTION_METRICS and metric != "lmeval":
             out.summaries[metric] = _records(summarize(frame, metric))
+    if "lmeval" in task.metrics:  # issue 18: lm-eval's prefix; the same cached result when the tokens agree
+        from biascore.methods.attribution.lmeval import LmevalUnavailable, require_causal
+        try:
+            require_causal(identity.kind if identity is not None else source.load().kind, task.model)
+        except LmevalUnavailable as exc:
+            out.notes.append(f"lmeval: {exc}")
+        else:
+            lm_frame = score_benchmark(source.load, bm, limit=limit, progress=progress, cache=cache,
+                                       identity=identity, numerics=numerics, prefix="lmeval")
+            out.summaries["lmeval"] = _records(summarize(lm_frame, "lmeval"))
     if "fields" in task.metrics:
         from biascore.methods.fields.scorer import score_fields
         from biascore.methods.fields.tagging import NoLexiconError

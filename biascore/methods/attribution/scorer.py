@@ -283,7 +283,7 @@ def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT
     if ident.specials is None:
         raise ValueError(f"{ident.name}: a causal model's result key needs its tokenizer's BOS/EOS tokens "
                          "(use model_identity() or LanguageModel.identity())")
-    return prefix_token(ident.specials, prefix, ident.name).key_parts()
+    return prefix_token(ident.specials, prefix, ident.name).key_parts(ident.specials)
 
 
 def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
