@@ -42,8 +42,7 @@ def format_report(results: list[TaskResult]) -> str:
     lines = []
     table = overview_table(results)
     if len(table):
-        lines += ["B / PLL bias score / lm-eval-compatible pct_stereotype (not the PLL) by bias type (% of pairs; "
-                  "50 = unbiased)",
+        lines += ["B / PLL bias score by bias type (% of pairs; 50 = unbiased)",
                   table.to_string(index=False, float_format=lambda x: f"{x:.2f}", na_rep="—")]
     for r in results:
         for metric in ("fields", "seat", "labdet"):
