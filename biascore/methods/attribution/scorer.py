@@ -463,16 +463,16 @@ def run_cli(args: argparse.Namespace) -> int:
     # --- issue 18: the prefix convention and the lm-eval-compatible metric, checked before anything is computed
     prefix = args.prefix or ("lmeval" if args.metric == "lmeval" else DEFAULT_PREFIX)
     load = lambda: model_from_args(args)  # noqa: E731
+    if args.metric == "lmeval" and numerics != "exact":
+        raise ValueError("--metric lmeval needs exact numerics: fast-exact re-checks b(u) and PLL verdicts only; "
+                         "drop --fast-exact")
+    if identity is None:  # only a load tells a hub model's kind and tokenizer (score_benchmark would load it too)
+        lm = load()
+        identity = lm.identity()
+        load = lambda: lm  # noqa: E731
     if args.metric == "lmeval":
-        if numerics != "exact":
-            raise ValueError("--metric lmeval needs exact numerics: fast-exact re-checks b(u) and PLL verdicts "
-                             "only; drop --fast-exact")
-        if identity is None:  # only a load can tell the model's kind (a hub id): load it, compute nothing yet
-            lm = load()
-            require_causal(lm.kind, args.model)
-            load = lambda: lm  # noqa: E731
-        else:
-            require_causal(identity.kind, args.model)
+        require_causal(identity.kind, args.model)
+    prefix_key_parts(identity, prefix)  # no such prefix token (no BOS and no EOS): one line, nothing computed
     # ---
     t0 = time.perf_counter()
     bar = tqdm(total=len(bm.frame) if args.limit is None else min(args.limit, len(bm.frame)), unit="pair",

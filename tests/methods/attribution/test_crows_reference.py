@@ -8,7 +8,9 @@ two id sequences, without the first and last of them ([CLS] and [SEP]); mask eac
 a log-softmax over the vocabulary, sum. The script calls a pair neutral when both sums rounded to 3 decimals are
 equal and counts it in N but not as stereotyped: its metric score = 100·#(more > less, not neutral)/N.
 
-Nothing of the engine is used for the reference numbers: no BatchPlan, no position-only LM head, no log1p trick.
+Nothing of the engine is used for the reference numbers: no tokenisation, batching or log1p trick of ours; the
+model's own MLM head (``cls``) is applied at the masked position of each variant (the model's forward applies it
+at every position; reading one row keeps the test quick).
 """
 from __future__ import annotations
 
@@ -39,10 +41,12 @@ def _crows_sentence_scores(model, tokenizer, uncased: bool, sent1: str, sent2: s
         batch = torch.tensor([ids] * len(positions))
         for row, p in enumerate(positions):
             batch[row, p] = tokenizer.mask_token_id
-        with torch.no_grad():
-            logits = model(input_ids=batch).logits.double()
+        rows = torch.arange(len(positions))
+        with torch.no_grad():  # BertForMaskedLM.forward is cls(bert(x)) per position: apply cls at the masked one
+            hidden = model.bert(input_ids=batch).last_hidden_state[rows, torch.tensor(positions)]
+            logits = model.cls(hidden).double()
         logp = torch.log_softmax(logits, dim=-1)
-        scores.append(float(sum(logp[row, p, ids[p]] for row, p in enumerate(positions))))
+        scores.append(float(sum(logp[row, ids[p]] for row, p in enumerate(positions))))
     return scores[0], scores[1]
 
 

@@ -26,22 +26,8 @@ from biascore.methods.attribution.scorer import logprob_cache_key, score_benchma
 from biascore.stats.standard_error import mean_stderr
 from tests.conftest import TINY_MLM
 from tests.lmeval_harness import TYPE_TASKS, run_lmeval_crows
-from tests.tiny_models import save_random_causal_lm
+from tests.tiny_models import save_random_causal_lm, save_random_llama
 
-
-
-def _random_llama(folder, tokenizer_from) -> str:
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    tok = AutoTokenizer.from_pretrained(str(tokenizer_from))
-    torch.manual_seed(1)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return str(folder)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +57,7 @@ def _compare(ours: pd.DataFrame, theirs: pd.DataFrame, results: dict, atol: floa
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
 def test_random_causal_models_match_lm_evaluation_harness(arch, smollm_folder, data_dir, tmp_path):
-    folder = (_random_llama(tmp_path / "model", smollm_folder) if arch == "llama"
+    folder = (save_random_llama(tmp_path / "model", smollm_folder) if arch == "llama"
               else save_random_causal_lm(tmp_path / "model", TINY_MLM, seed=3))
     lm = load_model(folder, device="cpu")
     bm = load_benchmark("crows-en-gso", data_dir)
@@ -109,7 +95,7 @@ def test_smollm2_matches_lm_evaluation_harness_in_float32(smollm, smollm_folder,
 def test_smollm2_matches_lm_evaluation_harness_in_float64(smollm_folder, data_dir, tmp_path):
     """Without float32 noise the two definitions agree to our float32 softmax (measured 4e-6)."""
     lm = load_model("smollm2-135m", device="cpu", dtype="fp64")
-    bm = load_benchmark("crows-en-gso", data_dir).first(16)
+    bm = load_benchmark("crows-en-gso", data_dir).first(8)
     ours = score_benchmark(lm, bm, prefix="lmeval", cache=ResultCache(tmp_path / "cache"))
     theirs, results = run_lmeval_crows(smollm_folder, bm.frame, tmp_path / "lmeval", dtype="float64",
                                        per_type=False)

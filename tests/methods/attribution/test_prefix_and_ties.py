@@ -16,6 +16,7 @@ from biascore.methods.attribution.lmeval import summarize_lmeval
 from biascore.methods.attribution.scorer import logprob_cache_key, score_pair, summarize
 from biascore.methods.attribution.ties import LOGLIK_TIE, SJSD_TIE, ties
 from tests.conftest import TINY_MLM
+from tests.tiny_models import save_random_llama
 
 SMOL = SpecialTokens(1, "<|im_start|>", 2, "<|im_end|>", adds_bos=False)
 GEMMA = SpecialTokens(2, "<bos>", 1, "<eos>", adds_bos=True)
@@ -114,22 +115,25 @@ def _cli(capsys, *argv) -> tuple[int, str, str]:
 
 def test_cli_prints_the_prefix_token_and_every_tie(smollm, tmp_path, capsys):
     """A benchmark where every pair is a tie for B and PLL: the modified word comes last, so the shared tokens
-    before it have the same context in both sentences."""
+    before it have the same context in both sentences (a random Llama with SmolLM2's tokenizer: quick to load)."""
+    from biascore.core.models import resolve_source
+
+    model = save_random_llama(tmp_path / "llama", resolve_source("smollm2-135m").converted_folder)
     path = tmp_path / "ties.csv"
     pd.DataFrame({"sent_more": ["I like cats", "We saw the women", "They met my mother"],
                   "sent_less": ["I like dogs", "We saw the men", "They met my father"],
                   "bias_type": ["x", "x", "y"]}).to_csv(path, index=False)
     cache = str(tmp_path / "cache")
-    rc, out, _ = _cli(capsys, "score", "--model", "smollm2-135m", "--benchmark", str(path), "--metric", "pll",
+    rc, out, _ = _cli(capsys, "score", "--model", model, "--benchmark", str(path), "--metric", "pll",
                       "--cache-dir", cache)
     assert rc == 0
     assert "prefix token: '<|im_end|>' (id 2; --prefix published" in out
     table = out[out.index("bias_type"):].splitlines()
     assert table[1].split()[:3] == ["all", "3", "0.00"] and table[1].split()[-1] == "3"  # score 0, 3 ties
     assert "ties: 3 pair(s)" in out and "the 3 exactly equal one(s) count as not biased" in out
-    rc, out, _ = _cli(capsys, "score", "--model", "smollm2-135m", "--benchmark", str(path), "--cache-dir", cache)
+    rc, out, _ = _cli(capsys, "score", "--model", model, "--benchmark", str(path), "--cache-dir", cache)
     assert "ties: 3 pair(s) (|S_JSD| ≤ 1e-6; B counts only S_JSD < 0" in out
-    rc, out, _ = _cli(capsys, "score", "--model", "smollm2-135m", "--benchmark", str(path), "--metric", "lmeval",
+    rc, out, _ = _cli(capsys, "score", "--model", model, "--benchmark", str(path), "--metric", "lmeval",
                       "--cache-dir", cache, "--out", str(tmp_path / "ll.csv"))
     assert rc == 0 and "prefix token: '<|im_start|>' (id 1; --prefix lmeval" in out
     assert "NOT the CrowS paper's PLL" in out and "pct_stereotype" in out
@@ -163,6 +167,7 @@ def test_cli_refuses_a_causal_model_without_bos_and_eos(tmp_path, capsys):
     GPT2LMHeadModel(GPT2Config(vocab_size=7, n_positions=16, n_embd=8, n_layer=1, n_head=2, bos_token_id=None,
                                eos_token_id=None)).save_pretrained(tmp_path / "m")
     tok.save_pretrained(tmp_path / "m")
+    capsys.readouterr()  # the saving progress bar
     for metric in ("attribution", "lmeval"):
         rc, out, err = _cli(capsys, "score", "--model", str(tmp_path / "m"), "--benchmark", "demo", "--metric",
                             metric, "--cache-dir", str(tmp_path / "cache"))
