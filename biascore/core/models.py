@@ -98,8 +98,14 @@ class LanguageModel:
         return f"{safe}-{self.fingerprint[:10]}"
 
     def identity(self) -> "ModelIdentity":
+        specials = None
+        if self.kind == "causal":
+            try:
+                specials = self.special_tokens()
+            except Exception:  # noqa: BLE001 - no tokenizer to ask (an identity-only snapshot model without them)
+                specials = None
         return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""), self.device.type,
-                             self.special_tokens() if self.kind == "causal" else None)
+                             specials)
 
     def special_tokens(self) -> SpecialTokens:
         """BOS/EOS of the tokenizer and whether it adds the BOS itself (what every prefix convention needs)."""

@@ -17,10 +17,14 @@ The two defaults differ only for a tokenizer that defines a BOS it does not add,
 (``<|im_start|>`` vs ``<|im_end|>``) is one. A tokenizer without BOS and EOS is refused with one line
 (:class:`PrefixError`): neither convention has a token to put in front (lm-eval would fail there too).
 Masked LMs take no prefix (their tokenizer's own [CLS] … [SEP] frame the sentence).
+
+A causal result's key also stores the tokenizer's BOS/EOS facts (:class:`SpecialTokens`, model facts, so they
+never split a result): an offline snapshot's identity-only model gets them back from there
+(:mod:`biascore.snapshot.standin`) and finds its results without a tokenizer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 #: the conventions offered by ``--prefix``, the default first
 PREFIX_CONVENTIONS: tuple[str, ...] = ("published", "lmeval", "bos", "eos")
@@ -49,6 +53,13 @@ class SpecialTokens:
     adds_bos: bool  # the tokenizer puts its BOS in front by itself (add_special_tokens=True)
 
     @classmethod
+    def from_meta(cls, stored) -> "SpecialTokens | None":
+        """Back from a cache entry's ``tokenizer_specials`` (a dict, or the list of pairs the key stores)."""
+        if not stored:
+            return None
+        return cls(**dict(stored))
+
+    @classmethod
     def of(cls, tokenizer) -> "SpecialTokens":
         bos_id, eos_id = tokenizer.bos_token_id, tokenizer.eos_token_id
         ids = tokenizer("a", add_special_tokens=True)["input_ids"]
@@ -70,7 +81,7 @@ class PrefixToken:
         this tokenizer — not the requested convention's name, so conventions that give the same token share one
         result (gpt2: published = lmeval = <|endoftext|>), and a reader of the entry knows which it serves."""
         return {"prefix_token_id": self.id, "prefix_token": self.text,
-                "prefix_conventions": conventions_giving(specials, self.id)}
+                "prefix_conventions": conventions_giving(specials, self.id), "tokenizer_specials": asdict(specials)}
 
     def describe(self) -> str:
         return f"{self.text!r} (id {self.id}; {self.convention} convention)"

@@ -310,6 +310,8 @@ def _model_facts(entries: list[tuple[Path, dict]]) -> dict[str, dict]:
                 facts[field_name] = meta[key]
         if meta["scorer"] == "labdet" and meta.get("part") == "items" and "neutral_filler" not in facts:
             facts["neutral_filler"] = meta.get("filler")
+        if meta.get("tokenizer_specials") and "special_tokens" not in facts:  # a causal model's prefix facts
+            facts["special_tokens"] = dict(meta["tokenizer_specials"])
     return models
 
 

@@ -1,7 +1,8 @@
 """Identity-only models: what a page needs to find a model's cached results when the model is not there.
 
 Every scorer keys its cache by facts about the model (name, weights fingerprint, kind, dtype, device and,
-for LABDet, the neutral filler = the tokenizer's mask token). The snapshot's manifest records them per model
+for LABDet, the neutral filler = the tokenizer's mask token; for a causal model's attribution results, its
+tokenizer's BOS/EOS facts, which decide the prefix token). The snapshot's manifest records them per model
 (:func:`biascore.snapshot.export._model_facts`), and :func:`identity_model` turns them into a
 :class:`~biascore.core.models.LanguageModel` without weights: the scorers' entry points find the cached
 results with it unchanged. Anything that would run the model (its ``model`` or its tokenizer beyond the mask
@@ -12,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from biascore.core.models import LanguageModel
+from biascore.core.prefix import SpecialTokens
 from biascore.core.settings import ReadOnlySnapshotError
 
 
@@ -40,4 +42,6 @@ def identity_model(name: str, facts: dict) -> LanguageModel:
         tokenizer=_NotInSnapshot(name, "tokenizer", mask_token=filler or None),
         kind=facts.get("kind") or "encoder", uncased=False, fingerprint=str(facts.get("fingerprint") or ""),
         device=torch.device(facts.get("device") or "cpu"), source="offline snapshot",
-        extra={"dtype": facts.get("dtype") or "", "snapshot": True})
+        extra={"dtype": facts.get("dtype") or "", "snapshot": True,
+               **({"special_tokens": SpecialTokens.from_meta(facts["special_tokens"])}
+                  if facts.get("special_tokens") else {})})
