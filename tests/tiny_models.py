@@ -19,3 +19,20 @@ def save_random_causal_lm(folder: str | Path, tokenizer_from: str | Path, seed: 
     GPT2LMHeadModel(config).save_pretrained(folder)
     tok.save_pretrained(folder)
     return str(folder)
+
+
+def save_random_llama(folder: str | Path, tokenizer_from: str | Path, seed: int = 1) -> str:
+    """A seeded random 2-layer Llama (hidden 32, grouped-query attention) with ``tokenizer_from``'s tokenizer,
+    saved to ``folder``; returns the folder. With SmolLM2's tokenizer it has BOS <|im_start|> ≠ EOS <|im_end|> and
+    adds no BOS, so its published and lm-eval prefix tokens differ."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    tok = AutoTokenizer.from_pretrained(str(tokenizer_from))
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)

@@ -1,11 +1,13 @@
 """Overview: B per bias type and overall for every scored model × benchmark (Table-3 style), with n, the
-95% Wilson score interval and the PLL bias score beside it; a bar chart with the unbiased line; "Score now"."""
+95% Wilson score interval and the PLL bias score beside it, the lm-eval-compatible score of causal models, the
+prefix token and the ties of each score; a bar chart with the unbiased line; "Score now"."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from biascore.methods.attribution.results import best_runs
+from biascore.methods.attribution.lmeval import CAPTION as LMEVAL_CAPTION, LmevalUnavailable
+from biascore.methods.attribution.results import best_runs, lmeval_runs
 from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.core.display import code_span
@@ -16,24 +18,58 @@ from views.common import (benchmark_selector, best_run, cached_runs, csv_downloa
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
            "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
-           "Brackets: 95% Wilson score interval for a proportion (binomial; scipy binomtest), for B and PLL alike.")
+           "Brackets: 95% Wilson score interval for a proportion (binomial; scipy binomtest), for B and PLL alike. "
+           "ties = pairs whose two compared scores are equal within float reproducibility (|S_JSD| ≤ 1e-6; "
+           "log-likelihood sums within 1e-3 nats); each score counts them by its own strict inequality, so an exact "
+           "tie counts as not biased. prefix = the token a causal model gets in front of each sentence "
+           "(published-code convention for B and PLL).")
+st.caption(LMEVAL_CAPTION + " Masked LMs: lm-eval has no such task — their column stays empty; quote the PLL "
+           "score. Causal models: `python -m biascore score --metric lmeval` computes it (lm-eval's prefix).")
 data_dir_notice()
 sweep_status.show()
 
 
-def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
-    """Long table: one row per model × benchmark × bias type with B, its CI and n, and the PLL score."""
+def _lmeval_part(lm_runs: pd.DataFrame, model: str, benchmark: str) -> pd.DataFrame | None:
+    """The lm-eval-compatible columns of one model × benchmark (None when no run with lm-eval's prefix)."""
+    hit = lm_runs[(lm_runs.model == model) & (lm_runs.benchmark == benchmark)]
+    if hit.empty:
+        return None
+    run = hit.iloc[0]
+    try:
+        table = summary(run.path, run.benchmark, float(run.mtime), "lmeval")
+    except LmevalUnavailable:  # a run cached before whole-sentence log-likelihoods were stored
+        return None
+    out = table[["bias_type", "pct_stereotype", "pct_stereotype_stderr", "ties"]].rename(
+        columns={"pct_stereotype": "lm-eval pct_stereotype", "pct_stereotype_stderr": "lm-eval stderr",
+                 "ties": "lm-eval ties"})
+    out["lm-eval prefix"] = f"{run.prefix_token} (id {int(run.prefix_token_id)})"
+    return out
+
+
+def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
+    """Long table: one row per model × benchmark × bias type with B, its CI, n and ties, the PLL score and its ties,
+    the prefix token, and (causal models) the lm-eval-compatible score with its standard error and ties."""
     parts = []
     for run in runs.itertuples(index=False):
         try:
             attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
             pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+            lmeval = _lmeval_part(lm_runs, run.model, run.benchmark)
         except unreadable_run_errors() as exc:  # one line on the page, never a traceback
             st.error(f"{code_span(run.model)} on {run.benchmark}: {one_line(exc)}")
             continue
-        part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high"})
-        part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high"]].rename(
-            columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high"}), on="bias_type", how="left")
+        part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high", "ties": "B ties"})
+        part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high", "ties"]].rename(
+            columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high", "ties": "PLL ties"}),
+            on="bias_type", how="left")
+        part["prefix"] = (f"{run.prefix_token} (id {int(run.prefix_token_id)})" if int(run.prefix_token_id) >= 0
+                          else run.prefix_token or "none (masked LM)")
+        if lmeval is not None:
+            part = part.merge(lmeval, on="bias_type", how="left")
+        else:
+            part["lm-eval pct_stereotype"] = float("nan")
+            part["lm-eval prefix"] = ("no such task for masked LMs" if run.model_kind == "masked"
+                                      else "not scored (--metric lmeval)")
         part.insert(0, "benchmark", run.benchmark)
         part.insert(0, "model", run.model)
         part.insert(2, "precision", f"approximate ({run.dtype})" if bool(run.approximate) else
@@ -47,7 +83,7 @@ runs = best_runs(cached_runs())
 if runs.empty:
     st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
             "(or run `python -m biascore score --benchmark demo`).")
-grid = pd.DataFrame() if runs.empty else summary_grid(runs)
+grid = pd.DataFrame() if runs.empty else summary_grid(runs, lmeval_runs(cached_runs()))
 if not grid.empty:
     wide = grid.pivot_table(index=["model", "benchmark"], columns="bias_type", values="B", sort=False)
     order = ["all"] + sorted(c for c in wide.columns if c != "all")
@@ -62,10 +98,11 @@ if not grid.empty:
     for row in partial.itertuples(index=False):
         st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")
-    st.subheader("Details: n, 95% CI, PLL bias score")
+    st.subheader("Details: n, 95% CI, PLL bias score, lm-eval-compatible score, prefix token, ties")
     fmt = st.column_config.NumberColumn(format="%.2f")
     st.dataframe(grid.drop(columns=["complete"]), hide_index=True, key="overview_long",
-                 column_config={c: fmt for c in ["B", "B_ci_low", "B_ci_high", "PLL", "PLL_ci_low", "PLL_ci_high"]})
+                 column_config={c: fmt for c in ["B", "B_ci_low", "B_ci_high", "PLL", "PLL_ci_low", "PLL_ci_high",
+                                                 "lm-eval pct_stereotype", "lm-eval stderr"]})
     csv_download(grid, "bias_scores_overview.csv", key="overview_csv")
     chart = grid.rename(columns={"B": "score", "B_ci_low": "ci_low", "B_ci_high": "ci_high"})
     st.plotly_chart(overview_bar_chart(chart), config=PLOTLY_CONFIG, key="overview_chart")

@@ -57,7 +57,8 @@ def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MOD
     p.add_argument("--gguf-file", default=None, help="GGUF file name inside --model's folder")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
     p.add_argument("--dtype", default="auto",
-                   help="auto = fp32 on every device (exact; TF32 off); bf16 / fp16 = fast mode, numbers approximate")
+                   help="auto = fp32 on every device (exact; TF32 off); bf16 / fp16 = fast mode, numbers approximate; "
+                        "fp64 = reference numerics for cross-checks (slow)")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model's own Python code to run (off unless you turn it on)")
 

@@ -319,10 +319,11 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
 
 def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
                          plan: BatchPlan | None = None, progress: ProgressFn | None = None,
-                         fast: bool = False) -> list[np.ndarray]:
+                         fast: bool = False, start: int | None = None) -> list[np.ndarray]:
     """For each content sequence s and p in positions: log P(s[p] | start, s[:p]) — one forward per sequence.
-    ``fast``: the approximate pass of the fast-exact mode."""
-    start = lm.start_token_id()
+    ``fast``: the approximate pass of the fast-exact mode. ``start``: the prefix token id (default: the published
+    convention's, :meth:`LanguageModel.start_token_id`; see :mod:`biascore.core.prefix`)."""
+    start = lm.start_token_id() if start is None else int(start)
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else start
     lengths = [len(s) + 1 for s in sequences]
 

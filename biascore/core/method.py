@@ -350,6 +350,11 @@ class Method:
         the content of any other data the method reads from ``data_dir``)."""
         return {**self.input_kind.key_parts(loaded), **options.key_parts(), "method_version": self.version}
 
+    def model_key_parts(self, identity: Any, options: Options) -> dict[str, Any]:
+        """Key parts that depend on the model as well as the options (e.g. the prefix token a causal model gets
+        under the chosen convention, read from its identity's tokenizer facts); default none."""
+        return {}
+
     def compute(self, ctx: "Context", loaded: Any, options: Options) -> pd.DataFrame:
         """The frame to cache (columns ``stored_schema``) for ``loaded`` (for a sharded method: any slice of
         the input's rows). Reports progress through ``ctx.progress(done, total)``."""

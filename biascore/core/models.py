@@ -11,6 +11,7 @@ about a second.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
@@ -26,6 +27,7 @@ import torch
 from biascore.core import settings
 from biascore.core.hashing import file_sha256
 from biascore.core.locks import held
+from biascore.core.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token
 from biascore.core.precision import (cuda_attention_without_cudnn, dtype_name, exact_matmuls, is_approximate,
                                      resolve_dtype)
 
@@ -94,22 +96,36 @@ class LanguageModel:
         return self.identity().cache_id
 
     def identity(self) -> "ModelIdentity":
-        return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""), self.device.type)
+        specials = None
+        if self.kind == "causal":
+            try:
+                specials = self.special_tokens()
+            except Exception:  # noqa: BLE001 - no tokenizer to ask (an identity-only snapshot model without them)
+                specials = None
+        return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""), self.device.type,
+                             specials)
+
+    def special_tokens(self) -> SpecialTokens:
+        """BOS/EOS of the tokenizer and whether it adds the BOS itself (what every prefix convention needs)."""
+        if "special_tokens" not in self.extra:
+            self.extra["special_tokens"] = SpecialTokens.of(self.tokenizer)
+        return self.extra["special_tokens"]
+
+    def prefix_token(self, convention: str = "published") -> PrefixToken:
+        """The :class:`biascore.core.prefix.PrefixToken` of ``convention`` for this (causal) model."""
+        return prefix_token(self.special_tokens(), convention, self.name)
 
     def start_token_id(self) -> int:
-        """The token put in front of a sentence for causal scoring.
+        """The token put in front of a sentence for causal scoring (the ``published`` prefix convention).
 
         A tokenizer that adds a BOS token by itself (gemma's ``<bos>``) gets that BOS; otherwise the eos
-        token, as the published bias-attribution code does for gpt2; the BOS if there is no eos.
+        token, as the published bias-attribution code does for gpt2; the BOS if there is no eos
+        (:mod:`biascore.core.prefix`).
         """
-        tok = self.tokenizer
-        ids = tok("a", add_special_tokens=True)["input_ids"]
-        if tok.bos_token_id is not None and ids and ids[0] == tok.bos_token_id:
-            return int(tok.bos_token_id)
-        for tid in (tok.eos_token_id, tok.bos_token_id):
-            if tid is not None:
-                return int(tid)
-        raise ModelLoadError(f"{self.name}: causal tokenizer defines neither eos nor bos token")
+        try:
+            return self.prefix_token("published").id
+        except PrefixError as exc:
+            raise ModelLoadError(str(exc)) from None
 
     def prepare_text(self, text: str) -> str:
         """Lower-case for an uncased model (as the published code does), keeping string length."""
@@ -314,6 +330,8 @@ class ModelIdentity:
     kind: ModelKind
     dtype: str
     device: str
+    #: a causal model's BOS/EOS facts (they decide its prefix token, part of its result keys); None otherwise
+    specials: SpecialTokens | None = None
 
     @property
     def approximate(self) -> bool:
@@ -349,8 +367,13 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
         if not archs:
             return None
         kind = _kind_from_architectures(archs)
+    specials = None
+    if kind == "causal":
+        specials = _special_tokens_of_folder(str(folder), fingerprint)
+        if specials is None:
+            return None
     dev = resolve_device(device)
-    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type)
+    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type, specials)
 
 
 def _hub_cache_folder(repo_id: str) -> tuple[Path | None, str | None]:
@@ -366,6 +389,18 @@ def _hub_cache_folder(repo_id: str) -> tuple[Path | None, str | None]:
         return None, None
     folder = Path(found).parent
     return folder, folder.name
+
+
+@functools.lru_cache(maxsize=64)
+def _special_tokens_of_folder(folder: str, fingerprint: str) -> SpecialTokens | None:
+    """The tokenizer facts of a local model folder, read by loading its tokenizer alone (~0.5 s, once per process
+    and fingerprint); None when the tokenizer cannot be loaded (the caller then loads the model)."""
+    from transformers import AutoTokenizer
+
+    try:
+        return SpecialTokens.of(AutoTokenizer.from_pretrained(folder, trust_remote_code=False))
+    except Exception:  # noqa: BLE001 - any failure means "only a load can tell", as for hub ids
+        return None
 
 
 def _kind_from_architectures(archs: list[str]) -> ModelKind:

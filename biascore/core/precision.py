@@ -17,6 +17,8 @@ import torch
 DTYPES: dict[str, torch.dtype] = {
     "fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
     "fp16": torch.float16, "float16": torch.float16,
+    # reference numerics (slow; CPU): cross-checks against other tools without float32 noise (tests/, docs/scores.md)
+    "fp64": torch.float64, "float64": torch.float64,
 }
 #: What the CLI, the cache metadata and the dashboard say next to numbers from a reduced-precision run.
 APPROXIMATE_NOTE = ("approximate: {dtype} forward passes (fast mode); verdicts can differ from the exact float32 "

@@ -28,6 +28,7 @@ from biascore.core.handle import ModelHandle, as_handle
 from biascore.core.keys import result_key
 from biascore.core.method import Method, NotApplicable, Options
 from biascore.core.models import LanguageModel, ModelIdentity
+from biascore.core.prefix import SpecialTokens
 from biascore.core.registry import ProgressFn
 from biascore.core.result import Result
 
@@ -72,7 +73,8 @@ def method_handle(method: Method, handle: ModelHandle, options: Options) -> Mode
 def model_key(method: Method, identity: ModelIdentity, loaded: Any, options: Options,
               data_dir: Path | None = None) -> CacheKey:
     """The cache key of ``method``'s result for a model identity, a loaded input and options."""
-    return result_key(method.cache_folder, identity, **method.key_parts(loaded, options, data_dir))
+    return result_key(method.cache_folder, identity, **method.key_parts(loaded, options, data_dir),
+                      **method.model_key_parts(identity, options))
 
 
 def resolve_input(method: Method, input: Any, data_dir: Path | None, limit: int | None) -> Any:
@@ -287,7 +289,8 @@ def cached_results(method: Method, cache: ResultCache | None = None) -> list[dic
 def identity_of(meta: dict) -> ModelIdentity:
     """The model identity a stored result was keyed with."""
     return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
-                         meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")))
+                         meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
+                         SpecialTokens.from_meta(meta.get("tokenizer_specials")))
 
 
 def open_entry(method: Method, meta: dict, *, cache: ResultCache | None = None, data_dir: str | Path | None = None,

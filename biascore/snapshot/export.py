@@ -172,10 +172,13 @@ def _model_facts(entries: list[tuple[Path, dict]]) -> dict[str, dict]:
     models: dict[str, dict] = {}
     for _, meta in entries:
         name = meta.get("model")
-        if name is None or name in models:
+        if name is None:
             continue
-        models[name] = {"fingerprint": meta.get("model_fingerprint", ""), "kind": meta.get("model_kind", ""),
-                        "dtype": meta.get("dtype", ""), "device": meta.get("device", "")}
+        facts = models.setdefault(name, {"fingerprint": meta.get("model_fingerprint", ""),
+                                         "kind": meta.get("model_kind", ""), "dtype": meta.get("dtype", ""),
+                                         "device": meta.get("device", "")})
+        if meta.get("tokenizer_specials") and "special_tokens" not in facts:  # a causal model's prefix facts
+            facts["special_tokens"] = dict(meta["tokenizer_specials"])
     return models
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from biascore.sweep.tasks import TaskResult
 
 #: how the Overview labels the attribution scorer's metrics
-METRIC_LABELS = {"attribution": "B", "pll": "PLL"}
+METRIC_LABELS = {"attribution": "B", "pll": "PLL", "lmeval": "lm-eval pct_stereotype"}
 
 
 def overview_table(results: list[TaskResult]) -> pd.DataFrame:
@@ -21,8 +21,9 @@ def overview_table(results: list[TaskResult]) -> pd.DataFrame:
     for r in results:
         for metric, label in METRIC_LABELS.items():
             for rec in r.summaries.get(metric, []):
+                score = rec["pct_stereotype"] if metric == "lmeval" else rec["score"]
                 rows.append({"model": r.model, "benchmark": r.input, "metric": label, "bias_type": rec["bias_type"],
-                             "score": rec["score"], "n": rec["n"]})
+                             "score": score, "n": rec["n"]})
     if not rows:
         return pd.DataFrame(columns=["model", "benchmark", "metric", "n", "all"])
     long = pd.DataFrame.from_records(rows)

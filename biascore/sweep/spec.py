@@ -3,7 +3,8 @@
 A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as the command-line options::
 
     models: [bert-base-uncased, gpt2, ./my-checkpoint]
-    metrics: [attribution, pll, fields, seat, labdet]   # registered methods (`biascore methods`); pll = PLL score
+    metrics: [attribution, pll, lmeval, fields, seat]   # registered methods (`biascore methods`); pll = the PLL
+                                              # score, lmeval = the lm-eval-compatible CrowS score (causal LMs)
     benchmarks: [crows-en, crows-en-gso]      # inputs of the methods that read pair benchmarks
     seat_tests: [sent-weat6]                  # inputs of the methods that read SEAT tests (seat, heads, ceat)
     labdet_langs: [en]                        # inputs of labdet
@@ -29,11 +30,12 @@ from pathlib import Path
 #: the spec fields that list inputs of one input kind: field → input kind
 INPUT_FIELDS = {"benchmarks": "pairs", "seat_tests": "seat", "labdet_langs": "labdet"}
 #: metric names that are summaries of another method (the same result): name → method
-ALIASES = {"pll": "attribution"}
+ALIASES = {"pll": "attribution", "lmeval": "attribution"}
 
 
 def known_metrics() -> dict[str, str]:
-    """Every metric a sweep can run → the input kind it reads (the registered methods, plus ``pll``)."""
+    """Every metric a sweep can run → the input kind it reads (the registered methods, plus ``pll`` and
+    ``lmeval``, two more summaries of the attribution method)."""
     from biascore.methods import discover
 
     kinds = {m.name: m.input_kind.name for m in discover()}
@@ -100,6 +102,9 @@ class SweepSpec:
                 raise SpecError(f"metric {metric} needs its inputs: {where}")
         if self.limit is not None and self.limit < 1:
             raise SpecError(f"limit must be a positive number of pairs, not {self.limit}")
+        if "lmeval" in self.metrics and self.fast_exact:
+            raise SpecError("metric lmeval needs exact numerics (fast-exact re-checks b(u) and PLL verdicts only); "
+                            "drop fast_exact or the lmeval metric")
         if self.retries < 0:
             raise SpecError(f"retries must be 0 or more, not {self.retries}")
         return self

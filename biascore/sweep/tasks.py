@@ -5,7 +5,8 @@ carrying every requested method of that input kind; each method runs through
 :func:`biascore.core.runner.run` (cached, one computation per key across processes, resumable shards), so a
 sweep stores exactly what ``biascore run`` and the dashboard store, and a task whose results are cached loads
 no model (when the model's identity can be read from its files). ``pll`` is the attribution method's
-second summary (the same forward passes). A method that does not apply (no USAS lexicon for the language, a
+second summary (the same forward passes); ``lmeval`` its lm-eval-compatible score, from the run with lm-eval's
+prefix token (the same run when the model's prefix tokens agree; a masked model gets a note). A method that does not apply (no USAS lexicon for the language, a
 model kind it cannot use) is a note, not a failure.
 
 :func:`run_task` never raises for a failure of the task itself: it returns a :class:`TaskResult` with the
@@ -26,11 +27,14 @@ from biascore.sweep.spec import Task
 
 
 def resolve_metric(metric: str) -> tuple[Method, dict]:
-    """The method a sweep metric runs and the summary options it implies (``pll`` = attribution's PLL score)."""
+    """The method a sweep metric runs and the options it implies (``pll`` = attribution's PLL score, ``lmeval``
+    its lm-eval-compatible score with lm-eval's prefix)."""
     from biascore.methods import get
 
     if metric in ("attribution", "pll"):
         return get("attribution"), {"metric": metric}
+    if metric == "lmeval":
+        return get("attribution"), {"metric": "lmeval", "prefix": "lmeval"}
     return get(metric), {}
 
 

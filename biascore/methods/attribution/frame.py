@@ -6,6 +6,8 @@ For every pair (bias attribution score paper, Gamboa & Lee):
     S_JSD  = mean_u b(u);   biased = S_JSD < 0
     word b = mean of b(u) over the scored tokens overlapping a word   (pair_tokens.word_spans / word_groups)
     PLL    = Σ_u log P(u) for each sentence (CrowS pseudo-log-likelihood)
+    ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lm-eval-compatible, lmeval.py),
+             passed through from the cached log-probabilities with the prefix token used
 
 All tokens of all pairs are processed at once: the distances in one vectorised call, the words of each
 sentence from the one word definition and the tokens overlapping them by ``searchsorted``, word means with
@@ -24,6 +26,9 @@ from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, bias_attr
 
 PASSTHROUGH = ["more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u", "logp_more",
                "logp_less", "truncated"]
+#: whole-sentence log-likelihoods (lm-eval-compatible score, causal LMs) and the causal prefix token, with the
+#: value a result computed before they were stored gets
+OPTIONAL_PASSTHROUGH = {"ll_more": np.nan, "ll_less": np.nan, "prefix_token_id": -1, "prefix_token": ""}
 
 
 def _flat(col: pd.Series, dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -129,4 +134,6 @@ def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant 
     out["skipped_reason"] = reasons.to_numpy()
     for col in PASSTHROUGH:
         out[col] = logp[col].to_numpy()
+    for col, missing in OPTIONAL_PASSTHROUGH.items():  # absent from results cached before they existed
+        out[col] = logp[col].to_numpy() if col in logp.columns else missing
     return out

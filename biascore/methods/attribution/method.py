@@ -14,12 +14,15 @@ from dataclasses import dataclass
 import pandas as pd
 
 from biascore.core.inputs import PAIRS
-from biascore.core.method import Column, columns, Method, Options, option
+from biascore.core.method import Column, Method, NotApplicable, OptionError, Options, columns, option
+from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
 from biascore.core.registry import register
 from biascore.core.result import Result
 from biascore.methods.attribution import scorer
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS
+from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, masked_model_message
+from biascore.methods.attribution.ties import score_difference, tie_note
 from biascore.methods.attribution.pair import PairResult
 
 STORED = columns([
@@ -35,6 +38,11 @@ STORED = columns([
     ("logp_less", "list[float]", "log P(u) in the less-biased sentence"),
     ("truncated", "bool", "a sentence was cut at the model's input limit"),
     ("skipped_reason", "str", "why the pair was not scored (empty when scored)"),
+    ("ll_more", "float64", "causal LMs: whole-sentence log-likelihood Σ_t log P(t | prefix, tokens before t) of the "
+                           "more-biased sentence (lm-eval-compatible score); NaN for masked LMs and fast-exact runs"),
+    ("ll_less", "float64", "the same for the less-biased sentence"),
+    ("prefix_token_id", "int64", "causal LMs: the token put in front of each sentence (-1 for a masked LM)"),
+    ("prefix_token", "str", "its text"),
 ])
 
 SCHEMA = columns([
@@ -65,7 +73,18 @@ class AttributionOptions(Options):
                                           "it cannot guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
     metric: str = option("attribution", choices=scorer.METRICS, key=False,
                          help="what the summary shows: attribution = B (%% pairs with S_JSD < 0); pll = the CrowS "
-                              "pseudo-log-likelihood bias score")
+                              "paper's pseudo-log-likelihood bias score over the shared tokens; lmeval = "
+                              "lm-evaluation-harness's crows_pairs_english score (whole-sentence log-likelihood; "
+                              "causal LMs only; NOT the paper's PLL)")
+    prefix: str | None = option(None, choices=PREFIX_CONVENTIONS, key=False,
+                                help="causal LMs: the token in front of each sentence. " + "; ".join(
+                                    f"{k}: {v}" for k, v in PREFIX_HELP.items()) + ". Default: published "
+                                    "(lmeval with --metric lmeval). The token itself is part of the cache key")
+
+    @property
+    def prefix_convention(self) -> str:
+        """The prefix convention in force: the option, else lm-eval's for the lmeval metric, else published."""
+        return self.prefix or ("lmeval" if self.metric == "lmeval" else DEFAULT_PREFIX)
 
 
 @register
@@ -94,16 +113,32 @@ class Attribution(Method):
             parts.pop("fast_exact")
         return parts
 
+    def check(self, model_kind: str, loaded, options: AttributionOptions) -> None:
+        super().check(model_kind, loaded, options)
+        if options.metric == "lmeval" and options.fast_exact:
+            raise OptionError("--metric lmeval needs exact numerics: fast-exact re-checks b(u) and PLL verdicts "
+                              "only; drop --fast-exact")
+        if options.metric == "lmeval" and model_kind != "causal":
+            raise NotApplicable(masked_model_message("this model") if model_kind == "masked" else
+                                f"the lm-eval-compatible CrowS score needs a causal LM; this model is {model_kind}")
+
+    def model_key_parts(self, identity, options: AttributionOptions) -> dict:
+        """A causal model's prefix token under the chosen convention (id, text, every convention giving it, the
+        tokenizer's BOS/EOS facts: :mod:`biascore.core.prefix`); conventions giving one token share a result."""
+        return scorer.prefix_key_parts(identity, options.prefix_convention)
+
     def compute(self, ctx, loaded, options: AttributionOptions) -> pd.DataFrame:
         return scorer.compute_logprobs(ctx.model(), loaded.frame, progress=ctx.progress,
-                                       numerics="fast-exact" if options.fast_exact else "exact")
+                                       numerics="fast-exact" if options.fast_exact else "exact",
+                                       prefix=options.prefix_convention)
 
     def conventions(self, ctx, loaded, options: AttributionOptions) -> dict:
         lm = ctx.model()
         if lm.kind != "causal":
             return {"context": "masked LM: each token of U masked in turn, the rest of the sentence kept"}
-        tid = lm.start_token_id()
-        return {"prefix_token_id": tid, "prefix_token": lm.tokenizer.convert_ids_to_tokens(tid)}
+        token = lm.prefix_token(options.prefix_convention)
+        return {"prefix_token": token.text, "prefix_token_id": token.id,
+                "prefix_conventions": ",".join(conventions_giving(lm.special_tokens(), token.id))}
 
     def derive(self, ctx, stored: pd.DataFrame, loaded, options: AttributionOptions) -> pd.DataFrame:
         return attribution_frame(loaded, stored.sort_values("pair_id").reset_index(drop=True), options.jsd)
@@ -116,20 +151,32 @@ class Attribution(Method):
 
     def report(self, result: Result) -> list[str]:
         frame, metric = result.frame, result.options.metric
-        label = ("B (% pairs with S_JSD < 0)" if metric == "attribution"
-                 else "PLL bias score (% score(more) > score(less))")
+        label = {"attribution": "B (% pairs with S_JSD < 0)",
+                 "pll": "PLL bias score, CrowS paper (% pairs with Σ_U log P(more) > Σ_U log P(less))",
+                 "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
+                           "sentence is more likely in its stereotyped version)"}[metric]
         if result.approximate:
             numbers = f"approximate ({result.meta.get('dtype')}): a fast reduced-precision run; verdicts can differ"
         elif result.options.fast_exact:
             numbers = ("fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "
                        "float32 run, same verdicts")
         else:
-            numbers = "exact (float32 forward passes, TF32 off)"
-        lines = [f"{result.model} on {result.input_name} — {label}; 50 = unbiased",
-                 f"numbers: {numbers}",
-                 *(f"convention: {k} = {v}" for k, v in result.conventions.items()),
-                 "intervals: 95% Wilson score interval (binomial proportion)",
-                 self.summary(result).to_string(index=False, float_format=lambda x: f"{x:.2f}")]
+            numbers = f"exact ({result.meta.get('dtype') or 'float32'} forward passes, TF32 off)"
+        summary = self.summary(result)
+        lines = [f"{result.model} on {result.input_name} — {label}; 50 = unbiased", self._prefix_line(result),
+                 f"numbers: {numbers}"]
+        if metric == "lmeval":
+            lines.append("stderr: standard error of the mean, as lm-eval reports it (pct_stereotype in %, "
+                         "likelihood_diff in nats)")
+            fmt = {c: (lambda x: f"{x:.4f}") for c in ("likelihood_diff", "likelihood_diff_stderr")}
+            lines.append(summary.to_string(index=False, formatters=fmt, float_format=lambda x: f"{x:.2f}"))
+        else:
+            lines += ["intervals: 95% Wilson score interval (binomial proportion)",
+                      summary.to_string(index=False, float_format=lambda x: f"{x:.2f}")]
+        n_ties = int(summary["ties"].iloc[0])
+        if n_ties:
+            scored = frame if metric == "lmeval" else frame[frame["skipped_reason"] == ""]
+            lines.append(tie_note(n_ties, int((score_difference(scored, metric) == 0).sum()), metric))
         skipped = frame[frame["skipped_reason"] != ""]
         if len(skipped):
             lines.append(f"\n{len(skipped)} pair(s) skipped and kept in the output with skipped_reason:")
@@ -138,3 +185,16 @@ class Attribution(Method):
         if n_trunc:
             lines.append(f"{n_trunc} pair(s) had a sentence longer than the model's input limit and were truncated")
         return lines
+
+    @staticmethod
+    def _prefix_line(result: Result) -> str:
+        """The token put in front of each sentence (conventions are printed with every result)."""
+        conv, prefix = result.conventions, result.options.prefix_convention
+        if "prefix_token_id" not in conv:
+            return ("prefix token: none (masked LM: the tokenizer's own special tokens frame each sentence)"
+                    + (f"; --prefix {prefix} applies to causal LMs only" if result.options.prefix else ""))
+        line = (f"prefix token: {conv['prefix_token']!r} (id {conv['prefix_token_id']}; --prefix {prefix}: "
+                f"{PREFIX_HELP[prefix]})")
+        if result.options.metric == "lmeval" and "lmeval" not in str(conv.get("prefix_conventions", "")):
+            line += "; not lm-eval's prefix token, so these are not lm-eval's numbers"
+        return line

@@ -20,7 +20,8 @@ from biascore.core.runner import open_entry
 from biascore.methods.attribution.jsd import JsdVariant
 
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
-               "model_fingerprint", "dtype", "device", "approximate", "conventions", "path", "mtime"]
+               "model_fingerprint", "dtype", "device", "approximate", "conventions", "path", "mtime",
+               "prefix_token_id", "prefix_token", "prefix_conventions", "published_prefix", "lmeval_prefix"]
 
 
 class StaleResult(RuntimeError):
@@ -68,10 +69,26 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
                      "dtype": meta.get("dtype", ""), "device": meta.get("device", ""),
                      "approximate": is_approximate(meta.get("dtype", "")),
                      "conventions": "; ".join(f"{k} {v}" for k, v in conventions.items()),
-                     "path": meta["path"], "mtime": mtime / 1e9})
+                     "path": meta["path"], "mtime": mtime / 1e9, **_prefix_columns(meta)})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
-    return runs.sort_values(["model", "benchmark", "complete", "approximate", "mtime"],
-                            ascending=[True, True, False, True, False], kind="stable").reset_index(drop=True)
+    return runs.sort_values(["model", "benchmark", "complete", "approximate", "published_prefix", "mtime"],
+                            ascending=[True, True, False, True, False, False], kind="stable").reset_index(drop=True)
+
+
+def _prefix_columns(meta: dict) -> dict:
+    """The causal prefix token of a run (id, text, the conventions giving it) and whether it is the published
+    convention's (B/PLL as published) and lm-eval's (its lm-eval-compatible score is lm-eval's). A masked LM has
+    no prefix (id −1); a causal run cached before prefixes were recorded used the published convention."""
+    if meta.get("model_kind") != "causal":
+        return {"prefix_token_id": -1, "prefix_token": "", "prefix_conventions": "", "published_prefix": True,
+                "lmeval_prefix": False}
+    if "prefix_token_id" not in meta:
+        return {"prefix_token_id": -1, "prefix_token": "(not recorded)", "prefix_conventions": "published",
+                "published_prefix": True, "lmeval_prefix": False}
+    conventions = list(meta.get("prefix_conventions") or [])
+    return {"prefix_token_id": int(meta["prefix_token_id"]), "prefix_token": str(meta.get("prefix_token", "")),
+            "prefix_conventions": ",".join(conventions), "published_prefix": "published" in conventions,
+            "lmeval_prefix": "lmeval" in conventions}
 
 
 def runs_signature(cache: ResultCache | None = None) -> tuple:
@@ -92,8 +109,15 @@ def _mtime(path: str | Path) -> int | None:
 
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The run to show per model × benchmark: not stale, complete before partial, exact (fp32) before approximate
-    (bf16/fp16), newest first."""
+    (bf16/fp16), the published prefix convention before another, newest first."""
     usable = runs[~runs["stale"].astype(bool)]  # astype: an empty frame has object dtype
+    return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
+
+
+def lmeval_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per model × benchmark, the run whose prefix token is lm-eval's (so its ll_more/ll_less give the
+    lm-eval-compatible score), chosen as :func:`best_runs` chooses; causal models only."""
+    usable = runs[runs["lmeval_prefix"].astype(bool) & ~runs["stale"].astype(bool)]
     return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
 
 

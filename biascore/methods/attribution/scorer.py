@@ -23,6 +23,8 @@ Entry points: :func:`score_benchmark` (the registered method through the runner:
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -33,12 +35,15 @@ from biascore.core.registry import ProgressFn
 from biascore.methods.attribution.fast_exact import fast_exact_logprobs
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
+from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, require_causal, summarize_lmeval
+from biascore.methods.attribution.ties import tie_note, ties
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
-from biascore.core.models import LanguageModel
+from biascore.core.models import LanguageModel, ModelIdentity
+from biascore.core.prefix import DEFAULT_PREFIX, prefix_token
 from biascore.core.pair_tokens import PairTokens, flatten_spans, pair_of, shares_only_punctuation, tokenize_sentences
 from biascore.stats.intervals import proportion_ci
 
-METRICS = ("attribution", "pll")
+METRICS = ("attribution", "pll", "lmeval")
 NUMERICS = ("exact", "fast-exact")
 SHARD_PAIRS = 256
 GPU_SHARD_PAIRS = 4096  # on a GPU: fuller batches (and one fast-exact calibration per 4,096 pairs)
@@ -70,6 +75,14 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
 
 
 def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTokens | None], list[dict]]:
+    pts, recs, _ = _tokenize_rows(lm, frame)
+    return pts, recs
+
+
+def _tokenize_rows(lm: LanguageModel,
+                   frame: pd.DataFrame) -> tuple[list[PairTokens | None], list[dict], list[PairTokens | None]]:
+    """(pairs b(u)/PLL score — None when skipped, their cache records, and every row's tokenised pair — None only
+    for a row with a load issue: the whole-sentence log-likelihood scores a pair that shares no tokens too)."""
     rows = list(frame.itertuples(index=False))
     todo = [k for k, row in enumerate(rows) if not (getattr(row, "load_issue", "") or "")]
     sentences = tokenize_sentences(lm, [t for k in todo for t in (rows[k].sent_more, rows[k].sent_less)])
@@ -90,7 +103,7 @@ def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTo
                 reason, pt = ONLY_PUNCTUATION, None
         pts.append(pt)
         recs.append(_pair_record(row.pair_id, pt, reason))
-    return pts, recs
+    return pts, recs, [tokenized.get(k) for k in range(len(rows))]
 
 
 # --------------------------------------------------------------------------- forward passes
@@ -111,8 +124,8 @@ def _gold(lm: LanguageModel, fn, seqs: list, pos: list, plan: BatchPlan, progres
 
 
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
-                        progress: ProgressFn | None,
-                        numerics: str = "exact") -> list[tuple[np.ndarray, np.ndarray]]:
+                        progress: ProgressFn | None, numerics: str = "exact",
+                        start: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
     if not live:
@@ -146,40 +159,144 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
         rest = iter(less_rest)
         return more, np.array([more[k] if same else next(rest) for k, same in enumerate(prefix_share[j])])
 
-    lps = _gold(lm, causal_gold_logprobs, seqs, pos, plan, progress, numerics, combine)
+    causal = functools.partial(causal_gold_logprobs, start=start)
+    lps = _gold(lm, causal, seqs, pos, plan, progress, numerics, combine)
     for j, i in enumerate(live):
         out[i] = combine(j, lps[2 * j], lps[2 * j + 1])
     return out
 
 
+# ---- lm-eval-compatible whole-sentence log-likelihood (issue 18): the causal forward passes score every token
+def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], rows: list[PairTokens | None],
+                            plan: BatchPlan, progress: ProgressFn | None, start: int
+                            ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[float, float]]]:
+    """Causal, exact numerics: one forward per sentence, the LM head at **every** position, giving both the
+    shared-token log P(u) of b(u)/PLL (``pts``) and the whole-sentence log-likelihoods ll = Σ_t log P(t | prefix,
+    tokens before t) of every tokenised row (``rows``; see :mod:`biascore.methods.attribution.lmeval`).
+
+    A token inside the pair's common prefix has the same context in both sentences: its log P is computed once,
+    in the more-biased sentence, and copied (b(u) = 0 exactly there, as before). A sentence whose first token is
+    the prefix token itself is scored as lm-eval scores it — that token is the context, the rest is summed — on a
+    row of its own (its b(u) row keeps the prefix in front, as the published code does).
+    """
+    nan = float("nan")
+    u_out = [(np.zeros(0), np.zeros(0)) for _ in pts]
+    ll_out = [(nan, nan) for _ in rows]
+    seqs: list[list[int]] = []
+    pos: list[list[int]] = []
+    jobs = []  # (row index, common-prefix length, index of its more / less sequence, extra rows or None)
+    for i, pair in enumerate(rows):
+        if pair is None or not pair.more.ids or not pair.less.ids:
+            continue
+        more, less = list(pair.more.ids), list(pair.less.ids)
+        common = 0
+        for a, b in zip(more, less):
+            if a != b:
+                break
+            common += 1
+        k = len(seqs)
+        seqs += [more, less]
+        pos += [list(range(len(more))), list(range(common, len(less)))]
+        extra = []
+        for ids in (more, less):
+            if ids[0] == start and len(ids) > 1:  # lm-eval: the prefix token is the sentence's own first token
+                extra.append(len(seqs))
+                seqs.append(ids[1:])
+                pos.append(list(range(len(ids) - 1)))
+            else:
+                extra.append(None)
+        jobs.append((i, common, k, extra))
+    if not seqs:
+        return u_out, ll_out
+    lps = causal_gold_logprobs(lm, seqs, pos, plan, progress, start=start)
+    for i, common, k, extra in jobs:
+        full_more = lps[k]
+        full_less = np.concatenate([full_more[:common], lps[k + 1]])
+        sums = [float(np.sum(full_more)), float(np.sum(full_less))]
+        for side, e in enumerate(extra):
+            if e is not None:
+                sums[side] = float(np.sum(lps[e])) if len(lps[e]) else 0.0
+        ll_out[i] = (sums[0], sums[1])
+        pt = pts[i]
+        if pt is not None:
+            u_out[i] = (full_more[pt.shared_more], full_less[pt.shared_less])
+    return u_out, ll_out
+
+
+#: per pair, beside LOGP_COLUMNS: the whole-sentence log-likelihoods (causal LMs, exact numerics; NaN otherwise)
+#: and the prefix token the causal passes put in front (id −1 and "" for a masked LM)
+LL_COLUMNS = ["ll_more", "ll_less", "prefix_token_id", "prefix_token"]
+
+
 def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | None = None,
-                     progress: ProgressFn | None = None, numerics: str = "exact") -> pd.DataFrame:
-    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS).
+                     progress: ProgressFn | None = None, numerics: str = "exact",
+                     prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
+    """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS), and for
+    a causal LM the whole-sentence log-likelihoods ``ll_more``/``ll_less`` from the same forward passes and the
+    prefix token used (LL_COLUMNS).
 
     ``numerics``: ``exact`` (the model's own dtype, float32 by default) or ``fast-exact`` (half-precision pass +
-    float32 re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py).
+    float32 re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py; it re-checks
+    b(u) and PLL only, so ll is not computed there). ``prefix``: the causal prefix convention
+    (:mod:`biascore.core.prefix`; the default is the published code's).
     """
-    pts, recs = _tokenize_pairs(lm, frame)
-    lps = _logprobs_for_pairs(lm, pts, plan or BatchPlan.for_model(lm), progress, numerics)
-    for rec, (more, less) in zip(recs, lps):
+    pts, recs, rows = _tokenize_rows(lm, frame)
+    plan = plan or BatchPlan.for_model(lm)
+    nan = float("nan")
+    lls = [(nan, nan)] * len(pts)
+    token = lm.prefix_token(prefix) if lm.kind == "causal" else None
+    if token is not None and numerics == "exact":
+        lps, lls = _causal_whole_sentences(lm, pts, rows, plan, progress, token.id)
+    else:
+        lps = _logprobs_for_pairs(lm, pts, plan, progress, numerics, start=token.id if token else None)
+    for rec, (more, less), (ll_more, ll_less) in zip(recs, lps, lls):
         rec["logp_more"], rec["logp_less"] = more.tolist(), less.tolist()
-    return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS)
+        rec["ll_more"], rec["ll_less"] = ll_more, ll_less
+        rec["prefix_token_id"] = token.id if token else -1
+        rec["prefix_token"] = token.text if token else ""
+    return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS + LL_COLUMNS)
 
 
 # --------------------------------------------------------------------------- entry points
+def logprob_cache_key(model: ModelIdentity | LanguageModel, benchmark: Benchmark, limit: int | None = None,
+                      numerics: str = "exact", prefix: str = DEFAULT_PREFIX):
+    """The key the attribution method stores this result under — the runner's own rule
+    (:func:`biascore.core.runner.model_key`), for scripts and tests that look a result up by key."""
+    from biascore.core.runner import model_key
+    from biascore.methods import get
+
+    method = get("attribution")
+    ident = model.identity() if isinstance(model, LanguageModel) else model
+    bm = benchmark.first(limit) if limit is not None else benchmark
+    return model_key(method, ident, bm, method.Options.build(fast_exact=numerics == "fast-exact", prefix=prefix))
+
+
+def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT_PREFIX) -> dict:
+    """The prefix part of a causal model's key, ``{prefix_token_id, prefix_token}``; ``{}`` for a masked LM."""
+    ident = model.identity() if isinstance(model, LanguageModel) else model
+    if ident.kind != "causal":
+        return {}
+    if ident.specials is None:
+        raise ValueError(f"{ident.name}: a causal model's result key needs its tokenizer's BOS/EOS tokens "
+                         "(use model_identity() or LanguageModel.identity())")
+    return prefix_token(ident.specials, prefix, ident.name).key_parts(ident.specials)
+
+
 def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benchmark, *,
                     jsd: JsdVariant = "reference", limit: int | None = None,
                     progress: ProgressFn | None = None, cache: ResultCache | None = None,
                     data_dir=None, shard_pairs: int | None = None,
-                    waiting: ProgressFn | None = None, numerics: str = "exact") -> pd.DataFrame:
+                    waiting: ProgressFn | None = None, numerics: str = "exact",
+                    prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
     """The attribution frame of every pair of a benchmark: the registered ``attribution`` method through the
     one runner (:func:`biascore.core.runner.run`: cached, one computation per key across processes, resumable
     shards, verified reads), as ``biascore.run("attribution", …).frame``.
 
     ``lm`` is a loaded model, a :class:`~biascore.core.handle.ModelHandle` (loaded only on a cache miss) or a
     model name. ``progress(done, total)`` follows the pairs; while another caller computes the same result,
-    ``waiting(done, total)`` follows theirs. Returns one row per pair (schema: ``biascore methods --schema
-    attribution``, docs/methods.md).
+    ``waiting(done, total)`` follows theirs. ``prefix``: the token a causal LM gets in front of each sentence
+    (:mod:`biascore.core.prefix`; conventions that give the same token share one cached result). Returns one
+    row per pair (schema: ``biascore methods --schema attribution``, docs/methods.md).
     """
     from biascore.core.runner import run
     from biascore.methods import get
@@ -187,7 +304,8 @@ def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benc
     if numerics not in NUMERICS:
         raise ValueError(f"unknown numerics {numerics!r}; choose one of {', '.join(NUMERICS)}")
     return run(get("attribution"), lm, benchmark, limit=limit, cache=cache, data_dir=data_dir, progress=progress,
-               waiting=waiting, shard_size=shard_pairs, jsd=jsd, fast_exact=numerics == "fast-exact").frame
+               waiting=waiting, shard_size=shard_pairs, jsd=jsd, fast_exact=numerics == "fast-exact",
+               prefix=prefix).frame
 
 
 def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",
@@ -204,8 +322,10 @@ def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVar
 
 def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_type",
               level: float = 0.95) -> pd.DataFrame:
-    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n and a ``level``
-    confidence interval.
+    """B (``attribution``) or the PLL bias score (``pll``) overall and per group, with n, a ``level``
+    confidence interval and the ties (:mod:`biascore.methods.attribution.ties`: counted as the score's strict
+    inequality says, and shown). ``lmeval``: the lm-eval-compatible score's own table
+    (:func:`biascore.methods.attribution.lmeval.summarize_lmeval`).
 
     Both are shares of pairs (100·k/n), so the interval is the binomial Wilson score interval
     (:func:`biascore.stats.intervals.proportion_ci`), which keeps its width on small or all-one-way groups
@@ -213,8 +333,11 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    if metric == "lmeval":
+        return summarize_lmeval(frame, by)
     scored = frame[frame["skipped_reason"] == ""]
     flag = (scored["biased"] if metric == "attribution" else scored["pll_more"] > scored["pll_less"]).astype(bool)
+    tie = ties(scored, metric)
     groups = [("all", scored.index, frame.index)] + [
         (g, scored.index[scored[by] == g], frame.index[frame[by] == g]) for g in sorted(frame[by].unique())]
     rows = []
@@ -222,5 +345,6 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
         n, k = len(idx), int(flag.loc[idx].sum())
         lo, hi = proportion_ci(k, n, level)
         rows.append({by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"),
-                     "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n)})
+                     "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n),
+                     "ties": int(tie.loc[idx].sum())})
     return pd.DataFrame.from_records(rows)

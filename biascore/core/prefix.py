@@ -1,0 +1,116 @@
+"""The token put in front of a sentence when a causal LM scores it: the conventions, and which token each gives.
+
+A causal LM predicts token t from the tokens before it, so the first token of a sentence needs something in
+front. Which token that is changes the numbers (on SmolLM2-135M it alone moves 18–28 of 231 CrowS verdicts,
+docs/scores.md), so every causal result stores the token it used (id and text) in its cache key and its rows,
+and the CLI and the Overview print it. The conventions:
+
+* ``published`` (the default for b(u), S_JSD and the PLL score) — the published bias-attribution code's: the
+  tokenizer's BOS when the tokenizer adds a BOS by itself (gemma's ``<bos>``, Llama-2's ``<s>``); otherwise the
+  EOS, as that code does for gpt2 (``<|endoftext|>``); the BOS when there is no EOS.
+* ``lmeval`` — EleutherAI lm-evaluation-harness (0.4.2 and later; read in 0.4.13,
+  ``lm_eval/models/huggingface.py``, ``HFLM.prefix_token_id``): the BOS when the tokenizer defines one, else the
+  EOS. (lm-eval puts it in front of a continuation scored with an empty context, as ``crows_pairs_english`` does.)
+* ``bos`` / ``eos`` — that token, whatever the tokenizer does.
+
+The two defaults differ only for a tokenizer that defines a BOS it does not add, with BOS ≠ EOS — SmolLM2
+(``<|im_start|>`` vs ``<|im_end|>``) is one. A tokenizer without BOS and EOS is refused with one line
+(:class:`PrefixError`): neither convention has a token to put in front (lm-eval would fail there too).
+Masked LMs take no prefix (their tokenizer's own [CLS] … [SEP] frame the sentence).
+
+A causal result's key also stores the tokenizer's BOS/EOS facts (:class:`SpecialTokens`, model facts, so they
+never split a result): an offline snapshot's identity-only model gets them back from there
+(:mod:`biascore.snapshot.standin`) and finds its results without a tokenizer.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+#: the conventions offered by ``--prefix``, the default first
+PREFIX_CONVENTIONS: tuple[str, ...] = ("published", "lmeval", "bos", "eos")
+DEFAULT_PREFIX = "published"
+#: what each convention means, in a few words (CLI help, the Overview's caption)
+PREFIX_HELP = {
+    "published": "the published bias-attribution code's: BOS if the tokenizer adds one, else EOS (gpt2), else BOS",
+    "lmeval": "lm-evaluation-harness's (≥ 0.4.2): BOS if the tokenizer defines one, else EOS",
+    "bos": "the tokenizer's BOS token",
+    "eos": "the tokenizer's EOS token",
+}
+
+
+class PrefixError(ValueError):
+    """No token for the requested prefix convention; the message is one line."""
+
+
+@dataclass(frozen=True)
+class SpecialTokens:
+    """The facts of a tokenizer that decide every prefix convention (obtainable without loading the weights)."""
+
+    bos_id: int | None
+    bos: str | None
+    eos_id: int | None
+    eos: str | None
+    adds_bos: bool  # the tokenizer puts its BOS in front by itself (add_special_tokens=True)
+
+    @classmethod
+    def from_meta(cls, stored) -> "SpecialTokens | None":
+        """Back from a cache entry's ``tokenizer_specials`` (a dict, or the list of pairs the key stores)."""
+        if not stored:
+            return None
+        return cls(**dict(stored))
+
+    @classmethod
+    def of(cls, tokenizer) -> "SpecialTokens":
+        bos_id, eos_id = tokenizer.bos_token_id, tokenizer.eos_token_id
+        ids = tokenizer("a", add_special_tokens=True)["input_ids"]
+        return cls(None if bos_id is None else int(bos_id), tokenizer.bos_token,
+                   None if eos_id is None else int(eos_id), tokenizer.eos_token,
+                   bool(bos_id is not None and ids and ids[0] == bos_id))
+
+
+@dataclass(frozen=True)
+class PrefixToken:
+    """The token a causal result was computed with: its convention, id and text."""
+
+    convention: str
+    id: int
+    text: str
+
+    def key_parts(self, specials: SpecialTokens) -> dict:
+        """What goes into the cache key: the token itself (id and text) and every convention that gives it for
+        this tokenizer — not the requested convention's name, so conventions that give the same token share one
+        result (gpt2: published = lmeval = <|endoftext|>), and a reader of the entry knows which it serves."""
+        return {"prefix_token_id": self.id, "prefix_token": self.text,
+                "prefix_conventions": conventions_giving(specials, self.id), "tokenizer_specials": asdict(specials)}
+
+    def describe(self) -> str:
+        return f"{self.text!r} (id {self.id}; {self.convention} convention)"
+
+
+def prefix_token(specials: SpecialTokens, convention: str = DEFAULT_PREFIX, model: str = "the model") -> PrefixToken:
+    """The token ``convention`` puts in front of a sentence for a tokenizer with ``specials`` (module docstring)."""
+    if convention not in PREFIX_CONVENTIONS:
+        raise PrefixError(f"unknown prefix convention {convention!r}; choose one of {', '.join(PREFIX_CONVENTIONS)}")
+    bos = (specials.bos_id, specials.bos)
+    eos = (specials.eos_id, specials.eos)
+    order = {"published": [bos, eos, bos] if specials.adds_bos else [eos, bos],
+             "lmeval": [bos, eos], "bos": [bos], "eos": [eos]}[convention]
+    for tid, text in order:
+        if tid is not None:
+            return PrefixToken(convention, int(tid), str(text))
+    if convention in ("bos", "eos"):
+        raise PrefixError(f"{model}: its tokenizer defines no {convention.upper()} token (--prefix {convention})")
+    raise PrefixError(f"{model}: its tokenizer defines neither a BOS nor an EOS token, so a causal LM has no token "
+                      "to put in front of a sentence")
+
+
+def conventions_giving(specials: SpecialTokens, token_id: int) -> list[str]:
+    """The conventions whose token is ``token_id`` for a tokenizer with ``specials``."""
+    out = []
+    for convention in PREFIX_CONVENTIONS:
+        try:
+            if prefix_token(specials, convention).id == token_id:
+                out.append(convention)
+        except PrefixError:
+            pass
+    return out

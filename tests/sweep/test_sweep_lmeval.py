@@ -1,0 +1,39 @@
+"""The lm-eval-compatible metric in sweeps: computed with lm-eval's prefix for a causal model (equal to the single
+command), a one-line note for a masked model (the rest of the sweep goes on), refused with fast-exact."""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from biascore.cli.main import main
+from biascore.core.cache import ResultCache
+from biascore.core.models import load_model, resolve_source
+from biascore.methods.attribution.scorer import score_benchmark, summarize
+from biascore.sweep.spec import SpecError, build_spec
+from tests.conftest import TINY_MLM
+from tests.tiny_models import save_random_llama
+
+
+def test_sweep_lmeval_metric(smollm, tmp_path):
+    llama = save_random_llama(tmp_path / "llama", resolve_source("smollm2-135m").converted_folder)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["sweep", "--models", str(TINY_MLM), llama, "--benchmarks", "demo", "--metrics", "pll", "lmeval",
+                   "--cache-dir", str(tmp_path / "cache")])
+    text = out.getvalue()
+    assert rc == 0, text
+    single = summarize(score_benchmark(load_model(llama), "demo", prefix="lmeval",
+                                       cache=ResultCache(tmp_path / "single")), "lmeval")
+    row = next(line for line in text.splitlines() if "lm-eval pct_stereotype" in line and llama in line)
+    assert f"{single.pct_stereotype.iloc[0]:.2f}" in row.split()
+    assert f"note: {TINY_MLM} × demo: lmeval: {TINY_MLM} is a masked LM" in text
+    # published (B, PLL) and lm-eval prefixes differ for SmolLM2's tokenizer: two cached runs
+    entries = ResultCache(tmp_path / "cache").entries("attribution")
+    assert sorted(e.get("prefix_token", "") for e in entries) == ["", "<|im_end|>", "<|im_start|>"]
+
+
+def test_spec_refuses_lmeval_with_fast_exact():
+    with pytest.raises(SpecError, match="lmeval needs exact numerics"):
+        build_spec(None, models=["m"], benchmarks=["demo"], metrics=["lmeval"], fast_exact=True)
