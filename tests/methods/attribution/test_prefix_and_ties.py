@@ -49,8 +49,8 @@ def test_conventions_refuse_missing_tokens_in_one_line():
 def test_masked_keys_carry_no_prefix_and_stay_as_they_were(tiny_mlm, data_dir):
     bm = load_benchmark("demo", data_dir)
     key = logprob_cache_key(tiny_mlm.identity(), bm, None)
-    before = CacheKey.make("attribution", **model_parts(tiny_mlm), benchmark=bm.name, benchmark_hash=bm.content_hash,
-                           n_pairs=len(bm.frame))
+    before = CacheKey.make("attribution", **model_parts(tiny_mlm), input_kind="pairs", input=bm.name,
+                           input_hash=bm.content_hash, n_pairs=len(bm.frame), method_version=1)
     assert key == before and "prefix_token_id" not in key.meta
 
 

@@ -291,6 +291,6 @@ def test_page_shows_engine_numbers(tiny_mlm, tiny_result, data_dir, tmp_path, mo
     # compare two models: a second column for the second model (not scored yet: it offers a button)
     at.checkbox(key="compare").check().run()
     assert not at.exception
-    from views.common import code_span  # model names are shown verbatim, as code spans (never markdown)
+    from biascore.core.display import code_span  # model names are shown verbatim, as code spans (never markdown)
     assert [h.value for h in at.subheader] == [code_span(TINY_MLM), code_span("smollm2-135m")]
     assert len(at.dataframe) == 1 and any(b.label == "Score now" for b in at.button)
