@@ -28,7 +28,7 @@ def test_sweep_lmeval_metric(smollm, tmp_path):
                                        cache=ResultCache(tmp_path / "single")), "lmeval")
     row = next(line for line in text.splitlines() if "lm-eval pct_stereotype" in line and llama in line)
     assert f"{single.pct_stereotype.iloc[0]:.2f}" in row.split()
-    assert f"note: {TINY_MLM} × demo: lmeval: {TINY_MLM} is a masked LM" in text
+    assert f"note: {TINY_MLM} × demo: lmeval: this model is a masked LM: lm-evaluation-harness has no CrowS-Pairs" in text
     # published (B, PLL) and lm-eval prefixes differ for SmolLM2's tokenizer: two cached runs
     entries = ResultCache(tmp_path / "cache").entries("attribution")
     assert sorted(e.get("prefix_token", "") for e in entries) == ["", "<|im_end|>", "<|im_start|>"]
