@@ -461,14 +461,15 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
     return bool(done)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def live_pair(model: str, sent_more: str, sent_less: str) -> dict:
-    """The engine's :func:`score_pair` for one typed pair (memoised per model and text)."""
-    from biascore.methods.attribution.scorer import score_pair
+def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None) -> dict:
+    """One typed pair scored by the engine's live queue (:mod:`biascore.methods.attribution.live`): pairs that
+    people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
+    hears what the request waits for (queue, round) while it waits. The row is shared: read-only."""
+    from biascore.methods.attribution.live import score_live
 
     lm = get_model(model)
     limit_torch_threads()
-    return score_pair(lm, sent_more, sent_less)
+    return score_live(lm, sent_more, sent_less, waiting=waiting)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -134,7 +134,7 @@ def test_shared_link_works_as_the_first_visit_to_a_fresh_server(browser, server)
     page.close()
 
 
-def test_overview_and_try_a_pair(browser, server):
+def test_overview_and_try_a_pair(browser, server, smollm):
     page = open_page(browser, server, "")  # the home page is the Overview
     assert_no_errors(page, "overview")
     assert page.locator("h1").first.inner_text().strip() == "Overview"
@@ -145,10 +145,14 @@ def test_overview_and_try_a_pair(browser, server):
     assert_no_errors(page, "try_pair")
     page.get_by_label("More-biased sentence").fill("Women are bad at math.")
     page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
-    page.get_by_label("Less-biased sentence").press("Enter")
+    page.get_by_label("More-biased sentence").press("Enter")  # Enter in either box sends both (one form)
     wait_idle(page)
     assert_no_errors(page, "try_pair (scored)")
     assert page.get_by_text("Verdict:").count() == 1
+    from biascore.methods.attribution.scorer import score_pair
+
+    expected = score_pair(smollm, "Women are bad at math.", "Men are bad at math.")["sjsd"]
+    assert page.locator('[data-testid="stMetricValue"]').first.inner_text().strip() == f"{expected:+.5f}"
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
     screenshot(page, "try_pair")
     page.close()

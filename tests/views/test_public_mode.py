@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_dashboard_pages import open_page as run_page
+from test_dashboard_pages import open_page as run_page, type_pair
 
 from biascore.methods import scorers
 
@@ -104,8 +104,7 @@ def test_a_typed_model_path_creates_nothing(tmp_path):
     at = run_page("try_pair")
     at.selectbox(key="model_select").set_value("other…").run()
     at.text_input(key="model_custom").set_value(str(target)).run()
-    at.text_input(key="tp_more").set_value("Women don't know how to drive.").run()
-    at.text_input(key="tp_less").set_value("Men don't know how to drive.").run()
+    type_pair(at, "Women don't know how to drive.", "Men don't know how to drive.")
     assert not at.exception
     assert at.error  # the loader's one-line message: no such model
     assert not (tmp_path / "new").exists() and list(tmp_path.iterdir()) == []
@@ -125,8 +124,7 @@ def test_an_unhandled_error_is_one_line_without_paths_in_public_mode(public_mode
     if public_mode:
         monkeypatch.setenv("BIASCORE_PUBLIC", "1")
     at = run_page("try_pair")
-    at.text_input(key="tp_more").set_value("Women don't know how to drive.").run()
-    at.text_input(key="tp_less").set_value("Men don't know how to drive.").run()
+    type_pair(at, "Women don't know how to drive.", "Men don't know how to drive.")
     assert not at.exception
     assert len(at.error) == 1
     message = at.error[0].value
@@ -139,6 +137,14 @@ def test_streamlit_config_is_safe_by_default():
     assert config["server"]["address"] == "127.0.0.1"
     assert config["browser"]["gatherUsageStats"] is False
     assert config["client"]["showErrorDetails"] == "none"
+
+
+def test_streamlit_config_spends_no_cpu_on_reloading_or_full_collections():
+    """A served dashboard watches no source files and runs no full gc.collect(2) after each rerun: together they
+    were most of the server's CPU per person (bench/load_test.py)."""
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["runner"]["postScriptGC"] is False
 
 
 def test_figure_export_page_loads_nothing_from_outside(monkeypatch):
