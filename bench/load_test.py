@@ -179,6 +179,8 @@ class Person:
                 if state["progress"]:
                     last_seen = now
                 longest = max(longest, now - last_seen)
+                if longest > self.max_blind:  # nothing on the page says anything is happening: failed
+                    break
                 await asyncio.sleep(0.1)
             r["longest_blind_s"] = round(longest, 2)
             if state is not None and state["score"] is not None:
@@ -191,9 +193,32 @@ class Person:
         judge(r, self.max_blind)
 
 
+async def try_pairs(url: str, pairs: list[list[str]], expected: list[str], *, timeout: float = 120,
+                    max_blind: float = 5.0) -> list[dict]:
+    """One person per pair, one after the other: open the dashboard, go to Try a pair, type the pair, press
+    Enter, judged by the load test's rule (:func:`judge`). For checking the harness on a running server."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            out = []
+            for i, (pair, exp) in enumerate(zip(pairs, expected)):
+                person = Person(browser, url, i, pair, exp, timeout, max_blind)
+                await person.start()
+                await person.page.goto(url, wait_until="domcontentloaded")
+                await wait_idle(person.page, timeout)
+                await person.phase_B()
+                await person.phase_C()
+                out.append(person.result)
+            return out
+        finally:
+            await browser.close()
+
+
 def judge(result: dict, max_blind: float) -> dict:
     """Add to ``result["errors"]`` what makes this person's try fail: no score, a wrong score, too long
-    without visible progress (the load test's own rule; tests/views/test_load_test_harness.py checks it)."""
+    without visible progress (the load test's own rule; tests/views/test_e2e_browser.py checks it on a real page)."""
     if result["shown"] is None:
         result["errors"].append("try a pair: no score shown")
     elif result["shown"] != result["expected"]:

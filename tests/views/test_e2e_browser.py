@@ -158,6 +158,29 @@ def test_overview_and_try_a_pair(browser, server, smollm):
     page.close()
 
 
+def test_load_test_fails_a_page_without_a_score(server, smollm):
+    """bench/load_test.py's rule on real pages: the person whose pair gets its score passes; a person whose page
+    shows no score (here a pair the page refuses: identical sentences) and no progress fails."""
+    import asyncio
+    import threading
+
+    sys.path.insert(0, str(REPO / "bench"))
+    import load_test
+    from biascore.methods.attribution.scorer import score_pair
+
+    pair = ["Poor people are lazy.", "Rich people are lazy."]
+    expected = [f"{score_pair(smollm, *pair)['sjsd']:+.5f}", "+0.12345"]
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(asyncio.run(load_test.try_pairs(
+        server["url"], [pair, ["Poor people are lazy.", "Poor people are lazy."]], expected, max_blind=3.0))))
+    worker.start()  # the async driver in a thread of its own (this module's browser runs the sync API)
+    worker.join(300)
+    good, refused = out[0]
+    assert good["errors"] == [] and good["shown"] == expected[0]
+    assert "try a pair: no score shown" in refused["errors"]
+    assert any("without visible progress" in e for e in refused["errors"])
+
+
 def test_token_attributions_click_through_a_pair(browser, server):
     page = open_page(browser, server, "token_attributions?benchmark=demo&model=smollm2-135m")
     assert_no_errors(page, "token_attributions")
