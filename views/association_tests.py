@@ -8,8 +8,9 @@ import streamlit as st
 from biascore.core.seat_tests import list_seat_tests
 from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
-from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, error_line, model_or_error,
-                          model_selector, score_now_button)
+from biascore.snapshot.standin import ModelNotLoadedError
+from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, error_line, model_for_cache,
+                          model_or_error, model_selector, score_now_button)
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -35,15 +36,18 @@ def _marked(frame: pd.DataFrame) -> pd.DataFrame:
 def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame | None:
     """Cached results for ``names``, after computing them (one progress bar over all tests) when the user
     presses the "Score now" button ``key`` (None: no button, cached results only)."""
-    lm = model_or_error(model_name)
+    lm = model_for_cache(model_name)  # cached results are read without loading the model
     if lm is None:
         return None
     failed: set[str] = set()
 
     def run_all(progress) -> None:
+        model = model_or_error(model_name)  # Score now: the model is loaded to compute
+        if model is None:
+            return
         for i, name in enumerate(names):
             try:
-                run(lm, name, progress=lambda done, total, i=i: progress(i * total + done, len(names) * total))
+                run(model, name, progress=lambda done, total, i=i: progress(i * total + done, len(names) * total))
             except (ValueError, FileNotFoundError) as exc:
                 st.error(f"{code_span(name)}: {error_line(exc)}")
                 failed.add(name)
@@ -56,6 +60,8 @@ def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame
             continue
         try:
             frame = run(lm, name, only_cached=True)
+        except ModelNotLoadedError:  # this result's key needs the model itself (e.g. its tokenizer): not cached
+            frame = None
         except (ValueError, FileNotFoundError) as exc:
             st.error(f"{code_span(name)}: {error_line(exc)}")
             continue

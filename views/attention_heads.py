@@ -1,5 +1,9 @@
 """Attention heads: per-head bias scores b_ij = ∂|SEAT| / ∂m_ij, the counter-stereotype test, targeted
-masking, and attention views of one counter pair. Drawing only; the engine computes everything."""
+masking, and attention views of one counter pair. Drawing only; the engine computes everything.
+
+Opening the page loads no model: cached results are read through a weightless stand-in with the model's cache
+identity (views.common.model_for_cache). The model is loaded only to compute: "Score now", the masking and
+counter-pair checkboxes."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,19 +18,15 @@ from biascore.methods.heads import masking as head_masking
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
-from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, get_model, literal,
-                          model_or_error, model_selector, read_only_notice, run_with_progress)
+from biascore.snapshot.standin import ModelNotLoadedError
+from views.common import (code_span, csv_download, data_dir_notice, get_model, literal, model_for_cache,
+                          model_or_error, model_selector, read_only_notice, run_with_progress, score_now_button)
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
            "on head j of layer i (attention-head bias paper). Positive = removing the head would lower the "
            "measured bias (a *biased head*).")
 data_dir_notice()
-
-
-@st.cache_data(show_spinner="Counter-stereotype attentions…")
-def _counter(model: str) -> pd.DataFrame:
-    return cs.counter_attention_frame(get_model(model))
 
 
 @st.cache_data(show_spinner=False)
@@ -72,9 +72,25 @@ with c2:
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
-lm = model_or_error(model_name)
+lm = model_for_cache(model_name)  # reads cached results; nothing is loaded until something is computed
 if lm is None:
     st.stop()
+
+
+def loaded(compute):
+    """``compute(model)`` with the model loaded (a computation was asked for); None after an inline error."""
+    model = model_or_error(model_name)
+    return None if model is None else compute(model)
+
+
+def cached_or_loaded(compute):
+    """``compute`` from the cache through the stand-in; with the model loaded when it has to run."""
+    try:
+        return compute(lm)
+    except ModelNotLoadedError:
+        return loaded(compute)
+
+
 test = load_seat_test(seat)
 literal(test.describe(), label=f"SEAT test {seat}")
 st.caption(f"SEAT test {code_span(seat)}: "
@@ -83,11 +99,16 @@ st.caption(f"SEAT test {code_span(seat)}: "
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
               f"{len(heads.WORD_TEMPLATES)} bleached context sentences."))
 
-# the engine's parquet cache makes repeats instant
-scores = run_with_progress("Head scores (one forward + backward pass), batches:",
-                           lambda progress: heads.head_scores(lm, seat, progress=progress))
+scores = heads.head_scores(lm, seat, only_cached=True)
 if scores is None:
-    st.stop()
+    if not read_only_notice(f"The head scores of {code_span(model_name)} for {code_span(seat)} are not in the "
+                            "snapshot; computing them"):
+        st.info(f"The head scores of {code_span(model_name)} for SEAT test {code_span(seat)} are not computed yet: "
+                "one forward and one backward pass over the test's sentences (the model is loaded for it).")
+        scores = score_now_button("Score now", "ah_score_now", "Head scores (one forward + backward pass), batches:",
+                                  lambda progress: loaded(lambda m: heads.head_scores(m, seat, progress=progress)))
+    if scores is None:
+        st.stop()
 b = heads.scores_to_matrix(scores)
 L, H = b.shape
 n_pos = int((b > 0).sum())
@@ -118,15 +139,16 @@ st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in
            "t-test that d > 0 over sentences, d averaged over each head group."
            + (" Causal model: only sentences whose attribute word precedes the target word." if lm.kind == "causal"
               else ""))
-try:  # in a snapshot: the cached attentions through the identity-only model
-    counter = cs.counter_attention_frame(lm) if active_snapshot() else _counter(model_name)
-except settings.ReadOnlySnapshotError:
-    counter = None
-if counter is None:
-    read_only_notice("The counter-stereotype attentions of this model are not in the snapshot; computing them")
-elif counter.empty:
+counter = cs.counter_attention_frame(lm, only_cached=True)
+if counter is None and not read_only_notice("The counter-stereotype attentions of this model are not in the "
+                                            "snapshot; computing them"):
+    st.caption("Not computed yet for this model: one forward pass per sentence and its counter sentence.")
+    counter = score_now_button("Compute the counter-stereotype attentions", "ah_counter_now",
+                               "Counter-stereotype attentions: sentences",
+                               lambda progress: loaded(lambda m: cs.counter_attention_frame(m, progress=progress)))
+if counter is not None and counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
-else:
+elif counter is not None:
     st.dataframe(cs.counter_stereotype_table(counter, scores), hide_index=True)
 
 # --------------------------------------------------------------------------- masking
@@ -138,8 +160,8 @@ n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1
 table = None
 if st.checkbox("Evaluate targeted masking", key="run_mask"):
     try:
-        table = run_with_progress("Masking heads: head sets", lambda progress: head_masking.masking_table(
-            lm, test, scores, k=k, n_held_out=n_held_out, progress=progress))
+        table = run_with_progress("Masking heads: head sets", lambda progress: cached_or_loaded(
+            lambda m: head_masking.masking_table(m, test, scores, k=k, n_held_out=n_held_out, progress=progress)))
     except settings.ReadOnlySnapshotError:
         read_only_notice("This masking table (these K and held-out sentences) is not in the snapshot; computing it")
     if table is not None:  # None: the error is shown in place of the table
@@ -152,7 +174,9 @@ if st.checkbox("Evaluate targeted masking", key="run_mask"):
 if read_only_notice("The attention views of one counter pair run the model"):
     st.stop()
 st.subheader("One counter pair")
-if counter is not None and not counter.empty:
+if counter is not None and not counter.empty and st.checkbox(
+        "Show the attentions of one counter pair (runs the model on both sentences)", key="ah_one_pair") \
+        and model_or_error(model_name) is not None:
     options = list(range(len(counter)))
     pick = st.selectbox("Pair", options, format_func=lambda i: counter["sentence"].iloc[i])
     row = counter.iloc[pick]

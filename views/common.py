@@ -89,6 +89,20 @@ def model_or_error(name: str, live: bool = False, **kwargs):
         return None
 
 
+def model_for_cache(name: str):
+    """``name`` for reading its cached results without loading it (pages load a model only to compute): in a
+    snapshot its identity-only model; else a weightless stand-in with the cache identity of its files
+    (:func:`biascore.snapshot.standin.unloaded_model`), whose use raises ``ModelNotLoadedError``; for a hub id,
+    whose identity only a load can tell, the loaded model. None after an inline error."""
+    if active_snapshot() is None:
+        identity = engine_models.model_identity(name)
+        if identity is not None:
+            from biascore.snapshot.standin import unloaded_model
+
+            return unloaded_model(identity)
+    return model_or_error(name)
+
+
 def offered_models() -> list[str]:
     """The models the dashboard offers: the server's allow-list in public mode, else the suggested models."""
     return list(settings.allowed_models()) if settings.public_mode() else list(SUGGESTED_MODELS)

@@ -201,11 +201,14 @@ def pair_attention(lm, pair: CounterPair) -> tuple[np.ndarray, np.ndarray]:
 
 
 def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = None,
-                            progress: ProgressFn | None = None) -> pd.DataFrame:
-    """One row per sentence: the pair, ``w_orig``, ``w_counter``, ``d`` (flattened layers × heads), cached."""
+                            progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+    """One row per sentence: the pair, ``w_orig``, ``w_counter``, ``d`` (flattened layers × heads), cached.
+    ``only_cached``: never run the model; None when the frame is not cached."""
     lists = load_gender_wordlists(data_dir)
     pairs, hashes = collect_pairs(lists, attribute_first=lm.kind == "causal", data_dir=data_dir)
     key = result_key(NAME, lm, sources=hashes, wordlists=lists.content_hash)
+    if only_cached:
+        return (cache or ResultCache()).load(key)
 
     def compute() -> pd.DataFrame:
         rows = []

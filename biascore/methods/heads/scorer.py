@@ -76,11 +76,15 @@ def cache_key(lm, test: SeatTest) -> CacheKey:
 
 
 def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None, batch_size: int = 256,
-                cache: ResultCache | None = None, progress: ProgressFn | None = None) -> pd.DataFrame:
+                cache: ResultCache | None = None, progress: ProgressFn | None = None,
+                only_cached: bool = False) -> pd.DataFrame | None:
     """Per-head bias scores for one SEAT test, cached. Columns ``layer, head, score, effect_size``
-    (``effect_size``: the signed SEAT effect size of the unmasked model, the same on every row)."""
+    (``effect_size``: the signed SEAT effect size of the unmasked model, the same on every row).
+    ``only_cached``: never run the model; None when the scores are not cached."""
     test = _as_test(seat_test, data_dir)
     cache = cache or ResultCache()
+    if only_cached:
+        return cache.load(cache_key(lm, test))
 
     def compute() -> pd.DataFrame:
         b, es = head_score_matrix(lm, test, batch_size=batch_size, progress=progress)
