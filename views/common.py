@@ -454,13 +454,58 @@ def score_now_button(label: str, key: str, text: str, compute: Callable[[Progres
     return run_with_progress(text, compute, errors)
 
 
+#: Seconds between two looks at a run in progress elsewhere (:func:`watch_run`).
+RUN_POLL_S = 2.0
+
+
+def watch_run(model: str, benchmark: str) -> bool:
+    """When someone else — another person, tab, the CLI or a sweep — is scoring ``model`` on the whole of
+    ``benchmark`` right now (the cache's per-key lock is held): show that run's progress, looked at again every
+    :data:`RUN_POLL_S` seconds without anyone pressing anything (a fragment with ``run_every``), redraw the whole
+    page once the run has ended (its result then shows, or "Score now" again if it stopped), and return True.
+    False when no such run is going on (or the model's identity needs a load to be known: a hub id)."""
+    from biascore.core.cache import ResultCache
+    from biascore.core.datasets import BenchmarkError
+    from biascore.methods.attribution.results import run_key
+
+    if active_snapshot() is not None:
+        return False
+    identity = engine_models.model_identity(model)
+    if identity is None:
+        return False
+    try:
+        key = run_key(identity, benchmark)
+    except BenchmarkError:
+        return False
+    cache = ResultCache()
+    if cache.progress(key) is None:
+        return False
+
+    @st.fragment(run_every=RUN_POLL_S)
+    def progress_of_the_run() -> None:
+        report = cache.progress(key)
+        if report is None:
+            st.rerun()  # the run has ended: the whole page again, now with its result
+        st.progress(min(report.done / max(report.total, 1), 1.0),
+                    text=f"⏳ {code_span(model)} is being scored on {benchmark} right now (by another person, tab, "
+                         f"the command line or a sweep): {report.done}/{report.total} pairs. The result shows here "
+                         "when it is stored.")
+
+    progress_of_the_run()
+    return True
+
+
 def score_now(model: str, benchmark: str, key: str) -> bool:
-    """"Score now" for the attribution pages: scores ``model`` on ``benchmark`` and caches the result.
+    """"Score now" for the attribution pages: scores ``model`` on ``benchmark`` and caches the result. While
+    someone else is computing that very run, its progress instead (:func:`watch_run`).
 
     Returns True when it just finished (the caller reruns to show the new numbers).
     """
     from biascore.core.datasets import BenchmarkError
     from biascore.methods.attribution.scorer import score_benchmark
+
+    if watch_run(model, benchmark):
+        return False
 
     def compute(progress: ProgressBar) -> bool:
         lm = model_or_error(model)

@@ -16,7 +16,7 @@ from biascore.methods.fields import scorer as fields
 from biascore.core import models as engine_models
 from views.common import (active_snapshot, benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
                           model_or_error, model_selector, offered_models, score_now_button, show_error,
-                          token_page_link)
+                          token_page_link, watch_run)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -119,6 +119,8 @@ if not fields.is_scored(identity, bench):
         lm = model_or_error(model)
         return None if lm is None else fields.score_fields(lm, bench, progress=progress)
 
+    if watch_run(model, bench_name):  # someone is scoring it right now: the page follows that run
+        st.stop()
     if score_now_button(f"Score {code_span(model)} on {bench_name} now", "sf_score", "Scoring: pairs", score,
                         errors=(ValueError,)) is not None:
         st.rerun()

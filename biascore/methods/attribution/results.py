@@ -15,9 +15,10 @@ import pandas as pd
 
 from biascore.core.cache import CacheKey, CorruptCacheFile, ResultCache, check_ids
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
+from biascore.core.models import ModelIdentity
 from biascore.core.precision import is_approximate
 from biascore.methods.attribution.jsd import JsdVariant
-from biascore.methods.attribution.scorer import attribution_frame
+from biascore.methods.attribution.scorer import attribution_frame, logprob_cache_key
 
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
                "model_fingerprint", "dtype", "device", "approximate", "path", "mtime"]
@@ -117,3 +118,10 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
                             "score it again") from exc
     key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)
     return cache.get_or_compute(key, lambda: attribution_frame(bm, logp, jsd))
+
+
+def run_key(identity: ModelIdentity, benchmark: str, data_dir=None) -> CacheKey:
+    """The cache key of a whole-benchmark exact run of ``identity`` on ``benchmark`` (what the dashboard's "Score
+    now", the CLI and a sweep compute by default), without loading the model. With it,
+    :meth:`ResultCache.progress` tells whether someone is computing that run now (per-key lock) and how far."""
+    return logprob_cache_key(identity, load_benchmark(benchmark, data_dir), None)
