@@ -11,6 +11,7 @@ import streamlit as st
 
 from biascore.core import models as engine_models
 from biascore.core import settings
+from biascore.core.model_names import display_name, is_local_path, redact_paths
 
 T = TypeVar("T")
 
@@ -103,6 +104,32 @@ def model_for_cache(name: str):
     return model_or_error(name)
 
 
+def model_label(name: str) -> str:
+    """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
+    :mod:`biascore.core.model_names`); otherwise as given."""
+    return display_name(name) if settings.public_mode() else str(name)
+
+
+def public_text(text: object) -> str:
+    """``text`` for the page: in public mode with every server path reduced to its last component."""
+    return redact_paths(str(text)) if settings.public_mode() else str(text)
+
+
+def model_visible(name: str) -> bool:
+    """Whether a cached model's results may be listed: always, except in public mode, where only the allow-list's
+    models (a folder also under another path to it, e.g. through a link) and those cached under a display name
+    (an alias or hub id, not a path) are."""
+    if not settings.public_mode() or not is_local_path(name):
+        return True
+    allowed = settings.allowed_models()
+    return name in allowed or os.path.realpath(name) in {os.path.realpath(a) for a in allowed if is_local_path(a)}
+
+
+def set_model_param(model: str, key: str = "model") -> None:
+    """Write the chosen model to the URL (its display name in public mode: no server path in a link)."""
+    st.query_params[key] = model_label(model)
+
+
 def offered_models() -> list[str]:
     """The models the dashboard offers: the server's allow-list in public mode, else the suggested models."""
     return list(settings.allowed_models()) if settings.public_mode() else list(SUGGESTED_MODELS)
@@ -146,12 +173,15 @@ def model_selector(label: str = "Model", key: str = "model", default: str = engi
             default = options[0]
     qp = st.query_params.get(key)
     if qp and qp not in options:
-        if qp in _trusted_link_models():
+        labelled = [m for m in options if model_label(m) == qp]  # a link written in public mode: display names
+        if labelled:
+            qp = labelled[0]
+        elif qp in _trusted_link_models():
             options.append(qp)
         else:
             st.warning(f"The link names a model this server does not offer; showing {code_span(default)} instead.")
             qp = None
-    choice = st.selectbox(label, options + (["other…"] if free else []),
+    choice = st.selectbox(label, options + (["other…"] if free else []), format_func=model_label,
                           index=options.index(qp) if qp in options else options.index(default), key=f"{key}_select")
     if choice == "other…":
         choice = st.text_input("Hub id, local folder or .gguf path", key=f"{key}_custom").strip() or default
@@ -191,6 +221,8 @@ def code_span(text: object) -> str:
     """``text`` as a markdown code span, for a short name (model, bias type) inside one of our own markdown
     messages: a code span shows its content verbatim (CommonMark), whatever backticks it holds."""
     text = str(text).replace("\n", " ")
+    if settings.public_mode() and is_local_path(text):  # a model given as a path: its display name
+        text = display_name(text)
     longest = max((len(run) for run in re.findall("`+", text)), default=0)
     fence = "`" * (longest + 1)
     return f"{fence} {text} {fence}"
@@ -342,7 +374,7 @@ def word_occurrences(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
 
 def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
     """A link to one pair on the Token attributions page (for a st.column_config.LinkColumn)."""
-    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
+    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model_label(model),
                                                            "pair": int(pair_id)})
 
 
@@ -371,14 +403,15 @@ def compare_selector(others: list[str], key: str, url_key: str | None = None) ->
     none. With ``url_key`` the choice is read from and written to that URL parameter."""
     options = ["(none)"] + others
     wanted = query_param(url_key) if url_key else None
-    choice = st.selectbox("Compare with a second model", options,
-                          index=options.index(wanted) if wanted in others else 0, key=key,
+    wanted = next((m for m in others if wanted in (m, model_label(m))), None)
+    choice = st.selectbox("Compare with a second model", options, format_func=model_label,
+                          index=options.index(wanted) if wanted else 0, key=key,
                           help="Models already scored on this benchmark (score more on the Overview page).")
     if url_key:
         if choice == "(none)":
             st.query_params.pop(url_key, None)
         else:
-            st.query_params[url_key] = choice
+            set_model_param(choice, url_key)
     return None if choice == "(none)" else choice
 
 
@@ -395,7 +428,7 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     scored = scored_models(benchmark)
     with top[1]:
         model = model_selector(key="model", options=scored or None)
-    st.query_params["model"] = model
+    set_model_param(model)
     run = require_run(model, benchmark, key=score_key)
     with top[2]:
         compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
@@ -515,7 +548,8 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
         score_benchmark(lm, benchmark, progress=progress, waiting=progress.waiting)
         return True
 
-    done = score_now_button(f"Score now: {model} on {benchmark}", key, f"Scoring {benchmark} with {model}: pairs",
+    label = model_label(model)
+    done = score_now_button(f"Score now: {label} on {benchmark}", key, f"Scoring {benchmark} with {label}: pairs",
                             compute, errors=(BenchmarkError, ValueError))
     return bool(done)
 

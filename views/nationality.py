@@ -11,8 +11,8 @@ import streamlit as st
 from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
-from views.common import (code_span, csv_download, data_dir_notice, escape, model_or_error, model_selector,
-                          read_only_notice, score_now_button, show_error)
+from views.common import (code_span, csv_download, data_dir_notice, escape, model_label, model_or_error,
+                          model_selector, read_only_notice, score_now_button, show_error)
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -83,7 +83,7 @@ def show_result(res: labdet.LabdetResult, key: str) -> None:
     cols[3].metric(f"Pearson r, two template halves ({res.probe})", correlation_text(cor["halves_r"], cor["halves_p"]))
     st.caption(f"Neutral filler: `{res.filler_label}` · {table['n_items'].max()} template × adjective "
                f"items per nationality · α = {res.alpha}")
-    st.plotly_chart(nationality_bars(table, f"{res.model} · {labdet.LANGUAGES[res.lang]} · "
+    st.plotly_chart(nationality_bars(table, f"{model_label(res.model)} · {labdet.LANGUAGES[res.lang]} · "
                                             f"{PROBE_LABELS[res.probe]}"), key=f"bars_{key}")
     shown = table[labdet.OUTPUT_COLUMNS + ["n_items", "n_templates"]]
     st.dataframe(shown, hide_index=True, key=f"table_{key}")

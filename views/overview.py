@@ -9,7 +9,8 @@ from biascore.methods.attribution.results import best_runs
 from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from views.common import (benchmark_selector, best_run, cached_runs, code_span, csv_download, data_dir_notice,
-                          error_line, model_selector, score_now, summary, unreadable_run_errors)
+                          error_line, model_label, model_selector, model_visible, score_now, summary,
+                          unreadable_run_errors)
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
@@ -33,7 +34,7 @@ def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
         part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high"]].rename(
             columns={"score": "PLL", "ci_low": "PLL_ci_low", "ci_high": "PLL_ci_high"}), on="bias_type", how="left")
         part.insert(0, "benchmark", run.benchmark)
-        part.insert(0, "model", run.model)
+        part.insert(0, "model", model_label(run.model))
         part.insert(2, "precision", f"approximate ({run.dtype})" if bool(run.approximate) else
                     f"exact ({run.dtype or 'float32'})")
         part["complete"] = bool(run.complete)
@@ -42,6 +43,7 @@ def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 runs = best_runs(cached_runs())
+runs = runs[runs.model.map(model_visible).astype(bool)]  # public mode: the allow-list, and no model named by a path
 if runs.empty:
     st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
             "(or run `python -m biascore score --benchmark demo`).")

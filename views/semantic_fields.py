@@ -16,7 +16,7 @@ from biascore.methods.fields import scorer as fields
 from biascore.core import models as engine_models
 from views.common import (active_snapshot, benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
                           model_or_error, model_selector, offered_models, score_now_button, show_error,
-                          token_page_link, watch_run)
+                          set_model_param, token_page_link, watch_run)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -90,7 +90,7 @@ with c3:
     senses = st.radio("Tags per word", list(SENSE_LABELS), format_func=SENSE_LABELS.get, key="sf_senses",
                       index=list(SENSE_LABELS).index(fields.DEFAULT_SENSES),
                       help="A tag like S3.2/S2.1f counts in both fields either way.")
-st.query_params["model"] = model
+set_model_param(model)
 
 try:
     bench = load_benchmark(bench_name)

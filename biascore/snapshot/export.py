@@ -14,6 +14,13 @@ What is exported, per cache scorer (each result byte for byte, after a verified 
   language's train/test/template files; ``association`` — WEAT/SEAT, CEAT (default corpus) and
   log-probability results + the test files (and the corpus file).
 
+Models are stored by a display name and their fingerprint, never by a local path: a model scored from a folder
+(or a .gguf file) is stored under the folder's name (:func:`biascore.core.model_names.display_name`) or a name
+given at export (``names``, ``--name MODEL=NAME``); its results are re-keyed to that name (each such file is
+rewritten with the new key in its metadata, the data unchanged), and the manifest says per model where its name
+came from. An alias or hub id stays as it is, and so does every other result, byte for byte. No other path is
+stored either: the reasons a result was left out name files by their last component.
+
 Intermediate caches (sentence features, parsed lexicons, converted models) are not exported: no page reads
 them. ``--models`` keeps results of those models (full name or last path component); ``--benchmarks`` keeps
 results on those benchmarks, where a result's benchmark is its pair benchmark (attribution, semantic tags),
@@ -36,7 +43,8 @@ import pyarrow.parquet as pq
 
 from biascore import ENGINE_VERSION
 from biascore.core import settings
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import CacheKey, ResultCache, rekey_file
+from biascore.core.model_names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
 
 #: cache scorers whose results go into a snapshot, in the order they are planned
@@ -297,14 +305,77 @@ def _derive_missing_frames(plan: _Plan, scratch: ResultCache) -> None:
         plan.entries.append((Path(derived["path"]), derived))
 
 
-def _model_facts(entries: list[tuple[Path, dict]]) -> dict[str, dict]:
-    """Per model: what an identity-only model needs so the pages' cache keys match (first result wins)."""
+#: key fields that hold another result's digest (which changes when that result is re-keyed to a display name)
+_DIGEST_REFERENCES = ("run", "items")
+
+
+def _display_names(entries: list[tuple[Path, dict]], given: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Each exported model's name → (stored name, where it came from). ``given`` maps a model (as scored, or a
+    folder's last component) to a name chosen at export. Two models with different weights may not share one."""
+    out: dict[str, tuple[str, str]] = {}
+    for _, meta in entries:
+        name = meta.get("model")
+        if name is None or name in out:
+            continue
+        chosen = given.get(name) or given.get(display_name(name))
+        if chosen:
+            out[name] = (chosen, "given at export")
+        elif is_local_path(name):
+            out[name] = (display_name(name), "the name of the folder or file it was scored from")
+        else:
+            out[name] = (name, "as scored (an alias or hub id)")
+    unused = set(given) - set(out) - {display_name(n) for n in out}
+    if unused:
+        raise SnapshotError(f"--name names a model with no exported result: {sorted(unused)[0]}")
+    prints: dict[str, set] = {}
+    for _, meta in entries:
+        if meta.get("model") is not None:
+            prints.setdefault(out[meta["model"]][0], set()).add(meta.get("model_fingerprint"))
+    clash = next((shown for shown, fps in prints.items() if len(fps) > 1), None)
+    if clash is not None:
+        raise SnapshotError(f"two models with different weights would both be stored as {clash!r}: give them "
+                            "names with --name MODEL=NAME")
+    return out
+
+
+def _rekey(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]],
+           scratch: Path) -> list[tuple[Path, dict]]:
+    """The entries with every model named by its stored name: a result whose key changes is rewritten (same data,
+    new key in its metadata, named by the new digest) into ``scratch``; references to re-keyed results follow."""
+    renamed: dict[str, str] = {}  # old digest -> new digest
+    out = []
+    for path, meta in entries:  # results come before what refers to them (EXPORTED_SCORERS order)
+        parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path")}
+        if "model" in parts:
+            parts["model"] = names[parts["model"]][0]
+        for ref in _DIGEST_REFERENCES:
+            if parts.get(ref) in renamed:
+                parts[ref] = renamed[parts[ref]]
+        key = CacheKey(meta["scorer"], tuple(sorted(parts.items())))
+        if key.digest == meta["digest"]:
+            out.append((path, meta))
+            continue
+        renamed[meta["digest"]] = key.digest
+        target = scratch / meta["scorer"] / f"{key.digest}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        rekey_file(path, key, target)
+        out.append((target, {**key.meta, "digest": key.digest, "path": str(target)}))
+    return out
+
+
+def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]] | None = None
+                 ) -> dict[str, dict]:
+    """Per model (by its stored name): what an identity-only model needs so the pages' cache keys match (first
+    result wins), and where its name came from."""
+    sources = {shown: origin for shown, origin in (names or {}).values()}
     models: dict[str, dict] = {}
     for _, meta in entries:
         name = meta.get("model")
         if name is None:
             continue
         facts = models.setdefault(name, {"fingerprint": meta.get("model_fingerprint") or meta.get("fingerprint")})
+        if name in sources:
+            facts["name"] = sources[name]
         for field_name, key in (("kind", "model_kind"), ("dtype", "dtype"), ("device", "device")):
             if meta.get(key) and field_name not in facts:
                 facts[field_name] = meta[key]
@@ -324,12 +395,14 @@ def _sha256(path: Path) -> str:
 # --------------------------------------------------------------------------- entry point
 def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = None,
                     benchmarks: Sequence[str] | None = None, cache: ResultCache | None = None,
-                    data_dir: str | os.PathLike | None = None) -> dict:
+                    data_dir: str | os.PathLike | None = None, names: dict[str, str] | None = None) -> dict:
     """Write the snapshot zip to ``out`` (atomically) and return its manifest.
 
     Every exported result is read back and its key checked before it is copied; a result that cannot be
-    exported is listed in the manifest's ``skipped`` with the reason. Raises :class:`SnapshotError` when
-    nothing matches the selection.
+    exported is listed in the manifest's ``skipped`` with the reason. Models are stored by display name and
+    fingerprint (``names``: model as scored, or a folder's last component → the name to store; see the module
+    docstring). Raises :class:`SnapshotError` when nothing matches the selection, or when two models with
+    different weights would be stored under one name.
     """
     cache = cache or ResultCache()
     data_dir = settings.data_dir(data_dir)
@@ -343,6 +416,8 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     with tempfile.TemporaryDirectory(prefix="biascore-export-") as scratch_dir:
         _derive_missing_frames(plan, ResultCache(scratch_dir))
+        stored_names = _display_names(plan.entries, dict(names or {}))
+        plan.entries = _rekey(plan.entries, stored_names, Path(scratch_dir) / "renamed")
         members: dict[str, dict] = {}
         entries = []
         try:
@@ -363,10 +438,10 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
                     "format": FORMAT, "format_version": FORMAT_VERSION, "engine_version": ENGINE_VERSION,
                     "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "packages": package_versions(),
-                    "selection": {"models": sorted(plan.models) if plan.models else None,
+                    "selection": {"models": sorted({display_name(m) for m in plan.models}) if plan.models else None,
                                   "benchmarks": sorted(plan.benchmarks) if plan.benchmarks else None},
-                    "models": _model_facts(plan.entries), "entries": entries, "data": data,
-                    "members": members, "skipped": plan.skipped}
+                    "models": _model_facts(plan.entries, stored_names), "entries": entries, "data": data,
+                    "members": members, "skipped": [redact_paths(reason) for reason in plan.skipped]}
                 zf.writestr(MANIFEST, dumps(manifest))
             os.replace(tmp, out)
         finally:
