@@ -14,7 +14,8 @@ released for all N at once (a barrier):
 * **B** go to Try a pair in the same session (the menu link);
 * **C** type a different real CrowS-Pairs minimal pair into both boxes and press Enter — in the first box
   for even-numbered people, in the second for odd ones (the form sends both sentences either way) — and
-  wait for the score. From Enter until S_JSD is on the page is the *time to score*.
+  wait for the score. From Enter until S_JSD is on the page is the *time to score*; the page is looked at
+  every 0.1 s (one script evaluation in the page) for the score, visible progress and error boxes.
 
 The browsers and this driver run in a child process at ``nice -n 19`` (``--nice``), so the server gets the
 cores first and the figures are about the server. The server's CPU time (psutil: user + system of the
@@ -63,7 +64,10 @@ PAGE_STATE_JS = """() => {
       .some(e => e.innerText.includes('\u23f3'));
   const errors = [...document.querySelectorAll('[data-testid="stException"], [data-testid="stAlertContentError"]')]
     .map(e => e.innerText.replace(/\\s+/g, ' ').slice(0, 300));
-  return {score: metric ? metric.innerText.trim() : null, progress: busy, errors: errors};
+  const app = document.querySelector('[data-testid="stApp"]');
+  const state = app ? app.getAttribute('data-test-script-state') : null;
+  const running = state === null || ['initial', 'running', 'rerunRequested'].includes(state);
+  return {score: metric ? metric.innerText.trim() : null, progress: busy, errors: errors, running: running};
 }"""
 
 
@@ -170,7 +174,7 @@ class Person:
             await less.fill(self.pair[1])
             t1 = time.perf_counter()
             await (more if self.index % 2 == 0 else less).press("Enter")
-            last_seen, longest, state = t1, 0.0, None
+            last_seen, longest, state, idle_since = t1, 0.0, None, None
             while time.perf_counter() - t1 < self.timeout:
                 state = await self.page.evaluate(PAGE_STATE_JS)
                 now = time.perf_counter()
@@ -179,8 +183,9 @@ class Person:
                 if state["progress"]:
                     last_seen = now
                 longest = max(longest, now - last_seen)
-                if longest > self.max_blind:  # nothing on the page says anything is happening: failed
-                    break
+                idle_since = None if state["running"] else (idle_since or now)
+                if longest > self.max_blind and idle_since is not None and now - idle_since > 2.0:
+                    break  # finished running, nothing on the page says anything is happening: no score will come
                 await asyncio.sleep(0.1)
             r["longest_blind_s"] = round(longest, 2)
             if state is not None and state["score"] is not None:
