@@ -191,6 +191,11 @@ class Person:
             if state is not None and state["score"] is not None:
                 r["time_to_score_s"] = time.perf_counter() - t1
                 r["shown"] = state["score"]
+            else:  # what the person saw instead (for the report)
+                main = await self.page.locator('[data-testid="stMain"]').inner_text()
+                r["page_text"] = " ".join(main.split())[-600:]
+                status = self.page.locator('[data-testid="stStatusWidget"]')
+                r["status_widget"] = (await status.inner_text()).strip() if await status.count() else ""
             await wait_idle(self.page, self.timeout)
             await self.boxes("try a pair")
         except Exception as exc:  # noqa: BLE001
@@ -438,6 +443,7 @@ def main() -> int:
             log = (log_dir / "streamlit.log").read_text(errors="replace")
             r["server_log_errors"] = [line[:300] for line in log.splitlines()
                                       if "Error" in line or "Traceback" in line][:20]
+            r["server_log_tail"] = [line[:300] for line in log.splitlines()[-20:]]
             runs.append(r)
             for sample in r["error_samples"]:
                 print(f"  error: {sample}", flush=True)
