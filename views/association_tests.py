@@ -8,9 +8,10 @@ import streamlit as st
 from biascore.core.seat_tests import list_seat_tests
 from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
-from biascore.snapshot.standin import ModelNotLoadedError
-from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, error_line, model_for_cache,
-                          model_or_error, model_selector, score_now_button)
+from biascore.core.display import code_span
+from biascore.core.errors import one_line
+from views.common import (active_snapshot, csv_download, data_dir_notice, model_for_cache, model_selector,
+                          score_now_button)
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -21,7 +22,7 @@ st.caption("WEAT/SEAT (Caliskan et al.; May et al.) with one-sided permutation p
            "(Bangla context-length paper).")
 data_dir_notice()
 
-model_name = model_selector(scorer="association")
+model_name = model_selector(scorer=("seat", "ceat", "logprob"))
 language = LANGUAGES[st.radio("Language", list(LANGUAGES), horizontal=True, key="assoc_language")]
 alpha = st.select_slider("Significance level", [0.001, 0.005, 0.01, 0.05, 0.1], value=0.05, key="assoc_alpha")
 
@@ -36,20 +37,17 @@ def _marked(frame: pd.DataFrame) -> pd.DataFrame:
 def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame | None:
     """Cached results for ``names``, after computing them (one progress bar over all tests) when the user
     presses the "Score now" button ``key`` (None: no button, cached results only)."""
-    lm = model_for_cache(model_name)  # cached results are read without loading the model
+    lm = model_for_cache(model_name)  # a handle: cached results are read without loading; Score now loads
     if lm is None:
         return None
     failed: set[str] = set()
 
     def run_all(progress) -> None:
-        model = model_or_error(model_name)  # Score now: the model is loaded to compute
-        if model is None:
-            return
         for i, name in enumerate(names):
             try:
-                run(model, name, progress=lambda done, total, i=i: progress(i * total + done, len(names) * total))
+                run(lm, name, progress=lambda done, total, i=i: progress(i * total + done, len(names) * total))
             except (ValueError, FileNotFoundError) as exc:
-                st.error(f"{code_span(name)}: {error_line(exc)}")
+                st.error(f"{code_span(name)}: {one_line(exc)}")
                 failed.add(name)
 
     if key is not None:
@@ -60,10 +58,8 @@ def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame
             continue
         try:
             frame = run(lm, name, only_cached=True)
-        except ModelNotLoadedError:  # this result's key needs the model itself (e.g. its tokenizer): not cached
-            frame = None
         except (ValueError, FileNotFoundError) as exc:
-            st.error(f"{code_span(name)}: {error_line(exc)}")
+            st.error(f"{code_span(name)}: {one_line(exc)}")
             continue
         if frame is not None:
             frames.append(frame)

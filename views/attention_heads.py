@@ -1,9 +1,9 @@
 """Attention heads: per-head bias scores b_ij = ∂|SEAT| / ∂m_ij, the counter-stereotype test, targeted
 masking, and attention views of one counter pair. Drawing only; the engine computes everything.
 
-Opening the page loads no model: cached results are read through a weightless stand-in with the model's cache
-identity (views.common.model_for_cache). The model is loaded only to compute: "Score now", the masking and
-counter-pair checkboxes."""
+Opening the page loads no model: cached results are read through the model's handle, whose identity comes from
+the model's files (views.common.model_for_cache). The weights are loaded only to compute: "Score now", the
+masking and counter-pair checkboxes."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +18,8 @@ from biascore.methods.heads import masking as head_masking
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
-from biascore.snapshot.standin import ModelNotLoadedError
-from views.common import (code_span, csv_download, data_dir_notice, get_model, literal, model_for_cache,
+from biascore.core.display import code_span, plotly_label, script_token
+from views.common import (csv_download, data_dir_notice, get_model, literal, model_for_cache, model_label,
                           model_or_error, model_selector, read_only_notice, run_with_progress, score_now_button)
 
 st.title("Attention heads")
@@ -35,24 +35,18 @@ def _attentions(model: str, text: str):
     return tokens, att
 
 
-def _safe_token(token: str) -> str:
-    """Tokens go into bertviz's <script> JSON and plotly's (HTML-aware) axis labels: keep '<' / '>' out
-    so no benchmark text can close a tag or open one."""
-    return token.replace("<", "‹").replace(">", "›")
-
-
 def _head_view_html(tokens: list[str], att: np.ndarray, layer: int, head: int) -> str:
     import torch
     from bertviz import head_view
 
     attention = [torch.from_numpy(a[None]) for a in att]
-    view = head_view(attention, [_safe_token(t) for t in tokens], layer=layer, heads=[head],
+    view = head_view(attention, [script_token(t) for t in tokens], layer=layer, heads=[head],
                      html_action="return")
     return view.data
 
 
 def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.Figure:
-    labels = [f"{i}:{_safe_token(t)}" for i, t in enumerate(tokens)]
+    labels = [f"{i}:{plotly_label(t)}" for i, t in enumerate(tokens)]
     fig = go.Figure(go.Heatmap(z=matrix, x=labels, y=labels, colorscale="Blues", zmin=0))
     fig.update_layout(title=title, yaxis_autorange="reversed", height=420, margin=dict(l=10, r=10, t=40, b=10),
                       xaxis_title="attended to", yaxis_title="attending token")
@@ -72,25 +66,9 @@ with c2:
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
-lm = model_for_cache(model_name)  # reads cached results; nothing is loaded until something is computed
+lm = model_for_cache(model_name)  # a handle: reads cached results; the weights load only to compute
 if lm is None:
     st.stop()
-
-
-def loaded(compute):
-    """``compute(model)`` with the model loaded (a computation was asked for); None after an inline error."""
-    model = model_or_error(model_name)
-    return None if model is None else compute(model)
-
-
-def cached_or_loaded(compute):
-    """``compute`` from the cache through the stand-in; with the model loaded when it has to run."""
-    try:
-        return compute(lm)
-    except ModelNotLoadedError:
-        return loaded(compute)
-
-
 test = load_seat_test(seat)
 literal(test.describe(), label=f"SEAT test {seat}")
 st.caption(f"SEAT test {code_span(seat)}: "
@@ -101,12 +79,13 @@ st.caption(f"SEAT test {code_span(seat)}: "
 
 scores = heads.head_scores(lm, seat, only_cached=True)
 if scores is None:
-    if not read_only_notice(f"The head scores of {code_span(model_name)} for {code_span(seat)} are not in the "
-                            "snapshot; computing them"):
-        st.info(f"The head scores of {code_span(model_name)} for SEAT test {code_span(seat)} are not computed yet: "
-                "one forward and one backward pass over the test's sentences (the model is loaded for it).")
+    if not read_only_notice(f"The head scores of {code_span(model_label(model_name))} for {code_span(seat)} are "
+                            "not in the snapshot; computing them"):
+        st.info(f"The head scores of {code_span(model_label(model_name))} for SEAT test {code_span(seat)} are not "
+                "computed yet: one forward and one backward pass over the test's sentences (the model is loaded "
+                "for it).")
         scores = score_now_button("Score now", "ah_score_now", "Head scores (one forward + backward pass), batches:",
-                                  lambda progress: loaded(lambda m: heads.head_scores(m, seat, progress=progress)))
+                                  lambda progress: heads.head_scores(lm, seat, progress=progress))
     if scores is None:
         st.stop()
 b = heads.scores_to_matrix(scores)
@@ -130,14 +109,14 @@ with right:
     st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
     st.markdown("Top heads (layer-head, 1-based)")
     st.dataframe(heads.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
-csv_download(scores[["layer", "head", "score"]], f"heads_{lm.cache_id}_{seat}.csv")
+csv_download(scores[["layer", "head", "score"]], f"heads_{lm.identity().cache_id}_{seat}.csv")
 
 # --------------------------------------------------------------------------- counter-stereotype
 st.subheader("Counter-stereotype test")
 st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in the original minus in the "
            "counter sentence (min–max normalised rows, special tokens and punctuation excluded); one-tailed "
            "t-test that d > 0 over sentences, d averaged over each head group."
-           + (" Causal model: only sentences whose attribute word precedes the target word." if lm.kind == "causal"
+           + (" Causal model: only sentences whose attribute word precedes the target word." if lm.identity().kind == "causal"
               else ""))
 counter = cs.counter_attention_frame(lm, only_cached=True)
 if counter is None and not read_only_notice("The counter-stereotype attentions of this model are not in the "
@@ -145,7 +124,7 @@ if counter is None and not read_only_notice("The counter-stereotype attentions o
     st.caption("Not computed yet for this model: one forward pass per sentence and its counter sentence.")
     counter = score_now_button("Compute the counter-stereotype attentions", "ah_counter_now",
                                "Counter-stereotype attentions: sentences",
-                               lambda progress: loaded(lambda m: cs.counter_attention_frame(m, progress=progress)))
+                               lambda progress: cs.counter_attention_frame(lm, progress=progress))
 if counter is not None and counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 elif counter is not None:
@@ -160,15 +139,15 @@ n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1
 table = None
 if st.checkbox("Evaluate targeted masking", key="run_mask"):
     try:
-        table = run_with_progress("Masking heads: head sets", lambda progress: cached_or_loaded(
-            lambda m: head_masking.masking_table(m, test, scores, k=k, n_held_out=n_held_out, progress=progress)))
+        table = run_with_progress("Masking heads: head sets", lambda progress: head_masking.masking_table(
+            lm, test, scores, k=k, n_held_out=n_held_out, progress=progress))
     except settings.ReadOnlySnapshotError:
         read_only_notice("This masking table (these K and held-out sentences) is not in the snapshot; computing it")
     if table is not None:  # None: the error is shown in place of the table
         if (table["ppl_kind"] == "n/a").all():
             st.info("This model is an encoder without an LM head: perplexity is n/a.")
         st.dataframe(table, hide_index=True)
-        csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
+        csv_download(table, f"heads_{lm.identity().cache_id}_{seat}_masking.csv", key="dl_masking")
 
 # --------------------------------------------------------------------------- one pair
 if read_only_notice("The attention views of one counter pair run the model"):

@@ -13,7 +13,8 @@ import streamlit as st
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.models import DEFAULT_MODEL, list_embedded
 from biascore.review.minimal_pair import check_pair
-from views.common import active_snapshot, code_span, literal, live_pair, model_or_error, model_selector
+from biascore.core.display import code_span
+from views.common import active_snapshot, literal, live_pair, model_label, model_or_error, model_selector
 from views.pair_view import draw_pair, level_toggle
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
@@ -105,5 +106,5 @@ if explain_input(more, less):
         status.caption("⏳ Scoring your pair…")
         row = live_pair(model, more.strip(), less.strip(),
                         waiting=lambda state: status.caption(f"⏳ {state.capitalize()}…"))
-        status.caption(f"Scored with {code_span(model)} in {time.perf_counter() - t0:.2f} s.")
+        status.caption(f"Scored with {code_span(model_label(model))} in {time.perf_counter() - t0:.2f} s.")
         draw_pair(row, level=level, key="tp")
