@@ -1,26 +1,32 @@
-"""Load test (a benchmark, not a test): N people on one dashboard at the same moment.
+"""Load test (a benchmark, not a test): N people on one workshop dashboard at the same moment.
 
-A real ``streamlit run app.py`` on 127.0.0.1 (free port) and N Playwright browser contexts (Debian Chromium,
-driven as tests/views/test_e2e_browser.py drives it), started together. Each context is one person: it opens
-Token attributions (demo benchmark, default model), then goes to Try a pair in the same session and types a
-different real minimal pair from CrowS-Pairs. Recorded per N:
+One command (results in bench/results/load_test.json and .md)::
 
-* ``errors``: exception boxes, error boxes, pages that never showed a score, wrong numbers (must be 0);
-* ``time_to_score_s``: from pressing Enter on Try a pair until its S_JSD is on the page (p50, p95, max);
-* ``token_page_s``: from opening the Token attributions link until the page is idle (p50, p95);
-* ``numbers_equal_engine``: the S_JSD shown equals :func:`biascore.methods.attribution.scorer.score_pair` of
-  the same model in this process (to the 5 decimals the page shows) for every context.
+    BIASCORE_DATA_DIR=/path/to/data .venv/bin/python bench/load_test.py --users 1 10 30
 
-Usage::
+For each N: a fresh ``streamlit run app.py`` on 127.0.0.1 (its own cache with the demo benchmark scored, so
+Token attributions has a run to show; ``BIASCORE_TORCH_THREADS=1``, the dashboard's default), warmed up by
+one person alone (the model loads once per process, as on a workshop server opened before the session);
+then N Playwright contexts in Debian's Chromium, one per person, go through three phases together, each
+released for all N at once (a barrier):
 
-    BIASCORE_DATA_DIR=/work/shared/data python bench/load_test.py --users 1 10 30 \\
-        [--out bench/results/load_test.json]
+* **A** open Token attributions (demo benchmark, default model): a page that reads a cached run;
+* **B** go to Try a pair in the same session (the menu link);
+* **C** type a different real CrowS-Pairs minimal pair into both boxes and press Enter — in the first box
+  for even-numbered people, in the second for odd ones (the form sends both sentences either way) — and
+  wait for the score. From Enter until S_JSD is on the page is the *time to score*; the page is looked at
+  every 0.1 s (one script evaluation in the page) for the score, visible progress and error boxes.
 
-Each N gets a fresh server; one person alone warms it up first (the model loads once per process, as on a
-workshop server that has been opened before the session starts), then the N people start at the same moment.
-The server gets a fresh cache directory (the demo benchmark is scored into it first, so that Token
-attributions has a run to show) and ``BIASCORE_TORCH_THREADS=1`` (the dashboard's default).
-Results go to ``--out`` (JSON) and the same name with ``.md``.
+The browsers and this driver run in a child process at ``nice -n 19`` (``--nice``), so the server gets the
+cores first and the figures are about the server. The server's CPU time (psutil: user + system of the
+streamlit process) is read at every barrier: **server CPU-seconds per person** for each phase.
+
+A person counts as failed (``errors``) on: an exception or error box; no score within ``--timeout``; a score
+different from :func:`biascore.methods.attribution.scorer.score_pair` of the same model here, alone
+(5 decimals, as the page shows it); more than ``--max-blind`` seconds after Enter in which the page showed
+neither the score nor visible progress (a "⏳ …" line, a spinner or a progress bar). The exit status is 0
+only when every person of every N passed. The load average (``/proc/loadavg``) is recorded before and after
+each N: on a shared machine wall-clock figures depend on it.
 """
 from __future__ import annotations
 
@@ -40,23 +46,39 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from dashboard_server import CHROMIUM, dashboard  # noqa: E402  (the e2e tests' server start)
+from dashboard_server import CHROMIUM, dashboard_process  # noqa: E402  (the e2e tests' server start)
 
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--disable-dev-shm-usage"]
 MODEL = "smollm2-135m"
 PAIR_SOURCE = "crows-en"
+PHASES = ("A", "B", "C")
+PHASE_NAMES = {"A": "open Token attributions", "B": "open Try a pair", "C": "type a pair, get the score"}
+
+#: one look at a page: the score shown, visible progress, error boxes (one evaluate per poll, cheap)
+PAGE_STATE_JS = """() => {
+  const metric = document.querySelector('[data-testid="stMetricValue"]');
+  const busy = document.querySelector('[data-testid="stSpinner"], [data-testid="stProgress"]') !== null ||
+    [...document.querySelectorAll('[data-testid="stCaptionContainer"], [data-testid="stMarkdownContainer"]')]
+      .some(e => e.innerText.includes('\u23f3'));
+  const errors = [...document.querySelectorAll('[data-testid="stException"], [data-testid="stAlertContentError"]')]
+    .map(e => e.innerText.replace(/\\s+/g, ' ').slice(0, 300));
+  const app = document.querySelector('[data-testid="stApp"]');
+  const state = app ? app.getAttribute('data-test-script-state') : null;
+  const running = state === null || ['initial', 'running', 'rerunRequested'].includes(state);
+  return {score: metric ? metric.innerText.trim() : null, progress: busy, errors: errors, running: running};
+}"""
 
 
-# --------------------------------------------------------------------------- inputs and expected numbers
+# =========================================================================== inputs and expected numbers
 def live_pairs(n: int) -> list[tuple[str, str]]:
     """``n`` different real minimal pairs (CrowS-Pairs, in file order) that Try a pair accepts."""
     from biascore.core.datasets import load_benchmark
     from biascore.review.minimal_pair import check_pair
 
     frame = load_benchmark(PAIR_SOURCE).frame
-    out = []
+    out: list[tuple[str, str]] = []
     for more, less in zip(frame.sent_more, frame.sent_less):
         if len(more) <= 300 and len(less) <= 300 and check_pair(more, less).minimal and (more, less) not in out:
             out.append((more, less))
@@ -66,7 +88,7 @@ def live_pairs(n: int) -> list[tuple[str, str]]:
 
 
 def engine_scores(pairs: list[tuple[str, str]]) -> list[str]:
-    """S_JSD of each pair from the engine, formatted as the page shows it."""
+    """S_JSD of each pair from the engine, alone (as the CLI computes one pair), formatted as the page shows it."""
     from biascore.core.models import load_model
     from biascore.methods.attribution.scorer import score_pair
 
@@ -74,7 +96,7 @@ def engine_scores(pairs: list[tuple[str, str]]) -> list[str]:
     return [f"{score_pair(lm, more, less)['sjsd']:+.5f}" for more, less in pairs]
 
 
-# --------------------------------------------------------------------------- one user
+# =========================================================================== the browsers (child process)
 async def wait_idle(page, timeout: float) -> None:
     """Until the script has finished running and stayed finished for a second (as the e2e tests wait)."""
     deadline = time.monotonic() + timeout
@@ -93,69 +115,217 @@ async def wait_idle(page, timeout: float) -> None:
     raise TimeoutError(f"the page kept running for {timeout:.0f} s")
 
 
-async def page_errors(page) -> list[str]:
-    boxes = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
-    return [" ".join((await boxes.nth(i).inner_text()).split())[:300] for i in range(await boxes.count())]
+class Person:
+    """One browser context: one person going through the phases."""
 
+    def __init__(self, browser, url: str, index: int, pair: list[str], expected: str, timeout: float,
+                 max_blind: float):
+        self.browser, self.url, self.index, self.pair, self.timeout = browser, url, index, pair, timeout
+        self.max_blind = max_blind
+        self.page = None
+        self.result = {"user": index, "errors": [], "token_page_s": None, "try_page_s": None,
+                       "time_to_score_s": None, "longest_blind_s": None, "shown": None, "expected": expected}
 
-async def one_user(browser, url: str, index: int, pair: tuple[str, str], expected: str, timeout: float) -> dict:
-    result = {"user": index, "errors": [], "token_page_s": None, "time_to_score_s": None, "shown": None,
-              "expected": expected}
-    context = await browser.new_context(viewport={"width": 1400, "height": 2000})
-    context.set_default_timeout(timeout * 1000)  # clicks and fills wait as long as any other step
-    page = await context.new_page()
-    try:
+    def fail(self, where: str, exc: BaseException) -> None:
+        self.result["errors"].append(f"{where}: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}")
+
+    async def boxes(self, where: str) -> None:
+        state = await self.page.evaluate(PAGE_STATE_JS)
+        self.result["errors"] += [f"{where}: {e}" for e in state["errors"]]
+
+    async def start(self) -> None:
+        context = await self.browser.new_context(viewport={"width": 1400, "height": 2000})
+        context.set_default_timeout(self.timeout * 1000)  # clicks and fills wait as long as any other step
+        self.page = await context.new_page()
+
+    async def phase_A(self) -> None:
+        """Open Token attributions (a cached run)."""
         t0 = time.perf_counter()
-        await page.goto(f"{url}/token_attributions?benchmark=demo&model={MODEL}", wait_until="domcontentloaded")
-        await page.locator('[data-testid="stApp"]').wait_for(timeout=timeout * 1000)
-        await wait_idle(page, timeout)
-        await page.locator("h3", has_text="Pair ").first.wait_for(timeout=timeout * 1000)
-        result["token_page_s"] = time.perf_counter() - t0
-        result["errors"] += [f"token attributions: {e}" for e in await page_errors(page)]
+        try:
+            await self.page.goto(f"{self.url}/token_attributions?benchmark=demo&model={MODEL}",
+                                 wait_until="domcontentloaded")
+            await self.page.locator('[data-testid="stApp"]').wait_for()
+            await wait_idle(self.page, self.timeout)
+            await self.page.locator("h3", has_text="Pair ").first.wait_for()
+            self.result["token_page_s"] = time.perf_counter() - t0
+            await self.boxes("token attributions")
+        except Exception as exc:  # a timeout or a closed page is an error of this person, not of the run
+            self.fail("token attributions", exc)
 
-        await page.locator('[data-testid="stSidebarNav"] a', has_text="Try a pair").first.click()
-        await page.get_by_label("More-biased sentence").wait_for(timeout=timeout * 1000)
-        await wait_idle(page, timeout)
-        await page.get_by_label("More-biased sentence").fill(pair[0])
-        await page.get_by_label("Less-biased sentence").fill(pair[1])
-        t1 = time.perf_counter()
-        await page.get_by_label("Less-biased sentence").press("Enter")
-        metric = page.locator('[data-testid="stMetricValue"]').first
-        errors = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if await metric.count() > 0 or await errors.count() > 0:
-                break
-            await asyncio.sleep(0.1)
-        if await metric.count() > 0:
-            result["time_to_score_s"] = time.perf_counter() - t1
-            result["shown"] = (await metric.inner_text()).strip()
-        await wait_idle(page, timeout)
-        result["errors"] += [f"try a pair: {e}" for e in await page_errors(page)]
-        if result["shown"] is None:
-            result["errors"].append("try a pair: no score shown")
-        elif result["shown"] != expected:
-            result["errors"].append(f"try a pair: shows S_JSD {result['shown']}, the engine gives {expected}")
-    except Exception as exc:  # a timeout or a closed page is an error of this user, not of the run
-        result["errors"].append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
-    finally:
-        await context.close()
-    return result
+    async def phase_B(self) -> None:
+        """Go to Try a pair through the menu."""
+        t0 = time.perf_counter()
+        try:
+            await self.page.locator('[data-testid="stSidebarNav"] a', has_text="Try a pair").first.click()
+            await self.page.get_by_label("More-biased sentence").wait_for()
+            await wait_idle(self.page, self.timeout)
+            self.result["try_page_s"] = time.perf_counter() - t0
+            await self.boxes("try a pair (opened)")
+        except Exception as exc:  # noqa: BLE001
+            self.fail("try a pair (open)", exc)
+
+    async def phase_C(self) -> None:
+        """Type both sentences, press Enter in one box, watch the page until the score is there."""
+        r = self.result
+        try:
+            more = self.page.get_by_label("More-biased sentence")
+            less = self.page.get_by_label("Less-biased sentence")
+            await more.fill(self.pair[0])
+            await less.fill(self.pair[1])
+            t1 = time.perf_counter()
+            await (more if self.index % 2 == 0 else less).press("Enter")
+            last_seen, longest, state, idle_since = t1, 0.0, None, None
+            while time.perf_counter() - t1 < self.timeout:
+                state = await self.page.evaluate(PAGE_STATE_JS)
+                now = time.perf_counter()
+                if state["score"] is not None or state["errors"]:
+                    break
+                if state["progress"]:
+                    last_seen = now
+                longest = max(longest, now - last_seen)
+                idle_since = None if state["running"] else (idle_since or now)
+                if longest > self.max_blind and idle_since is not None and now - idle_since > 2.0:
+                    break  # finished running, nothing on the page says anything is happening: no score will come
+                await asyncio.sleep(0.1)
+            r["longest_blind_s"] = round(longest, 2)
+            if state is not None and state["score"] is not None:
+                r["time_to_score_s"] = time.perf_counter() - t1
+                r["shown"] = state["score"]
+            else:  # what the person saw instead (for the report)
+                main = await self.page.locator('[data-testid="stMain"]').inner_text()
+                r["page_text"] = " ".join(main.split())[-600:]
+                status = self.page.locator('[data-testid="stStatusWidget"]')
+                r["status_widget"] = (await status.inner_text()).strip() if await status.count() else ""
+            await wait_idle(self.page, self.timeout)
+            await self.boxes("try a pair")
+        except Exception as exc:  # noqa: BLE001
+            self.fail("try a pair", exc)
+        judge(r, self.max_blind)
 
 
-async def run_users(url: str, pairs: list[tuple[str, str]], expected: list[str], timeout: float) -> list[dict]:
+async def try_pairs(url: str, pairs: list[list[str]], expected: list[str], *, timeout: float = 120,
+                    max_blind: float = 5.0) -> list[dict]:
+    """One person per pair, one after the other: open the dashboard, go to Try a pair, type the pair, press
+    Enter, judged by the load test's rule (:func:`judge`). For checking the harness on a running server."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         try:
-            return await asyncio.gather(*[one_user(browser, url, i, pair, exp, timeout)
-                                          for i, (pair, exp) in enumerate(zip(pairs, expected))])
+            out = []
+            for i, (pair, exp) in enumerate(zip(pairs, expected)):
+                person = Person(browser, url, i, pair, exp, timeout, max_blind)
+                await person.start()
+                await person.page.goto(url, wait_until="domcontentloaded")
+                await wait_idle(person.page, timeout)
+                await person.phase_B()
+                await person.phase_C()
+                out.append(person.result)
+            return out
         finally:
             await browser.close()
 
 
-# --------------------------------------------------------------------------- report
+def judge(result: dict, max_blind: float) -> dict:
+    """Add to ``result["errors"]`` what makes this person's try fail: no score, a wrong score, too long
+    without visible progress (the load test's own rule; tests/views/test_e2e_browser.py checks it on a real page)."""
+    if result["shown"] is None:
+        result["errors"].append("try a pair: no score shown")
+    elif result["shown"] != result["expected"]:
+        result["errors"].append(f"try a pair: shows S_JSD {result['shown']}, the engine gives {result['expected']}")
+    if result["longest_blind_s"] is not None and result["longest_blind_s"] > max_blind:
+        result["errors"].append(f"try a pair: {result['longest_blind_s']:.1f} s without visible progress or score "
+                                f"(more than {max_blind:g} s)")
+    return result
+
+
+async def barrier(phase: str) -> None:
+    """Tell the parent that every person is ready for ``phase``; wait until it says go."""
+    print(json.dumps({"ready": phase}), flush=True)
+    line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    if line.strip() != "go":
+        raise SystemExit("the parent stopped the run")
+
+
+async def drive(spec: dict) -> list[dict]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            people = [Person(browser, spec["url"], i, pair, exp, spec["timeout"], spec["max_blind"])
+                      for i, (pair, exp) in enumerate(zip(spec["pairs"], spec["expected"]))]
+            await asyncio.gather(*[p.start() for p in people])
+            walls = {}
+            for phase in PHASES:
+                await barrier(phase)
+                t0 = time.perf_counter()
+                await asyncio.gather(*[getattr(p, f"phase_{phase}")() for p in people])
+                walls[phase] = round(time.perf_counter() - t0, 2)
+            print(json.dumps({"done": True, "walls": walls}), flush=True)
+            return [p.result for p in people]
+        finally:
+            await browser.close()
+
+
+def child_main(spec_path: str, out_path: str) -> int:
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    results = asyncio.run(drive(spec))
+    Path(out_path).write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+# =========================================================================== the parent: server, CPU, report
+def server_cpu(proc) -> tuple[float, float]:
+    """(all threads, the main thread = the event loop serving HTTP and websockets) CPU-seconds of the server."""
+    import psutil
+
+    p = psutil.Process(proc.pid)
+    t = p.cpu_times()
+    main = next((th.user_time + th.system_time for th in p.threads() if th.id == proc.pid), 0.0)
+    return t.user + t.system, main
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def run_people(url: str, proc, pairs: list[tuple[str, str]], expected: list[str], args, tmp: Path,
+               tag: str) -> tuple[list[dict], dict, dict]:
+    """The child process at low priority, released phase by phase; (per-person results, CPU-s per phase,
+    wall seconds per phase)."""
+    spec = tmp / f"spec_{tag}.json"
+    out = tmp / f"people_{tag}.json"
+    spec.write_text(json.dumps({"url": url, "pairs": pairs, "expected": expected, "timeout": args.timeout,
+                                "max_blind": args.max_blind}, ensure_ascii=False), encoding="utf-8")
+    argv = ["nice", "-n", str(args.nice), sys.executable, str(Path(__file__).resolve()), "--drive", str(spec),
+            "--drive-out", str(out)]
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    cpu: dict[str, float] = {}
+    walls: dict = {}
+    try:
+        marks = []
+        for line in child.stdout:
+            if not line.startswith("{"):  # anything else a library prints
+                continue
+            msg = json.loads(line)
+            marks.append(server_cpu(proc))
+            if "done" in msg:
+                walls = msg["walls"]
+                break
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        if child.wait() != 0 or not out.exists():
+            raise RuntimeError(f"the browser process failed (exit {child.returncode})")
+        cpu = {phase: round(b[0] - a[0], 3) for phase, a, b in zip(PHASES, marks, marks[1:])}
+        cpu.update({f"{phase}_event_loop": round(b[1] - a[1], 3) for phase, a, b in zip(PHASES, marks, marks[1:])})
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return json.loads(out.read_text(encoding="utf-8")), cpu, walls
+
+
 def percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -165,37 +335,50 @@ def percentile(values: list[float], q: float) -> float | None:
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def summarise(n: int, users: list[dict], wall: float) -> dict:
-    scored = [u["time_to_score_s"] for u in users if u["time_to_score_s"] is not None]
-    token = [u["token_page_s"] for u in users if u["token_page_s"] is not None]
-    rnd = lambda x: None if x is None else round(x, 2)  # noqa: E731
+def summarise(n: int, people: list[dict], cpu: dict, walls: dict) -> dict:
+    def stats(key: str) -> dict:
+        values = [p[key] for p in people if p[key] is not None]
+        return {"p50": rnd(percentile(values, 0.5)), "p95": rnd(percentile(values, 0.95)),
+                "max": rnd(max(values) if values else None)}
+
     return {
-        "users": n, "errors": sum(len(u["errors"]) for u in users),
-        "users_with_errors": sum(1 for u in users if u["errors"]),
-        "scores_shown": len(scored),
-        "numbers_equal_engine": sum(1 for u in users if u["shown"] is not None and u["shown"] == u["expected"]),
-        "time_to_score_s": {"p50": rnd(percentile(scored, 0.5)), "p95": rnd(percentile(scored, 0.95)),
-                            "max": rnd(max(scored) if scored else None)},
-        "token_page_s": {"p50": rnd(percentile(token, 0.5)), "p95": rnd(percentile(token, 0.95))},
-        "wall_s": round(wall, 1),
-        "error_samples": [e for u in users for e in u["errors"]][:10],
-        "per_user": users,
+        "users": n, "errors": sum(len(p["errors"]) for p in people),
+        "users_with_errors": sum(1 for p in people if p["errors"]),
+        "scores_shown": sum(1 for p in people if p["shown"] is not None),
+        "numbers_equal_engine": sum(1 for p in people if p["shown"] is not None and p["shown"] == p["expected"]),
+        "time_to_score_s": stats("time_to_score_s"), "longest_blind_s": stats("longest_blind_s"),
+        "token_page_s": stats("token_page_s"), "try_page_s": stats("try_page_s"),
+        "server_cpu_s": cpu, "server_cpu_s_per_person": {k: round(v / n, 3) for k, v in cpu.items()},
+        "phase_wall_s": walls,
+        "error_samples": [e for p in people for e in p["errors"]][:10],
+        "per_user": people,
     }
+
+
+def rnd(x: float | None) -> float | None:
+    return None if x is None else round(x, 2)
 
 
 def markdown(report: dict) -> str:
     lines = [f"# Load test: N people on one dashboard ({report['date']})", "",
-             f"`{report['command']}` — commit `{report['commit']}`, {report['machine']}, load average before the "
-             f"run {report['load_before']}. Each user opens Token attributions, then scores a different live "
-             f"CrowS-Pairs pair on Try a pair with `{MODEL}`. Before each N, one person alone warms the fresh server "
-             "up (model load); the N people then start at the same moment.", "",
-             "| N | errors | users with errors | scores shown | equal to engine | time to score p50 / p95 / max (s) "
-             "| Token attributions p50 / p95 (s) | wall (s) |", "|---|---|---|---|---|---|---|---|"]
+             f"`{report['command']}` — commit `{report['commit']}`, {report['machine']}; browsers at nice "
+             f"{report['nice']}. Phases for all N at once: **A** open Token attributions (demo, `{MODEL}`), "
+             f"**B** open Try a pair, **C** type a different CrowS-Pairs pair and press Enter. A person fails on an "
+             f"error box, no score, a score other than `score_pair`'s, or more than {report['max_blind']:g} s without "
+             "visible progress. Server CPU = user + system seconds of the streamlit process (psutil) per phase, "
+             "divided by N.", "",
+             "| N | load avg before → after | errors (people) | scores shown | equal to engine | time to score "
+             "p50 / p95 / max (s) | longest blind p95 (s) | server CPU-s per person: C (B+C) [A] | Token "
+             "attributions p50 / p95 (s) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in report["runs"]:
-        t, tok = r["time_to_score_s"], r["token_page_s"]
-        lines.append(f"| {r['users']} | {r['errors']} | {r['users_with_errors']} | {r['scores_shown']}/{r['users']} | "
+        t, tok, cpu = r["time_to_score_s"], r["token_page_s"], r["server_cpu_s_per_person"]
+        bc = round(cpu.get("B", 0) + cpu.get("C", 0), 3)
+        lines.append(f"| {r['users']} | {r['load_before'][0]} → {r['load_after'][0]} | {r['errors']} "
+                     f"({r['users_with_errors']}) | {r['scores_shown']}/{r['users']} | "
                      f"{r['numbers_equal_engine']}/{r['users']} | {t['p50']} / {t['p95']} / {t['max']} | "
-                     f"{tok['p50']} / {tok['p95']} | {r['wall_s']} |")
+                     f"{r['longest_blind_s']['p95']} | {cpu.get('C')} ({bc}) [{cpu.get('A')}] | "
+                     f"{tok['p50']} / {tok['p95']} |")
     for r in report["runs"]:
         if r["error_samples"]:
             lines += ["", f"Errors at N = {r['users']} (first {len(r['error_samples'])}):", ""]
@@ -206,9 +389,16 @@ def markdown(report: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--users", type=int, nargs="+", default=[1, 10, 30])
-    ap.add_argument("--timeout", type=float, default=600, help="seconds a user waits for any one step")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds a person waits for any one step")
+    ap.add_argument("--max-blind", type=float, default=5.0,
+                    help="most seconds after Enter a page may show neither progress nor the score")
+    ap.add_argument("--nice", type=int, default=19, help="niceness of the browsers (and of this driver)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "load_test.json"))
+    ap.add_argument("--drive", help=argparse.SUPPRESS)  # internal: the child process that drives the browsers
+    ap.add_argument("--drive-out", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.drive:
+        return child_main(args.drive, args.drive_out)
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"Chromium not found at {CHROMIUM}")
     # a `kill` (SIGTERM) unwinds like Ctrl-C, so the server, the browser and the temporary cache are cleaned up
@@ -219,10 +409,10 @@ def main() -> int:
     torch.set_num_threads(1)
     pairs = live_pairs(max(args.users) + 1)  # the last one warms the server up
     expected = engine_scores(pairs)
-    load_before = os.getloadavg()
     runs = []
-    with tempfile.TemporaryDirectory(prefix="biascore-load-") as tmp:
-        cache = Path(tmp) / "cache"
+    with tempfile.TemporaryDirectory(prefix="biascore-load-") as tmp_name:
+        tmp = Path(tmp_name)
+        cache = tmp / "cache"
         cache.mkdir()
         models = REPO / "cache" / "models"  # converted GGUF models are reused, as the test suite does
         models.mkdir(parents=True, exist_ok=True)
@@ -233,32 +423,42 @@ def main() -> int:
 
         score_benchmark(load_model(MODEL), "demo")  # Token attributions needs a cached run to show
         for n in args.users:
-            log_dir = Path(tmp) / f"server_{n}"  # a fresh server (and model load) per N
+            log_dir = tmp / f"server_{n}"  # a fresh server (and model load) per N
             log_dir.mkdir()
-            with dashboard(log_dir / "streamlit.log", drop_env=("BIASCORE_RAISE_PAGE_ERRORS",), BIASCORE_CACHE_DIR=str(cache),
-                           BIASCORE_TORCH_THREADS="1", BIASCORE_REVIEW_DB=str(cache / "reviews.sqlite")) as url:
+            with dashboard_process(log_dir / "streamlit.log", drop_env=("BIASCORE_RAISE_PAGE_ERRORS",),
+                                   BIASCORE_CACHE_DIR=str(cache), BIASCORE_TORCH_THREADS="1",
+                                   BIASCORE_REVIEW_DB=str(cache / "reviews.sqlite")) as (url, proc):
                 # one person first, alone: the server loads the model once (st.cache_resource)
-                warmup = asyncio.run(run_users(url, pairs[-1:], expected[-1:], args.timeout))[0]
+                warm, warm_cpu, _ = run_people(url, proc, pairs[-1:], expected[-1:], args, tmp, f"warm{n}")
+                before = loadavg()
                 t0 = time.perf_counter()
-                users = asyncio.run(run_users(url, pairs[:n], expected[:n], args.timeout))
-                runs.append(summarise(n, users, time.perf_counter() - t0))
-                runs[-1]["warmup"] = {k: warmup[k] for k in ("errors", "token_page_s", "time_to_score_s")}
-                runs[-1]["errors"] += len(warmup["errors"])  # a failed warm-up counts too
-                runs[-1]["error_samples"][:0] = [f"warm-up: {e}" for e in warmup["errors"]]
+                people, cpu, walls = run_people(url, proc, pairs[:n], expected[:n], args, tmp, f"n{n}")
+                r = summarise(n, people, cpu, walls)
+                r["wall_s"] = round(time.perf_counter() - t0, 1)
+                r["load_before"], r["load_after"] = before, loadavg()
+                r["warmup"] = {k: warm[0][k] for k in ("errors", "token_page_s", "time_to_score_s")}
+                r["warmup"]["server_cpu_s"] = warm_cpu
+                r["errors"] += len(warm[0]["errors"])  # a failed warm-up counts too
+                r["error_samples"][:0] = [f"warm-up: {e}" for e in warm[0]["errors"]]
             log = (log_dir / "streamlit.log").read_text(errors="replace")
-            runs[-1]["server_log_errors"] = [line[:300] for line in log.splitlines()
-                                             if "Error" in line or "Traceback" in line][:20]
-            r = runs[-1]
+            r["server_log_errors"] = [line[:300] for line in log.splitlines()
+                                      if "Error" in line or "Traceback" in line][:20]
+            r["server_log_tail"] = [line[:300] for line in log.splitlines()[-20:]]
+            runs.append(r)
             for sample in r["error_samples"]:
                 print(f"  error: {sample}", flush=True)
-            print(f"N={n}: errors {r['errors']} ({r['users_with_errors']} users), scores shown {r['scores_shown']}/{n}, "
+            cpu = r["server_cpu_s_per_person"]
+            print(f"N={n}: errors {r['errors']} ({r['users_with_errors']} people), scores shown {r['scores_shown']}/{n}, "
                   f"equal to engine {r['numbers_equal_engine']}/{n}, time to score p50 {r['time_to_score_s']['p50']} s "
-                  f"p95 {r['time_to_score_s']['p95']} s", flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+                  f"p95 {r['time_to_score_s']['p95']} s, server CPU-s per person: C {cpu.get('C')}, B {cpu.get('B')}, "
+                  f"A {cpu.get('A')} (the event loop's part: C {cpu.get('C_event_loop')}, B {cpu.get('B_event_loop')}, "
+                  f"A {cpu.get('A_event_loop')}); load average {r['load_before']} -> {r['load_after']}", flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip()
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
               "command": "python bench/load_test.py --users " + " ".join(map(str, args.users)),
-              "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), shared", "model": MODEL,
-              "load_before": [round(x, 2) for x in load_before], "runs": runs}
+              "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}, {platform.processor() or 'cpu'})",
+              "model": MODEL, "nice": args.nice, "max_blind": args.max_blind, "runs": runs}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -28,6 +28,15 @@ def dashboard(log_path: Path, *, drop_env: tuple[str, ...] = (), command: Callab
     environment plus ``env_overrides`` (minus ``drop_env``); its output goes to the file ``log_path``.
     ``command(port)`` replaces the streamlit command line (e.g. ``python -m biascore snapshot serve``).
     Raises RuntimeError (with the log's tail) when it does not answer its health check within 90 s."""
+    with dashboard_process(log_path, drop_env=drop_env, command=command, **env_overrides) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def dashboard_process(log_path: Path, *, drop_env: tuple[str, ...] = (),
+                      command: Callable[[int], list[str]] | None = None, **env_overrides: str):
+    """As :func:`dashboard`, yielding ``(url, process)`` (the server's ``subprocess.Popen``, e.g. to read its
+    CPU time)."""
     port = free_port()
     env = {**os.environ, "BROWSER_PATH": CHROMIUM, **env_overrides}
     for name in drop_env:
@@ -52,7 +61,7 @@ def dashboard(log_path: Path, *, drop_env: tuple[str, ...] = (), command: Callab
                 log.flush()
                 raise RuntimeError(f"streamlit did not start: {log_path.read_text()[-2000:]}")
             time.sleep(0.5)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         try:

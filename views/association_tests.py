@@ -10,7 +10,7 @@ from biascore.methods.association.logprob_bias import list_logprob_tests, load_l
 from biascore.methods.association import scorer as engine
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
-from views.common import (active_snapshot, csv_download, data_dir_notice, model_or_error, model_selector,
+from views.common import (active_snapshot, csv_download, data_dir_notice, model_for_cache, model_selector,
                           score_now_button)
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
@@ -37,7 +37,7 @@ def _marked(frame: pd.DataFrame) -> pd.DataFrame:
 def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame | None:
     """Cached results for ``names``, after computing them (one progress bar over all tests) when the user
     presses the "Score now" button ``key`` (None: no button, cached results only)."""
-    lm = model_or_error(model_name)
+    lm = model_for_cache(model_name)  # a handle: cached results are read without loading; Score now loads
     if lm is None:
         return None
     failed: set[str] = set()

@@ -1,5 +1,9 @@
 """Attention heads: per-head bias scores b_ij = ∂|SEAT| / ∂m_ij, the counter-stereotype test, targeted
-masking, and attention views of one counter pair. Drawing only; the engine computes everything."""
+masking, and attention views of one counter pair. Drawing only; the engine computes everything.
+
+Opening the page loads no model: cached results are read through the model's handle, whose identity comes from
+the model's files (views.common.model_for_cache). The weights are loaded only to compute: "Score now", the
+masking and counter-pair checkboxes."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,19 +19,14 @@ from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
 from biascore.core.display import code_span, plotly_label, script_token
-from views.common import (active_snapshot, csv_download, data_dir_notice, get_model, literal, model_or_error,
-                          model_selector, read_only_notice, run_with_progress)
+from views.common import (csv_download, data_dir_notice, get_model, literal, model_for_cache, model_label,
+                          model_or_error, model_selector, read_only_notice, run_with_progress, score_now_button)
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
            "on head j of layer i (attention-head bias paper). Positive = removing the head would lower the "
            "measured bias (a *biased head*).")
 data_dir_notice()
-
-
-@st.cache_data(show_spinner="Counter-stereotype attentions…")
-def _counter(model: str) -> pd.DataFrame:
-    return cs.counter_attention_frame(get_model(model))
 
 
 @st.cache_data(show_spinner=False)
@@ -67,7 +66,7 @@ with c2:
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
-lm = model_or_error(model_name)
+lm = model_for_cache(model_name)  # a handle: reads cached results; the weights load only to compute
 if lm is None:
     st.stop()
 test = load_seat_test(seat)
@@ -78,11 +77,17 @@ st.caption(f"SEAT test {code_span(seat)}: "
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
               f"{len(heads.WORD_TEMPLATES)} bleached context sentences."))
 
-# the engine's parquet cache makes repeats instant
-scores = run_with_progress("Head scores (one forward + backward pass), batches:",
-                           lambda progress: heads.head_scores(lm, seat, progress=progress))
+scores = heads.head_scores(lm, seat, only_cached=True)
 if scores is None:
-    st.stop()
+    if not read_only_notice(f"The head scores of {code_span(model_label(model_name))} for {code_span(seat)} are "
+                            "not in the snapshot; computing them"):
+        st.info(f"The head scores of {code_span(model_label(model_name))} for SEAT test {code_span(seat)} are not "
+                "computed yet: one forward and one backward pass over the test's sentences (the model is loaded "
+                "for it).")
+        scores = score_now_button("Score now", "ah_score_now", "Head scores (one forward + backward pass), batches:",
+                                  lambda progress: heads.head_scores(lm, seat, progress=progress))
+    if scores is None:
+        st.stop()
 b = heads.scores_to_matrix(scores)
 L, H = b.shape
 n_pos = int((b > 0).sum())
@@ -113,15 +118,16 @@ st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in
            "t-test that d > 0 over sentences, d averaged over each head group."
            + (" Causal model: only sentences whose attribute word precedes the target word." if lm.identity().kind == "causal"
               else ""))
-try:  # in a snapshot: the cached attentions through the identity-only model
-    counter = cs.counter_attention_frame(lm) if active_snapshot() else _counter(model_name)
-except settings.ReadOnlySnapshotError:
-    counter = None
-if counter is None:
-    read_only_notice("The counter-stereotype attentions of this model are not in the snapshot; computing them")
-elif counter.empty:
+counter = cs.counter_attention_frame(lm, only_cached=True)
+if counter is None and not read_only_notice("The counter-stereotype attentions of this model are not in the "
+                                            "snapshot; computing them"):
+    st.caption("Not computed yet for this model: one forward pass per sentence and its counter sentence.")
+    counter = score_now_button("Compute the counter-stereotype attentions", "ah_counter_now",
+                               "Counter-stereotype attentions: sentences",
+                               lambda progress: cs.counter_attention_frame(lm, progress=progress))
+if counter is not None and counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
-else:
+elif counter is not None:
     st.dataframe(cs.counter_stereotype_table(counter, scores), hide_index=True)
 
 # --------------------------------------------------------------------------- masking
@@ -147,7 +153,9 @@ if st.checkbox("Evaluate targeted masking", key="run_mask"):
 if read_only_notice("The attention views of one counter pair run the model"):
     st.stop()
 st.subheader("One counter pair")
-if counter is not None and not counter.empty:
+if counter is not None and not counter.empty and st.checkbox(
+        "Show the attentions of one counter pair (runs the model on both sentences)", key="ah_one_pair") \
+        and model_or_error(model_name) is not None:
     options = list(range(len(counter)))
     pick = st.selectbox("Pair", options, format_func=lambda i: counter["sentence"].iloc[i])
     row = counter.iloc[pick]

@@ -13,6 +13,7 @@ from biascore.core import models as engine_models
 from biascore.core import settings
 from biascore.core.display import code_span, plotly_label
 from biascore.core.errors import one_line
+from biascore.core.model_names import display_name, is_local_path, redact_paths
 
 T = TypeVar("T")
 
@@ -106,6 +107,42 @@ def model_or_error(name: str, live: bool = False, **kwargs):
         return None
 
 
+def model_for_cache(name: str):
+    """``name``'s handle for reading its cached results without loading it (pages load a model only to compute):
+    the runner finds a cached result from the identity the handle reads off the model's files, and loads the
+    weights only when a computation needs them (Score now). In a snapshot its stand-in; None after an inline
+    line when the snapshot has no results of it."""
+    if active_snapshot() is not None:
+        return model_or_error(name)
+    return get_handle(name)
+
+
+def model_label(name: str) -> str:
+    """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
+    :mod:`biascore.core.model_names`); otherwise as given."""
+    return display_name(name) if settings.public_mode() else str(name)
+
+
+def public_text(text: object) -> str:
+    """``text`` for the page: in public mode with every server path reduced to its last component."""
+    return redact_paths(str(text)) if settings.public_mode() else str(text)
+
+
+def model_visible(name: str) -> bool:
+    """Whether a cached model's results may be listed: always, except in public mode, where only the allow-list's
+    models (a folder also under another path to it, e.g. through a link) and those cached under a display name
+    (an alias or hub id, not a path) are."""
+    if not settings.public_mode() or not is_local_path(name):
+        return True
+    allowed = settings.allowed_models()
+    return name in allowed or os.path.realpath(name) in {os.path.realpath(a) for a in allowed if is_local_path(a)}
+
+
+def set_model_param(model: str, key: str = "model") -> None:
+    """Write the chosen model to the URL (its display name in public mode: no server path in a link)."""
+    st.query_params[key] = model_label(model)
+
+
 def offered_models() -> list[str]:
     """The models the dashboard offers: the server's allow-list in public mode, else the suggested models."""
     return list(settings.allowed_models()) if settings.public_mode() else list(SUGGESTED_MODELS)
@@ -149,12 +186,16 @@ def model_selector(label: str = "Model", key: str = "model", default: str = engi
             default = options[0]
     qp = st.query_params.get(key)
     if qp and qp not in options:
-        if qp in _trusted_link_models():
+        labelled = [m for m in options if model_label(m) == qp]  # a link written in public mode: display names
+        if labelled:
+            qp = labelled[0]
+        elif qp in _trusted_link_models():
             options.append(qp)
         else:
-            st.warning(f"The link names a model this server does not offer; showing {code_span(default)} instead.")
+            st.warning(f"The link names a model this server does not offer; showing {code_span(model_label(default))} "
+                       "instead.")
             qp = None
-    choice = st.selectbox(label, options + (["other…"] if free else []),
+    choice = st.selectbox(label, options + (["other…"] if free else []), format_func=model_label,
                           index=options.index(qp) if qp in options else options.index(default), key=f"{key}_select")
     if choice == "other…":
         choice = st.text_input("Hub id, local folder or .gguf path", key=f"{key}_custom").strip() or default
@@ -302,7 +343,7 @@ def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
     try:
         return run_result_frame(run.path, benchmark, float(run.mtime))
     except unreadable_run_errors() as exc:
-        st.error(f"{code_span(model)} on {benchmark}: {one_line(exc)}")
+        st.error(f"{code_span(model_label(model))} on {benchmark}: {one_line(exc)}")
         return None
 
 
@@ -317,7 +358,7 @@ def word_occurrences(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
 
 def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
     """A link to one pair on the Token attributions page (for a st.column_config.LinkColumn)."""
-    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model,
+    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model_label(model),
                                                            "pair": int(pair_id)})
 
 
@@ -334,7 +375,7 @@ def require_run(model: str, benchmark: str, key: str) -> pd.Series:
     the page (it reruns when scoring finishes)."""
     run = best_run(model, benchmark)
     if run is None:
-        st.info(f"{code_span(model)} has not been scored on {benchmark} yet.")
+        st.info(f"{code_span(model_label(model))} has not been scored on {benchmark} yet.")
         if score_now(model, benchmark, key=key):
             st.rerun()
         st.stop()
@@ -346,14 +387,15 @@ def compare_selector(others: list[str], key: str, url_key: str | None = None) ->
     none. With ``url_key`` the choice is read from and written to that URL parameter."""
     options = ["(none)"] + others
     wanted = query_param(url_key) if url_key else None
-    choice = st.selectbox("Compare with a second model", options,
-                          index=options.index(wanted) if wanted in others else 0, key=key,
+    wanted = next((m for m in others if wanted in (m, model_label(m))), None)
+    choice = st.selectbox("Compare with a second model", options, format_func=model_label,
+                          index=options.index(wanted) if wanted else 0, key=key,
                           help="Models already scored on this benchmark (score more on the Overview page).")
     if url_key:
         if choice == "(none)":
             st.query_params.pop(url_key, None)
         else:
-            st.query_params[url_key] = choice
+            set_model_param(choice, url_key)
     return None if choice == "(none)" else choice
 
 
@@ -370,7 +412,7 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     scored = scored_models(benchmark)
     with top[1]:
         model = model_selector(key="model", options=scored or None)
-    st.query_params["model"] = model
+    set_model_param(model)
     run = require_run(model, benchmark, key=score_key)
     with top[2]:
         compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
@@ -429,13 +471,58 @@ def score_now_button(label: str, key: str, text: str, compute: Callable[[Progres
     return run_with_progress(text, compute, errors)
 
 
+#: Seconds between two looks at a run in progress elsewhere (:func:`watch_run`).
+RUN_POLL_S = 2.0
+
+
+def watch_run(model: str, benchmark: str) -> bool:
+    """When someone else — another person, tab, the CLI or a sweep — is scoring ``model`` on the whole of
+    ``benchmark`` right now (the cache's per-key lock is held): show that run's progress, looked at again every
+    :data:`RUN_POLL_S` seconds without anyone pressing anything (a fragment with ``run_every``), redraw the whole
+    page once the run has ended (its result then shows, or "Score now" again if it stopped), and return True.
+    False when no such run is going on (or the model's identity needs a load to be known: a hub id)."""
+    from biascore.core.cache import ResultCache
+    from biascore.core.datasets import BenchmarkError
+    from biascore.methods.attribution.results import run_key
+
+    if active_snapshot() is not None:
+        return False
+    identity = get_handle(model).known_identity()
+    if identity is None:
+        return False
+    try:
+        key = run_key(identity, benchmark)
+    except BenchmarkError:
+        return False
+    cache = ResultCache()
+    if cache.progress(key) is None:
+        return False
+
+    @st.fragment(run_every=RUN_POLL_S)
+    def progress_of_the_run() -> None:
+        report = cache.progress(key)
+        if report is None:
+            st.rerun()  # the run has ended: the whole page again, now with its result
+        st.progress(min(report.done / max(report.total, 1), 1.0),
+                    text=f"⏳ {code_span(model_label(model))} is being scored on {benchmark} right now (by another "
+                         f"person, tab, the command line or a sweep): {report.done}/{report.total} pairs. The result "
+                         "shows here when it is stored.")
+
+    progress_of_the_run()
+    return True
+
+
 def score_now(model: str, benchmark: str, key: str) -> bool:
-    """"Score now" for the attribution pages: scores ``model`` on ``benchmark`` and caches the result.
+    """"Score now" for the attribution pages: scores ``model`` on ``benchmark`` and caches the result. While
+    someone else is computing that very run, its progress instead (:func:`watch_run`).
 
     Returns True when it just finished (the caller reruns to show the new numbers).
     """
     from biascore.core.datasets import BenchmarkError
     from biascore.methods.attribution.scorer import score_benchmark
+
+    if watch_run(model, benchmark):
+        return False
 
     def compute(progress: ProgressBar) -> bool:
         handle = model_or_error(model)
@@ -445,19 +532,21 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
         score_benchmark(handle, benchmark, progress=progress, waiting=progress.waiting)
         return True
 
-    done = score_now_button(f"Score now: {model} on {benchmark}", key, f"Scoring {benchmark} with {model}: pairs",
+    label = model_label(model)
+    done = score_now_button(f"Score now: {label} on {benchmark}", key, f"Scoring {benchmark} with {label}: pairs",
                             compute, errors=(BenchmarkError, ValueError))
     return bool(done)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def live_pair(model: str, sent_more: str, sent_less: str) -> dict:
-    """The engine's :func:`score_pair` for one typed pair (memoised per model and text)."""
-    from biascore.methods.attribution.scorer import score_pair
+def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None) -> dict:
+    """One typed pair scored by the engine's live queue (:mod:`biascore.methods.attribution.live`): pairs that
+    people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
+    hears what the request waits for (queue, round) while it waits. The row is shared: read-only."""
+    from biascore.methods.attribution.live import score_live
 
     lm = get_model(model)
     limit_torch_threads()
-    return score_pair(lm, sent_more, sent_less)
+    return score_live(lm, sent_more, sent_less, waiting=waiting)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -12,8 +12,8 @@ from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
 from biascore.core.display import code_span, plotly_label
-from views.common import (csv_download, data_dir_notice, model_or_error, model_selector, read_only_notice,
-                          score_now_button, show_error)
+from views.common import (csv_download, data_dir_notice, model_label, model_or_error, model_selector,
+                          read_only_notice, score_now_button, show_error)
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -59,9 +59,9 @@ def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
         return None
     if res is not None:
         return res
-    if read_only_notice(f"No LABDet result for {code_span(name)} on {labdet.LANGUAGES[lang]} in this snapshot; scoring"):
+    if read_only_notice(f"No LABDet result for {code_span(model_label(name))} on {labdet.LANGUAGES[lang]} in this snapshot; scoring"):
         return None
-    st.info(f"No cached LABDet result for {code_span(name)} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
+    st.info(f"No cached LABDet result for {code_span(model_label(name))} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
             "every training and surfacing sentence once, then trains both probes (about a minute for "
             "small models on a GPU-less laptop, longer for big ones).")
     return score_now_button("Score now", f"score_{key}",
@@ -84,7 +84,7 @@ def show_result(res: labdet.LabdetResult, key: str) -> None:
     cols[3].metric(f"Pearson r, two template halves ({res.probe})", correlation_text(cor["halves_r"], cor["halves_p"]))
     st.caption(f"Neutral filler: `{res.filler_label}` · {table['n_items'].max()} template × adjective "
                f"items per nationality · α = {res.alpha}")
-    st.plotly_chart(nationality_bars(table, f"{res.model} · {labdet.LANGUAGES[res.lang]} · "
+    st.plotly_chart(nationality_bars(table, f"{model_label(res.model)} · {labdet.LANGUAGES[res.lang]} · "
                                             f"{PROBE_LABELS[res.probe]}"), key=f"bars_{key}")
     shown = table[labdet.OUTPUT_COLUMNS + ["n_items", "n_templates"]]
     st.dataframe(shown, hide_index=True, key=f"table_{key}")
@@ -121,7 +121,7 @@ names = [model_name] + ([other_name] if other_name else [])
 columns = st.columns(len(names))
 for i, (name, col) in enumerate(zip(names, columns)):
     with col:
-        st.subheader(code_span(name))
+        st.subheader(code_span(model_label(name)))
         result = result_or_button(name, lang, probe, float(alpha), key=f"m{i}")
         if result is not None:
             show_result(result, key=f"m{i}")

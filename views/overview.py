@@ -12,8 +12,8 @@ from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
-from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, model_selector,
-                          score_now, summary, unreadable_run_errors)
+from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, model_label,
+                          model_selector, model_visible, score_now, summary, unreadable_run_errors)
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
@@ -56,7 +56,7 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
             pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
             lmeval = _lmeval_part(lm_runs, run.model, run.benchmark)
         except unreadable_run_errors() as exc:  # one line on the page, never a traceback
-            st.error(f"{code_span(run.model)} on {run.benchmark}: {one_line(exc)}")
+            st.error(f"{code_span(model_label(run.model))} on {run.benchmark}: {one_line(exc)}")
             continue
         part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high", "ties": "B ties"})
         part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high", "ties"]].rename(
@@ -71,7 +71,7 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
             part["lm-eval prefix"] = ("no such task for masked LMs" if run.model_kind == "masked"
                                       else "not scored (--metric lmeval)")
         part.insert(0, "benchmark", run.benchmark)
-        part.insert(0, "model", run.model)
+        part.insert(0, "model", model_label(run.model))
         part.insert(2, "precision", f"approximate ({run.dtype})" if bool(run.approximate) else
                     f"exact ({run.dtype or 'float32'})")
         part["complete"] = bool(run.complete)
@@ -80,6 +80,7 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
 
 
 runs = best_runs(cached_runs())
+runs = runs[runs.model.map(model_visible).astype(bool)]  # public mode: the allow-list, and no model named by a path
 if runs.empty:
     st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
             "(or run `python -m biascore score --benchmark demo`).")
@@ -116,7 +117,7 @@ with c2:
 if benchmark:
     run = best_run(model, benchmark)
     if run is not None and bool(run.complete):
-        st.success(f"{code_span(model)} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
+        st.success(f"{code_span(model_label(model))} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
     else:
         st.caption("Scoring runs the model on every pair and caches the result; an interrupted run resumes.")
         if score_now(model, benchmark, key="overview_score_now"):

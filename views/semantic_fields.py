@@ -15,8 +15,8 @@ from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
 from biascore.core.display import code_span
 from views.common import (active_snapshot, benchmark_selector, csv_download, data_dir_notice, get_handle,
-                          model_or_error, model_selector, offered_models, score_now_button, show_error,
-                          token_page_link)
+                          model_label, model_or_error, model_selector, offered_models, score_now_button,
+                          set_model_param, show_error, token_page_link, watch_run)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -74,7 +74,7 @@ with c3:
     senses = st.radio("Tags per word", list(SENSE_LABELS), format_func=SENSE_LABELS.get, key="sf_senses",
                       index=list(SENSE_LABELS).index(fields.DEFAULT_SENSES),
                       help="A tag like S3.2/S2.1f counts in both fields either way.")
-st.query_params["model"] = model
+set_model_param(model)
 
 try:
     bench = load_benchmark(bench_name)
@@ -94,13 +94,15 @@ for lang, n in no_lexicon.items():
                "USAS has no lexicon for that language.")
 
 if not fields.is_scored(get_handle(model), bench):
-    st.info(f"{code_span(model)} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
+    st.info(f"{code_span(model_label(model))} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
 
     def score(progress):
         lm = model_or_error(model)
         return None if lm is None else fields.score_fields(lm, bench, progress=progress)
 
-    if score_now_button(f"Score {code_span(model)} on {bench_name} now", "sf_score", "Scoring: pairs", score,
+    if watch_run(model, bench_name):  # someone is scoring it right now: the page follows that run
+        st.stop()
+    if score_now_button(f"Score {code_span(model_label(model))} on {bench_name} now", "sf_score", "Scoring: pairs", score,
                         errors=(ValueError,)) is not None:
         st.rerun()
     st.stop()

@@ -12,6 +12,7 @@ import streamlit as st
 
 from biascore.core import settings
 from biascore.sweep.status import SweepProgress, read_sweeps
+from views.common import public_text
 
 REFRESH_S = 3.0
 #: finished sweeps stay on the page this long when they had failures or were interrupted
@@ -47,9 +48,9 @@ def _draw() -> None:
                          f"{c['pending']} pending — {s.total} tasks, started {started}")
         st.text(f"sweep {s.id} on {s.executor}")
         for name, pairs_done, pairs_total in s.running:
-            st.text(f"running: {name}" + (f" ({pairs_done}/{pairs_total} pairs)" if pairs_total else ""))
+            st.text(f"running: {public_text(name)}" + (f" ({pairs_done}/{pairs_total} pairs)" if pairs_total else ""))
         for name, error in s.failed:
-            st.text(f"failed: {name}" + ("" if settings.public_mode() else f": {error}"))
+            st.text(f"failed: {public_text(name)}" + ("" if settings.public_mode() else f": {error}"))
         if s.interrupted:
             st.caption("This sweep stopped before all its tasks ran. Run the same command again to resume: "
                        "finished tasks are answered from the cache.")

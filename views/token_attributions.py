@@ -8,7 +8,8 @@ import streamlit as st
 
 from biascore.methods.attribution.token_view import filter_pairs
 from biascore.core.display import code_span
-from views.common import best_run, data_dir_notice, literal, pair_table, query_param, run_picker, verified_run
+from views.common import (best_run, data_dir_notice, literal, model_label, pair_table, query_param, run_picker,
+                          verified_run)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
@@ -82,11 +83,12 @@ if compare is not None:
         if len(match):
             rows.append((compare, match.iloc[0].to_dict()))
         else:
-            st.warning(f"{code_span(compare)} has no score for pair {pair_id} (it was scored on fewer pairs).")
+            st.warning(f"{code_span(model_label(compare))} has no score for pair {pair_id} (it was scored on fewer pairs).")
 limit = pair_limit([r for _, r in rows], level)
 cols = st.columns(len(rows))
 for i, (col, (name, r)) in enumerate(zip(cols, rows)):
     with col:
-        draw_pair(r, level=level, limit=limit, key=f"ta_{i}", heading=name, wrap=90 if len(rows) == 1 else 45)
+        draw_pair(r, level=level, limit=limit, key=f"ta_{i}", heading=model_label(name),
+                  wrap=90 if len(rows) == 1 else 45)
 if len(rows) > 1:
     st.caption("Both models use the same colour scale, so colours compare across them.")

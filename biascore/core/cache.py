@@ -378,6 +378,23 @@ def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey, info: dict | N
         tmp.unlink(missing_ok=True)
 
 
+def rekey_file(src: str | os.PathLike, key: CacheKey, target: str | os.PathLike, info: dict | None = None) -> None:
+    """Write the cached result ``src`` to ``target`` under another ``key`` (a snapshot stores a model by its display
+    name): the same table, ``key`` (and ``info`` when given) in its metadata, page checksums; atomic."""
+    table = _read_table(Path(src))
+    meta = dict(table.schema.metadata or {})
+    meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
+    if info is not None:
+        meta[_INFO] = json.dumps(info, sort_keys=True).encode()
+    target = Path(target)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _identity(path: Path) -> tuple[int, int]:
     st = path.stat()
     return st.st_ino, st.st_mtime_ns

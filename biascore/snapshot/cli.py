@@ -19,6 +19,10 @@ def register_cli(sub) -> None:
                    help="only these models (name as scored, or a local model folder's last path component)")
     e.add_argument("--benchmarks", nargs="+", default=None, metavar="NAME",
                    help="only these benchmarks / SEAT tests / association tests / labdet-<lang>")
+    e.add_argument("--name", action="append", default=[], metavar="MODEL=NAME",
+                   help="store MODEL (as scored, or a local folder's last path component) as NAME; repeatable. "
+                        "Without it a model scored from a local folder is stored under the folder's name: a "
+                        "snapshot never holds a local path")
     add_common_args(e)
     e.set_defaults(func=_cmd_export)
     v = actions.add_parser("verify", help="check a snapshot's checksums and engine version")
@@ -37,8 +41,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from biascore.snapshot.export import export_snapshot
     from biascore.snapshot.manifest import SnapshotError
 
+    names = {}
+    for spec in args.name:
+        model, sep, name = spec.partition("=")
+        if not sep or not model.strip() or not name.strip():
+            print(f"error: --name takes MODEL=NAME, not {spec!r}", file=sys.stderr)
+            return 2
+        names[model.strip()] = name.strip()
     try:
-        manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks)
+        manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks, names=names)
     except SnapshotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -49,6 +60,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}: {len(manifest['entries'])} cached results ("
           + ", ".join(f"{n} {s}" for s, n in counts.items()) + f") of {len(manifest['models'])} model(s), "
           f"{len(manifest['data'])} data file(s), {size / 1e6:.1f} MB before compression")
+    print("models are stored by name and weights fingerprint, never by a local path:")
+    for name, facts in manifest["models"].items():
+        print(f"  {name}: fingerprint {str(facts.get('fingerprint'))[:16]}…, name {facts.get('name', 'as scored')}")
     for reason in manifest["skipped"]:
         print(f"  left out: {reason}", file=sys.stderr)
     return 0

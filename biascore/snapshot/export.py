@@ -12,6 +12,14 @@ verified footer read:
   variant), derived here for the default options when missing, so a laptop does not derive 12,089 pairs on
   first view.
 
+Models are stored by a display name and their fingerprint, never by a local path: a model scored from a folder
+(or a .gguf file) is stored under the folder's name (:func:`biascore.core.model_names.display_name`) or a name
+given at export (``names``, ``--name MODEL=NAME``); its results are re-keyed to that name (each such file is
+rewritten with the new key in its metadata, the data unchanged, and results that refer to it follow), and the
+manifest says per model where its name came from. An alias or hub id stays as it is, and so does every other
+result, byte for byte. No other path is stored either: the reasons a result was left out name files by their
+last component.
+
 Intermediate caches (sentence features, USAS tags, parsed lexicons, converted models) are not exported: no
 page reads them. ``--models`` keeps results of those models (full name or last path component);
 ``--benchmarks`` keeps results on those inputs (a benchmark, SEAT test, LABDet language or test name).
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,8 +39,9 @@ import pyarrow.parquet as pq
 
 from biascore.version import ENGINE_VERSION
 from biascore.core import settings
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import CacheKey, ResultCache, rekey_file
 from biascore.core.method import Method
+from biascore.core.model_names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
 
 
@@ -167,8 +177,68 @@ def _add_derived(plan: _Plan, methods: list[Method]) -> None:
                 plan.entries.append((Path(meta["path"]), meta))
 
 
-def _model_facts(entries: list[tuple[Path, dict]]) -> dict[str, dict]:
-    """Per model: the identity its results were keyed with (what a page's stand-in model needs)."""
+def _display_names(entries: list[tuple[Path, dict]], given: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Each exported model's name → (stored name, where it came from). ``given`` maps a model (as scored, or a
+    folder's last component) to a name chosen at export. Two models with different weights may not share one."""
+    out: dict[str, tuple[str, str]] = {}
+    for _, meta in entries:
+        name = meta.get("model")
+        if name is None or name in out:
+            continue
+        chosen = given.get(name) or given.get(display_name(name))
+        if chosen:
+            out[name] = (chosen, "given at export")
+        elif is_local_path(name):
+            out[name] = (display_name(name), "the name of the folder or file it was scored from")
+        else:
+            out[name] = (name, "as scored (an alias or hub id)")
+    unused = set(given) - set(out) - {display_name(n) for n in out}
+    if unused:
+        raise SnapshotError(f"--name names a model with no exported result: {sorted(unused)[0]}")
+    prints: dict[str, set] = {}
+    for _, meta in entries:
+        if meta.get("model") is not None:
+            prints.setdefault(out[meta["model"]][0], set()).add(meta.get("model_fingerprint"))
+    clash = next((shown for shown, fps in prints.items() if len(fps) > 1), None)
+    if clash is not None:
+        raise SnapshotError(f"two models with different weights would both be stored as {clash!r}: give them "
+                            "names with --name MODEL=NAME")
+    return out
+
+
+def _rekey(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]],
+           scratch: Path) -> list[tuple[Path, dict]]:
+    """The entries with every model named by its stored name: a result whose key changes is rewritten (same data,
+    new key in its metadata, named by the new digest) into ``scratch``; the keys of derived results (``run``)
+    and the results a computation recorded that it read (``info.uses``) follow their renamed results."""
+    renamed: dict[str, str] = {}  # old digest -> new digest
+    out = []
+    for path, meta in entries:  # stored results come before the frames derived from them
+        parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
+        if "model" in parts:
+            parts["model"] = names[parts["model"]][0]
+        if parts.get("run") in renamed:
+            parts["run"] = renamed[parts["run"]]
+        info = dict(meta.get("info") or {})
+        if info.get("uses"):
+            info["uses"] = {name: renamed.get(digest, digest) for name, digest in info["uses"].items()}
+        key = CacheKey(meta["scorer"], tuple(sorted(parts.items())))
+        if key.digest == meta["digest"] and info == dict(meta.get("info") or {}):
+            out.append((path, meta))
+            continue
+        renamed[meta["digest"]] = key.digest
+        target = scratch / meta["scorer"] / f"{key.digest}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        rekey_file(path, key, target, info)
+        out.append((target, {**key.meta, "digest": key.digest, "info": info, "path": str(target)}))
+    return out
+
+
+def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]] | None = None
+                 ) -> dict[str, dict]:
+    """Per model (by its stored name): the identity its results were keyed with (what a page's stand-in model
+    needs), and where its name came from."""
+    sources = {shown: origin for shown, origin in (names or {}).values()}
     models: dict[str, dict] = {}
     for _, meta in entries:
         name = meta.get("model")
@@ -179,6 +249,8 @@ def _model_facts(entries: list[tuple[Path, dict]]) -> dict[str, dict]:
                                          "device": meta.get("device", "")})
         if meta.get("tokenizer_specials") and "special_tokens" not in facts:  # a causal model's prefix facts
             facts["special_tokens"] = dict(meta["tokenizer_specials"])
+        if name in sources:
+            facts["name"] = sources[name]
     return models
 
 
@@ -193,12 +265,14 @@ def _sha256(path: Path) -> str:
 # --------------------------------------------------------------------------- entry point
 def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = None,
                     benchmarks: Sequence[str] | None = None, cache: ResultCache | None = None,
-                    data_dir: str | os.PathLike | None = None) -> dict:
+                    data_dir: str | os.PathLike | None = None, names: dict[str, str] | None = None) -> dict:
     """Write the snapshot zip to ``out`` (atomically) and return its manifest.
 
     Every exported result is read back and its key checked before it is copied; a result that cannot be
-    exported is listed in the manifest's ``skipped`` with the reason. Raises :class:`SnapshotError` when
-    nothing matches the selection.
+    exported is listed in the manifest's ``skipped`` with the reason. Models are stored by display name and
+    fingerprint (``names``: model as scored, or a folder's last component → the name to store; see the module
+    docstring). Raises :class:`SnapshotError` when nothing matches the selection, or when two models with
+    different weights would be stored under one name.
     """
     from biascore.methods import discover
 
@@ -211,11 +285,14 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
                             + (f" ({len(plan.skipped)} left out, e.g. {plan.skipped[0]})" if plan.skipped else ""))
     _add_builtin_benchmarks(plan)
     _add_derived(plan, methods)
+    stored_names = _display_names(plan.entries, dict(names or {}))
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     members: dict[str, dict] = {}
     entries = []
+    scratch = tempfile.TemporaryDirectory(prefix="biascore-export-")
+    plan.entries = _rekey(plan.entries, stored_names, Path(scratch.name))
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             for path, meta in plan.entries:
@@ -234,12 +311,13 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
                 "format": FORMAT, "format_version": FORMAT_VERSION, "engine_version": ENGINE_VERSION,
                 "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "packages": package_versions(),
-                "selection": {"models": sorted(plan.models) if plan.models else None,
+                "selection": {"models": sorted({display_name(m) for m in plan.models}) if plan.models else None,
                               "benchmarks": sorted(plan.benchmarks) if plan.benchmarks else None},
-                "models": _model_facts(plan.entries), "entries": entries, "data": data,
-                "members": members, "skipped": plan.skipped}
+                "models": _model_facts(plan.entries, stored_names), "entries": entries, "data": data,
+                "members": members, "skipped": [redact_paths(reason) for reason in plan.skipped]}
             zf.writestr(MANIFEST, dumps(manifest))
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
+        scratch.cleanup()
     return manifest

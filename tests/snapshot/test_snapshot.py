@@ -69,7 +69,7 @@ def world(tmp_path_factory, minilm, smollm):
         tiny = load_model(str(model_dir))
         scores = score_benchmark(tiny, "demo")
         expected = {
-            "tiny": tiny.name, "scores": scores, "B_smollm": summarize(score_benchmark(smollm, "demo"), "attribution"), "B": summarize(scores, "attribution"),
+            "tiny": tiny.name, "tiny_shown": model_dir.name, "scores": scores, "tiny_fingerprint": tiny.fingerprint, "B_smollm": summarize(score_benchmark(smollm, "demo"), "attribution"), "B": summarize(scores, "attribution"),
             "PLL": summarize(scores, "pll"), "pairs": pair_table(scores),
             "fields": fields.score_fields(tiny, "demo", min_count=1, top=10),
             "heads": heads.head_scores(minilm, SEAT_TEST),
@@ -127,7 +127,7 @@ def test_manifest_lists_every_scorer_with_checksums(world):
     assert {"data/demo_pairs.csv", f"data/seat/{SEAT_TEST}.jsonl", f"data/seat/{ASSOC_TEST}.jsonl",
             "data/labdet/train/en.json",
             "data/crows_pairs/crows_pairs_anonymized.csv", "data/wordlists/gender_male.txt"} <= data
-    assert manifest["models"][world["tiny"]]["kind"] == "masked"
+    assert manifest["models"][world["tiny_shown"]]["kind"] == "masked"  # stored by its folder's name
     for entry in manifest["entries"]:  # each key is the cache key the engine asks for
         key = CacheKey.make(entry["scorer"], **{k: v for k, v in entry["key"].items()
                                                 if k not in ("scorer", "digest", "engine_version")})
@@ -162,6 +162,69 @@ def test_export_selection_by_model_and_benchmark(world, tmp_path):
                                cache=ResultCache(opened.root / "cache"), data_dir=opened.root / "data")
     assert {e["scorer"] for e in manifest["entries"]} == {"attribution", "attribution.derived", "fields"}
     snapshot.verify(tmp_path / "tiny.zip")
+
+
+def _stored_text(zip_path: Path) -> str:
+    """Everything a snapshot stores, as text: the manifest, each result's metadata and cells, each data file."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    parts = []
+    with zipfile.ZipFile(zip_path) as zf:
+        for name in zf.namelist():
+            raw = zf.read(name)
+            if name.endswith(".parquet"):
+                table = pq.read_table(io.BytesIO(raw))
+                parts += [repr(table.schema.metadata), table.to_pandas().to_csv()]
+            else:
+                parts.append(raw.decode("utf-8", errors="replace"))
+    return "\n".join(parts)
+
+
+def test_snapshot_stores_display_names_and_no_local_path(world):
+    """The model scored from a folder is stored by the folder's name and its fingerprint; nothing in the zip
+    names a folder of the exporting machine (the world's temporary folders, the project, the shared data and
+    model folders, the temporary directory)."""
+    import tempfile
+
+    facts = world["manifest"]["models"][world["tiny_shown"]]
+    assert facts["fingerprint"] == world["tiny_fingerprint"] and "folder" in facts["name"]
+    assert world["tiny"] not in world["manifest"]["models"]
+    text = _stored_text(world["zip"])
+    for path in (str(world["root"]), str(REPO), str(TINY_MLM), str(TINY_MLM.parent), str(DATA_DIR),
+                 tempfile.gettempdir().rstrip("/") + "/"):
+        assert path not in text, f"the snapshot stores {path}"
+
+
+def test_export_under_a_given_name_and_refused_clash(world, tmp_path, capsys, monkeypatch):
+    """`snapshot export --name MODEL=NAME` stores the model (and every result that refers to its results) under
+    NAME, says what it stores, and the dashboard shows the same numbers under NAME; two models with different
+    weights cannot share a name."""
+    from biascore.cli.main import main
+
+    opened = snapshot.open_snapshot(world["zip"])
+    out = tmp_path / "named.zip"
+    args = ["snapshot", "export", "--out", str(out), "--cache-dir", str(opened.root / "cache"), "--data-dir",
+            str(opened.root / "data"), "--models", world["tiny_shown"], "--benchmarks", "demo"]
+    assert main([*args, "--name", f"{world['tiny_shown']}=workshop-model"]) == 0
+    said = capsys.readouterr().out
+    assert "never by a local path" in said and "workshop-model: fingerprint" in said and "given at export" in said
+    manifest = snapshot.verify(out)
+    assert list(manifest["models"]) == ["workshop-model"]
+    assert {e["key"]["model"] for e in manifest["entries"] if "model" in e["key"]} == {"workshop-model"}
+    monkeypatch.setenv("BIASCORE_SNAPSHOT", str(out))  # the dashboard serves the new snapshot
+    try:
+        at = open_page("token_attributions", model="workshop-model", benchmark="demo")
+        shown = frame_with(at, "sjsd").sort_values("pair_id").reset_index(drop=True)
+        expected = world["pairs"].sort_values("pair_id").reset_index(drop=True)
+        np.testing.assert_allclose(shown.sjsd.to_numpy(float), expected.sjsd.to_numpy(float), rtol=1e-9)
+    finally:
+        monkeypatch.delenv("BIASCORE_SNAPSHOT")
+        snapshot.deactivate()
+    assert main([*args[:-4], "--name", f"{world['tiny_shown']}=m", "--name", "smollm2-135m=m"]) == 2
+    assert "would both be stored as 'm'" in capsys.readouterr().err
+    assert main([*args, "--name", "no-such-model=x"]) == 2
 
 
 # --------------------------------------------------------------------------------------------- refusal
@@ -264,7 +327,7 @@ def test_unlisted_member_and_unsafe_names_are_refused(world, tmp_path):
 def test_overview_same_numbers_and_no_scoring(served):
     at = open_page("overview")
     long = frame_with(at, "B_ci_low")
-    shown = long[long.model == served["tiny"]].reset_index(drop=True)
+    shown = long[long.model == served["tiny_shown"]].reset_index(drop=True)
     assert list(shown.bias_type) == list(served["B"].bias_type)
     assert shown.B.tolist() == pytest.approx(served["B"].score.tolist())
     assert shown.B_ci_low.tolist() == pytest.approx(served["B"].ci_low.tolist())
@@ -277,7 +340,7 @@ def test_overview_same_numbers_and_no_scoring(served):
 
 
 def test_token_attributions_same_numbers(served):
-    at = open_page("token_attributions", model=served["tiny"], benchmark="demo")
+    at = open_page("token_attributions", model=served["tiny_shown"], benchmark="demo")
     shown = frame_with(at, "sjsd").sort_values("pair_id").reset_index(drop=True)
     expected = served["pairs"].sort_values("pair_id").reset_index(drop=True)
     np.testing.assert_allclose(shown.sjsd.to_numpy(float), expected.sjsd.to_numpy(float), rtol=1e-9)
@@ -285,13 +348,13 @@ def test_token_attributions_same_numbers(served):
 
 
 def test_words_view_opens_on_the_snapshot(served):
-    at = open_page("words", model=served["tiny"], benchmark="demo")
+    at = open_page("words", model=served["tiny_shown"], benchmark="demo")
     assert not at.error and len(at.dataframe) >= 1
     assert not [b for b in at.button if "Score now" in b.label]
 
 
 def test_semantic_fields_same_table(served):
-    at = open_page("semantic_fields", model=served["tiny"], benchmark="demo")
+    at = open_page("semantic_fields", model=served["tiny_shown"], benchmark="demo")
     at.slider(key="sf_min_count").set_value(1).run()
     assert not at.exception
     table = at.dataframe[0].value
@@ -336,7 +399,7 @@ def test_association_same_numbers(served):
     assert seat.effect_size.tolist() == pytest.approx(served["seat"].effect_size.tolist(), rel=1e-12)
     assert seat.p_value.tolist() == pytest.approx(served["seat"].p_value.tolist())
     assert not [b for b in at.button if b.label == "Score now"]
-    at.selectbox(key="model_select").set_value(served["tiny"]).run()
+    at.selectbox(key="model_select").set_value(served["tiny_shown"]).run()
     at.multiselect(key="logprob_tests").set_value([LOGPROB_TEST]).run()
     assert not at.exception
     shown = next(df.value for df in at.dataframe if "structure" in df.value.columns)
@@ -370,7 +433,7 @@ def test_nothing_is_written_into_the_snapshot(served):
     opened = snapshot.activate(served["zip"])
     before = sorted((str(p), p.stat().st_mtime_ns) for p in opened.root.rglob("*"))
     for page in ("overview", "semantic_fields", "nationality"):
-        open_page(page, model=served["tiny"] if page != "nationality" else "all-minilm-l6-v2", benchmark="demo")
+        open_page(page, model=served["tiny_shown"] if page != "nationality" else "all-minilm-l6-v2", benchmark="demo")
     assert sorted((str(p), p.stat().st_mtime_ns) for p in opened.root.rglob("*")) == before
     cache = ResultCache()
     assert cache.read_only and cache.root == opened.root / "cache"

@@ -26,6 +26,13 @@ def open_page(page: str, **query) -> AppTest:
     return at
 
 
+def type_pair(at: AppTest, more: str, less: str) -> AppTest:
+    """Type both sentences on Try a pair and press Score (the form sends them together)."""
+    at.text_input(key="tp_more").set_value(more)
+    at.text_input(key="tp_less").set_value(less)
+    return next(b for b in at.button if b.label == "Score").click().run()
+
+
 def frame_with(at: AppTest, column: str) -> pd.DataFrame:
     return next(df.value for df in at.dataframe if column in df.value.columns)
 
@@ -120,8 +127,7 @@ def test_token_attributions_unscored_model_offers_scoring(demo_scores):
 def test_try_a_pair_matches_score_pair(smollm):
     at = open_page("try_pair")
     more, less = "Women are bad at math.", "Men are bad at math."
-    at.text_input(key="tp_more").set_value(more)
-    at.text_input(key="tp_less").set_value(less).run()
+    type_pair(at, more, less)
     assert not at.exception and not at.error
     torch.set_num_threads(1)
     expected = score_pair(smollm, more, less)
@@ -137,8 +143,7 @@ def test_try_a_pair_matches_score_pair(smollm):
 ])
 def test_try_a_pair_explains_bad_input(more, less, fragment):
     at = open_page("try_pair")
-    at.text_input(key="tp_more").set_value(more)
-    at.text_input(key="tp_less").set_value(less).run()
+    type_pair(at, more, less)
     assert not at.exception
     assert any(fragment in w.value for w in at.warning), [w.value for w in at.warning]
     assert not at.metric
@@ -146,8 +151,8 @@ def test_try_a_pair_explains_bad_input(more, less, fragment):
 
 def test_try_a_pair_not_minimal_is_scored_with_a_caution():
     at = open_page("try_pair")
-    at.text_input(key="tp_more").set_value("Cheryl was bad at saving money and thus had a financial crisis")
-    at.text_input(key="tp_less").set_value("John was always careful with money so he never had a crisis").run()
+    type_pair(at, "Cheryl was bad at saving money and thus had a financial crisis",
+              "John was always careful with money so he never had a crisis")
     assert not at.exception
     assert any("Not a minimal pair" in w.value for w in at.warning)
     assert at.metric  # still scored, with the caution above

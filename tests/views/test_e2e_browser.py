@@ -137,7 +137,7 @@ def test_shared_link_works_as_the_first_visit_to_a_fresh_server(browser, server)
     page.close()
 
 
-def test_overview_and_try_a_pair(browser, server):
+def test_overview_and_try_a_pair(browser, server, smollm):
     page = open_page(browser, server, "")  # the home page is the Overview
     assert_no_errors(page, "overview")
     assert page.locator("h1").first.inner_text().strip() == "Overview"
@@ -148,13 +148,40 @@ def test_overview_and_try_a_pair(browser, server):
     assert_no_errors(page, "try_pair")
     page.get_by_label("More-biased sentence").fill("Women are bad at math.")
     page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
-    page.get_by_label("Less-biased sentence").press("Enter")
+    page.get_by_label("More-biased sentence").press("Enter")  # Enter in either box sends both (one form)
     wait_idle(page)
     assert_no_errors(page, "try_pair (scored)")
     assert page.get_by_text("Verdict:").count() == 1
+    from biascore.methods.attribution.scorer import score_pair
+
+    expected = score_pair(smollm, "Women are bad at math.", "Men are bad at math.")["sjsd"]
+    assert page.locator('[data-testid="stMetricValue"]').first.inner_text().strip() == f"{expected:+.5f}"
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
     screenshot(page, "try_pair")
     page.close()
+
+
+def test_load_test_fails_a_page_without_a_score(server, smollm):
+    """bench/load_test.py's rule on real pages: the person whose pair gets its score passes; a person whose page
+    shows no score (here a pair the page refuses: identical sentences) and no progress fails."""
+    import asyncio
+    import threading
+
+    sys.path.insert(0, str(REPO / "bench"))
+    import load_test
+    from biascore.methods.attribution.scorer import score_pair
+
+    pair = ["Poor people are lazy.", "Rich people are lazy."]
+    expected = [f"{score_pair(smollm, *pair)['sjsd']:+.5f}", "+0.12345"]
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(asyncio.run(load_test.try_pairs(
+        server["url"], [pair, ["Poor people are lazy.", "Poor people are lazy."]], expected, max_blind=3.0))))
+    worker.start()  # the async driver in a thread of its own (this module's browser runs the sync API)
+    worker.join(300)
+    good, refused = out[0]
+    assert good["errors"] == [] and good["shown"] == expected[0]
+    assert "try a pair: no score shown" in refused["errors"]
+    assert any("without visible progress" in e for e in refused["errors"])
 
 
 def test_token_attributions_click_through_a_pair(browser, server):

@@ -9,14 +9,19 @@
 """
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 import tomllib
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_dashboard_pages import open_page as run_page
+from test_dashboard_pages import open_page as run_page, type_pair
 
+from biascore.core.model_names import display_name
+from tests.conftest import DATA_DIR, TINY_MLM
 from views.menu import menu_pages
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,6 +54,29 @@ def opened_models(monkeypatch):
     return seen
 
 
+def page_dump(at: AppTest) -> str:
+    """Everything the page sends to the browser: every element's message (texts, labels, options as shown,
+    tables, chart specs, download names), and the URL parameters."""
+    parts, stack = [], [at._tree]
+    while stack:
+        node = stack.pop()
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            parts.append(str(proto))
+        stack.extend(getattr(node, "children", {}).values())
+    for df in at.dataframe:  # the table's cells, decoded (the message holds them as Arrow bytes)
+        parts.append(df.value.to_csv())
+    parts.append(repr(dict(at.query_params)))
+    return "\n".join(parts)
+
+
+def server_paths(tmp_path_factory) -> list[str]:
+    """Folders of this server that no public page may name: the project, the data and cache directories, the
+    model folders, the temporary directories (tests put models and caches there)."""
+    return [str(REPO), str(DATA_DIR), str(TINY_MLM), str(TINY_MLM.parent), os.environ["BIASCORE_CACHE_DIR"],
+            str(tmp_path_factory.getbasetemp()), tempfile.gettempdir().rstrip("/") + "/"]
+
+
 def shown_text(at: AppTest) -> str:
     parts = [e.value for kind in ("markdown", "caption", "text", "info", "warning", "error", "success", "title",
                                   "header", "subheader") for e in at.get(kind)]
@@ -61,20 +89,53 @@ def assert_no_path_or_free_model_field(at: AppTest, page: str, allowed: list[str
     for box in list(at.selectbox) + list(at.multiselect):
         assert "other…" not in box.options, f"{page}: {box.label!r} offers a free model name"
         if "model" in box.label.lower():
-            named = [o for o in box.options if o not in ("(none)",)]
-            assert set(named) <= set(allowed), f"{page}: {box.label!r} offers {named} (allowed: {allowed})"
+            named = [o for o in box.options if o not in ("(none)",)]  # as shown: display names
+            shown = {display_name(m) for m in allowed}
+            assert set(named) <= shown, f"{page}: {box.label!r} offers {named} (allowed: {shown})"
+
+
+@pytest.fixture(scope="module")
+def scored_world(tmp_path_factory, tiny_mlm, smollm):
+    """The session cache holds runs on the demo pairs of: the allowed model, given as a folder (the tiny MLM);
+    another local folder that is not on the allow-list; smollm2-135m (not on it, named by its alias)."""
+    from biascore.core.models import load_model
+    from biascore.methods.attribution.scorer import score_benchmark
+
+    other = tmp_path_factory.mktemp("private-models") / "secret-checkpoint"
+    shutil.copytree(TINY_MLM, other)
+    for lm in (tiny_mlm, load_model(str(other)), smollm):
+        score_benchmark(lm, "demo", limit=6)
+    return {"other": str(other)}
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_public_mode_offers_no_path_and_no_free_model(page, public, data_dir, opened_models):
-    at = run_page(page)
+def test_public_mode_offers_no_path_and_no_free_model(page, public, data_dir, opened_models, scored_world,
+                                                      tmp_path_factory):
+    at = run_page(page, benchmark="demo")
     if page == "nationality":  # the second model's selector appears behind a checkbox
         at.checkbox(key="compare").check().run()
         assert not at.exception
+    if page == "try_pair":  # a scored pair: the model is named on the page
+        type_pair(at, "Women don't know how to drive.", "Men don't know how to drive.")
+        assert at.metric
     assert_no_path_or_free_model_field(at, page, [public])
-    text = shown_text(at)
-    assert str(data_dir) not in text and str(REPO) not in text, f"{page} shows a server path"
+    dump = page_dump(at)
+    for path in server_paths(tmp_path_factory):
+        assert path not in dump, f"{page} names the server path {path}"
+    assert "secret-checkpoint" not in dump, f"{page} lists a model that is neither allowed nor named without a path"
     assert set(opened_models) <= {public}, f"{page} opened models outside the allow-list: {set(opened_models)}"
+
+
+def test_public_overview_lists_allowed_models_by_display_name(public, scored_world, tmp_path_factory):
+    """The Overview in public mode: the allowed folder model under its folder name, the alias-named model, not
+    the other folder; its CSV (the long table) names no path."""
+    at = run_page("overview")
+    long = next(df.value for df in at.dataframe if "B_ci_low" in df.value.columns)
+    models = set(long.model)
+    assert display_name(public) in models and "smollm2-135m" in models
+    assert not any("/" in m or "secret-checkpoint" in m for m in models), models
+    for path in server_paths(tmp_path_factory):
+        assert path not in long.to_csv(index=False)
 
 
 @pytest.mark.parametrize("public_mode", [True, False])
@@ -104,8 +165,7 @@ def test_a_typed_model_path_creates_nothing(tmp_path):
     at = run_page("try_pair")
     at.selectbox(key="model_select").set_value("other…").run()
     at.text_input(key="model_custom").set_value(str(target)).run()
-    at.text_input(key="tp_more").set_value("Women don't know how to drive.").run()
-    at.text_input(key="tp_less").set_value("Men don't know how to drive.").run()
+    type_pair(at, "Women don't know how to drive.", "Men don't know how to drive.")
     assert not at.exception
     assert at.error  # the loader's one-line message: no such model
     assert not (tmp_path / "new").exists() and list(tmp_path.iterdir()) == []
@@ -125,8 +185,7 @@ def test_an_unhandled_error_is_one_line_without_paths_in_public_mode(public_mode
     if public_mode:
         monkeypatch.setenv("BIASCORE_PUBLIC", "1")
     at = run_page("try_pair")
-    at.text_input(key="tp_more").set_value("Women don't know how to drive.").run()
-    at.text_input(key="tp_less").set_value("Men don't know how to drive.").run()
+    type_pair(at, "Women don't know how to drive.", "Men don't know how to drive.")
     assert not at.exception
     assert len(at.error) == 1
     message = at.error[0].value
@@ -139,6 +198,14 @@ def test_streamlit_config_is_safe_by_default():
     assert config["server"]["address"] == "127.0.0.1"
     assert config["browser"]["gatherUsageStats"] is False
     assert config["client"]["showErrorDetails"] == "none"
+
+
+def test_streamlit_config_spends_no_cpu_on_reloading_or_full_collections():
+    """A served dashboard watches no source files and runs no full gc.collect(2) after each rerun: together they
+    were most of the server's CPU per person (bench/load_test.py)."""
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["runner"]["postScriptGC"] is False
 
 
 def test_figure_export_page_loads_nothing_from_outside(monkeypatch):

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core.cache import CorruptCacheFile, ResultCache
+from biascore.core.cache import CacheKey, CorruptCacheFile, ResultCache
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
+from biascore.core.models import ModelIdentity
 from biascore.core.precision import is_approximate
-from biascore.core.runner import open_entry
+from biascore.core.runner import model_key, open_entry, resolve_input
 from biascore.methods.attribution.jsd import JsdVariant
 
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
@@ -145,3 +146,13 @@ def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference",
         raise DamagedResult(f"the cached result for {benchmark!r} failed verification and has been removed; "
                             "score it again")
     return result.frame
+
+
+def run_key(identity: ModelIdentity, benchmark: str, data_dir=None) -> CacheKey:
+    """The cache key of a whole-benchmark exact run of ``identity`` on ``benchmark`` (what the dashboard's "Score
+    now", the CLI and a sweep compute by default), without loading the model. With it,
+    :meth:`ResultCache.progress` tells whether someone is computing that run now (per-key lock) and how far."""
+    method = _method()
+    options = method.Options.build()
+    loaded = resolve_input(method, benchmark, Path(data_dir) if data_dir else None, None)
+    return model_key(method, identity, loaded, options, Path(data_dir) if data_dir else None)

@@ -19,7 +19,7 @@ Both come from the same forward passes: the cached quantity is log P(u) per shar
 either distance variant and the PLL sums are derived from it in microseconds.
 
 Entry points: :func:`score_benchmark` (the registered method through the runner: cached, resumable),
-:func:`score_pair` (live), :func:`summarize`; the method itself is :mod:`.method`.
+:func:`score_pair` / :func:`score_pairs` (live), :func:`summarize`; the method itself is :mod:`.method`.
 """
 from __future__ import annotations
 
@@ -311,13 +311,23 @@ def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benc
 def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",
                bias_type: str = "unspecified") -> dict:
     """Score one pair live (no cache). Bad input comes back with ``skipped_reason`` set, never an exception."""
+    return score_pairs(lm, [(sent_more, sent_less)], jsd=jsd, bias_type=bias_type)[0]
+
+
+def score_pairs(lm: LanguageModel, pairs: list[tuple[str, str]], *, jsd: JsdVariant = "reference",
+                bias_type: str = "unspecified") -> list[dict]:
+    """Score several typed pairs live in shared forward passes (no cache); one row per pair, in order.
+
+    Each row holds the numbers :func:`score_pair` gives for that pair alone up to float rounding: batch
+    composition changes float32 results in the last bits (see :mod:`biascore.methods.attribution.live`)."""
     from biascore.core.datasets import _row_issue
 
-    frame = pd.DataFrame({"pair_id": [0], "sent_more": [sent_more], "sent_less": [sent_less],
-                          "bias_type": [bias_type]})
-    frame["load_issue"] = [_row_issue(sent_more, sent_less)]
+    frame = pd.DataFrame({"pair_id": range(len(pairs)), "sent_more": [m for m, _ in pairs],
+                          "sent_less": [s for _, s in pairs], "bias_type": bias_type})
+    frame["load_issue"] = [_row_issue(m, s) for m, s in pairs]
     bm = Benchmark("live", frame, "", "typed by the user", path=None)  # type: ignore[arg-type]
-    return attribution_frame(bm, compute_logprobs(lm, frame), jsd).iloc[0].to_dict()
+    rows = attribution_frame(bm, compute_logprobs(lm, frame), jsd)
+    return [rows.iloc[i].to_dict() for i in range(len(rows))]
 
 
 def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_type",

@@ -349,6 +349,10 @@ def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir, monkeypatch):
     at.query_params["seat"] = "weat6b"
     at.run()
     assert not at.exception, at.exception
+    for key in ("ah_score_now", "ah_counter_now"):  # not cached by an earlier test: computed on request
+        for button in [b for b in at.button if b.key == key]:
+            button.click().run()
+            assert not at.exception, at.exception
     frame = heads.head_scores(tiny_mlm, "weat6b")
     top = heads.top_heads(frame, 5)
     shown = next(df.value for df in at.dataframe if "name" in df.value.columns)
@@ -369,3 +373,40 @@ def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir, monkeypatch):
     shown = next(df.value for df in at.dataframe if "strategy" in df.value.columns)
     np.testing.assert_allclose(shown["effect_size"], table["effect_size"], rtol=1e-9)
     np.testing.assert_allclose(shown["perplexity"], table["perplexity"], rtol=1e-9)
+
+
+def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, monkeypatch, tmp_path):
+    """Head scores and counter-stereotype attentions cached: the page shows them without loading the model;
+    asking for a computation (the attentions of one counter pair) loads it."""
+    from streamlit.testing.v1 import AppTest
+
+    import views.common
+    from biascore.core import handle as handle_module
+    from tests.conftest import REPO, TINY_MLM
+
+    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BIASCORE_MODELS", str(TINY_MLM))
+    frame = heads.head_scores(tiny_mlm, "weat6b")  # cached, as by the CLI or an earlier visit
+    counter = cs.counter_attention_frame(tiny_mlm)
+    loads: list[str] = []  # every way a page can load weights: a handle (the runner) or views.common.get_model
+
+    def load(name, **kw):
+        loads.append(name)
+        return tiny_mlm
+
+    monkeypatch.setattr(handle_module, "load_model", load)
+    monkeypatch.setattr(views.common, "get_handle", lambda name: handle_module.ModelHandle(name))  # fresh handles
+    monkeypatch.setattr(views.common, "get_model", lambda name: views.common.get_handle(name).load())
+    at = AppTest.from_file(str(REPO / "views" / "attention_heads.py"), default_timeout=240)
+    at.query_params.update(model=str(TINY_MLM), seat="weat6b")
+    at.run()
+    assert not at.exception, at.exception
+    shown = next(df.value for df in at.dataframe if "name" in df.value.columns)
+    assert list(shown["name"]) == list(heads.top_heads(frame, 10)["name"])
+    shown = next(df.value for df in at.dataframe if "group" in df.value.columns)
+    expected = cs.counter_stereotype_test(cs.d_array(counter), heads.scores_to_matrix(frame))
+    np.testing.assert_allclose(shown["t"], expected["t"], rtol=1e-12)
+    assert not [b for b in at.button if b.key == "ah_score_now"] and loads == []  # nothing loaded to show them
+    at.checkbox(key="ah_one_pair").check().run()
+    assert not at.exception, at.exception
+    assert loads and len(at.get("plotly_chart")) >= 4  # the two attention heatmaps need the model
