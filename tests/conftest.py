@@ -68,9 +68,9 @@ def missing_shared(needs) -> list[str]:
 
 def shared_skip_line(missing: list[str]) -> str:
     """One line: what is missing, and where each kind of file comes from."""
-    return (f"needs {'; '.join(missing)} — benchmark data: `python -m biascore data download` (then BIASCORE_DATA_DIR "
-            "or ../shared/data); tiny trained MLM and reference outputs: the project's shared folder (../shared or "
-            "BIASCORE_SHARED: models/tiny-trained-bert-mlm, data/reference/)")
+    return (f"needs {' and '.join(missing)}: the benchmark files come from `python -m biascore data download` "
+            "(BIASCORE_DATA_DIR or ../shared/data), the tiny trained MLM and the reference outputs with the project's "
+            "shared folder (../shared or BIASCORE_SHARED)")
 
 
 def _needs(item) -> set[str]:
@@ -163,6 +163,12 @@ def tiny_mlm():
 
 
 # ------------------------------------------------------------------------------------------------ hermetic
+#: Parameters for a test that runs on a masked LM (``request.getfixturevalue(name)``): the hermetic random one
+#: always, the tiny trained one (peaked predictions, P up to ≈ 1) where ../shared is present.
+MASKED_LMS = [pytest.param("random_mlm", id="random_mlm"),
+              pytest.param("tiny_mlm", id="tiny_mlm", marks=pytest.mark.shared("tiny_mlm"))]
+
+
 @pytest.fixture
 def fixture_data(monkeypatch) -> Path:
     """tests/fixtures/data as the data directory for one test: small files the project wrote itself, laid out

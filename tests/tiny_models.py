@@ -44,15 +44,15 @@ def save_random_causal_lm(folder: str | Path, tokenizer_from: str | Path | None 
 
 
 def save_random_masked_lm(folder: str | Path, tokenizer_from: str | Path | None = None, seed: int = 0) -> str:
-    """A seeded random BERT masked LM shaped like the tiny trained MLM (2 layers × 4 heads, hidden 64), with wide
-    initial weights (initializer_range 0.5) so that its predictions spread from P ≈ 1e-13 to P ≈ 1e-3."""
+    """A seeded random BERT masked LM shaped like the tiny trained MLM (2 layers × 4 heads, 128 positions; hidden 64),
+    with wide initial weights (initializer_range 0.5) so that its predictions spread from P ≈ 1e-13 to P ≈ 1e-3."""
     import torch
     from transformers import BertConfig, BertForMaskedLM
 
     tok = _tokenizer(tokenizer_from)
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(tok), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=128, max_position_embeddings=512, initializer_range=0.5,
+                        intermediate_size=128, max_position_embeddings=128, initializer_range=0.5,
                         pad_token_id=tok.pad_token_id)
     BertForMaskedLM(config).save_pretrained(folder)
     tok.save_pretrained(folder)
