@@ -63,6 +63,7 @@ def test_known_words_get_their_usas_fields(tagger):
     assert fields_of(words, "Lesbians") == {"Relationship: Intimate/sexual", FEMALE}  # S3.2/S2.1f
 
 
+@pytest.mark.shared("data")  # the published field names
 def test_tag_to_field_rules():
     names = tagging.field_names()
     assert tagging.tag_level("S2.1f") == "S2.1" and tagging.tag_level("A5.1+++mfnc") == "A5.1"
