@@ -193,7 +193,6 @@ def _wait_lines(log_dir: Path, tag: str) -> list[str]:
     return _lines(log_dir, tag, "WAIT")
 
 
-@pytest.mark.exactness
 def test_two_processes_killed_and_resumed_store_each_pair_once(random_mlm, tmp_path):
     """The issue's reproduction on the demo benchmark: two runs of one key, both SIGKILLed after a few shards,
     then resumed twice at once. Each pair is stored exactly once, the missing shards are computed once in
