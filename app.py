@@ -1,7 +1,7 @@
 """Bias Attribution Explorer — Streamlit entry point (``streamlit run app.py``).
 
-The menu comes from the engine's scorer registry (:func:`biascore.methods.scorers`): each method lists
-the pages under views/ that draw its results. Pages only draw what the engine computes.
+The menu lists the pages of the registered methods (:func:`views.menu.menu_pages`: the engine's registry,
+mapped to pages here, in the dashboard). Pages only draw what the engine computes.
 (The folder is not called pages/: Streamlit treats a pages/ folder as its own multipage app and runs a
 shared deep link on a fresh server without this file.)
 With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (README →
@@ -20,21 +20,22 @@ from pathlib import Path
 import streamlit as st
 
 from biascore.core.settings import ReadOnlySnapshotError
-from biascore.methods import scorers
-from views.common import error_line, open_snapshot, show_error
+from biascore.core.errors import one_line
+from views.common import open_snapshot, show_error
+from views.menu import menu_pages
 
 st.set_option("client.showErrorDetails", "none")
 st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", layout="wide")
 
 pages = [st.Page(page.path, title=page.title, icon=page.icon, url_path=Path(page.path).stem)
-         for entry in scorers() for page in entry.pages]
+         for page in menu_pages()]
 nav = st.navigation(pages)
 if not open_snapshot():  # BIASCORE_SNAPSHOT names a file that is refused: the one-line reason is shown
     st.stop()
 try:
     nav.run()
 except ReadOnlySnapshotError as exc:  # a part of a page that would compute, in a read-only snapshot
-    st.info(error_line(exc), icon="📦")
+    st.info(one_line(exc), icon="📦")
 except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
     if os.environ.get("BIASCORE_RAISE_PAGE_ERRORS") == "1":
         raise

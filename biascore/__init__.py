@@ -1,21 +1,40 @@
-"""biascore: the engine behind the Bias Attribution Explorer.
+"""biascore: the engine behind the Bias Attribution Explorer — bias scorers from five NLP papers, one cache.
 
-Layout (one subpackage per method, shared contracts in ``core``, statistics in ``stats``):
+    import biascore
+    biascore.methods()                                        # what can be run
+    result = biascore.run("attribution", "smollm2-135m", "demo")
+    result.summary(); result.pair(3)                          # tables; a token heatmap in Jupyter
+    biascore.score_pair("smollm2-135m", "Women can't drive.", "Men can't drive.")
 
-* ``core/`` — settings, result cache, hashing, model loading, benchmarks, download, batched
-  log-probabilities, tokens and words of a pair (the one word definition), the one embedder, the one
-  SEAT/WEAT loader, and the scorer registry (``register_scorer``, ``ProgressFn``)
-* ``stats/`` — WEAT/SEAT effect size, permutation tests
-* ``methods/<name>/`` — one folder per paper's method: ``attribution`` (b(u), S_JSD, B, CrowS PLL),
-  ``fields`` (USAS semantic fields), ``heads`` (attention-head bias), ``labdet`` (LABDet nationality
-  bias), ``association`` (WEAT/SEAT/CEAT and log-probability bias); each has a ``scorer`` module with
-  its entry point and its ``@register_scorer`` CLI registration; ``biascore.methods.scorers()`` lists them
-* ``review/`` — translation reviews (SQLite) and the minimal-pair check
-* ``cli/`` — the ``biascore`` command (``python -m biascore``); ``cli/args`` is a leaf with the shared options
+Layout (docs/contributing.md has the whole map):
+
+* ``core/`` — the contracts and shared pieces: the method contract (``method``), the one runner
+  (``runner``), the model handle (``handle``), results (``result``), the cache and its locks, settings,
+  model loading, benchmarks and SEAT tests, batched log-probabilities, the one embedder, the one
+  escaping module (``display``) and the one-line errors (``errors``), the registry;
+* ``stats/`` — every statistic (effect sizes, permutation tests, intervals, tests), each checked against
+  scipy/statsmodels;
+* ``methods/<name>/`` — one folder per paper's method: its mathematics and its ``method.py``;
+* ``review/``, ``sweep/``, ``snapshot/`` — translation review, many models at once, offline snapshots;
+* ``cli/`` — the ``biascore`` command; ``api`` — the functions below; ``progress`` — the one progress bar.
 
 No Streamlit imports anywhere in this package, and no import cycles (tests/test_layout.py).
 """
+from __future__ import annotations
 
-ENGINE_VERSION = "1.0.0"
+from typing import Any
 
-__all__ = ["ENGINE_VERSION"]
+from biascore.version import ENGINE_VERSION
+
+__all__ = ["ENGINE_VERSION", "benchmarks", "load_model", "method", "methods", "run", "score_pair"]
+
+_API = {"benchmarks", "load_model", "method", "methods", "run", "score_pair"}
+
+
+def __getattr__(name: str) -> Any:
+    """The API functions, imported on first use (``import biascore`` stays light: no torch until needed)."""
+    if name in _API:
+        from biascore import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'biascore' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """The package layout: no import cycle (imports inside functions count), few top-level modules, one
-subpackage per method with a ``scorer`` module, and no Streamlit inside the engine.
+folder per method with its ``method.py``, no Streamlit inside the engine, the engine never imports its shells.
 
 Every ``import``/``from … import`` node anywhere in a file (module level, functions, try blocks) is an
 edge; ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``.
@@ -116,17 +116,17 @@ def test_few_modules_directly_in_biascore():
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_each_method_is_a_subpackage_with_a_scorer(method):
+def test_each_method_is_a_folder_with_its_method(method):
     folder = REPO / "biascore" / "methods" / method
-    assert (folder / "__init__.py").is_file() and (folder / "scorer.py").is_file()
+    assert (folder / "__init__.py").is_file() and (folder / "method.py").is_file()
 
 
 def test_every_method_folder_is_registered():
-    from biascore.methods import scorers
+    from biascore.methods import discover
 
-    folders = {p.parent.name for p in (REPO / "biascore" / "methods").glob("*/scorer.py")}
+    folders = {p.parent.name for p in (REPO / "biascore" / "methods").glob("*/method.py")}
     assert folders == set(METHODS)
-    assert {s.module.rsplit(".", 2)[-2] for s in scorers()} == folders
+    assert {type(m).__module__.rsplit(".", 2)[-2] for m in discover()} == folders
 
 
 def _draws_a_title(path: Path) -> bool:
@@ -139,20 +139,56 @@ def _draws_a_title(path: Path) -> bool:
 
 def test_cli_and_dashboard_menus_come_from_the_registry():
     from biascore.cli.main import build_parser
-    from biascore.core.registry import Page, register_scorer
-    from biascore.methods import scorers
+    from biascore.core.method import Method
+    from biascore.core.registry import register
+    from biascore.methods import discover
+    from views.menu import PAGES, menu_pages
 
-    entries = scorers()
+    methods = discover()
     commands = set(next(a for a in build_parser()._actions if a.dest == "command").choices)
-    assert {e.name for e in entries if e.name not in ("association",)} <= commands
-    assert {"seat", "ceat", "logprob", "benchmarks", "data"} <= commands
-    pages = [p for e in entries for p in e.pages]
-    assert all(isinstance(p, Page) and (REPO / p.path).is_file() for p in pages)
-    # every page (a views/ module that draws a title at module level) is in a method's menu
+    assert {m.cli_command for m in methods} | {"run", "methods", "benchmarks", "data"} <= commands
+    assert {"score", "seat", "ceat", "logprob", "heads", "labdet", "fields", "words"} <= commands  # kept for scripts
+    assert set(PAGES) <= {m.name for m in methods}  # the dashboard maps only registered methods
+    pages = menu_pages()
+    assert all((REPO / p.path).is_file() for p in pages)
+    # every page (a views/ module that draws a title at module level) is in the menu
     drawn = {f"views/{f.name}" for f in (REPO / "views").glob("*.py") if _draws_a_title(f)}
     assert drawn and {p.path for p in pages} == drawn
+
+    class Clash(Method):  # a second class may not take a registered name
+        name = methods[0].name
+
     with pytest.raises(ValueError, match="registered twice"):
-        register_scorer(entries[0].name, "x")(lambda sub: None)  # a second module may not take a name
+        register(Clash)
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def test_the_engine_never_imports_its_shells():
+    """No module under methods/ or core/ (or stats/) imports the CLI or the dashboard, and no engine file names
+    a dashboard page."""
+    for folder in ("methods", "core", "stats"):
+        for path in (REPO / "biascore" / folder).rglob("*.py"):
+            bad = {n for n in _imports(path) if n.startswith(("biascore.cli", "views"))}
+            assert not bad, f"{path.relative_to(REPO)} imports {sorted(bad)}"
+    for path in (REPO / "biascore").rglob("*.py"):
+        assert "views/" not in path.read_text(encoding="utf-8"), f"{path.relative_to(REPO)} names a views/ path"
+
+
+def test_only_the_progress_adapter_draws_progress_bars():
+    """The engine reports progress through ProgressFn only; biascore/progress.py is the one place a bar is
+    drawn (the dashboard draws its own widget)."""
+    users = {str(p.relative_to(REPO)) for p in (REPO / "biascore").rglob("*.py")
+             if any(n == "tqdm" or n.startswith("tqdm.") for n in _imports(p))}
+    assert users == {"biascore/progress.py"}
 
 
 def test_no_streamlit_in_the_engine():

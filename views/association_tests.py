@@ -8,8 +8,10 @@ import streamlit as st
 from biascore.core.seat_tests import list_seat_tests
 from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
 from biascore.methods.association import scorer as engine
-from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, error_line, model_or_error,
-                          model_selector, score_now_button)
+from biascore.core.display import code_span
+from biascore.core.errors import one_line
+from views.common import (active_snapshot, csv_download, data_dir_notice, model_or_error, model_selector,
+                          score_now_button)
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -20,7 +22,7 @@ st.caption("WEAT/SEAT (Caliskan et al.; May et al.) with one-sided permutation p
            "(Bangla context-length paper).")
 data_dir_notice()
 
-model_name = model_selector(scorer="association")
+model_name = model_selector(scorer=("seat", "ceat", "logprob"))
 language = LANGUAGES[st.radio("Language", list(LANGUAGES), horizontal=True, key="assoc_language")]
 alpha = st.select_slider("Significance level", [0.001, 0.005, 0.01, 0.05, 0.1], value=0.05, key="assoc_alpha")
 
@@ -45,7 +47,7 @@ def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame
             try:
                 run(lm, name, progress=lambda done, total, i=i: progress(i * total + done, len(names) * total))
             except (ValueError, FileNotFoundError) as exc:
-                st.error(f"{code_span(name)}: {error_line(exc)}")
+                st.error(f"{code_span(name)}: {one_line(exc)}")
                 failed.add(name)
 
     if key is not None:
@@ -57,7 +59,7 @@ def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame
         try:
             frame = run(lm, name, only_cached=True)
         except (ValueError, FileNotFoundError) as exc:
-            st.error(f"{code_span(name)}: {error_line(exc)}")
+            st.error(f"{code_span(name)}: {one_line(exc)}")
             continue
         if frame is not None:
             frames.append(frame)

@@ -14,8 +14,9 @@ from biascore.methods.heads import masking as head_masking
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
-from views.common import (active_snapshot, code_span, csv_download, data_dir_notice, get_model, literal,
-                          model_or_error, model_selector, read_only_notice, run_with_progress)
+from biascore.core.display import code_span, plotly_label, script_token
+from views.common import (active_snapshot, csv_download, data_dir_notice, get_model, literal, model_or_error,
+                          model_selector, read_only_notice, run_with_progress)
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
@@ -35,24 +36,18 @@ def _attentions(model: str, text: str):
     return tokens, att
 
 
-def _safe_token(token: str) -> str:
-    """Tokens go into bertviz's <script> JSON and plotly's (HTML-aware) axis labels: keep '<' / '>' out
-    so no benchmark text can close a tag or open one."""
-    return token.replace("<", "‹").replace(">", "›")
-
-
 def _head_view_html(tokens: list[str], att: np.ndarray, layer: int, head: int) -> str:
     import torch
     from bertviz import head_view
 
     attention = [torch.from_numpy(a[None]) for a in att]
-    view = head_view(attention, [_safe_token(t) for t in tokens], layer=layer, heads=[head],
+    view = head_view(attention, [script_token(t) for t in tokens], layer=layer, heads=[head],
                      html_action="return")
     return view.data
 
 
 def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.Figure:
-    labels = [f"{i}:{_safe_token(t)}" for i, t in enumerate(tokens)]
+    labels = [f"{i}:{plotly_label(t)}" for i, t in enumerate(tokens)]
     fig = go.Figure(go.Heatmap(z=matrix, x=labels, y=labels, colorscale="Blues", zmin=0))
     fig.update_layout(title=title, yaxis_autorange="reversed", height=420, margin=dict(l=10, r=10, t=40, b=10),
                       xaxis_title="attended to", yaxis_title="attending token")
@@ -109,14 +104,14 @@ with right:
     st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
     st.markdown("Top heads (layer-head, 1-based)")
     st.dataframe(heads.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
-csv_download(scores[["layer", "head", "score"]], f"heads_{lm.cache_id}_{seat}.csv")
+csv_download(scores[["layer", "head", "score"]], f"heads_{lm.identity().cache_id}_{seat}.csv")
 
 # --------------------------------------------------------------------------- counter-stereotype
 st.subheader("Counter-stereotype test")
 st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in the original minus in the "
            "counter sentence (min–max normalised rows, special tokens and punctuation excluded); one-tailed "
            "t-test that d > 0 over sentences, d averaged over each head group."
-           + (" Causal model: only sentences whose attribute word precedes the target word." if lm.kind == "causal"
+           + (" Causal model: only sentences whose attribute word precedes the target word." if lm.identity().kind == "causal"
               else ""))
 try:  # in a snapshot: the cached attentions through the identity-only model
     counter = cs.counter_attention_frame(lm) if active_snapshot() else _counter(model_name)
@@ -146,7 +141,7 @@ if st.checkbox("Evaluate targeted masking", key="run_mask"):
         if (table["ppl_kind"] == "n/a").all():
             st.info("This model is an encoder without an LM head: perplexity is n/a.")
         st.dataframe(table, hide_index=True)
-        csv_download(table, f"heads_{lm.cache_id}_{seat}_masking.csv", key="dl_masking")
+        csv_download(table, f"heads_{lm.identity().cache_id}_{seat}_masking.csv", key="dl_masking")
 
 # --------------------------------------------------------------------------- one pair
 if read_only_notice("The attention views of one counter pair run the model"):

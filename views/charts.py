@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from views.common import escape
+from biascore.core.display import plotly_label
 
 COLORSCALE = "RdBu"  # low (red) = toward biased, high (blue) = away
 MODIFIED_COLOR = "#d9d9d9"
@@ -54,13 +54,13 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
         ys = np.asarray(lines, dtype=float) + y0
         base = np.asarray(offsets)
         tickvals.append(y0)
-        ticktext.append(escape(label))
+        ticktext.append(plotly_label(label))
         for scored in (True, False):
             sel = (units.scored == scored).to_numpy()
             if not sel.any():
                 continue
             part = units[sel]
-            texts = [escape(t) for t in part.text]
+            texts = [plotly_label(t) for t in part.text]
             trace = dict(type="bar", y=ys[sel].tolist(), x=widths[sel].tolist(), base=base[sel].tolist(),
                          orientation="h", width=0.8, text=texts, textposition="inside", insidetextanchor="middle",
                          textangle=0, showlegend=False)
@@ -79,7 +79,7 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
         y0 = float(ys.max(initial=y0)) + 1.5
     n_rows = y0 - 0.5
     layout = dict(
-        title=dict(text=escape(title)) if title else None, barmode="overlay",
+        title=dict(text=plotly_label(title)) if title else None, barmode="overlay",
         height=int(110 + 44 * n_rows) + (30 if title else 0), margin=dict(l=10, r=10, t=40 if title else 10, b=80),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0,
                        colorbar=dict(orientation="h", x=1.0, xanchor="right", y=-0.02, yanchor="top", len=0.5,
@@ -94,13 +94,13 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
 
 def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked b(u)") -> go.Figure:
     """Horizontal bars of the scored units, strongest push toward the biased sentence at the top."""
-    labels = [f"{escape(t)} #{p}" for t, p in zip(ranked.text, ranked.position)]
+    labels = [f"{plotly_label(t)} #{p}" for t, p in zip(ranked.text, ranked.position)]
     values = ranked.b.tolist()
-    trace = dict(type="bar", x=values, y=labels, orientation="h", customdata=[escape(t) for t in ranked.text],
+    trace = dict(type="bar", x=values, y=labels, orientation="h", customdata=[plotly_label(t) for t in ranked.text],
                  marker=dict(color=values, coloraxis="coloraxis"),
                  hovertemplate="%{customdata}<br>b(u) = %{x:.5f}<extra></extra>")
     layout = dict(
-        title=dict(text=escape(title)), height=max(240, 90 + 22 * len(ranked)), margin=dict(l=10, r=10, t=40, b=50),
+        title=dict(text=plotly_label(title)), height=max(240, 90 + 22 * len(ranked)), margin=dict(l=10, r=10, t=40, b=50),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0, showscale=False),
         yaxis=dict(autorange="reversed", title=None, automargin=True),
         xaxis=dict(title=dict(text="b(u)  (< 0: toward biased)"), zeroline=True, zerolinecolor="#444"),
@@ -116,7 +116,7 @@ def overview_bar_chart(grid: pd.DataFrame) -> go.Figure:
     traces = []
     for (model, bench), g in grid.groupby(["model", "benchmark"], sort=False):
         traces.append(dict(
-            type="bar", name=escape(f"{model} · {bench}"), x=[escape(b) for b in g.bias_type], y=g.score.tolist(),
+            type="bar", name=plotly_label(f"{model} · {bench}"), x=[plotly_label(b) for b in g.bias_type], y=g.score.tolist(),
             error_y=dict(type="data", symmetric=False, array=(g.ci_high - g.score).tolist(),
                          arrayminus=(g.score - g.ci_low).tolist()),
             hovertemplate="%{x}: B = %{y:.2f}<extra>%{fullData.name}</extra>"))

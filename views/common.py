@@ -11,6 +11,8 @@ import streamlit as st
 
 from biascore.core import models as engine_models
 from biascore.core import settings
+from biascore.core.display import code_span, plotly_label
+from biascore.core.errors import one_line
 
 T = TypeVar("T")
 
@@ -35,7 +37,7 @@ def open_snapshot() -> bool:
         opened = snapshot.activate(path)
     except snapshot.SnapshotError as exc:
         snapshot.deactivate()
-        st.error(f"Snapshot refused: {error_line(exc)}")
+        st.error(f"Snapshot refused: {one_line(exc)}")
         return False
     st.sidebar.caption(f"📦 Read-only snapshot {opened.describe()}")
     return True
@@ -57,34 +59,49 @@ def read_only_notice(what: str) -> bool:
     return True
 
 
-@st.cache_resource(show_spinner="Loading model (once per process)…")
-def get_model(name: str, kind: str = "auto", attn_implementation: str | None = None):
-    """Load a model once per process (st.cache_resource); errors propagate to :func:`model_or_error`.
-    In a snapshot only the embedded default model may run (Try a pair)."""
-    if active_snapshot() is not None and name != engine_models.DEFAULT_MODEL:
-        raise settings.ReadOnlySnapshotError(f"{name} is not loaded from a read-only snapshot (only "
-                                             f"{engine_models.DEFAULT_MODEL} runs live, when it is installed)")
-    return engine_models.load_model(name, kind=kind, attn_implementation=attn_implementation)
+@st.cache_resource(show_spinner=False)
+def get_handle(name: str):
+    """The one model handle per model name and server process (st.cache_resource: shared by every session;
+    the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
+    exported results' identity that never loads (only the embedded default model runs live)."""
+    from biascore.core.handle import ModelHandle
+
+    snap = active_snapshot()
+    if snap is not None and name != engine_models.DEFAULT_MODEL:
+        from biascore.snapshot.standin import standin_handle
+
+        return standin_handle(name, snap.model_facts(name) or {})
+    return ModelHandle(name)
+
+
+def get_model(name: str):
+    """The loaded model (loaded once per process by its handle); errors propagate to :func:`model_or_error`."""
+    with st.spinner("Loading model (once per process)…") if not get_handle(name).loaded else _nothing():
+        return get_handle(name).load()
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def model_or_error(name: str, live: bool = False, **kwargs):
-    """The loaded model, or None after showing the loader's message inline (never a traceback).
-
-    In a snapshot (unless ``live``): an identity-only model (:mod:`biascore.snapshot.standin`) whose cache keys
-    find the snapshot's results for ``name``; the scorers read them unchanged and nothing is loaded.
-    """
+    """The model's handle, loaded (or, in a snapshot unless ``live``, a stand-in whose cache keys find the
+    snapshot's results for ``name``: nothing is loaded); None after showing the loader's message inline
+    (never a traceback)."""
     snap = active_snapshot()
     if snap is not None and not live:
-        from biascore.snapshot.standin import identity_model
-
-        facts = snap.model_facts(name)
-        if facts is None:
+        if snap.model_facts(name) is None:
             st.info(f"{code_span(name)} has no results in this snapshot ({code_span(snap.label)}).")
             return None
-        return identity_model(name, facts)
+        return get_handle(name)
     try:
-        return get_model(name, **kwargs)
-    except engine_models.ModelLoadError as exc:
+        get_model(name)
+        return get_handle(name)
+    except (engine_models.ModelLoadError, settings.ReadOnlySnapshotError) as exc:
         show_error(exc)
         return None
 
@@ -105,7 +122,7 @@ def _trusted_link_models() -> set[str]:
 
 
 def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
-                   options: list[str] | None = None, scorer: str | None = None) -> str:
+                   options: list[str] | None = None, scorer: str | tuple[str, ...] | None = None) -> str:
     """A select box of models, synced with the URL parameter ``key``.
 
     Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
@@ -173,37 +190,9 @@ def literal(text: object, label: str | None = None) -> None:
     st.text(f"{label}: {text}" if label else str(text))
 
 
-def code_span(text: object) -> str:
-    """``text`` as a markdown code span, for a short name (model, bias type) inside one of our own markdown
-    messages: a code span shows its content verbatim (CommonMark), whatever backticks it holds."""
-    text = str(text).replace("\n", " ")
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    return f"{fence} {text} {fence}"
-
-
-def escape(text: object) -> str:
-    """Text for a plotly label or hover text. plotly.js reads a few HTML tags there (<b>, <a href>, <br>…),
-    so ``&``, ``<`` and ``>`` become entities, which plotly turns back into the characters; quotes stay
-    as they are (plotly shows ``&quot;`` literally)."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def error_line(exc: BaseException) -> str:
-    """One line for the page: the exception's first line; in public mode without server paths."""
-    lines = str(exc).strip().splitlines()
-    line = lines[0] if lines else type(exc).__name__
-    if settings.public_mode():
-        line = _PATH.sub("…", line)
-    return line
-
-
 def show_error(exc: BaseException) -> None:
-    """An exception as one plain line on the page (never a traceback)."""
-    st.error(error_line(exc), icon="⚠️")
-
-
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s'\"`,;:()]+)+")
+    """An exception as one plain line on the page (never a traceback; no server path in public mode)."""
+    st.error(one_line(exc), icon="⚠️")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -280,7 +269,7 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
 
 
 @st.cache_resource(show_spinner="Reading cached scores…", max_entries=16)
-def attribution_frame(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
+def run_result_frame(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     """The engine's attribution frame for one cached run (kept in memory; treat as read-only).
 
     ``st.cache_resource`` rather than ``st.cache_data``: the frame holds list columns for every pair and
@@ -297,7 +286,7 @@ def pair_table(path: str, benchmark: str, mtime: float) -> pd.DataFrame:
     """The browsing table (no list columns) for one cached run."""
     from biascore.methods.attribution.token_view import pair_table as engine_pair_table
 
-    return engine_pair_table(attribution_frame(path, benchmark, mtime))
+    return engine_pair_table(run_result_frame(path, benchmark, mtime))
 
 
 #: What reading a cached run can fail with: each carries a one-line message for the page.
@@ -311,9 +300,9 @@ def verified_run(model: str, benchmark: str, run) -> pd.DataFrame | None:
     """The attribution frame of a cached ``run``, or None after a one-line error on the page when the file
     fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
     try:
-        return attribution_frame(run.path, benchmark, float(run.mtime))
+        return run_result_frame(run.path, benchmark, float(run.mtime))
     except unreadable_run_errors() as exc:
-        st.error(f"{code_span(model)} on {benchmark}: {error_line(exc)}")
+        st.error(f"{code_span(model)} on {benchmark}: {one_line(exc)}")
         return None
 
 
@@ -449,11 +438,11 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
     from biascore.methods.attribution.scorer import score_benchmark
 
     def compute(progress: ProgressBar) -> bool:
-        lm = model_or_error(model)
-        if lm is None:
+        handle = model_or_error(model)
+        if handle is None:
             return False
         limit_torch_threads()
-        score_benchmark(lm, benchmark, progress=progress, waiting=progress.waiting)
+        score_benchmark(handle, benchmark, progress=progress, waiting=progress.waiting)
         return True
 
     done = score_now_button(f"Score now: {model} on {benchmark}", key, f"Scoring {benchmark} with {model}: pairs",
@@ -476,7 +465,7 @@ def summary(path: str, benchmark: str, mtime: float, metric: str) -> pd.DataFram
     """The engine's :func:`summarize` (n, score, 95% Wilson interval) for one cached run."""
     from biascore.methods.attribution.scorer import summarize
 
-    return summarize(attribution_frame(path, benchmark, mtime), metric)
+    return summarize(run_result_frame(path, benchmark, mtime), metric)
 
 
 def verdict_text(sjsd: float) -> str:

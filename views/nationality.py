@@ -11,8 +11,9 @@ import streamlit as st
 from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
-from views.common import (code_span, csv_download, data_dir_notice, escape, model_or_error, model_selector,
-                          read_only_notice, score_now_button, show_error)
+from biascore.core.display import code_span, plotly_label
+from views.common import (csv_download, data_dir_notice, model_or_error, model_selector, read_only_notice,
+                          score_now_button, show_error)
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -29,7 +30,7 @@ def nationality_bars(table: pd.DataFrame, title: str) -> go.Figure:
         if part.empty:
             continue
         fig.add_trace(go.Bar(
-            x=part["mean"], y=[escape(w) for w in part["word"]], orientation="h",
+            x=part["mean"], y=[plotly_label(w) for w in part["word"]], orientation="h",
             name=DIRECTION_LABELS[dirn], marker_color=DIRECTION_COLOURS[dirn],
             error_x=dict(type="data", symmetric=False, array=part["ci_high"] - part["mean"],
                          arrayminus=part["mean"] - part["ci_low"], color="#888888", thickness=1.2),
@@ -37,9 +38,9 @@ def nationality_bars(table: pd.DataFrame, title: str) -> go.Figure:
             hovertemplate=("<b>%{y}</b><br>relative sentiment %{x:.4f}<br>95% CI [%{customdata[0]:.4f}, "
                            "%{customdata[1]:.4f}]<br>Wilcoxon p = %{customdata[2]:.3g}<br>items %{customdata[3]}"
                            "<extra></extra>")))
-    fig.update_layout(title=escape(title), height=max(320, 22 * len(table) + 120), barmode="overlay",
+    fig.update_layout(title=plotly_label(title), height=max(320, 22 * len(table) + 120), barmode="overlay",
                       xaxis_title="relative sentiment: P(pos | nationality) − P(pos | neutral)",
-                      yaxis=dict(categoryorder="array", categoryarray=[escape(w) for w in table["word"]]),
+                      yaxis=dict(categoryorder="array", categoryarray=[plotly_label(w) for w in table["word"]]),
                       legend=dict(orientation="h", y=-0.15), margin=dict(l=10, r=10, t=50, b=10))
     fig.add_vline(x=0, line_color="#999999", line_width=1)
     return fig

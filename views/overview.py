@@ -8,8 +8,10 @@ import streamlit as st
 from biascore.methods.attribution.results import best_runs
 from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
-from views.common import (benchmark_selector, best_run, cached_runs, code_span, csv_download, data_dir_notice,
-                          error_line, model_selector, score_now, summary, unreadable_run_errors)
+from biascore.core.display import code_span
+from biascore.core.errors import one_line
+from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, model_selector,
+                          score_now, summary, unreadable_run_errors)
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
@@ -27,7 +29,7 @@ def summary_grid(runs: pd.DataFrame) -> pd.DataFrame:
             attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
             pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
         except unreadable_run_errors() as exc:  # one line on the page, never a traceback
-            st.error(f"{code_span(run.model)} on {run.benchmark}: {error_line(exc)}")
+            st.error(f"{code_span(run.model)} on {run.benchmark}: {one_line(exc)}")
             continue
         part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high"})
         part = part.merge(pll[["bias_type", "score", "ci_low", "ci_high"]].rename(

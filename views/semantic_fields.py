@@ -13,8 +13,8 @@ import streamlit as st
 from biascore.methods.fields import tagging as semantic_tagging
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
-from biascore.core import models as engine_models
-from views.common import (active_snapshot, benchmark_selector, code_span, csv_download, data_dir_notice, get_model,
+from biascore.core.display import code_span
+from views.common import (active_snapshot, benchmark_selector, csv_download, data_dir_notice, get_handle,
                           model_or_error, model_selector, offered_models, score_now_button, show_error,
                           token_page_link)
 
@@ -23,39 +23,23 @@ COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
 SENSE_LABELS = {"top": "tagger's first-ranked tag", "all": "every candidate tag (as the paper's script)"}
 
 
-def identity_of(model: str):
-    """The model's cache identity from its files, or from loading it (hub ids; in a snapshot: the snapshot's
-    identity-only model); None after an inline error."""
-    identity = None if active_snapshot() else engine_models.model_identity(model)
-    if identity is None:
-        lm = model_or_error(model)
-        identity = lm.identity() if lm is not None else None
-    return identity
-
-
 def scored_elsewhere(model: str, benchmark) -> list[str]:
     """Offered local/embedded models (a snapshot's models) other than ``model`` already scored on ``benchmark``
     (no model load)."""
     snap = active_snapshot()
-    out = []
-    for other in (snap.model_names("attribution") if snap else offered_models()):
-        identity = None if other == model else identity_of(other) if snap else engine_models.model_identity(other)
-        if identity is not None and fields.is_scored(identity, benchmark):
-            out.append(other)
-    return out
+    names = snap.model_names("attribution") if snap else offered_models()
+    return [other for other in names if other != model and fields.is_scored(get_handle(other), benchmark)]
 
 
-def result_for(model: str, identity, benchmark, senses: str) -> fields.FieldsResult:
-    return fields_result(identity, model, identity.fingerprint, benchmark.name, benchmark.content_hash, senses)
+def result_for(model: str, benchmark, senses: str) -> fields.FieldsResult:
+    return fields_result(model, benchmark.name, benchmark.content_hash, senses)
 
 
 @st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
                max_entries=32)
-def fields_result(_identity, model: str, fingerprint: str, benchmark: str, content_hash: str,
-                  senses: str) -> fields.FieldsResult:
+def fields_result(model: str, benchmark: str, content_hash: str, senses: str) -> fields.FieldsResult:
     """The engine's fields result for a model already scored on ``benchmark`` (read from the cache)."""
-    return fields.score_fields(lambda: get_model(model), benchmark, min_count=1, top=None, senses=senses,
-                               identity=_identity)
+    return fields.score_fields(get_handle(model), benchmark, min_count=1, top=None, senses=senses)
 
 
 def bar_chart(table: pd.DataFrame) -> alt.Chart:
@@ -109,10 +93,7 @@ for lang, n in no_lexicon.items():
     st.caption(f"{n} {semantic_tagging.LANGUAGE_NAMES.get(lang, lang)} pair(s) of {bench_name} are left out: "
                "USAS has no lexicon for that language.")
 
-identity = identity_of(model)
-if identity is None:
-    st.stop()
-if not fields.is_scored(identity, bench):
+if not fields.is_scored(get_handle(model), bench):
     st.info(f"{code_span(model)} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
 
     def score(progress):
@@ -124,7 +105,7 @@ if not fields.is_scored(identity, bench):
         st.rerun()
     st.stop()
 try:
-    result = result_for(model, identity, bench, senses)
+    result = result_for(model, bench, senses)
 except (FileNotFoundError, ModuleNotFoundError) as exc:  # lexicon files or the spaCy model are missing
     show_error(exc)
     st.stop()
@@ -154,7 +135,7 @@ compare = st.multiselect("Side by side with (models already scored on this bench
                          scored_elsewhere(model, bench), key="sf_compare")
 tables = {model: table}
 for other in compare:
-    other_words = result_for(other, identity_of(other), bench, senses).words
+    other_words = result_for(other, bench, senses).words
     tables[other] = fields.field_table(other_words, min_count=min_count, top=int(top))
 if compare:
     wide = fields.side_by_side(tables)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from biascore.methods.attribution.token_view import filter_pairs
-from views.common import (best_run, code_span, data_dir_notice, literal, pair_table, query_param, run_picker,
-                          verified_run)
+from biascore.core.display import code_span
+from views.common import best_run, data_dir_notice, literal, pair_table, query_param, run_picker, verified_run
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),

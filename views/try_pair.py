@@ -8,7 +8,8 @@ import streamlit as st
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.models import DEFAULT_MODEL, list_embedded
 from biascore.review.minimal_pair import check_pair
-from views.common import active_snapshot, code_span, literal, live_pair, model_or_error, model_selector
+from biascore.core.display import code_span
+from views.common import active_snapshot, literal, live_pair, model_or_error, model_selector
 from views.pair_view import draw_pair, level_toggle
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message

@@ -1,12 +1,14 @@
-"""Subcommands that are not scorers: ``benchmarks`` (list), ``data download``, ``sweep …``, ``review …`` and
+"""Subcommands that are not methods: ``benchmarks`` (list), ``data download``, ``sweep …``, ``review …`` and
 ``snapshot export|verify|serve``."""
 from __future__ import annotations
 
 import argparse
+import sys
 
-from biascore.cli.args import add_common_args
-from biascore.core import download
+from biascore.cli.args import add_common_args, float_between
+from biascore.core import download, settings
 from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
+from biascore.progress import Bar
 from biascore.review.cli import register_cli as register_review
 from biascore.snapshot.cli import register_cli as register_snapshot
 from biascore.sweep.cli import register_cli as register_sweep
@@ -16,7 +18,7 @@ def register_builtin_commands(sub) -> None:
     p = sub.add_parser("benchmarks", help="list benchmarks with their pair counts and whether they are present")
     add_common_args(p)
     p.set_defaults(func=_cmd_benchmarks)
-    download.register_cli(sub)
+    _register_download(sub)
     register_snapshot(sub)
     register_sweep(sub)
     register_review(sub)
@@ -37,3 +39,44 @@ def _cmd_benchmarks(args: argparse.Namespace) -> int:
             b["description"] += " [not downloaded: python -m biascore data download]"
         print(f"{b['name']:<14} {count:>6}  {b['language']:<8} {b['description']}")
     return 0
+
+
+def _register_download(subparsers) -> None:
+    data = subparsers.add_parser("data", help="manage the benchmark data directory")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    p = data_sub.add_parser("download", help="fetch the public benchmark files (listed in data/downloads.json)",
+                            description="Fetch every file listed in data/downloads.json into the data directory: "
+                                        "verified by SHA-256, written atomically, present files skipped.")
+    add_common_args(p)
+    p.add_argument("--only", nargs="+", action="extend", metavar="NAME",
+                   help="only these: a group (crows_pairs, filipino, labdet, seat, wordlists, usas, bangla, "
+                        "reference), a benchmark name (crows-tl), a relative path or a glob")
+    p.add_argument("--force", action="store_true", help="download again even if the file is present")
+    p.add_argument("--no-verify", action="store_true",
+                   help="install files whose checksum differs from the manifest (upstream changed them)")
+    p.add_argument("--mirror", default=None, metavar="URL",
+                   help=f"fetch <URL>/<relative path> instead of the public sources (also {download.MIRROR_ENV})")
+    p.add_argument("--timeout", type=float_between(0, float("inf")), default=60.0,
+                   help="seconds to wait for a server (default 60)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_download)
+
+
+def _cmd_download(args: argparse.Namespace) -> int:
+    target = settings.data_dir(args.data_dir)
+
+    def show(outcome: download.Outcome) -> None:
+        if outcome.warning or outcome.status not in ("present", "downloaded"):
+            print(f"{outcome.status:>11}  {outcome.path}: {outcome.message}", file=sys.stderr)
+
+    with Bar("data download", unit="B", disable=args.quiet) as bar:
+        outcomes = download.download_all(target, args.only, force=args.force, verify=not args.no_verify,
+                                         mirror=args.mirror, timeout=args.timeout, progress=bar, on_outcome=show)
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    print(f"{target}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
+    failed = [o for o in outcomes if not o.ok]
+    for o in failed:
+        print(f"error: {o.path}: {o.message}", file=sys.stderr)
+    return 1 if failed else 0

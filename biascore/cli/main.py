@@ -1,7 +1,10 @@
-"""``biascore`` / ``python -m biascore``: one subcommand per scorer plus ``benchmarks`` and ``data download``.
+"""``biascore`` / ``python -m biascore``: every registered method's command, ``run <method>``, ``methods``,
+plus ``benchmarks``, ``data download``, ``sweep``, ``review`` and ``snapshot``.
 
-Common options (every scorer subcommand): ``--data-dir`` (overrides BIASCORE_DATA_DIR),
-``--cache-dir`` (overrides BIASCORE_CACHE_DIR). Model options are added by :func:`add_model_args`.
+Common options (every method command): ``--data-dir`` (overrides BIASCORE_DATA_DIR), ``--cache-dir``
+(overrides BIASCORE_CACHE_DIR), the model options of :func:`biascore.cli.args.add_model_args`, the method's
+input flag and its options (generated from the method's contract: :mod:`biascore.cli.options`).
+Errors are one line (``error: …``) with exit code 2; an interrupted run keeps its finished shards.
 """
 from __future__ import annotations
 
@@ -9,24 +12,21 @@ import argparse
 import logging
 import sys
 
-from biascore import ENGINE_VERSION
+from biascore.version import ENGINE_VERSION
 from biascore.cli.args import OneLineParser
 from biascore.cli.commands import register_builtin_commands
+from biascore.cli.run import register_method_commands
 from biascore.core import settings
-from biascore.core.datasets import BenchmarkError
-from biascore.core.models import ModelLoadError
-from biascore.methods import scorers
+from biascore.core.errors import one_line, user_errors
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``biascore`` parser: built-in commands, then every registered scorer's subcommands."""
-    parser = OneLineParser(prog="biascore",
-                           description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
+    """The ``biascore`` parser: built-in commands, then every registered method's commands."""
+    parser = OneLineParser(prog="biascore", description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
     register_builtin_commands(sub)
-    for entry in scorers():
-        entry.register_cli(sub)
+    register_method_commands(sub)
     return parser
 
 
@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
-    except (BenchmarkError, ModelLoadError, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except user_errors() as exc:
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: completed shards are kept in the cache; run the same command again to resume",

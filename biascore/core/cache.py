@@ -43,12 +43,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from biascore import ENGINE_VERSION
+from biascore.version import ENGINE_VERSION
 from biascore.core import settings
 from biascore.core.locks import held, is_held
 
 log = logging.getLogger(__name__)
 _META = b"biascore"
+#: footer entry beside the key: what a computation recorded about itself (conventions such as the prefix token)
+_INFO = b"biascore_info"
 
 
 @dataclass(frozen=True)
@@ -136,29 +138,41 @@ class ResultCache:
     def load(self, key: CacheKey, verify: Verify | None = None) -> pd.DataFrame | None:
         """The cached frame, or None when absent. A corrupt, mismatched or (per ``verify``) invalid file is
         removed and None returned."""
+        found = self.load_entry(key, verify)
+        return None if found is None else found[0]
+
+    def load_entry(self, key: CacheKey, verify: Verify | None = None) -> tuple[pd.DataFrame, dict] | None:
+        """(frame, stored metadata) of a cached result, or None when absent; the same checks as :meth:`load`.
+        The metadata is the key's plus ``info`` (what the computation recorded, e.g. its conventions)."""
         path = self.path(key)
         try:
             seen = _identity(path)
         except FileNotFoundError:
             return None
         try:
-            frame = _read_verified(path, key)
+            table = _read_table(path)
+            meta = _stored_meta(table)
+            if meta.get("digest") != key.digest:
+                raise CorruptCacheFile(f"key mismatch (file has {meta.get('digest')}, expected {key.digest})")
+            frame = table.to_pandas()
             if verify is not None:
                 verify(frame)
-            return frame
+            return frame, {**meta, "info": _stored_info(table), "path": str(path)}
         except CorruptCacheFile as exc:
             log.warning("discarding corrupt cache file %s: %s", path, exc)
             self.discard(path, seen)
             return None
 
-    def save(self, key: CacheKey, frame: pd.DataFrame, verify: Verify | None = None) -> Path:
-        """Store a finished result (after ``verify``, which raises on an invalid one)."""
+    def save(self, key: CacheKey, frame: pd.DataFrame, verify: Verify | None = None,
+             info: dict | None = None) -> Path:
+        """Store a finished result (after ``verify``, which raises on an invalid one); ``info`` is stored beside
+        the key in the file's footer (not part of the key)."""
         self.check_writable()
         if verify is not None:
             verify(frame)
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, frame, key)
+        _write_atomic(path, frame, key, info)
         return path
 
     def get_or_compute(self, key: CacheKey, compute: Callable[[], pd.DataFrame], *, verify: Verify | None = None,
@@ -221,12 +235,25 @@ class ResultCache:
         out = []
         for p in sorted((self.root / scorer).glob("*.parquet")):
             try:
-                meta = json.loads(pq.read_schema(p).metadata[_META])
-            except Exception:  # noqa: BLE001 - unreadable files are skipped here, recomputed on load
+                out.append(self.entry_meta(p))
+            except (CorruptCacheFile, FileNotFoundError):  # skipped here, recomputed on load
                 continue
-            meta["path"] = str(p)
-            out.append(meta)
         return out
+
+    @staticmethod
+    def entry_meta(path: str | os.PathLike) -> dict:
+        """The stored key metadata (and ``info``) of a cached file, from its footer only (not verified: a
+        verified read is :meth:`read_entry` or :meth:`load_entry`). Raises :class:`CorruptCacheFile`."""
+        try:
+            footer = pq.read_schema(path).metadata or {}
+            meta = json.loads(footer[_META])
+            meta["info"] = json.loads(footer[_INFO]) if _INFO in footer else {}
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any unreadable footer means the file is unusable
+            raise CorruptCacheFile(f"unreadable footer ({type(exc).__name__})") from exc
+        meta["path"] = str(path)
+        return meta
 
     def read_entry(self, path: str | os.PathLike, verify: Verify | None = None) -> tuple[pd.DataFrame, dict]:
         """(frame, stored key metadata) of a finished result found by :meth:`entries`, with the same checks
@@ -242,7 +269,7 @@ class ResultCache:
         frame = table.to_pandas()
         if verify is not None:
             verify(frame)
-        return frame, meta
+        return frame, {**meta, "info": _stored_info(table)}
 
     @staticmethod
     def snapshot(path: str | os.PathLike) -> tuple[int, int] | None:
@@ -316,23 +343,32 @@ class ShardWriter:
         self.dir.mkdir(parents=True, exist_ok=True)
         _write_atomic(self.path(a, b), frame, self.key)
 
-    def finish(self, frames: dict[tuple[int, int], pd.DataFrame]) -> pd.DataFrame:
-        """Join one frame per grid range in input order, check every id occurs exactly once, store it as the
-        finished result and remove the shards."""
+    def finish(self, frames: dict[tuple[int, int], pd.DataFrame], verify: Verify | None = None,
+               info: dict | None = None) -> pd.DataFrame:
+        """Join one frame per grid range in input order, check every id occurs exactly once (and ``verify``),
+        store it as the finished result (with ``info``) and remove the shards."""
         missing = [r for r in self.ranges if r not in frames]
         if missing:
             raise CorruptCacheFile(f"{len(missing)} shard(s) missing, first rows {missing[0][0]}-{missing[0][1]}")
         parts = [frames[r] for r in self.ranges if len(frames[r])]
         frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({self.column: []})
-        self.cache.save(self.key, frame, lambda f: check_ids(f, self.ids, self.column))
+
+        def check(f: pd.DataFrame) -> None:
+            check_ids(f, self.ids, self.column)
+            if verify is not None:
+                verify(f)
+
+        self.cache.save(self.key, frame, check, info)
         shutil.rmtree(self.dir, ignore_errors=True)
         return frame
 
 
-def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey) -> None:
+def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey, info: dict | None = None) -> None:
     table = pa.Table.from_pandas(frame, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
+    if info:
+        meta[_INFO] = json.dumps(info, sort_keys=True).encode()
     table = table.replace_schema_metadata(meta)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}.tmp")
     try:
@@ -362,6 +398,19 @@ def _stored_meta(table: pa.Table) -> dict:
         return json.loads(raw)
     except ValueError as exc:
         raise CorruptCacheFile("metadata is not JSON") from exc
+
+
+def _stored_info(table: pa.Table) -> dict:
+    raw = (table.schema.metadata or {}).get(_INFO)
+    if raw is None:
+        return {}
+    try:
+        info = json.loads(raw)
+    except ValueError as exc:
+        raise CorruptCacheFile("its recorded conventions are not JSON") from exc
+    if not isinstance(info, dict):
+        raise CorruptCacheFile("its recorded conventions are not a JSON object")
+    return info
 
 
 def _read_verified(path: Path, key: CacheKey) -> pd.DataFrame:

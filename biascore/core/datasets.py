@@ -61,6 +61,10 @@ class Benchmark:
         """This benchmark cut to its first ``n`` pairs (itself when it has no more): a ``--limit`` run."""
         return self if n >= len(self.frame) else replace(self, frame=self.frame.head(n).copy())
 
+    def rows(self, a: int, b: int) -> "Benchmark":
+        """Rows ``a`` to ``b`` (positions) of this benchmark: one shard of a resumable run."""
+        return self if (a, b) == (0, len(self.frame)) else replace(self, frame=self.frame.iloc[a:b].copy())
+
 
 def registry() -> dict[str, dict]:
     return json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))["benchmarks"]

@@ -13,14 +13,12 @@ reference scores) can only come from a mirror.
 """
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import hashlib
 import http.client
 import json
 import os
 import shutil
-import sys
 import tempfile
 import urllib.error
 import urllib.request
@@ -29,9 +27,10 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
 
-from biascore import ENGINE_VERSION
+from biascore.version import ENGINE_VERSION
 from biascore.core import settings
 from biascore.core.hashing import file_sha256
+from biascore.core.registry import ProgressFn
 
 MANIFEST_PATH = settings.PROJECT_DATA / "downloads.json"
 MIRROR_ENV = "BIASCORE_DOWNLOAD_MIRROR"
@@ -168,70 +167,36 @@ def download_file(entry: RemoteFile, data_dir: Path, *, mirror: str | None = Non
 
 def download_all(data_dir: str | Path | None = None, only: list[str] | None = None, *, force: bool = False,
                  verify: bool = True, mirror: str | None = None, timeout: float = 60.0,
-                 progress: bool = True, callback: Callable[[int, int, str], None] | None = None,
+                 progress: ProgressFn | None = None, callback: Callable[[int, int, str], None] | None = None,
+                 on_outcome: Callable[[Outcome], None] | None = None,
                  manifest: str | Path = MANIFEST_PATH) -> list[Outcome]:
     """Fetch every selected file of the manifest into the data directory; one :class:`Outcome` per file.
 
-    ``progress`` shows a tqdm bar (bytes); ``callback(done, total, path)`` is called after each file
-    (for the dashboard)."""
-    from tqdm.auto import tqdm
-
+    ``progress(done, total)`` follows the bytes; ``callback(done, total, path)`` is called after each file
+    (for the dashboard); ``on_outcome(outcome)`` with each file's outcome as it happens."""
     target = settings.data_dir(data_dir)
     mirror = mirror or os.environ.get(MIRROR_ENV) or None
     files = select(load_manifest(manifest), only)
     target.mkdir(parents=True, exist_ok=True)
     outcomes = []
-    with tqdm(total=sum(f.size for f in files), unit="B", unit_scale=True, desc="data download",
-              disable=not progress, file=sys.stderr) as bar:
-        for entry in files:
-            bar.set_postfix_str(entry.path, refresh=False)
-            before = bar.n
-            outcome = download_file(entry, target, mirror=mirror, force=force, verify=verify, timeout=timeout,
-                                    on_bytes=bar.update)
-            bar.update(max(0, entry.size - (bar.n - before)))  # skipped/failed files count as done
-            if outcome.warning or outcome.status not in ("present", "downloaded"):
-                bar.write(f"{outcome.status:>11}  {entry.path}: {outcome.message}", file=sys.stderr)
-            outcomes.append(outcome)
-            if callback is not None:
-                callback(len(outcomes), len(files), entry.path)
+    total, done = sum(f.size for f in files), [0]
+
+    def on_bytes(n: int) -> None:
+        done[0] += n
+        if progress is not None:
+            progress(done[0], total)
+
+    for entry in files:
+        before = done[0]
+        outcome = download_file(entry, target, mirror=mirror, force=force, verify=verify, timeout=timeout,
+                                on_bytes=on_bytes)
+        on_bytes(max(0, entry.size - (done[0] - before)))  # skipped/failed files count as done
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+        if callback is not None:
+            callback(len(outcomes), len(files), entry.path)
     partial = target / PARTIAL_DIR
     if partial.is_dir() and not any(partial.iterdir()):
         shutil.rmtree(partial, ignore_errors=True)
     return outcomes
-
-
-def _cmd_download(args: argparse.Namespace) -> int:
-    target = settings.data_dir(args.data_dir)
-    outcomes = download_all(target, args.only, force=args.force, verify=not args.no_verify, mirror=args.mirror,
-                            timeout=args.timeout, progress=not args.quiet)
-    counts: dict[str, int] = {}
-    for o in outcomes:
-        counts[o.status] = counts.get(o.status, 0) + 1
-    print(f"{target}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
-    failed = [o for o in outcomes if not o.ok]
-    for o in failed:
-        print(f"error: {o.path}: {o.message}", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def register_cli(subparsers) -> None:
-    """Add ``data download`` to the top-level CLI."""
-    from biascore.cli.args import add_common_args, float_between
-
-    data = subparsers.add_parser("data", help="manage the benchmark data directory")
-    data_sub = data.add_subparsers(dest="data_command", required=True)
-    p = data_sub.add_parser("download", help="fetch the public benchmark files (listed in data/downloads.json)",
-                            description="Fetch every file listed in data/downloads.json into the data directory: verified "
-                                        "by SHA-256, written atomically, present files skipped.")
-    add_common_args(p)
-    p.add_argument("--only", nargs="+", action="extend", metavar="NAME",
-                   help="only these: a group (crows_pairs, filipino, labdet, seat, wordlists, usas, bangla, "
-                        "reference), a benchmark name (crows-tl), a relative path or a glob")
-    p.add_argument("--force", action="store_true", help="download again even if the file is present")
-    p.add_argument("--no-verify", action="store_true",
-                   help="install files whose checksum differs from the manifest (upstream changed them)")
-    p.add_argument("--mirror", default=None, metavar="URL",
-                   help=f"fetch <URL>/<relative path> instead of the public sources (also {MIRROR_ENV})")
-    p.add_argument("--timeout", type=float_between(0, float("inf")), default=60.0, help="seconds to wait for a server (default 60)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_download)

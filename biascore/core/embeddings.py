@@ -33,7 +33,6 @@ from typing import Iterator, Literal, Sequence
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.hashing import sentences_hash
@@ -63,23 +62,21 @@ def _hidden_batches(lm: LanguageModel, ids: Sequence[Sequence[int]], batch_size:
     a batch and padding stays small), right-padded, run through :func:`last_hidden_state` without gradients.
 
     Yields, per batch, the indices into ``ids``, the attention mask and the float32 last hidden layer;
-    ``progress(done, total)`` and a tqdm bar follow the sequences done.
+    ``progress(done, total)`` follows the sequences done.
     """
     tok = lm.tokenizer
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     order = np.argsort([len(x) for x in ids], kind="stable")
     done = 0
-    with tqdm(total=len(ids), desc="embedding", unit="text", leave=False, disable=None) as bar:
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            input_ids, attention = pad_batch([list(ids[i]) for i in idx], pad_id, lm.device)
-            with torch.inference_mode():
-                hidden = last_hidden_state(lm, input_ids, attention).float()
-            yield idx, attention, hidden
-            done += len(idx)
-            bar.update(len(idx))
-            if progress is not None:
-                progress(done, len(ids))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        input_ids, attention = pad_batch([list(ids[i]) for i in idx], pad_id, lm.device)
+        with torch.inference_mode():
+            hidden = last_hidden_state(lm, input_ids, attention).float()
+        yield idx, attention, hidden
+        done += len(idx)
+        if progress is not None:
+            progress(done, len(ids))
 
 
 def _pool(hidden: torch.Tensor, attention: torch.Tensor, special: torch.Tensor, pooling: str) -> torch.Tensor:

@@ -90,10 +90,8 @@ class LanguageModel:
 
     @property
     def cache_id(self) -> str:
-        """A file-system-safe, human-readable id for cache paths."""
-        base = self.name.rstrip("/").split("/")[-1].replace(".gguf", "")
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in base)
-        return f"{safe}-{self.fingerprint[:10]}"
+        """A file-system-safe, human-readable id (file names of downloads)."""
+        return self.identity().cache_id
 
     def identity(self) -> "ModelIdentity":
         return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""), self.device.type)
@@ -322,6 +320,13 @@ class ModelIdentity:
         """True for a bf16/fp16 model: its numbers are a fast approximation (see :mod:`biascore.core.precision`)."""
         return is_approximate(self.dtype)
 
+    @property
+    def cache_id(self) -> str:
+        """A file-system-safe, human-readable id: the name's last part and the fingerprint's start."""
+        base = self.name.rstrip("/").split("/")[-1].replace(".gguf", "")
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in base)
+        return f"{safe}-{self.fingerprint[:10]}"
+
 
 def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
                    device: str = "auto", dtype: str = "auto") -> ModelIdentity | None:
@@ -331,8 +336,10 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
         src = resolve_source(name, gguf_file)
     except ModelLoadError:
         return None
-    folder = src.config_folder()
-    if src.fingerprint is None or folder is None:
+    folder, fingerprint = src.config_folder(), src.fingerprint
+    if fingerprint is None and folder is None and not src.gguf_file:
+        folder, fingerprint = _hub_cache_folder(src.folder)
+    if fingerprint is None or folder is None:
         return None
     if kind == "auto":
         try:
@@ -343,7 +350,22 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
             return None
         kind = _kind_from_architectures(archs)
     dev = resolve_device(device)
-    return ModelIdentity(src.key, src.fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type)
+    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type)
+
+
+def _hub_cache_folder(repo_id: str) -> tuple[Path | None, str | None]:
+    """(snapshot folder, commit) of a hub model already in the local HuggingFace cache, without any network:
+    the commit is what a load records as the fingerprint (``config._commit_hash``). (None, None) otherwise."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # noqa: BLE001 - not a valid repo id, no hub library: only a load can tell
+        return None, None
+    if not isinstance(found, str):
+        return None, None
+    folder = Path(found).parent
+    return folder, folder.name
 
 
 def _kind_from_architectures(archs: list[str]) -> ModelKind:

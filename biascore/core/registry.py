@@ -1,62 +1,60 @@
-"""The scorer registry: each method registers itself by name; the CLI and the dashboard read the list.
+"""The method registry: every method registers itself by name; every shell reads the list from here.
 
-A method's ``scorer`` module decorates its CLI hook with :func:`register_scorer`::
+A method's ``biascore/methods/<name>/method.py`` decorates its :class:`~biascore.core.method.Method`
+subclass with :func:`register` (as lm-eval's ``register_task`` and inseq's registries do)::
 
-    @register_scorer("heads", "attention-head bias scores …", pages=[Page("views/attention_heads.py", …)])
-    def register_cli(subparsers) -> None: ...
+    @register
+    class HeadBias(Method):
+        name = "heads"
+        ...
 
-(as lm-eval's ``register_task`` and inseq's registries do). ``register_cli(subparsers)`` adds the
-method's subcommand(s), each with ``func`` set to a function taking the parsed ``argparse.Namespace``
-and returning an exit code. ``pages`` are the dashboard pages that draw the method's results, in menu
-order. :func:`biascore.methods.scorers` imports every method's ``scorer`` module (so all register) and
-returns the entries; this module imports nothing of the methods.
+:func:`biascore.methods.discover` imports every method folder's ``method.py`` (found by listing the
+package, no hand-kept list) so that all of them register; the CLI (``biascore methods``, ``biascore run``,
+the per-method commands), the Python API (``biascore.methods()``, ``biascore.run``), sweeps, snapshots and
+the dashboard all read :func:`registered`. This module imports nothing of the methods.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import threading
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from biascore.core.method import Method
 
 #: ``progress(done, total)``: the one progress-callback signature of the engine (items done of total).
 ProgressFn = Callable[[int, int], None]
 
-
-@dataclass(frozen=True)
-class Page:
-    """A dashboard page: file under views/, menu title and icon."""
-
-    path: str
-    title: str
-    icon: str
+M = TypeVar("M")
+_METHODS: dict[str, "Method"] = {}
+_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
-class ScorerEntry:
-    name: str  # registry name (the CLI subcommand, unless register_cli adds several)
-    summary: str  # one line for help texts and the dashboard
-    module: str  # the scorer module, e.g. biascore.methods.heads.scorer
-    register_cli: Callable[..., None]
-    pages: tuple[Page, ...]
-    order: int  # menu position (smaller first)
+def register(cls: type[M]) -> type[M]:
+    """Class decorator: register one instance of a :class:`~biascore.core.method.Method` subclass under its
+    ``name`` (and its CLI ``command``). A second class may not take a name or command already taken."""
+    method = cls()
+    with _LOCK:
+        for other in _METHODS.values():
+            if type(other).__qualname__ == cls.__qualname__ and type(other).__module__ == cls.__module__:
+                continue
+            clash = {method.name, method.cli_command} & {other.name, other.cli_command}
+            if clash:
+                raise ValueError(f"method name {sorted(clash)[0]!r} registered twice: "
+                                 f"{type(other).__module__} and {cls.__module__}")
+        _METHODS[method.name] = method
+    return cls
 
 
-_SCORERS: dict[str, ScorerEntry] = {}
+def registered() -> list["Method"]:
+    """The methods registered so far, in listing order (``order``, then name)."""
+    with _LOCK:
+        return sorted(_METHODS.values(), key=lambda m: (getattr(m, "order", 100), m.name))
 
 
-def register_scorer(name: str, summary: str, *, pages: tuple[Page, ...] | list[Page] = (),
-                    order: int = 100) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Decorator for a method's ``register_cli(subparsers)``: records the method under ``name``."""
-
-    def decorate(register_cli: Callable[..., None]) -> Callable[..., None]:
-        entry = ScorerEntry(name, summary, register_cli.__module__, register_cli, tuple(pages), order)
-        known = _SCORERS.get(name)
-        if known is not None and known.module != entry.module:
-            raise ValueError(f"scorer name {name!r} registered twice: {known.module} and {entry.module}")
-        _SCORERS[name] = entry
-        return register_cli
-
-    return decorate
-
-
-def registered() -> list[ScorerEntry]:
-    """The scorers registered so far, in menu order."""
-    return sorted(_SCORERS.values(), key=lambda e: (e.order, e.name))
+def lookup(name: str) -> "Method":
+    """The registered method called ``name`` (its registry name or its CLI command)."""
+    for method in registered():
+        if name in (method.name, method.cli_command):
+            return method
+    known = ", ".join(m.name for m in registered())
+    raise ValueError(f"unknown method {name!r}; the methods are: {known}")

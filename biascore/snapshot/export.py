@@ -1,60 +1,42 @@
-"""Write an offline snapshot: the selected cached results of every scorer, the data they refer to, a manifest.
+"""Write an offline snapshot: the selected cached results of every registered method, the data they refer to,
+a manifest.
 
-What is exported, per cache scorer (each result byte for byte, after a verified read):
+What is exported, for every registered method (``biascore methods``), each result byte for byte after a
+verified footer read:
 
-* ``attribution`` — per-pair log-probabilities of a model on a registered benchmark (B, S_JSD, b(u) and the
-  CrowS PLL score all derive from them) + the benchmark file; a run on an edited benchmark file (stale) or
-  on a user's own CSV file is left out (the dashboard cannot show it either);
-* ``attribution_frame`` — the derived per-pair frame of each exported run (computed here when missing, so
-  the laptop does not derive 12,089 pairs on first view);
-* ``semantic_tags`` — USAS tags of the exported runs' sentences + the lexicon files (their hashes key it);
-* ``heads`` — attention-head scores + the SEAT test file; ``heads-counter`` — counter-stereotype attentions +
-  the CrowS-Pairs files and gender word lists; ``heads-masking`` — targeted-masking tables + SEAT test and
-  CrowS-Pairs (held-out sentences); ``labdet`` — LABDet items and summaries + the
-  language's train/test/template files; ``association`` — WEAT/SEAT, CEAT (default corpus) and
-  log-probability results + the test files (and the corpus file).
+* its stored results (cache folder ``<method>/``) whose input can still be loaded by name from the data
+  directory with the same content (a run on an edited file is stale; a run on a user's CSV file that is not
+  a registered benchmark cannot be opened by the dashboard either) — with the input's data files
+  (:attr:`InputKind.files`) and any other data the method reads (:meth:`Method.data_files`);
+* the derived frames of methods that cache one (``<method>.derived/``, e.g. the attribution frame per JSD
+  variant), derived here for the default options when missing, so a laptop does not derive 12,089 pairs on
+  first view.
 
-Intermediate caches (sentence features, parsed lexicons, converted models) are not exported: no page reads
-them. ``--models`` keeps results of those models (full name or last path component); ``--benchmarks`` keeps
-results on those benchmarks, where a result's benchmark is its pair benchmark (attribution, semantic tags),
-SEAT test (heads), association test, or ``labdet-<lang>``; counter-stereotype attentions, which belong to a model
-rather than a benchmark, follow ``--models`` only.
+Intermediate caches (sentence features, USAS tags, parsed lexicons, converted models) are not exported: no
+page reads them. ``--models`` keeps results of those models (full name or last path component);
+``--benchmarks`` keeps results on those inputs (a benchmark, SEAT test, LABDet language or test name).
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import pyarrow.parquet as pq
 
-from biascore import ENGINE_VERSION
+from biascore.version import ENGINE_VERSION
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.method import Method
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
-
-#: cache scorers whose results go into a snapshot, in the order they are planned
-EXPORTED_SCORERS = ("attribution", "attribution_frame", "semantic_tags", "heads", "heads-counter", "heads-masking",
-                    "labdet", "association")
 
 
 class _Skip(Exception):
     """One cached result cannot be exported; the message says why."""
-
-
-@dataclass
-class _Deps:
-    """What one cached result refers to: its benchmark (for ``--benchmarks``), data files, semantic-tag keys."""
-
-    subject: str = ""
-    files: list[Path] = field(default_factory=list)
-    tag_keys: set[tuple[str, str]] = field(default_factory=set)
 
 
 @dataclass
@@ -66,9 +48,8 @@ class _Plan:
     entries: list[tuple[Path, dict]] = field(default_factory=list)  # (cache file, key metadata)
     data: dict[str, tuple[Path, set[str]]] = field(default_factory=dict)  # member -> (source, used by)
     skipped: list[str] = field(default_factory=list)
-    digests: dict[str, set[str]] = field(default_factory=dict)  # scorer -> exported digests
-    tag_keys: set[tuple[str, str]] = field(default_factory=set)  # (language, sentences hash) of exported runs
-    memo: dict = field(default_factory=dict)
+    digests: dict[str, set[str]] = field(default_factory=dict)  # cache folder -> exported digests
+    inputs: dict = field(default_factory=dict)  # (input kind, name) -> loaded input
 
     def member(self, path: Path) -> str:
         """The zip member of a data file: its path relative to the data directory (or to ``data/`` of the
@@ -81,197 +62,82 @@ class _Plan:
                 return "data/" + path.relative_to(base).as_posix()
         raise _Skip(f"its data file {path} is outside the data directory")
 
-    def once(self, key, make: Callable):
-        if key not in self.memo:
-            self.memo[key] = make()
-        return self.memo[key]
 
-
-def _wanted(values: set[str] | None, value: str | None) -> bool:
+def _wanted(values: set[str] | None, *candidates: str | None) -> bool:
     if values is None:
         return True
-    return value is not None and (value in values or Path(value).name in values)
+    return any(v is not None and (v in values or Path(v).name in values) for v in candidates)
 
 
-def _stale(what: str) -> _Skip:
-    return _Skip(f"the {what} changed since it was computed (stale)")
+def _input_of(plan: _Plan, method: Method, meta: dict):
+    """The input a result was computed on, loaded by name now (cut to its pair count), or a _Skip saying why
+    it cannot be shown from a snapshot."""
+    kind = method.input_kind
+    name = str(meta.get("input", ""))
+    key = (kind.name, name)
+    if key not in plan.inputs:
+        try:
+            plan.inputs[key] = kind.load(name, plan.data_dir)
+        except (ValueError, FileNotFoundError, KeyError, OSError) as exc:
+            plan.inputs[key] = _Skip(f"its {kind.noun} {name!r} cannot be loaded from the data directory "
+                                     f"({type(exc).__name__}: {exc})".splitlines()[0])
+    loaded = plan.inputs[key]
+    if isinstance(loaded, _Skip):
+        raise loaded
+    if kind.name == "pairs":
+        from biascore.core.datasets import registry
+
+        if name not in registry():
+            raise _Skip(f"it was computed on a CSV file ({name!r}) that is not a registered benchmark")
+    if kind.first is not None and meta.get("n_pairs") is not None:
+        loaded = kind.first(loaded, int(meta["n_pairs"]))
+    if loaded.content_hash != meta.get("input_hash"):
+        raise _Skip(f"the {kind.noun} {name!r} changed since it was computed (stale)")
+    return loaded
 
 
-# --------------------------------------------------------------------------- per-scorer data dependencies
-def _attribution(plan: _Plan, meta: dict) -> _Deps:
-    from biascore.core.datasets import benchmark_path, registry
-    from biascore.methods.attribution.results import cached_runs
-    from biascore.methods.fields.scorer import row_languages
-    from biascore.methods.fields import tagging
-
-    name = meta.get("benchmark", "")
-    if name not in registry():
-        raise _Skip(f"it was computed on a CSV file ({name!r}) that is not a registered benchmark")
-    runs = plan.once("runs", lambda: cached_runs(plan.cache, plan.data_dir).set_index("path"))
-    run = runs.loc[meta["path"]]
-    if bool(run["stale"]):
-        raise _stale(f"benchmark file of {name!r}")
-    deps = _Deps(name, [benchmark_path(name, plan.data_dir)])
-    # the semantic-tags cache keys the fields page will ask for: one per language with a USAS lexicon
-    bench = plan.once(("bench", name), lambda: _benchmark(name, plan.data_dir))
-    frame = bench.frame.head(int(meta.get("n_pairs", len(bench.frame))))
-    langs = row_languages(frame, bench.language)
-    for lang in sorted(set(langs)):
-        if tagging.has_lexicon(lang):
-            unique = list(dict.fromkeys(frame.loc[langs == lang, "sent_more"].astype(str)))
-            deps.tag_keys.add((lang, tagging.sentences_hash(unique)))
-    return deps
-
-
-def _benchmark(name: str, data_dir: Path):
-    from biascore.core.datasets import load_benchmark
-
-    return load_benchmark(name, data_dir)
-
-
-def _attribution_frame(plan: _Plan, meta: dict) -> _Deps:
-    if meta.get("run") not in plan.digests.get("attribution", set()):
-        raise _Skip("its attribution run is not exported")
-    return _Deps()
-
-
-def _semantic_tags(plan: _Plan, meta: dict) -> _Deps:
-    from biascore.methods.fields import tagging
-
-    lang = meta.get("language", "")
-    if (lang, meta.get("sentences")) not in plan.tag_keys:
-        raise _Skip("it tags sentences of no exported attribution run")
-    if meta.get("single") != plan.once(("lexicon", lang), lambda: tagging.lexicon_fingerprint(lang, plan.data_dir)
-                                       ).get("single"):
-        raise _stale("USAS lexicon")
-    return _Deps(files=[plan.data_dir / rel for rel in (tagging.LEXICONS[lang]["single"],
-                                                        tagging.LEXICONS[lang]["mwe"], tagging.FIELD_NAMES_FILE)])
-
-
-def _heads(plan: _Plan, meta: dict) -> _Deps:
-    from biascore.core.seat_tests import load_seat_test, seat_dir
-
-    name = str(meta.get("seat_test", ""))
-    path = seat_dir(plan.data_dir) / f"{name}.jsonl"
-    if not path.is_file():
-        raise _Skip(f"its SEAT test {name!r} is not a file of the data directory")
-    if load_seat_test(name, plan.data_dir).content_hash != meta.get("seat_hash"):
-        raise _stale(f"SEAT test {name!r}")
-    return _Deps(name, [path])
-
-
-def _heads_counter(plan: _Plan, meta: dict) -> _Deps:
-    """The counter-stereotype attentions: the CrowS-Pairs sources they came from and the gender word lists."""
-    from biascore.core.datasets import benchmark_path
-    from biascore.core.seat_tests import load_gender_wordlists
-
-    if load_gender_wordlists(plan.data_dir).content_hash != meta.get("wordlists"):
-        raise _stale("gender word lists")
-    files = [plan.data_dir / "wordlists" / f"gender_{part}.txt" for part in ("female", "male", "stereotype")]
-    for name, content_hash in dict(meta.get("sources") or {}).items():
-        bench = plan.once(("bench", name), lambda name=name: _benchmark(name, plan.data_dir))
-        if bench.content_hash != content_hash:
-            raise _stale(f"benchmark file of {name!r}")
-        files.append(benchmark_path(name, plan.data_dir))
-    return _Deps("", files)
-
-
-def _heads_masking(plan: _Plan, meta: dict) -> _Deps:
-    """A targeted-masking table: its SEAT test and CrowS-Pairs (the held-out perplexity sentences)."""
-    from biascore.core.datasets import benchmark_path
-
-    deps = _heads(plan, meta)
-    deps.files.append(benchmark_path("crows-en", plan.data_dir))
-    return deps
-
-
-def _labdet(plan: _Plan, meta: dict) -> _Deps:
-    from biascore.methods.labdet.scorer import load_labdet
-
-    lang = str(meta.get("lang", ""))
-    if meta.get("part") == "summary":
-        if meta.get("items") not in plan.digests.get("labdet", set()):
-            raise _Skip("its LABDet items are not exported")
-        return _Deps(f"labdet-{lang}")
-    data = plan.once(("labdet", lang), lambda: load_labdet(lang, plan.data_dir))
-    if data.content_hash != meta.get("data"):
-        raise _stale(f"LABDet data of {lang!r}")
-    root = plan.data_dir / "labdet"
-    return _Deps(f"labdet-{lang}", [root / "train" / f"{lang}.json", root / "test" / f"{lang}.json",
-                                    root / "Templates" / f"{lang}_template.json"])
-
-
-def _association(plan: _Plan, meta: dict) -> _Deps:
-    from biascore.core import seat_tests
-    from biascore.methods.association import logprob_bias, scorer
-
-    test, kind = str(meta.get("test", "")), meta.get("kind")
-    if kind in ("logprob", "logprob-effects"):
-        t = logprob_bias.load_logprob_test(test, plan.data_dir)
-        if t.content_hash != meta.get("content"):
-            raise _stale(f"log-probability test {test!r}")
-        spec = json.loads((settings.PROJECT_DATA / "logprob_tests.json").read_text(encoding="utf-8"))[test]
-        return _Deps(test, [plan.data_dir / spec["bangla_traits"]] if "bangla_traits" in spec else [])
-    t = seat_tests.load_seat_test(test, plan.data_dir)
-    if t.content_hash != meta.get("content"):
-        raise _stale(f"association test {test!r}")
-    deps = _Deps(test, [seat_tests.seat_test_path(test, plan.data_dir)])
-    if kind == "ceat":
-        _, text = plan.once(("corpus", t.language), lambda: scorer.default_corpus(t.language, plan.data_dir))
-        if hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] != meta.get("corpus"):
-            raise _Skip("its CEAT corpus is a user's file, not the default corpus the dashboard uses")
-        if t.language == "bn":
-            deps.files.append(plan.data_dir / "bangla" / "sample_corpus_porjotonlipi.bn")
-        else:
-            from biascore.core.datasets import benchmark_path
-            deps.files.append(benchmark_path("crows-en", plan.data_dir))
-    return deps
-
-
-RESOLVERS: dict[str, Callable[[_Plan, dict], _Deps]] = {
-    "attribution": _attribution, "attribution_frame": _attribution_frame, "semantic_tags": _semantic_tags,
-    "heads": _heads, "heads-counter": _heads_counter, "heads-masking": _heads_masking, "labdet": _labdet,
-    "association": _association}
-
-
-# --------------------------------------------------------------------------- planning
 def _key_of(meta: dict) -> CacheKey:
-    parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path")}
+    parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
     return CacheKey(meta["scorer"], tuple(sorted(parts.items())))
 
 
+def _usable(plan: _Plan, folder: str, meta: dict) -> bool:
+    label = f"{folder}/{Path(meta['path']).name}"
+    if meta.get("engine_version") != ENGINE_VERSION:
+        plan.skipped.append(f"{label}: made by engine {meta.get('engine_version')}, not {ENGINE_VERSION}")
+        return False
+    if _key_of(meta).digest != meta.get("digest") or Path(meta["path"]).stem != meta.get("digest"):
+        plan.skipped.append(f"{label}: its key does not match its file name (foreign or damaged file)")
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- planning
 def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
-          benchmarks: Sequence[str] | None) -> _Plan:
+          benchmarks: Sequence[str] | None, methods: list[Method]) -> _Plan:
     plan = _Plan(data_dir, cache, set(models) if models else None, set(benchmarks) if benchmarks else None)
-    for scorer in EXPORTED_SCORERS:
-        # LABDet summaries refer to their items: items first
-        for meta in sorted(cache.entries(scorer), key=lambda m: m.get("part") == "summary"):
-            path = Path(meta["path"])
-            label = f"{scorer}/{path.name}"
-            if "model" in meta and not _wanted(plan.models, meta["model"]):
+    for method in methods:
+        folder = method.cache_folder
+        for meta in cache.entries(folder):
+            if not _wanted(plan.models, meta.get("model"), meta.get("model_label")):
                 continue
-            if meta.get("engine_version") != ENGINE_VERSION:
-                plan.skipped.append(f"{label}: made by engine {meta.get('engine_version')}, not {ENGINE_VERSION}")
-                continue
-            if _key_of(meta).digest != meta.get("digest") or path.stem != meta.get("digest"):
-                plan.skipped.append(f"{label}: its key does not match its file name (foreign or damaged file)")
+            if not _usable(plan, folder, meta):
                 continue
             try:
-                deps = RESOLVERS[scorer](plan, meta)
-                if deps.subject and not _wanted(plan.benchmarks, deps.subject):
-                    continue
-                members = {plan.member(p): Path(os.path.abspath(p)) for p in deps.files}
+                loaded = _input_of(plan, method, meta)
+                if method.input_kind.selectable and not _wanted(
+                        plan.benchmarks, str(meta.get("input", "")), f"{method.input_kind.name}:{meta.get('input', '')}"):
+                    continue  # (fixed data of a method, e.g. the counter-stereotype sentences, follows --models)
+                options = method.Options.from_meta(meta)
+                files = method.input_kind.files(loaded, plan.data_dir) + method.data_files(loaded, options, plan.data_dir)
+                members = {plan.member(p): Path(os.path.abspath(p)) for p in files}
             except _Skip as exc:
-                plan.skipped.append(f"{label}: {exc}")
-                continue
-            except (ValueError, FileNotFoundError, KeyError) as exc:  # the data it refers to cannot be read
-                plan.skipped.append(f"{label}: {type(exc).__name__}: {exc}")
+                plan.skipped.append(f"{folder}/{Path(meta['path']).name}: {exc}")
                 continue
             for member, source in members.items():
-                plan.data.setdefault(member, (source, set()))[1].add(scorer)
-            plan.tag_keys |= deps.tag_keys
-            plan.entries.append((path, meta))
-            plan.digests.setdefault(scorer, set()).add(meta["digest"])
+                plan.data.setdefault(member, (source, set()))[1].add(method.name)
+            plan.entries.append((Path(meta["path"]), meta))
+            plan.digests.setdefault(folder, set()).add(meta["digest"])
     return plan
 
 
@@ -285,31 +151,31 @@ def _add_builtin_benchmarks(plan: _Plan) -> None:
             plan.data.setdefault(plan.member(path), (path, set()))[1].add("builtin")
 
 
-def _derive_missing_frames(plan: _Plan, scratch: ResultCache) -> None:
-    """Add the derived attribution frame (reference JSD) of every exported run that has none cached."""
-    from biascore.methods.attribution.results import load_run
+def _add_derived(plan: _Plan, methods: list[Method]) -> None:
+    """The derived frames of the exported results (derived now, for the default options, when missing)."""
+    from biascore.core.runner import open_entry
 
-    have = {meta.get("run") for _, meta in plan.entries if meta["scorer"] == "attribution_frame"}
-    for path, meta in list(plan.entries):
-        if meta["scorer"] == "attribution" and meta["digest"] not in have:
-            load_run(path, meta["benchmark"], data_dir=plan.data_dir, cache=scratch)
-    for derived in scratch.entries("attribution_frame"):
-        plan.entries.append((Path(derived["path"]), derived))
+    for method in methods:
+        if not method.cache_derived:
+            continue
+        exported = plan.digests.get(method.cache_folder, set())
+        for path, meta in [e for e in plan.entries if e[1]["scorer"] == method.cache_folder]:
+            open_entry(method, meta, cache=plan.cache, data_dir=plan.data_dir)  # derives into the cache if missing
+        folder = f"{method.cache_folder}.derived"
+        for meta in plan.cache.entries(folder):
+            if meta.get("run") in exported and _usable(plan, folder, meta):
+                plan.entries.append((Path(meta["path"]), meta))
 
 
 def _model_facts(entries: list[tuple[Path, dict]]) -> dict[str, dict]:
-    """Per model: what an identity-only model needs so the pages' cache keys match (first result wins)."""
+    """Per model: the identity its results were keyed with (what a page's stand-in model needs)."""
     models: dict[str, dict] = {}
     for _, meta in entries:
         name = meta.get("model")
-        if name is None:
+        if name is None or name in models:
             continue
-        facts = models.setdefault(name, {"fingerprint": meta.get("model_fingerprint") or meta.get("fingerprint")})
-        for field_name, key in (("kind", "model_kind"), ("dtype", "dtype"), ("device", "device")):
-            if meta.get(key) and field_name not in facts:
-                facts[field_name] = meta[key]
-        if meta["scorer"] == "labdet" and meta.get("part") == "items" and "neutral_filler" not in facts:
-            facts["neutral_filler"] = meta.get("filler")
+        models[name] = {"fingerprint": meta.get("model_fingerprint", ""), "kind": meta.get("model_kind", ""),
+                        "dtype": meta.get("dtype", ""), "device": meta.get("device", "")}
     return models
 
 
@@ -331,44 +197,46 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
     exported is listed in the manifest's ``skipped`` with the reason. Raises :class:`SnapshotError` when
     nothing matches the selection.
     """
+    from biascore.methods import discover
+
     cache = cache or ResultCache()
     data_dir = settings.data_dir(data_dir)
-    plan = _plan(cache, data_dir, models, benchmarks)
-    _add_builtin_benchmarks(plan)
-    if not any(meta["scorer"] != "attribution_frame" for _, meta in plan.entries):
+    methods = discover()
+    plan = _plan(cache, data_dir, models, benchmarks, methods)
+    if not plan.entries:
         raise SnapshotError(f"nothing to export: no cached result in {cache.root} matches the selection"
                             + (f" ({len(plan.skipped)} left out, e.g. {plan.skipped[0]})" if plan.skipped else ""))
+    _add_builtin_benchmarks(plan)
+    _add_derived(plan, methods)
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    with tempfile.TemporaryDirectory(prefix="biascore-export-") as scratch_dir:
-        _derive_missing_frames(plan, ResultCache(scratch_dir))
-        members: dict[str, dict] = {}
-        entries = []
-        try:
-            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                for path, meta in plan.entries:
-                    member = f"cache/{meta['scorer']}/{path.name}"
-                    pq.read_table(path)  # a result that cannot be read back is not shipped
-                    zf.write(path, member)
-                    members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
-                    entries.append({"member": member, "scorer": meta["scorer"],
-                                    "key": {k: v for k, v in meta.items() if k != "path"}})
-                data = []
-                for member, (path, used_by) in sorted(plan.data.items()):
-                    zf.write(path, member)
-                    members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
-                    data.append({"member": member, "used_by": sorted(used_by)})
-                manifest = {
-                    "format": FORMAT, "format_version": FORMAT_VERSION, "engine_version": ENGINE_VERSION,
-                    "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    "packages": package_versions(),
-                    "selection": {"models": sorted(plan.models) if plan.models else None,
-                                  "benchmarks": sorted(plan.benchmarks) if plan.benchmarks else None},
-                    "models": _model_facts(plan.entries), "entries": entries, "data": data,
-                    "members": members, "skipped": plan.skipped}
-                zf.writestr(MANIFEST, dumps(manifest))
-            os.replace(tmp, out)
-        finally:
-            tmp.unlink(missing_ok=True)
+    members: dict[str, dict] = {}
+    entries = []
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for path, meta in plan.entries:
+                member = f"cache/{meta['scorer']}/{path.name}"
+                pq.read_table(path)  # a result that cannot be read back is not shipped
+                zf.write(path, member)
+                members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
+                entries.append({"member": member, "scorer": meta["scorer"],
+                                "key": {k: v for k, v in meta.items() if k not in ("path", "info")}})
+            data = []
+            for member, (path, used_by) in sorted(plan.data.items()):
+                zf.write(path, member)
+                members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
+                data.append({"member": member, "used_by": sorted(used_by)})
+            manifest = {
+                "format": FORMAT, "format_version": FORMAT_VERSION, "engine_version": ENGINE_VERSION,
+                "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "packages": package_versions(),
+                "selection": {"models": sorted(plan.models) if plan.models else None,
+                              "benchmarks": sorted(plan.benchmarks) if plan.benchmarks else None},
+                "models": _model_facts(plan.entries), "entries": entries, "data": data,
+                "members": members, "skipped": plan.skipped}
+            zf.writestr(MANIFEST, dumps(manifest))
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return manifest

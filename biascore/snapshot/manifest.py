@@ -23,7 +23,7 @@ import platform
 import re
 from pathlib import PurePosixPath
 
-from biascore import ENGINE_VERSION
+from biascore.version import ENGINE_VERSION
 
 FORMAT = "biascore-snapshot"
 FORMAT_VERSION = 1

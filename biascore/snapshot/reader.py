@@ -43,11 +43,12 @@ class OpenedSnapshot:
     def label(self) -> str:
         return self.file.name
 
-    def model_names(self, scorer: str | None = None) -> list[str]:
-        """Models with results in the snapshot (of one scorer when given), in manifest order."""
+    def model_names(self, scorer: str | tuple[str, ...] | None = None) -> list[str]:
+        """Models with results in the snapshot (of those methods' cache folders when given), in manifest order."""
         if scorer is None:
             return list(self.manifest["models"])
-        names = [e["key"].get("model") for e in self.manifest["entries"] if e["scorer"] == scorer]
+        wanted = {scorer} if isinstance(scorer, str) else set(scorer)
+        names = [e["key"].get("model") for e in self.manifest["entries"] if e["scorer"] in wanted]
         return [m for m in self.manifest["models"] if m in names]
 
     def model_facts(self, name: str) -> dict | None:

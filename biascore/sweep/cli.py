@@ -19,16 +19,17 @@ SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locall
 def register_cli(sub) -> None:
     """Add the ``sweep`` subcommand to ``sub`` (an argparse subparsers object)."""
     from biascore.cli.args import add_common_args, int_at_least
-    from biascore.sweep.spec import METRICS
+    from biascore.sweep.spec import known_metrics
 
+    metrics = list(known_metrics())
     p = sub.add_parser(NAME, help=SUMMARY, description=SUMMARY + ". Options override --spec's values.")
     p.add_argument("--spec", default=None, help="YAML or TOML file with the sweep (keys as these options)")
     p.add_argument("--models", nargs="+", default=None, metavar="MODEL",
                    help="hub ids, local folders, .gguf files or embedded aliases")
     p.add_argument("--benchmarks", nargs="+", default=None, metavar="BENCHMARK",
                    help="pair benchmarks (see `benchmarks`) or CSV paths, for attribution, pll, fields")
-    p.add_argument("--metrics", nargs="+", default=None, choices=METRICS, metavar="METRIC",
-                   help=f"{', '.join(METRICS)} (default attribution pll)")
+    p.add_argument("--metrics", nargs="+", default=None, choices=metrics, metavar="METRIC",
+                   help=f"registered methods: {', '.join(metrics)} (default attribution pll)")
     p.add_argument("--seat-tests", nargs="+", default=None, metavar="TEST", help="inputs of the seat metric")
     p.add_argument("--labdet-langs", nargs="+", default=None, metavar="LANG", help="inputs of the labdet metric")
     p.add_argument("--limit", type=int_at_least(1), default=None,
@@ -66,7 +67,7 @@ def run_cli(args: argparse.Namespace) -> int:
     status = SweepStatus.create(cache_dir, [t.name for t in tasks], executor)
     print(f"sweep {status.id}: {len(tasks)} task(s) on {executor}; cache {cache_dir}", file=sys.stderr)
     common = dict(cache_dir=cache_dir, data_dir=data_dir, limit=spec.limit, load_options=spec.load_options(),
-                  numerics=spec.numerics, status=status)
+                  method_options=spec.method_options(), status=status)
     try:
         if args.ray is None:
             from biascore.sweep.local import run_local

@@ -16,18 +16,18 @@
 from __future__ import annotations
 
 import os
-import sys
 
 from biascore.core import settings
+from biascore.core.errors import one_line
 from biascore.sweep.spec import Task
 from biascore.sweep.tasks import TaskResult, run_task
 
 
 def _remote_task(task: Task, cache_dir: str, data_dir: str | None, limit: int | None, load_options: dict,
-                 numerics: str, status) -> TaskResult:
+                 method_options: dict, status) -> TaskResult:
     """What a Ray worker runs (a module-level function, so workers import it from this package)."""
     return run_task(task, cache_dir=cache_dir, data_dir=data_dir, limit=limit, load_options=load_options,
-                    numerics=numerics, status=status)
+                    method_options=method_options, status=status)
 
 
 def worker_environment(cache_dir: str, data_dir: str | None) -> dict[str, str]:
@@ -47,18 +47,20 @@ def task_options(cluster_gpus: float, retries: int, cache_dir: str, data_dir: st
 
 
 def _crashed(task: Task, exc: BaseException, retries: int) -> TaskResult:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    error = f"{type(exc).__name__}: the worker running it died ({retries + 1} attempt(s)); {first}"
-    return TaskResult(task.name, task.model, task.kind, task.input, task.metrics, ok=False, error=error[:400],
+    error = one_line(RuntimeError(f"{type(exc).__name__}: the worker running it died ({retries + 1} attempt(s)); "
+                                  f"{one_line(exc, public=False)}"), public=False)
+    return TaskResult(task.name, task.model, task.kind, task.input, task.metrics, ok=False, error=error,
                       attempt=retries + 1)
 
 
 def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir: str | None,
-            limit: int | None = None, load_options: dict | None = None, numerics: str = "exact", status=None,
+            limit: int | None = None, load_options: dict | None = None, method_options: dict | None = None,
+            status=None,
             retries: int = 2,
             num_cpus: int | None = None, show_progress: bool = True) -> list[TaskResult]:
     import ray
-    from tqdm import tqdm
+
+    from biascore.progress import Bar
 
     started_here = not ray.is_initialized()
     if started_here:
@@ -72,11 +74,12 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
         options = task_options(ray.cluster_resources().get("GPU", 0), retries, cache_dir, data_dir)
         for task in tasks:
             ref = remote.options(name=task.name, **options).remote(task, cache_dir, data_dir, limit,
-                                                                   load_options or {}, numerics, status)
+                                                                   load_options or {}, method_options or {},
+                                                                   status)
             refs[ref] = task
         results: dict[Task, TaskResult] = {}
-        with tqdm(total=len(tasks), unit="task", desc="sweep (ray)", file=sys.stderr,
-                  disable=not show_progress) as bar:
+        with Bar("sweep (ray)", unit="task", disable=not show_progress) as bar:
+            bar(0, len(tasks))
             pending = list(refs)
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1)
@@ -88,8 +91,8 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
                         results[task] = _crashed(task, exc, retries)
                         if status is not None:
                             status.task(task.name, "failed", error=results[task].error)
-                    bar.update(1)
-                    bar.set_postfix(failed=sum(not r.ok for r in results.values()))
+                    failed = sum(not r.ok for r in results.values())
+                    bar(len(results), len(tasks), f"sweep (ray, {failed} failed)" if failed else None)
         return [results[t] for t in tasks]
     except KeyboardInterrupt:
         for ref in refs:

@@ -44,7 +44,7 @@ def format_report(results: list[TaskResult]) -> str:
         lines += ["B / PLL bias score by bias type (% of pairs; 50 = unbiased)",
                   table.to_string(index=False, float_format=lambda x: f"{x:.2f}", na_rep="—")]
     for r in results:
-        for metric in ("fields", "seat", "labdet"):
+        for metric in (m for m in r.summaries if m not in METRIC_LABELS):
             if r.summaries.get(metric):
                 frame = pd.DataFrame.from_records(r.summaries[metric])
                 lines += ["", f"{metric}: {r.task}",

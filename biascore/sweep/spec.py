@@ -1,12 +1,13 @@
-"""The sweep spec: which models, which inputs, which metrics, how to load; from CLI arguments or a file.
+"""The sweep spec: which models, which inputs, which methods, how to load; from CLI arguments or a file.
 
 A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as the command-line options::
 
     models: [bert-base-uncased, gpt2, ./my-checkpoint]
-    benchmarks: [crows-en, crows-en-gso]      # pair benchmarks: attribution, pll, fields
-    metrics: [attribution, pll]
-    seat_tests: [sent-weat6]                  # inputs of the seat metric
-    labdet_langs: [en]                        # inputs of the labdet metric
+    metrics: [attribution, pll, fields, seat, labdet]   # registered methods (`biascore methods`); pll = PLL score
+    benchmarks: [crows-en, crows-en-gso]      # inputs of the methods that read pair benchmarks
+    seat_tests: [sent-weat6]                  # inputs of the methods that read SEAT tests (seat, heads, ceat)
+    labdet_langs: [en]                        # inputs of labdet
+    inputs: {logprob-test: [en-gender-career]}  # inputs of any other input kind, by kind name
     device: auto
     dtype: auto
     fast_exact: false                         # attribution/pll: half-precision pass + float32 re-checks
@@ -15,9 +16,8 @@ A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as th
 
 Command-line options given explicitly override the file's values.
 
-A task is one model × one input: a pair benchmark carries every requested pair metric (``attribution`` and
-``pll`` come from the same forward passes, ``fields`` reuses them), a SEAT test the ``seat`` metric, a LABDet
-language the ``labdet`` metric.
+A task is one model × one input: it carries every requested method that reads that kind of input
+(``attribution`` and ``pll`` come from the same forward passes, ``fields`` and ``words`` reuse them).
 """
 from __future__ import annotations
 
@@ -26,11 +26,18 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: metrics scored on a pair benchmark (one task per model × benchmark carries all of them)
-PAIR_METRICS = ("attribution", "pll", "fields")
-#: metrics with their own inputs: metric → the spec field that lists those inputs
-INPUT_METRICS = {"seat": "seat_tests", "labdet": "labdet_langs"}
-METRICS = PAIR_METRICS + tuple(INPUT_METRICS)
+#: the spec fields that list inputs of one input kind: field → input kind
+INPUT_FIELDS = {"benchmarks": "pairs", "seat_tests": "seat", "labdet_langs": "labdet"}
+#: metric names that are summaries of another method (the same result): name → method
+ALIASES = {"pll": "attribution"}
+
+
+def known_metrics() -> dict[str, str]:
+    """Every metric a sweep can run → the input kind it reads (the registered methods, plus ``pll``)."""
+    from biascore.methods import discover
+
+    kinds = {m.name: m.input_kind.name for m in discover()}
+    return {**kinds, **{alias: kinds[target] for alias, target in ALIASES.items()}}
 
 
 class SpecError(ValueError):
@@ -42,7 +49,7 @@ class Task:
     """One unit of work: one model on one input with the metrics that input carries."""
 
     model: str
-    kind: str                 # "pairs" (a pair benchmark), "seat" (a SEAT test) or "labdet" (a language)
+    kind: str                 # the input kind: "pairs" (a pair benchmark), "seat" (a SEAT test), "labdet" …
     input: str                # benchmark name, SEAT test name or LABDet language code
     metrics: tuple[str, ...]
 
@@ -60,6 +67,7 @@ class SweepSpec:
     metrics: list[str] = field(default_factory=lambda: ["attribution", "pll"])
     seat_tests: list[str] = field(default_factory=list)
     labdet_langs: list[str] = field(default_factory=list)
+    inputs: dict[str, list[str]] = field(default_factory=dict)
     device: str = "auto"
     dtype: str = "auto"
     trust_remote_code: bool = False
@@ -74,40 +82,51 @@ class SweepSpec:
                 raise SpecError(f"'{name}' must be {what}, not {value!r}")
         if not self.models:
             raise SpecError("no models: give --models or 'models:' in the spec file")
-        unknown = [m for m in self.metrics if m not in METRICS]
+        metrics = known_metrics()
+        unknown = [m for m in self.metrics if m not in metrics]
         if unknown:
-            raise SpecError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
+            raise SpecError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(metrics)}")
         if not self.metrics:
             raise SpecError("no metrics: give --metrics or 'metrics:' in the spec file")
-        if any(m in PAIR_METRICS for m in self.metrics) and not self.benchmarks:
-            raise SpecError(f"metric(s) {', '.join(m for m in self.metrics if m in PAIR_METRICS)} need "
-                            "--benchmarks (or 'benchmarks:' in the spec file)")
-        for metric, key in INPUT_METRICS.items():
-            if metric in self.metrics and not getattr(self, key):
-                raise SpecError(f"metric {metric} needs its inputs: '{key}:' in the spec file or "
-                                f"--{key.replace('_', '-')}")
+        if not isinstance(self.inputs, dict) or not all(
+                isinstance(v, list) and all(isinstance(x, str) for x in v) for v in self.inputs.values()):
+            raise SpecError("'inputs' must map an input kind to a list of names")
+        given = self.input_lists()
+        for metric in self.metrics:
+            kind = metrics[metric]
+            if not given.get(kind):
+                where = next((f"--{f.replace('_', '-')} (or '{f}:' in the spec file)" for f, k in INPUT_FIELDS.items()
+                              if k == kind), f"'inputs: {{{kind}: [...]}}' in the spec file")
+                raise SpecError(f"metric {metric} needs its inputs: {where}")
         if self.limit is not None and self.limit < 1:
             raise SpecError(f"limit must be a positive number of pairs, not {self.limit}")
         if self.retries < 0:
             raise SpecError(f"retries must be 0 or more, not {self.retries}")
         return self
 
-    def tasks(self) -> list[Task]:
-        """Every task, grouped by model (so a local run loads each model once)."""
-        pair_metrics = tuple(m for m in self.metrics if m in PAIR_METRICS)
-        out = []
-        for model in dict.fromkeys(self.models):
-            if pair_metrics:
-                out += [Task(model, "pairs", b, pair_metrics) for b in dict.fromkeys(self.benchmarks)]
-            for metric, key in INPUT_METRICS.items():
-                if metric in self.metrics:
-                    out += [Task(model, metric, x, (metric,)) for x in dict.fromkeys(getattr(self, key))]
+    def input_lists(self) -> dict[str, list[str]]:
+        """Input kind → the names to run (the dedicated fields and ``inputs`` together, each once)."""
+        out: dict[str, list[str]] = {kind: list(names) for kind, names in self.inputs.items()}
+        for fname, kind in INPUT_FIELDS.items():
+            out[kind] = list(dict.fromkeys(out.get(kind, []) + getattr(self, fname)))
         return out
 
-    @property
-    def numerics(self) -> str:
-        """How attribution/pll log-probabilities are computed (``score_benchmark``'s ``numerics``)."""
-        return "fast-exact" if self.fast_exact else "exact"
+    def tasks(self) -> list[Task]:
+        """Every task, grouped by model (so a local run loads each model once)."""
+        metrics = known_metrics()
+        inputs = self.input_lists()
+        by_kind: dict[str, tuple[str, ...]] = {}
+        for m in self.metrics:
+            by_kind[metrics[m]] = by_kind.get(metrics[m], ()) + (m,)
+        out = []
+        for model in dict.fromkeys(self.models):
+            for kind, names in by_kind.items():
+                out += [Task(model, kind, x, names) for x in dict.fromkeys(inputs.get(kind, []))]
+        return out
+
+    def method_options(self) -> dict[str, dict]:
+        """Option values per method implied by the spec (``fast_exact`` is the attribution method's)."""
+        return {"attribution": {"fast_exact": True}} if self.fast_exact else {}
 
     def load_options(self) -> dict:
         """Keyword arguments of :func:`biascore.core.models.load_model` shared by every task."""
@@ -119,7 +138,7 @@ _FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec)}
 _SCALARS = [("limit", (int, type(None)), "a number of pairs or null"), ("retries", (int,), "a whole number"),
             ("device", (str,), "auto, cpu, cuda or mps"), ("dtype", (str,), "a dtype name"),
             ("trust_remote_code", (bool,), "true or false"), ("fast_exact", (bool,), "true or false")]
-_LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING}
+_LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING and n != "inputs"}
 
 
 def read_spec_file(path: str | Path) -> dict:

@@ -1,14 +1,12 @@
-"""One sweep task: one model on one input, through the scorers' own cached, resumable entry points.
+"""One sweep task: one model on one input with the methods that read that input, through the one runner.
 
-* pair benchmark → :func:`biascore.methods.attribution.scorer.score_benchmark` (attribution and pll come from
-  its one set of forward passes, cached per model × benchmark and resumed from its shards) and, for
-  ``fields``, :func:`biascore.methods.fields.scorer.score_fields` on the same cached scores;
-* SEAT test → :func:`biascore.methods.association.scorer.run_seat`;
-* LABDet language → :func:`biascore.methods.labdet.scorer.score_labdet`.
-
-A pair task whose result is cached is answered without loading the model when the model's identity can be
-read from its files (local folders, embedded aliases: :func:`biascore.core.models.model_identity`), exactly as
-``python -m biascore score`` does. SEAT and LABDet tasks load the model (their cache keys need it loaded).
+A task is ``model × input`` (a pair benchmark, a SEAT test, a LABDet language — any registered input kind)
+carrying every requested method of that input kind; each method runs through
+:func:`biascore.core.runner.run` (cached, one computation per key across processes, resumable shards), so a
+sweep stores exactly what ``biascore run`` and the dashboard store, and a task whose results are cached loads
+no model (when the model's identity can be read from its files). ``pll`` is the attribution method's
+second summary (the same forward passes). A method that does not apply (no USAS lexicon for the language, a
+model kind it cannot use) is a note, not a failure.
 
 :func:`run_task` never raises for a failure of the task itself: it returns a :class:`TaskResult` with the
 error, so a bad model is reported by name and the other tasks go on. Only the death of the process running
@@ -16,14 +14,24 @@ it escapes (what Ray retries).
 """
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import dataclass, field
 
 from biascore.core import settings
+from biascore.core.errors import one_line
+from biascore.core.handle import ModelHandle
+from biascore.core.method import Method, NotApplicable
 from biascore.core.registry import ProgressFn
 from biascore.sweep.spec import Task
 
+
+def resolve_metric(metric: str) -> tuple[Method, dict]:
+    """The method a sweep metric runs and the summary options it implies (``pll`` = attribution's PLL score)."""
+    from biascore.methods import get
+
+    if metric in ("attribution", "pll"):
+        return get("attribution"), {"metric": metric}
+    return get(metric), {}
 
 
 @dataclass
@@ -46,98 +54,26 @@ class TaskResult:
     attempt: int = 1
 
 
-class ModelSource:
-    """One model, loaded on first use and kept until :meth:`release` (the local runner shares it across that
-    model's tasks; a Ray task has its own). ``loads`` counts real loads."""
-
-    def __init__(self, name: str, device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False):
-        self.name, self.device, self.dtype, self.trust_remote_code = name, device, dtype, trust_remote_code
-        self._lm = None
-        self._error: Exception | None = None
-        self._identity, self._identity_read = None, False
-        self.loads = 0
-
-    def identity(self):
-        """The model's cache identity from its files (None when only a load can tell), computed once."""
-        if not self._identity_read:
-            from biascore.core.models import model_identity
-            self._identity = model_identity(self.name, device=self.device, dtype=self.dtype)
-            self._identity_read = True
-        return self._identity
-
-    def load(self):
-        """The loaded model; a model that failed to load fails again at once (no second download attempt)."""
-        if self._error is not None:
-            raise self._error
-        if self._lm is None:
-            from biascore.core.models import load_model
-            try:
-                self._lm = load_model(self.name, device=self.device, dtype=self.dtype,
-                                      trust_remote_code=self.trust_remote_code)
-            except Exception as exc:
-                self._error = exc
-                raise
-            self.loads += 1
-        return self._lm
-
-    def release(self) -> None:
-        """Drop the model (and the GPU memory it held) before the next model is loaded."""
-        if self._lm is None:
-            return
-        self._lm = None
-        gc.collect()
-        try:
-            import torch
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-        except ImportError:  # pragma: no cover - torch is a hard dependency
-            pass
-
-
 def _records(frame) -> list[dict]:
     return [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in frame.to_dict("records")]
 
 
-def _pair_task(task: Task, source: ModelSource, cache, data_dir, limit, numerics, progress,
-               out: TaskResult) -> None:
-    from biascore.core.datasets import load_benchmark
-    from biascore.methods.attribution.scorer import METRICS as ATTRIBUTION_METRICS, score_benchmark, summarize
+def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method_options: dict, progress,
+                 out: TaskResult) -> None:
+    from biascore.core.runner import run
 
-    bm = load_benchmark(task.input, data_dir)
-    identity = source.identity()
-    frame = score_benchmark(source.load, bm, limit=limit, progress=progress, cache=cache, identity=identity,
-                            numerics=numerics)
     for metric in task.metrics:
-        if metric in ATTRIBUTION_METRICS:
-            out.summaries[metric] = _records(summarize(frame, metric))
-    if "fields" in task.metrics:
-        from biascore.methods.fields.scorer import score_fields
-        from biascore.methods.fields.tagging import NoLexiconError
+        method, summary_options = resolve_metric(metric)
+        values = {**method_options.get(method.name, {}), **summary_options}
         try:
-            res = score_fields(source.load, bm, limit=limit, cache=cache, identity=identity)
-        except NoLexiconError as exc:
-            out.notes.append(f"fields: {exc}")
-        else:
-            out.summaries["fields"] = _records(res.table)
-            out.notes += [f"fields: {n} pair(s) in {lang} left out (no USAS lexicon)"
-                          for lang, n in res.untagged.items()]
-
-
-def _seat_task(task: Task, source: ModelSource, cache, out: TaskResult) -> None:
-    from biascore.methods.association.scorer import run_seat
-    out.summaries["seat"] = _records(run_seat(source.load(), task.input, cache=cache))
-
-
-def _labdet_task(task: Task, source: ModelSource, cache, data_dir, out: TaskResult) -> None:
-    from biascore.methods.labdet.scorer import OUTPUT_COLUMNS, score_labdet
-    res = score_labdet(source.load(), task.input, data_dir=data_dir, cache=cache)
-    out.summaries["labdet"] = _records(res.table[OUTPUT_COLUMNS])
-    out.notes.append("labdet: held-out probe accuracy " + ", ".join(f"{k} {v:.3f}" for k, v in res.accuracy.items()))
-
-
-def _one_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
-    return text if len(text) <= 400 else text[:399] + "…"
+            result = run(method, handle, task.input, limit=limit if method.input_kind.first else None, cache=cache,
+                         data_dir=data_dir, progress=progress, **values)
+        except NotApplicable as exc:
+            out.notes.append(f"{metric}: {one_line(exc)}")
+            continue
+        out.summaries[metric] = _records(method.summary(result))
+        out.notes += [f"{metric}: {k} {v}" for k, v in result.conventions.items()
+                      if k not in values and k not in ("jsd", "senses")]
 
 
 def _reporting(progress: ProgressFn | None, status, task_name: str, every_s: float = 1.0) -> ProgressFn:
@@ -156,16 +92,17 @@ def _reporting(progress: ProgressFn | None, status, task_name: str, every_s: flo
 
 
 def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: int | None = None,
-             load_options: dict | None = None, numerics: str = "exact", source: ModelSource | None = None,
-             status=None, progress: ProgressFn | None = None) -> TaskResult:
+             load_options: dict | None = None, method_options: dict | None = None,
+             source: ModelHandle | None = None, status=None, progress: ProgressFn | None = None) -> TaskResult:
     """Run one task into the cache at ``cache_dir`` and return its summaries (or its error).
 
-    ``source`` lets a caller share one loaded model across tasks; ``status`` (a
+    ``source`` lets a caller share one model handle across tasks (loaded at most once); ``method_options``
+    maps a method name to its option values (e.g. ``{"attribution": {"fast_exact": True}}``); ``status`` (a
     :class:`biascore.sweep.status.SweepStatus`) records running / done / failed for readers of the cache.
     """
     from biascore.core.cache import ResultCache
 
-    source = source or ModelSource(task.model, **(load_options or {}))
+    source = source or ModelHandle(task.model, **(load_options or {}))
     loads_before = source.loads
     out = TaskResult(task.name, task.model, task.kind, task.input, task.metrics, ok=False)
     if status is not None:
@@ -173,21 +110,13 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
         out.attempt = int(status.read_task(task.name).get("attempt", 1))
     t0 = time.perf_counter()
     try:
-        # explicit where the scorers take the directories, in the environment for helpers that read settings
+        # explicit where the runner takes the directories, in the environment for helpers that read settings
         with settings.directories(data_dir, cache_dir):
-            cache = ResultCache(cache_dir)
-            if task.kind == "pairs":
-                _pair_task(task, source, cache, data_dir, limit, numerics, _reporting(progress, status, task.name),
-                           out)
-            elif task.kind == "seat":
-                _seat_task(task, source, cache, out)
-            elif task.kind == "labdet":
-                _labdet_task(task, source, cache, data_dir, out)
-            else:
-                raise ValueError(f"unknown task kind {task.kind!r}")
+            _run_metrics(task, source, ResultCache(cache_dir), data_dir, limit, method_options or {},
+                         _reporting(progress, status, task.name), out)
         out.ok = True
     except Exception as exc:  # noqa: BLE001 - reported by name with its error, the sweep goes on
-        out.error = _one_line(exc)
+        out.error = one_line(exc, with_type=True, public=False)
     out.seconds = time.perf_counter() - t0
     out.model_loaded = source.loads > loads_before
     if status is not None:

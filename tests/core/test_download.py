@@ -107,7 +107,7 @@ def test_mirror_from_environment_and_only_by_benchmark_name(mirror, tmp_path, mo
     monkeypatch.setenv(download.MIRROR_ENV, mirror.url)
     target = tmp_path / "data"
     calls = []
-    outcomes = download.download_all(target, ["crows-tl"], progress=False, callback=lambda *a: calls.append(a))
+    outcomes = download.download_all(target, ["crows-tl"], callback=lambda *a: calls.append(a))
     assert [o.status for o in outcomes] == ["downloaded"] and calls == [(1, 1, "filipino/crowspairs_tl.csv")]
     assert mirror.requests == ["/filipino/crowspairs_tl.csv"]
     from biascore.core.datasets import load_benchmark

@@ -21,7 +21,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from biascore import ENGINE_VERSION, snapshot
+from biascore import snapshot
+from biascore.version import ENGINE_VERSION
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.snapshot.export import export_snapshot
@@ -114,8 +115,8 @@ def texts(at: AppTest) -> str:
 def test_manifest_lists_every_scorer_with_checksums(world):
     manifest = world["manifest"]
     scorers = {e["scorer"] for e in manifest["entries"]}
-    assert {"attribution", "attribution_frame", "semantic_tags", "heads", "heads-counter", "labdet",
-            "association"} <= scorers
+    assert {"attribution", "attribution.derived", "fields", "heads", "heads-counter", "labdet", "seat", "ceat",
+            "logprob", "logprob.derived"} <= scorers
     assert manifest["engine_version"] == ENGINE_VERSION and manifest["packages"]["torch"]
     with zipfile.ZipFile(world["zip"]) as zf:
         names = set(zf.namelist()) - {"manifest.json"}
@@ -125,7 +126,7 @@ def test_manifest_lists_every_scorer_with_checksums(world):
             assert hashlib.sha256(zf.read(name)).hexdigest() == manifest["members"][name]["sha256"]
     data = {d["member"] for d in manifest["data"]}
     assert {"data/demo_pairs.csv", f"data/seat/{SEAT_TEST}.jsonl", f"data/seat/{ASSOC_TEST}.jsonl",
-            "data/labdet/train/en.json", "data/usas/semtags_level2.txt",
+            "data/labdet/train/en.json",
             "data/crows_pairs/crows_pairs_anonymized.csv", "data/wordlists/gender_male.txt"} <= data
     assert manifest["models"][world["tiny"]]["kind"] == "masked"
     for entry in manifest["entries"]:  # each key is the cache key the engine asks for
@@ -144,7 +145,7 @@ def test_cli_export_filters_and_verify(world, tmp_path, capsys):
     # the data directory is gone by now: only results that need none of it would export; ask for LABDet
     # (its data went with the directory) and the command says why nothing is left
     assert main(["snapshot", "export", "--out", str(out), "--cache-dir", str(cache), "--models", "all-minilm-l6-v2",
-                 "--benchmarks", "labdet-en"]) == 2
+                 "--benchmarks", "en"]) == 2
     assert "nothing to export" in capsys.readouterr().err and not out.exists()
 
 
@@ -160,7 +161,7 @@ def test_export_selection_by_model_and_benchmark(world, tmp_path):
     tiny_name = Path(world["tiny"]).name  # a local folder is also matched by its last path component
     manifest = export_snapshot(tmp_path / "tiny.zip", models=[tiny_name], benchmarks=["demo"],
                                cache=ResultCache(opened.root / "cache"), data_dir=opened.root / "data")
-    assert {e["scorer"] for e in manifest["entries"]} == {"attribution", "attribution_frame", "semantic_tags"}
+    assert {e["scorer"] for e in manifest["entries"]} == {"attribution", "attribution.derived", "fields"}
     snapshot.verify(tmp_path / "tiny.zip")
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
+from biascore.core.handle import ModelHandle
 from biascore.core.models import model_identity
 from biascore.methods.attribution.reproducibility import compare_frames
 from biascore.methods.attribution.scorer import score_benchmark, summarize
@@ -69,9 +70,8 @@ def same_verdicts(frames: list[tuple[pd.DataFrame, pd.DataFrame]]) -> bool:
 
 def cached_frame(model: str, benchmark: str, cache: Path) -> pd.DataFrame:
     """The per-pair frame of ``model`` on ``benchmark`` read from ``cache`` (a model load would fail the test)."""
-    def no_load():
-        raise AssertionError(f"{model} on {benchmark} is not in {cache}")
-    return score_benchmark(no_load, benchmark, cache=ResultCache(cache), identity=model_identity(model))
+    handle = ModelHandle.standin(model, model_identity(model), f"{model} on {benchmark} is not in {cache}")
+    return score_benchmark(handle, benchmark, cache=ResultCache(cache))
 
 
 def latest_task_records(cache: Path) -> dict[str, dict]:
@@ -248,7 +248,7 @@ def test_spec_from_yaml_and_toml_with_cli_overrides(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("models: [a]\nbenchmarks: [demo]\nmodles: [b]\n", "unknown key(s) modles"),
-    ("models: [a]\nmetrics: [attribution]\n", "need --benchmarks"),
+    ("models: [a]\nmetrics: [attribution]\n", "metric attribution needs its inputs: --benchmarks"),
     ("models: [a]\nbenchmarks: [demo]\nmetrics: [bleu]\n", "unknown metric(s) bleu"),
     ("models: [a]\nmetrics: [seat]\n", "metric seat needs its inputs"),
     ("models: [a\n", "cannot parse"),
@@ -321,7 +321,7 @@ def test_seat_task_equals_the_seat_command(tmp_path, random_mlm, fixture_data):
                        "--cache-dir", str(tmp_path / "sweep"))
     assert rc == 0 and f"seat: {model} × seat:{test}" in text
     single = pd.read_csv(out).iloc[0]
-    swept = ResultCache(tmp_path / "sweep").entries("association")
+    swept = ResultCache(tmp_path / "sweep").entries("seat")
     assert len(swept) == 1
     row = pd.read_parquet(swept[0]["path"]).iloc[0]
     assert (row["effect_size"], row["p_value"]) == (single["effect_size"], single["p_value"])
@@ -383,6 +383,6 @@ def test_fast_exact_sweep_equals_score_fast_exact(tmp_path, random_mlm):
         rc, _ = run_cli(*argv, "--fast-exact", "--limit", "8", "--cache-dir", str(cache))
         assert rc == 0
         (entry,) = ResultCache(cache).entries("attribution")
-        assert entry["numerics"] == "fast-exact"
+        assert entry["fast_exact"] is True
         outs.append(pd.read_parquet(entry["path"]))
     pd.testing.assert_frame_equal(outs[0], outs[1])

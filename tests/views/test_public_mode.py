@@ -17,10 +17,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_dashboard_pages import open_page as run_page
 
-from biascore.methods import scorers
+from views.menu import menu_pages
 
 REPO = Path(__file__).resolve().parents[2]
-PAGES = [Path(page.path).stem for entry in scorers() for page in entry.pages]  # app.py's menu
+PAGES = [Path(page.path).stem for page in menu_pages()]  # app.py's menu
 #: labels of fields that would let a browser user name a server path or an arbitrary model
 PATH_LABEL = re.compile(r"path|folder|director|file|sqlite|gguf|hub id", re.IGNORECASE)
 

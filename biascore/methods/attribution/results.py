@@ -1,10 +1,10 @@
-"""Find and open cached attribution runs without loading a model (what the dashboard browses).
+"""The cached attribution runs, as the dashboard browses them: listed without loading a model, opened through
+the one runner.
 
-:func:`biascore.methods.attribution.scorer.score_benchmark` caches, per model × benchmark, the per-pair
-log-probabilities (cache scorer ``"attribution"``); b(u), S_JSD and the PLL sums are derived from
-them by :func:`biascore.methods.attribution.scorer.attribution_frame`. This module lists those cache entries
-and rebuilds the attribution frame from one of them plus the benchmark file — the same call
-``score_benchmark`` ends with, so the numbers are the engine's.
+Each run is one stored result of the ``attribution`` method (per model × benchmark × pair count ×
+numerics). :func:`cached_runs` lists them from the files' footers (with whether the benchmark changed since:
+``stale``); :func:`load_run` opens one through :func:`biascore.core.runner.open_entry` — the same verified
+read, the same derived frame (cached per JSD variant) as the CLI and the Python API.
 """
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core.cache import CacheKey, CorruptCacheFile, ResultCache, check_ids
+from biascore.core.cache import CorruptCacheFile, ResultCache
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
 from biascore.core.precision import is_approximate
+from biascore.core.runner import open_entry
 from biascore.methods.attribution.jsd import JsdVariant
-from biascore.methods.attribution.scorer import attribution_frame
 
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
-               "model_fingerprint", "dtype", "device", "approximate", "path", "mtime"]
+               "model_fingerprint", "dtype", "device", "approximate", "conventions", "path", "mtime"]
 
 
 class StaleResult(RuntimeError):
@@ -31,20 +31,27 @@ class DamagedResult(RuntimeError):
     """The cached run failed verification (and was removed); the message is one line for the page."""
 
 
+def _method():
+    from biascore.methods import get
+
+    return get("attribution")
+
+
 def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
     """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark.
 
     ``complete`` is False for a ``--limit`` run; ``stale`` is True when the benchmark file changed since
-    (its content hash differs) or is no longer in the data directory; ``approximate`` is True for a bf16/fp16 run.
+    (its content hash differs) or is no longer in the data directory; ``approximate`` is True for a bf16/fp16
+    run; ``conventions`` names the conventions the run recorded (e.g. the prefix token of a causal model).
     """
     cache = cache or ResultCache()
     benches: dict[str, Benchmark | None] = {}
     rows = []
-    for meta in cache.entries("attribution"):
+    for meta in cache.entries(_method().cache_folder):
         mtime = _mtime(meta["path"])
         if mtime is None:
             continue
-        name = meta.get("benchmark", "")
+        name = str(meta.get("input", ""))
         if name not in benches:
             try:
                 benches[name] = load_benchmark(name, data_dir)
@@ -53,12 +60,14 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
         bm = benches[name]
         n_pairs = int(meta.get("n_pairs", 0))
         total = len(bm.frame) if bm is not None else 0
-        stale = bm is None or bm.first(n_pairs).content_hash != meta.get("benchmark_hash")
+        stale = bm is None or bm.first(n_pairs).content_hash != meta.get("input_hash")
+        conventions = (meta.get("info") or {}).get("conventions") or {}
         rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
                      "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
                      "dtype": meta.get("dtype", ""), "device": meta.get("device", ""),
                      "approximate": is_approximate(meta.get("dtype", "")),
+                     "conventions": "; ".join(f"{k} {v}" for k, v in conventions.items()),
                      "path": meta["path"], "mtime": mtime / 1e9})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
     return runs.sort_values(["model", "benchmark", "complete", "approximate", "mtime"],
@@ -69,7 +78,7 @@ def runs_signature(cache: ResultCache | None = None) -> tuple:
     """A cheap fingerprint of the cached runs (file names and modification times): changes when a run is
     added, replaced or removed, so a caller can memoise :func:`cached_runs` on it."""
     cache = cache or ResultCache()
-    return tuple((p.name, mtime) for p in sorted((cache.root / "attribution").glob("*.parquet"))
+    return tuple((p.name, mtime) for p in sorted((cache.root / _method().cache_folder).glob("*.parquet"))
                  if (mtime := _mtime(p)) is not None)
 
 
@@ -90,30 +99,25 @@ def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None,
              cache: ResultCache | None = None) -> pd.DataFrame:
-    """The attribution frame (one row per pair, the engine's columns) of one cached run.
-
-    The run is read through the same verification as the CLI's cache reads (page checksums, stored key,
-    every pair of the benchmark exactly once); a file failing it is removed and :class:`DamagedResult`
-    raised with a one-line reason, so the caller can report it and offer to score again.
-
-    Deriving b(u) and the word units for 12,089 pairs takes tens of seconds on a small CPU, so the derived
-    frame is itself cached (scorer ``attribution_frame``, keyed by the run's digest, the JSD variant and the
-    benchmark's content hash); later loads read one parquet file.
-    """
+    """The attribution frame (one row per pair, the engine's columns) of one cached run, through the one
+    runner: the same verification as every cached read (page checksums, stored key, schema, every pair of
+    the benchmark exactly once); a file failing it is removed and :class:`DamagedResult` raised with a
+    one-line reason, so the caller can report it and offer to score again. The derived frame is cached per
+    JSD variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
     cache = cache or ResultCache()
+    seen = cache.snapshot(path)
     try:
-        seen = cache.snapshot(path)
-        logp, meta = cache.read_entry(path)
-        bm = load_benchmark(benchmark, data_dir)
-        bm = bm.first(int(meta.get("n_pairs", len(logp))))
-        if meta.get("benchmark_hash") and meta["benchmark_hash"] != bm.content_hash:
-            raise StaleResult(f"the cached result was computed on a different version of {benchmark!r}; "
-                              "score it again")
-        check_ids(logp, bm.frame["pair_id"].tolist())
-    except CorruptCacheFile as exc:
-        if seen is not None:  # (None: it was not there to begin with)
+        _, meta = cache.read_entry(path)  # checksums and stored key, with the reason when they fail
+    except (CorruptCacheFile, FileNotFoundError) as exc:
+        if seen is not None:
             cache.discard(path, seen)
         raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
                             "score it again") from exc
-    key = CacheKey.make("attribution_frame", run=meta["digest"], jsd=jsd, benchmark_hash=bm.content_hash)
-    return cache.get_or_compute(key, lambda: attribution_frame(bm, logp, jsd))
+    bm = load_benchmark(benchmark, data_dir).first(int(meta.get("n_pairs", 0)) or 10 ** 9)
+    if meta.get("input_hash") != bm.content_hash:
+        raise StaleResult(f"the cached result was computed on a different version of {benchmark!r}; score it again")
+    result = open_entry(_method(), meta, cache=cache, data_dir=data_dir, input=bm, jsd=jsd)
+    if result is None:
+        raise DamagedResult(f"the cached result for {benchmark!r} failed verification and has been removed; "
+                            "score it again")
+    return result.frame

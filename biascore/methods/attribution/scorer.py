@@ -18,34 +18,26 @@ Filipino CrowS-Pairs / WinoQueer paper, Appendix B (CrowS pseudo-log-likelihood)
 Both come from the same forward passes: the cached quantity is log P(u) per shared token; b(u) for
 either distance variant and the PLL sums are derived from it in microseconds.
 
-Entry points: :func:`score_benchmark` (cached, resumable), :func:`score_pair` (live), :func:`summarize`.
+Entry points: :func:`score_benchmark` (the registered method through the runner: cached, resumable),
+:func:`score_pair` (live), :func:`summarize`; the method itself is :mod:`.method`.
 """
 from __future__ import annotations
-
-import argparse
-import json
-import sys
-import time
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from biascore.core.registry import Page, ProgressFn, register_scorer
-from biascore.core.cache import CacheKey, ResultCache, check_ids
-from biascore.core.keys import result_key
-from biascore.core.datasets import Benchmark, load_benchmark
+from biascore.core.cache import ResultCache
+from biascore.core.datasets import Benchmark
+from biascore.core.handle import ModelHandle
+from biascore.core.registry import ProgressFn
 from biascore.methods.attribution.fast_exact import fast_exact_logprobs
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
-from biascore.core.models import LanguageModel, ModelIdentity
+from biascore.core.models import LanguageModel
 from biascore.core.pair_tokens import PairTokens, flatten_spans, pair_of, shares_only_punctuation, tokenize_sentences
-from biascore.core.precision import approximate_note, resolve_dtype
 from biascore.stats.intervals import proportion_ci
 
-NAME = "score"
-SUMMARY = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
 METRICS = ("attribution", "pll")
 NUMERICS = ("exact", "fast-exact")
 SHARD_PAIRS = 256
@@ -175,95 +167,27 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
 
 
 # --------------------------------------------------------------------------- entry points
-def logprob_cache_key(model: ModelIdentity, benchmark: Benchmark, limit: int | None,
-                      numerics: str = "exact") -> CacheKey:
-    """Everything that determines the log-probabilities: model files, numerics, benchmark content, pair count."""
-    extra = {} if numerics == "exact" else {"numerics": numerics}  # exact keys stay as they were
-    return result_key("attribution", model, benchmark=benchmark.name, benchmark_hash=benchmark.content_hash,
-                      n_pairs=len(benchmark.frame) if limit is None else min(limit, len(benchmark.frame)), **extra)
-
-
-def score_benchmark(lm: LanguageModel | Callable[[], LanguageModel], benchmark: str | Benchmark, *,
+def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benchmark, *,
                     jsd: JsdVariant = "reference", limit: int | None = None,
                     progress: ProgressFn | None = None, cache: ResultCache | None = None,
                     data_dir=None, shard_pairs: int | None = None,
-                    identity: ModelIdentity | None = None,
                     waiting: ProgressFn | None = None, numerics: str = "exact") -> pd.DataFrame:
-    """Score every pair of a benchmark (cached; an interrupted run resumes from its completed shards).
+    """The attribution frame of every pair of a benchmark: the registered ``attribution`` method through the
+    one runner (:func:`biascore.core.runner.run`: cached, one computation per key across processes, resumable
+    shards, verified reads), as ``biascore.run("attribution", …).frame``.
 
-    ``lm`` is a loaded model or a zero-argument loader; with a loader and a known ``identity``
-    (:func:`biascore.core.models.model_identity`) a cached result is answered without loading the model.
-    ``progress(done, total)`` is called with the number of pairs done (for the dashboard's progress bar).
-    One computation per result across processes: while another process or thread scores the same model ×
-    benchmark, this call waits for its result and calls ``waiting(done, total)`` with *its* progress.
-    The stored result holds every pair exactly once (checked before it is stored and on every read).
-    Returns one row per pair (schema in README.md → "Output schema").
+    ``lm`` is a loaded model, a :class:`~biascore.core.handle.ModelHandle` (loaded only on a cache miss) or a
+    model name. ``progress(done, total)`` follows the pairs; while another caller computes the same result,
+    ``waiting(done, total)`` follows theirs. Returns one row per pair (schema: ``biascore methods --schema
+    attribution``, docs/methods.md).
     """
-    bm = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark, data_dir)
-    if limit is not None:
-        bm = bm.first(limit)
-    cache = cache or ResultCache()
-    if isinstance(lm, LanguageModel):
-        identity = lm.identity()
-    elif identity is None:
-        lm = lm()
-        identity = lm.identity()
-    ids = [int(x) for x in bm.frame["pair_id"]]
-    verify = lambda frame: check_ids(frame, ids)  # noqa: E731
-    key = logprob_cache_key(identity, bm, limit, numerics)
-    logp = cache.load(key, verify)
-    if logp is None:
-        if not isinstance(lm, LanguageModel):
-            lm = lm()
-            key = logprob_cache_key(lm.identity(), bm, limit, numerics)  # the loaded model is the authority
-        total = len(ids)
-        if shard_pairs is None:
-            shard_pairs = GPU_SHARD_PAIRS if lm.device.type == "cuda" else SHARD_PAIRS
+    from biascore.core.runner import run
+    from biascore.methods import get
 
-        def wait(report) -> None:
-            if waiting:
-                waiting(report.done if report else 0, report.total if report else total)
-
-        with cache.computing(key, wait):
-            logp = cache.load(key, verify)  # another process may have finished it while we waited
-            if logp is None:
-                logp = _score_shards(lm, bm, cache, key, ids, shard_pairs, progress, numerics)
-    return attribution_frame(bm, logp.sort_values("pair_id").reset_index(drop=True), jsd)
-
-
-def _score_shards(lm: LanguageModel, bm: Benchmark, cache: ResultCache, key: CacheKey, ids: list[int],
-                  shard_pairs: int, progress: ProgressFn | None,
-                  numerics: str = "exact") -> pd.DataFrame:
-    """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress, and store the
-    finished, checked result."""
-    shards = cache.shards(key, ids, shard_pairs)
-    done = shards.completed()
-    total, last = len(ids), [0.0]
-
-    def report(n: int, force: bool = False) -> None:
-        if progress:
-            progress(n, total)
-        now = time.monotonic()
-        if force or now - last[0] > 0.5:  # waiting callers poll every half second
-            cache.report_progress(key, n, total)
-            last[0] = now
-
-    finished = sum(b - a for a, b in done)
-    report(finished, force=True)
-    for a, b in shards.ranges:
-        if (a, b) in done:
-            continue
-        chunk = bm.frame.iloc[a:b]
-
-        def inner(d, tot, base=finished, n=b - a):
-            report(base + int(round(n * d / max(tot, 1))))
-
-        frame = compute_logprobs(lm, chunk, progress=inner, numerics=numerics)
-        shards.write(a, b, frame)
-        done[(a, b)] = frame
-        finished += b - a
-        report(finished, force=True)
-    return shards.finish(done)
+    if numerics not in NUMERICS:
+        raise ValueError(f"unknown numerics {numerics!r}; choose one of {', '.join(NUMERICS)}")
+    return run(get("attribution"), lm, benchmark, limit=limit, cache=cache, data_dir=data_dir, progress=progress,
+               waiting=waiting, shard_size=shard_pairs, jsd=jsd, fast_exact=numerics == "fast-exact").frame
 
 
 def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",
@@ -300,98 +224,3 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
         rows.append({by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"),
                      "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n)})
     return pd.DataFrame.from_records(rows)
-
-
-# --------------------------------------------------------------------------- CLI
-@register_scorer(NAME, SUMMARY, order=10,
-                 pages=[Page("views/overview.py", "Overview", "📊"),
-                        Page("views/token_attributions.py", "Token attributions", "🔎"),
-                        Page("views/try_pair.py", "Try a pair", "✍️"),
-                        Page("views/translation_review.py", "Translation review", "🇵🇭")])
-def register_cli(sub) -> None:
-    from biascore.cli.args import add_common_args, add_model_args, int_at_least
-
-    p = sub.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
-    add_model_args(p)
-    add_common_args(p)
-    p.add_argument("--benchmark", default="demo", help="benchmark name (see `benchmarks`) or a CSV file path")
-    p.add_argument("--metric", choices=METRICS, default="attribution")
-    p.add_argument("--jsd", choices=JSD_VARIANTS, default="reference",
-                   help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
-    p.add_argument("--limit", type=int_at_least(1), default=None, help="score only the first N pairs (N ≥ 1)")
-    p.add_argument("--fast-exact", action="store_true",
-                   help="a half-precision pass, then a float32 re-check of every token and pair it cannot "
-                        "guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
-    p.add_argument("--out", default=None, help="write the per-pair frame (.csv or .parquet)")
-    p.set_defaults(func=run_cli)
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from biascore.cli.args import model_from_args
-
-    bm = load_benchmark(args.benchmark, args.data_dir)
-    if bm.malformed:
-        print(f"warning: {len(bm.malformed)} malformed row(s) in {bm.path} were not loaded: "
-              + "; ".join(bm.malformed[:5]) + (" …" if len(bm.malformed) > 5 else ""), file=sys.stderr)
-    from biascore.core.models import model_identity
-
-    identity = model_identity(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
-    t0 = time.perf_counter()
-    bar = tqdm(total=len(bm.frame) if args.limit is None else min(args.limit, len(bm.frame)), unit="pair",
-               desc=f"{args.model} on {bm.name}", file=sys.stderr)
-
-    def progress(done, total, desc=f"{args.model} on {bm.name}"):
-        bar.set_description_str(desc, refresh=False)
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    def waiting(done, total):  # another process is scoring this very model × benchmark: show its progress
-        progress(done, total, f"waiting for another process scoring {args.model} on {bm.name}")
-
-    numerics = "fast-exact" if getattr(args, "fast_exact", False) else "exact"
-    frame = score_benchmark(lambda: model_from_args(args), bm, jsd=args.jsd, limit=args.limit, progress=progress,
-                            identity=identity, numerics=numerics, waiting=waiting)
-    bar.close()
-    elapsed = time.perf_counter() - t0
-    summary = summarize(frame, args.metric)
-    label = "B (% pairs with S_JSD < 0)" if args.metric == "attribution" else "PLL bias score (% score(more) > score(less))"
-    print(f"{args.model} on {bm.name} — {label}; 50 = unbiased; {elapsed:.2f} s")
-    note = approximate_note(resolve_dtype(args.dtype))
-    if note:
-        print(f"numbers: {note}")
-    elif numerics == "fast-exact":
-        print("numbers: fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "
-              "float32 run, same verdicts")
-    else:
-        print("numbers: exact (float32 forward passes, TF32 off)")
-    print("intervals: 95% Wilson score interval (binomial proportion)")
-    print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
-    skipped = frame[frame["skipped_reason"] != ""]
-    if len(skipped):
-        print(f"\n{len(skipped)} pair(s) skipped and kept in the output with skipped_reason:")
-        for reason, n in skipped["skipped_reason"].value_counts().items():
-            print(f"  {n:5d}  {reason}")
-    n_trunc = int(frame["truncated"].sum())
-    if n_trunc:
-        print(f"{n_trunc} pair(s) had a sentence longer than the model's input limit and were truncated")
-    if args.out:
-        write_frame(frame, args.out)
-        print(f"wrote {len(frame)} rows to {args.out}")
-    return 0
-
-
-def write_frame(frame: pd.DataFrame, path: str) -> None:
-    """CSV (list columns as JSON) or parquet, by extension. A frame read back from the cache (numpy arrays of
-    numpy scalars) writes the same file as a freshly computed one (Python lists)."""
-    if path.endswith(".parquet"):
-        frame.to_parquet(path, index=False)
-        return
-    out = frame.copy()
-    for col in out.columns:
-        if out[col].map(lambda v: isinstance(v, (list, np.ndarray))).any():
-            out[col] = out[col].map(lambda v: json.dumps(np.asarray(v).tolist() if len(v) else [],
-                                                         ensure_ascii=False))
-    out.to_csv(path, index=False)

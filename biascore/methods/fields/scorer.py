@@ -22,25 +22,21 @@ counts in both fields; a word counts once per field. Punctuation and ``Df`` are 
 (unmatched) is its own field, "Unmatched". Causal models give b = 0 exactly for tokens before the first
 modified token: those words count as ∘, never dropped.
 
-Entry points: :func:`score_fields` (model + benchmark → :class:`FieldsResult`), and the pure functions
-:func:`word_fields` and :func:`field_table` it is made of.
+Entry points: the ``fields`` method (:mod:`.method`), :func:`score_fields` (model + benchmark →
+:class:`FieldsResult`), and the pure functions :func:`word_fields` and :func:`field_table` it is made of.
 """
 from __future__ import annotations
 
-import argparse
-import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from biascore.core.pair_tokens import unflatten_spans
-from biascore.core.registry import Page, ProgressFn, register_scorer
+from biascore.core.registry import ProgressFn
 from biascore.methods.fields import tagging as st_tags
 from biascore.methods.fields.tagging import NoLexiconError
 
-NAME = "fields"
-SUMMARY = "USAS semantic fields of bias-inducing words: share of words with b<0 / b=0 / b>0 per field"
 TABLE_COLUMNS = ["field", "n", "up_pct", "zero_pct", "down_pct"]
 WORD_COLUMNS = ["pair_id", "word_index", "word", "start", "end", "b", "field", "tags", "sentence"]
 SENSES = ("top", "all")
@@ -221,96 +217,40 @@ def lexicon_coverage(benchmark) -> dict[str, int]:
     return {str(k): int(v) for k, v in langs[~langs.map(st_tags.has_lexicon).astype(bool)].value_counts().items()}
 
 
-def is_scored(model, benchmark, cache=None) -> bool:
-    """Whether the attribution engine's result for ``model`` (a loaded model or its
-    :class:`~biascore.core.models.ModelIdentity`) on the whole ``benchmark`` is cached. Nothing is run."""
-    from biascore.core.cache import ResultCache
-    from biascore.core.models import LanguageModel
-    from biascore.methods.attribution.scorer import logprob_cache_key
+def require_lexicon(benchmark) -> None:
+    """:class:`NoLexiconError` (before anything is scored) when no pair's language has a USAS lexicon."""
+    bench = _load(benchmark)
+    _require_lexicon(row_languages(bench.frame, bench.language), bench.language)
 
-    identity = model.identity() if isinstance(model, LanguageModel) else model
-    return (cache or ResultCache()).path(logprob_cache_key(identity, _load(benchmark), None)).exists()
+
+def fields_result(result) -> FieldsResult:
+    """The page's and the CLI's view of a ``fields`` :class:`~biascore.core.result.Result`: the Table-6 table
+    (with the result's ``min_count`` and ``top``), every tagged word, and the pairs left untagged."""
+    o = result.options
+    untagged = dict(result.conventions.get("untagged_pairs") or {})
+    return FieldsResult(result.model, result.input_name, field_table(result.frame, o.min_count, o.top or None),
+                        result.frame, {str(k): int(v) for k, v in untagged.items()})
+
+
+def is_scored(model, benchmark, cache=None) -> bool:
+    """Whether the attribution method's result for ``model`` (a model handle, a loaded model or a name) on the
+    whole ``benchmark`` is cached. Nothing is loaded or run."""
+    from biascore.core.runner import is_cached
+    from biascore.methods import get
+
+    return is_cached(get("attribution"), model, _load(benchmark), cache=cache)
 
 
 def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = DEFAULT_SENSES,
-                 limit: int | None = None, progress: ProgressFn | None = None,
-                 cache=None, identity=None) -> FieldsResult:
-    """Score ``benchmark`` with the attribution engine (cached) and build the semantic-field table.
+                 limit: int | None = None, progress: ProgressFn | None = None, cache=None,
+                 only_cached: bool = False) -> FieldsResult | None:
+    """The semantic-field table of ``lm`` (a loaded model, a model handle or a name) on ``benchmark``: the
+    registered ``fields`` method through the one runner (the attribution scores it reads are cached, and a
+    cached result loads no model). Raises :class:`NoLexiconError` before any scoring when no pair's language
+    has a USAS lexicon."""
+    from biascore.core.runner import run
+    from biascore.methods import get
 
-    ``lm`` is a loaded model or a zero-argument loader; with a loader and its ``identity``
-    (:func:`biascore.core.models.model_identity`) a cached result is used without loading the model.
-    Raises :class:`NoLexiconError` before any scoring when no pair's language has a USAS lexicon.
-    """
-    from biascore.core.models import LanguageModel
-    from biascore.methods.attribution.scorer import score_benchmark
-
-    bench = _load(benchmark)
-    _require_lexicon(row_languages(bench.frame, bench.language), bench.language)
-    scores = score_benchmark(lm, bench, limit=limit, progress=progress, cache=cache, identity=identity)
-    name = lm.name if isinstance(lm, LanguageModel) else (identity.name if identity else "")
-    return fields_from_scores(scores, row_languages(scores, bench.language), min_count=min_count, top=top,
-                              senses=senses, model=name, benchmark=bench.name, cache=cache)
-
-
-# --------------------------------------------------------------------------------------- CLI
-@register_scorer(NAME, SUMMARY, order=20, pages=[Page("views/semantic_fields.py", "Semantic fields", "🏷️")])
-def register_cli(subparsers) -> None:
-    from biascore.cli.args import add_common_args, add_model_args, int_at_least
-
-    p = subparsers.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
-    add_model_args(p)
-    p.add_argument("--also", action="append", default=[], metavar="MODEL",
-                   help="another model to score and show side by side (repeatable)")
-    p.add_argument("--benchmark", default="crows-en-gso", help="registered benchmark name or a CSV path")
-    p.add_argument("--min-count", type=int_at_least(1), default=30, help="leave out fields with fewer words (default 30)")
-    p.add_argument("--top", type=int_at_least(0), default=10, help="fields per model, by share of b<0 (0 = all; default 10)")
-    p.add_argument("--senses", choices=SENSES, default=DEFAULT_SENSES,
-                   help="top: the tagger's first-ranked tag per token; all: every candidate tag "
-                        "(as the paper's tagging script did)")
-    p.add_argument("--limit", type=int_at_least(1), default=None, help="score only the first N pairs (N ≥ 1)")
-    p.add_argument("--out", default=None, help="write the table(s) to this CSV file")
-    add_common_args(p)
-    p.set_defaults(func=run_cli)
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from biascore.cli.args import model_from_args
-    from biascore.core.datasets import load_benchmark
-    from biascore.core.models import model_identity
-
-    bench = load_benchmark(args.benchmark)
-    top = args.top or None
-    results = []
-    try:
-        for name in [args.model, *args.also]:
-            model_args = argparse.Namespace(**{**vars(args), "model": name})
-            identity = model_identity(name, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
-            n_pairs = len(bench.frame) if args.limit is None else min(args.limit, len(bench.frame))
-            with tqdm(total=n_pairs, unit="pair", desc=f"{name} on {bench.name}", file=sys.stderr) as bar:
-                def progress(done: int, total: int) -> None:
-                    bar.total, bar.n = total, done
-                    bar.refresh()
-
-                result = score_fields(lambda: model_from_args(model_args), bench, min_count=args.min_count,
-                                      top=top, senses=args.senses, limit=args.limit, progress=progress,
-                                      identity=identity)
-            results.append(replace(result, model=result.model or name))
-    except NoLexiconError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    for r in results:
-        skipped = "".join(f"; {n} pairs in {st_tags.LANGUAGE_NAMES.get(k, k)} left out (no USAS lexicon)"
-                          for k, n in r.untagged.items())
-        print(f"\n{r.model} on {r.benchmark}: {r.words.drop_duplicates(['pair_id', 'word_index']).shape[0]} "
-              f"tagged words, fields with n >= {args.min_count}{skipped}")
-        print(r.table.to_string(index=False, float_format=lambda x: f"{x:.2f}") if len(r.table)
-              else "(no field reaches the threshold)")
-    if len(results) > 1:
-        print("\nside by side (↑ / ∘ / ↓ %):")
-        print(side_by_side({r.model: r.table for r in results}).to_string(float_format=lambda x: f"{x:.2f}"))
-    if args.out:
-        pd.concat([r.csv_frame() for r in results], ignore_index=True).to_csv(args.out, index=False)
-        print(f"\nwrote {args.out}")
-    return 0
+    result = run(get("fields"), lm, benchmark, limit=limit, cache=cache, progress=progress,
+                 only_cached=only_cached, senses=senses, min_count=min_count, top=top or 0)
+    return None if result is None else fields_result(result)

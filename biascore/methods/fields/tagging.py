@@ -34,6 +34,7 @@ import pandas as pd
 from biascore.core.registry import ProgressFn
 from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.method import NotApplicable
 from biascore.core.hashing import file_sha256, sentences_hash
 
 #: Tagger resources per language (paths relative to the data directory). A language not listed has no tagger.
@@ -53,7 +54,7 @@ TAG_SEPARATOR = " "  # between a token's ranked tags in the cached frame (USAS t
 UNMATCHED_CODE = "Z99"
 
 
-class NoLexiconError(LookupError):
+class NoLexiconError(LookupError, NotApplicable):
     """There is no USAS lexicon for the requested language; the message says so in words."""
 
     def __init__(self, language: str):
@@ -180,12 +181,10 @@ def get_tagger(language: str = "en", data_dir: str | Path | None = None) -> Tagg
 
 # --------------------------------------------------------------------------------------- tagging
 def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None) -> pd.DataFrame:
-    from tqdm.auto import tqdm
-
     rows = []
     total = len(sentences)
     docs = tagger.nlp.pipe(sentences, batch_size=64)
-    for i, doc in enumerate(tqdm(docs, total=total, desc="USAS tagging", disable=total < 50), start=1):
+    for i, doc in enumerate(docs, start=1):
         rows.append({
             "sentence": doc.text,
             "tok_text": [t.text for t in doc],

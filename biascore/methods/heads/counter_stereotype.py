@@ -31,13 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
 
 from biascore.core.cache import ResultCache
-from biascore.core.keys import result_key
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.registry import ProgressFn
 from biascore.core.seat_tests import GenderWordLists, load_gender_wordlists
+from biascore.stats.tests import one_sample_t_greater
 from biascore.methods.heads.head_table import scores_to_matrix
 
 NAME = "heads-counter"
@@ -200,27 +199,60 @@ def pair_attention(lm, pair: CounterPair) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
-def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = None,
-                            progress: ProgressFn | None = None) -> pd.DataFrame:
-    """One row per sentence: the pair, ``w_orig``, ``w_counter``, ``d`` (flattened layers × heads), cached."""
+@dataclass(frozen=True)
+class CounterSources:
+    """What the counter-stereotype test reads besides the model: the gender word lists and the CrowS-Pairs
+    benchmarks its sentences come from (``content_hash`` covers all of them)."""
+
+    lists: GenderWordLists
+    sources: dict  # benchmark name -> content hash
+    data_dir: object = None
+    name: str = "crows-gender-pairs"
+
+    @property
+    def content_hash(self) -> str:
+        from biascore.core.hashing import bytes_sha256
+
+        return bytes_sha256(repr((sorted(self.sources.items()), self.lists.content_hash)))[:20]
+
+
+def counter_sources(data_dir=None) -> CounterSources:
+    """The word lists and the CrowS-Pairs sources of the counter-stereotype test."""
     lists = load_gender_wordlists(data_dir)
-    pairs, hashes = collect_pairs(lists, attribute_first=lm.kind == "causal", data_dir=data_dir)
-    key = result_key(NAME, lm, sources=hashes, wordlists=lists.content_hash)
+    _, hashes = collect_pairs(lists, data_dir=data_dir)
+    return CounterSources(lists, dict(hashes), data_dir)
 
-    def compute() -> pd.DataFrame:
-        rows = []
-        for k, pair in enumerate(pairs):
-            w_o, w_c = pair_attention(lm, pair)
-            rows.append({"source": pair.source, "sentence": pair.sentence, "counter": pair.counter,
-                         "attribute": pair.attribute, "counterpart": pair.counterpart, "target": pair.target,
-                         "layers": w_o.shape[0], "heads": w_o.shape[1],
-                         "w_orig": w_o.ravel().tolist(), "w_counter": w_c.ravel().tolist(),
-                         "d": (w_o - w_c).ravel().tolist()})
-            if progress:
-                progress(k + 1, len(pairs))
-        return pd.DataFrame(rows)
 
-    return (cache or ResultCache()).get_or_compute(key, compute)
+def counter_rows(lm, sources: CounterSources, progress: ProgressFn | None = None) -> pd.DataFrame:
+    """One row per sentence: the pair, ``w_orig``, ``w_counter``, ``d`` (flattened layers × heads)."""
+    pairs, _ = collect_pairs(sources.lists, attribute_first=lm.kind == "causal", data_dir=sources.data_dir)
+    rows = []
+    for k, pair in enumerate(pairs):
+        w_o, w_c = pair_attention(lm, pair)
+        rows.append({"source": pair.source, "sentence": pair.sentence, "counter": pair.counter,
+                     "attribute": pair.attribute, "counterpart": pair.counterpart, "target": pair.target,
+                     "layers": w_o.shape[0], "heads": w_o.shape[1],
+                     "w_orig": w_o.ravel().tolist(), "w_counter": w_c.ravel().tolist(),
+                     "d": (w_o - w_c).ravel().tolist()})
+        if progress:
+            progress(k + 1, len(pairs))
+    return pd.DataFrame(rows, columns=COUNTER_COLUMNS)
+
+
+COUNTER_COLUMNS = ["source", "sentence", "counter", "attribute", "counterpart", "target", "layers", "heads",
+                   "w_orig", "w_counter", "d"]
+
+
+def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = None,
+                            progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
+    """The registered ``heads-counter`` method through the one runner (cached): one row per sentence with
+    ``w_orig``, ``w_counter`` and ``d``. With ``only_cached=True``: the cached frame or None."""
+    from biascore.core.runner import run
+    from biascore.methods import get
+
+    result = run(get("heads-counter"), lm, counter_sources(data_dir), data_dir=data_dir, cache=cache,
+                 progress=progress, only_cached=only_cached)
+    return None if result is None else result.frame
 
 
 def d_array(frame: pd.DataFrame) -> np.ndarray:
@@ -229,15 +261,6 @@ def d_array(frame: pd.DataFrame) -> np.ndarray:
         return np.zeros((0, 0, 0))
     L, H = int(frame["layers"].iloc[0]), int(frame["heads"].iloc[0])
     return np.stack([np.asarray(d, dtype=float).reshape(L, H) for d in frame["d"]])
-
-
-def one_tailed_t(values: np.ndarray) -> tuple[float, float]:
-    """t and p of the one-sample t-test that the mean of ``values`` is > 0 (NaN when N < 2)."""
-    values = np.asarray(values, dtype=float)
-    if len(values) < 2:
-        return float("nan"), float("nan")
-    res = stats.ttest_1samp(values, 0.0, alternative="greater")
-    return float(res.statistic), float(res.pvalue)
 
 
 def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
@@ -249,7 +272,7 @@ def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
     rows = []
     for label, sel in (("biased heads (b > 0)", biased), ("other heads (b ≤ 0)", ~biased)):
         per_sentence = d[:, sel].mean(axis=1) if sel.any() and len(d) else np.zeros(0)
-        t, p = one_tailed_t(per_sentence)
+        t, p = one_sample_t_greater(per_sentence)
         rows.append({"group": label, "heads": int(sel.sum()), "N": int(len(per_sentence)),
                      "mean_d": float(per_sentence.mean()) if len(per_sentence) else float("nan"), "t": t, "p": p})
     return pd.DataFrame(rows)

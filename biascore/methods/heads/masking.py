@@ -20,12 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from biascore.core.cache import ResultCache
-from biascore.core.keys import result_key
 from biascore.core.datasets import load_benchmark
-from biascore.core.hashing import bytes_sha256
 from biascore.core.registry import ProgressFn
 from biascore.methods.heads.head_table import scores_to_matrix
 from biascore.methods.heads.masks import HeadMask, mask_from_heads
@@ -33,7 +30,6 @@ from biascore.core.lm_scoring import causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.seat_tests import SeatTest
 from biascore.methods.heads.seat_embeddings import SeatEmbedder
 
-NAME = "heads-masking"
 HELD_OUT_EXCLUDE = ("gender", "sexual-orientation")
 
 
@@ -100,39 +96,41 @@ def masked_perplexity(lm, sentences: list[str], mask: torch.Tensor) -> float:
         return perplexity(lm, sentences)
 
 
-def masking_table(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3, draws: int = 5,
-                  n_held_out: int = 40, data_dir=None, cache: ResultCache | None = None,
-                  progress: ProgressFn | None = None) -> pd.DataFrame:
+def masking_rows(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3, draws: int = 5,
+                 n_held_out: int = 40, data_dir=None, progress: ProgressFn | None = None) -> pd.DataFrame:
     """Table 1a: one row per strategy with ``strategy, heads, n_masked, effect_size, abs_effect_size,
-    ppl_kind, perplexity`` (random: means over the draws, ``heads`` lists the first draw)."""
+    ppl_kind, perplexity, n_held_out`` (random: means over the draws, ``heads`` lists the first draw)."""
     scores = scores_to_matrix(scores_frame)
     sentences = held_out_sentences(n_held_out, data_dir) if perplexity_kind(lm) != "n/a" else []
-    key = result_key(NAME, lm, seat_test=test.name, seat_hash=test.content_hash, k=k, draws=draws,
-                     scores=bytes_sha256(np.ascontiguousarray(scores).tobytes())[:16],
-                     held_out=bytes_sha256("\n".join(sentences))[:16])
+    embedder = SeatEmbedder(lm, test)
+    param = next(lm.model.parameters())
+    strategies = masking_strategies(scores, k, draws)
+    total = sum(len(sets) for _, sets in strategies)
+    done, rows = 0, []
+    for label, head_sets in strategies:
+        es, ppl = [], []
+        for heads in head_sets:
+            mask = mask_from_heads(scores.shape, heads, dtype=param.dtype, device=param.device)
+            es.append(masked_effect_size(lm, embedder, mask))
+            ppl.append(masked_perplexity(lm, sentences, mask) if sentences else float("nan"))
+            done += 1
+            if progress:
+                progress(done, total)
+        rows.append({"strategy": label, "heads": ", ".join(f"{l + 1}-{h + 1}" for l, h in head_sets[0]),
+                     "n_masked": len(head_sets[0]), "effect_size": float(np.mean(es)),
+                     "abs_effect_size": float(np.mean(np.abs(es))), "ppl_kind": perplexity_kind(lm),
+                     "perplexity": float(np.mean(ppl)), "n_held_out": len(sentences)})
+    return pd.DataFrame(rows)
 
-    def compute() -> pd.DataFrame:
-        embedder = SeatEmbedder(lm, test)
-        param = next(lm.model.parameters())
-        strategies = masking_strategies(scores, k, draws)
-        total = sum(len(sets) for _, sets in strategies)
-        done, rows = 0, []
-        bar = tqdm(total=total, desc="head masking", leave=False)
-        for label, head_sets in strategies:
-            es, ppl = [], []
-            for heads in head_sets:
-                mask = mask_from_heads(scores.shape, heads, dtype=param.dtype, device=param.device)
-                es.append(masked_effect_size(lm, embedder, mask))
-                ppl.append(masked_perplexity(lm, sentences, mask) if sentences else float("nan"))
-                done += 1
-                bar.update(1)
-                if progress:
-                    progress(done, total)
-            rows.append({"strategy": label, "heads": ", ".join(f"{l + 1}-{h + 1}" for l, h in head_sets[0]),
-                         "n_masked": len(head_sets[0]), "effect_size": float(np.mean(es)),
-                         "abs_effect_size": float(np.mean(np.abs(es))), "ppl_kind": perplexity_kind(lm),
-                         "perplexity": float(np.mean(ppl)), "n_held_out": len(sentences)})
-        bar.close()
-        return pd.DataFrame(rows)
 
-    return (cache or ResultCache()).get_or_compute(key, compute)
+def masking_table(lm, test: SeatTest | str, scores_frame: pd.DataFrame | None = None, *, k: int = 3,
+                  draws: int = 5, n_held_out: int = 40, data_dir=None, cache: ResultCache | None = None,
+                  progress: ProgressFn | None = None) -> pd.DataFrame:
+    """Table 1a for ``lm`` on a SEAT test: the registered ``heads-masking`` method through the one runner
+    (cached; the head scores it masks by are the ``heads`` method's, cached too). ``scores_frame`` is
+    accepted for compatibility and must be those scores."""
+    from biascore.core.runner import run
+    from biascore.methods import get
+
+    return run(get("heads-masking"), lm, test, data_dir=data_dir, cache=cache, progress=progress, k=k,
+               draws=draws, held_out=n_held_out).frame

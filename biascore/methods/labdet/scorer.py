@@ -31,12 +31,11 @@ adjective x nationality item is counted once. The Arabic file calls the national
 A probe is only meaningful when the model matches the language of the data (e.g. an English model on
 ``en``); nothing stops a mismatch, but its numbers mean little.
 
-Entry point: :func:`score_labdet` (cached); the pure pipeline is :func:`probe_items` (features from any
+Entry points: the ``labdet`` method (:mod:`.method`) and :func:`score_labdet`; the pure pipeline is :func:`probe_items` (features from any
 ``featurize(sentences) -> array``) followed by :func:`summarize` and :func:`robustness`.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
@@ -47,17 +46,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from biascore.core.registry import Page, register_scorer
 from biascore.core import settings
-from biascore.core.cache import CacheKey, ResultCache
+from biascore.core.cache import ResultCache
 from biascore.core.datasets import BenchmarkError
 from biascore.core.models import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
 from biascore.core.embeddings import POOLINGS, cached_embeddings
-from biascore.core.keys import result_key
 from biascore.core.registry import ProgressFn
+from biascore.stats.intervals import cluster_bootstrap_ci
+from biascore.stats.tests import pearson, wilcoxon_p
 
 NAME = "labdet"
 SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
@@ -85,6 +83,16 @@ class LabdetData:
     placeholder: str  # how the neutral rows spell the filler slot ("[MASK]", "<mask>")
     content_hash: str
 
+    @property
+    def name(self) -> str:
+        return self.lang
+
+
+def labdet_files(lang: str, data_dir: str | Path | None = None) -> list[Path]:
+    """The three files of one language: training templates, surfacing sentences, nationality words."""
+    root = settings.data_dir(data_dir) / "labdet"
+    return [root / "train" / f"{lang}.json", root / "test" / f"{lang}.json", root / "Templates" / f"{lang}_template.json"]
+
 
 def _read_json(path: Path):
     if not path.exists():
@@ -100,9 +108,7 @@ def load_labdet(lang: str, data_dir: str | Path | None = None) -> LabdetData:
     """Read ``labdet/{train,test}/<lang>.json`` and ``labdet/Templates/<lang>_template.json``."""
     if lang not in LANGUAGES:
         raise ValueError(f"unknown LABDet language {lang!r}; choose one of {', '.join(LANGUAGES)}")
-    root = settings.data_dir(data_dir) / "labdet"
-    paths = [root / "train" / f"{lang}.json", root / "test" / f"{lang}.json",
-             root / "Templates" / f"{lang}_template.json"]
+    paths = labdet_files(lang, data_dir)
     train_raw, test_raw, spec = (_read_json(p) for p in paths)
     digest = hashlib.sha256()
     for p in paths:
@@ -226,27 +232,6 @@ def _stable_rng(seed: int, label: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(label.encode("utf-8"))])
 
 
-def template_bootstrap_ci(values: np.ndarray, templates: np.ndarray, *, n_boot: int = 2000,
-                          level: float = 0.95, rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile CI of the mean of ``values`` when whole templates are resampled with replacement."""
-    names, inverse = np.unique(templates, return_inverse=True)
-    sums = np.bincount(inverse, weights=values, minlength=len(names))
-    counts = np.bincount(inverse, minlength=len(names)).astype(float)
-    draws = rng.integers(0, len(names), size=(n_boot, len(names)))
-    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def wilcoxon_p(values: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p-value of ``values`` against 0 (1.0 when every value is 0)."""
-    values = np.asarray(values, dtype=float)
-    if not np.any(values != 0):
-        return 1.0
-    return float(stats.wilcoxon(values, alternative="two-sided").pvalue)
-
-
 def direction(mean: float, p_value: float, alpha: float = 0.05) -> str:
     if p_value < alpha:
         return "negative" if mean < 0 else "positive" if mean > 0 else "none"
@@ -267,20 +252,13 @@ def summarize(items: pd.DataFrame, probe: str = "svm", alpha: float = 0.05, n_bo
     for code, grp in items.groupby("nationality", sort=True):
         values = grp[f"rel_{probe}"].to_numpy(dtype=float)
         mean = float(values.mean())
-        low, high = template_bootstrap_ci(values, grp["template"].to_numpy(), n_boot=n_boot,
+        low, high = cluster_bootstrap_ci(values, grp["template"].to_numpy(), n_boot=n_boot,
                                           rng=_stable_rng(seed, code))
         p = wilcoxon_p(values)
         rows.append({"nationality": code, "word": grp["word"].iloc[0], "mean": mean, "ci_low": low,
                      "ci_high": high, "p_value": p, "direction": direction(mean, p, alpha),
                      "n_items": len(values), "n_templates": int(grp["template"].nunique())})
     return pd.DataFrame(rows).sort_values("mean", kind="stable").reset_index(drop=True)
-
-
-def _pearson(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    if len(a) < 3 or np.std(a) == 0 or np.std(b) == 0:
-        return float("nan"), float("nan")
-    r = stats.pearsonr(a, b)
-    return float(r.statistic), float(r.pvalue)
 
 
 def template_halves(templates: Sequence[str], seed: int = 0) -> tuple[list[str], list[str]]:
@@ -296,12 +274,12 @@ def robustness(items: pd.DataFrame, probe: str = "svm", seed: int = 0) -> dict[s
     halves for ``probe`` (``halves_r``, ``halves_p``)."""
     by_nat = items.groupby("nationality")
     svm, mlp = by_nat["rel_svm"].mean(), by_nat["rel_mlp"].mean()
-    probe_r, probe_p = _pearson(svm.to_numpy(), mlp.loc[svm.index].to_numpy())
+    probe_r, probe_p = pearson(svm.to_numpy(), mlp.loc[svm.index].to_numpy())
     first, second = template_halves(items["template"], seed)
     m1 = items[items["template"].isin(first)].groupby("nationality")[f"rel_{probe}"].mean()
     m2 = items[items["template"].isin(second)].groupby("nationality")[f"rel_{probe}"].mean()
     common = m1.index.intersection(m2.index)
-    halves_r, halves_p = _pearson(m1.loc[common].to_numpy(), m2.loc[common].to_numpy())
+    halves_r, halves_p = pearson(m1.loc[common].to_numpy(), m2.loc[common].to_numpy())
     return {"probe_r": probe_r, "probe_p": probe_p, "halves_r": halves_r, "halves_p": halves_p}
 
 
@@ -323,90 +301,32 @@ class LabdetResult:
         return describe_filler(self.neutral_filler)
 
 
-def items_key(lm: LanguageModel, data: LabdetData, *, filler: str, pooling: str, seed: int,
-              nationalities: Sequence[str] | None) -> CacheKey:
-    return result_key(NAME, lm, part="items", lang=data.lang,
-                         data=data.content_hash, filler=filler, pooling=pooling, seed=seed,
-                         nationalities=sorted(nationalities) if nationalities is not None else None)
-
-
-def _result(lm: LanguageModel, data: LabdetData, items: pd.DataFrame, key: CacheKey, cache: ResultCache,
-            probe: str, alpha: float, n_boot: int, seed: int) -> LabdetResult:
-    summary_key = result_key(NAME, lm, part="summary", lang=data.lang, items=key.digest, probe=probe, alpha=alpha,
-                             n_boot=n_boot, seed=seed)
-    table = cache.get_or_compute(summary_key, lambda: summarize(items, probe, alpha, n_boot, seed))
-    return LabdetResult(model=lm.name, lang=data.lang, probe=probe, alpha=alpha, table=table, items=items,
+def labdet_result(result) -> LabdetResult:
+    """The page's and the CLI's view of a ``labdet`` :class:`~biascore.core.result.Result`: the
+    per-nationality table (:func:`summarize` with the result's probe, alpha, bootstrap size and seed),
+    held-out accuracies and the robustness correlations, from the cached items."""
+    items, o = result.frame, result.options
+    return LabdetResult(model=result.model, lang=result.input_name, probe=o.probe, alpha=o.alpha,
+                        table=summarize(items, o.probe, o.alpha, o.n_boot, o.seed), items=items,
                         accuracy={k: float(items[f"acc_{k}"].iloc[0]) for k in PROBES},
-                        correlations=robustness(items, probe, seed),
+                        correlations=robustness(items, o.probe, o.seed),
                         neutral_filler=str(items["neutral_filler"].iloc[0]))
 
 
-def score_labdet(lm: LanguageModel, lang: str = "en", *, probe: str = "svm", alpha: float = 0.05,
+def score_labdet(lm, lang: str = "en", *, probe: str = "svm", alpha: float = 0.05,
                  pooling: str = "mean", filler: str | None = None, seed: int = 0, n_boot: int = 2000,
                  nationalities: Sequence[str] | None = None, data_dir: str | Path | None = None,
                  cache: ResultCache | None = None, progress: ProgressFn | None = None,
                  only_cached: bool = False) -> LabdetResult | None:
-    """Run LABDet for ``lm`` on language ``lang`` (features, probes and summary all cached).
+    """LABDet for ``lm`` (a loaded model, a model handle or a name) on language ``lang``: the registered
+    ``labdet`` method through the one runner (items cached; features cached per sentence list), as a
+    :class:`LabdetResult`. With ``only_cached=True`` nothing is computed: the cached result or None."""
+    from biascore.core.runner import run
+    from biascore.methods import get
 
-    ``filler`` overrides the neutral filler (default: the mask token, or the slot removed);
-    ``nationalities`` restricts the run to some codes; ``progress(done, total)`` follows the embedding.
-    With ``only_cached=True`` nothing is computed: the cached result or None.
-    """
-    if pooling not in POOLINGS:
-        raise ValueError(f"unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}")
-    cache = cache or ResultCache()
-    data = load_labdet(lang, data_dir)
-    fill = neutral_filler(lm, filler)
-    key = items_key(lm, data, filler=fill, pooling=pooling, seed=seed, nationalities=nationalities)
-    items = cache.load(key)
-    if items is None:
-        if only_cached:
-            return None
-
-        def featurize(sentences: Sequence[str]) -> np.ndarray:
-            return cached_embeddings(lm, sentences, pooling=pooling, cache=cache, progress=progress)
-
-        items = cache.get_or_compute(  # computed once across processes (file lock per key)
-            key, lambda: probe_items(data, featurize, filler=fill, seed=seed, nationalities=nationalities))
-    return _result(lm, data, items, key, cache, probe, alpha, n_boot, seed)
+    result = run(get("labdet"), lm, lang, data_dir=data_dir, cache=cache, progress=progress,
+                 only_cached=only_cached, probe=probe, alpha=alpha, pooling=pooling, filler=filler, seed=seed,
+                 n_boot=n_boot, nationalities=tuple(nationalities) if nationalities is not None else None)
+    return None if result is None else labdet_result(result)
 
 
-# --------------------------------------------------------------------------- CLI
-@register_scorer(NAME, SUMMARY, order=40, pages=[Page("views/nationality.py", "Nationality (LABDet)", "🌍")])
-def register_cli(subparsers) -> None:
-    from biascore.cli.args import add_common_args, add_model_args, float_between, int_at_least
-
-    p = subparsers.add_parser(NAME, help=SUMMARY, description=SUMMARY + ". The model should match --lang.")
-    add_model_args(p)
-    add_common_args(p)
-    p.add_argument("--lang", default="en", choices=list(LANGUAGES), help="data language (match the model)")
-    p.add_argument("--probe", default="svm", choices=list(PROBES))
-    p.add_argument("--alpha", type=float_between(0, 1), default=0.05, help="significance level of the Wilcoxon test")
-    p.add_argument("--pooling", default="mean", choices=list(POOLINGS), help="sentence embedding pooling")
-    p.add_argument("--filler", default=None,
-                   help="neutral filler for the nationality slot (default: the mask token; slot removed "
-                        "for models without one)")
-    p.add_argument("--seed", type=int_at_least(0), default=0)
-    p.add_argument("--out", default=None, help="write the per-nationality table to this CSV file")
-    p.set_defaults(func=_cmd_labdet)
-
-
-def _cmd_labdet(args: argparse.Namespace) -> int:
-    from biascore.cli.args import model_from_args
-
-    lm = model_from_args(args)
-    res = score_labdet(lm, args.lang, probe=args.probe, alpha=args.alpha, pooling=args.pooling,
-                       filler=args.filler, seed=args.seed)
-    table = res.table[OUTPUT_COLUMNS]
-    print(f"LABDet {lm.name} on {LANGUAGES[args.lang]} ({args.lang}), probe {args.probe}, "
-          f"neutral filler {res.filler_label}")
-    print("held-out accuracy (unseen templates): " + ", ".join(f"{k} {v:.3f}" for k, v in res.accuracy.items()))
-    c = res.correlations
-    print(f"Pearson r SVM vs MLP: {c['probe_r']:.3f} (p={c['probe_p']:.2g}); "
-          f"template halves: {c['halves_r']:.3f} (p={c['halves_p']:.2g})")
-    with pd.option_context("display.width", 120, "display.max_rows", 200):
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    if args.out:
-        table.to_csv(args.out, index=False)
-        print(f"wrote {args.out}")
-    return 0

@@ -33,27 +33,19 @@ independent, so for such words the interval is somewhat optimistic.
 
 Entry points: :func:`word_occurrences` (one row per occurrence, from an attribution frame),
 :func:`occurrences_for_run` (the same for one cached run, cached as parquet), :func:`word_table`,
-:func:`word_pairs`, :func:`compare_words`; CLI ``python -m biascore words``.
+:func:`word_pairs`, :func:`compare_words`; the ``words`` method (:mod:`.method`, CLI ``biascore words``).
 """
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from biascore.core.cache import CacheKey, ResultCache
-from biascore.core.registry import Page, register_scorer
+from biascore.core.cache import ResultCache
+from biascore.stats.intervals import t_interval_halfwidth
 
-NAME = "words"
-SUMMARY = "every word type of a benchmark with its pair count, mean b, 95 percent t-interval and share of b<0"
-
-#: bumped when the word-type normalisation changes (part of the cache key)
-WORD_TYPES_VERSION = 1
 CONFIDENCE = 0.95
 OCCURRENCE_COLUMNS = ["pair_id", "bias_type", "word_index", "word", "word_type", "b"]
 TABLE_COLUMNS = ["word_type", "n_pairs", "n_occurrences", "mean_b", "ci_low", "ci_high", "share_biased",
@@ -93,22 +85,23 @@ def word_occurrences(frame: pd.DataFrame) -> pd.DataFrame:
     return occ.dropna(subset=["word_type"]).reset_index(drop=True)
 
 
-def occurrences_cache_key(run_path: str | Path, jsd: str) -> CacheKey:
-    """The cache key of one run's occurrences: the run's own digest (its file name, which already covers
-    model, benchmark content and pair count), the JSD variant and the word-type normalisation."""
-    return CacheKey.make("words", run=Path(run_path).stem, jsd=jsd, word_types=WORD_TYPES_VERSION)
-
-
 def occurrences_for_run(run_path: str | Path, benchmark: str, *, jsd: str = "reference", data_dir=None,
                         cache: ResultCache | None = None) -> pd.DataFrame:
-    """:func:`word_occurrences` of one cached attribution run (see :mod:`.results`), itself cached as a flat
-    parquet file (no list columns), so a later call reads it in milliseconds without the attribution frame."""
-    from biascore.methods.attribution.results import load_run
+    """:func:`word_occurrences` of the model and benchmark of one cached attribution run (a file listed by
+    :func:`biascore.core.runner.cached_results`): the registered ``words`` method through the one runner,
+    itself cached as a flat parquet file, so a later call reads it in milliseconds. Nothing is loaded: the
+    run's model stands in by its identity."""
+    from biascore.core.handle import ModelHandle
+    from biascore.core.runner import identity_of, run
+    from biascore.methods import get
 
     cache = cache or ResultCache()
-    return cache.get_or_compute(
-        occurrences_cache_key(run_path, jsd),
-        lambda: word_occurrences(load_run(run_path, benchmark, jsd=jsd, data_dir=data_dir, cache=cache)))
+    _, meta = cache.read_entry(run_path)
+    handle = ModelHandle.standin(str(meta.get("model", "")), identity_of(meta),
+                                 "the words of a cached run never need the model")
+    n_pairs = meta.get("n_pairs")
+    return run(get("words"), handle, benchmark, limit=int(n_pairs) if n_pairs is not None else None, cache=cache,
+               data_dir=data_dir, jsd=jsd).frame
 
 
 # --------------------------------------------------------------------------------------- aggregation
@@ -134,11 +127,7 @@ def word_table(occ: pd.DataFrame, bias_types: Iterable[str] | None = None, min_c
         "n_pairs": g["pair_id"].nunique(), "n_occurrences": g["b"].size(), "mean_b": g["b"].mean(),
         "sd": g["b"].std(ddof=1), "share_biased": g["biased"].mean(), "share_zero": g["zero"].mean()})
     table = table[table["n_pairs"] >= min_count]
-    n = table["n_occurrences"].to_numpy()
-    defined = n >= 2
-    half = np.full(len(table), np.nan)
-    half[defined] = (stats.t.ppf(0.5 + CONFIDENCE / 2, n[defined] - 1)
-                     * table["sd"].to_numpy()[defined] / np.sqrt(n[defined]))
+    half = t_interval_halfwidth(table["sd"].to_numpy(), table["n_occurrences"].to_numpy(), CONFIDENCE)
     table["ci_low"] = table["mean_b"] - half
     table["ci_high"] = table["mean_b"] + half
     table["forms"] = _forms(sel[sel["word_type"].isin(table.index)]).reindex(table.index)
@@ -202,103 +191,3 @@ def compare_words(occurrences: dict[str, pd.DataFrame], bias_types: Iterable[str
     for label in labels:
         joined[f"{label}: n_pairs"] = joined[f"{label}: n_pairs"].astype("Int64")
     return joined.reset_index(drop=True)
-
-
-# --------------------------------------------------------------------------------------- model + benchmark
-def scored_run(model: str, benchmark: str, args: argparse.Namespace, *, jsd: str = "reference",
-               cache: ResultCache | None = None) -> Path:
-    """The cache file of ``model``'s attribution run on the whole ``benchmark``; scores it first (progress bar
-    on stderr) when it is not cached. ``args`` carries the model options of :func:`.args.add_model_args`."""
-    from tqdm import tqdm
-
-    from biascore.cli.args import model_from_args
-    from biascore.core.datasets import load_benchmark
-    from biascore.core.models import model_identity
-    from biascore.methods.attribution.scorer import logprob_cache_key, score_benchmark
-
-    cache = cache or ResultCache()
-    bm = load_benchmark(benchmark)
-    model_args = argparse.Namespace(**{**vars(args), "model": model})
-    identity = model_identity(model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype)
-    lm = None
-    if identity is None:  # a hub id (or a model whose identity needs its files loaded): load it once
-        lm = model_from_args(model_args)
-        identity = lm.identity()
-    path = cache.path(logprob_cache_key(identity, bm, None))
-    if not path.exists():
-        with tqdm(total=len(bm.frame), unit="pair", desc=f"{model} on {bm.name}", file=sys.stderr) as bar:
-            def progress(done: int, total: int) -> None:
-                bar.total, bar.n = total, done
-                bar.refresh()
-
-            score_benchmark(lm if lm is not None else (lambda: model_from_args(model_args)), bm, jsd=jsd,
-                            progress=progress, cache=cache, identity=identity)
-    if not path.exists():
-        raise RuntimeError(f"{model} was scored on {bm.name}, but its result is not cached where expected ({path})")
-    return path
-
-
-# --------------------------------------------------------------------------------------- CLI
-@register_scorer(NAME, SUMMARY, order=15, pages=[Page("views/words.py", "Words", "🔤")])
-def register_cli(sub) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
-
-    p = sub.add_parser(NAME, help=SUMMARY, description=__doc__.split("\n\n")[0])
-    add_model_args(p)
-    add_common_args(p)
-    p.add_argument("--benchmark", default="demo", help="benchmark name (see `benchmarks`) or a CSV file path")
-    p.add_argument("--bias-type", action="append", default=[], metavar="T",
-                   help="count only pairs of this bias type (repeatable; default: all)")
-    p.add_argument("--min-count", type=int, default=1, help="leave out words in fewer pairs (default 1)")
-    p.add_argument("--compare", default=None, metavar="M2", help="a second model, side by side (join on word)")
-    p.add_argument("--word", default=None, help="list the pairs of this word instead of the table")
-    p.add_argument("--top", type=int, default=30, help="rows printed (0 = all; --out always gets every row)")
-    p.add_argument("--jsd", choices=["reference", "paper"], default="reference",
-                   help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
-    p.add_argument("--out", default=None, help="write the table to this CSV file")
-    p.set_defaults(func=run_cli)
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    from biascore.core.datasets import load_benchmark
-
-    bm = load_benchmark(args.benchmark)
-    known = set(bm.frame["bias_type"].astype(str))
-    unknown = [t for t in args.bias_type if t not in known]
-    if unknown:
-        raise ValueError(f"unknown --bias-type {', '.join(unknown)} for {bm.name}; choose from "
-                         + ", ".join(sorted(known)))
-    if args.compare == args.model:
-        raise ValueError("--compare needs a model other than --model")
-    path = scored_run(args.model, args.benchmark, args, jsd=args.jsd)
-    occ = occurrences_for_run(path, args.benchmark, jsd=args.jsd)
-    scope = f"bias type {', '.join(args.bias_type)}" if args.bias_type else "all bias types"
-    if args.word is not None:
-        from biascore.methods.attribution.results import load_run
-
-        wanted = word_types(pd.Series([args.word])).iloc[0]
-        if not isinstance(wanted, str):
-            raise ValueError(f"--word {args.word!r} has no letter or digit (punctuation is not a word type)")
-        frame = load_run(path, args.benchmark, jsd=args.jsd)
-        table = word_pairs(occ, frame, wanted, args.bias_type)
-        print(f"{args.model} on {bm.name}, {scope}: {len(table)} pair(s) with the word {wanted!r}")
-    elif args.compare:
-        occ2 = occurrences_for_run(scored_run(args.compare, args.benchmark, args, jsd=args.jsd), args.benchmark,
-                                   jsd=args.jsd)
-        table = compare_words({args.model: occ, args.compare: occ2}, args.bias_type, args.min_count)
-        print(f"{args.model} vs {args.compare} on {bm.name}, {scope}: {len(table)} word types in >= "
-              f"{args.min_count} pair(s) for at least one model")
-    else:
-        table = word_table(occ, args.bias_type, args.min_count)
-        print(f"{args.model} on {bm.name}, {scope}: {len(table)} word types in >= {args.min_count} pair(s); "
-              "b < 0 pushes toward the more-biased sentence; 95% Student-t interval over occurrences "
-              "(NaN when n = 1)")
-    shown = table if not args.top else table.head(args.top)
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
-        print(shown.to_string(index=False, float_format=lambda x: f"{x:.4g}") if len(shown) else "(none)")
-    if args.top and len(table) > args.top:
-        print(f"… {len(table) - args.top} more (--top 0 prints all; --out writes all)")
-    if args.out:
-        table.to_csv(args.out, index=False)
-        print(f"wrote {len(table)} rows to {args.out}")
-    return 0

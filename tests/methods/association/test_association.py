@@ -192,7 +192,8 @@ def test_logprob_effect_sizes_are_cached_by_the_engine(random_mlm, tmp_path):
     first = engine.run_logprob_effects(random_mlm, "en-gender-career", cache=cache, only_cached=True)  # from scores
     expected = effect_sizes(scores, load_logprob_test("en-gender-career"))
     pd.testing.assert_frame_equal(first, expected)
-    assert len(list((tmp_path / "association").glob("*.parquet"))) == 2  # scores and effect sizes
+    assert len(list((tmp_path / "logprob").glob("*.parquet"))) == 1  # the scores
+    assert len(list((tmp_path / "logprob.derived").glob("*.parquet"))) == 1  # the effect sizes derived from them
     pd.testing.assert_frame_equal(engine.run_logprob_effects(random_mlm, "en-gender-career", cache=cache), expected)
 
 

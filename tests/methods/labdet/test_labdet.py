@@ -2,7 +2,6 @@
 statistics against independent computations, a planted bias, the CLI and the Nationality page."""
 from __future__ import annotations
 
-import itertools
 import zlib
 
 import numpy as np
@@ -191,35 +190,7 @@ def test_planted_items_relative_sentiment_is_paired_difference(planted):
     assert items["neutral_sentence"].str.contains("[MASK]", regex=False).all()
 
 
-# --------------------------------------------------------------------------- statistics vs independent code
-def _exact_wilcoxon_p(x: np.ndarray) -> float:
-    """Two-sided exact signed-rank p by enumerating every sign pattern (no ties, no zeros)."""
-    ranks = stats.rankdata(np.abs(x))
-    w = ranks[x > 0].sum()
-    null = np.array([sum(r for r, s in zip(ranks, signs) if s)
-                     for signs in itertools.product([0, 1], repeat=len(x))])
-    mean = ranks.sum() / 2
-    return float(np.mean(np.abs(null - mean) >= abs(w - mean) - 1e-9))
-
-
-def test_wilcoxon_matches_enumeration():
-    x = np.array([0.31, -0.05, 0.12, 0.44, -0.21, 0.08, 0.27, 0.19, -0.02, 0.36])
-    assert labdet.wilcoxon_p(x) == pytest.approx(_exact_wilcoxon_p(x), rel=1e-9)
-    assert labdet.wilcoxon_p(np.zeros(5)) == 1.0
-
-
-def test_template_bootstrap_matches_loop():
-    rng = np.random.default_rng(3)
-    templates = np.repeat(["t1", "t2", "t3", "t4"], [3, 5, 4, 2])
-    values = rng.normal(size=len(templates))
-    low, high = labdet.template_bootstrap_ci(values, templates, n_boot=500, rng=np.random.default_rng(7))
-    draws = np.random.default_rng(7).integers(0, 4, size=(500, 4))
-    names = sorted(set(templates))
-    means = []
-    for row in draws:
-        picked = [v for k in row for v, t in zip(values, templates) if t == names[k]]
-        means.append(sum(picked) / len(picked))
-    assert (low, high) == pytest.approx(tuple(np.percentile(means, [2.5, 97.5])))
+# (the statistics — Wilcoxon, the template bootstrap, Pearson — are tested in tests/stats/)
 
 
 def test_summary_and_robustness_match_independent_computation(planted):

@@ -1,0 +1,116 @@
+"""The Python API: what a researcher scripts from a notebook (``import biascore``).
+
+    import biascore
+    biascore.methods()                                   # the registered methods (a table)
+    biascore.benchmarks()                                # the pair benchmarks and whether they are present
+    lm = biascore.load_model("smollm2-135m")             # a model handle; weights load on first use
+    result = biascore.run("attribution", lm, "demo")     # cached: the same key as the CLI and the dashboard
+    result.summary()                                     # B per bias type with 95 % Wilson intervals
+    result.pair(3)                                       # one pair: tokens, b(u), words; a heatmap in Jupyter
+    biascore.score_pair(lm, "Women can't drive.", "Men can't drive.")
+
+Every call goes through the one runner (:func:`biascore.core.runner.run`), so a result computed here is the
+one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
+loading the model when the model's identity can be read from its files.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biascore.core.handle import ModelHandle, as_handle
+from biascore.core.method import Method
+from biascore.core.models import LanguageModel
+from biascore.core.registry import ProgressFn
+from biascore.core.result import Result
+
+Model = "ModelHandle | LanguageModel | str"
+
+
+def methods() -> pd.DataFrame:
+    """The registered methods: name, CLI command, input, model kinds, paper, one-line summary."""
+    from biascore.methods import table
+
+    return table()
+
+
+def method(name: str) -> Method:
+    """The registered method called ``name`` (registry name or CLI command)."""
+    from biascore.methods import get
+
+    return get(name)
+
+
+def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
+    """The registered pair benchmarks: name, whether present in the data directory, language, description."""
+    from biascore.core.datasets import available_benchmarks
+
+    rows = available_benchmarks(data_dir)
+    return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description"]]
+
+
+def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,
+               trust_remote_code: bool = False, load: bool = False) -> ModelHandle:
+    """A model by hub name, local folder, ``.gguf`` file or embedded alias, as a :class:`ModelHandle`.
+
+    Nothing is loaded until a computation needs the weights (``load=True`` loads now); ``device`` is
+    ``auto``/``cpu``/``cuda``/``mps``; ``dtype`` ``auto`` is float32 everywhere (exact), ``bf16``/``fp16`` are
+    fast approximate modes (labelled so in every result). ``trust_remote_code`` stays off unless turned on.
+    """
+    handle = ModelHandle(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
+                         trust_remote_code=trust_remote_code)
+    if load:
+        handle.load()
+    return handle
+
+
+def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", input: Any = None, *,
+        limit: int | None = None, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
+        data_dir: str | Path | None = None, only_cached: bool = False, **options: Any) -> Result | None:
+    """Run a registered method (cached, resumable) and return its :class:`~biascore.core.result.Result`.
+
+    ``input``: a benchmark / SEAT test / language name or path (None: the method's default). ``options``:
+    the method's options as keyword arguments (``biascore.method(name).Options.specs()`` lists them; bad
+    values raise :class:`~biascore.core.method.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
+    a widget in Jupyter), False none, or pass your own ``progress(done, total)``. ``only_cached=True``
+    returns None instead of computing.
+    """
+    from biascore.core.cache import ResultCache
+    from biascore.core.runner import run as run_method
+    from biascore.methods import get
+
+    m = get(method_name) if isinstance(method_name, str) else method_name
+    handle = as_handle(model)
+    cache = ResultCache(cache_dir) if cache_dir is not None else None
+    if progress is True:
+        from biascore.progress import Bar
+
+        with Bar(f"{m.name}: {handle.label}", unit="item") as bar:
+            return run_method(m, handle, input, limit=limit, cache=cache, data_dir=data_dir, progress=bar,
+                              waiting=bar.waiting, only_cached=only_cached, **options)
+    return run_method(m, handle, input, limit=limit, cache=cache, data_dir=data_dir,
+                      progress=progress or None, only_cached=only_cached, **options)
+
+
+def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str, *, jsd: str = "reference",
+               bias_type: str = "unspecified"):
+    """Score one typed pair live (not cached): a one-pair attribution result. ``result.pair(0)`` is the pair
+    (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad input (empty, identical,
+    not a minimal pair) comes back with ``skipped_reason`` set, never an exception."""
+    from biascore.core.keys import result_key
+    from biascore.core.runner import Context
+    from biascore.methods import get
+    from biascore.methods.attribution.scorer import score_pair as score_one
+
+    handle = as_handle(model)
+    lm = handle.load()
+    m = get("attribution")
+    opts = m.Options.build(jsd=jsd)
+    row = score_one(lm, more, less, jsd=jsd, bias_type=bias_type)
+    conventions = m.conventions(Context(m, handle, None, None), None, opts)  # type: ignore[arg-type]
+    key = result_key(m.cache_folder, lm, input_kind="pairs", input="typed pair", input_hash="",
+                     **opts.key_parts())
+    meta = {**key.meta, "digest": "", "info": {"conventions": conventions}}
+    return m.result_type(method=m, frame=pd.DataFrame([row]), meta=meta, options=opts, input=None)

@@ -1,0 +1,77 @@
+"""A method's command line, generated from its contract: input flag, ``--limit``, its ``Options`` and ``--out``.
+
+Every option of a method's ``Options`` dataclass becomes one flag (``--name-with-dashes`` unless the option
+names its own): booleans are switches, numbers are checked against the option's bounds, choices are
+offered as such, tuple options take several values. Values are checked by the same
+:meth:`~biascore.core.method.Options.build` as the Python API's keyword arguments, so the CLI and the API
+accept and refuse exactly the same values (the CLI says so in one line, exit code 2).
+"""
+from __future__ import annotations
+
+import argparse
+
+from biascore.cli.args import add_common_args, add_model_args, float_between, int_at_least
+from biascore.core.method import Method, OptionSpec
+
+#: argparse ``dest`` prefix of the generated option flags (keeps them apart from the shell's own flags)
+DEST = "opt__"
+
+
+def _type(spec: OptionSpec):
+    if spec.parse is not None:
+        return spec.parse
+    if spec.base is int:
+        return int_at_least(int(spec.minimum)) if spec.minimum is not None and not spec.exclusive else int
+    if spec.base is float:
+        if spec.exclusive and spec.minimum is not None and spec.maximum is not None:
+            return float_between(spec.minimum, spec.maximum)
+        return float
+    return str
+
+
+def add_option_flags(p: argparse.ArgumentParser, method: Method) -> None:
+    """One flag per option of ``method.Options`` (help text and default shown in ``--help``)."""
+    for spec in method.Options.specs():
+        default_text = "" if spec.default in (None, (), False) else f" (default {_show(spec.default)})"
+        kwargs: dict = {"dest": DEST + spec.name, "default": argparse.SUPPRESS, "help": spec.help + default_text}
+        if spec.base is bool and not spec.is_tuple:
+            kwargs["action"] = "store_true"
+        else:
+            kwargs["type"] = _type(spec)
+            if spec.choices is not None:
+                kwargs["choices"] = list(spec.choices)
+            if spec.metavar:
+                kwargs["metavar"] = spec.metavar
+            if spec.is_tuple:
+                kwargs["nargs"] = "+" if spec.repeat else None
+                if not spec.repeat:
+                    kwargs["action"] = "append"
+        p.add_argument(spec.flag, **kwargs)
+
+
+def _show(value) -> str:
+    return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def add_method_args(p: argparse.ArgumentParser, method: Method) -> None:
+    """Everything ``biascore run <method>`` (and the method's own command) takes."""
+    kind = method.input_kind
+    add_model_args(p)
+    add_common_args(p)
+    if kind.name != "none":
+        p.add_argument(method.input_flag or kind.flag, dest="input", default=kind.default, choices=kind.choices,
+                       help=f"{kind.help}" + ("" if kind.choices else "; several, comma-separated, run one after "
+                                              "the other") + f" (default {kind.default})")
+    if kind.first is not None:
+        p.add_argument("--limit", type=int_at_least(1), default=None, help="use only the first N rows (N ≥ 1)")
+    add_option_flags(p, method)
+    if method.compare_flag:
+        p.add_argument(method.compare_flag, dest="compare", action="append", default=[], metavar="MODEL",
+                       help="another model, run the same way and shown side by side (repeatable)")
+    p.add_argument("--out", default=None, help="write the result table to this file (.csv, or .parquet)")
+
+
+def option_values(args: argparse.Namespace) -> dict:
+    """The option values given on the command line (the rest take the Options defaults)."""
+    return {k[len(DEST):]: (tuple(v) if isinstance(v, list) else v) for k, v in vars(args).items()
+            if k.startswith(DEST)}

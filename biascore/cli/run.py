@@ -1,0 +1,144 @@
+"""``biascore run <method> …`` and each method's own command (``score``, ``heads``, ``labdet``, ``seat`` …):
+one generic path for every registered method.
+
+    model handle (loaded only on a cache miss) → input(s) → options → the runner (progress bar on stderr,
+    and another process's progress while it computes the same result) → the method's report → ``--out``
+
+``biascore methods`` lists the registry (name, command, input, model kinds, paper); ``--schema NAME``
+prints a method's result columns.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from biascore.cli.options import add_method_args, option_values
+from biascore.core.handle import ModelHandle
+from biascore.core.method import Method, schema_table
+from biascore.core.result import write_frame
+from biascore.core.runner import run
+from biascore.methods import discover, get
+from biascore.progress import Bar
+
+
+def handle_from_args(args: argparse.Namespace, name: str | None = None) -> ModelHandle:
+    """The model handle the command's model options describe (``name`` replaces ``--model``)."""
+    return ModelHandle(name or args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
+                       trust_remote_code=args.trust_remote_code)
+
+
+def register_method_commands(sub) -> None:
+    """``run <method>``, ``methods`` and every method's own command, all from the registry."""
+    methods = discover()
+    run_parser = sub.add_parser("run", help="run any registered method (see `biascore methods`)",
+                                description="Run a registered method on a model and an input; cached and resumable.")
+    run_sub = run_parser.add_subparsers(dest="method", required=True, metavar="METHOD")
+    for method in methods:
+        for parent, name in ((run_sub, method.name), (sub, method.cli_command)):
+            p = parent.add_parser(name, help=method.summary_line,
+                                  description=f"{method.summary_line}. {method.paper}."
+                                              + (f" {method.formula}" if method.formula else ""))
+            add_method_args(p, method)
+            p.set_defaults(func=run_command, method_name=method.name)
+    p = sub.add_parser("methods", help="list the registered methods with their paper and inputs")
+    p.add_argument("--schema", metavar="METHOD", default=None, help="print one method's result columns")
+    p.add_argument("--markdown", action="store_true", help="every method's reference as markdown (docs/methods.md)")
+    p.set_defaults(func=list_methods)
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("%%", "%").replace("|", "\\|").replace("\n", " ")
+
+
+def methods_markdown() -> str:
+    """Every registered method's reference (docs/methods.md is this text): paper, formula, input, entry point,
+    cache folder, options and result columns — written once, in the code."""
+    out = []
+    for m in discover():
+        module = type(m).__module__
+        out += [f"## `{m.name}` — {m.summary_line}", "",
+                f"* **paper:** {m.paper}",
+                *([f"* **formula:** {m.formula}"] if m.formula else []),
+                f"* **input:** {m.input_kind.noun} (`{m.input_flag or m.input_kind.flag}`, default "
+                f"`{m.input_kind.default}`); **models:** {', '.join(m.model_kinds)}",
+                f"* **run it:** `biascore {m.cli_command} …`, `biascore run {m.name} …`, "
+                f"`biascore.run(\"{m.name}\", model, input, …)`; **defined in** `{module.replace('.', '/')}.py`",
+                f"* **cache:** `<cache>/{m.cache_folder}/<key digest>.parquet`"
+                + (f" (derived frames in `<cache>/{m.cache_folder}.derived/`)" if m.cache_derived else ""), ""]
+        specs = m.Options.specs()
+        if specs:
+            out += ["| option | default | changes the cached result | meaning |", "|---|---|---|---|"]
+            out += [f"| `{s.flag}` | `{s.default}` | {'yes' if s.key else 'no'} | {_cell(s.help)} |" for s in specs]
+            out.append("")
+        out += ["| result column | dtype | meaning |", "|---|---|---|"]
+        out += [f"| `{c.name}` | {c.dtype} | {_cell(c.meaning)} |" for c in m.schema]
+        out.append("")
+    return "\n".join(out)
+
+
+def list_methods(args: argparse.Namespace) -> int:
+    if args.markdown:
+        print(methods_markdown())
+        return 0
+    if args.schema:
+        method = get(args.schema)
+        print(f"{method.name}: {method.summary_line}\n{method.paper}\n")
+        with pd.option_context("display.max_colwidth", 120, "display.width", 200):
+            print(schema_table(method.schema).to_string(index=False))
+        return 0
+    table = pd.DataFrame([m.describe() for m in discover()])
+    with pd.option_context("display.max_colwidth", 90, "display.width", 220):
+        print(table.to_string(index=False))
+    return 0
+
+
+def run_command(args: argparse.Namespace) -> int:
+    method = get(args.method_name)
+    inputs = [x.strip() for x in str(getattr(args, "input", "") or "").split(",") if x.strip()] or [None]
+    options = method.Options.build(**option_values(args))  # bad values: one line before anything loads
+    t0 = time.perf_counter()
+    results = []
+    for model in [args.model, *getattr(args, "compare", [])]:
+        handle = handle_from_args(args, model)
+        for name in inputs:
+            results.append(_one(method, handle, name, options, args))
+    elapsed = time.perf_counter() - t0
+    print("\n".join(method.report_all(results)))
+    print(f"({elapsed:.2f} s)", file=sys.stderr)
+    _write(method.outputs(results), args.out)
+    return 0
+
+
+def _one(method: Method, handle: ModelHandle, name: str | None, options, args: argparse.Namespace):
+    label = f"{handle.label} on {name or method.input_kind.default}"
+    with Bar(label, unit=method.input_kind.unit) as bar:
+        result = run(method, handle, name, options, limit=getattr(args, "limit", None), progress=bar,
+                     waiting=bar.waiting)
+        for extra, (other, values) in method.followups(result).items():
+            bar.desc = f"{label}: {extra}"
+            result.extras[extra] = run(other, handle, result.input, progress=bar, waiting=bar.waiting, **values)
+    malformed = getattr(result.input, "malformed", None)
+    if malformed:
+        print(f"warning: {len(malformed)} malformed row(s) of {result.input_name} were not loaded: "
+              + "; ".join(malformed[:5]) + (" …" if len(malformed) > 5 else ""), file=sys.stderr)
+    return result
+
+
+def _write(frames: dict[str, pd.DataFrame], out: str | None) -> None:
+    """Write a method's outputs: ``""`` to ``out``, ``"_suffix"`` beside it, any other key is a path of its own
+    (written even without ``--out``)."""
+    path = Path(out) if out else None
+    for name, frame in frames.items():
+        if name and not name.startswith("_"):
+            target = Path(name)
+        elif path is None:
+            continue
+        else:
+            target = path if not name else path.with_name(f"{path.stem}{name}{path.suffix or '.csv'}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_frame(frame, str(target))
+        print(f"wrote {len(frame)} rows to {target}")

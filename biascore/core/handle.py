@@ -1,0 +1,136 @@
+"""One model handle: a model's name and load options, its cache identity, and the model loaded on first use.
+
+Every shell passes models around as a :class:`ModelHandle` — the CLI, the Python API, sweeps, the dashboard
+(one handle per model per server process, shared by every session) and snapshots (a stand-in that has an
+identity but refuses to load). The runner asks for :meth:`ModelHandle.identity` to build a cache key, and
+calls :meth:`ModelHandle.load` only on a cache miss, so a cached result is answered without loading weights
+whenever the identity can be read from the model's files (local folders, GGUF files, embedded aliases, hub
+models already in the local HuggingFace cache).
+
+A handle is safe to share between threads: the load happens once, under a lock; the loaded model is never
+mutated by the engine (see :mod:`biascore.core.lm_scoring` and :mod:`biascore.methods.heads.masks`).
+"""
+from __future__ import annotations
+
+import gc
+import threading
+from typing import Literal
+
+from biascore.core.models import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model,
+                                  model_identity)
+from biascore.core.settings import ReadOnlySnapshotError
+
+
+class ModelHandle:
+    """A model by name (alias, hub id, folder or GGUF file) with its load options; loaded lazily, once."""
+
+    def __init__(self, name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, device: str = "auto",
+                 dtype: str = "auto", kind: ModelKind | Literal["auto"] = "auto", trust_remote_code: bool = False,
+                 attn_implementation: str | None = None, label: str | None = None):
+        self.name, self.gguf_file, self.device, self.dtype = name, gguf_file, device, dtype
+        self.kind, self.trust_remote_code, self.attn_implementation = kind, trust_remote_code, attn_implementation
+        self.label = label or name
+        self._lm: LanguageModel | None = None
+        self._error: Exception | None = None
+        self._identity: ModelIdentity | None = None
+        self._identity_read = False
+        self._lock = threading.Lock()
+        self._refuse: str | None = None  # a stand-in: why it cannot load
+        self.loads = 0
+
+    # ------------------------------------------------------------------ other ways to make one
+    @classmethod
+    def of(cls, lm: LanguageModel) -> "ModelHandle":
+        """A handle around a model that is already loaded."""
+        handle = cls(lm.name, kind=lm.kind, label=lm.name)
+        handle._lm = lm
+        return handle
+
+    @classmethod
+    def standin(cls, name: str, identity: ModelIdentity, why: str) -> "ModelHandle":
+        """A handle with a known identity that never loads (an offline snapshot's model): :meth:`load` raises
+        :class:`~biascore.core.settings.ReadOnlySnapshotError` with ``why``."""
+        handle = cls(name, label=name)
+        handle._identity, handle._identity_read, handle._refuse = identity, True, why
+        return handle
+
+    def variant(self, *, kind: ModelKind | Literal["auto"] | None = None,
+                attn_implementation: str | None = None) -> "ModelHandle":
+        """The same model loaded another way (as a plain encoder, with eager attention): a handle of its own."""
+        if (kind in (None, self.kind)) and (attn_implementation in (None, self.attn_implementation)):
+            return self
+        if self._refuse is not None:
+            return self
+        return ModelHandle(self.name, gguf_file=self.gguf_file, device=self.device, dtype=self.dtype,
+                           kind=kind or self.kind, trust_remote_code=self.trust_remote_code,
+                           attn_implementation=attn_implementation or self.attn_implementation, label=self.label)
+
+    # ------------------------------------------------------------------ identity and load
+    @property
+    def loaded(self) -> bool:
+        return self._lm is not None
+
+    def known_identity(self) -> ModelIdentity | None:
+        """The cache identity without loading anything: the loaded model's, else read from the model's files
+        (memoised), else None (a hub id that is not in the local HuggingFace cache)."""
+        if self._lm is not None:
+            return self._lm.identity()
+        if not self._identity_read:
+            with self._lock:
+                if not self._identity_read:
+                    self._identity = model_identity(self.name, gguf_file=self.gguf_file, kind=self.kind,
+                                                    device=self.device, dtype=self.dtype)
+                    self._identity_read = True
+        return self._identity
+
+    def identity(self) -> ModelIdentity:
+        """The cache identity: :meth:`known_identity`, or the loaded model's when only a load can tell."""
+        return self.known_identity() or self.load().identity()
+
+    def load(self) -> LanguageModel:
+        """The loaded model (loaded on the first call, by one thread; a model that failed to load fails again
+        at once, without a second attempt)."""
+        if self._lm is not None:
+            return self._lm
+        if self._refuse is not None:
+            raise ReadOnlySnapshotError(self._refuse)
+        with self._lock:
+            if self._lm is None:
+                if self._error is not None:
+                    raise self._error
+                try:
+                    self._lm = load_model(self.name, gguf_file=self.gguf_file, kind=self.kind, device=self.device,
+                                          dtype=self.dtype, trust_remote_code=self.trust_remote_code,
+                                          attn_implementation=self.attn_implementation)
+                except Exception as exc:
+                    self._error = exc
+                    raise
+                self.loads += 1
+        return self._lm
+
+    def release(self) -> None:
+        """Drop the loaded model (and the GPU memory it held); the next :meth:`load` loads it again."""
+        with self._lock:
+            if self._lm is None:
+                return
+            self._lm = None
+        gc.collect()
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.loaded else "stand-in" if self._refuse else "not loaded"
+        return f"ModelHandle({self.label!r}, {state})"
+
+
+def as_handle(model: "ModelHandle | LanguageModel | str", **load_options) -> ModelHandle:
+    """A handle for whatever a caller passed: a handle, a loaded model, or a name (with load options)."""
+    if isinstance(model, ModelHandle):
+        return model
+    if isinstance(model, LanguageModel):
+        return ModelHandle.of(model)
+    if isinstance(model, str):
+        return ModelHandle(model, **load_options)
+    raise TypeError(f"expected a model name, a LanguageModel or a ModelHandle, not {type(model).__name__}")

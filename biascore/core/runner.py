@@ -1,0 +1,310 @@
+"""The one runner: every method's result goes through :func:`run` — computed once, cached, verified, resumable.
+
+For a method ``m``, a model handle ``h``, an input and options::
+
+    identity = h.identity()                       # from the model's files when possible: no load
+    key      = result_key(m.cache_folder, identity, input, options, m.version)
+    cached   → verified read (page checksums, stored key = file name, schema, every row id once) → Result
+    missing  → (only_cached: None) → load the model (only now) → per-key lock (one computation across threads
+               and processes; a waiter sees the holder's progress) → look again → compute the missing shards
+               (resumable after a crash) → verify → store with the conventions the computation recorded
+    derived  → ``m.derive`` (itself cached when ``m.cache_derived``)
+
+The same function answers the CLI, the Python API, sweeps, snapshots (read-only: nothing is computed) and
+the dashboard, so a result computed in one of them is what the others show. :func:`cached_results` lists
+what is stored for a method and :func:`open_entry` opens one listed result through :func:`run` itself.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from biascore.core.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
+from biascore.core.handle import ModelHandle, as_handle
+from biascore.core.keys import result_key
+from biascore.core.method import Method, NotApplicable, Options
+from biascore.core.models import LanguageModel, ModelIdentity
+from biascore.core.registry import ProgressFn
+from biascore.core.result import Result
+
+
+@dataclass
+class Context:
+    """What a method's :meth:`~biascore.core.method.Method.compute` works with."""
+
+    method: Method
+    handle: ModelHandle
+    cache: ResultCache
+    data_dir: Path | None
+    progress: ProgressFn | None = None
+    waiting: ProgressFn | None = None
+    #: results of other methods this computation read (name → key digest), recorded with the result
+    used: dict[str, str] = field(default_factory=dict)
+
+    def model(self) -> LanguageModel:
+        """The model, loaded now if it was not (thread-safe, once per handle)."""
+        return self.handle.load()
+
+    def report(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
+
+    def run(self, method: Method, input: Any, *, limit: int | None = None, progress: ProgressFn | None = None,
+            **options: Any) -> Result:
+        """Another method's result on the same model, cache and data (a dependency, e.g. the semantic fields
+        read the attribution scores): cached, locked and verified like any other."""
+        result = run(method, self.handle, input, limit=limit, cache=self.cache, data_dir=self.data_dir,
+                     progress=progress if progress is not None else self.progress, waiting=self.waiting, **options)
+        self.used[method.name] = result.meta["digest"]
+        return result
+
+
+def method_handle(method: Method, handle: ModelHandle, options: Options) -> ModelHandle:
+    """The handle ``method`` runs on: the same model, loaded the way the method needs (a forced kind, eager
+    attention); see :meth:`Method.load_variant`."""
+    return handle.variant(**method.load_variant(options))
+
+
+def model_key(method: Method, identity: ModelIdentity, loaded: Any, options: Options,
+              data_dir: Path | None = None) -> CacheKey:
+    """The cache key of ``method``'s result for a model identity, a loaded input and options."""
+    return result_key(method.cache_folder, identity, **method.key_parts(loaded, options, data_dir))
+
+
+def resolve_input(method: Method, input: Any, data_dir: Path | None, limit: int | None) -> Any:
+    """A loaded input: ``input`` itself when it is already loaded, else loaded by name (None: the default);
+    ``limit`` keeps the first rows (a ``--limit`` run)."""
+    kind = method.input_kind
+    loaded = kind.load(input if input is not None else kind.default, data_dir) if input is None or isinstance(
+        input, (str, Path)) else input
+    if limit is not None:
+        if kind.first is None:
+            raise ValueError(f"{method.name}: --limit applies to pair benchmarks, not to a {kind.noun}")
+        if limit < 1:
+            raise ValueError(f"--limit must be at least 1, got {limit}")
+        loaded = kind.first(loaded, limit)
+    return loaded
+
+
+def build_options(method: Method, options: Options | None, values: dict[str, Any]) -> Options:
+    if options is not None and values:
+        raise TypeError("give either an Options object or option keyword arguments, not both")
+    if options is None:
+        return method.Options.build(**values)
+    if not isinstance(options, method.Options):
+        raise TypeError(f"{method.name} takes {method.Options.__qualname__}, not {type(options).__name__}")
+    return options.validate()
+
+
+def _verifier(method: Method, loaded: Any) -> Callable[[pd.DataFrame], None]:
+    columns = [c.name for c in (method.stored_schema or method.schema)]
+    ids = method.input_kind.ids(loaded) if method.one_row_per_input_row and method.input_kind.ids else None
+
+    def verify(frame: pd.DataFrame) -> None:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise CorruptCacheFile(f"missing column(s) {', '.join(missing)}")
+        if ids is not None:
+            check_ids(frame, ids)
+
+    return verify
+
+
+def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, options: Options | None = None,
+        *, limit: int | None = None, cache: ResultCache | None = None, data_dir: str | Path | None = None,
+        progress: ProgressFn | None = None, waiting: ProgressFn | None = None, only_cached: bool = False,
+        shard_size: int | None = None, **option_values: Any) -> Result | None:
+    """``method``'s result for ``model`` on ``input`` (name or loaded; None = the method's default input).
+
+    Options come as an ``Options`` instance or as keyword arguments (validated; one-line
+    :class:`~biascore.core.method.OptionError`). ``progress(done, total)`` follows the computation;
+    ``waiting(done, total)`` follows another caller computing the same key. ``only_cached=True`` never
+    loads or computes: the cached result or None. ``shard_size`` overrides the method's resumable-shard size.
+    """
+    opts = build_options(method, options, option_values)
+    data_dir = Path(data_dir) if data_dir is not None else None
+    loaded = resolve_input(method, input, data_dir, limit)
+    method.validate_input(loaded, opts)  # bad options and inputs are refused before any model is touched
+    handle = as_handle(model)
+    cache = cache or ResultCache()
+    run_handle = method_handle(method, handle, opts)
+    identity = run_handle.known_identity()
+    if identity is None:
+        if only_cached:
+            return None
+        identity = run_handle.identity()  # a hub id outside the local HuggingFace cache: only a load can tell
+    try:
+        method.check(identity.kind, loaded, opts)
+    except NotApplicable:
+        if only_cached:  # a method that cannot run on this model has no stored result to read
+            return None
+        raise
+    verify = _verifier(method, loaded)
+    key = model_key(method, identity, loaded, opts, data_dir)
+    found = cache.load_entry(key, verify)
+    if found is None and only_cached:
+        return None
+    ctx = Context(method, run_handle, cache, data_dir, progress, waiting)
+    if found is None:
+        if method.needs_model:
+            key = model_key(method, run_handle.load().identity(), loaded, opts, data_dir)  # the loaded model is the authority
+        found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
+    stored, meta = found
+    return _result(ctx, method, loaded, opts, key, stored, meta)
+
+
+def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
+             verify: Callable[[pd.DataFrame], None], shard_size: int | None) -> tuple[pd.DataFrame, dict]:
+    cache = ctx.cache
+    if cache.read_only:  # a snapshot: what can be derived without a model is derived in memory, never stored
+        stored = method.compute(ctx, loaded, opts)
+        verify(stored)
+        return stored, {**key.meta, "digest": key.digest, "info": _info(ctx, method, loaded, opts)}
+    total_hint = len(method.input_kind.ids(loaded)) if method.input_kind.ids else 0
+
+    def wait(report: Progress | None) -> None:
+        if ctx.waiting is not None:
+            ctx.waiting(report.done if report else 0, report.total if report else total_hint)
+
+    with cache.computing(key, wait):
+        found = cache.load_entry(key, verify)  # another caller may have finished it while we waited
+        if found is not None:
+            return found
+        size = shard_size or _shard_size(method, ctx)
+        if size and method.input_kind.ids is not None:
+            stored = _sharded(ctx, method, loaded, opts, key, verify, size)
+        else:
+            stored = method.compute(ctx, loaded, opts)
+            info = _info(ctx, method, loaded, opts)
+            cache.save(key, stored, verify, info)
+        found = cache.load_entry(key, verify)
+        if found is None:  # pragma: no cover - a store that cannot be read back is a broken disk
+            raise CorruptCacheFile(f"{method.name}: the result just stored cannot be read back")
+        return found
+
+
+def _shard_size(method: Method, ctx: Context) -> int | None:
+    if method.shard_size is None:
+        return None
+    lm = ctx.handle.load() if method.needs_model else None
+    if lm is not None and lm.device.type == "cuda" and method.gpu_shard_size:
+        return method.gpu_shard_size
+    return method.shard_size
+
+
+def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
+             verify: Callable[[pd.DataFrame], None], size: int) -> pd.DataFrame:
+    """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress for waiting
+    callers, and store the finished, checked result."""
+    kind, cache = method.input_kind, ctx.cache
+    ids = kind.ids(loaded)
+    shards = cache.shards(key, ids, size)
+    done = shards.completed()
+    total, last = len(ids), [0.0]
+    outer = ctx.progress
+
+    def report(n: int, force: bool = False) -> None:
+        if outer is not None:
+            outer(n, total)
+        now = time.monotonic()
+        if force or now - last[0] > 0.5:  # waiting callers poll every half second
+            cache.report_progress(key, n, total)
+            last[0] = now
+
+    finished = sum(b - a for a, b in done)
+    report(finished, force=True)
+    try:
+        for a, b in shards.ranges:
+            if (a, b) in done:
+                continue
+
+            def inner(d: int, tot: int, base: int = finished, n: int = b - a) -> None:
+                report(base + int(round(n * d / max(tot, 1))))
+
+            ctx.progress = inner
+            frame = method.compute(ctx, kind.subset(loaded, a, b), opts)
+            shards.write(a, b, frame)
+            done[(a, b)] = frame
+            finished += b - a
+            report(finished, force=True)
+    finally:
+        ctx.progress = outer
+    return shards.finish(done, verify, _info(ctx, method, loaded, opts))
+
+
+def _info(ctx: Context, method: Method, loaded: Any, opts: Options) -> dict:
+    info = {"conventions": method.conventions(ctx, loaded, opts)}
+    if ctx.used:
+        info["uses"] = dict(ctx.used)
+    return info
+
+
+def _result(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey, stored: pd.DataFrame,
+            meta: dict) -> Result:
+    if method.cache_derived:
+        dkey = CacheKey.make(f"{method.cache_folder}.derived", run=key.digest, **method.derive_key_parts(opts),
+                             input_hash=loaded.content_hash, method_version=method.version)
+        frame = ctx.cache.get_or_compute(dkey, lambda: method.derive(ctx, stored, loaded, opts))
+    else:
+        frame = method.derive(ctx, stored, loaded, opts)
+    return (method.result_type or Result)(method=method, frame=frame, meta=meta, options=opts, input=loaded,
+                                          stored=stored)
+
+
+def is_cached(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
+              cache: ResultCache | None = None, data_dir: str | Path | None = None, limit: int | None = None,
+              **option_values: Any) -> bool:
+    """Whether ``method``'s result for this model, input and options is stored (its file exists; it is verified
+    when it is read). Never loads or computes; False when the model's identity needs a load to be known."""
+    handle = as_handle(model)
+    opts = build_options(method, None, option_values)
+    data_dir = Path(data_dir) if data_dir is not None else None
+    loaded = resolve_input(method, input, data_dir, limit)
+    identity = method_handle(method, handle, opts).known_identity()
+    if identity is None:
+        return False
+    return (cache or ResultCache()).path(model_key(method, identity, loaded, opts, data_dir)).exists()
+
+
+# --------------------------------------------------------------------------------------------- listing
+def cached_results(method: Method, cache: ResultCache | None = None) -> list[dict]:
+    """The stored results of ``method`` (key metadata from the files' footers, with ``path``), newest first.
+    Nothing is verified here; :func:`open_entry` verifies when it opens one."""
+    cache = cache or ResultCache()
+    entries = cache.entries(method.cache_folder)
+    for meta in entries:
+        try:
+            meta["mtime"] = Path(meta["path"]).stat().st_mtime
+        except FileNotFoundError:
+            meta["mtime"] = 0.0
+    return sorted(entries, key=lambda m: -m["mtime"])
+
+
+def identity_of(meta: dict) -> ModelIdentity:
+    """The model identity a stored result was keyed with."""
+    return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
+                         meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")))
+
+
+def open_entry(method: Method, meta: dict, *, cache: ResultCache | None = None, data_dir: str | Path | None = None,
+               input: Any = None, **options: Any) -> Result | None:
+    """Open one result listed by :func:`cached_results` through :func:`run` (``only_cached``): its input is
+    loaded by name, its options rebuilt from the key (``options`` set those that do not change the cached
+    frame, e.g. the JSD variant), its model stands in by identity (nothing is loaded). None when the input has
+    changed since (stale) or the file fails verification (it is then removed)."""
+    import dataclasses
+
+    handle = ModelHandle.standin(str(meta.get("model", "")), identity_of(meta),
+                                 "opening a cached result never loads a model")
+    opts = dataclasses.replace(method.Options.from_meta(meta), **options).validate()
+    limit = None
+    if input is None:
+        input = method.input_kind.load(str(meta.get("input")), Path(data_dir) if data_dir else None)
+        n_rows = meta.get("n_pairs")
+        if n_rows is not None and method.input_kind.first is not None and int(n_rows) < len(method.input_kind.ids(input)):
+            limit = int(n_rows)
+    return run(method, handle, input, opts, limit=limit, cache=cache, data_dir=data_dir, only_cached=True)

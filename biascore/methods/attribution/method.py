@@ -1,0 +1,140 @@
+"""The bias attribution method: b(u), S_JSD and B per pair benchmark, and the CrowS PLL score beside them.
+
+Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.3–3.4; formulas
+in :mod:`biascore.methods.attribution.scorer` and :mod:`.jsd`), and the Filipino CrowS-Pairs / WinoQueer
+paper (Appendix B) for the pseudo-log-likelihood score. The cached frame is log P(u) of every shared token
+in both sentences (:data:`~biascore.methods.attribution.scorer.LOGP_COLUMNS`), computed in resumable shards
+of pairs; the result frame (b(u), words, S_JSD, verdict, PLL sums) is derived from it for the chosen JSD
+variant and cached too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from biascore.core.inputs import PAIRS
+from biascore.core.method import Column, columns, Method, Options, option
+from biascore.core.registry import register
+from biascore.core.result import Result
+from biascore.methods.attribution import scorer
+from biascore.methods.attribution.frame import attribution_frame
+from biascore.methods.attribution.jsd import JSD_VARIANTS
+from biascore.methods.attribution.pair import PairResult
+
+STORED = columns([
+    ("pair_id", "int64", "the pair's id in its benchmark"),
+    ("tokens", "list[str]", "the shared tokens U (in the more-biased sentence's order)"),
+    ("more_tokens", "list[str]", "every content token of the more-biased sentence"),
+    ("less_tokens", "list[str]", "every content token of the less-biased sentence"),
+    ("more_spans", "list[int]", "character [start, end) of each more-biased token, flattened"),
+    ("less_spans", "list[int]", "character [start, end) of each less-biased token, flattened"),
+    ("more_u", "list[int]", "index into U of each more-biased token (-1: modified)"),
+    ("less_u", "list[int]", "index into U of each less-biased token (-1: modified)"),
+    ("logp_more", "list[float]", "log P(u) in the more-biased sentence, one per token of U (natural log)"),
+    ("logp_less", "list[float]", "log P(u) in the less-biased sentence"),
+    ("truncated", "bool", "a sentence was cut at the model's input limit"),
+    ("skipped_reason", "str", "why the pair was not scored (empty when scored)"),
+])
+
+SCHEMA = columns([
+    ("pair_id", "int64", "the pair's id in its benchmark"),
+    ("benchmark", "str", "the benchmark's name"),
+    ("bias_type", "str", "the pair's bias type"),
+    ("sent_more", "str", "the more-biased sentence"),
+    ("sent_less", "str", "the less-biased sentence"),
+    ("tokens", "list[str]", "the shared tokens U"),
+    ("bu", "list[float]", "b(u) = d(P_u,more) − d(P_u,less) per token of U; < 0 pushes toward the more-biased sentence"),
+    ("words", "list[str]", "the words of the more-biased sentence holding shared tokens"),
+    ("word_spans", "list[int]", "character [start, end) of each word, flattened"),
+    ("word_bu", "list[float]", "b of each word = mean b(u) of its shared tokens"),
+    ("sjsd", "float64", "S_JSD = mean b(u) over U (NaN when skipped)"),
+    ("biased", "bool", "S_JSD < 0: the model prefers the more-biased sentence"),
+    ("pll_more", "float64", "Σ_{u∈U} log P(u) in the more-biased sentence (CrowS PLL)"),
+    ("pll_less", "float64", "Σ_{u∈U} log P(u) in the less-biased sentence"),
+    ("skipped_reason", "str", "why the pair was not scored (empty when scored)"),
+    *[c for c in STORED if c.name not in ("pair_id", "tokens", "skipped_reason")],
+])
+
+
+@dataclass(frozen=True)
+class AttributionOptions(Options):
+    jsd: str = option("reference", choices=JSD_VARIANTS, key=False, convention=True,
+                      help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
+    fast_exact: bool = option(False, help="a half-precision pass, then a float32 re-check of every token and pair "
+                                          "it cannot guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
+    metric: str = option("attribution", choices=scorer.METRICS, key=False,
+                         help="what the summary shows: attribution = B (%% pairs with S_JSD < 0); pll = the CrowS "
+                              "pseudo-log-likelihood bias score")
+
+
+@register
+class Attribution(Method):
+    name = "attribution"
+    command = "score"
+    order = 10
+    summary_line = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
+    paper = ("Gamboa & Lee, A Novel Interpretability Metric for Explaining Bias in Language Models, §3.3–3.4; "
+             "CrowS PLL: Filipino CrowS-Pairs and WinoQueer, Appendix B")
+    formula = "b(u) = d(P_u,more) − d(P_u,less); S_JSD = mean_u b(u); B = 100 · share of pairs with S_JSD < 0"
+    input_kind = PAIRS
+    Options = AttributionOptions
+    schema = SCHEMA
+    stored_schema = STORED
+    model_kinds = ("masked", "causal")
+    shard_size = scorer.SHARD_PAIRS
+    gpu_shard_size = scorer.GPU_SHARD_PAIRS
+    one_row_per_input_row = True
+    cache_derived = True
+    result_type = PairResult
+
+    def key_parts(self, loaded, options: AttributionOptions, data_dir=None) -> dict:
+        parts = super().key_parts(loaded, options, data_dir)
+        if not options.fast_exact:  # exact keys carry no numerics entry
+            parts.pop("fast_exact")
+        return parts
+
+    def compute(self, ctx, loaded, options: AttributionOptions) -> pd.DataFrame:
+        return scorer.compute_logprobs(ctx.model(), loaded.frame, progress=ctx.progress,
+                                       numerics="fast-exact" if options.fast_exact else "exact")
+
+    def conventions(self, ctx, loaded, options: AttributionOptions) -> dict:
+        lm = ctx.model()
+        if lm.kind != "causal":
+            return {"context": "masked LM: each token of U masked in turn, the rest of the sentence kept"}
+        tid = lm.start_token_id()
+        return {"prefix_token_id": tid, "prefix_token": lm.tokenizer.convert_ids_to_tokens(tid)}
+
+    def derive(self, ctx, stored: pd.DataFrame, loaded, options: AttributionOptions) -> pd.DataFrame:
+        return attribution_frame(loaded, stored.sort_values("pair_id").reset_index(drop=True), options.jsd)
+
+    def derive_key_parts(self, options: AttributionOptions) -> dict:
+        return {"jsd": options.jsd}
+
+    def summary(self, result: Result) -> pd.DataFrame:
+        return scorer.summarize(result.frame, result.options.metric)
+
+    def report(self, result: Result) -> list[str]:
+        frame, metric = result.frame, result.options.metric
+        label = ("B (% pairs with S_JSD < 0)" if metric == "attribution"
+                 else "PLL bias score (% score(more) > score(less))")
+        if result.approximate:
+            numbers = f"approximate ({result.meta.get('dtype')}): a fast reduced-precision run; verdicts can differ"
+        elif result.options.fast_exact:
+            numbers = ("fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "
+                       "float32 run, same verdicts")
+        else:
+            numbers = "exact (float32 forward passes, TF32 off)"
+        lines = [f"{result.model} on {result.input_name} — {label}; 50 = unbiased",
+                 f"numbers: {numbers}",
+                 *(f"convention: {k} = {v}" for k, v in result.conventions.items()),
+                 "intervals: 95% Wilson score interval (binomial proportion)",
+                 self.summary(result).to_string(index=False, float_format=lambda x: f"{x:.2f}")]
+        skipped = frame[frame["skipped_reason"] != ""]
+        if len(skipped):
+            lines.append(f"\n{len(skipped)} pair(s) skipped and kept in the output with skipped_reason:")
+            lines += [f"  {n:5d}  {reason}" for reason, n in skipped["skipped_reason"].value_counts().items()]
+        n_trunc = int(frame["truncated"].sum())
+        if n_trunc:
+            lines.append(f"{n_trunc} pair(s) had a sentence longer than the model's input limit and were truncated")
+        return lines

@@ -1,0 +1,168 @@
+"""The attention-head bias methods: head scores, targeted masking, the counter-stereotype attentions.
+
+Yang et al., "Bias A-head? Analyzing bias in transformer-based language model attention heads":
+
+* ``heads`` — b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1 for every head (eqs. 2–4; :mod:`.scorer`);
+* ``heads-masking`` — Table 1a: SEAT effect size and (pseudo-)perplexity with the top-K / bottom-K / K random
+  / all positive heads masked (§6; :mod:`.masking`);
+* ``heads-counter`` — the counter-stereotype attentions of Figure 4 (§5.2; :mod:`.counter_stereotype`); the
+  t-test against the head scores is its page's table (:func:`.counter_stereotype.counter_stereotype_table`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from biascore.core import settings
+from biascore.core.datasets import benchmark_path
+from biascore.core.hashing import bytes_sha256
+from biascore.core.inputs import SEAT
+from biascore.core.method import Column, columns, InputKind, Method, Options, option
+from biascore.core.registry import register
+from biascore.core.seat_tests import WORD_TEMPLATES
+from biascore.methods.heads import counter_stereotype as cs
+from biascore.methods.heads import masking, scorer
+from biascore.methods.heads.head_table import top_heads
+
+PAPER = "Yang et al., Bias A-head? Analyzing bias in transformer-based language model attention heads"
+
+
+@dataclass(frozen=True)
+class HeadOptions(Options):
+    batch_size: int = option(256, minimum=1, key=False,
+                             help="texts per forward pass; a test that fits in one batch needs no second forward")
+    mask_eval: int | None = option(None, minimum=1, key=False, metavar="K",
+                                   help="also mask top-K / bottom-K / K random / all positive heads and report SEAT "
+                                        "effect size and (pseudo-)perplexity (the heads-masking method); the table "
+                                        "goes to <out>_masking.csv")
+    held_out: int = option(40, minimum=1, key=False, metavar="N",
+                           help="held-out CrowS-Pairs sentences for the (pseudo-)perplexity of --mask-eval")
+    draws: int = option(5, minimum=1, key=False, help="random head sets averaged in --mask-eval")
+
+
+@register
+class HeadBias(Method):
+    name = "heads"
+    order = 30
+    summary_line = "attention-head bias scores: gradient of |SEAT effect size| w.r.t. head masks"
+    paper = PAPER + ", eqs. 2–4"
+    formula = "b_ij = ∂|ES(X, Y, A, B)| / ∂m_ij at m = 1 (positive: masking the head lowers the bias)"
+    input_kind = SEAT
+    Options = HeadOptions
+    schema = columns([
+        ("layer", "int64", "layer (0-based)"), ("head", "int64", "head (0-based)"),
+        ("score", "float64", "b_ij; > 0 = a biased head"),
+        ("effect_size", "float64", "signed SEAT effect size of the unmasked model (the same on every row)")])
+
+    def key_parts(self, loaded, options, data_dir=None) -> dict:
+        return {**super().key_parts(loaded, options, data_dir), "templates": list(WORD_TEMPLATES)}
+
+    def compute(self, ctx, test, options: HeadOptions) -> pd.DataFrame:
+        return scorer.head_frame(ctx.model(), test, batch_size=options.batch_size, progress=ctx.progress)
+
+    def followups(self, result) -> dict:
+        o = result.options
+        if o.mask_eval is None:
+            return {}
+        return {"masking": (HeadMasking(), {"k": o.mask_eval, "draws": o.draws, "held_out": o.held_out})}
+
+    def summary(self, result) -> pd.DataFrame:
+        return top_heads(result.frame, 10)[["name", "layer", "head", "score"]]
+
+    def output(self, result) -> pd.DataFrame:
+        return result.frame[["layer", "head", "score"]]
+
+    def outputs(self, results) -> dict[str, pd.DataFrame]:
+        out = super().outputs(results)
+        masking_tables = [r.extras["masking"].frame for r in results if "masking" in r.extras]
+        if masking_tables:
+            out["_masking"] = pd.concat(masking_tables, ignore_index=True)
+        return out
+
+    def report(self, result) -> list[str]:
+        frame, test = result.frame, result.input
+        layers, heads = int(frame["layer"].max()) + 1, int(frame["head"].max()) + 1
+        return [f"{result.model}: {layers} layers x {heads} heads; SEAT {test.name} ({test.describe()}) "
+                f"effect size {frame['effect_size'].iloc[0]:+.4f}; {int((frame['score'] > 0).sum())} positive heads",
+                "top heads:", top_heads(frame, 10)[["name", "score"]].to_string(index=False)]
+
+
+@dataclass(frozen=True)
+class MaskingOptions(Options):
+    k: int = option(3, minimum=1, help="heads per targeted set (top-K, bottom-K, K random)")
+    draws: int = option(5, minimum=1, help="random head sets averaged")
+    held_out: int = option(40, minimum=1, help="held-out CrowS-Pairs sentences for the (pseudo-)perplexity")
+
+
+@register
+class HeadMasking(Method):
+    name = "heads-masking"
+    order = 31
+    summary_line = "targeted head masking: SEAT effect size and (pseudo-)perplexity with chosen heads masked"
+    paper = PAPER + ", §6, Table 1a"
+    formula = "m_ij = 0 for top-K / bottom-K / K random / all b_ij > 0; report |ES| and PPPL (masked) or PPL (causal)"
+    input_kind = SEAT
+    Options = MaskingOptions
+    schema = columns([
+        ("strategy", "str", "which heads are masked"), ("heads", "str", "the masked heads (layer-head, 1-based)"),
+        ("n_masked", "int64", "number of heads masked"),
+        ("effect_size", "float64", "SEAT effect size of the masked model (mean over random draws)"),
+        ("abs_effect_size", "float64", "mean |effect size|"),
+        ("ppl_kind", "str", "pseudo-perplexity (masked LM), perplexity (causal LM) or n/a (encoder)"),
+        ("perplexity", "float64", "on the held-out sentences"), ("n_held_out", "int64", "held-out sentences")])
+
+    def key_parts(self, loaded, options: MaskingOptions, data_dir=None) -> dict:
+        held_out = masking.held_out_sentences(options.held_out, data_dir)
+        return {**super().key_parts(loaded, options, data_dir), "held_out_hash": bytes_sha256("\n".join(held_out))[:16]}
+
+    def compute(self, ctx, test, options: MaskingOptions) -> pd.DataFrame:
+        scores = ctx.run(HeadBias(), test, progress=None).frame
+        return masking.masking_rows(ctx.model(), test, scores, k=options.k, draws=options.draws,
+                                    n_held_out=options.held_out, data_dir=ctx.data_dir, progress=ctx.progress)
+
+    def report(self, result) -> list[str]:
+        table = result.frame
+        shown = table.assign(heads=[h if len(h) <= 40 else h[:37] + "..." for h in table["heads"]])
+        return ["targeted head masking:", shown.to_string(index=False)]
+
+    def data_files(self, loaded, options, data_dir: Path) -> list[Path]:
+        return [benchmark_path("crows-en", data_dir)]
+
+
+COUNTER_SOURCES = InputKind(
+    name="counter", flag="--input", noun="CrowS-Pairs gender sentences + gender word lists",
+    default="crows-gender-pairs",
+    help="the counter-stereotype sentences: gender pairs of crows-en / crows-en-gso and the gender word lists",
+    load=lambda name, data_dir: cs.counter_sources(data_dir),
+    names=lambda data_dir: ["crows-gender-pairs"],
+    files=lambda src, data_dir: [
+        *(settings.data_dir(data_dir) / "wordlists" / f"gender_{part}.txt" for part in ("female", "male", "stereotype")),
+        *(benchmark_path(name, data_dir) for name in src.sources)],
+    selectable=False,
+)
+
+
+@register
+class HeadCounterStereotype(Method):
+    name = "heads-counter"
+    order = 32
+    summary_line = "counter-stereotype attentions: target→attribute attention per head, original vs counter sentence"
+    paper = PAPER + ", §5.2, Figure 4"
+    formula = "d = w(orig) − w(counter) per head; one-tailed t-test of mean d > 0 over sentences per head group"
+    input_kind = COUNTER_SOURCES
+    Options = Options
+    schema = columns([
+        ("source", "str", "benchmark#pair the sentence comes from"), ("sentence", "str", "original sentence"),
+        ("counter", "str", "the sentence with the attribute word swapped"),
+        ("attribute", "str", "the gender word"), ("counterpart", "str", "its counterpart"),
+        ("target", "str", "the stereotype target word"), ("layers", "int64", "layers"), ("heads", "int64", "heads"),
+        ("w_orig", "list[float]", "normalised target→attribute attention per head (layers × heads, flattened)"),
+        ("w_counter", "list[float]", "the same in the counter sentence"), ("d", "list[float]", "w_orig − w_counter")])
+
+    def compute(self, ctx, sources: cs.CounterSources, options) -> pd.DataFrame:
+        return cs.counter_rows(ctx.model(), sources, progress=ctx.progress)
+
+    def summary(self, result) -> pd.DataFrame:
+        return pd.DataFrame({"sentences": [len(result.frame)], "sources": [", ".join(sorted(result.input.sources))]})

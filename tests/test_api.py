@@ -1,0 +1,135 @@
+"""The Python API (``import biascore``): the same cache and keys as the CLI, results that show in notebooks with
+benchmark text escaped, and every registered method reachable through ``biascore.run``."""
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import biascore
+from biascore.cli.main import main
+from biascore.core.cache import ResultCache
+from biascore.core.handle import ModelHandle
+from biascore.core.method import OptionError
+from tests.conftest import REPO, TINY_MLM
+
+
+def test_import_is_light_and_lists_the_api():
+    """``import biascore`` loads no torch, transformers or streamlit: the API is imported on first use."""
+    code = ("import sys, biascore; assert callable(biascore.run) and callable(biascore.score_pair); "
+            "print(sorted(m for m in ('torch', 'transformers', 'streamlit') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", "import sys, biascore; print(sorted(m for m in "
+                          "('torch', 'transformers', 'streamlit') if m in sys.modules))"],
+                         cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)
+    assert set(biascore.__all__) >= {"methods", "benchmarks", "load_model", "run", "score_pair"}
+
+
+def test_methods_and_benchmarks_tables():
+    methods = biascore.methods()
+    assert {"attribution", "fields", "heads", "labdet", "seat", "ceat", "logprob", "words"} <= set(methods.method)
+    assert methods.set_index("method").loc["attribution", "command"] == "score"
+    benches = biascore.benchmarks()
+    assert benches.set_index("name").loc["demo", "available"]
+
+
+def test_run_equals_the_cli_and_the_second_call_loads_nothing(tmp_path):
+    cache = tmp_path / "cache"
+    out = tmp_path / "cli.parquet"
+    assert main(["score", "--model", str(TINY_MLM), "--benchmark", "demo", "--cache-dir", str(cache),
+                 "--out", str(out)]) == 0
+    handle = biascore.load_model(str(TINY_MLM))
+    result = biascore.run("attribution", handle, "demo", cache_dir=cache, progress=False)
+    assert handle.loads == 0 and not handle.loaded  # answered from the CLI's cache entry: the same key
+    cli = pd.read_parquet(out)
+    pd.testing.assert_frame_equal(result.frame[cli.columns].reset_index(drop=True), cli, check_dtype=False)
+    assert len(list((cache / "attribution").glob("*.parquet"))) == 1  # one entry: the same key
+    assert result.meta["model"] == str(TINY_MLM) and result.meta["input"] == "demo"
+    assert result.precision == "exact (float32)" and result.conventions["jsd"] == "reference"
+    summary = result.summary().set_index("bias_type")
+    assert summary.loc["all", "n"] == 38 and {"ci_low", "ci_high"} <= set(summary.columns)
+    result.to_csv(tmp_path / "r.csv")
+    back = pd.read_parquet(result.to_parquet(tmp_path / "r.parquet"))
+    assert len(back) == 38 and (tmp_path / "r.csv").stat().st_size > 0
+
+
+def test_results_and_pairs_show_in_notebooks_with_text_escaped(tiny_mlm, tmp_path):
+    hostile = tmp_path / "hostile.csv"
+    pd.DataFrame({"sent_more": ["<b>Women</b> can't drive <script>alert(1)</script>."],
+                  "sent_less": ["<b>Men</b> can't drive <script>alert(1)</script>."],
+                  "bias_type": ["gender <img src=x>"]}).to_csv(hostile, index=False)
+    result = biascore.run("attribution", tiny_mlm, str(hostile), cache_dir=tmp_path / "c", progress=False)
+    page = result._repr_html_()
+    pair = result.pair(0)
+    pair_html = pair._repr_html_()
+    for text in (page, pair_html):
+        assert "<script" not in text and "<img" not in text and "<b>Women" not in text
+    assert html.escape("gender <img src=x>") in page
+    # every scored token shows in the pair's heatmap as escaped text, with its b(u) in the table
+    assert pair.tokens and all(html.escape(tok) in pair_html for tok in pair.tokens)
+    assert re.search(r"background:rgb\(", pair_html)  # the red/blue boxes
+    assert pair.sjsd == pytest.approx(sum(pair.bu) / len(pair.bu))
+
+
+def test_score_pair_is_a_one_pair_result(tiny_mlm):
+    result = biascore.score_pair(tiny_mlm, "Women can't drive.", "Men can't drive.")
+    pair = result.pair(0)
+    assert {c.name for c in result.method.schema} <= set(result.frame.columns)
+    assert pair.tokens and not pair.skipped_reason and result.meta["input"] == "typed pair"
+    same = biascore.score_pair(tiny_mlm, "Same.", "Same.")
+    assert same.pair(0).skipped_reason == "identical sentences"
+
+
+def test_bad_options_are_one_line_errors_before_anything_loads():
+    handle = ModelHandle("no-such-org/no-such-model")
+    with pytest.raises(OptionError, match="--jsd"):
+        biascore.run("attribution", handle, "demo", jsd="euclid", progress=False)
+    with pytest.raises(OptionError, match="unknown option"):
+        biascore.run("attribution", handle, "demo", jsdd="paper", progress=False)
+    with pytest.raises(ValueError, match="unknown method"):
+        biascore.run("no-such-method", handle, "demo")
+    assert not handle.loaded
+
+
+def test_only_cached_never_computes(tiny_mlm, tmp_path):
+    assert biascore.run("attribution", tiny_mlm, "demo", cache_dir=tmp_path, only_cached=True) is None
+    assert not (tmp_path / "attribution").exists()
+
+
+# Every registered method through biascore.run on small inputs (options chosen to keep each run short).
+SMALL = {
+    "attribution": ("demo", {}),
+    "words": ("demo", {}),
+    "fields": ("crows-en-gso", {"min_count": 1}),
+    "heads": ("weat6b", {}),
+    "heads-masking": ("weat6b", {"k": 1, "draws": 1, "held_out": 2}),
+    "heads-counter": (None, {}),
+    "labdet": ("en", {"n_boot": 200, "nationalities": ("de", "cn", "it")}),
+    "seat": ("weat6", {"n_samples": 1000}),
+    "ceat": ("weat6", {"segment_lengths": (5,), "n_contexts": 2, "draws": 5}),
+    "logprob": ("en-gender-career", {}),
+}
+
+
+def test_every_method_is_in_this_list():
+    assert set(SMALL) == set(biascore.methods().method)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_every_method_runs_through_the_api(name, tiny_mlm, tmp_path):
+    input_name, options = SMALL[name]
+    kwargs = {"limit": 12} if name == "fields" else {}
+    result = biascore.run(name, tiny_mlm, input_name, cache_dir=tmp_path, progress=False, **kwargs, **options)
+    assert len(result.frame) > 0
+    assert {c.name for c in result.method.schema} <= set(result.frame.columns)
+    assert isinstance(result.summary(), pd.DataFrame) and "<table" in result._repr_html_()
+    again = biascore.run(name, ModelHandle.standin(tiny_mlm.name, tiny_mlm.identity(), "must not load"), input_name,
+                         cache_dir=tmp_path, progress=False, only_cached=True, **kwargs, **options)
+    assert again is not None  # stored under its own key, read back without the model
+    pd.testing.assert_frame_equal(again.frame, result.frame)
+    assert (ResultCache(tmp_path).root / result.method.cache_folder / f"{result.digest}.parquet").is_file()
