@@ -189,32 +189,33 @@ def hermetic_models(tmp_path_factory) -> Path:
     return root
 
 
+def _load(folder: Path):
+    from biascore.core.models import load_model
+    return load_model(str(folder))
+
+
 @pytest.fixture(scope="session")
 def random_mlm(hermetic_models):
     """A seeded random BERT masked LM (2 layers × 4 heads) with MiniLM's WordPiece tokenizer (hermetic)."""
-    from biascore.core.models import load_model
-    return load_model(str(hermetic_models / "random-mlm"))
+    return _load(hermetic_models / "random-mlm")
 
 
 @pytest.fixture(scope="session")
 def random_causal(hermetic_models):
     """A seeded random 2-layer GPT-2 with MiniLM's WordPiece tokenizer (hermetic)."""
-    from biascore.core.models import load_model
-    return load_model(str(hermetic_models / "random-gpt2"))
+    return _load(hermetic_models / "random-gpt2")
 
 
 @pytest.fixture(scope="session")
 def random_llama(hermetic_models):
     """A seeded random Llama-shaped causal LM with grouped-query attention (hermetic)."""
-    from biascore.core.models import load_model
-    return load_model(str(hermetic_models / "random-llama"))
+    return _load(hermetic_models / "random-llama")
 
 
 @pytest.fixture(scope="session")
 def random_encoder(hermetic_models):
     """A seeded random plain BERT encoder without an LM head (hermetic)."""
-    from biascore.core.models import load_model
-    return load_model(str(hermetic_models / "random-encoder"))
+    return _load(hermetic_models / "random-encoder")
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import biascore
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
 from biascore.core.handle import ModelHandle
-from biascore.core.method import OptionError
+from biascore.core.method import NotApplicable, OptionError
 from tests.conftest import FIXTURE_DATA, REPO
 
 
@@ -156,3 +156,19 @@ def test_every_method_runs_through_the_api(name, where, request, tmp_path):
     assert again is not None  # stored under its own key, read back without the model
     pd.testing.assert_frame_equal(again.frame, result.frame)
     assert (ResultCache(tmp_path).root / result.method.cache_folder / f"{result.digest}.parquet").is_file()
+
+
+def test_a_plain_encoder_runs_the_embedding_methods_and_is_refused_by_the_lm_ones(random_encoder, fixture_data,
+                                                                                  tmp_path):
+    """A seeded random BERT encoder without an LM head: SEAT, head bias and LABDet read its hidden states; the
+    methods that need log-probabilities refuse it in one line."""
+    assert random_encoder.kind == "encoder"
+    for name in ("seat", "heads", "labdet"):
+        input_name, options = SMALL_FIXTURE[name]
+        result = biascore.run(name, random_encoder, input_name, cache_dir=tmp_path, progress=False, **options)
+        assert len(result.frame) > 0 and result.frame.select_dtypes("number").notna().any().any(), name
+    heads = biascore.run("heads", random_encoder, "names-career-family", cache_dir=tmp_path, progress=False)
+    assert len(heads.frame) == 2 * 4  # 2 layers x 4 heads
+    with pytest.raises(NotApplicable, match="needs a masked or causal model; this one is encoder") as err:
+        biascore.run("attribution", random_encoder, "demo", cache_dir=tmp_path, progress=False)
+    assert "\n" not in str(err.value)

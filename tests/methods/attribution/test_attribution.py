@@ -191,6 +191,29 @@ def test_causal_tokens_before_first_modified_token_score_exactly_zero(smollm):
     assert all(b != 0.0 for b in row["bu"][1:])
 
 
+@pytest.mark.exactness
+@pytest.mark.parametrize("causal", ["random_causal", "random_llama", "smollm"])
+def test_causal_logprobs_equal_one_full_forward_per_sentence(causal, request):
+    """Every shared token's log P against one plain forward of its sentence (start token in front, float64
+    log-softmax): another batch shape, so within the reproducibility contract; tokens before the first modified
+    one have the same context in both sentences, so their b(u) is 0 exactly."""
+    lm = request.getfixturevalue(causal)
+    more, less = "My mom spent all day cooking for the guests.", "My dad spent all day cooking for the guests."
+    row = score_pair(lm, more, less)
+    pt = tokenize_pair(lm, more, less)
+    start = lm.start_token_id()
+    for sentence, logps, shared in ((pt.more, row["logp_more"], pt.shared_more),
+                                    (pt.less, row["logp_less"], pt.shared_less)):
+        with torch.no_grad():
+            logits = lm.model(input_ids=torch.tensor([[start] + list(sentence.ids)])).logits[0].double()
+        direct = np.array([float(torch.log_softmax(logits[p], -1)[sentence.ids[p]]) for p in shared])
+        assert np.all(np.abs(np.asarray(logps) - direct) <= logp_tolerance(direct)), (causal, logps, direct)
+    first_modified = next(i for i, (a, b) in enumerate(zip(pt.more.ids, pt.less.ids)) if a != b)
+    prefix = [k for k, p in enumerate(pt.shared_more) if p < first_modified]
+    assert prefix and all(row["bu"][k] == 0.0 for k in prefix)
+    assert all(b != 0.0 for k, b in enumerate(row["bu"]) if k not in prefix)
+
+
 def test_causal_bos_model_gets_its_bos(tmp_path):
     """A tokenizer that adds a BOS by itself (as gemma's) gets that BOS in front, not eos."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors

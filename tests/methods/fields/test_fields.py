@@ -87,17 +87,10 @@ def test_subword_and_unmatched_words_align_by_character_overlap(tagger):
     assert fields.align_tokens([(0, 4), (4, 9)], [(0, 9)]) == [[0], [0]]  # one tagger token over two words
 
 
-def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
-    """Our MWE index gives exactly pymusas's own tags and MWE spans (checked against its linear scan)."""
+def mwe_lookup_both_ways(nlp, sentences: list[str]) -> tuple[list, list]:
+    """(tags and MWE spans of every token) with our indexed MWE lookup, and with pymusas's own linear scan."""
     from pymusas.lexicon_collection import MWELexiconCollection
 
-    from biascore.core.datasets import load_benchmark
-
-    sentences = list(load_benchmark("crows-en-gso").frame["sent_more"][:40]) + [
-        "She took care of the kids and put up with him in New York City.",
-        "They gave up on the idea , as a matter of fact , at the end of the day .",
-        "*  odd   spacing\tand a tab"]
-    nlp = tagger.nlp
     component = nlp.get_pipe("pymusas_rule_based_tagger")
     with nlp.select_pipes(disable=["pymusas_rule_based_tagger"]):
         docs = list(nlp.pipe(sentences))
@@ -113,6 +106,18 @@ def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
         reference = run()
     finally:
         rule.mwe_lexicon_collection = indexed
+    return fast, reference
+
+
+def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
+    """Our MWE index gives exactly pymusas's own tags and MWE spans (checked against its linear scan)."""
+    from biascore.core.datasets import load_benchmark
+
+    sentences = list(load_benchmark("crows-en-gso").frame["sent_more"][:40]) + [
+        "She took care of the kids and put up with him in New York City.",
+        "They gave up on the idea , as a matter of fact , at the end of the day .",
+        "*  odd   spacing\tand a tab"]
+    fast, reference = mwe_lookup_both_ways(tagger.nlp, sentences)
     assert fast == reference
     assert any(len(span) and span[0][1] - span[0][0] > 1 for sent in fast for _tags, span in sent)  # MWEs found
 

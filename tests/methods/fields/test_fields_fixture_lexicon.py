@@ -14,7 +14,7 @@ import pytest
 from biascore.methods.fields import scorer as fields
 from biascore.methods.fields import tagging
 from conftest import FIXTURE_DATA, REPO
-from tests.methods.fields.test_fields import fields_of, hand_frame
+from tests.methods.fields.test_fields import fields_of, hand_frame, mwe_lookup_both_ways
 
 PAGE = str(REPO / "views" / "semantic_fields.py")
 
@@ -47,26 +47,9 @@ def test_multi_word_expression_gets_one_field(names):
 
 def test_indexed_mwe_lookup_matches_pymusas(fixture_data):
     """Our MWE index gives exactly pymusas's own tags and MWE spans (its linear scan) on the fixture lexicon."""
-    from pymusas.lexicon_collection import MWELexiconCollection
-
-    nlp = tagging.get_tagger("en").nlp
-    component = nlp.get_pipe("pymusas_rule_based_tagger")
     sentences = ["She spent all day cooking.", "They take care of the children and look after the home.",
                  "Bisexual people cannot make up their minds.", "*  odd   spacing\tand a tab"]
-    with nlp.select_pipes(disable=["pymusas_rule_based_tagger"]):
-        docs = list(nlp.pipe(sentences))
-
-    def run():
-        return [[(tuple(t._.pymusas_tags), tuple(t._.pymusas_mwe_indexes)) for t in component(doc)] for doc in docs]
-
-    rule = component.rules[1]
-    indexed = rule.mwe_lexicon_collection
-    fast = run()
-    try:
-        rule.mwe_lexicon_collection = MWELexiconCollection(indexed.to_dictionary())
-        reference = run()
-    finally:
-        rule.mwe_lexicon_collection = indexed
+    fast, reference = mwe_lookup_both_ways(tagging.get_tagger("en").nlp, sentences)
     assert fast == reference
     assert any(len(span) and span[0][1] - span[0][0] > 1 for sent in fast for _tags, span in sent)  # MWEs found
 
