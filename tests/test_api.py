@@ -155,6 +155,7 @@ def test_every_method_runs_through_the_api(name, where, request, tmp_path):
                          cache_dir=tmp_path, progress=False, only_cached=True, **kwargs, **options)
     assert again is not None  # stored under its own key, read back without the model
     pd.testing.assert_frame_equal(again.frame, result.frame)
+    assert again.frame.equals(result.frame)  # the cache's answer is the fresh one, bit for bit and type for type
     assert (ResultCache(tmp_path).root / result.method.cache_folder / f"{result.digest}.parquet").is_file()
 
 
