@@ -170,7 +170,7 @@ def main() -> None:
         worker(args.model, args.benchmarks[0], args.limit, Path(args.out), args.plans, args.checks)
         return
 
-    from biascore.methods.attribution.reproducibility import LOGP_EPS, compare_frames
+    from biascore.methods.attribution.reproducibility import LOGP_FLOOR, LOGP_RTOL, compare_frames
 
     rows = []
     started = time.perf_counter()
@@ -205,7 +205,7 @@ def main() -> None:
                           f"rel={agreement.max_rel_dlogp:.2e} max|Δb|={agreement.max_dbu:.2e} "
                           f"flips={agreement.flips} ok={agreement.within_contract}", flush=True)
     meta = {"machine": platform.processor() or platform.machine(), "cpu": _cpu_name(), "python": sys.version.split()[0],
-            "torch": __import__("torch").__version__, "logp_eps": LOGP_EPS,
+            "torch": __import__("torch").__version__, "logp_rtol": LOGP_RTOL, "logp_floor": LOGP_FLOOR,
             "seconds": round(time.perf_counter() - started, 1),
             "command": "python bench/reproducibility.py " + " ".join(sys.argv[1:])}
     out = Path(args.out)
@@ -228,12 +228,13 @@ def _markdown(meta: dict, rows: list[dict]) -> str:
     lines = [f"# Reproducibility of the attribution scores ({meta['cpu']}, torch {meta['torch']})", "",
              f"`{meta['command']}` — {meta['seconds']} s. Each variant against the reference run "
              "(a fresh process, this machine's defaults, token budget 4096). "
-             f"Bounds: |Δ log P| ≤ ε·min(1, |log P|) with ε = {meta['logp_eps']:g}; b(u), S_JSD and PLL bounds "
-             "derived from it (biascore/methods/attribution/reproducibility.py). *ratio* = largest observed "
-             "deviation / its bound (≤ 1 inside the contract).", "",
+             f"Bound: |Δ log P| ≤ {meta['logp_rtol']:g}·max(|log P|, {meta['logp_floor']:g}); the b(u), S_JSD and "
+             "PLL bounds derive from it (biascore/methods/attribution/reproducibility.py). *rel* = the largest "
+             "|Δ log P| / max(|log P|, floor); *ratio* = largest observed deviation / its bound (≤ 1 inside the "
+             "contract).", "",
              "| model | benchmark | variant | kernels, threads | pairs | bit-identical | max abs Δlog P | "
-             "max rel Δlog P | max abs Δb(u) | max abs ΔS_JSD | ratio log P / b(u) / S_JSD | S_JSD flips (max abs S_JSD) | "
-             "PLL flips | within contract |", "|" + "---|" * 14]
+             "max rel Δlog P | max abs Δb(u) | max abs ΔS_JSD | ratio log P / b(u) / S_JSD | "
+             "S_JSD flips (max abs S_JSD) | PLL flips | within contract |", "|" + "---|" * 14]
     for r in rows:
         flips = f"{r['flips']} ({_fmt(r['max_abs_sjsd_flipped'])})" if r["flips"] else "0"
         ratios = "/".join(f"{r[k]:.2f}" for k in ("logp_ratio", "bu_ratio", "sjsd_ratio"))
