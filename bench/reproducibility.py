@@ -53,11 +53,19 @@ ENVIRONMENTS: dict[str, dict[str, str | None]] = {
     "MKL_ENABLE_INSTRUCTIONS=AVX2": {"MKL_ENABLE_INSTRUCTIONS": "AVX2"},
     "NPY_DISABLE_CPU_FEATURES=AVX512*": {"NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512CD AVX512_SKX AVX512_CLX "
                                                                      "AVX512_CNL AVX512_ICL AVX512_SPR"},
-    "suite run A: avx2 + MKL AVX2 + 1 thread": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-                                                "OMP_NUM_THREADS": "1"},
-    "suite run B: default kernels + 3 threads": {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "3"},
 }
+
+
+def _suite_variants() -> dict[str, dict[str, str]]:
+    """The environments tests/test_kernel_paths.py re-runs the exactness tests under."""
+    from tests.test_kernel_paths import VARIANTS
+
+    return {f"suite run: {name}": env for name, env in VARIANTS.items()}
+
+
+ENVIRONMENTS.update(_suite_variants())
 MODELS = ["tiny", "smollm", "random-mlm", "random-gpt2", "random-llama"]
+REUSED: list[str] = []  # worker runs answered from --frames-dir
 
 
 # ------------------------------------------------------------------------------------------------ worker
@@ -139,6 +147,7 @@ def _run_worker(model: str, benchmark: str, limit: int | None, env_over: dict, p
             env[k] = v
     out = tmp / f"{tag}.pkl"
     if out.exists():  # --frames-dir of an earlier run: compare again without recomputing
+        REUSED.append(tag)
         return pd.read_pickle(out)
     cmd = [sys.executable, __file__, "--worker", "--model", model, "--benchmarks", benchmark, "--out", str(out),
            "--plans", *plans] + (["--limit", str(limit)] if limit else []) + (["--checks"] if checks else [])
@@ -206,7 +215,7 @@ def main() -> None:
                           f"flips={agreement.flips} ok={agreement.within_contract}", flush=True)
     meta = {"machine": platform.processor() or platform.machine(), "cpu": _cpu_name(), "python": sys.version.split()[0],
             "torch": __import__("torch").__version__, "logp_rtol": LOGP_RTOL, "logp_floor": LOGP_FLOOR,
-            "seconds": round(time.perf_counter() - started, 1),
+            "seconds": round(time.perf_counter() - started, 1), "worker_runs_reused": len(REUSED),
             "command": "python bench/reproducibility.py " + " ".join(sys.argv[1:])}
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
@@ -226,7 +235,9 @@ def _cpu_name() -> str:
 
 def _markdown(meta: dict, rows: list[dict]) -> str:
     lines = [f"# Reproducibility of the attribution scores ({meta['cpu']}, torch {meta['torch']})", "",
-             f"`{meta['command']}` — {meta['seconds']} s. Each variant against the reference run "
+             f"`{meta['command']}` — {meta['seconds']} s"
+             + (f" ({meta['worker_runs_reused']} worker runs read from the frames of an earlier run)"
+                if meta["worker_runs_reused"] else "") + ". Each variant against the reference run "
              "(a fresh process, this machine's defaults, token budget 4096). "
              f"Bound: |Δ log P| ≤ {meta['logp_rtol']:g}·max(|log P|, {meta['logp_floor']:g}); the b(u), S_JSD and "
              "PLL bounds derive from it (biascore/methods/attribution/reproducibility.py). *rel* = the largest "

@@ -66,8 +66,9 @@ class Agreement:
     """How two attribution frames of the same pairs compare, against the contract (max over all tokens/pairs).
 
     ``max_rel_dlogp``: the largest |Δ log P| / max(|log P|, LOGP_FLOOR); ``logp_ratio`` / ``bu_ratio`` /
-    ``sjsd_ratio``: the largest observed deviation divided by its bound (≤ 1 inside the contract). ``flips``: pairs whose S_JSD verdict differs; ``flips_outside``: those whose |S_JSD|
-    is beyond the bound (a contract violation); the same for the PLL verdict.
+    ``sjsd_ratio``: the largest observed deviation divided by its bound (≤ 1 inside the contract); ``flips``:
+    pairs whose S_JSD verdict differs; ``flips_outside``: those whose |S_JSD| is beyond the bound (a contract
+    violation); the same for the PLL verdict. ``problems``: every violation, one line each.
     """
 
     pairs: int = 0

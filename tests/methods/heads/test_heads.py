@@ -129,7 +129,8 @@ def _abs_es(lm, test, mask) -> float:
 @pytest.mark.exactness
 @pytest.mark.parametrize("which,test_name,probe,eps,rel", [
     ("random_mlm", FIXTURE_SEAT, [(0, 0), (1, 1), (1, 3)], 1e-4, 1e-5),
-    pytest.param("tiny_mlm", "weat6b", [(0, 0), (1, 1), (1, 3)], 1e-4, 1e-5, marks=pytest.mark.shared("tiny_mlm", "data")),
+    pytest.param("tiny_mlm", "weat6b", [(0, 0), (1, 1), (1, 3)], 1e-4, 1e-5,
+                 marks=pytest.mark.shared("tiny_mlm", "data")),
     ("smollm", "small", [(0, 4), (17, 2), (29, 8)], 1e-2, 1e-3),
 ])
 def test_gradient_matches_finite_differences(which, test_name, probe, eps, rel, request, small_seat):
@@ -235,8 +236,8 @@ def test_t_test_matches_scipy_and_hand_formula():
 
 
 @pytest.mark.exactness
-@pytest.mark.parametrize("which, data", [("random_mlm", "fixture_data"),
-                                         pytest.param("tiny_mlm", "data_dir", marks=pytest.mark.shared("tiny_mlm", "data"))])
+@pytest.mark.parametrize("which, data", [
+    ("random_mlm", "fixture_data"), pytest.param("tiny_mlm", "data_dir", marks=pytest.mark.shared("tiny_mlm", "data"))])
 def test_counter_attention_frame_tiny_mlm(which, data, request):
     lm = request.getfixturevalue(which)
     request.getfixturevalue(data)  # the fixture sentences and word lists, or the real ones
