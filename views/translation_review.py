@@ -1,18 +1,24 @@
 """Translation review: the English source pair beside its Filipino translation (each with its b(u) heatmap and a
 minimal-pair check), a review form (status, issue tags, comment, corrected sentences) saved to SQLite by several
-reviewers at once, agreement between reviewers, adjudication of disagreements, exports (all reviews, the
-corrected benchmark) and B before/after the corrections for a chosen model.
+reviewers at once, each reviewer's assigned pairs and progress, agreement between reviewers (Krippendorff's α,
+Cohen's/Fleiss' κ, the status confusion table), adjudication of disagreements, exports (reviews, the corrected
+benchmark, the dataset folder) and B before/after the corrections for a chosen model.
 
-Drawing only: the store, agreement, decisions and B come from ``biascore.review``. Benchmark and user text is
-shown literally (``st.text``, dataframes, widget values), never as markdown. Nothing is written to disk until a
-Save button is pressed; in public mode (``BIASCORE_PUBLIC=1``) the database is the server's and there is no path
-field.
+Blind review: everything below the form is drawn from what the typed name may see
+(:func:`biascore.review.visibility.visible`): a reviewer sees another reviewer's review of a pair only after
+saving their own; adjudicators (``BIASCORE_ADJUDICATORS``) see everything, assign pairs and adjudicate.
+
+Drawing only: the store, visibility, assignment, agreement, decisions and B come from ``biascore.review``.
+Benchmark and user text is shown literally (``st.text``, dataframes, widget values), never as markdown. Nothing
+is written to disk until a Save button is pressed; in public mode (``BIASCORE_PUBLIC=1``) the database is the
+server's and there is no path field.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import string
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -20,17 +26,21 @@ import streamlit as st
 from biascore.core import settings
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.models import ModelLoadError
-from biascore.review.agreement import agreement, disagreements
+from biascore.review.agreement import agreement, confusion, disagreements, reviewer_overview
+from biascore.review.assignment import todo
 from biascore.review.corrections import (before_after, corrected_frame, decision_counts, final_decisions,
                                          reviewable_pairs)
+from biascore.review.export import dataset_zip
 from biascore.review.minimal_pair import check_pair
 from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
+from biascore.review.visibility import viewer, visible
 from views.common import (benchmark_selector, data_dir_notice, get_model, live_pair, model_or_error, model_selector,
                           query_param, run_frame, score_now)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
-FILTERS = ["all pairs", "not reviewed yet", "not reviewed by me", "to adjudicate (not decided yet)",
+MY_TODO = "my assigned pairs, not reviewed yet"
+FILTERS = ["all pairs", MY_TODO, "not reviewed yet", "not reviewed by me", "to adjudicate (not decided yet)",
            "flagged: not a minimal pair"] + [
     f"status: {s}" for s in STATUSES]
 PUBLIC = settings.public_mode()
@@ -53,8 +63,8 @@ def review_error(exc: Exception, public_text: str = "this cannot be done on this
 
 st.title("Translation review")
 st.caption("Check each Filipino pair against its English source: accept it, ask for a correction (and write it), "
-           "or reject it. Several reviewers can review the same pairs at once; their agreement, the disagreements "
-           "to adjudicate and the corrected benchmark are below.")
+           "or reject it. Reviews are blind: you see another reviewer's review of a pair only after saving your "
+           "own. Agreement, the disagreements to adjudicate and the corrected benchmark are below.")
 data_dir_notice()
 
 
@@ -98,6 +108,9 @@ def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_
 def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, key: str, original: tuple) -> None:
     """Adjudication form callback."""
     state = st.session_state
+    if not viewer(adjudicator).adjudicator:  # (the form is drawn for adjudicators only; checked again here)
+        flash("decision", False, "Only the adjudicators this server names can decide.")
+        return
     status, fixed = state[f"{key}_status"], typed_corrections(key, original)
     try:
         adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, state[f"{key}_comment"], *fixed)
@@ -105,6 +118,28 @@ def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, 
         flash("decision", False, review_error(exc))
     else:
         flash("decision", True, f"Decision saved: pair {adj.pair_id}, {adj.status} ({adj.decided_at}).")
+
+
+def save_assignment(db_path: str, benchmark: str, pair_ids: list[int], by: str) -> None:
+    """Assignment form callback (adjudicators only)."""
+    state = st.session_state
+    if not viewer(by).adjudicator:
+        flash("assign", False, "Only the adjudicators this server names can assign pairs.")
+        return
+    try:
+        change = ReviewStore(db_path).assign(benchmark, pair_ids, state["tr_assign_reviewers"],
+                                             state["tr_assign_overlap"], state["tr_assign_seed"], by)
+    except ReviewError as exc:
+        flash("assign", False, review_error(exc))
+    else:
+        flash("assign", True, f"Assigned: {change.added} added, {change.removed} removed, {change.kept} kept.")
+
+
+def go_to_next(pair_id: int) -> None:
+    """"My next pair" callback: show the reviewer's own to-do list, opened at ``pair_id``."""
+    st.session_state["tr_filter"] = MY_TODO
+    st.session_state.pop("tr_pair", None)  # the pair box starts again from the URL's pair
+    st.query_params["pair"] = str(pair_id)
 
 
 def show_flash(scope: str) -> bool:
@@ -141,6 +176,13 @@ with st.expander("Review database and reviewer", expanded=True):
     else:
         db_path = c1.text_input("SQLite file (created when you first save)", value=str(default_path()), key="tr_db")
     reviewer = c2.text_input("Your name (reviewer)", key="tr_reviewer", max_chars=100).strip()
+    me = viewer(reviewer)
+    if me.adjudicator:
+        c2.text("You are an adjudicator here: you see every review, assign pairs and adjudicate.")
+    elif me.keep_blind:
+        c2.text("This server keeps reviews blind: you see your own reviews only.")
+    st.caption("Your name marks your reviews; it is not a password, so anyone can type any name. A server that "
+               "needs logins puts the dashboard behind one (docs/review.md).")
 store = ReviewStore(db_path)
 try:
     db_state = store.state().kind
@@ -163,21 +205,35 @@ if benchmark is None:
 try:
     pairs = review_pairs(benchmark)
     reviews, adjudications = store.reviews(benchmark), store.adjudications(benchmark)
+    assignments = store.assignments(benchmark)
 except (BenchmarkError, ReviewError) as exc:
     st.error(review_error(exc, "this benchmark is not available on this server"))
     st.stop()
-to_adjudicate = disagreements(reviews, pairs, adjudications)
+seen = visible(reviews, adjudications, me)  # everything below shows only what this name may see
+to_adjudicate = disagreements(seen.reviews, pairs, seen.adjudications)
 
-reviewed_ids = set(reviews.pair_id)
+reviewed_ids = set(reviews.pair_id)  # which pairs have a review (no status, no reviewer): the same for everyone
 mine = set(reviews[reviews.reviewer == reviewer].pair_id) if reviewer else set()
 st.progress(len(reviewed_ids & set(pairs.pair_id)) / max(len(pairs), 1),
             text=f"{len(reviewed_ids & set(pairs.pair_id))} of {len(pairs)} pairs reviewed"
             + (f" · {len(mine)} by you" if reviewer else "")
             + f" · {int((~to_adjudicate.adjudicated).sum())} to adjudicate")
+my_todo = todo(assignments, reviews, reviewer) if reviewer else []
+my_assigned = int((assignments.reviewer == reviewer).sum()) if reviewer else 0
+if my_assigned:
+    c1, c2 = st.columns([4, 1])
+    c1.progress((my_assigned - len(my_todo)) / my_assigned,
+                text=f"Your assigned pairs: {my_assigned - len(my_todo)} of {my_assigned} reviewed")
+    c2.button("My next pair", key="tr_next", type="primary", disabled=not my_todo, on_click=go_to_next,
+              args=(my_todo[0] if my_todo else 0,))
+elif reviewer and not assignments.empty:
+    st.caption("No pair of this benchmark is assigned to you; you can still review any pair.")
 
 # ------------------------------------------------------------------------------------------ one pair
 which = st.selectbox("Show", FILTERS, key="tr_filter")
-if which == "not reviewed yet":
+if which == MY_TODO:
+    subset = pairs[pairs.pair_id.isin(set(my_todo))]
+elif which == "not reviewed yet":
     subset = pairs[~pairs.pair_id.isin(reviewed_ids)]
 elif which == "not reviewed by me":
     subset = pairs[~pairs.pair_id.isin(mine)]
@@ -186,11 +242,13 @@ elif which.startswith("to adjudicate"):
 elif which.startswith("flagged"):
     subset = pairs[~pairs.minimal]
 elif which.startswith("status: "):
-    subset = pairs[pairs.pair_id.isin(set(reviews[reviews.status == which.removeprefix("status: ")].pair_id))]
+    status_of = seen.reviews[seen.reviews.status == which.removeprefix("status: ")]
+    subset = pairs[pairs.pair_id.isin(set(status_of.pair_id))]
 else:
     subset = pairs
 if subset.empty:
-    st.info("No pair matches this filter.")
+    st.info("No pair matches this filter." + (" Your assigned pairs are all reviewed." if which == MY_TODO and
+                                              my_assigned else ""))
 else:
     ids = [int(x) for x in subset.pair_id]
     wanted = query_param("pair")
@@ -245,62 +303,104 @@ else:
                       args=(str(store.path), benchmark, pair_id, reviewer, form_key, original))
         if not show_flash("review") and previous:
             st.caption(f"You reviewed this pair on {previous.updated_at}; saving again replaces your earlier review.")
-    others = reviews[reviews.pair_id == pair_id]
-    if len(others):
-        st.text("Reviews of this pair:")
-        st.dataframe(others.assign(tags=["; ".join(t) for t in others.tags]).drop(columns=["benchmark"]),
-                     hide_index=True, key="tr_pair_reviews")
+    shown = seen.reviews[seen.reviews.pair_id == pair_id]
+    if me.adjudicator or pair_id in seen.revealed:
+        if len(shown):
+            st.text("Reviews of this pair:")
+            st.dataframe(shown.assign(tags=["; ".join(t) for t in shown.tags]).drop(columns=["benchmark"]),
+                         hide_index=True, key="tr_pair_reviews")
+    elif reviewer:
+        st.info("Other reviewers' reviews of this pair are shown to adjudicators only on this server."
+                if me.keep_blind else "Blind review: other reviewers' reviews of this pair are shown once you have "
+                                      "saved yours.")
 
 # ------------------------------------------------------------------------------------------ agreement
 st.subheader("Agreement between reviewers")
-st.caption("Cohen's κ when two reviewers reviewed the same pairs, Fleiss' κ for three or more (pairs with the "
-           "most common number of reviews); on the status, overall and per bias type. 1 = perfect, 0 = chance.")
-st.dataframe(agreement(reviews, pairs), hide_index=True, key="tr_agreement")
+st.caption("Krippendorff's α (nominal, on the status) over every pair with two or more reviews, with a 95% "
+           "bootstrap interval over pairs; beside it Cohen's κ (two reviewers) or Fleiss' κ (three or more; the "
+           "pairs with the most common number of reviews). 1 = perfect, 0 = chance. Overall and per bias type, "
+           + ("from every review." if me.adjudicator else "from the reviews you can see (the pairs you reviewed)."))
+st.dataframe(agreement(seen.reviews, pairs), hide_index=True, key="tr_agreement")
+st.text("Statuses two reviewers of the same pair chose (each two reviewers once; the diagonal is agreement):")
+st.dataframe(confusion(seen.reviews), key="tr_confusion")
+
+if me.adjudicator:
+    st.subheader("Assignment and reviewer progress")
+    plan = store.assignment_plan(benchmark)
+    with st.form("tr_assign"):
+        st.text_input("Reviewers (comma-separated, as they type their names)", key="tr_assign_reviewers",
+                      value=", ".join(plan["reviewers"]) if plan else "")
+        c1, c2 = st.columns(2)
+        c1.number_input("Reviewers per pair (overlap)", min_value=1, max_value=20, step=1, key="tr_assign_overlap",
+                        value=plan["overlap"] if plan else 2)
+        c2.number_input("Seed", min_value=0, step=1, key="tr_assign_seed", value=plan["seed"] if plan else 0)
+        st.form_submit_button("Assign pairs", on_click=save_assignment,
+                              args=(str(store.path), benchmark, [int(p) for p in pairs.pair_id], reviewer))
+    st.caption("Every pair goes to that many reviewers, with loads as equal as possible. Assigning again with a "
+               "reviewer added or removed moves only pairs nobody has reviewed yet; saved reviews are kept.")
+    show_flash("assign")
+    if plan:
+        st.text(f"Last assignment: {', '.join(plan['reviewers'])} · overlap {plan['overlap']} · seed {plan['seed']}"
+                f" · by {plan['assigned_by'] or '(not named)'} · {plan['assigned_at']}")
+    overview = reviewer_overview(assignments, reviews)
+    if overview.empty:
+        st.info("No pair is assigned and nothing is reviewed yet.")
+    else:
+        st.dataframe(overview, hide_index=True, key="tr_overview")
+        st.caption("agreement: the share of this reviewer's statuses that match another reviewer of the same pair; "
+                   "kappa: Cohen's κ with each other reviewer, averaged; alpha_without: α of everyone else, above "
+                   "the overall α when this reviewer disagrees more than the rest.")
 
 st.subheader("Disagreements to adjudicate")
+if not me.adjudicator:
+    st.caption("Listed: the pairs you reviewed whose reviewers disagree. The adjudicators this server names decide "
+               "them.")
 if to_adjudicate.empty:
     st.info("No disagreement: every pair reviewed by several reviewers got the same status and correction.")
 else:
     st.dataframe(to_adjudicate, hide_index=True, key="tr_disagreements")
+if me.adjudicator and not to_adjudicate.empty:
     adj_ids = [int(x) for x in to_adjudicate.pair_id]
     first_sentence = dict(zip(pairs.pair_id, pairs.sent_more))
     adj_pair = st.selectbox("Adjudicate pair", adj_ids, key="tr_adj_pair",
                             format_func=lambda i: f"{i}: {first_sentence[i][:90]}")
     row = pairs[pairs.pair_id == adj_pair].iloc[0]
     st.text(f"more-biased: {row.sent_more}\nless-biased: {row.sent_less}")
-    theirs = reviews[reviews.pair_id == adj_pair]
+    theirs = seen.reviews[seen.reviews.pair_id == adj_pair]
     st.dataframe(theirs[["reviewer", "status", "corrected_more", "corrected_less", "comment"]], hide_index=True,
                  key="tr_adj_reviews")
-    current = adjudications[adjudications.pair_id == adj_pair]
+    current = seen.adjudications[seen.adjudications.pair_id == adj_pair]
     prior = current.iloc[0] if len(current) else None
-    if not reviewer:
-        st.info("Type your name above to adjudicate.")
-    else:
-        key = f"tr_adj_{benchmark}_{adj_pair}"
-        decision_form(key, status=prior.status if prior is not None else STATUSES[0], tags=None,
-                      comment=prior.comment if prior is not None else "",
-                      more=(prior.corrected_more if prior is not None else "") or row.sent_more,
-                      less=(prior.corrected_less if prior is not None else "") or row.sent_less,
-                      button="Save decision", on_click=save_decision,
-                      args=(str(store.path), benchmark, adj_pair, reviewer, key, (row.sent_more, row.sent_less)))
-        show_flash("decision")
+    key = f"tr_adj_{benchmark}_{adj_pair}"
+    decision_form(key, status=prior.status if prior is not None else STATUSES[0], tags=None,
+                  comment=prior.comment if prior is not None else "",
+                  more=(prior.corrected_more if prior is not None else "") or row.sent_more,
+                  less=(prior.corrected_less if prior is not None else "") or row.sent_less,
+                  button="Save decision", on_click=save_decision,
+                  args=(str(store.path), benchmark, adj_pair, reviewer, key, (row.sent_more, row.sent_less)))
+    show_flash("decision")
 
 # ------------------------------------------------------------------------------------------ exports and B
 st.subheader("Exports")
-decisions = final_decisions(pairs.pair_id, reviews, adjudications)
+decisions = final_decisions(pairs.pair_id, seen.reviews, seen.adjudications)
 corrected = corrected_frame(pairs, decisions)
 corrected_csv = corrected.to_csv(index=False).encode("utf-8")
 counts = decision_counts(decisions)
 st.dataframe(pd.DataFrame([counts]), hide_index=True, key="tr_counts")
 st.caption("The corrected benchmark keeps accepted pairs and applies the corrections of 'needs correction' pairs "
            "(an adjudicated decision first; otherwise the reviewers' shared decision). Rejected, unresolved and "
-           "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`.")
-c1, c2 = st.columns(2)
-c1.download_button("Download all reviews (CSV)", reviews_csv(reviews), file_name=f"reviews_{benchmark}.csv",
-                   mime="text/csv", key="tr_csv", disabled=reviews.empty)
-c2.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
+           "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`."
+           + ("" if me.adjudicator else " Built from the reviews you can see."))
+st.download_button(f"Download the reviews you can see ({len(seen.reviews)}, CSV)", reviews_csv(seen.reviews),
+                   file_name=f"reviews_{benchmark}.csv", mime="text/csv", key="tr_csv", disabled=seen.reviews.empty)
+st.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
                    file_name=f"{benchmark}_corrected.csv", mime="text/csv", key="tr_corrected_csv",
                    disabled=corrected.empty)
+if me.adjudicator:
+    st.download_button("Download the dataset (parquet files and a dataset card, zip)",
+                       partial(dataset_zip, load_benchmark(benchmark), seen.reviews, seen.adjudications),
+                       file_name=f"{benchmark}-reviewed.zip", mime="application/zip", key="tr_dataset",
+                       disabled=seen.reviews.empty)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -9,7 +9,9 @@ Server settings for a shared dashboard (read from the environment of the process
   name, URL parameters are checked against the same lists, errors are one line without paths;
 * ``BIASCORE_MODELS`` — comma-separated allow-list of models that may be loaded or scored from the dashboard
   in public mode (default: the embedded default model);
-* ``BIASCORE_REVIEW_DB`` — the translation-review database (default ``<cache>/reviews.sqlite``).
+* ``BIASCORE_REVIEW_DB`` — the translation-review database (default ``<cache>/reviews.sqlite``);
+* ``BIASCORE_ADJUDICATORS`` — comma-separated reviewer names who see every review and adjudicate (docs/review.md);
+* ``BIASCORE_REVIEW_KEEP_BLIND=1`` — reviewers never see the others' reviews, not even after saving their own.
 
 Offline snapshots (workshops): ``BIASCORE_SNAPSHOT=demo.zip`` names a snapshot made by
 ``python -m biascore snapshot export``. Once :mod:`biascore.snapshot` has verified and unpacked it and called
@@ -137,3 +139,14 @@ def review_db_path() -> Path:
     Only a path; nothing is created until a review is saved."""
     env = os.environ.get("BIASCORE_REVIEW_DB")
     return Path(env).expanduser() if env else writable_cache_dir() / "reviews.sqlite"
+
+
+def review_adjudicators() -> frozenset[str]:
+    """Names (as typed on the review page, surrounding spaces ignored) that ``BIASCORE_ADJUDICATORS`` lists."""
+    return frozenset(n.strip() for n in os.environ.get("BIASCORE_ADJUDICATORS", "").split(",") if n.strip())
+
+
+def review_keep_blind() -> bool:
+    """True when ``BIASCORE_REVIEW_KEEP_BLIND`` is 1/true/yes/on: a reviewer sees no other reviewer's review even
+    after saving their own (adjudicators still see all)."""
+    return os.environ.get("BIASCORE_REVIEW_KEEP_BLIND", "").strip().lower() in _TRUE

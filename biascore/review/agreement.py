@@ -3,6 +3,10 @@
 Agreement is computed per benchmark ("all") and per bias type over the pairs that at least two reviewers
 reviewed:
 
+* **Krippendorff's α** (nominal; :mod:`biascore.stats.reliability`) over *every* pair with two or more reviews,
+  whoever reviewed it and however many reviews it has, with a percentile-bootstrap interval over pairs
+  (``alpha_low``, ``alpha_high``; ``alpha_pairs`` pairs used). This is the headline number;
+
 * exactly two reviewers in the group → **Cohen's κ** (Cohen 1960) on the pairs both reviewed,
   κ = (p_o − p_e) / (1 − p_e), p_o = share of pairs with the same status, p_e = Σ_k p_k(A)·p_k(B) from each
   reviewer's own status shares (:func:`sklearn.metrics.cohen_kappa_score`);
@@ -13,6 +17,9 @@ reviewed:
 
 κ is undefined (NaN, with ``note``) when fewer than two pairs qualify or when chance agreement is 1 (every rating
 the same status). ``observed`` is the raw share of agreeing rater pairs (p_o, or P̄ for Fleiss).
+
+:func:`confusion` says which statuses get confused with which; :func:`reviewer_agreement` gives each reviewer's
+agreement with the others (who disagrees most).
 
 A pair needs **adjudication** when its reviewers chose different statuses, or all chose ``needs correction`` but
 proposed different corrected sentences.
@@ -25,9 +32,11 @@ import numpy as np
 import pandas as pd
 
 from biascore.review.store import NEEDS_CORRECTION, STATUSES
+from biascore.stats.reliability import DEFAULT_RESAMPLES, alpha_interval, nominal_alpha
 
-AGREEMENT_COLUMNS = ["bias_type", "method", "kappa", "observed", "n_pairs", "n_reviewers", "ratings_per_pair",
-                     "note"]
+AGREEMENT_COLUMNS = ["bias_type", "alpha", "alpha_low", "alpha_high", "alpha_pairs", "method", "kappa", "observed",
+                     "n_pairs", "n_reviewers", "ratings_per_pair", "note"]
+REVIEWER_COLUMNS = ["reviewer", "reviews", "shared_pairs", "agreement", "kappa", "alpha_without"]
 DISAGREEMENT_COLUMNS = ["pair_id", "bias_type", "reviewers", "statuses", "why", "adjudicated", "final_status",
                         "adjudicator", "decided_at"]
 
@@ -37,29 +46,45 @@ def _with_bias_type(reviews: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return reviews.merge(pairs[["pair_id", "bias_type"]], on="pair_id", how="inner")
 
 
-def _group_agreement(group: pd.DataFrame) -> dict:
-    """Agreement of the status among the reviews of one group (see the module docstring)."""
+def status_counts(reviews: pd.DataFrame) -> pd.DataFrame:
+    """Per pair (index pair_id) how many reviews gave each status (columns :data:`STATUSES`): the value counts of
+    :mod:`biascore.stats.reliability`."""
+    if reviews.empty:
+        return pd.DataFrame(columns=list(STATUSES), dtype="int64")
+    return pd.crosstab(reviews.pair_id, reviews.status).reindex(columns=list(STATUSES), fill_value=0)
+
+
+def _cohen(a: np.ndarray, b: np.ndarray) -> float:
+    """Cohen's κ of two reviewers' statuses on the same pairs; NaN with fewer than two pairs or one status only."""
     from sklearn.metrics import cohen_kappa_score
+
+    if len(a) < 2 or len(set(a) | set(b)) < 2:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(cohen_kappa_score(a, b, labels=list(STATUSES)))
+
+
+def _group_agreement(group: pd.DataFrame, resamples: int, seed: int) -> dict:
+    """Agreement of the status among the reviews of one group (see the module docstring)."""
     from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
     counts = group.groupby("pair_id").size()
     multi = group[group.pair_id.isin(counts.index[counts >= 2])]
     reviewers = sorted(multi.reviewer.unique())
     codes = {s: i for i, s in enumerate(STATUSES)}
-    out = {"method": "", "kappa": float("nan"), "observed": float("nan"), "n_pairs": 0,
-           "n_reviewers": len(reviewers), "ratings_per_pair": 0, "note": ""}
+    estimate = alpha_interval(status_counts(multi).to_numpy(), resamples=resamples, seed=seed)
+    out = {"alpha": estimate.alpha, "alpha_low": estimate.low, "alpha_high": estimate.high,
+           "alpha_pairs": estimate.n_units, "method": "", "kappa": float("nan"), "observed": float("nan"),
+           "n_pairs": 0, "n_reviewers": len(reviewers), "ratings_per_pair": 0, "note": ""}
     if len(reviewers) < 2:
         out["note"] = "fewer than two reviewers on a shared pair"
         return out
     if len(reviewers) == 2:
         wide = multi.pivot(index="pair_id", columns="reviewer", values="status").dropna()
         a, b = wide[reviewers[0]].to_numpy(), wide[reviewers[1]].to_numpy()
-        out.update(method="Cohen", n_pairs=len(wide), ratings_per_pair=2,
+        out.update(method="Cohen", n_pairs=len(wide), ratings_per_pair=2, kappa=_cohen(a, b),
                    observed=float(np.mean(a == b)) if len(wide) else float("nan"))
-        if len(wide) >= 2 and len(set(a) | set(b)) > 1:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                out["kappa"] = float(cohen_kappa_score(a, b, labels=list(STATUSES)))
     else:
         sizes = counts[counts >= 2].value_counts()
         m = int(max(sizes.index, key=lambda k: (sizes[k], k)))
@@ -77,17 +102,64 @@ def _group_agreement(group: pd.DataFrame) -> dict:
     return out
 
 
-def agreement(reviews: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+def agreement(reviews: pd.DataFrame, pairs: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES,
+              seed: int = 0) -> pd.DataFrame:
     """Agreement overall (``bias_type`` = "all") and per bias type; columns :data:`AGREEMENT_COLUMNS`.
 
     ``reviews``: one benchmark's reviews (:meth:`ReviewStore.reviews`); ``pairs``: its pairs (pair_id, bias_type).
+    ``resamples`` and ``seed``: α's bootstrap (the same reviews and seed give the same interval).
     """
     rows = []
     merged = _with_bias_type(reviews, pairs)
     groups = [("all", merged)] + [(bt, merged[merged.bias_type == bt]) for bt in sorted(merged.bias_type.unique())]
     for name, group in groups:
-        rows.append({"bias_type": name, **_group_agreement(group)})
+        rows.append({"bias_type": name, **_group_agreement(group, resamples, seed)})
     return pd.DataFrame.from_records(rows, columns=AGREEMENT_COLUMNS)
+
+
+def confusion(reviews: pd.DataFrame) -> pd.DataFrame:
+    """Which statuses reviewers confuse: a symmetric table (index and columns :data:`STATUSES`) counting, over
+    every pair and every two of its reviewers, the statuses they chose — cell (c, k) = Σ_pairs n_c·n_k for c ≠ k
+    (the same number in (k, c)), diagonal (c, c) = Σ_pairs n_c(n_c − 1)/2, the reviewer pairs that agreed on c.
+    The cells on and above the diagonal add up to the number of reviewer pairs on a shared pair."""
+    counts = status_counts(reviews).to_numpy(dtype=np.int64)
+    table = counts.T @ counts
+    np.fill_diagonal(table, (counts * (counts - 1) // 2).sum(axis=0))
+    return pd.DataFrame(table, index=pd.Index(STATUSES, name="status"), columns=list(STATUSES))
+
+
+def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
+    """Each reviewer's agreement with the others (columns :data:`REVIEWER_COLUMNS`, one row per reviewer):
+
+    * ``shared_pairs``: pairs this reviewer reviewed that someone else reviewed too;
+    * ``agreement``: over those pairs, the share of (this reviewer, other reviewer) rating pairs with the same
+      status;
+    * ``kappa``: Cohen's κ with each other reviewer on the pairs both reviewed, averaged weighted by the number of
+      such pairs (reviewers with κ undefined for that pairing are left out; NaN when none is defined);
+    * ``alpha_without``: Krippendorff's α of everyone else (this reviewer's reviews removed) — higher than the
+      overall α when this reviewer disagrees more than the rest.
+    """
+    rows = []
+    wide = reviews.pivot(index="pair_id", columns="reviewer", values="status") if len(reviews) else pd.DataFrame()
+    for name in sorted(reviews.reviewer.unique()):
+        mine = wide[name].dropna()
+        others = wide.loc[mine.index].drop(columns=[name])
+        same = others.eq(mine, axis=0).sum(axis=1)
+        total = others.notna().sum(axis=1)
+        shared = total > 0
+        kappas, weights = [], []
+        for other in others.columns:
+            both = others[other].notna()
+            k = _cohen(mine[both].to_numpy(), others.loc[both, other].to_numpy())
+            if k == k:
+                kappas.append(k)
+                weights.append(int(both.sum()))
+        rest = reviews[reviews.reviewer != name]
+        rows.append({"reviewer": name, "reviews": len(mine), "shared_pairs": int(shared.sum()),
+                     "agreement": float(same[shared].sum() / total[shared].sum()) if shared.any() else float("nan"),
+                     "kappa": float(np.average(kappas, weights=weights)) if kappas else float("nan"),
+                     "alpha_without": nominal_alpha(status_counts(rest).to_numpy())})
+    return pd.DataFrame.from_records(rows, columns=REVIEWER_COLUMNS)
 
 
 def review_summary(reviews: pd.DataFrame) -> pd.DataFrame:
@@ -119,3 +191,17 @@ def disagreements(reviews: pd.DataFrame, pairs: pd.DataFrame, adjudications: pd.
     todo = todo.fillna({"final_status": "", "adjudicator": "", "decided_at": ""})
     out = todo.reset_index()[DISAGREEMENT_COLUMNS].sort_values("pair_id").reset_index(drop=True)
     return out.astype({"pair_id": "int64", "adjudicated": bool})
+
+
+def reviewer_overview(assignments: pd.DataFrame, reviews: pd.DataFrame) -> pd.DataFrame:
+    """What a coordinator sees per reviewer: progress on their assigned pairs
+    (:func:`biascore.review.assignment.progress`) beside their agreement with the others
+    (:func:`reviewer_agreement`); reviewers who reviewed without an assignment are listed too."""
+    from biascore.review.assignment import PROGRESS_COLUMNS, progress
+
+    done = progress(assignments, reviews)
+    agree = reviewer_agreement(reviews)
+    out = done.merge(agree, on="reviewer", how="outer")
+    out = out.fillna({c: 0 for c in ("assigned", "reviewed", "remaining", "reviews", "shared_pairs")})
+    ints = ["assigned", "reviewed", "remaining", "reviews", "shared_pairs"]
+    return out.astype({c: "int64" for c in ints})[PROGRESS_COLUMNS + REVIEWER_COLUMNS[1:]]

@@ -1,6 +1,7 @@
-"""``python -m biascore review …``: export reviews, agreement, disagreements, adjudicate, corrected benchmark, B
-before/after corrections. Every subcommand takes ``--db`` (default ``BIASCORE_REVIEW_DB`` or
-``<cache>/reviews.sqlite``); only ``adjudicate`` writes to it."""
+"""``python -m biascore review …``: assign pairs to reviewers, progress, export reviews (CSV or a dataset folder),
+agreement, disagreements, adjudicate, corrected benchmark, B before/after corrections. Every subcommand takes
+``--db`` (default ``BIASCORE_REVIEW_DB`` or ``<cache>/reviews.sqlite``); only ``assign`` and ``adjudicate`` write
+to it. The command line is the server's side: it shows every review (no blindness, see docs/review.md)."""
 from __future__ import annotations
 
 import argparse
@@ -27,12 +28,31 @@ def register_cli(sub) -> None:
                        else "only this benchmark's reviews (default: all)")
         return p
 
-    p = parser("export", "write every review as CSV (tags joined by '; ')", benchmark_required=False)
-    p.add_argument("--out", required=True, help="CSV file to write")
+    p = parser("assign", "split the benchmark's pairs among reviewers, each pair to --overlap of them (rerun with "
+                         "a reviewer added or removed: only unstarted pairs move)")
+    p.add_argument("--reviewers", nargs="+", required=True, help="reviewer names as they type them on the page")
+    p.add_argument("--overlap", type=int, default=2, help="reviewers per pair (default 2)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the tie-breaking order (default 0)")
+    p.add_argument("--by", default="", help="who assigns (recorded)")
+    p.set_defaults(func=_cmd_assign)
+
+    p = parser("progress", "per reviewer: pairs assigned, reviewed, remaining, and agreement with the others")
+    p.set_defaults(func=_cmd_progress)
+
+    p = parser("export", "write every review as CSV (tags joined by '; '), or with --format dataset the reviews and "
+                         "the corrected benchmark as a folder of parquet files with a dataset card",
+               benchmark_required=False)
+    p.add_argument("--out", required=True, help="CSV file (--format csv) or new folder (--format dataset)")
+    p.add_argument("--format", choices=("csv", "dataset"), default="csv",
+                   help="csv (default) or dataset (needs --benchmark; default crows-tl)")
+    p.add_argument("--seed", type=int, default=0, help="seed of α's bootstrap in the dataset card (default 0)")
     p.set_defaults(func=_cmd_export)
 
-    p = parser("agreement", "Cohen's κ (two reviewers) or Fleiss' κ (more) on the status, overall and per bias type")
+    p = parser("agreement", "Krippendorff's α with a bootstrap interval, Cohen's κ (two reviewers) or Fleiss' κ "
+                            "(more) on the status, overall and per bias type; the status confusion table")
     p.add_argument("--out", default=None, help="also write the table as CSV")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for α's interval (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.set_defaults(func=_cmd_agreement)
 
     p = parser("disagreements", "pairs whose reviewers disagree, with the adjudicated decision if any")
@@ -80,6 +100,8 @@ def _print(frame: pd.DataFrame) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    if args.format == "dataset":
+        return _cmd_export_dataset(args)
     store = _existing_store(args)
     data = store.to_csv(args.benchmark)
     Path(args.out).write_bytes(data)
@@ -87,13 +109,51 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export_dataset(args: argparse.Namespace) -> int:
+    from biascore.review.export import export_dataset
+
+    args.benchmark = args.benchmark or "crows-tl"
+    _, bm, _, reviews, adjudications = _reviewed(args)
+    done = export_dataset(args.out, bm, reviews, adjudications, seed=args.seed)
+    print(f"wrote {done.path}: " + ", ".join(f"{name} {n} rows" for name, n in done.rows.items())
+          + "; final decisions: " + ", ".join(f"{k}: {v}" for k, v in done.counts.items()))
+    return 0
+
+
+def _cmd_assign(args: argparse.Namespace) -> int:
+    from biascore.core.datasets import load_benchmark
+    from biascore.review.corrections import reviewable_pairs
+    from biascore.review.store import ReviewStore
+
+    bm = load_benchmark(args.benchmark, args.data_dir)
+    store = ReviewStore(args.db)  # the first assignment creates the database
+    change = store.assign(bm.name, reviewable_pairs(bm).pair_id, args.reviewers, args.overlap, args.seed, args.by)
+    print(f"{bm.name}: every pair to {args.overlap} reviewer(s); {change.added} assignment(s) added, "
+          f"{change.removed} removed, {change.kept} kept")
+    _print(pd.DataFrame(list(change.loads.items()), columns=["reviewer", "pairs"]))
+    return 0
+
+
+def _cmd_progress(args: argparse.Namespace) -> int:
+    from biascore.review.agreement import reviewer_overview
+
+    store, bm, _, reviews, _ = _reviewed(args)
+    plan = store.assignment_plan(bm.name)
+    print(f"{bm.name}: " + (f"assigned to {', '.join(plan['reviewers'])} with overlap {plan['overlap']} "
+                            f"({plan['assigned_at']})" if plan else "no assignment yet"))
+    _print(reviewer_overview(store.assignments(bm.name), reviews))
+    return 0
+
+
 def _cmd_agreement(args: argparse.Namespace) -> int:
-    from biascore.review.agreement import agreement
+    from biascore.review.agreement import agreement, confusion
 
     _, bm, pairs, reviews, _ = _reviewed(args)
-    table = agreement(reviews, pairs)
+    table = agreement(reviews, pairs, resamples=args.resamples, seed=args.seed)
     print(f"agreement on the review status, {bm.name} ({len(reviews)} reviews)")
     _print(table)
+    print("\nstatuses chosen by two reviewers of the same pair (symmetric; diagonal = agreements)")
+    print(confusion(reviews[reviews.pair_id.isin(set(pairs.pair_id))]).to_string())
     if args.out:
         table.to_csv(args.out, index=False)
     return 0

@@ -1,5 +1,6 @@
 """Translation reviews in SQLite: per (benchmark, pair, reviewer) a status, issue tags, a comment and corrected
-Filipino sentences; per (benchmark, pair) an adjudicated decision. Safe for several reviewers at once.
+Filipino sentences; per (benchmark, pair) an adjudicated decision; per benchmark who is assigned which pairs
+(:mod:`biascore.review.assignment`). Safe for several reviewers at once.
 
 * **Nothing is created until the first save.** Constructing a :class:`ReviewStore` and reading from it never
   creates a folder or a file: a missing database reads as empty. The first :meth:`ReviewStore.save` builds the
@@ -11,10 +12,12 @@ Filipino sentences; per (benchmark, pair) an adjudicated decision. Safe for seve
   untouched (no table added, no journal switched).
 * **Schema versions** (``PRAGMA user_version``; ``PRAGMA application_id`` = :data:`APPLICATION_ID` marks our
   files): version 0 = the single-verdict table of earlier versions (up to commit 4004f54:
-  ``reviews(benchmark, pair_id, reviewer, verdict, note, updated_at)``), version 2 = this module's schema.
-  A version-0 review database is read as it is (mapped on the fly) and migrated in one ``BEGIN IMMEDIATE``
-  transaction by the first save (the old verdict is kept in ``legacy_verdict`` and mapped by
-  :data:`LEGACY_VERDICTS`; the note becomes the comment); two processes saving at once migrate it once.
+  ``reviews(benchmark, pair_id, reviewer, verdict, note, updated_at)``), version 2 = reviews and adjudications
+  (up to commit a9854be), version 3 = this module's schema (adds ``assignments`` and ``assignment_plans``).
+  An older review database is read as it is (version 0 mapped on the fly; a table it lacks reads as empty) and
+  upgraded in one ``BEGIN IMMEDIATE`` transaction by the first save, adjudication or assignment (version 0: the
+  old verdict is kept in ``legacy_verdict`` and mapped by :data:`LEGACY_VERDICTS`, the note becomes the
+  comment; version 2: the new tables are added); two processes saving at once upgrade it once.
 * **Concurrency**: WAL journal (readers never block the writer); every write is one short ``BEGIN IMMEDIATE``
   transaction on its own connection with a ``busy_timeout``, so a second writer waits instead of failing and
   nobody holds a transaction open while a human thinks. A save is an upsert on ``(benchmark, pair_id,
@@ -54,12 +57,14 @@ MAX_COMMENT_CHARS = 5000
 MAX_SENTENCE_CHARS = 1000
 MAX_REVIEWER_CHARS = 100
 BUSY_TIMEOUT_MS = 15000
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x62526576  # "bRev"
 COLUMNS = ["benchmark", "pair_id", "reviewer", "status", "tags", "comment", "corrected_more", "corrected_less",
            "legacy_verdict", "updated_at"]
 ADJUDICATION_COLUMNS = ["benchmark", "pair_id", "status", "corrected_more", "corrected_less", "comment",
                         "adjudicator", "decided_at"]
+ASSIGNMENT_COLUMNS = ["benchmark", "pair_id", "reviewer", "assigned_at"]
+PLAN_COLUMNS = ["benchmark", "reviewers", "overlap", "seed", "assigned_by", "assigned_at"]
 V0_COLUMNS = ["benchmark", "pair_id", "reviewer", "verdict", "note", "updated_at"]
 
 _CHECK_STATUS = "CHECK (status IN ({}))".format(", ".join(f"'{s}'" for s in STATUSES))
@@ -87,7 +92,25 @@ CREATE TABLE adjudications (
     adjudicator    TEXT    NOT NULL,
     decided_at     TEXT    NOT NULL,
     PRIMARY KEY (benchmark, pair_id)
-)""", f"PRAGMA application_id = {APPLICATION_ID}", f"PRAGMA user_version = {SCHEMA_VERSION}"]
+)"""]
+#: Tables added by version 3 (also what upgrades a version-2 database).
+_SCHEMA_V3 = ["""
+CREATE TABLE IF NOT EXISTS assignments (
+    benchmark   TEXT    NOT NULL,
+    pair_id     INTEGER NOT NULL,
+    reviewer    TEXT    NOT NULL,
+    assigned_at TEXT    NOT NULL,
+    PRIMARY KEY (benchmark, pair_id, reviewer)
+)""", """
+CREATE TABLE IF NOT EXISTS assignment_plans (
+    benchmark   TEXT    NOT NULL PRIMARY KEY,
+    reviewers   TEXT    NOT NULL,
+    overlap     INTEGER NOT NULL,
+    seed        INTEGER NOT NULL,
+    assigned_by TEXT    NOT NULL DEFAULT '',
+    assigned_at TEXT    NOT NULL
+)"""]
+_SCHEMA += _SCHEMA_V3 + [f"PRAGMA application_id = {APPLICATION_ID}", f"PRAGMA user_version = {SCHEMA_VERSION}"]
 
 
 class ReviewError(ValueError):
@@ -141,12 +164,25 @@ class Adjudication:
 
 
 @dataclass(frozen=True)
+class AssignmentChange:
+    """What :meth:`ReviewStore.assign` changed: assignments ``added``, ``removed`` and ``kept``, and the pairs
+    each reviewer now has (``loads``)."""
+
+    added: int
+    removed: int
+    kept: int
+    loads: dict[str, int]
+
+
+@dataclass(frozen=True)
 class DatabaseState:
     """What is at a review-database path: ``missing`` (nothing yet), ``legacy`` (schema version 0, will be
-    migrated) or ``current``."""
+    migrated) or ``current`` (one of ours: ``version`` 2 is upgraded to :data:`SCHEMA_VERSION` by the first
+    write)."""
 
     kind: str
     tables: tuple[str, ...] = field(default=())
+    version: int = 0
 
 
 def _header(path: Path) -> bytes:
@@ -177,7 +213,7 @@ def inspect_database(path: Path) -> DatabaseState:
         if user_version > SCHEMA_VERSION:
             raise ReviewError(f"was written by a newer biascore (review schema {user_version}; this version reads "
                               f"up to {SCHEMA_VERSION}); upgrade biascore", path)
-        return DatabaseState("current", tables)
+        return DatabaseState("current", tables, user_version)
     if user_version == 0 and tables == ("reviews",) and columns == V0_COLUMNS:
         return DatabaseState("legacy", tables)
     what = f"tables: {', '.join(tables)}" if tables else "no tables"
@@ -213,8 +249,8 @@ def _v0_as_current(table: str) -> str:
 
 
 def _migrate_from_v0(con: sqlite3.Connection) -> None:
-    """Version 0 → 2 inside the caller's transaction: rebuild ``reviews`` with the new columns
-    (:func:`_v0_as_current`) and add ``adjudications``."""
+    """Version 0 → current inside the caller's transaction: rebuild ``reviews`` with the new columns
+    (:func:`_v0_as_current`) and add the other tables."""
     con.execute("ALTER TABLE reviews RENAME TO reviews_v0")
     for statement in _SCHEMA:
         con.execute(statement)
@@ -309,6 +345,12 @@ class ReviewStore:
             with self._write() as con:
                 if con.execute("PRAGMA user_version").fetchone()[0] == 0:  # not migrated by someone else meanwhile
                     _migrate_from_v0(con)
+        elif state.version < SCHEMA_VERSION:
+            with self._write() as con:
+                if con.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:  # (idem)
+                    for statement in _SCHEMA_V3:
+                        con.execute(statement)
+                    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -366,24 +408,62 @@ class ReviewStore:
                 (adj.benchmark, adj.pair_id, adj.status, more, less, comment, adjudicator, adj.decided_at))
         return adj
 
+    def assign(self, benchmark: str, pair_ids: Sequence[int], reviewers: Sequence[str] | str, overlap: int,
+               seed: int = 0, by: str = "") -> AssignmentChange:
+        """Assign ``benchmark``'s pairs to ``reviewers``, each pair to ``overlap`` of them
+        (:func:`biascore.review.assignment.plan`), starting from the stored assignment and the saved reviews as
+        they are inside this one write transaction (so a review saved at the same moment is either seen as
+        started or saved after — never lost, never unassigned). Replaces the benchmark's assignment; returns what
+        changed."""
+        from biascore.review.assignment import AssignmentError, loads, plan, reviewer_names
+
+        names = reviewer_names(reviewers)
+        for name in names:
+            _clean_name(name, "reviewer")
+        by = by.strip()
+        if len(by) > MAX_REVIEWER_CHARS:
+            raise ReviewError(f"the adjudicator name is longer than {MAX_REVIEWER_CHARS} characters")
+        benchmark, stamp = str(benchmark), _now()
+        self._ready()
+        with self._write() as con:
+            current = pd.DataFrame(con.execute("SELECT pair_id, reviewer FROM assignments WHERE benchmark = ?",
+                                               (benchmark,)).fetchall(), columns=["pair_id", "reviewer"])
+            saved = pd.DataFrame(con.execute("SELECT pair_id, reviewer FROM reviews WHERE benchmark = ?",
+                                             (benchmark,)).fetchall(), columns=["pair_id", "reviewer"])
+            try:
+                new = plan(pair_ids, names, overlap, seed=seed, current=current, reviews=saved)
+            except AssignmentError as exc:
+                raise ReviewError(str(exc)) from exc
+            before = set(zip(current.pair_id.astype(int), current.reviewer))
+            after = set(zip(new.pair_id.astype(int), new.reviewer))
+            con.executemany("DELETE FROM assignments WHERE benchmark = ? AND pair_id = ? AND reviewer = ?",
+                            [(benchmark, p, r) for p, r in sorted(before - after)])
+            con.executemany("INSERT INTO assignments (benchmark, pair_id, reviewer, assigned_at) VALUES (?, ?, ?, ?)",
+                            [(benchmark, p, r, stamp) for p, r in sorted(after - before)])
+            con.execute(f"INSERT OR REPLACE INTO assignment_plans ({', '.join(PLAN_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
+                        (benchmark, json.dumps(names), int(overlap), int(seed), by, stamp))
+        return AssignmentChange(len(after - before), len(before - after), len(before & after), loads(new))
+
     # ------------------------------------------------------------------ reads
-    def _select(self, sql: str, args: Sequence, columns: list[str]) -> pd.DataFrame:
-        """Run a read on the current schema. Reading changes nothing: no database → empty; a version-0 database is
-        read through :func:`_v0_as_current` (no adjudications yet) and migrated only by the first save."""
+    def _select(self, sql: str, args: Sequence, columns: list[str], table: str) -> pd.DataFrame:
+        """Run a read of ``table`` on the current schema. Reading changes nothing: no database, or an older one
+        without ``table``, reads as empty; a version-0 database is read through :func:`_v0_as_current` and
+        upgraded only by the first write."""
         for attempt in (1, 2):
-            kind = self.state().kind
-            if kind == "missing" or (kind == "legacy" and "FROM adjudications" in sql):
+            state = self.state()
+            if state.kind == "missing" or table not in state.tables:
                 rows = []
                 break
-            query = f"WITH reviews AS ({_v0_as_current('main.reviews')}) {sql}" if kind == "legacy" else sql
+            query = f"WITH reviews AS ({_v0_as_current('main.reviews')}) {sql}" if state.kind == "legacy" else sql
             try:
                 with self._connect() as con, closing(con.execute(query, list(args))) as cur:
                     rows = cur.fetchall()
                 break
             except sqlite3.OperationalError as exc:
-                if kind != "legacy" or attempt == 2:  # (legacy: migrated by another process meanwhile; read again)
+                if state.version == SCHEMA_VERSION or attempt == 2:  # (older: upgraded meanwhile; read again)
                     raise ReviewError(f"cannot read the review database ({exc})", self.path) from exc
-        return pd.DataFrame(rows, columns=columns).astype({"pair_id": "int64"})
+        frame = pd.DataFrame(rows, columns=columns)
+        return frame.astype({"pair_id": "int64"}) if "pair_id" in columns else frame
 
     def reviews(self, benchmark: str | None = None, *, status: str | None = None,
                 reviewer: str | None = None) -> pd.DataFrame:
@@ -395,7 +475,7 @@ class ReviewStore:
                 where.append(f"{col} = ?")
                 args.append(value.strip() if col == "reviewer" else value)
         sql = f"SELECT {', '.join(COLUMNS)} FROM reviews" + (" WHERE " + " AND ".join(where) if where else "")
-        frame = self._select(sql + " ORDER BY benchmark, pair_id, reviewer", args, COLUMNS)
+        frame = self._select(sql + " ORDER BY benchmark, pair_id, reviewer", args, COLUMNS, "reviews")
         frame["tags"] = [tuple(json.loads(t)) for t in frame["tags"]]
         return frame
 
@@ -405,14 +485,30 @@ class ReviewStore:
         hit = hit[hit.pair_id == int(pair_id)]
         return Review(**{**hit.iloc[0].to_dict(), "pair_id": int(pair_id)}) if len(hit) else None
 
+    def _table(self, table: str, columns: list[str], benchmark: str | None, order: str) -> pd.DataFrame:
+        """All rows of ``table`` (of one benchmark when given) in ``order``."""
+        where = " WHERE benchmark = ?" if benchmark is not None else ""
+        return self._select(f"SELECT {', '.join(columns)} FROM {table}{where} ORDER BY {order}",
+                            [benchmark] if benchmark is not None else [], columns, table)
+
     def adjudications(self, benchmark: str | None = None) -> pd.DataFrame:
         """Every adjudicated decision (columns :data:`ADJUDICATION_COLUMNS`), ordered by pair."""
-        sql = f"SELECT {', '.join(ADJUDICATION_COLUMNS)} FROM adjudications"
-        args = []
-        if benchmark is not None:
-            sql += " WHERE benchmark = ?"
-            args.append(benchmark)
-        return self._select(sql + " ORDER BY benchmark, pair_id", args, ADJUDICATION_COLUMNS)
+        return self._table("adjudications", ADJUDICATION_COLUMNS, benchmark, "benchmark, pair_id")
+
+    def assignments(self, benchmark: str | None = None) -> pd.DataFrame:
+        """Who is assigned which pair (columns :data:`ASSIGNMENT_COLUMNS`), ordered by pair then reviewer."""
+        return self._table("assignments", ASSIGNMENT_COLUMNS, benchmark, "benchmark, pair_id, reviewer")
+
+    def assignment_plan(self, benchmark: str) -> dict | None:
+        """The last assignment made for ``benchmark`` (reviewers as a list, overlap, seed, by whom, when), or
+        None."""
+        frame = self._select(f"SELECT {', '.join(PLAN_COLUMNS)} FROM assignment_plans WHERE benchmark = ?",
+                             [benchmark], PLAN_COLUMNS, "assignment_plans")
+        if frame.empty:
+            return None
+        plan = frame.iloc[0].to_dict()
+        return {**plan, "reviewers": json.loads(plan["reviewers"]), "overlap": int(plan["overlap"]),
+                "seed": int(plan["seed"])}
 
     def progress(self, benchmark: str, total: int, reviewer: str | None = None) -> dict:
         """How many of ``total`` pairs have at least one review (by anyone, or by ``reviewer``)."""

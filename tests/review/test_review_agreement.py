@@ -1,5 +1,6 @@
-"""Agreement (Cohen's κ, Fleiss' κ) against hand-worked examples, the disagreement list, how reviews combine into
-final decisions, and the corrected benchmark: written by the CLI, loaded by the custom-CSV loader, scored by
+"""Agreement (Krippendorff's α, Cohen's κ, Fleiss' κ, the confusion table, each reviewer's agreement with the
+others) against hand-worked examples and the krippendorff package, the disagreement list, how reviews combine
+into final decisions, and the corrected benchmark: written by the CLI, loaded by the custom-CSV loader, scored by
 `python -m biascore score` on the tiny MLM with the same B the dashboard's before/after shows."""
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from biascore.core.datasets import load_benchmark
-from biascore.review.agreement import agreement, disagreements
+from biascore.review.agreement import agreement, confusion, disagreements, reviewer_agreement, reviewer_overview
 from biascore.review.corrections import (before_after, corrected_benchmark, corrected_frame, decision_counts,
                                          final_decisions, reviewable_pairs)
 from biascore.review.store import ADJUDICATION_COLUMNS, ReviewStore
@@ -47,6 +48,63 @@ def test_cohens_kappa_matches_a_hand_computation():
     assert table.loc["gender"].kappa == pytest.approx(0.0)
     # age = pairs 3-5 (N/N, R/R, A/R): p_o = 2/3; Ana (1,1,1)/3, Ben (0,1,2)/3: p_e = (0 + 1 + 2)/9 = 1/3 → κ = 1/2
     assert table.loc["age"].kappa == pytest.approx(0.5)
+
+
+def test_alpha_and_the_confusion_table_match_a_hand_computation():
+    import krippendorff
+
+    # the pairs of the Cohen example: (A,A) (A,A) (A,N) (N,N) (R,R) (R,A), plus pair 6 reviewed once (left out)
+    # coincidences: o_AA = 2 + 2, o_AN = o_NA = 1, o_NN = 2, o_RR = 2, o_AR = o_RA = 1 → n_A = 6, n_N = 3, n_R = 3,
+    # n = 12;  α = 1 − (n − 1)·Σ_{c≠k} o_ck / Σ_{c≠k} n_c·n_k = 1 − 11·4 / (2·(6·3 + 6·3 + 3·3)) = 1 − 44/90 = 23/45
+    ana, ben = [A, A, A, N, R, A], [A, A, N, N, R, R]
+    reviews = _reviews([(i, "Ana", s) for i, s in enumerate(ana)] + [(i, "Ben", s) for i, s in enumerate(ben)]
+                       + [(6, "Ana", R)])
+    pairs = pd.DataFrame({"pair_id": range(7), "bias_type": "gender"})
+    row = agreement(reviews, pairs).set_index("bias_type").loc["all"]
+    assert row.alpha == pytest.approx(float(1 - Fraction(44, 90))) == pytest.approx(23 / 45)
+    assert row.alpha_pairs == 6 and row.alpha_low <= row.alpha <= row.alpha_high
+    code = {A: 0, N: 1, R: 2}
+    data = [[code[s] for s in ana] + [code[R]], [code[s] for s in ben] + [float("nan")]]
+    assert row.alpha == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    # confusion: each two reviewers of a pair once; diagonal A: pairs 0, 1; N: pair 3; R: pair 4
+    table = confusion(reviews)
+    assert table.loc[A].tolist() == [2, 1, 1] and table.loc[N].tolist() == [1, 1, 0] and table.loc[R].tolist() == [
+        1, 0, 1]
+
+
+def test_alpha_uses_every_pair_whatever_its_number_of_reviews():
+    # three reviewers, 2 pairs with 3 reviews and 3 with 2: Fleiss uses only the 2-review pairs (the most common
+    # number), α all five
+    rows = [(0, "Ana", A), (0, "Ben", A), (0, "Cy", A), (1, "Ana", N), (1, "Ben", N), (1, "Cy", R),
+            (2, "Ana", R), (2, "Cy", R), (3, "Ben", A), (3, "Cy", N), (4, "Ana", A), (4, "Ben", A)]
+    pairs = pd.DataFrame({"pair_id": range(5), "bias_type": "age"})
+    row = agreement(_reviews(rows), pairs).set_index("bias_type").loc["all"]
+    assert row.n_pairs == 3 and row.ratings_per_pair == 2 and row.alpha_pairs == 5
+    counts = pd.crosstab(_reviews(rows).pair_id, _reviews(rows).status).reindex(columns=[A, N, R], fill_value=0)
+    import krippendorff
+    assert row.alpha == pytest.approx(krippendorff.alpha(value_counts=counts.to_numpy(),
+                                                         level_of_measurement="nominal"))
+
+
+def test_each_reviewers_agreement_with_the_others_matches_a_hand_computation():
+    # pair 0: Ana A, Ben A, Cy R;  pair 1: Ana N, Ben N;  pair 2: Ana R, Cy R;  pair 3: Ben A alone
+    rows = [(0, "Ana", A), (0, "Ben", A), (0, "Cy", R), (1, "Ana", N), (1, "Ben", N), (2, "Ana", R), (2, "Cy", R),
+            (3, "Ben", A)]
+    table = reviewer_agreement(_reviews(rows)).set_index("reviewer")
+    # Ana vs others: pair 0 Ben same, Cy not; pair 1 Ben same; pair 2 Cy same → 3/4.  Ben: 2/3.  Cy: 1/3
+    assert table.agreement.tolist() == pytest.approx([3 / 4, 2 / 3, 1 / 3])
+    assert table.shared_pairs.tolist() == [3, 2, 2] and table.reviews.tolist() == [3, 3, 2]
+    # Ana's κ: with Ben on (A,A),(N,N) κ = 1; with Cy on (A,R),(R,R): p_o = 1/2, p_e = 1/2·0 + 1/2·1 → κ = 0;
+    # weighted by 2 and 2 shared pairs → 1/2.  Cy with Ben: one shared pair only → left out; Cy's κ = 0 (with Ana)
+    assert table.loc["Ana", "kappa"] == pytest.approx(0.5) and table.loc["Cy", "kappa"] == pytest.approx(0.0)
+    # α without Ana: only pair 0 (A,R) is pairable → 1 − 1·2/2 = 0;  without Cy: (A,A), (N,N) → 1;
+    # without Ben: pairs 0 (A,R) and 2 (R,R): n_A = 1, n_R = 3 → 1 − 3·2/(2·3) = 0
+    assert table.alpha_without.tolist() == pytest.approx([0.0, 0.0, 1.0])
+    assignments = pd.DataFrame({"pair_id": [0, 1, 2, 3], "reviewer": ["Ana", "Ana", "Cy", "Dan"]})
+    overview = reviewer_overview(assignments, _reviews(rows)).set_index("reviewer")
+    assert overview.loc["Ana", ["assigned", "reviewed", "remaining", "reviews"]].tolist() == [2, 2, 0, 3]
+    assert overview.loc["Dan", ["assigned", "reviewed", "reviews"]].tolist() == [1, 0, 0]
+    assert overview.loc["Ben", ["assigned", "reviews"]].tolist() == [0, 3]  # reviewed without an assignment
 
 
 def test_fleiss_kappa_matches_a_hand_computation():
@@ -189,6 +247,9 @@ def test_review_cli_agreement_export_and_adjudicate(tmp_path):
     assert done.returncode == 0, done.stderr
     k = pd.read_csv(tmp_path / "k.csv").set_index("bias_type")
     assert k.loc["all", "method"] == "Cohen" and k.loc["all", "n_pairs"] == 4
+    assert k.loc["all", "alpha"] == pytest.approx(agreement(store.reviews("demo"), reviewable_pairs(
+        load_benchmark("demo"))).set_index("bias_type").loc["all", "alpha"])
+    assert "diagonal = agreements" in done.stdout
     assert k.loc["all", "kappa"] == pytest.approx(agreement(store.reviews("demo"), reviewable_pairs(
         load_benchmark("demo"))).set_index("bias_type").loc["all", "kappa"])
     assert _cli("review", "disagreements", "--db", str(db), "--benchmark", "demo").stdout.startswith(

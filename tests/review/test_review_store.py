@@ -1,6 +1,6 @@
 """Review store: real SQLite in WAL mode, upsert per (pair, reviewer), adjudications, nothing created before the
-first save, non-review files refused untouched, migration of a database made by the previous code (taken from
-git), and concurrent writers in separate processes and threads lose nothing."""
+first save, non-review files refused untouched, migration of databases made by the previous code (schema versions
+0 and 2, taken from git), and concurrent writers in separate processes and threads lose nothing."""
 from __future__ import annotations
 
 import importlib.util
@@ -21,6 +21,8 @@ from biascore.review.store import (APPLICATION_ID, LEGACY_VERDICTS, SCHEMA_VERSI
 REPO = Path(__file__).resolve().parents[2]
 #: The last commit whose biascore/review/store.py wrote the version-0 schema (one verdict and a note per review).
 V0_COMMIT = "4004f54"
+#: The last commit whose store wrote schema version 2 (reviews and adjudications, no assignments).
+V2_COMMIT = "a9854be"
 
 
 def test_save_read_back_and_reload(tmp_path):
@@ -191,22 +193,92 @@ class ReviewStore:
 '''
 
 
-@pytest.fixture(scope="module")
-def v0_store(tmp_path_factory):
-    """biascore/review/store.py as it was before the schema change, imported from git as its own module (or,
-    without git history, :data:`V0_FALLBACK`)."""
+#: Fallback without git history: the version-2 schema, copied from biascore/review/store.py at V2_COMMIT, with a
+#: save and an adjudicate that write it.
+V2_FALLBACK = '''
+import json, sqlite3
+SCHEMA_VERSION, APPLICATION_ID = 2, 0x62526576
+_CHECK = "CHECK (status IN ('accept', 'needs correction', 'reject'))"
+_SCHEMA = [f"""
+CREATE TABLE reviews (
+    benchmark      TEXT    NOT NULL,
+    pair_id        INTEGER NOT NULL,
+    reviewer       TEXT    NOT NULL,
+    status         TEXT    NOT NULL {_CHECK},
+    tags           TEXT    NOT NULL DEFAULT '[]',
+    comment        TEXT    NOT NULL DEFAULT '',
+    corrected_more TEXT    NOT NULL DEFAULT '',
+    corrected_less TEXT    NOT NULL DEFAULT '',
+    legacy_verdict TEXT    NOT NULL DEFAULT '',
+    updated_at     TEXT    NOT NULL,
+    PRIMARY KEY (benchmark, pair_id, reviewer)
+)""", f"""
+CREATE TABLE adjudications (
+    benchmark      TEXT    NOT NULL,
+    pair_id        INTEGER NOT NULL,
+    status         TEXT    NOT NULL {_CHECK},
+    corrected_more TEXT    NOT NULL DEFAULT '',
+    corrected_less TEXT    NOT NULL DEFAULT '',
+    comment        TEXT    NOT NULL DEFAULT '',
+    adjudicator    TEXT    NOT NULL,
+    decided_at     TEXT    NOT NULL,
+    PRIMARY KEY (benchmark, pair_id)
+)""", f"PRAGMA application_id = {APPLICATION_ID}", f"PRAGMA user_version = {SCHEMA_VERSION}"]
+class ReviewStore:
+    def __init__(self, path):
+        self.path = path
+    def _con(self):
+        con = sqlite3.connect(self.path, isolation_level=None)
+        if not con.execute("SELECT name FROM sqlite_master WHERE name = 'reviews'").fetchone():
+            con.execute("PRAGMA journal_mode=WAL")
+            for statement in _SCHEMA:
+                con.execute(statement)
+        return con
+    def save(self, benchmark, pair_id, reviewer, status, tags=(), comment="", corrected_more="", corrected_less=""):
+        con = self._con()
+        con.execute("INSERT OR REPLACE INTO reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?)",
+                    (benchmark, pair_id, reviewer, status, json.dumps(list(tags)), comment, corrected_more,
+                     corrected_less, "2026-01-01T00:00:00+00:00"))
+        con.close()
+    def adjudicate(self, benchmark, pair_id, adjudicator, status, comment="", corrected_more="", corrected_less=""):
+        con = self._con()
+        con.execute("INSERT OR REPLACE INTO adjudications VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (benchmark, pair_id, status, corrected_more, corrected_less, comment, adjudicator,
+                     "2026-01-01T00:00:00+00:00"))
+        con.close()
+'''
+
+
+def _old_store(tmp_path_factory, commit: str, fallback: str, name: str):
+    """biascore/review/store.py as it was at ``commit``, imported from git as its own module (or, without git
+    history, ``fallback``)."""
     try:
-        source = subprocess.run(["git", "show", f"{V0_COMMIT}:biascore/review/store.py"], cwd=REPO, check=True,
+        source = subprocess.run(["git", "show", f"{commit}:biascore/review/store.py"], cwd=REPO, check=True,
                                 capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError):
-        source = V0_FALLBACK
-    path = tmp_path_factory.mktemp("v0") / "review_store_v0.py"
+        source = fallback
+    path = tmp_path_factory.mktemp(name) / f"{name}.py"
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("review_store_v0", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["review_store_v0"] = module  # dataclasses look their module up while the class is built
+    sys.modules[name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def v0_store(tmp_path_factory):
+    """The store that wrote schema version 0 (:data:`V0_COMMIT`)."""
+    module = _old_store(tmp_path_factory, V0_COMMIT, V0_FALLBACK, "review_store_v0")
     assert "verdict" in module.COLUMNS  # really the old schema
+    return module
+
+
+@pytest.fixture(scope="module")
+def v2_store(tmp_path_factory):
+    """The store that wrote schema version 2 (:data:`V2_COMMIT`)."""
+    module = _old_store(tmp_path_factory, V2_COMMIT, V2_FALLBACK, "review_store_v2")
+    assert module.SCHEMA_VERSION == 2  # really the old schema
     return module
 
 
@@ -259,6 +331,49 @@ def test_a_version_0_database_is_migrated_without_loss(tmp_path, v0_store):
         assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert con.execute("SELECT name FROM sqlite_master WHERE name = 'reviews_v0'").fetchone() is None
     con.close()
+
+
+def _v2_database(v2_store, path: Path) -> None:
+    old = v2_store.ReviewStore(path)
+    old.save("crows-tl", 3, "Ana", "needs correction", ["mistranslation", "wrong bias type"], "kept, 'quoted'",
+             "Ang bago.", "")
+    old.save("crows-tl", 3, "Ben", "reject", ["other"], "no")
+    old.save("demo", 22, "Ana", "accept")
+    old.adjudicate("crows-tl", 3, "Cara", "needs correction", "decided", "Ang pinal.", "")
+
+
+def test_a_version_2_database_is_read_as_it_is_and_upgraded_by_the_first_write(tmp_path, v2_store):
+    db = tmp_path / "v2.sqlite"
+    _v2_database(v2_store, db)
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 2
+        old_reviews = con.execute("SELECT * FROM reviews ORDER BY benchmark, pair_id, reviewer").fetchall()
+        old_adj = con.execute("SELECT * FROM adjudications").fetchall()
+    con.close()
+    before = _listing(tmp_path)
+    store = ReviewStore(db)
+    assert (store.state().kind, store.state().version) == ("current", 2)
+    frame = store.reviews()
+    assert len(frame) == 3 and store.get("crows-tl", 3, "Ana").tags == ("mistranslation", "wrong bias type")
+    assert store.assignments().empty and store.assignment_plan("crows-tl") is None  # tables it lacks: empty
+    assert _listing(tmp_path) == before  # reading changed nothing
+    store.assign("crows-tl", range(10), ["Ana", "Ben"], 1)  # the first write upgrades
+    assert store.state().version == SCHEMA_VERSION == 3
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT * FROM reviews ORDER BY benchmark, pair_id, reviewer").fetchall() == old_reviews
+        assert con.execute("SELECT * FROM adjudications").fetchall() == old_adj
+    con.close()
+    assigned = store.assignments("crows-tl")
+    assert {(3, "Ana"), (3, "Ben")} <= set(zip(assigned.pair_id, assigned.reviewer))  # started pair 3 keeps both
+
+
+def test_two_processes_on_a_version_2_database_upgrade_it_once(tmp_path, v2_store):
+    db = tmp_path / "v2.sqlite"
+    _v2_database(v2_store, db)
+    _run_writers(db, ["Cara", "Dan"], 40)
+    frame = _check_written(db, ["Cara", "Dan"], 40, extra=2)
+    assert frame[frame.reviewer == "Ana"].comment.tolist() == ["kept, 'quoted'"]
+    assert ReviewStore(db).state().version == SCHEMA_VERSION
 
 
 _PROCESS = """

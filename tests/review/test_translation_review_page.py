@@ -91,7 +91,8 @@ def test_review_is_saved_with_tags_and_correction_and_read_back(tiny_demo, tiny_
     assert any("No pair matches" in i.value for i in again.info)
 
 
-def test_two_reviewers_disagree_then_adjudicate_export_and_compare_b(tiny_demo, tiny_mlm, tmp_path):
+def test_two_reviewers_disagree_then_adjudicate_export_and_compare_b(tiny_demo, tiny_mlm, tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASCORE_ADJUDICATORS", "Cara")  # the server names its adjudicator
     db = tmp_path / "reviews.sqlite"
     pages = {name: open_review(tiny_mlm.name, db, name) for name in ("Ana", "Ben")}
     pair_id = int(pages["Ana"].selectbox(key="tr_pair").value)
@@ -232,3 +233,111 @@ def test_a_database_from_the_previous_version_is_shown_and_upgraded_by_save(tiny
     press(at, "Save review")
     assert ReviewStore(db).state().kind == "current"
     assert ReviewStore(db).get("demo", 22, "Ana").comment == "checked again"
+
+
+# ------------------------------------------------------------------------------------ blind review, adjudicators
+ANA, SECRET, FIX = "Ana-7731", "Ana's private note 7731", "Ang lihim na pagwawasto ni Ana."
+
+
+def shown(at: AppTest) -> str:
+    """Everything the page shows a person as text: text elements, alerts, captions, headings, tables, widget values
+    and labels (download buttons included); not the fixed option lists of radios and multiselects."""
+    parts = []
+    for kind in ("title", "header", "subheader", "text", "markdown", "caption", "info", "success", "warning", "error"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    parts += [df.value.to_csv() for df in at.dataframe]
+    parts += [str(w.value) for kind in ("text_input", "text_area", "selectbox") for w in getattr(at, kind)]
+    parts += [w.label for w in at.button] + [w.proto.label for w in at.get("download_button")]
+    return "\n".join(parts)
+
+
+def _ana_reviews_first_pair(model: str, db: Path) -> int:
+    at = open_review(model, db, ANA)
+    fill_review(at, "needs correction", ["mistranslation", "wrong bias type"], SECRET, more=FIX)
+    press(at, "Save review")
+    return int(at.selectbox(key="tr_pair").value)
+
+
+@pytest.mark.parametrize("keep_blind", [False, True])
+def test_a_reviewer_sees_none_of_anothers_review_before_saving_and_sees_it_after(tiny_demo, tiny_mlm, tmp_path,
+                                                                                 monkeypatch, keep_blind):
+    if keep_blind:
+        monkeypatch.setenv("BIASCORE_REVIEW_KEEP_BLIND", "1")
+    db = tmp_path / "reviews.sqlite"
+    pair_id = _ana_reviews_first_pair(tiny_mlm.name, db)
+    ben = open_review(tiny_mlm.name, db, "Ben")
+    assert int(ben.selectbox(key="tr_pair").value) == pair_id  # the same pair, open
+    before = shown(ben)
+    for leak in (ANA, SECRET, FIX, "wrong bias type"):
+        assert leak not in before, leak
+    assert not [df for df in ben.dataframe if "reviewer" in df.value.columns]  # no table of reviews
+    assert any("shown once you have saved yours" in i.value or "adjudicators only" in i.value for i in ben.info)
+    assert frame_with(ben, "alpha").alpha_pairs.tolist() == [0]  # agreement from what Ben may see: nothing
+    assert frame_with(ben, "unreviewed").iloc[0].to_dict()["unreviewed"] == 16
+    assert "Download the reviews you can see (0, CSV)" in before
+    assert "Download the dataset" not in before  # the dataset download is the adjudicators'
+    ben.selectbox(key="tr_filter").set_value("status: needs correction").run()
+    assert any("No pair matches" in i.value for i in ben.info)  # the filter does not reveal Ana's status
+    ben.selectbox(key="tr_filter").set_value("all pairs").run()
+
+    fill_review(ben, "accept", comment="Ben's own view")
+    press(ben, "Save review")
+    after = shown(ben)
+    if keep_blind:  # the server keeps reviews blind: still nothing of Ana's
+        for leak in (ANA, SECRET, FIX):
+            assert leak not in after, leak
+        assert "Download the reviews you can see (1, CSV)" in after
+        return
+    table = frame_with(ben, "reviewer")
+    assert table[["reviewer", "status", "tags", "comment", "corrected_more"]].values.tolist() == [
+        [ANA, "needs correction", "mistranslation; wrong bias type", SECRET, FIX],
+        ["Ben", "accept", "", "Ben's own view", ""]]
+    assert frame_with(ben, "why")[["pair_id", "why"]].values.tolist() == [[pair_id, "different statuses"]]
+    assert "Download the reviews you can see (2, CSV)" in after
+    assert not [b for b in ben.button if b.label in ("Save decision", "Assign pairs")]  # Ben adjudicates nothing
+
+
+def test_an_adjudicator_sees_everything_assigns_and_follows_progress(tiny_demo, tiny_mlm, tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASCORE_ADJUDICATORS", "Cara, Dan")
+    db = tmp_path / "reviews.sqlite"
+    pair_id = _ana_reviews_first_pair(tiny_mlm.name, db)
+    ReviewStore(db).save("demo", pair_id, "Ben", "reject", ["other"], "Ben disagrees")
+    cara = open_review(tiny_mlm.name, db, "Cara")  # Cara reviewed nothing and sees every review
+    seen = shown(cara)
+    for text in (ANA, SECRET, FIX, "Ben disagrees"):
+        assert text in seen, text
+    assert any("You are an adjudicator" in t.value for t in cara.text)
+    assert frame_with(cara, "why").pair_id.tolist() == [pair_id]
+    # Cara splits the benchmark: every pair to two of three reviewers
+    cara.text_input(key="tr_assign_reviewers").set_value(f"{ANA}, Ben, Cy")
+    cara.number_input(key="tr_assign_overlap").set_value(2)
+    press(cara, "Assign pairs")
+    assert any("Assigned: 32 added" in s.value for s in cara.success)
+    assigned = ReviewStore(db).assignments("demo")
+    assert assigned.groupby("pair_id").size().tolist() == [2] * 16
+    loads = assigned.groupby("reviewer").size()
+    assert loads.max() - loads.min() <= 1 and set(loads.index) == {ANA, "Ben", "Cy"}
+    overview = frame_with(cara, "alpha_without").set_index("reviewer")
+    assert overview.loc[ANA, ["assigned", "reviewed"]].tolist() == [int(loads[ANA]), 1]
+    assert overview.loc["Cy", "reviewed"] == 0
+    # Cara decides the disagreement
+    widget(cara.radio, "tr_adj_", "_status").set_value("accept")
+    press(cara, "Save decision")
+    assert ReviewStore(db).adjudications("demo")[["pair_id", "adjudicator"]].values.tolist() == [[pair_id, "Cara"]]
+
+
+def test_my_next_pair_and_my_progress(tiny_demo, tiny_mlm, tmp_path):
+    db = tmp_path / "reviews.sqlite"
+    ReviewStore(db).assign("demo", reviewable_pairs(load_benchmark("demo")).pair_id, ["Ana", "Ben"], 1, seed=2)
+    mine = sorted(ReviewStore(db).assignments("demo").query("reviewer == 'Ana'").pair_id)
+    at = open_review(tiny_mlm.name, db, "Ana")
+    assert "Your assigned pairs: 0 of 8 reviewed" in at.get("progress")[1].proto.text
+    press(at, "My next pair")
+    assert at.selectbox(key="tr_filter").value == "my assigned pairs, not reviewed yet"
+    assert int(at.selectbox(key="tr_pair").value) == mine[0]
+    assert [int(o.split(":")[0]) for o in at.selectbox(key="tr_pair").options] == mine
+    fill_review(at, "accept")
+    press(at, "Save review")
+    assert int(at.selectbox(key="tr_pair").value) == mine[1]  # the saved pair left the to-do list
+    assert "Your assigned pairs: 1 of 8 reviewed" in at.get("progress")[1].proto.text
+    assert ReviewStore(db).get("demo", mine[0], "Ana").status == "accept"

@@ -1,9 +1,10 @@
 """End-to-end: `streamlit run app.py` on loopback driven by Debian's Chromium through Playwright.
 
 Opens every page, checks that no exception or error box is shown, clicks through one pair on Token
-attributions, saves reviews on Translation review from two browser contexts at once, and saves a screenshot
+attributions, saves reviews on Translation review from two browser contexts at once, checks blind review with
+two reviewers and an adjudicator in three contexts (what each sees and downloads), and saves a screenshot
 per page to tests/artifacts/
-(the Token attributions and Translation review ones are the README's docs/screenshots/).
+(the Token attributions and Translation review ones are docs/screenshots/).
 Chromium comes from `apt-get install chromium` (.ci/install-browser.sh); Playwright's own browser
 download is not used.
 """
@@ -14,6 +15,7 @@ import shutil
 import sqlite3
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,7 @@ SCREENSHOTS = REPO / "docs" / "screenshots"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PAGES = ["overview", "token_attributions", "try_pair", "translation_review"]
+ADJUDICATOR = "Cara (browser)"  # the server's BIASCORE_ADJUDICATORS
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
@@ -42,7 +45,7 @@ def server(smollm, tmp_path_factory):
     score_benchmark(smollm, "demo")
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
     log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
-    with dashboard_server({"BIASCORE_REVIEW_DB": str(review_db)}, log) as url:
+    with dashboard_server({"BIASCORE_REVIEW_DB": str(review_db), "BIASCORE_ADJUDICATORS": ADJUDICATOR}, log) as url:
         yield {"url": url, "review_db": review_db}
 
 
@@ -180,21 +183,27 @@ def test_token_attributions_click_through_a_pair(browser, server):
     page.close()
 
 
-def review_in_context(browser, server, name: str, status: str, corrected_more: str = ""):
-    """A reviewer in a browser context of their own: open Translation review, type the name, fill the form
-    (Save is pressed by the caller)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 2600})
+def open_review_as(browser, server, name: str, query: str = ""):
+    """Translation review in a browser context of its own, with ``name`` typed as the reviewer."""
+    context = browser.new_context(viewport={"width": 1400, "height": 2600}, accept_downloads=True)
     page = context.new_page()
     page.goto(server["url"], wait_until="domcontentloaded")
     page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
     wait_idle(page)
-    page.goto(f"{server['url']}/translation_review?benchmark=demo", wait_until="domcontentloaded")
+    page.goto(f"{server['url']}/translation_review?benchmark=demo{query}", wait_until="domcontentloaded")
     page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
     wait_idle(page)
     assert_no_errors(page, "translation_review")
     page.get_by_label("Your name (reviewer)").fill(name)
     page.get_by_label("Your name (reviewer)").press("Enter")
     wait_idle(page)
+    return context, page
+
+
+def review_in_context(browser, server, name: str, status: str, corrected_more: str = "", query: str = ""):
+    """A reviewer in a browser context of their own: open Translation review, type the name, fill the form
+    (Save is pressed by the caller)."""
+    context, page = open_review_as(browser, server, name, query)
     form = page.locator('[data-testid="stForm"]').first
     form.get_by_text(status, exact=True).click()
     if corrected_more:
@@ -238,10 +247,11 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
     wait_idle(page)
     assert_no_errors(page, "translation_review (reload)")
     assert page.get_by_text("3 of 16 pairs reviewed", exact=False).count() >= 1
-    assert page.get_by_text("1 to adjudicate", exact=False).count() >= 1
+    assert page.get_by_text("0 to adjudicate", exact=False).count() >= 1  # no name typed: no review visible
     page.get_by_label("Your name (reviewer)").fill("Ben (browser)")
     page.get_by_label("Your name (reviewer)").press("Enter")
     wait_idle(page)
+    assert page.get_by_text("1 to adjudicate", exact=False).count() >= 1  # Ben reviewed all three: he sees it
     form = page.locator('[data-testid="stForm"]').first
     assert form.get_by_label("Corrected more-biased sentence (kept with 'needs correction')").input_value() == \
         "Masyadong emosyonal ang kababaihan para mamuno sa isang kumpanya."
@@ -249,10 +259,10 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shot, SCREENSHOTS / "translation_review.png")
     # a third person adjudicates the disagreement in the same browser session
-    page.get_by_label("Your name (reviewer)").fill("Cara (browser)")
+    page.get_by_label("Your name (reviewer)").fill(ADJUDICATOR)
     page.get_by_label("Your name (reviewer)").press("Enter")
     wait_idle(page)
-    decision = page.locator('[data-testid="stForm"]').nth(1)
+    decision = page.locator('[data-testid="stForm"]').filter(has=page.get_by_role("button", name="Save decision"))
     decision.get_by_text("needs correction", exact=True).click()
     decision.get_by_label("Corrected more-biased sentence (kept with 'needs correction')").fill(
         "Masyadong emosyonal daw ang kababaihan para mamuno sa isang kumpanya.")
@@ -261,7 +271,7 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
     assert_no_errors(page, "translation_review (adjudicated)")
     assert page.get_by_text("Decision saved: pair 22", exact=False).count() == 1
     adj = ReviewStore(db).adjudications("demo")
-    assert adj[["pair_id", "status", "adjudicator"]].values.tolist() == [[22, "needs correction", "Cara (browser)"]]
+    assert adj[["pair_id", "status", "adjudicator"]].values.tolist() == [[22, "needs correction", ADJUDICATOR]]
     # B before and after the corrections (pair 22 corrected; the original demo run is cached)
     page.get_by_role("button", name="Compare B before and after the corrections").click()
     wait_idle(page, timeout=300)
@@ -276,4 +286,84 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
                         clip={"x": main["x"], "width": main["width"], "y": section.bounding_box()["y"] - 20,
                               "height": height})
     for context, _ in sessions:
+        context.close()
+
+
+def downloaded_reviews(page) -> str:
+    """The CSV that the page's "Download the reviews you can see" button serves to this person."""
+    with page.expect_download(timeout=60_000) as info:
+        page.locator('[data-testid="stDownloadButton"] button', has_text="Download the reviews you can see").click()
+    return Path(info.value.path()).read_text(encoding="utf-8")
+
+
+def clip_screenshot(page, name: str, start: str, end: str) -> None:
+    """Save the part of the page from the text ``start`` to just above the text ``end`` as
+    docs/screenshots/<name>.png (scrolled so that ``start`` is at the top, Streamlit's header bar hidden)."""
+    page.add_style_tag(content='[data-testid="stHeader"] { display: none; }')
+    first = page.get_by_text(start, exact=True).first
+    first.evaluate("el => el.scrollIntoView({block: 'start'})")
+    time.sleep(0.5)
+    main = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+    top = max(first.bounding_box()["y"] - 20, 0)
+    bottom = page.get_by_text(end, exact=True).first.bounding_box()["y"] - 10
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"),
+                    clip={"x": main["x"], "width": main["width"], "y": top,
+                          "height": min(bottom, page.viewport_size["height"]) - top})
+
+
+def test_blind_review_in_two_browser_contexts_and_the_adjudicators_view(browser, server):
+    """Reviewer B sees none of A's review of a pair (page or download) before saving, and all of it after; the
+    adjudicator sees everything from the start."""
+    ana, ben, note, fix = "Ana (blind)", "Ben (blind)", "Ana's blind note 5521", "Isang lihim na pagwawasto ni Ana."
+    query = "&pair=27"
+    a_context, a_page = review_in_context(browser, server, ana, "needs correction", fix, query)
+    a_page.locator('[data-testid="stForm"]').first.get_by_label("Comment (optional)").fill(note)
+    a_page.get_by_role("button", name="Save review").click()
+    wait_idle(a_page)
+    assert a_page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
+
+    from biascore.review.store import ReviewStore
+
+    ReviewStore(server["review_db"]).save("demo", 28, ben, "reject", comment="Ben on another pair")
+    b_context, b_page = open_review_as(browser, server, ben, query)
+    assert "pair=27" in b_page.url  # the same pair as Ana's
+    text = b_page.locator('[data-testid="stMain"]').inner_text()
+    assert ana not in text and note not in text and fix not in text
+    assert b_page.get_by_text("Reviews of this pair:").count() == 0
+    assert b_page.get_by_text("Blind review: other reviewers' reviews of this pair are shown once you have saved "
+                              "yours.").count() == 1
+    csv = downloaded_reviews(b_page)
+    assert "Ben on another pair" in csv and ana not in csv and note not in csv and fix not in csv  # his own only
+    clip_screenshot(b_page, "translation_review_blind", "Review database and reviewer", "Disagreements to adjudicate")
+
+    form = b_page.locator('[data-testid="stForm"]').first
+    form.get_by_text("accept", exact=True).click()
+    form.get_by_label("Comment (optional)").fill("Ben's view, given blind")
+    b_page.get_by_role("button", name="Save review").click()
+    wait_idle(b_page)
+    assert_no_errors(b_page, "translation_review (B saved)")
+    assert b_page.get_by_text("Reviews of this pair:").count() == 1  # now Ana's review is shown to Ben …
+    csv = downloaded_reviews(b_page)
+    assert note in csv and fix in csv and "Ben's view, given blind" in csv  # … and downloadable
+
+    c_context, c_page = open_review_as(browser, server, ADJUDICATOR, query)
+    assert c_page.get_by_text("You are an adjudicator here", exact=False).count() == 1
+    assert c_page.get_by_text("Reviews of this pair:").count() == 1  # Cara reviewed nothing and sees all
+    csv = downloaded_reviews(c_page)
+    assert note in csv and "Ben's view, given blind" in csv
+    with c_page.expect_download(timeout=120_000) as info:  # the dataset folder, built when clicked
+        c_page.locator('[data-testid="stDownloadButton"] button', has_text="Download the dataset").click()
+    names = zipfile.ZipFile(info.value.path()).namelist()
+    assert {"demo-reviewed/README.md", "demo-reviewed/reviews/reviews.parquet", "demo-reviewed/corrected.csv"} <= set(
+        names)
+    assert b_page.locator('[data-testid="stDownloadButton"] button', has_text="Download the dataset").count() == 0
+    assert c_page.get_by_role("button", name="Assign pairs").count() == 1
+    c_page.get_by_label("Reviewers (comma-separated, as they type their names)").fill(f"{ana}, {ben}")
+    c_page.get_by_role("button", name="Assign pairs").click()
+    wait_idle(c_page)
+    assert_no_errors(c_page, "translation_review (assigned)")
+    assert c_page.get_by_text("Assigned: ", exact=False).count() == 1
+    clip_screenshot(c_page, "translation_review_adjudicator", "Reviews of this pair:", "Exports")
+    for context in (a_context, b_context, c_context):
         context.close()
