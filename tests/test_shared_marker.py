@@ -1,7 +1,7 @@
 """The ``shared`` marker (tests/conftest.py), in fresh pytest processes: a test that needs the shared files skips
 with one line naming ``python -m biascore data download`` where they are absent; under
-``BIASCORE_REQUIRE_SHARED=1`` (CI, where ../shared is present) it errors at set-up instead, and a ``shared`` test skipped for
-any reason fails the session and is listed in ``BIASCORE_SKIPPED_SHARED_FILE``."""
+``BIASCORE_REQUIRE_SHARED=1`` (CI, where ../shared is present) it errors at set-up instead, and a ``shared`` test
+skipped for any reason fails the session and is listed in ``BIASCORE_SKIPPED_SHARED_FILE``."""
 from __future__ import annotations
 
 import os
