@@ -69,8 +69,8 @@ def missing_shared(needs) -> list[str]:
 def shared_skip_line(missing: list[str]) -> str:
     """One line: what is missing, and where each kind of file comes from."""
     return (f"needs {' and '.join(missing)}: the benchmark files come from `python -m biascore data download` "
-            "(BIASCORE_DATA_DIR or ../shared/data), the tiny trained MLM and the reference outputs with the project's "
-            "shared folder (../shared or BIASCORE_SHARED)")
+            "(read from BIASCORE_DATA_DIR, ../shared/data or data/downloads), the tiny trained MLM and the reference "
+            "outputs with the project's shared folder (../shared or BIASCORE_SHARED)")
 
 
 def _needs(item) -> set[str]:
