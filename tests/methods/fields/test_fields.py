@@ -222,14 +222,18 @@ def test_score_fields_uses_the_engines_word_scores(smollm, data_dir):
     result = fields.score_fields(smollm, "crows-en-gso", limit=12, min_count=1, top=None)
     scores = score_benchmark(smollm, "crows-en-gso", limit=12).set_index("pair_id")
     assert len(result.words) and result.untagged == {}
+    assert_words_are_the_engines(result, scores)
+
+
+def assert_words_are_the_engines(result, scores: pd.DataFrame) -> None:
+    """Every tagged word is the engine's word with the engine's b (not a recomputation); a causal model's words
+    before the first modified token have b = 0 exactly and stay in the table as ∘; the table counts them."""
     for row in result.words.itertuples():
         pair = scores.loc[row.pair_id]
         assert pair["words"][row.word_index] == row.word
         assert pair["word_bu"][row.word_index] == row.b
         assert pair["sent_more"][row.start:row.end] == row.word
-    # causal model: words before the first modified token have b = 0 exactly and stay in the table as ∘
-    zeros = result.words[result.words["b"] == 0]
-    assert len(zeros) > 0
+    assert (result.words["b"] == 0).any()
     table = fields.field_table(result.words, min_count=1, top=None)
     for f, grp in result.words.groupby("field"):
         row = table.set_index("field").loc[f]
