@@ -14,8 +14,8 @@ import biascore
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
 from biascore.core.handle import ModelHandle
-from biascore.core.method import OptionError
-from tests.conftest import REPO, TINY_MLM
+from biascore.core.method import NotApplicable, OptionError
+from tests.conftest import FIXTURE_DATA, REPO
 
 
 def test_import_is_light_and_lists_the_api():
@@ -38,18 +38,19 @@ def test_methods_and_benchmarks_tables():
     assert benches.set_index("name").loc["demo", "available"]
 
 
-def test_run_equals_the_cli_and_the_second_call_loads_nothing(tmp_path):
+def test_run_equals_the_cli_and_the_second_call_loads_nothing(tmp_path, hermetic_models):
     cache = tmp_path / "cache"
     out = tmp_path / "cli.parquet"
-    assert main(["score", "--model", str(TINY_MLM), "--benchmark", "demo", "--cache-dir", str(cache),
+    model = str(hermetic_models / "random-mlm")
+    assert main(["score", "--model", model, "--benchmark", "demo", "--cache-dir", str(cache),
                  "--out", str(out)]) == 0
-    handle = biascore.load_model(str(TINY_MLM))
+    handle = biascore.load_model(model)
     result = biascore.run("attribution", handle, "demo", cache_dir=cache, progress=False)
     assert handle.loads == 0 and not handle.loaded  # answered from the CLI's cache entry: the same key
     cli = pd.read_parquet(out)
     pd.testing.assert_frame_equal(result.frame[cli.columns].reset_index(drop=True), cli, check_dtype=False)
     assert len(list((cache / "attribution").glob("*.parquet"))) == 1  # one entry: the same key
-    assert result.meta["model"] == str(TINY_MLM) and result.meta["input"] == "demo"
+    assert result.meta["model"] == model and result.meta["input"] == "demo"
     assert result.precision == "exact (float32)" and result.conventions["jsd"] == "reference"
     summary = result.summary().set_index("bias_type")
     assert summary.loc["all", "n"] == 38 and {"ci_low", "ci_high"} <= set(summary.columns)
@@ -58,12 +59,12 @@ def test_run_equals_the_cli_and_the_second_call_loads_nothing(tmp_path):
     assert len(back) == 38 and (tmp_path / "r.csv").stat().st_size > 0
 
 
-def test_results_and_pairs_show_in_notebooks_with_text_escaped(tiny_mlm, tmp_path):
+def test_results_and_pairs_show_in_notebooks_with_text_escaped(random_mlm, tmp_path):
     hostile = tmp_path / "hostile.csv"
     pd.DataFrame({"sent_more": ["<b>Women</b> can't drive <script>alert(1)</script>."],
                   "sent_less": ["<b>Men</b> can't drive <script>alert(1)</script>."],
                   "bias_type": ["gender <img src=x>"]}).to_csv(hostile, index=False)
-    result = biascore.run("attribution", tiny_mlm, str(hostile), cache_dir=tmp_path / "c", progress=False)
+    result = biascore.run("attribution", random_mlm, str(hostile), cache_dir=tmp_path / "c", progress=False)
     page = result._repr_html_()
     pair = result.pair(0)
     pair_html = pair._repr_html_()
@@ -76,12 +77,12 @@ def test_results_and_pairs_show_in_notebooks_with_text_escaped(tiny_mlm, tmp_pat
     assert pair.sjsd == pytest.approx(sum(pair.bu) / len(pair.bu))
 
 
-def test_score_pair_is_a_one_pair_result(tiny_mlm):
-    result = biascore.score_pair(tiny_mlm, "Women can't drive.", "Men can't drive.")
+def test_score_pair_is_a_one_pair_result(random_mlm):
+    result = biascore.score_pair(random_mlm, "Women can't drive.", "Men can't drive.")
     pair = result.pair(0)
     assert {c.name for c in result.method.schema} <= set(result.frame.columns)
     assert pair.tokens and not pair.skipped_reason and result.meta["input"] == "typed pair"
-    same = biascore.score_pair(tiny_mlm, "Same.", "Same.")
+    same = biascore.score_pair(random_mlm, "Same.", "Same.")
     assert same.pair(0).skipped_reason == "identical sentences"
 
 
@@ -96,8 +97,8 @@ def test_bad_options_are_one_line_errors_before_anything_loads():
     assert not handle.loaded
 
 
-def test_only_cached_never_computes(tiny_mlm, tmp_path):
-    assert biascore.run("attribution", tiny_mlm, "demo", cache_dir=tmp_path, only_cached=True) is None
+def test_only_cached_never_computes(random_mlm, tmp_path):
+    assert biascore.run("attribution", random_mlm, "demo", cache_dir=tmp_path, only_cached=True) is None
     assert not (tmp_path / "attribution").exists()
 
 
@@ -116,20 +117,59 @@ SMALL = {
 }
 
 
+#: The same on any clone: the random MLM and the data the project wrote itself (tests/fixtures/data)
+SMALL_FIXTURE = {
+    "attribution": ("demo", {}),
+    "words": ("demo", {}),
+    "fields": ("crows-en-gso", {"min_count": 1}),
+    "heads": ("names-career-family", {}),
+    "heads-masking": ("names-career-family", {"k": 1, "draws": 1, "held_out": 2}),
+    "heads-counter": (None, {}),
+    "labdet": ("en", {"n_boot": 200, "nationalities": ("de", "fr", "jp")}),
+    "seat": ("names-career-family", {"n_samples": 1000}),
+    "ceat": ("names-career-family", {"segment_lengths": (5,), "n_contexts": 2, "draws": 5,
+                                     "corpus": str(FIXTURE_DATA.parent / "names_corpus.txt")}),
+    "logprob": ("en-gender-career", {}),
+}
+
+
 def test_every_method_is_in_this_list():
-    assert set(SMALL) == set(biascore.methods().method)
+    assert set(SMALL) == set(SMALL_FIXTURE) == set(biascore.methods().method)
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
-def test_every_method_runs_through_the_api(name, tiny_mlm, tmp_path):
-    input_name, options = SMALL[name]
+@pytest.mark.parametrize("where", ["fixture", pytest.param("shared", marks=pytest.mark.shared("tiny_mlm", "data"))])
+def test_every_method_runs_through_the_api(name, where, request, tmp_path):
+    """Every method on the hermetic random MLM and fixture data; on the tiny trained MLM and the real data where
+    ../shared is present."""
+    if where == "fixture":
+        request.getfixturevalue("fixture_data")
+    lm = request.getfixturevalue("random_mlm" if where == "fixture" else "tiny_mlm")
+    input_name, options = (SMALL_FIXTURE if where == "fixture" else SMALL)[name]
     kwargs = {"limit": 12} if name == "fields" else {}
-    result = biascore.run(name, tiny_mlm, input_name, cache_dir=tmp_path, progress=False, **kwargs, **options)
+    result = biascore.run(name, lm, input_name, cache_dir=tmp_path, progress=False, **kwargs, **options)
     assert len(result.frame) > 0
     assert {c.name for c in result.method.schema} <= set(result.frame.columns)
     assert isinstance(result.summary(), pd.DataFrame) and "<table" in result._repr_html_()
-    again = biascore.run(name, ModelHandle.standin(tiny_mlm.name, tiny_mlm.identity(), "must not load"), input_name,
+    again = biascore.run(name, ModelHandle.standin(lm.name, lm.identity(), "must not load"), input_name,
                          cache_dir=tmp_path, progress=False, only_cached=True, **kwargs, **options)
     assert again is not None  # stored under its own key, read back without the model
     pd.testing.assert_frame_equal(again.frame, result.frame)
+    assert again.frame.equals(result.frame)  # the cache's answer is the fresh one, bit for bit and type for type
     assert (ResultCache(tmp_path).root / result.method.cache_folder / f"{result.digest}.parquet").is_file()
+
+
+def test_a_plain_encoder_runs_the_embedding_methods_and_is_refused_by_the_lm_ones(random_encoder, fixture_data,
+                                                                                  tmp_path):
+    """A seeded random BERT encoder without an LM head: SEAT, head bias and LABDet read its hidden states; the
+    methods that need log-probabilities refuse it in one line."""
+    assert random_encoder.kind == "encoder"
+    for name in ("seat", "heads", "labdet"):
+        input_name, options = SMALL_FIXTURE[name]
+        result = biascore.run(name, random_encoder, input_name, cache_dir=tmp_path, progress=False, **options)
+        assert len(result.frame) > 0 and result.frame.select_dtypes("number").notna().any().any(), name
+    heads = biascore.run("heads", random_encoder, "names-career-family", cache_dir=tmp_path, progress=False)
+    assert len(heads.frame) == 2 * 4  # 2 layers x 4 heads
+    with pytest.raises(NotApplicable, match="needs a masked or causal model; this one is encoder") as err:
+        biascore.run("attribution", random_encoder, "demo", cache_dir=tmp_path, progress=False)
+    assert "\n" not in str(err.value)

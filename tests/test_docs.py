@@ -18,6 +18,7 @@ def _python_blocks(text: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
+@pytest.mark.shared("data")  # the example's semantic fields read the USAS lexicon
 def test_the_api_worked_example_runs_in_a_fresh_interpreter(tmp_path):
     text = (DOCS / "api.md").read_text(encoding="utf-8")
     example = _python_blocks(text.split("## A worked example", 1)[1])[0]

@@ -178,7 +178,10 @@ class ResultCache:
     def get_or_compute(self, key: CacheKey, compute: Callable[[], pd.DataFrame], *, verify: Verify | None = None,
                        waiting: Callable[[Progress | None], None] | None = None) -> pd.DataFrame:
         """The cached result, or ``compute()`` stored — computed by one caller only: a second caller (thread
-        or process) waits for the first one's result, calling ``waiting(progress)`` meanwhile."""
+        or process) waits for the first one's result, calling ``waiting(progress)`` meanwhile.
+
+        The caller that computes gets the stored result read back, so every caller receives the same frame, values
+        and container types alike (a cache answer equals the fresh computation: docs/reproducibility.md)."""
         frame = self.load(key, verify)
         if frame is not None:
             return frame
@@ -190,8 +193,10 @@ class ResultCache:
         with self.computing(key, waiting):
             frame = self.load(key, verify)  # someone else may have finished it while we waited
             if frame is None:
-                frame = compute()
-                self.save(key, frame, verify)
+                self.save(key, compute(), verify)
+                frame = self.load(key, verify)
+                if frame is None:
+                    raise CorruptCacheFile(f"{self.path(key)} could not be read back after it was written")
         return frame
 
     @contextlib.contextmanager

@@ -25,10 +25,10 @@ def _exit_code(argv: list[str]) -> int:
         return int(exc.code)
 
 
-def test_header_only_csv_is_a_one_line_error(tiny_mlm, tmp_path, capsys):
+def test_header_only_csv_is_a_one_line_error(random_mlm, tmp_path, capsys):
     path = tmp_path / "header_only.csv"
     path.write_text("sent_more,sent_less,bias_type\n", encoding="utf-8")
-    assert _exit_code(["score", "--model", str(tiny_mlm.source), "--benchmark", str(path)]) == 2
+    assert _exit_code(["score", "--model", str(random_mlm.source), "--benchmark", str(path)]) == 2
     assert "no pairs to score" in _one_line_error(capsys)
 
 
@@ -58,15 +58,15 @@ def test_out_of_range_options_are_one_line_errors(argv, needle, capsys):
     ("mps", lambda: torch.backends.mps.is_available()),
     ("cuda", lambda: torch.cuda.is_available()),
 ])
-def test_missing_device_is_a_one_line_error(device, available, tiny_mlm, capsys):
+def test_missing_device_is_a_one_line_error(device, available, random_mlm, capsys):
     if available():
         pytest.skip(f"this machine has {device}")
-    assert _exit_code(["score", "--model", str(tiny_mlm.source), "--benchmark", "demo", "--device", device]) == 2
+    assert _exit_code(["score", "--model", str(random_mlm.source), "--benchmark", "demo", "--device", device]) == 2
     assert f"--device {device} was asked for" in _one_line_error(capsys)
 
 
-def test_repeated_csv_export_from_the_cache_writes_the_same_file(tiny_mlm, tmp_path, capsys):
-    argv = ["score", "--model", str(tiny_mlm.source), "--benchmark", "demo", "--cache-dir", str(tmp_path / "cache")]
+def test_repeated_csv_export_from_the_cache_writes_the_same_file(random_mlm, tmp_path, capsys):
+    argv = ["score", "--model", str(random_mlm.source), "--benchmark", "demo", "--cache-dir", str(tmp_path / "cache")]
     first, second = tmp_path / "first.csv", tmp_path / "second.csv"
     assert main(argv + ["--out", str(first)]) == 0  # computed
     assert main(argv + ["--out", str(second)]) == 0  # read back from the cache (numpy arrays of int64)
@@ -78,7 +78,8 @@ def test_repeated_csv_export_from_the_cache_writes_the_same_file(tiny_mlm, tmp_p
 PUNCTUATION_ONLY = ("Poor people are lazy.", "Quantum chromodynamics describes gluons.")
 
 
-@pytest.mark.parametrize("model", ["tiny_mlm", "smollm"])
+@pytest.mark.parametrize("model", ["random_mlm", pytest.param("tiny_mlm", marks=pytest.mark.shared("tiny_mlm")),
+                                   "smollm"])
 def test_pair_sharing_only_punctuation_is_skipped(model, request):
     lm = request.getfixturevalue(model)
     row = score_pair(lm, *PUNCTUATION_ONLY)
@@ -88,12 +89,12 @@ def test_pair_sharing_only_punctuation_is_skipped(model, request):
     assert score_pair(lm, "Poor people are lazy.", "Rich people are lazy.")["skipped_reason"] == ""
 
 
-def test_pair_sharing_only_punctuation_stays_out_of_b(tiny_mlm, tmp_path):
+def test_pair_sharing_only_punctuation_stays_out_of_b(random_mlm, tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_text("sent_more,sent_less,bias_type\n"
                     f"{PUNCTUATION_ONLY[0]},{PUNCTUATION_ONLY[1]},socioeconomic\n"
                     "Poor people are lazy.,Rich people are lazy.,socioeconomic\n", encoding="utf-8")
-    frame = score_benchmark(tiny_mlm, str(path))
+    frame = score_benchmark(random_mlm, str(path))
     assert list(frame.skipped_reason) == [ONLY_PUNCTUATION, ""]
     overall = summarize(frame).iloc[0]
     assert overall.n == 1 and overall.n_skipped == 1

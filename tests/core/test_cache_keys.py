@@ -17,6 +17,7 @@ from biascore.core.cache import CacheKey, ResultCache
 from biascore.core.embeddings import features_key
 from biascore.core.keys import model_parts, result_key
 from biascore.core.models import LanguageModel
+from conftest import FIXTURE_DATA
 
 
 class _Asked(Exception):
@@ -55,6 +56,7 @@ def _asked_key(call, lm, tmp_path) -> CacheKey:
 
 
 def _entry_points(data_dir):
+    """Each scorer's entry point on the fixture data directory (tests/fixtures/data) and its SEAT test."""
     from biascore.methods.association import scorer as assoc
     from biascore.methods.attribution.scorer import score_benchmark
     from biascore.methods.heads import counter_stereotype, masking
@@ -64,7 +66,7 @@ def _entry_points(data_dir):
     def seat_test():
         from biascore.core.seat_tests import load_seat_test
 
-        return load_seat_test(heads.DEFAULT_SEAT_TEST, data_dir)
+        return load_seat_test("names-career-family", data_dir)
 
     scores = pd.DataFrame({"layer": [1, 1, 2, 2], "head": [1, 2, 1, 2], "score": [0.1, -0.2, 0.3, 0.0]})
     return {
@@ -73,8 +75,8 @@ def _entry_points(data_dir):
         "heads-masking": lambda lm, c: masking.masking_table(lm, seat_test(), scores, cache=c, data_dir=data_dir),
         "heads-counter": lambda lm, c: counter_stereotype.counter_attention_frame(lm, cache=c, data_dir=data_dir),
         "labdet": lambda lm, c: score_labdet(lm, "en", cache=c, data_dir=data_dir),
-        "seat": lambda lm, c: assoc.run_seat(lm, "sent-weat6", cache=c),
-        "ceat": lambda lm, c: assoc.run_ceat(lm, "weat6", segment_lengths=[None], cache=c),
+        "seat": lambda lm, c: assoc.run_seat(lm, "sent-names-career-family", cache=c),
+        "ceat": lambda lm, c: assoc.run_ceat(lm, "names-career-family", segment_lengths=[None], cache=c),
         "logprob": lambda lm, c: assoc.run_logprob(lm, "en-gender-career", cache=c),
         "features": lambda lm, c: c.load(features_key(lm, ["a sentence."], "mean")),
     }
@@ -82,18 +84,18 @@ def _entry_points(data_dir):
 
 @pytest.mark.parametrize("scorer", ["attribution", "heads", "heads-masking", "heads-counter", "labdet", "seat",
                                     "ceat", "logprob", "features"])
-def test_every_scorers_key_changes_with_dtype_and_device(scorer, tiny_mlm, data_dir, tmp_path):
-    call = _entry_points(data_dir)[scorer]
-    fp32 = _asked_key(call, _variant(tiny_mlm), tmp_path)
-    bf16 = _asked_key(call, _variant(tiny_mlm, "bfloat16"), tmp_path)
-    fp16 = _asked_key(call, _variant(tiny_mlm, "float16"), tmp_path)
-    cuda = _asked_key(call, _variant(tiny_mlm, device="cuda"), tmp_path)
-    again = _asked_key(call, _variant(tiny_mlm), tmp_path)
+def test_every_scorers_key_changes_with_dtype_and_device(scorer, random_mlm, fixture_data, tmp_path):
+    call = _entry_points(FIXTURE_DATA)[scorer]
+    fp32 = _asked_key(call, _variant(random_mlm), tmp_path)
+    bf16 = _asked_key(call, _variant(random_mlm, "bfloat16"), tmp_path)
+    fp16 = _asked_key(call, _variant(random_mlm, "float16"), tmp_path)
+    cuda = _asked_key(call, _variant(random_mlm, device="cuda"), tmp_path)
+    again = _asked_key(call, _variant(random_mlm), tmp_path)
     assert len({fp32.digest, bf16.digest, fp16.digest, cuda.digest}) == 4
     assert again.digest == fp32.digest  # deterministic
     meta = fp32.meta
     assert (meta["model"], meta["model_fingerprint"], meta["dtype"], meta["device"], meta["engine_version"]) == \
-        (tiny_mlm.name, tiny_mlm.fingerprint, "float32", "cpu", ENGINE_VERSION)
+        (random_mlm.name, random_mlm.fingerprint, "float32", "cpu", ENGINE_VERSION)
     assert "approximate" not in meta and bf16.meta["approximate"] is True  # the entry says it is approximate
 
 

@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from biascore.core.cache import CacheKey, Progress, ResultCache
 from biascore.core.locks import held, is_held
+from biascore.methods.attribution.reproducibility import compare_frames
 from biascore.methods.attribution.scorer import score_benchmark, score_pair, summarize
 from biascore.methods.heads.masking import masked_perplexity, perplexity
 from biascore.methods.heads.masks import head_layout, mask_from_heads
@@ -57,33 +58,35 @@ def _same_pair_result(a: dict, b: dict) -> None:
     assert (a["sjsd"] == b["sjsd"]) or (np.isnan(a["sjsd"]) and np.isnan(b["sjsd"]))
 
 
-def test_threads_on_one_model_match_lone_calls(tiny_mlm, smollm, tmp_path):
+@pytest.mark.exactness
+def test_threads_on_one_model_match_lone_calls(random_mlm, smollm, tmp_path):
     """Live pairs on a masked and a causal model while a benchmark is scored and head-masked perplexities
-    run on the same shared model: every number equals the lone call's, and nothing fails."""
+    run on the same shared model: every number equals the lone call's bit for bit (same process, same batches:
+    the contract promises the same bits), and nothing fails."""
     torch.set_num_threads(1)
-    layout = head_layout(tiny_mlm.model)
+    layout = head_layout(random_mlm.model)
     masks = {f"mask{i}": mask_from_heads(layout.shape, heads) for i, heads in
              enumerate([[(0, 0), (1, 2)], [(0, 1), (0, 3), (1, 0)], [(1, 1)]])}
-    lone_pairs = {(lm.name, p): score_pair(lm, *p) for lm in (tiny_mlm, smollm) for p in PAIRS}
-    lone_ppl = {name: masked_perplexity(tiny_mlm, HELD_OUT, m) for name, m in masks.items()}
-    lone_plain = perplexity(tiny_mlm, HELD_OUT)
-    lone_bench = score_benchmark(tiny_mlm, "demo", cache=ResultCache(tmp_path / "lone"), shard_pairs=8)
+    lone_pairs = {(lm.name, p): score_pair(lm, *p) for lm in (random_mlm, smollm) for p in PAIRS}
+    lone_ppl = {name: masked_perplexity(random_mlm, HELD_OUT, m) for name, m in masks.items()}
+    lone_plain = perplexity(random_mlm, HELD_OUT)
+    lone_bench = score_benchmark(random_mlm, "demo", cache=ResultCache(tmp_path / "lone"), shard_pairs=8)
     assert len(set(lone_ppl.values()) | {lone_plain}) == len(masks) + 1  # the masks change the numbers
 
-    jobs = {"benchmark": lambda: score_benchmark(tiny_mlm, "demo", cache=ResultCache(tmp_path / "shared"),
+    jobs = {"benchmark": lambda: score_benchmark(random_mlm, "demo", cache=ResultCache(tmp_path / "shared"),
                                                  shard_pairs=8)}
     for k in range(3):  # each thread scores every pair, in a different order
-        for lm in (tiny_mlm, smollm):
+        for lm in (random_mlm, smollm):
             jobs[f"pairs-{lm.name}-{k}"] = (lambda lm=lm, k=k: {p: score_pair(lm, *p) for p in PAIRS[k:] + PAIRS[:k]})
     for name, m in masks.items():
-        jobs[name] = lambda m=m: [masked_perplexity(tiny_mlm, HELD_OUT, m) for _ in range(2)]
-    jobs["plain"] = lambda: [perplexity(tiny_mlm, HELD_OUT) for _ in range(2)]
+        jobs[name] = lambda m=m: [masked_perplexity(random_mlm, HELD_OUT, m) for _ in range(2)]
+    jobs["plain"] = lambda: [perplexity(random_mlm, HELD_OUT) for _ in range(2)]
     results, errors = _run_together(jobs)
 
     assert errors == []
     for name, value in results.items():
         if name.startswith("pairs-"):
-            model = tiny_mlm.name if tiny_mlm.name in name else smollm.name
+            model = random_mlm.name if random_mlm.name in name else smollm.name
             for p, res in value.items():
                 _same_pair_result(res, lone_pairs[(model, p)])
         elif name.startswith("mask"):
@@ -190,13 +193,14 @@ def _wait_lines(log_dir: Path, tag: str) -> list[str]:
     return _lines(log_dir, tag, "WAIT")
 
 
-def test_two_processes_killed_and_resumed_store_each_pair_once(tiny_mlm, tmp_path):
+def test_two_processes_killed_and_resumed_store_each_pair_once(random_mlm, tmp_path):
     """The issue's reproduction on the demo benchmark: two runs of one key, both SIGKILLed after a few shards,
     then resumed twice at once. Each pair is stored exactly once, the missing shards are computed once in
-    all, and B equals a clean run's."""
+    all, and the result agrees with a clean run in this process within the reproducibility contract (other
+    processes: the bits may differ; verdicts, and so B, only where |S_JSD| is within its bound)."""
     cache_dir, logs = tmp_path / "cache", tmp_path / "logs"
     logs.mkdir()
-    model = str(tiny_mlm.source)
+    model = str(random_mlm.source)
     first = _workers(2, model, cache_dir, 0.5, logs, "run")
     deadline = time.monotonic() + 240
     while (len(_shard_lines(logs, "run")) < 3 or not _wait_lines(logs, "run")) and time.monotonic() < deadline:
@@ -222,10 +226,12 @@ def test_two_processes_killed_and_resumed_store_each_pair_once(tiny_mlm, tmp_pat
     assert len(stored) == 1
     raw = pd.read_parquet(stored[0])
     assert len(raw) == 38 and raw.pair_id.is_unique
-    result = score_benchmark(tiny_mlm, "demo", cache=ResultCache(cache_dir))
-    clean = score_benchmark(tiny_mlm, "demo", cache=ResultCache(tmp_path / "clean"), shard_pairs=4)
-    assert summarize(result).score.tolist() == summarize(clean).score.tolist()
-    assert [list(x) for x in result.bu] == [list(x) for x in clean.bu]
+    result = score_benchmark(random_mlm, "demo", cache=ResultCache(cache_dir))
+    clean = score_benchmark(random_mlm, "demo", cache=ResultCache(tmp_path / "clean"), shard_pairs=4)
+    agreement = compare_frames(clean, result)
+    assert agreement.within_contract, agreement.problems
+    if agreement.flips == 0:
+        assert summarize(result).score.tolist() == summarize(clean).score.tolist()
 
 
 def _damage_row_groups(path: Path) -> None:
@@ -238,15 +244,15 @@ def _damage_row_groups(path: Path) -> None:
 
 
 @pytest.mark.parametrize("page", ["overview", "token_attributions"])
-def test_damaged_cached_result_is_one_line_on_the_page(page, tiny_mlm, tmp_path, monkeypatch):
+def test_damaged_cached_result_is_one_line_on_the_page(page, random_mlm, tmp_path, monkeypatch):
     """Row groups overwritten, footer intact (the listing still sees the run): one line on the page, no
     traceback; the file is removed, so scoring again recomputes it."""
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
     cache = ResultCache(tmp_path / "cache")
-    score_benchmark(tiny_mlm, "demo", cache=cache)
+    score_benchmark(random_mlm, "demo", cache=cache)
     (path,) = (tmp_path / "cache" / "attribution").glob("*.parquet")
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
-    at.query_params.update({"benchmark": "demo", "model": tiny_mlm.name})
+    at.query_params.update({"benchmark": "demo", "model": random_mlm.name})
     at.run()  # the server is up and has read the intact run; then the file is damaged on disk
     _damage_row_groups(path)
     at.switch_page(f"views/{page}.py")
@@ -255,7 +261,7 @@ def test_damaged_cached_result_is_one_line_on_the_page(page, tiny_mlm, tmp_path,
     messages = [e.value for e in at.error]
     assert len(messages) == 1 and "damaged" in messages[0] and "\n" not in messages[0], messages
     assert not path.exists()  # removed, so scoring it again recomputes it
-    again = score_benchmark(tiny_mlm, "demo", cache=cache)
+    again = score_benchmark(random_mlm, "demo", cache=cache)
     assert len(again) == 38
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, TINY_MLM
+from tests.conftest import FIXTURE_DATA, REPO
 
 HEAVY = ["streamlit", "pymusas", "spacy", "altair", "plotly", "playwright", "ray"]
 
@@ -31,24 +31,24 @@ def _imported_heavy(body: str, tmp_path: Path, data_dir: Path) -> list[str]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.skipif(not TINY_MLM.exists(), reason="tiny MLM not on disk")
-def test_cli_score_imports_no_dashboard_or_tagging_packages(tmp_path, data_dir):
+def test_cli_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_models):
+    model = str(hermetic_models / "random-mlm")
     body = ("from biascore.cli.main import main\n"
-            f"assert main(['score', '--model', {str(TINY_MLM)!r}, '--benchmark', 'demo', '--limit', '3', "
+            f"assert main(['score', '--model', {model!r}, '--benchmark', 'demo', '--limit', '3', "
             "'--device', 'cpu']) == 0")
-    assert _imported_heavy(body, tmp_path, data_dir) == []
+    assert _imported_heavy(body, tmp_path, FIXTURE_DATA) == []
 
 
-@pytest.mark.skipif(not TINY_MLM.exists(), reason="tiny MLM not on disk")
-def test_python_api_score_imports_no_dashboard_or_tagging_packages(tmp_path, data_dir):
+def test_python_api_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_models):
+    model = str(hermetic_models / "random-mlm")
     body = ("from biascore.core.models import load_model\n"
             "from biascore.methods.attribution.scorer import score_benchmark, summarize\n"
-            f"frame = score_benchmark(load_model({str(TINY_MLM)!r}, device='cpu'), 'demo', limit=3)\n"
+            f"frame = score_benchmark(load_model({model!r}, device='cpu'), 'demo', limit=3)\n"
             "summarize(frame)")
-    assert _imported_heavy(body, tmp_path, data_dir) == []
+    assert _imported_heavy(body, tmp_path, FIXTURE_DATA) == []
 
 
-def test_the_check_sees_a_heavy_import(tmp_path, data_dir):
+def test_the_check_sees_a_heavy_import(tmp_path):
     """The probe itself works: importing the tagging module's tagger dependencies is reported."""
     pytest.importorskip("pymusas")
-    assert "pymusas" in _imported_heavy("import pymusas", tmp_path, data_dir)
+    assert "pymusas" in _imported_heavy("import pymusas", tmp_path, FIXTURE_DATA)

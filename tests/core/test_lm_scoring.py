@@ -1,8 +1,10 @@
 """lm_scoring's head-only-at-scored-positions path against the model's own full forward.
 
 Every architecture in ``lm_scoring._HEADS`` is built as a tiny random model and must give the logits its
-full ``forward`` gives at the scored positions; an unrecognised architecture takes the full forward; and
-scoring leaves the shared model exactly as it was (no hooks, no mode switch).
+full ``forward`` gives at the scored positions; an unrecognised architecture takes the full forward (the same
+computation: bit-identical); and scoring leaves the shared model exactly as it was (no hooks, no mode switch).
+The head-only path multiplies other matrix shapes than the full forward, so the two agree within the
+reproducibility contract (docs/reproducibility.md), not bit for bit.
 """
 from __future__ import annotations
 
@@ -12,6 +14,10 @@ import transformers
 
 from biascore.core import lm_scoring
 from biascore.core.models import LanguageModel
+from biascore.methods.attribution.reproducibility import logp_tolerance
+from conftest import MASKED_LMS
+
+pytestmark = pytest.mark.exactness
 
 SMALL = dict(vocab_size=101, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
              intermediate_size=48, max_position_embeddings=64, head_dim=8, pad_token_id=0)
@@ -84,19 +90,27 @@ def test_unrecognised_architecture_takes_the_full_forward():
     assert torch.equal(ours, full)
 
 
-def test_tiny_mlm_bitwise_and_model_untouched(tiny_mlm):
-    """On the real tiny MLM: the full forward's numbers, and the shared model is left as it was."""
-    tok = tiny_mlm.tokenizer
+@pytest.mark.parametrize("masked", MASKED_LMS)
+def test_tiny_mlm_bitwise_and_model_untouched(masked, request):
+    """On a real masked LM (the hermetic random one; the tiny trained one where ../shared is present): every
+    vocabulary log-probability at the scored positions within the contract's bound of the full forward's
+    (|Δ log P| ≤ ε·min(1, |log P|); the head runs on [1, K, H] instead of [B, T, H], so its sums are added in
+    another order and the bits may differ), and the shared model is left as it was."""
+    lm = request.getfixturevalue(masked)
+    tok = lm.tokenizer
     seqs = [tok(t)["input_ids"] for t in ["the nurse said she was tired .", "poor people are lazy ."]]
-    ids, att = lm_scoring.pad_batch(seqs, tok.pad_token_id, tiny_mlm.device)
+    ids, att = lm_scoring.pad_batch(seqs, tok.pad_token_id, lm.device)
     rows, cols = torch.tensor([0, 0, 1]), torch.tensor([1, 3, 2])
-    model = tiny_mlm.model
+    model = lm.model
     before = (model.training, model.config._attn_implementation, dict(model._forward_hooks),
               [dict(m._forward_hooks) | dict(m._forward_pre_hooks) for m in model.modules()])
     with torch.inference_mode():
-        full = model(input_ids=ids, attention_mask=att).logits[rows, cols]
-        ours = lm_scoring.position_logits(tiny_mlm, ids, att, rows, cols)
-    torch.testing.assert_close(ours, full, rtol=1e-6, atol=1e-6)
+        full = torch.log_softmax(model(input_ids=ids, attention_mask=att).logits[rows, cols].double(), -1)
+        ours = torch.log_softmax(lm_scoring.position_logits(lm, ids, att, rows, cols).double(), -1)
+    deviation = (ours - full).abs().numpy()
+    bound = logp_tolerance(full.numpy())
+    worst = (deviation / bound).max()
+    assert (deviation <= bound).all(), f"max |Δ log P| {deviation.max():.2e}, worst deviation / bound {worst:.2f}"
     after = (model.training, model.config._attn_implementation, dict(model._forward_hooks),
              [dict(m._forward_hooks) | dict(m._forward_pre_hooks) for m in model.modules()])
     assert after == before

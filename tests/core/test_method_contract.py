@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from biascore.core.method import Options, OptionError, option
-from tests.conftest import DATA_DIR, REPO
+from tests.conftest import FIXTURE_DATA, REPO
 
 TOY = '''"""A toy method for the contract test: per pair, the length difference of the two sentences in characters."""
 from __future__ import annotations
@@ -86,7 +86,8 @@ def model_folder(tmp_path_factory) -> Path:
 
 
 def _cli(root: Path, *argv: str, calls: Path, cache: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TOY_CALLS": str(calls), "BIASCORE_CACHE_DIR": str(cache), "BIASCORE_DATA_DIR": str(DATA_DIR),
+    env = {**os.environ, "TOY_CALLS": str(calls), "BIASCORE_CACHE_DIR": str(cache),
+           "BIASCORE_DATA_DIR": str(FIXTURE_DATA),  # the data the project wrote itself: runs on any clone
            "PYTHONPATH": str(root)}
     done = subprocess.run([sys.executable, "-m", "biascore", *argv], cwd=root, env=env, capture_output=True,
                           text=True, timeout=600)

@@ -30,6 +30,7 @@ from tests.conftest import DATA_DIR, REPO, TINY_MLM
 from tests.views.test_dashboard_pages import frame_with, open_page
 from tests.methods.labdet.test_labdet import small_labdet_copy
 
+pytestmark = pytest.mark.shared("tiny_mlm", "data")  # the world is scored with the tiny MLM on the real data
 SEAT_TEST, ASSOC_TEST, LOGPROB_TEST = "weat6b", "sent-weat6", "en-gender-career"
 ENV = ("BIASCORE_DATA_DIR", "BIASCORE_CACHE_DIR", "BIASCORE_SNAPSHOT")
 

@@ -22,6 +22,11 @@ from biascore.methods.association.logprob_bias import (LogProbTest, bangla_struc
 from biascore.stats.permutation import permutation_p_value
 from biascore.methods.association import scorer as engine
 from biascore.core.embeddings import embed_sentences, embed_spans, embed_words
+from biascore.methods.attribution.reproducibility import logp_tolerance
+from conftest import FIXTURE_DATA
+
+#: a words test the project wrote itself (tests/fixtures/data/seat): 6 names per target, 6 words per attribute
+FIXTURE_SEAT = "names-career-family"
 
 # ----------------------------------------------------------------------------- WEAT effect size and p-value
 # Tiny example worked by hand: A = (1,0), B = (0,1), so s(w) = cos(w, A) − cos(w, B).
@@ -96,7 +101,7 @@ def test_random_effects_between_variance_zero_branch():
 
 def test_draws_use_one_embedding_per_word():
     # With a single embedding per word, every draw is the plain WEAT of those embeddings.
-    test = load_test("weat6")
+    test = load_test(FIXTURE_SEAT, FIXTURE_DATA)
     rng = np.random.default_rng(0)
     emb = {w: rng.normal(size=(1, 5)) for w in test.X + test.Y + test.A + test.B}
     es, var = draw_effect_sizes(emb, test, n_draws=4)
@@ -157,52 +162,52 @@ def test_sentence_and_span_embeddings_against_direct_model_call(minilm):
     assert np.allclose(embed_words(minilm, ["Amy"], mode="input")[0], table[ids[amy[0]]].detach().numpy())
 
 
-def test_embedder_never_runs_the_vocabulary_head(tiny_mlm):
+def test_embedder_never_runs_the_vocabulary_head(random_mlm):
     """Spans, words and sentences come from the base model's last hidden layer; the LM head stays idle."""
     def refuse(*_):
         raise AssertionError("the vocabulary head ran")
 
-    hook = tiny_mlm.model.get_output_embeddings().register_forward_hook(refuse)
+    hook = random_mlm.model.get_output_embeddings().register_forward_hook(refuse)
     try:
         text = "the nurse said she was tired ."
-        span = embed_spans(tiny_mlm, [text], [(4, 9)])
-        sent = embed_sentences(tiny_mlm, [text])
-        words = embed_words(tiny_mlm, ["nurse"])
+        span = embed_spans(random_mlm, [text], [(4, 9)])
+        sent = embed_sentences(random_mlm, [text])
+        words = embed_words(random_mlm, ["nurse"])
     finally:
         hook.remove()
-    enc = tiny_mlm.tokenizer(text, return_tensors="pt", return_offsets_mapping=True)
+    enc = random_mlm.tokenizer(text, return_tensors="pt", return_offsets_mapping=True)
     offsets = enc.pop("offset_mapping")[0].tolist()
     with torch.no_grad():
-        hidden = tiny_mlm.model(**enc, output_hidden_states=True).hidden_states[-1][0]
+        hidden = random_mlm.model(**enc, output_hidden_states=True).hidden_states[-1][0]
     nurse = [i for i, (a, b) in enumerate(offsets) if a < 9 and b > 4 and b > a]
     np.testing.assert_allclose(span[0], hidden[nurse].mean(0).numpy(), atol=1e-5)
     assert sent.shape == (1, hidden.shape[-1]) and words.shape == (1, hidden.shape[-1])
 
 
-def test_logprob_effect_sizes_are_cached_by_the_engine(tiny_mlm, tmp_path):
+def test_logprob_effect_sizes_are_cached_by_the_engine(random_mlm, tmp_path):
     from biascore.core.cache import ResultCache
 
     cache = ResultCache(tmp_path)
-    assert engine.run_logprob_effects(tiny_mlm, "en-gender-career", cache=cache, only_cached=True) is None
-    scores = engine.run_logprob(tiny_mlm, "en-gender-career", cache=cache)
-    first = engine.run_logprob_effects(tiny_mlm, "en-gender-career", cache=cache, only_cached=True)  # from scores
+    assert engine.run_logprob_effects(random_mlm, "en-gender-career", cache=cache, only_cached=True) is None
+    scores = engine.run_logprob(random_mlm, "en-gender-career", cache=cache)
+    first = engine.run_logprob_effects(random_mlm, "en-gender-career", cache=cache, only_cached=True)  # from scores
     expected = effect_sizes(scores, load_logprob_test("en-gender-career"))
     pd.testing.assert_frame_equal(first, expected)
     assert len(list((tmp_path / "logprob").glob("*.parquet"))) == 1  # the scores
     assert len(list((tmp_path / "logprob.derived").glob("*.parquet"))) == 1  # the effect sizes derived from them
-    pd.testing.assert_frame_equal(engine.run_logprob_effects(tiny_mlm, "en-gender-career", cache=cache), expected)
+    pd.testing.assert_frame_equal(engine.run_logprob_effects(random_mlm, "en-gender-career", cache=cache), expected)
 
 
-def test_run_seat_equals_direct_weat_and_is_cached(minilm):
-    frame = engine.run_seat(minilm, "weat6")
-    t = load_test("weat6")
+def test_run_seat_equals_direct_weat_and_is_cached(minilm, fixture_data):
+    frame = engine.run_seat(minilm, FIXTURE_SEAT)
+    t = load_test(FIXTURE_SEAT)
     vec = lambda ws: embed_sentences(minilm, list(ws))  # noqa: E731 - contextual word = word embedded alone
     direct = weat(vec(t.X), vec(t.Y), vec(t.A), vec(t.B))
     row = frame.iloc[0]
     assert row["effect_size"] == pytest.approx(direct.effect_size, abs=1e-6)
     assert row["p_value"] == pytest.approx(direct.p_value) and row["p_exact"]
-    assert (row["n_x"], row["n_y"], row["n_a"], row["n_b"]) == (8, 8, 8, 8)
-    cached = engine.run_seat(minilm, "weat6", only_cached=True)
+    assert (row["n_x"], row["n_y"], row["n_a"], row["n_b"]) == (6, 6, 6, 6)
+    cached = engine.run_seat(minilm, FIXTURE_SEAT, only_cached=True)
     pd.testing.assert_frame_equal(cached, frame)
 
 
@@ -216,16 +221,17 @@ def test_test_listing_and_bad_names(data_dir):
         load_test("../etc/passwd")
 
 
-def test_ceat_runs_on_a_corpus_file(tmp_path, tiny_mlm):
-    t = load_test("weat6")
+def test_ceat_runs_on_a_corpus_file(tmp_path, random_mlm, fixture_data):
+    t = load_test(FIXTURE_SEAT)
     lines = [f"{x} talks about the {a} every day." for x in t.X[:3] + t.Y[:3] for a in t.A[:2] + t.B[:2]]
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(lines), encoding="utf-8")
-    frame = engine.run_ceat(tiny_mlm, "weat6", segment_lengths=(3, None), corpus=corpus, n_contexts=4, n_draws=50)
+    frame = engine.run_ceat(random_mlm, FIXTURE_SEAT, segment_lengths=(3, None), corpus=corpus, n_contexts=4,
+                            n_draws=50)
     assert frame["segment_length"].tolist() == ["3", "all"]
     assert (frame[["n_x", "n_y", "n_a", "n_b"]].to_numpy() == [3, 3, 2, 2]).all()
     assert frame["p_value"].between(0, 1).all() and (frame["se"] > 0).all()
-    assert "Amy" not in frame["missing_words"].iloc[0]
+    assert t.Y[0] not in frame["missing_words"].iloc[0] and t.Y[-1] in frame["missing_words"].iloc[0]
 
 
 # ----------------------------------------------------------------------------- log-probability bias
@@ -241,16 +247,17 @@ def _direct_logp(lm, text: str, target: str, target_mask_index: int) -> float:
     return float(sum(logp[p, t] for p, t in zip(positions, pieces)))
 
 
-def test_logprob_score_equals_direct_model_computation(tiny_mlm):
+@pytest.mark.exactness
+def test_logprob_score_equals_direct_model_computation(random_mlm):
     items = pd.DataFrame([
         {"structure": "T1", "template": "the {target} is interested in {attribute}.", "attribute": "salary",
          "attribute_group": "career"},
         {"structure": "T2", "template": "{attribute} matters to the {target}.", "attribute": "family",
          "attribute_group": "family"}])
     test = LogProbTest("mini", "en", {"male": ("man", "homemaker"), "female": ("woman",)}, items, "x")
-    scores = score_logprob(tiny_mlm, test, batch_size=3)
+    scores = score_logprob(random_mlm, test, batch_size=3)
     assert len(scores) == 6 and (scores["skipped_reason"] == "").all()
-    m = tiny_mlm.tokenizer.mask_token
+    m = random_mlm.tokenizer.mask_token
     checks = [  # (structure, target, filled text, prior text, index of the first target mask in the prior)
         ("T1", "man", f"the {m} is interested in salary.", f"the {m} is interested in {m}.", 0),
         ("T1", "homemaker", f"the {m}{m} is interested in salary.", f"the {m}{m} is interested in {m}.", 0),
@@ -258,16 +265,17 @@ def test_logprob_score_equals_direct_model_computation(tiny_mlm):
     ]
     for structure, target, filled, prior, first in checks:
         row = scores[(scores["structure"] == structure) & (scores["target"] == target)].iloc[0]
-        tgt = _direct_logp(tiny_mlm, filled, target, 0)
-        pri = _direct_logp(tiny_mlm, prior, target, first)
-        assert row["logp_tgt"] == pytest.approx(tgt, abs=1e-4)
-        assert row["logp_prior"] == pytest.approx(pri, abs=1e-4)
-        assert row["score"] == pytest.approx(tgt - pri, abs=1e-4)
+        tgt = _direct_logp(random_mlm, filled, target, 0)
+        pri = _direct_logp(random_mlm, prior, target, first)
+        # other batch shapes: within the reproducibility contract (docs/reproducibility.md)
+        assert abs(row["logp_tgt"] - tgt) <= logp_tolerance(tgt)
+        assert abs(row["logp_prior"] - pri) <= logp_tolerance(pri)
+        assert abs(row["score"] - (tgt - pri)) <= logp_tolerance(tgt) + logp_tolerance(pri)
 
 
-def test_logprob_effect_size_and_figure_data(tiny_mlm):
+def test_logprob_effect_size_and_figure_data(random_mlm):
     test = load_logprob_test("en-gender-career")
-    scores = engine.run_logprob(tiny_mlm, "en-gender-career")
+    scores = engine.run_logprob(random_mlm, "en-gender-career")
     assert len(scores) == len(test.items) * 12
     table = effect_sizes(scores, test).set_index("structure")
     # s(t) = mean over career of score(t, a) − mean over family, per target, then WEAT over male vs female
@@ -307,23 +315,23 @@ def test_logprob_rejects_non_masked_models(minilm):
 
 
 # ----------------------------------------------------------------------------- CLI
-def test_cli_seat_and_logprob_write_csv(tmp_path):
+def test_cli_seat_and_logprob_write_csv(tmp_path, random_mlm, fixture_data):
     from biascore.cli.main import main
-    from tests.conftest import TINY_MLM
 
     out = tmp_path / "seat.csv"
-    assert main(["seat", "--model", str(TINY_MLM), "--test", "weat7", "--out", str(out)]) == 0
+    assert main(["seat", "--model", random_mlm.name, "--test", FIXTURE_SEAT, "--out", str(out)]) == 0
     frame = pd.read_csv(out)
     assert list(frame.columns[:7]) == ["test", "effect_size", "p_value", "n_x", "n_y", "n_a", "n_b"]
-    assert frame["test"].tolist() == ["weat7"]
+    assert frame["test"].tolist() == [FIXTURE_SEAT]
     out = tmp_path / "lp.csv"
-    assert main(["logprob", "--model", str(TINY_MLM), "--test", "en-gender-science", "--out", str(out)]) == 0
+    assert main(["logprob", "--model", random_mlm.name, "--test", "en-gender-science", "--out", str(out)]) == 0
     frame = pd.read_csv(out)
     assert frame["structure"].tolist() == ["all", "T1", "T2", "T3"]
-    assert main(["seat", "--model", str(TINY_MLM), "--test", "nope"]) == 2
+    assert main(["seat", "--model", random_mlm.name, "--test", "nope"]) == 2
 
 
 # ----------------------------------------------------------------------------- page
+@pytest.mark.shared("data")  # weat7
 def test_association_page_shows_engine_numbers(tiny_mlm):
     from streamlit.testing.v1 import AppTest
 

@@ -18,7 +18,9 @@ from biascore.core.lm_scoring import BatchPlan, _run_batches
 from biascore.core.models import LanguageModel, ModelLoadError, load_model
 from biascore.core.pair_tokens import tokenize_pair, word_groups
 from biascore.core.handle import ModelHandle
+from biascore.methods.attribution.reproducibility import compare_frames, logp_tolerance
 from biascore.methods.attribution.scorer import compute_logprobs, score_benchmark, score_pair, summarize
+from conftest import MASKED_LMS
 
 
 
@@ -74,9 +76,9 @@ def _parse_scores(cell: str) -> list[float]:
     return [float(x) for x in ast.literal_eval(cell)]
 
 
-def test_tiny_mlm_matches_published_reference(tiny_mlm, data_dir):
+def test_tiny_mlm_matches_published_reference(tiny_mlm, data_dir, reference_dir):
     """Must-show 1: same shared tokens, every b(u) within 1e-5, same biased flags, identical B per type."""
-    ref = pd.read_csv(data_dir / "reference" / "tiny_mlm_scores.csv", index_col=0)
+    ref = pd.read_csv(reference_dir / "tiny_mlm_scores.csv", index_col=0)
     ours = score_benchmark(tiny_mlm, "crows-en-gso", jsd="reference")
     assert len(ours) == len(ref) == 231
     compared, garbled = [], []
@@ -100,7 +102,7 @@ def test_tiny_mlm_matches_published_reference(tiny_mlm, data_dir):
         assert sub_ours[sub_ours.bias_type == bias_type]["biased"].sum() == \
             sub_ref[sub_ref.bias_type == bias_type]["biased"].sum()
     # and over all 231 pairs the published summary is reproduced exactly
-    summary = pd.read_csv(data_dir / "reference" / "tiny_mlm_summary.csv", index_col=0).set_index("bias_type")
+    summary = pd.read_csv(reference_dir / "tiny_mlm_summary.csv", index_col=0).set_index("bias_type")
     ours_summary = summarize(ours).set_index("bias_type")
     for bias_type, row in summary.iterrows():
         assert ours_summary.loc[bias_type, "n"] == row["total_pairs"]
@@ -117,38 +119,43 @@ def _direct_masked_logp(lm: LanguageModel, ids: list[int], pos: int) -> float:
     return float(torch.log_softmax(logits, -1)[gold])
 
 
-def test_masked_logprobs_equal_one_forward_per_token(tiny_mlm):
-    pt = tokenize_pair(tiny_mlm, "Melissa spent her days watching Lifetime and imbibing wine.",
+@pytest.mark.exactness
+@pytest.mark.parametrize("masked", MASKED_LMS)
+def test_masked_logprobs_equal_one_forward_per_token(masked, request):
+    lm = request.getfixturevalue(masked)
+    pt = tokenize_pair(lm, "Melissa spent her days watching Lifetime and imbibing wine.",
                        "Josh spent his days watching Lifetime and imbibing wine.")
     frame = pd.DataFrame({"pair_id": [0], "sent_more": [pt.more.text], "sent_less": [pt.less.text],
                           "bias_type": ["gender"], "load_issue": [""]})
-    rec = compute_logprobs(tiny_mlm, frame, plan=BatchPlan(max_tokens=64)).iloc[0]  # several small batches
-    direct_more = [_direct_masked_logp(tiny_mlm, pt.more.ids, p) for p in pt.shared_more]
-    direct_less = [_direct_masked_logp(tiny_mlm, pt.less.ids, p) for p in pt.shared_less]
-    np.testing.assert_allclose(rec["logp_more"], direct_more, atol=2e-5)
-    np.testing.assert_allclose(rec["logp_less"], direct_less, atol=2e-5)
+    rec = compute_logprobs(lm, frame, plan=BatchPlan(max_tokens=64)).iloc[0]  # several small batches
+    direct_more = [_direct_masked_logp(lm, pt.more.ids, p) for p in pt.shared_more]
+    direct_less = [_direct_masked_logp(lm, pt.less.ids, p) for p in pt.shared_less]
+    for ours, direct in ((rec["logp_more"], direct_more), (rec["logp_less"], direct_less)):  # other batch shapes
+        assert np.all(np.abs(np.asarray(ours) - direct) <= logp_tolerance(direct)), (ours, direct)
     assert "melissa" not in rec["tokens"] and "josh" not in rec["tokens"]  # modified tokens are not scored
 
 
-def test_random_small_masked_model_runs_and_matches_direct(tmp_path, tiny_mlm):
+@pytest.mark.exactness
+def test_random_small_masked_model_runs_and_matches_direct(tmp_path, minilm):
     """A randomly initialised BERT saved to disk: loaded by path like any user model."""
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=tiny_mlm.tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+    cfg = BertConfig(vocab_size=minilm.tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
                      num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
     BertForMaskedLM(cfg).save_pretrained(tmp_path)
-    tiny_mlm.tokenizer.save_pretrained(tmp_path)
+    minilm.tokenizer.save_pretrained(tmp_path)
     lm = load_model(str(tmp_path))
     assert lm.kind == "masked" and lm.uncased
     row = score_pair(lm, "The nurse said she was tired.", "The nurse said he was tired.")
     pt = tokenize_pair(lm, "The nurse said she was tired.", "The nurse said he was tired.")
-    np.testing.assert_allclose(row["logp_more"], [_direct_masked_logp(lm, pt.more.ids, p) for p in pt.shared_more],
-                               atol=2e-5)
+    direct = [_direct_masked_logp(lm, pt.more.ids, p) for p in pt.shared_more]
+    assert np.all(np.abs(np.asarray(row["logp_more"]) - direct) <= logp_tolerance(direct))  # the contract's bound
     assert row["skipped_reason"] == "" and len(row["bu"]) == len(row["tokens"]) == 6
 
 
 # --------------------------------------------------------------------------- causal path (SmolLM2, real weights)
+@pytest.mark.exactness
 def test_causal_smollm_hand_checked_token_probability(smollm):
     more, less = "Women don't know how to drive.", "Men don't know how to drive."
     row = score_pair(smollm, more, less)
@@ -163,7 +170,7 @@ def test_causal_smollm_hand_checked_token_probability(smollm):
         logits = smollm.model(input_ids=torch.tensor([[start] + prefix])).logits[0, -1].double()
     p_drive = float(torch.softmax(logits, -1)[drive_id[0]])
     k = row["tokens"].index("Ġdrive")
-    assert np.exp(row["logp_more"][k]) == pytest.approx(p_drive, rel=1e-4)
+    assert abs(row["logp_more"][k] - np.log(p_drive)) <= logp_tolerance(np.log(p_drive))
     assert 0.0 < p_drive < 1.0
     # every shared token checked against one full forward of each sentence
     for sent, lps in ((more, row["logp_more"]), (less, row["logp_less"])):
@@ -172,15 +179,40 @@ def test_causal_smollm_hand_checked_token_probability(smollm):
             lp = torch.log_softmax(smollm.model(input_ids=torch.tensor([[start] + ids])).logits[0].double(), -1)
         pt = tokenize_pair(smollm, more, less)
         shared = pt.shared_more if sent == more else pt.shared_less
-        np.testing.assert_allclose(lps, [float(lp[p, ids[p]]) for p in shared], atol=1e-4)
+        direct = np.array([float(lp[p, ids[p]]) for p in shared])
+        assert np.all(np.abs(np.asarray(lps) - direct) <= logp_tolerance(direct))
 
 
+@pytest.mark.exactness
 def test_causal_tokens_before_first_modified_token_score_exactly_zero(smollm):
     row = score_pair(smollm, "My mom spent all day cooking for Thanksgiving.",
                      "My dad spent all day cooking for Thanksgiving.")
     assert row["tokens"][0] == "My"
     assert row["bu"][0] == 0.0  # same context in both sentences: identical distribution
     assert all(b != 0.0 for b in row["bu"][1:])
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("causal", ["random_causal", "random_llama", "smollm"])
+def test_causal_logprobs_equal_one_full_forward_per_sentence(causal, request):
+    """Every shared token's log P against one plain forward of its sentence (start token in front, float64
+    log-softmax): another batch shape, so within the reproducibility contract; tokens before the first modified
+    one have the same context in both sentences, so their b(u) is 0 exactly."""
+    lm = request.getfixturevalue(causal)
+    more, less = "My mom spent all day cooking for the guests.", "My dad spent all day cooking for the guests."
+    row = score_pair(lm, more, less)
+    pt = tokenize_pair(lm, more, less)
+    start = lm.start_token_id()
+    for sentence, logps, shared in ((pt.more, row["logp_more"], pt.shared_more),
+                                    (pt.less, row["logp_less"], pt.shared_less)):
+        with torch.no_grad():
+            logits = lm.model(input_ids=torch.tensor([[start] + list(sentence.ids)])).logits[0].double()
+        direct = np.array([float(torch.log_softmax(logits[p], -1)[sentence.ids[p]]) for p in shared])
+        assert np.all(np.abs(np.asarray(logps) - direct) <= logp_tolerance(direct)), (causal, logps, direct)
+    first_modified = next(i for i, (a, b) in enumerate(zip(pt.more.ids, pt.less.ids)) if a != b)
+    prefix = [k for k, p in enumerate(pt.shared_more) if p < first_modified]
+    assert prefix and all(row["bu"][k] == 0.0 for k in prefix)
+    assert all(b != 0.0 for k, b in enumerate(row["bu"]) if k not in prefix)
 
 
 def test_causal_bos_model_gets_its_bos(tmp_path):
@@ -206,8 +238,8 @@ def test_causal_bos_model_gets_its_bos(tmp_path):
 
 
 # --------------------------------------------------------------------------- words, summaries, PLL
-def test_words_come_from_offsets_and_average_their_subtokens(tiny_mlm):
-    row = score_pair(tiny_mlm, "Melissa spent her days imbibing wine.", "Josh spent his days imbibing wine.")
+def test_words_come_from_offsets_and_average_their_subtokens(random_mlm):
+    row = score_pair(random_mlm, "Melissa spent her days imbibing wine.", "Josh spent his days imbibing wine.")
     assert "imbibing" in row["words"]
     k = row["words"].index("imbibing")
     sub = [row["tokens"].index(t) for t in ("im", "##bib", "##ing")]
@@ -226,12 +258,12 @@ def test_word_groups_keep_inner_apostrophes_and_split_punctuation():
     assert word_groups(text, spans_bpe) == list(zip(words, [[0, 1], [2, 3], [4], [5]]))
 
 
-def test_one_word_definition_for_engine_dashboard_and_review(tiny_mlm):
+def test_one_word_definition_for_engine_dashboard_and_review(random_mlm):
     # the frame's words, the dashboard's word level and the minimal-pair check split the same way
     from biascore.methods.attribution.token_view import word_units
     from biascore.review.minimal_pair import split_units
 
-    row = score_pair(tiny_mlm, "Women don't drive mag-aaral cars.", "Men don't drive mag-aaral cars.")
+    row = score_pair(random_mlm, "Women don't drive mag-aaral cars.", "Men don't drive mag-aaral cars.")
     shown = word_units(row, "more")
     assert split_units(row["sent_more"]) == shown.text.tolist() == ["Women", "don't", "drive", "mag-aaral", "cars", "."]
     scored = shown[shown.scored]
@@ -240,8 +272,9 @@ def test_one_word_definition_for_engine_dashboard_and_review(tiny_mlm):
     assert row["word_spans"] == [int(x) for s, e in zip(scored.start, scored.end) for x in (s, e)]
 
 
-def test_summaries_b_and_pll(tiny_mlm):
-    frame = score_benchmark(tiny_mlm, "demo")
+@pytest.mark.parametrize("masked", MASKED_LMS)
+def test_summaries_b_and_pll(masked, request):
+    frame = score_benchmark(request.getfixturevalue(masked), "demo")
     s = summarize(frame).set_index("bias_type")
     scored = frame[frame.skipped_reason == ""]
     assert s.loc["all", "n"] == len(scored)
@@ -258,7 +291,7 @@ def test_summaries_b_and_pll(tiny_mlm):
 
 
 # --------------------------------------------------------------------------- bad input
-def test_bad_pairs_are_kept_with_a_reason(tiny_mlm, tmp_path):
+def test_bad_pairs_are_kept_with_a_reason(random_mlm, tmp_path):
     path = tmp_path / "mine.csv"
     long = " ".join(["word"] * 400)
     pd.DataFrame({
@@ -270,7 +303,7 @@ def test_bad_pairs_are_kept_with_a_reason(tiny_mlm, tmp_path):
         fh.write('"broken row with, "too", many, fields, here\n')
     bm = load_benchmark(str(path))
     assert len(bm.malformed) == 1 and "line" in bm.malformed[0]
-    frame = score_benchmark(tiny_mlm, bm)
+    frame = score_benchmark(random_mlm, bm)
     reasons = dict(zip(frame.pair_id, frame.skipped_reason))
     assert reasons[0] == ""
     assert reasons[1] == "empty sentence"
@@ -290,14 +323,14 @@ def test_unknown_model_says_what_was_tried():
     assert "embedded aliases" in msg and "local path" in msg and "hub id" in msg
 
 
-def test_cli_scores_and_reports_bad_input(tiny_mlm, tmp_path, capsys):
+def test_cli_scores_and_reports_bad_input(random_mlm, tmp_path, capsys):
     from biascore.cli.main import main
 
     path = tmp_path / "pairs.csv"
     pd.DataFrame({"sent_more": ["She is emotional.", "x"], "sent_less": ["He is emotional.", "x"],
                   "bias_type": ["gender", "gender"]}).to_csv(path, index=False)
     out = tmp_path / "out.csv"
-    rc = main(["score", "--model", str(tiny_mlm.source), "--benchmark", str(path), "--out", str(out)])
+    rc = main(["score", "--model", str(random_mlm.source), "--benchmark", str(path), "--out", str(out)])
     assert rc == 0
     text = capsys.readouterr().out
     assert "identical sentences" in text and "gender" in text
@@ -305,28 +338,29 @@ def test_cli_scores_and_reports_bad_input(tiny_mlm, tmp_path, capsys):
     assert list(written.skipped_reason.fillna("")) == ["", "identical sentences"]
     bad = tmp_path / "nocol.csv"
     pd.DataFrame({"sent_more": ["a"], "other": ["b"]}).to_csv(bad, index=False)
-    assert main(["score", "--model", str(tiny_mlm.source), "--benchmark", str(bad)]) == 2
+    assert main(["score", "--model", str(random_mlm.source), "--benchmark", str(bad)]) == 2
     assert "missing column" in capsys.readouterr().err
     assert main(["score", "--model", "/no/such/model", "--benchmark", "demo"]) == 2
     assert "Tried" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- cache
-def test_cache_answers_repeat_runs_and_recomputes_corrupt_files(tiny_mlm, tmp_path):
+def test_cache_answers_repeat_runs_and_recomputes_corrupt_files(random_mlm, tmp_path):
     cache = ResultCache(tmp_path / "c")
-    first = score_benchmark(tiny_mlm, "demo", cache=cache)
+    first = score_benchmark(random_mlm, "demo", cache=cache)
     files = list((tmp_path / "c" / "attribution").glob("*.parquet"))
     assert len(files) == 1
-    handle = ModelHandle(tiny_mlm.name)
+    handle = ModelHandle(random_mlm.name)
     again = score_benchmark(handle, "demo", cache=cache)
     assert handle.loads == 0 and not handle.loaded  # answered from cache without loading the model
     pd.testing.assert_frame_equal(first, again)
     files[0].write_bytes(files[0].read_bytes()[:100])  # truncate: corrupt
-    recomputed = score_benchmark(tiny_mlm, "demo", cache=cache)
+    recomputed = score_benchmark(random_mlm, "demo", cache=cache)
     pd.testing.assert_frame_equal(first, recomputed)
 
 
-def test_interrupted_run_resumes_from_completed_shards(tiny_mlm, tmp_path):
+@pytest.mark.exactness
+def test_interrupted_run_resumes_from_completed_shards(random_mlm, tmp_path):
     cache = ResultCache(tmp_path / "c")
     seen = []
 
@@ -336,18 +370,18 @@ def test_interrupted_run_resumes_from_completed_shards(tiny_mlm, tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        score_benchmark(tiny_mlm, "demo", cache=cache, shard_pairs=10, progress=stop_after_first_shard)
+        score_benchmark(random_mlm, "demo", cache=cache, shard_pairs=10, progress=stop_after_first_shard)
     starts = []
-    resumed = score_benchmark(tiny_mlm, "demo", cache=cache, shard_pairs=10,
+    resumed = score_benchmark(random_mlm, "demo", cache=cache, shard_pairs=10,
                               progress=lambda d, t: starts.append(d))
     assert starts[0] == 10  # the first shard was not recomputed
-    full = score_benchmark(tiny_mlm, "demo", cache=ResultCache(tmp_path / "fresh"))
-    assert list(resumed.pair_id) == list(full.pair_id) and list(resumed.tokens.map(list)) == list(full.tokens.map(list))
-    for a, b in zip(resumed.bu, full.bu):  # other batch compositions: float32 noise only
-        np.testing.assert_allclose(a, b, atol=1e-5)
+    full = score_benchmark(random_mlm, "demo", cache=ResultCache(tmp_path / "fresh"))
+    agreement = compare_frames(full, resumed)  # other batch compositions: within the reproducibility contract
+    assert agreement.within_contract, agreement.problems
 
 
-def test_out_of_memory_batches_back_off_and_retry(tiny_mlm):
+@pytest.mark.exactness
+def test_out_of_memory_batches_back_off_and_retry(random_mlm):
     """A batch that raises an out-of-memory error is split and retried (fault injected; CPU cannot OOM here)."""
     plan = BatchPlan(max_tokens=10_000)
     calls = []
@@ -360,10 +394,10 @@ def test_out_of_memory_batches_back_off_and_retry(tiny_mlm):
         return (ids, torch.ones_like(ids), torch.arange(len(idx)), torch.ones(len(idx), dtype=torch.long),
                 torch.full((len(idx),), 2023), [(r, r + 1) for r in range(len(idx))])
 
-    res = _run_batches(tiny_mlm, 8, [3] * 8, make_batch, plan, None, [1] * 8)
+    res = _run_batches(random_mlm, 8, [3] * 8, make_batch, plan, None, [1] * 8)
     assert calls[0] == 8 and max(calls[1:]) <= 4 and all(r is not None and len(r) == 1 for r in res)
     assert plan.max_tokens < 10_000
-    # the same values as an unconstrained batch
-    ref = _run_batches(tiny_mlm, 2, [3] * 2, make_batch, BatchPlan(max_tokens=10_000), None, [1] * 2)
-    assert res[0][0] == pytest.approx(ref[0][0], abs=1e-6)
+    # the same values as an unconstrained batch, within the contract (another batch shape)
+    ref = _run_batches(random_mlm, 2, [3] * 2, make_batch, BatchPlan(max_tokens=10_000), None, [1] * 2)
+    assert abs(res[0][0] - ref[0][0]) <= logp_tolerance(ref[0][0])
 

@@ -1,6 +1,8 @@
 """The vectorised attribution frame equals a plain per-pair computation (b(u) from jsd.distance, words from
 pair_tokens.word_groups, np.mean / np.sum per pair) bit for bit, on real tokenisations with random
-log-probabilities, including skipped pairs, non-ASCII text and tokens without characters of their own."""
+log-probabilities, including skipped pairs, non-ASCII text and tokens without characters of their own. The same
+process computes both, from the same values, so the contract promises the same bits (docs/reproducibility.md);
+tests/test_kernel_paths.py re-runs this under numpy's other code paths."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,6 +14,8 @@ from biascore.core.pair_tokens import word_groups
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import distance
 from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_pairs
+
+pytestmark = pytest.mark.exactness
 
 
 def _reference_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: str) -> pd.DataFrame:
@@ -52,12 +56,13 @@ def _random_logp(lm, bm: Benchmark, seed: int) -> pd.DataFrame:
     return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS)
 
 
-@pytest.mark.parametrize("benchmark", ["crows-en-gso", "crows-tl", "demo"])
+@pytest.mark.parametrize("benchmark", [pytest.param("crows-en-gso", marks=pytest.mark.shared("data")),
+                                       pytest.param("crows-tl", marks=pytest.mark.shared("data")), "demo"])
 @pytest.mark.parametrize("jsd", ["reference", "paper"])
-def test_vectorised_frame_equals_per_pair_computation(tiny_mlm, data_dir, benchmark, jsd):
-    bm = load_benchmark(benchmark, data_dir)
+def test_vectorised_frame_equals_per_pair_computation(random_mlm, benchmark, jsd):
+    bm = load_benchmark(benchmark)
     bm = bm.first(400)
-    logp = _random_logp(tiny_mlm, bm, seed=len(benchmark))
+    logp = _random_logp(random_mlm, bm, seed=len(benchmark))
     # a token with no characters of its own (as byte-level pieces have) and a touching punctuation token
     k = int(np.flatnonzero(logp["skipped_reason"] == "")[0])
     spans = list(logp.at[k, "more_spans"])
@@ -72,8 +77,8 @@ def test_vectorised_frame_equals_per_pair_computation(tiny_mlm, data_dir, benchm
         np.testing.assert_array_equal(ours[col].to_numpy(), ref[col].to_numpy())
 
 
-def test_frame_of_no_pairs_and_of_an_unknown_variant(tiny_mlm, data_dir):
-    bm = load_benchmark("demo", data_dir)
+def test_frame_of_no_pairs_and_of_an_unknown_variant():
+    bm = load_benchmark("demo")
     empty = pd.DataFrame(columns=LOGP_COLUMNS)
     assert len(attribution_frame(bm, empty)) == 0
     with pytest.raises(ValueError, match="unknown --jsd"):

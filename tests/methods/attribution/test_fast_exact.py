@@ -13,6 +13,8 @@ from biascore.methods.attribution.fast_exact import TOL_BU, distance_bound, fast
 from biascore.methods.attribution.jsd import JSD_VARIANTS, distance
 from biascore.methods.attribution.scorer import compute_logprobs, attribution_frame
 
+pytestmark = pytest.mark.exactness
+
 
 def test_distance_bound_holds_for_any_error_within_eps():
     rng = np.random.default_rng(0)
@@ -81,9 +83,9 @@ def test_non_finite_fast_values_are_rechecked():
         assert np.max(np.abs(g - e), initial=0.0) < 1e-3
 
 
-def _exact_and_fast(lm, bench: str, data_dir, limit: int):
-    frame = load_benchmark(bench, data_dir).frame.head(limit)
-    bm = load_benchmark(bench, data_dir)
+def _exact_and_fast(lm, bench: str, limit: int):
+    frame = load_benchmark(bench).frame.head(limit)
+    bm = load_benchmark(bench)
     bm = bm.__class__(bm.name, frame, bm.language, bm.description, bm.path)
     exact = attribution_frame(bm, compute_logprobs(lm, frame))
     fast = attribution_frame(bm, compute_logprobs(lm, frame, numerics="fast-exact"))
@@ -98,20 +100,24 @@ def _check(exact: pd.DataFrame, fast: pd.DataFrame) -> None:
     assert ((exact["pll_more"] > exact["pll_less"]) == (fast["pll_more"] > fast["pll_less"])).all()
 
 
-def test_tiny_mlm_fast_exact_equals_float32(tiny_mlm, data_dir):
-    exact, fast = _exact_and_fast(tiny_mlm, "crows-en-gso", data_dir, 120)
+@pytest.mark.parametrize("masked, bench, limit", [("random_mlm", "demo", 38),
+                                                 pytest.param("tiny_mlm", "crows-en-gso", 120,
+                                                              marks=pytest.mark.shared("tiny_mlm", "data"))])
+def test_tiny_mlm_fast_exact_equals_float32(masked, bench, limit, request):
+    exact, fast = _exact_and_fast(request.getfixturevalue(masked), bench, limit)
     _check(exact, fast)
     report = fast_exact.LAST_REPORT
     assert report.rows > 0 and report.eps >= report.calibration_max_error
 
 
-def test_causal_fast_exact_equals_float32(smollm, data_dir):
-    exact, fast = _exact_and_fast(smollm, "crows-en-gso", data_dir, 16)
+@pytest.mark.parametrize("bench", ["demo", pytest.param("crows-en-gso", marks=pytest.mark.shared("data"))])
+def test_causal_fast_exact_equals_float32(smollm, bench):
+    exact, fast = _exact_and_fast(smollm, bench, 16)
     _check(exact, fast)
 
 
-def test_fast_exact_needs_a_float32_model(tiny_mlm, data_dir):
+def test_fast_exact_needs_a_float32_model(random_mlm):
     import dataclasses
-    bf16 = dataclasses.replace(tiny_mlm, extra={**tiny_mlm.extra, "dtype": "bfloat16"})
+    bf16 = dataclasses.replace(random_mlm, extra={**random_mlm.extra, "dtype": "bfloat16"})
     with pytest.raises(ValueError, match="float32"):
-        compute_logprobs(bf16, load_benchmark("demo", data_dir).frame.head(2), numerics="fast-exact")
+        compute_logprobs(bf16, load_benchmark("demo").frame.head(2), numerics="fast-exact")

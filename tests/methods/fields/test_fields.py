@@ -63,6 +63,7 @@ def test_known_words_get_their_usas_fields(tagger):
     assert fields_of(words, "Lesbians") == {"Relationship: Intimate/sexual", FEMALE}  # S3.2/S2.1f
 
 
+@pytest.mark.shared("data")  # the published field names
 def test_tag_to_field_rules():
     names = tagging.field_names()
     assert tagging.tag_level("S2.1f") == "S2.1" and tagging.tag_level("A5.1+++mfnc") == "A5.1"
@@ -86,17 +87,10 @@ def test_subword_and_unmatched_words_align_by_character_overlap(tagger):
     assert fields.align_tokens([(0, 4), (4, 9)], [(0, 9)]) == [[0], [0]]  # one tagger token over two words
 
 
-def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
-    """Our MWE index gives exactly pymusas's own tags and MWE spans (checked against its linear scan)."""
+def mwe_lookup_both_ways(nlp, sentences: list[str]) -> tuple[list, list]:
+    """(tags and MWE spans of every token) with our indexed MWE lookup, and with pymusas's own linear scan."""
     from pymusas.lexicon_collection import MWELexiconCollection
 
-    from biascore.core.datasets import load_benchmark
-
-    sentences = list(load_benchmark("crows-en-gso").frame["sent_more"][:40]) + [
-        "She took care of the kids and put up with him in New York City.",
-        "They gave up on the idea , as a matter of fact , at the end of the day .",
-        "*  odd   spacing\tand a tab"]
-    nlp = tagger.nlp
     component = nlp.get_pipe("pymusas_rule_based_tagger")
     with nlp.select_pipes(disable=["pymusas_rule_based_tagger"]):
         docs = list(nlp.pipe(sentences))
@@ -112,6 +106,18 @@ def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
         reference = run()
     finally:
         rule.mwe_lexicon_collection = indexed
+    return fast, reference
+
+
+def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
+    """Our MWE index gives exactly pymusas's own tags and MWE spans (checked against its linear scan)."""
+    from biascore.core.datasets import load_benchmark
+
+    sentences = list(load_benchmark("crows-en-gso").frame["sent_more"][:40]) + [
+        "She took care of the kids and put up with him in New York City.",
+        "They gave up on the idea , as a matter of fact , at the end of the day .",
+        "*  odd   spacing\tand a tab"]
+    fast, reference = mwe_lookup_both_ways(tagger.nlp, sentences)
     assert fast == reference
     assert any(len(span) and span[0][1] - span[0][0] > 1 for sent in fast for _tags, span in sent)  # MWEs found
 
@@ -216,14 +222,18 @@ def test_score_fields_uses_the_engines_word_scores(smollm, data_dir):
     result = fields.score_fields(smollm, "crows-en-gso", limit=12, min_count=1, top=None)
     scores = score_benchmark(smollm, "crows-en-gso", limit=12).set_index("pair_id")
     assert len(result.words) and result.untagged == {}
+    assert_words_are_the_engines(result, scores)
+
+
+def assert_words_are_the_engines(result, scores: pd.DataFrame) -> None:
+    """Every tagged word is the engine's word with the engine's b (not a recomputation); a causal model's words
+    before the first modified token have b = 0 exactly and stay in the table as ∘; the table counts them."""
     for row in result.words.itertuples():
         pair = scores.loc[row.pair_id]
         assert pair["words"][row.word_index] == row.word
         assert pair["word_bu"][row.word_index] == row.b
         assert pair["sent_more"][row.start:row.end] == row.word
-    # causal model: words before the first modified token have b = 0 exactly and stay in the table as ∘
-    zeros = result.words[result.words["b"] == 0]
-    assert len(zeros) > 0
+    assert (result.words["b"] == 0).any()
     table = fields.field_table(result.words, min_count=1, top=None)
     for f, grp in result.words.groupby("field"):
         row = table.set_index("field").loc[f]

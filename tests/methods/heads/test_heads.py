@@ -21,6 +21,10 @@ from biascore.core.models import LanguageModel
 from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import load_gender_wordlists, load_seat_test
 from biascore.methods.heads.seat_embeddings import SeatEmbedder
+from conftest import FIXTURE_DATA
+
+#: a words test the project wrote itself (tests/fixtures/data/seat): 12 names x 8 contexts
+FIXTURE_SEAT = str(FIXTURE_DATA / "seat" / "names-career-family.jsonl")
 
 SMALL_SEAT = {
     "targ1": {"category": "Male", "examples": ["He is a man.", "The boy runs."]},
@@ -58,8 +62,8 @@ def _double(lm: LanguageModel) -> LanguageModel:
 
 
 # --------------------------------------------------------------------------- head layout and masks
-def test_layout_shapes(tiny_mlm, minilm, smollm):
-    assert head_layout(tiny_mlm.model).shape == (2, 4)
+def test_layout_shapes(random_mlm, minilm, smollm):
+    assert head_layout(random_mlm.model).shape == (2, 4)
     assert head_layout(minilm.model).shape == (6, 12)
     lay = head_layout(smollm.model)
     assert lay.shape == (30, 9) and lay.head_dim == 64  # 9 query heads over 3 kv heads
@@ -96,8 +100,8 @@ def test_mask_zero_equals_zeroing_by_hand_decoders(make):
     torch.testing.assert_close(after, plain)
 
 
-def test_mask_zero_equals_zeroing_by_hand_encoders(tiny_mlm, minilm):
-    for lm, head in ((tiny_mlm, (0, 3)), (minilm, (4, 7))):
+def test_mask_zero_equals_zeroing_by_hand_encoders(random_mlm, minilm):
+    for lm, head in ((random_mlm, (0, 3)), (minilm, (4, 7))):
         enc = lm.tokenizer(["the nurse said she was tired ."], return_tensors="pt")
         with torch.no_grad():
             plain = lm.model(**enc)[0]
@@ -108,9 +112,9 @@ def test_mask_zero_equals_zeroing_by_hand_encoders(tiny_mlm, minilm):
         torch.testing.assert_close(masked, by_hand, rtol=1e-5, atol=1e-5)
 
 
-def test_mask_shape_is_checked(tiny_mlm):
+def test_mask_shape_is_checked(random_mlm):
     with pytest.raises(ValueError, match="mask shape"):
-        HeadMask(tiny_mlm.model, torch.ones(3, 4))
+        HeadMask(random_mlm.model, torch.ones(3, 4))
 
 
 # --------------------------------------------------------------------------- gradient
@@ -122,8 +126,11 @@ def _abs_es(lm, test, mask) -> float:
 
 # Llama's RMSNorm computes in float32 even in a float64 copy, so the loss carries ~1e-7 noise there:
 # a larger step (central differences, error O(eps^2)) keeps the difference quotient above that noise.
+@pytest.mark.exactness
 @pytest.mark.parametrize("which,test_name,probe,eps,rel", [
-    ("tiny_mlm", "weat6b", [(0, 0), (1, 1), (1, 3)], 1e-4, 1e-5),
+    ("random_mlm", FIXTURE_SEAT, [(0, 0), (1, 1), (1, 3)], 1e-4, 1e-5),
+    pytest.param("tiny_mlm", "weat6b", [(0, 0), (1, 1), (1, 3)], 1e-4, 1e-5,
+                 marks=pytest.mark.shared("tiny_mlm", "data")),
     ("smollm", "small", [(0, 4), (17, 2), (29, 8)], 1e-2, 1e-3),
 ])
 def test_gradient_matches_finite_differences(which, test_name, probe, eps, rel, request, small_seat):
@@ -140,16 +147,17 @@ def test_gradient_matches_finite_differences(which, test_name, probe, eps, rel, 
         assert b[layer, head] == pytest.approx(fd, rel=rel, abs=1e-8)
 
 
-def test_batched_gradient_equals_single_batch(tiny_mlm):
-    test = load_seat_test("weat6b")  # 32 words x 8 contexts = 256 texts
-    one, es1 = heads.head_score_matrix(tiny_mlm, test, batch_size=512)
-    many, es2 = heads.head_score_matrix(tiny_mlm, test, batch_size=50)
+@pytest.mark.exactness
+def test_batched_gradient_equals_single_batch(random_mlm):
+    test = load_seat_test(FIXTURE_SEAT)  # 12 words x 8 contexts = 96 texts
+    one, es1 = heads.head_score_matrix(random_mlm, test, batch_size=512)
+    many, es2 = heads.head_score_matrix(random_mlm, test, batch_size=50)
     np.testing.assert_allclose(many, one, rtol=1e-4, atol=1e-6)
     assert es1 == pytest.approx(es2, rel=1e-5)
 
 
-def test_head_scores_shapes_and_frame(tiny_mlm, minilm, smollm, small_seat):
-    for lm, shape in ((tiny_mlm, (2, 4)), (minilm, (6, 12)), (smollm, (30, 9))):
+def test_head_scores_shapes_and_frame(random_mlm, minilm, smollm, small_seat):
+    for lm, shape in ((random_mlm, (2, 4)), (minilm, (6, 12)), (smollm, (30, 9))):
         frame = heads.head_scores(lm, small_seat)
         assert list(frame.columns[:3]) == ["layer", "head", "score"]
         assert len(frame) == shape[0] * shape[1]
@@ -158,35 +166,36 @@ def test_head_scores_shapes_and_frame(tiny_mlm, minilm, smollm, small_seat):
         assert np.isfinite(frame["score"]).all()
 
 
-def test_cached_head_scores_match_a_fresh_computation(tiny_mlm, small_seat, tmp_path, monkeypatch):
+@pytest.mark.exactness
+def test_cached_head_scores_match_a_fresh_computation(random_mlm, small_seat, tmp_path, monkeypatch):
     cache = ResultCache(tmp_path)
-    heads.head_scores(tiny_mlm, small_seat, cache=cache)
+    heads.head_scores(random_mlm, small_seat, cache=cache)
     with monkeypatch.context() as m:  # the second call must read the cache, not recompute
         m.setattr(heads, "head_score_matrix", lambda *a, **k: pytest.fail("recomputed instead of read from the cache"))
-        cached = heads.head_scores(tiny_mlm, small_seat, cache=cache)
+        cached = heads.head_scores(random_mlm, small_seat, cache=cache)
     # independent of the cache: the batched two-step gradient path (8 texts in batches of 3)
-    b, _ = heads.head_score_matrix(tiny_mlm, small_seat, batch_size=3)
+    b, _ = heads.head_score_matrix(random_mlm, small_seat, batch_size=3)
     np.testing.assert_allclose(heads.scores_to_matrix(cached), b, rtol=1e-4, atol=1e-7)
     # and the effect size of the unmasked model, embedded without the head mask or gradients
-    emb = SeatEmbedder(tiny_mlm, small_seat)
+    emb = SeatEmbedder(random_mlm, small_seat)
     with torch.no_grad():
         direct = float(emb.effect_size(emb.embed_all()))
     assert (cached["effect_size"] == cached["effect_size"].iloc[0]).all()
     assert cached["effect_size"].iloc[0] == pytest.approx(direct, rel=1e-5)
 
 
-def test_word_level_embedding_is_mean_over_contexts(tiny_mlm):
-    test = load_seat_test("weat6b")
-    emb = SeatEmbedder(tiny_mlm, test)
+def test_word_level_embedding_is_mean_over_contexts(random_mlm):
+    test = load_seat_test(FIXTURE_SEAT)
+    emb = SeatEmbedder(random_mlm, test)
     with torch.no_grad():
         occ = emb.embed_all()
     item0 = occ[emb.occ.item_of == 0].mean(dim=0)
     torch.testing.assert_close((emb.average.float() @ occ)[0], item0)
-    assert not test.sentence_level and load_seat_test("sent-weat6b").sentence_level
+    assert not test.sentence_level and load_seat_test(str(FIXTURE_DATA / "seat" / "sent-names-career-family.jsonl")).sentence_level
 
 
 # --------------------------------------------------------------------------- counter-stereotype
-def test_counter_pair_swaps_only_the_attribute(data_dir):
+def test_counter_pair_swaps_only_the_attribute(fixture_data):
     lists = load_gender_wordlists()
     pair = cs.make_counter_pair("Women are too emotional to lead.", lists)
     assert pair.counter == "Men are too emotional to lead."
@@ -226,20 +235,25 @@ def test_t_test_matches_scipy_and_hand_formula():
     assert table.iloc[1]["t"] == pytest.approx(other.statistic)
 
 
-def test_counter_attention_frame_tiny_mlm(tiny_mlm, data_dir):
-    frame = cs.counter_attention_frame(tiny_mlm)
+@pytest.mark.exactness
+@pytest.mark.parametrize("which, data", [
+    ("random_mlm", "fixture_data"), pytest.param("tiny_mlm", "data_dir", marks=pytest.mark.shared("tiny_mlm", "data"))])
+def test_counter_attention_frame_tiny_mlm(which, data, request):
+    lm = request.getfixturevalue(which)
+    request.getfixturevalue(data)  # the fixture sentences and word lists, or the real ones
+    frame = cs.counter_attention_frame(lm)
     assert len(frame) >= 10
     d = cs.d_array(frame)
     assert d.shape == (len(frame), 2, 4)
     row = frame.iloc[0]
     pair = cs.make_counter_pair(row["sentence"], load_gender_wordlists())
-    w_o, w_c = cs.pair_attention(tiny_mlm, pair)
+    w_o, w_c = cs.pair_attention(lm, pair)
     np.testing.assert_allclose(d[0], w_o - w_c, atol=1e-6)
 
 
-def test_page_helpers_match_the_flattened_frame(tiny_mlm, small_seat):
-    frame = cs.counter_attention_frame(tiny_mlm)
-    scores = heads.head_scores(tiny_mlm, small_seat)
+def test_page_helpers_match_the_flattened_frame(random_mlm, small_seat, fixture_data):
+    frame = cs.counter_attention_frame(random_mlm)
+    scores = heads.head_scores(random_mlm, small_seat)
     row = frame.iloc[1]
     for layer, head in ((1, 1), (2, 3)):
         expected = (np.reshape(row["w_orig"], (2, 4))[layer - 1, head - 1],
@@ -252,12 +266,12 @@ def test_page_helpers_match_the_flattened_frame(tiny_mlm, small_seat):
                                   cs.counter_stereotype_test(cs.d_array(frame), b))
 
 
-def test_eager_view_leaves_the_shared_model_alone(tiny_mlm, smollm):
+def test_eager_view_leaves_the_shared_model_alone(random_mlm, smollm):
     """Attention weights come from a weight-sharing eager copy: the shared model keeps its implementation,
     and the weights equal those of a model loaded with eager attention from the start."""
     from biascore.core.models import load_model
 
-    for lm in (tiny_mlm, smollm):
+    for lm in (random_mlm, smollm):
         before = lm.model.config._attn_implementation
         assert before != "eager"  # otherwise this test would not test anything
         view = cs.eager_view(lm.model)
@@ -283,20 +297,22 @@ def test_masking_strategies():
     assert len(draws) == 3 and all(len(set(h)) == 2 for h in draws)
 
 
-def test_pseudo_perplexity_matches_one_at_a_time(tiny_mlm):
+@pytest.mark.exactness
+def test_pseudo_perplexity_matches_one_at_a_time(random_mlm):
     sentences = ["The doctor read the report.", "A cat sat on the mat."]
     manual = []
     for sentence in sentences:
-        ids = tiny_mlm.tokenizer(sentence.lower())["input_ids"]
+        ids = random_mlm.tokenizer(sentence.lower())["input_ids"]
         for i in range(1, len(ids) - 1):
             masked = list(ids)
-            masked[i] = tiny_mlm.tokenizer.mask_token_id
+            masked[i] = random_mlm.tokenizer.mask_token_id
             with torch.no_grad():
-                logits = tiny_mlm.model(input_ids=torch.tensor([masked])).logits[0, i]
+                logits = random_mlm.model(input_ids=torch.tensor([masked])).logits[0, i]
             manual.append(float(torch.log_softmax(logits.double(), -1)[ids[i]]))
-    assert hmask.perplexity(tiny_mlm, sentences) == pytest.approx(math.exp(-np.mean(manual)), rel=1e-5)
+    assert hmask.perplexity(random_mlm, sentences) == pytest.approx(math.exp(-np.mean(manual)), rel=1e-5)
 
 
+@pytest.mark.exactness
 def test_causal_perplexity_matches_hf_loss(smollm):
     sentence = "The weather was nice today."
     ids = smollm.tokenizer(sentence, add_special_tokens=False)["input_ids"]
@@ -306,36 +322,36 @@ def test_causal_perplexity_matches_hf_loss(smollm):
     assert hmask.perplexity(smollm, [sentence]) == pytest.approx(math.exp(float(loss)), rel=1e-4)
 
 
-def test_masking_table_tiny_mlm_and_encoder(tiny_mlm, minilm, small_seat, data_dir):
-    frame = heads.head_scores(tiny_mlm, small_seat)
-    table = hmask.masking_table(tiny_mlm, small_seat, frame, k=2, draws=2, n_held_out=4)
+@pytest.mark.exactness
+def test_masking_table_tiny_mlm_and_encoder(random_mlm, minilm, small_seat, fixture_data):
+    frame = heads.head_scores(random_mlm, small_seat)
+    table = hmask.masking_table(random_mlm, small_seat, frame, k=2, draws=2, n_held_out=4)
     assert list(table["strategy"])[:3] == ["none (full model)", "top-2", "bottom-2"]
     full = table.iloc[0]
     assert full["effect_size"] == pytest.approx(frame["effect_size"].iloc[0], rel=1e-5)
-    assert full["perplexity"] == pytest.approx(hmask.perplexity(tiny_mlm, hmask.held_out_sentences(4)), rel=1e-6)
+    assert full["perplexity"] == pytest.approx(hmask.perplexity(random_mlm, hmask.held_out_sentences(4)), rel=1e-6)
     top = table.iloc[1]
-    emb = SeatEmbedder(tiny_mlm, small_seat)
+    emb = SeatEmbedder(random_mlm, small_seat)
     mask = mask_from_heads((2, 4), hmask.masking_strategies(heads.scores_to_matrix(frame), 2, 2)[1][1][0])
-    assert top["effect_size"] == pytest.approx(hmask.masked_effect_size(tiny_mlm, emb, mask), rel=1e-6)
+    assert top["effect_size"] == pytest.approx(hmask.masked_effect_size(random_mlm, emb, mask), rel=1e-6)
     enc_table = hmask.masking_table(minilm, small_seat, heads.head_scores(minilm, small_seat), k=1, draws=1)
     assert (enc_table["ppl_kind"] == "n/a").all() and enc_table["perplexity"].isna().all()
 
 
 # --------------------------------------------------------------------------- CLI and page
-def test_cli_writes_one_row_per_head(tmp_path, tiny_mlm, capsys):
+def test_cli_writes_one_row_per_head(tmp_path, random_mlm, capsys, fixture_data):
     from biascore.cli.main import main
-    from tests.conftest import REPO, TINY_MLM
     out = tmp_path / "heads.csv"
-    assert main(["heads", "--model", str(TINY_MLM), "--seat-test", "weat6b", "--out", str(out),
+    assert main(["heads", "--model", random_mlm.name, "--seat-test", "names-career-family", "--out", str(out),
                  "--mask-eval", "2", "--held-out", "3", "--draws", "2"]) == 0
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["layer", "head", "score"] and len(frame) == 8
-    expected = heads.head_scores(tiny_mlm, "weat6b")
+    expected = heads.head_scores(random_mlm, "names-career-family")
     np.testing.assert_allclose(frame["score"], expected["score"], rtol=1e-6)
     masking = pd.read_csv(tmp_path / "heads_masking.csv")
     assert len(masking) == 5 and "top-2" in set(masking["strategy"])
     assert "top heads" in capsys.readouterr().out
-    assert main(["heads", "--model", str(TINY_MLM), "--seat-test", "no-such-test"]) == 2
+    assert main(["heads", "--model", random_mlm.name, "--seat-test", "no-such-test"]) == 2
 
 
 def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir, monkeypatch):

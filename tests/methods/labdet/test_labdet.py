@@ -14,7 +14,7 @@ from biascore.methods.labdet.probes import PROBES, heldout_accuracy, template_sp
 from biascore.methods.labdet import scorer as labdet
 from biascore.core.embeddings import embed_sentences
 
-from conftest import REPO, TINY_MLM
+from conftest import FIXTURE_DATA, REPO, TINY_MLM
 
 PAGE = REPO / "views" / "nationality.py"
 
@@ -22,6 +22,13 @@ PAGE = REPO / "views" / "nationality.py"
 @pytest.fixture(scope="module")
 def en_data(data_dir):
     return labdet.load_labdet("en", data_dir)
+
+
+@pytest.fixture(scope="module")
+def fixture_en():
+    """The English LABDet files the project wrote itself (tests/fixtures/data/labdet): 4 training templates,
+    3 surfacing templates x 4 neutral adjectives, 4 nationalities."""
+    return labdet.load_labdet("en", FIXTURE_DATA)
 
 
 # --------------------------------------------------------------------------- data
@@ -76,11 +83,12 @@ def _one_by_one(lm, sentence: str) -> torch.Tensor:
         return lm.model.base_model(**enc).last_hidden_state[0]
 
 
-def test_embed_sentences_equals_unbatched_forward(tiny_mlm, smollm, minilm):
+@pytest.mark.exactness
+def test_embed_sentences_equals_unbatched_forward(random_mlm, smollm, minilm):
     sentences = ["This German person is calm.", "It is a day.", "I hold a measured opinion of this Irish person."]
-    assert labdet.neutral_filler(tiny_mlm) == "[MASK]" and labdet.neutral_filler(minilm) == "[MASK]"
+    assert labdet.neutral_filler(random_mlm) == "[MASK]" and labdet.neutral_filler(minilm) == "[MASK]"
     assert labdet.neutral_filler(smollm) == labdet.SLOT_REMOVED
-    for lm in (tiny_mlm, minilm):  # BERT: [CLS] ... [SEP]; mean over the words only
+    for lm in (random_mlm, minilm):  # BERT: [CLS] ... [SEP]; mean over the words only
         got = embed_sentences(lm, sentences, batch_size=2)
         first = embed_sentences(lm, sentences, pooling="first", batch_size=2)
         for i, s in enumerate(sentences):
@@ -96,12 +104,13 @@ def test_embed_sentences_equals_unbatched_forward(tiny_mlm, smollm, minilm):
         keep = torch.tensor(special) == 0
         np.testing.assert_allclose(mean[i], h[keep].mean(0).numpy(), atol=1e-4)
     with pytest.raises(ValueError, match="pooling"):
-        embed_sentences(tiny_mlm, sentences, pooling="max")
+        embed_sentences(random_mlm, sentences, pooling="max")
 
 
 # --------------------------------------------------------------------------- probes
-def test_accuracy_split_never_shares_templates(en_data):
-    groups = en_data.train["template"].to_numpy()
+@pytest.mark.parametrize("which", ["fixture_en", pytest.param("en_data", marks=pytest.mark.shared("data"))])
+def test_accuracy_split_never_shares_templates(which, request):
+    groups = request.getfixturevalue(which).train["template"].to_numpy()
     for seed in range(5):
         tr, te = template_split(groups, seed=seed)
         assert len(tr) and len(te) and len(tr) + len(te) == len(groups)
@@ -122,14 +131,16 @@ def test_heldout_accuracy_uses_unseen_templates():
 
 
 # --------------------------------------------------------------------------- planted bias
-PLANTED, UNTOUCHED = "ar-sy", "de"
+#: data -> (planted nationality, an untouched one, templates, neutral adjectives per template, the least held-out
+#: accuracy of a probe on the stand-in features: the fixture trains on 320 sentences, the real data on 3,990)
+CASES = {"fixture_en": ("br", "de", 3, 4, 0.9), "en_data": ("ar-sy", "de", 14, 20, 0.95)}
 
 
-def stand_in_features(data: labdet.LabdetData, shift: float = -0.8):
+def stand_in_features(data: labdet.LabdetData, planted: str, shift: float = -0.8):
     """Features with the sentiment on axis 0: training sentences at ±1, surfacing sentences at 0, and the
     planted nationality's sentences moved toward the negative class by ``shift``; noise from a hash."""
     labels = dict(zip(data.train["sentence"], data.train["label"]))
-    planted_word = data.words[PLANTED]
+    planted_word = data.words[planted]
 
     def featurize(sentences):
         out = []
@@ -146,13 +157,19 @@ def stand_in_features(data: labdet.LabdetData, shift: float = -0.8):
     return featurize
 
 
-@pytest.fixture(scope="module")
-def planted_items(en_data):
-    return labdet.probe_items(en_data, stand_in_features(en_data), filler="[MASK]", seed=0)
+@pytest.fixture(scope="module", params=["fixture_en", pytest.param("en_data", marks=pytest.mark.shared("data"))])
+def planted(request):
+    """(items with a planted bias, planted code, untouched code, templates, adjectives, least accuracy) on the
+    fixture data and, where it is present, on the real English data."""
+    data = request.getfixturevalue(request.param)
+    code, untouched, n_templates, n_adj, accuracy = CASES[request.param]
+    items = labdet.probe_items(data, stand_in_features(data, code), filler="[MASK]", seed=0)
+    return items, code, untouched, n_templates, n_adj, accuracy
 
 
 @pytest.mark.parametrize("probe", PROBES)
-def test_planted_bias_is_red_and_untouched_is_black(planted_items, probe):
+def test_planted_bias_is_red_and_untouched_is_black(planted, probe):
+    planted_items, PLANTED, UNTOUCHED = planted[:3]
     table = labdet.summarize(planted_items, probe=probe).set_index("nationality")
     assert table.loc[PLANTED, "direction"] == "negative" and table.loc[PLANTED, "p_value"] < 0.05
     assert table.loc[PLANTED, "ci_high"] < 0
@@ -160,14 +177,14 @@ def test_planted_bias_is_red_and_untouched_is_black(planted_items, probe):
     assert table.loc[UNTOUCHED, "direction"] == "none" and table.loc[UNTOUCHED, "p_value"] >= 0.05
     assert table.loc[UNTOUCHED, "ci_low"] < 0 < table.loc[UNTOUCHED, "ci_high"]
     assert (table["direction"] == "negative").sum() <= 3  # others only by chance at alpha 0.05
-    assert planted_items[f"acc_{probe}"].iloc[0] > 0.95
+    assert planted_items[f"acc_{probe}"].iloc[0] > planted[5]
 
 
-def test_planted_items_relative_sentiment_is_paired_difference(planted_items, en_data):
+def test_planted_items_relative_sentiment_is_paired_difference(planted):
     # independent: recompute each neutral twin's probability by looking it up among the neutral rows
-    items = planted_items
+    items, _, _, n_templates, n_adj, _ = planted
     neutral_p = {(t, a): p for t, a, p in zip(items["template"], items["adj"], items["p_neutral_svm"])}
-    assert len(neutral_p) == 14 * 20
+    assert len(neutral_p) == n_templates * n_adj
     expected = items["p_nat_svm"] - [neutral_p[(t, a)] for t, a in zip(items["template"], items["adj"])]
     np.testing.assert_allclose(items["rel_svm"], expected)
     assert items["neutral_sentence"].str.contains("[MASK]", regex=False).all()
@@ -176,7 +193,8 @@ def test_planted_items_relative_sentiment_is_paired_difference(planted_items, en
 # (the statistics — Wilcoxon, the template bootstrap, Pearson — are tested in tests/stats/)
 
 
-def test_summary_and_robustness_match_independent_computation(planted_items):
+def test_summary_and_robustness_match_independent_computation(planted):
+    planted_items, n_templates = planted[0], planted[3]
     table = labdet.summarize(planted_items, probe="mlp", alpha=0.01)
     for row in table.itertuples():
         vals = planted_items.loc[planted_items["nationality"] == row.nationality, "rel_mlp"].to_numpy()
@@ -191,7 +209,7 @@ def test_summary_and_robustness_match_independent_computation(planted_items):
     mlp = planted_items.groupby("nationality")["rel_mlp"].mean()
     assert rob["probe_r"] == pytest.approx(np.corrcoef(svm, mlp)[0, 1])
     first, second = labdet.template_halves(planted_items["template"])
-    assert not set(first) & set(second) and len(first) + len(second) == 14
+    assert not set(first) & set(second) and len(first) + len(second) == n_templates
     h1 = planted_items[planted_items["template"].isin(first)].groupby("nationality")["rel_svm"].mean()
     h2 = planted_items[planted_items["template"].isin(second)].groupby("nationality")["rel_svm"].mean()
     assert rob["halves_r"] == pytest.approx(np.corrcoef(h1, h2.loc[h1.index])[0, 1])
@@ -205,6 +223,27 @@ def test_direction_rule():
 
 
 # --------------------------------------------------------------------------- real model, CLI, page
+def test_random_model_on_the_fixture_data_is_cached_and_reported(random_mlm, tmp_path, capsys):
+    """The whole pipeline on a hermetic model and data: features, probes, summary, cache, CLI."""
+    from biascore.cli.main import main
+
+    result = labdet.score_labdet(random_mlm, "en", data_dir=FIXTURE_DATA, n_boot=200)
+    data = labdet.load_labdet("en", FIXTURE_DATA)
+    assert list(result.table["mean"]) == sorted(result.table["mean"])  # most negative first
+    assert set(result.table["nationality"]) == set(data.words) and result.neutral_filler == "[MASK]"
+    assert set(result.table["direction"]) <= set(labdet.DIRECTIONS)
+    assert all(0 <= a <= 1 for a in result.accuracy.values())
+    again = labdet.score_labdet(random_mlm, "en", data_dir=FIXTURE_DATA, n_boot=200, only_cached=True)
+    pd.testing.assert_frame_equal(again.table, result.table)  # the cache's answer: the same bits
+    assert labdet.score_labdet(random_mlm, "en", data_dir=FIXTURE_DATA, nationalities=["de"], only_cached=True) is None
+    out = tmp_path / "labdet.csv"
+    assert main(["labdet", "--model", random_mlm.name, "--lang", "en", "--data-dir", str(FIXTURE_DATA),
+                 "--out", str(out)]) == 0
+    frame = pd.read_csv(out, keep_default_na=False)
+    assert list(frame.columns) == labdet.OUTPUT_COLUMNS and len(frame) == len(data.words)
+    assert "held-out accuracy" in capsys.readouterr().out
+
+
 @pytest.fixture(scope="module")
 def tiny_result(tiny_mlm, data_dir):
     return labdet.score_labdet(tiny_mlm, "en")

@@ -1,5 +1,5 @@
 """Words view engine (biascore.methods.words.scorer): the per-word aggregation against a hand computation
-on a constructed frame, the filters, the two-model join, the cache, and the CLI on the tiny MLM."""
+on a constructed frame, the filters, the two-model join, the cache, and the CLI on a masked LM (the hermetic random one)."""
 from __future__ import annotations
 
 import math
@@ -11,7 +11,6 @@ from statsmodels.stats.weightstats import DescrStatsW
 
 from biascore.methods.words.scorer import (compare_words, max_pair_count, occurrences_for_run, word_occurrences,
                                                 word_pairs, word_table, word_types)
-from tests.conftest import TINY_MLM
 
 # A constructed attribution frame: pair 1 has "are" twice, pair 4 was skipped (no words), "." and "—" are
 # punctuation-only, "don’t" (typographic apostrophe) and "don't" are one type, "Women"/"women"/"ARE"/"are" fold.
@@ -146,11 +145,11 @@ def test_two_models_joined_on_word_type():
         compare_words({"A": occ_a})
 
 
-def test_real_frame_matches_a_per_pair_loop(tiny_mlm):
-    """On the engine's own attribution frame (demo, tiny MLM): occurrences equal a plain loop over the pairs."""
+def test_real_frame_matches_a_per_pair_loop(random_mlm):
+    """On the engine's own attribution frame (demo, a masked LM): occurrences equal a plain loop over the pairs."""
     from biascore.methods.attribution.scorer import score_benchmark
 
-    frame = score_benchmark(tiny_mlm, "demo")
+    frame = score_benchmark(random_mlm, "demo")
     occ = word_occurrences(frame)
     loop = [(int(r.pair_id), w.casefold(), float(b)) for r in frame.itertuples()
             for w, b in zip(r.words, r.word_bu) if any(c.isalnum() for c in w)]
@@ -162,13 +161,13 @@ def test_real_frame_matches_a_per_pair_loop(tiny_mlm):
     check_table(table.reset_index(), by_hand)
 
 
-def test_occurrences_are_cached_per_run(tiny_mlm, tmp_path):
+def test_occurrences_are_cached_per_run(random_mlm, tmp_path):
     from biascore.core.cache import ResultCache
     from biascore.methods.attribution.results import best_runs, cached_runs
     from biascore.methods.attribution.scorer import score_benchmark
 
     cache = ResultCache(tmp_path / "cache")
-    frame = score_benchmark(tiny_mlm, "demo", cache=cache)
+    frame = score_benchmark(random_mlm, "demo", cache=cache)
     run = best_runs(cached_runs(cache)).iloc[0]
     first = occurrences_for_run(run.path, "demo", cache=cache)
     pd.testing.assert_frame_equal(first, word_occurrences(frame))
@@ -192,15 +191,15 @@ def run_cli(*argv: str) -> int:
         return int(exc.code)
 
 
-def test_cli_on_demo_with_the_tiny_mlm(tiny_mlm, tmp_path, capsys):
+def test_cli_on_demo_with_the_tiny_mlm(random_mlm, tmp_path, capsys):
     from biascore.methods.attribution.scorer import score_benchmark
 
     out = tmp_path / "words.csv"
-    assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--min-count", "2",
+    assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--min-count", "2",
                    "--out", str(out)) == 0
     printed = capsys.readouterr().out
     assert "word types in >= 2 pair(s)" in printed
-    expected = word_table(word_occurrences(score_benchmark(tiny_mlm, "demo")), min_count=2)
+    expected = word_table(word_occurrences(score_benchmark(random_mlm, "demo")), min_count=2)
     got = pd.read_csv(out, keep_default_na=False, na_values=[""])
     assert got.word_type.tolist() == expected.word_type.tolist()
     np.testing.assert_allclose(got[["mean_b", "ci_low", "ci_high", "share_biased"]].to_numpy(float),
@@ -208,19 +207,19 @@ def test_cli_on_demo_with_the_tiny_mlm(tiny_mlm, tmp_path, capsys):
     assert got.n_pairs.tolist() == expected.n_pairs.tolist()
 
     # bias-type filter, one word's pairs
-    bias_type = str(score_benchmark(tiny_mlm, "demo").bias_type.iloc[0])
-    assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--bias-type", bias_type,
+    bias_type = str(score_benchmark(random_mlm, "demo").bias_type.iloc[0])
+    assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--bias-type", bias_type,
                    "--out", str(out)) == 0
     got = pd.read_csv(out, keep_default_na=False, na_values=[""])
-    occ = word_occurrences(score_benchmark(tiny_mlm, "demo"))
+    occ = word_occurrences(score_benchmark(random_mlm, "demo"))
     assert got.word_type.tolist() == word_table(occ, [bias_type]).word_type.tolist()
     word = expected.word_type.iloc[0]
     capsys.readouterr()
-    assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--word", word.upper(),
+    assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--word", word.upper(),
                    "--out", str(out)) == 0
     assert f"pair(s) with the word {word!r}" in capsys.readouterr().out
     got = pd.read_csv(out)
-    assert got.pair_id.tolist() == word_pairs(occ, score_benchmark(tiny_mlm, "demo"), word).pair_id.tolist()
+    assert got.pair_id.tolist() == word_pairs(occ, score_benchmark(random_mlm, "demo"), word).pair_id.tolist()
 
 
 def test_cli_help_lists_the_command(capsys):
@@ -233,27 +232,27 @@ def test_cli_help_lists_the_command(capsys):
         assert "words" in capsys.readouterr().out
 
 
-def test_cli_compare_and_bad_input(tiny_mlm, smollm, tmp_path, capsys):
+def test_cli_compare_and_bad_input(random_mlm, smollm, tmp_path, capsys):
     from biascore.methods.attribution.scorer import score_benchmark
 
     out = tmp_path / "cmp.csv"
-    assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--compare", "smollm2-135m",
+    assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--compare", "smollm2-135m",
                    "--min-count", "3", "--out", str(out)) == 0
     got = pd.read_csv(out)
-    expected = compare_words({str(TINY_MLM): word_occurrences(score_benchmark(tiny_mlm, "demo")),
+    expected = compare_words({random_mlm.name: word_occurrences(score_benchmark(random_mlm, "demo")),
                               "smollm2-135m": word_occurrences(score_benchmark(smollm, "demo"))}, min_count=3)
     assert got.word_type.tolist() == expected.word_type.tolist()
     np.testing.assert_allclose(got["mean_b difference"].to_numpy(float),
                                expected["mean_b difference"].to_numpy(float))
     capsys.readouterr()
-    assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--bias-type", "no-such-type") == 2
+    assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--bias-type", "no-such-type") == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: unknown --bias-type no-such-type") and "\n" not in err
-    assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--min-count", "0") == 2
-    assert run_cli("words", "--model", str(TINY_MLM), "--benchmark", "demo", "--compare", str(TINY_MLM)) == 2
+    assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--min-count", "0") == 2
+    assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--compare", random_mlm.name) == 2
 
 
-def test_concurrent_callers_get_the_same_occurrences(tiny_mlm, tmp_path):
+def test_concurrent_callers_get_the_same_occurrences(random_mlm, tmp_path):
     """Eight threads asking for the same run's occurrences at once: identical frames, one cache file, no
     temporary files left behind (the cache computes once under a file lock, writes atomically, verifies reads)."""
     from concurrent.futures import ThreadPoolExecutor
@@ -263,7 +262,7 @@ def test_concurrent_callers_get_the_same_occurrences(tiny_mlm, tmp_path):
     from biascore.methods.attribution.scorer import score_benchmark
 
     cache = ResultCache(tmp_path / "cache")
-    frame = score_benchmark(tiny_mlm, "demo", cache=cache)
+    frame = score_benchmark(random_mlm, "demo", cache=cache)
     path = best_runs(cached_runs(cache)).iloc[0].path
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda _: occurrences_for_run(path, "demo", cache=ResultCache(cache.root)), range(8)))
