@@ -11,7 +11,7 @@ import streamlit as st
 
 from biascore.core import models as engine_models
 from biascore.core import settings
-from biascore.core.display import code_span, plotly_label
+from biascore.core.display import code_span, markdown_literal, plotly_label
 from biascore.core.errors import one_line
 from biascore.core.model_names import display_name, is_local_path, redact_paths
 
@@ -231,9 +231,20 @@ def literal(text: object, label: str | None = None) -> None:
     st.text(f"{label}: {text}" if label else str(text))
 
 
-def show_error(exc: BaseException) -> None:
-    """An exception as one plain line on the page (never a traceback; no server path in public mode)."""
-    st.error(one_line(exc), icon="⚠️")
+def error_text(exc: BaseException, public_text: str | None = None) -> str:
+    """An exception as one line for a markdown-rendering element (``st.error``, toasts), every character literal
+    (:func:`biascore.core.display.markdown_literal`). In public mode the line names no server path: an error's
+    path-free ``reason`` when it has one (e.g. ``ReviewError``), else ``public_text`` when given, else
+    :func:`biascore.core.errors.one_line`'s line with paths replaced."""
+    line = one_line(exc)
+    if settings.public_mode():
+        line = getattr(exc, "reason", None) or public_text or line
+    return markdown_literal(line)
+
+
+def show_error(exc: BaseException, public_text: str | None = None) -> None:
+    """An exception as one literal line on the page (never a traceback; no server path in public mode)."""
+    st.error(error_text(exc, public_text), icon="⚠️")
 
 
 # ---------------------------------------------------------------------------------------------------------

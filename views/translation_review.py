@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import string
 from functools import partial
 
 import pandas as pd
@@ -34,8 +33,8 @@ from biascore.review.export import dataset_zip
 from biascore.review.minimal_pair import check_pair
 from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
 from biascore.review.visibility import viewer, visible
-from views.common import (benchmark_selector, data_dir_notice, get_model, live_pair, model_label, model_or_error,
-                          model_selector, query_param, run_frame, score_now)
+from views.common import (benchmark_selector, data_dir_notice, error_text, get_model, live_pair, model_label,
+                          model_or_error, model_selector, query_param, run_frame, score_now)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
@@ -44,21 +43,7 @@ FILTERS = ["all pairs", MY_TODO, "not reviewed yet", "not reviewed by me", "to a
            "flagged: not a minimal pair"] + [
     f"status: {s}" for s in STATUSES]
 PUBLIC = settings.public_mode()
-
-
-def plain(text: str) -> str:
-    """``text`` for a markdown-rendering element (alerts) as literal characters on one line: every ASCII
-    punctuation mark backslash-escaped (CommonMark), so no link, image, emphasis, HTML or math is rendered."""
-    one_line = " ".join(str(text).split())
-    return "".join("\\" + ch if ch in string.punctuation else ch for ch in one_line)
-
-
-def review_error(exc: Exception, public_text: str = "this cannot be done on this server") -> str:
-    """The one-line message for an error; in public mode without server paths (a store error's reason, else
-    ``public_text``)."""
-    if not PUBLIC:
-        return plain(str(exc))
-    return plain(exc.reason if isinstance(exc, ReviewError) else public_text)
+REFUSED = "this cannot be done on this server"  # what a public page says for an error it may not show
 
 
 st.title("Translation review")
@@ -100,7 +85,7 @@ def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_
         saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, state[f"{form_key}_tags"],
                                           state[f"{form_key}_comment"], *fixed)
     except ReviewError as exc:
-        flash("review", False, review_error(exc))
+        flash("review", False, error_text(exc, REFUSED))
     else:
         flash("review", True, f"Saved: pair {saved.pair_id}, {saved.status} ({saved.updated_at}).")
 
@@ -115,7 +100,7 @@ def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, 
     try:
         adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, state[f"{key}_comment"], *fixed)
     except ReviewError as exc:
-        flash("decision", False, review_error(exc))
+        flash("decision", False, error_text(exc, REFUSED))
     else:
         flash("decision", True, f"Decision saved: pair {adj.pair_id}, {adj.status} ({adj.decided_at}).")
 
@@ -130,7 +115,7 @@ def save_assignment(db_path: str, benchmark: str, pair_ids: list[int], by: str) 
         change = ReviewStore(db_path).assign(benchmark, pair_ids, state["tr_assign_reviewers"],
                                              state["tr_assign_overlap"], state["tr_assign_seed"], by)
     except ReviewError as exc:
-        flash("assign", False, review_error(exc))
+        flash("assign", False, error_text(exc, REFUSED))
     else:
         flash("assign", True, f"Assigned: {change.added} added, {change.removed} removed, {change.kept} kept.")
 
@@ -187,7 +172,7 @@ store = ReviewStore(db_path)
 try:
     db_state = store.state().kind
 except ReviewError as exc:
-    st.error(review_error(exc))
+    st.error(error_text(exc, REFUSED))
     st.stop()
 if db_state == "missing":
     st.info("No reviews saved here yet: the review database is created when you press Save.")
@@ -207,7 +192,7 @@ try:
     reviews, adjudications = store.reviews(benchmark), store.adjudications(benchmark)
     assignments = store.assignments(benchmark)
 except (BenchmarkError, ReviewError) as exc:
-    st.error(review_error(exc, "this benchmark is not available on this server"))
+    st.error(error_text(exc, "this benchmark is not available on this server"))
     st.stop()
 seen = visible(reviews, adjudications, me)  # everything below shows only what this name may see
 to_adjudicate = disagreements(seen.reviews, pairs, seen.adjudications)
@@ -428,7 +413,7 @@ else:
             table = compare(model, benchmark, corrected_csv, _progress=progress)
         except (ModelLoadError, BenchmarkError, ValueError) as exc:
             bar.empty()
-            st.error(review_error(exc, "B cannot be computed for this model on this server"))
+            st.error(error_text(exc, "B cannot be computed for this model on this server"))
         else:
             bar.empty()
             st.dataframe(table, hide_index=True, key="tr_before_after")

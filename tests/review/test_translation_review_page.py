@@ -12,6 +12,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from biascore.core.model_names import display_name
 from biascore.core.datasets import load_benchmark
 from biascore.methods.attribution.scorer import score_benchmark
 from biascore.review.agreement import agreement
@@ -198,7 +199,8 @@ def test_public_mode_offers_no_path_and_saves_to_the_servers_database(tiny_demo,
     assert [t.label for t in at.text_input if "sqlite" in t.label.lower() or "path" in t.label.lower()
             or "file" in t.label.lower()] == []
     assert "tr_db" not in [t.key for t in at.text_input]
-    assert at.selectbox(key="model_select").options == [tiny_mlm.name]  # the allow-list, no "other…" free name
+    # the allow-list, by display name (no server path), and no "other…" free name
+    assert at.selectbox(key="model_select").options == [display_name(tiny_mlm.name)]
     assert "model_custom" not in [t.key for t in at.text_input]
     assert not (tmp_path / "server").exists()  # nothing created before Save
     fill_review(at, "accept", comment="public")

@@ -188,7 +188,7 @@ def test_an_unhandled_error_is_one_line_without_paths_in_public_mode(public_mode
     type_pair(at, "Women don't know how to drive.", "Men don't know how to drive.")
     assert not at.exception
     assert len(at.error) == 1
-    message = at.error[0].value
+    message = re.sub(r"\\(.)", r"\1", at.error[0].value)  # as shown: the markdown source escapes every mark
     assert "\n" not in message and "Traceback" not in message and "footer checksum mismatch" in message
     assert (secret not in message) if public_mode else (secret in message)
 

@@ -13,6 +13,7 @@ from biascore.core.datasets import load_benchmark
 from biascore.methods.attribution.live import (BU_TOLERANCE, LOGP_TOLERANCE, SJSD_TOLERANCE, LiveQueue,
                                                live_queue, score_live)
 from biascore.methods.attribution.scorer import score_pair, score_pairs
+from tests.conftest import MASKED_LMS
 
 #: typed input the page must survive in a shared round: identical, empty, not a minimal pair, punctuation only
 ODD = [("Women are bad at math.", "Women are bad at math."), ("Women are bad at math.", ""),
@@ -57,7 +58,7 @@ def assert_same_as_lone(lone: dict, shared: dict) -> None:
         assert bool(shared["biased"]) == bool(lone["biased"])
 
 
-@pytest.mark.parametrize("which", ["smollm", "tiny_mlm"])
+@pytest.mark.parametrize("which", ["smollm", *MASKED_LMS])
 def test_concurrent_live_pairs_equal_lone_calls(which, request):
     """Every demo pair (and odd input) from its own thread at the same moment: shared rounds, lone numbers."""
     lm = request.getfixturevalue(which)
@@ -74,7 +75,9 @@ def test_concurrent_live_pairs_equal_lone_calls(which, request):
     assert [r["skipped_reason"] for r in shared[-len(ODD):]][:2] == ["identical sentences", "empty sentence"]
 
 
-def test_score_pairs_is_score_pair_for_each_pair(tiny_mlm):
+@pytest.mark.parametrize("which", MASKED_LMS)
+def test_score_pairs_is_score_pair_for_each_pair(which, request):
+    tiny_mlm = request.getfixturevalue(which)
     pairs = [("The nurse said she was tired.", "The nurse said he was tired."), *ODD]
     for a, b in zip([score_pair(tiny_mlm, *p) for p in pairs], score_pairs(tiny_mlm, pairs)):
         assert_same_as_lone(a, b)
@@ -134,7 +137,8 @@ def _outcome(call) -> str:
     return "ok"
 
 
-def test_one_queue_per_loaded_model(tiny_mlm):
+def test_one_queue_per_loaded_model(random_mlm):
+    tiny_mlm = random_mlm
     assert live_queue(tiny_mlm) is live_queue(tiny_mlm)
     row = score_live(tiny_mlm, "The nurse said she was tired.", "The nurse said he was tired.")
     assert_same_as_lone(score_pair(tiny_mlm, "The nurse said she was tired.", "The nurse said he was tired."), row)

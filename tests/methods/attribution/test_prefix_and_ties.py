@@ -15,7 +15,6 @@ from biascore.core.prefix import PrefixError, SpecialTokens, conventions_giving,
 from biascore.methods.attribution.lmeval import summarize_lmeval
 from biascore.methods.attribution.scorer import logprob_cache_key, score_pair, summarize
 from biascore.methods.attribution.ties import LOGLIK_TIE, SJSD_TIE, ties
-from tests.conftest import TINY_MLM
 from tests.tiny_models import save_random_llama
 
 SMOL = SpecialTokens(1, "<|im_start|>", 2, "<|im_end|>", adds_bos=False)
@@ -142,12 +141,12 @@ def test_cli_prints_the_prefix_token_and_every_tie(smollm, tmp_path, capsys):
     assert (written["prefix_token"] == "<|im_start|>").all()
 
 
-def test_cli_lmeval_on_a_masked_model_is_one_line_and_computes_nothing(tmp_path, capsys, monkeypatch):
+def test_cli_lmeval_on_a_masked_model_is_one_line_and_computes_nothing(tmp_path, capsys, monkeypatch, hermetic_models):
     from biascore.methods.attribution import scorer
 
     monkeypatch.setattr(scorer, "compute_logprobs", lambda *a, **k: pytest.fail("no forward pass"))
     cache = tmp_path / "cache"
-    rc, out, err = _cli(capsys, "score", "--model", str(TINY_MLM), "--benchmark", "demo", "--metric", "lmeval",
+    rc, out, err = _cli(capsys, "score", "--model", str(hermetic_models / "random-mlm"), "--benchmark", "demo", "--metric", "lmeval",
                         "--cache-dir", str(cache))
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and "masked LM: lm-evaluation-harness has no CrowS-Pairs task" in err
