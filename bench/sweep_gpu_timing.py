@@ -4,7 +4,7 @@ Three models (bert-base-shaped MLM, gpt2-shaped and Llama-3.2-1B-shaped causal L
 vocabulary for all three) are built on the GPU from configs, saved, and swept with the local executor over
 crows-en (1,508 pairs), crows-en-gso (231), crows-tl (204) and winoqueer-tl (12,089) × attribution + pll,
 first on an empty cache, then again on the same cache. Per-task seconds (model load included in the first
-task of each model) go to ``OUT/sweep_gpu.json``; they are the basis of README's cluster cost estimate.
+task of each model) go to ``OUT/sweep_gpu.json``; they are the basis of the cluster cost estimate in docs/sweeps.md.
 Random weights cost the same as trained ones; no hub download is included.
 
     python bench/sweep_gpu_timing.py --data-dir ../shared/data --tokenizer ../shared/models/tiny-trained-bert-mlm \
