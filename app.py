@@ -4,7 +4,7 @@ The menu lists the pages of the registered methods (:func:`views.menu.menu_pages
 mapped to pages here, in the dashboard). Pages only draw what the engine computes.
 (The folder is not called pages/: Streamlit treats a pages/ folder as its own multipage app and runs a
 shared deep link on a fresh server without this file.)
-With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (README →
+With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (docs/dashboard.md →
 "Workshops: offline snapshots").
 
 An exception a page does not handle is shown as one line (views.common.error_line: no traceback, and no
