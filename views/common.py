@@ -60,18 +60,24 @@ def read_only_notice(what: str) -> bool:
     return True
 
 
-@st.cache_resource(show_spinner=False)
 def get_handle(name: str):
     """The one model handle per model name and server process (st.cache_resource: shared by every session;
     the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
     exported results' identity that never loads (only the embedded default model runs live)."""
+    snap = active_snapshot()
+    return _handle(name, str(snap.root) if snap is not None else None)
+
+
+@st.cache_resource(show_spinner=False)
+def _handle(name: str, snapshot_root: str | None):
+    """Keyed by the snapshot too, so that a handle made before a snapshot was opened (or for another one) is
+    never reused in it: a live handle would compute where only the snapshot's results may be shown."""
     from biascore.core.handle import ModelHandle
 
-    snap = active_snapshot()
-    if snap is not None and name != engine_models.DEFAULT_MODEL:
+    if snapshot_root is not None and name != engine_models.DEFAULT_MODEL:
         from biascore.snapshot.standin import standin_handle
 
-        return standin_handle(name, snap.model_facts(name) or {})
+        return standin_handle(name, active_snapshot().model_facts(name) or {})
     return ModelHandle(name)
 
 
