@@ -67,7 +67,11 @@ PAGE_STATE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   const state = app ? app.getAttribute('data-test-script-state') : null;
   const running = state === null || ['initial', 'running', 'rerunRequested'].includes(state);
-  return {score: metric ? metric.innerText.trim() : null, progress: busy, errors: errors, running: running};
+  const scored = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+    .map(e => e.innerText.trim()).find(t => t.startsWith('Scored with'));
+  const took = scored ? scored.match(/ in ([0-9.]+) s\.$/) : null;
+  return {score: metric ? metric.innerText.trim() : null, progress: busy, errors: errors, running: running,
+          server_s: took ? parseFloat(took[1]) : null};
 }"""
 
 
@@ -124,7 +128,8 @@ class Person:
         self.max_blind = max_blind
         self.page = None
         self.result = {"user": index, "errors": [], "token_page_s": None, "try_page_s": None,
-                       "time_to_score_s": None, "longest_blind_s": None, "shown": None, "expected": expected}
+                       "time_to_score_s": None, "server_time_to_score_s": None,
+                       "longest_blind_s": None, "shown": None, "expected": expected}
 
     def fail(self, where: str, exc: BaseException) -> None:
         self.result["errors"].append(f"{where}: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}")
@@ -197,6 +202,8 @@ class Person:
                 status = self.page.locator('[data-testid="stStatusWidget"]')
                 r["status_widget"] = (await status.inner_text()).strip() if await status.count() else ""
             await wait_idle(self.page, self.timeout)
+            state = await self.page.evaluate(PAGE_STATE_JS)
+            r["server_time_to_score_s"] = state["server_s"]  # the page's own "Scored … in T s": queue + compute
             await self.boxes("try a pair")
         except Exception as exc:  # noqa: BLE001
             self.fail("try a pair", exc)
@@ -346,7 +353,8 @@ def summarise(n: int, people: list[dict], cpu: dict, walls: dict) -> dict:
         "users_with_errors": sum(1 for p in people if p["errors"]),
         "scores_shown": sum(1 for p in people if p["shown"] is not None),
         "numbers_equal_engine": sum(1 for p in people if p["shown"] is not None and p["shown"] == p["expected"]),
-        "time_to_score_s": stats("time_to_score_s"), "longest_blind_s": stats("longest_blind_s"),
+        "time_to_score_s": stats("time_to_score_s"),
+        "server_time_to_score_s": stats("server_time_to_score_s"), "longest_blind_s": stats("longest_blind_s"),
         "token_page_s": stats("token_page_s"), "try_page_s": stats("try_page_s"),
         "server_cpu_s": cpu, "server_cpu_s_per_person": {k: round(v / n, 3) for k, v in cpu.items()},
         "phase_wall_s": walls,
@@ -365,18 +373,21 @@ def markdown(report: dict) -> str:
              f"{report['nice']}. Phases for all N at once: **A** open Token attributions (demo, `{MODEL}`), "
              f"**B** open Try a pair, **C** type a different CrowS-Pairs pair and press Enter. A person fails on an "
              f"error box, no score, a score other than `score_pair`'s, or more than {report['max_blind']:g} s without "
-             "visible progress. Server CPU = user + system seconds of the streamlit process (psutil) per phase, "
-             "divided by N.", "",
+             "visible progress. *In the server*: the page's own \"Scored … in T s\" (from the rerun reaching the pair "
+             "to its score: the live queue's wait and the forward passes). Server CPU = user + system seconds of the "
+             "streamlit process (psutil) per phase, divided by N.", "",
              "| N | load avg before → after | errors (people) | scores shown | equal to engine | time to score "
-             "p50 / p95 / max (s) | longest blind p95 (s) | server CPU-s per person: C (B+C) [A] | Token "
+             "p50 / p95 / max (s) | of it in the server p50 / p95 (s) | longest blind p95 (s) | server CPU-s per person: C (B+C) [A] | Token "
              "attributions p50 / p95 (s) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["runs"]:
         t, tok, cpu = r["time_to_score_s"], r["token_page_s"], r["server_cpu_s_per_person"]
+        srv = r.get("server_time_to_score_s") or {}
         bc = round(cpu.get("B", 0) + cpu.get("C", 0), 3)
         lines.append(f"| {r['users']} | {r['load_before'][0]} → {r['load_after'][0]} | {r['errors']} "
                      f"({r['users_with_errors']}) | {r['scores_shown']}/{r['users']} | "
                      f"{r['numbers_equal_engine']}/{r['users']} | {t['p50']} / {t['p95']} / {t['max']} | "
+                     f"{srv.get('p50')} / {srv.get('p95')} | "
                      f"{r['longest_blind_s']['p95']} | {cpu.get('C')} ({bc}) [{cpu.get('A')}] | "
                      f"{tok['p50']} / {tok['p95']} |")
     for r in report["runs"]:
