@@ -40,6 +40,17 @@ def test_methods_doc_is_the_registry_listing():
     assert generated in text, "docs/methods.md is out of date: regenerate it with `biascore methods --markdown`"
 
 
+def test_readme_methods_table_is_the_registry_listing():
+    from biascore.cli.run import README_MARKERS, readme_table
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    begin, end = README_MARKERS
+    assert begin in readme and end in readme, "README.md lost its methods-table markers"
+    table = readme[readme.index(begin) + len(begin):readme.index(end)].strip()
+    assert table == readme_table(), ("README's methods table is out of date: replace it (markers included) with "
+                                     "the output of `biascore methods --readme-table`")
+
+
 def test_readme_is_a_front_door_with_working_links():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 200
