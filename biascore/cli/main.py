@@ -31,7 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # reads the registry: a refused method plugin is one line here
+    except user_errors() as exc:
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     # the directories hold for this command only (main() is also called as a library, e.g. by tests)
