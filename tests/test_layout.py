@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-METHODS = ("attribution", "fields", "heads", "labdet", "association", "words")
+#: the method folders (a package under biascore/methods/): found, never listed by hand
+METHODS = sorted(p.parent.name for p in (REPO / "biascore" / "methods").glob("*/__init__.py"))
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -125,7 +126,7 @@ def test_every_method_folder_is_registered():
     from biascore.methods import discover
 
     folders = {p.parent.name for p in (REPO / "biascore" / "methods").glob("*/method.py")}
-    assert folders == set(METHODS)
+    assert folders == set(METHODS) and {"attribution", "association", "heads"} <= folders
     assert {type(m).__module__.rsplit(".", 2)[-2] for m in discover()} == folders
 
 
