@@ -184,6 +184,19 @@ def test_the_engine_never_imports_its_shells():
         assert "views/" not in path.read_text(encoding="utf-8"), f"{path.relative_to(REPO)} names a views/ path"
 
 
+def test_no_module_outside_the_cli_imports_the_cli():
+    """Only biascore/cli/ itself and the entry point biascore/__main__.py import ``biascore.cli``: the review,
+    snapshot and sweep subcommands declare their arguments with biascore/core/args.py, a leaf below them all
+    (imports inside functions count)."""
+    graph = import_graph(project_modules())
+    allowed = {"biascore.__main__"}
+    bad = {name: sorted(t for t in targets if t == "biascore.cli" or t.startswith("biascore.cli."))
+           for name, targets in graph.items()
+           if name.startswith("biascore") and not name.startswith("biascore.cli") and name not in allowed}
+    assert not {k: v for k, v in bad.items() if v}
+    assert graph["biascore.core.args"] <= {"biascore.core.models"}  # a leaf: nothing of the CLI or the methods
+
+
 def test_only_the_progress_adapter_draws_progress_bars():
     """The engine reports progress through ProgressFn only; biascore/progress.py is the one place a bar is
     drawn (the dashboard draws its own widget)."""

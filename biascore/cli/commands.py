@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from biascore.cli.args import add_common_args, float_between
+from biascore.core.args import add_common_args, float_between
 from biascore.core import download, settings
 from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
 from biascore.progress import Bar

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from biascore.cli.args import add_common_args, add_model_args, float_between, int_at_least
+from biascore.core.args import add_common_args, add_model_args, float_between, int_at_least
 from biascore.core.method import Method, OptionSpec
 
 #: argparse ``dest`` prefix of the generated option flags (keeps them apart from the shell's own flags)

@@ -12,7 +12,7 @@ import pandas as pd
 
 
 def register_cli(sub) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.core.args import add_common_args, add_model_args
     from biascore.review.store import STATUSES
 
     review = sub.add_parser("review", help="translation reviews: export, agreement, adjudication, corrected benchmark")
@@ -200,7 +200,7 @@ def _cmd_corrected(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from biascore.cli.args import model_from_args
+    from biascore.core.args import model_from_args
     from biascore.review.corrections import before_after
 
     bm, frame, _ = _corrected(args)

@@ -5,9 +5,11 @@ import argparse
 import os
 import sys
 
+from biascore.core.errors import one_line
+
 
 def register_cli(sub) -> None:
-    from biascore.cli.args import add_common_args
+    from biascore.core.args import add_common_args
 
     p = sub.add_parser("snapshot", help="offline snapshots for workshops: export cached results, verify a file",
                        description="Write the cached results of every scorer (and the data they refer to) to one "
@@ -51,7 +53,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     try:
         manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks, names=names)
     except SnapshotError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         return 2
     counts: dict[str, int] = {}
     for entry in manifest["entries"]:
@@ -75,7 +77,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     try:
         manifest = verify(args.file)
     except SnapshotError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         return 2
     print(f"ok: {args.file}: {len(manifest['members'])} members verified (SHA-256), engine "
           f"{manifest['engine_version']}, made {manifest.get('created_at', '?')}; models: "

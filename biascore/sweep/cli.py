@@ -19,7 +19,7 @@ SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locall
 
 def register_cli(sub) -> None:
     """Add the ``sweep`` subcommand to ``sub`` (an argparse subparsers object)."""
-    from biascore.cli.args import add_common_args, int_at_least
+    from biascore.core.args import add_common_args, int_at_least
     from biascore.sweep.spec import input_field, input_kinds, known_metrics
 
     metrics = list(known_metrics())

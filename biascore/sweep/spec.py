@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biascore.core.errors import one_line
 from biascore.core.method import Method, OptionError, OptionSpec
 
 #: the spec fields that list inputs of one input kind: field → input kind
@@ -278,7 +279,7 @@ def read_spec_file(path: str | Path) -> dict:
             import yaml
             raw = yaml.safe_load(text)
     except Exception as exc:  # noqa: BLE001 - any parse error becomes one line naming the file
-        raise SpecError(f"cannot parse {p}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+        raise SpecError(f"cannot parse {p}: {one_line(exc, with_type=True, public=False)}") from exc
     raw = raw or {}
     if not isinstance(raw, dict):
         raise SpecError(f"{p}: expected a mapping of keys (models, benchmarks, metrics, ...)")

@@ -1,4 +1,6 @@
-"""Command-line options shared by every subcommand (a leaf module: it imports nothing of the CLI or the methods).
+"""Command-line declarations shared by every command line (the `biascore` CLI and the review, snapshot and sweep
+subcommands): one-line parser errors, bounded number types, the model and directory options. A leaf below all
+of them (it imports nothing of the CLI or the methods), so that no module outside `biascore/cli/` imports the CLI.
 
 ``--data-dir`` overrides BIASCORE_DATA_DIR and ``--cache-dir`` BIASCORE_CACHE_DIR for one command; the model
 options are those of :func:`biascore.core.models.load_model`.
