@@ -23,7 +23,7 @@ from biascore.core.errors import one_line, user_errors
 def build_parser() -> argparse.ArgumentParser:
     """The ``biascore`` parser: built-in commands, then every registered method's commands."""
     parser = OneLineParser(prog="biascore", description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the engine does (INFO messages)")
     sub = parser.add_subparsers(dest="command", required=True)
     register_builtin_commands(sub)
     register_method_commands(sub)

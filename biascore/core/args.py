@@ -53,21 +53,27 @@ def float_between(low: float, high: float) -> Callable[[str], float]:
 
 def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL) -> None:
     """The model options every model-based subcommand shares."""
-    p.add_argument("--model", default=default, required=default is None,
+    p.add_argument("--model", default=default, required=default is None, metavar="MODEL",
                    help="hub id, local folder, .gguf file or embedded alias (smollm2-135m, all-minilm-l6-v2, "
                         f"gemma3-270m); default {default}")
-    p.add_argument("--gguf-file", default=None, help="GGUF file name inside --model's folder")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default="auto",
+    p.add_argument("--gguf-file", default=None, metavar="FILE",
+                   help="GGUF file name inside --model's folder (default: the first .gguf file of a folder "
+                        "without config.json)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"],
+                   help="where the model runs: auto = a CUDA GPU when there is one, else Apple's MPS, else the CPU "
+                        "(default auto)")
+    p.add_argument("--dtype", default="auto", metavar="DTYPE",
                    help="auto = fp32 on every device (exact; TF32 off); bf16 / fp16 = fast mode, numbers approximate; "
-                        "fp64 = reference numerics for cross-checks (slow)")
+                        "fp64 = reference numerics for cross-checks (slow) (default auto)")
     p.add_argument("--trust-remote-code", action="store_true",
-                   help="allow the model's own Python code to run (off unless you turn it on)")
+                   help="allow the model's own Python code to run (default off)")
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", default=None, help="benchmark data directory (overrides BIASCORE_DATA_DIR)")
-    p.add_argument("--cache-dir", default=None, help="result cache directory (overrides BIASCORE_CACHE_DIR)")
+    p.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="benchmark data directory (overrides BIASCORE_DATA_DIR)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="result cache directory (overrides BIASCORE_CACHE_DIR)")
 
 
 def model_from_args(args: argparse.Namespace, **kwargs):

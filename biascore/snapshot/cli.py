@@ -16,7 +16,7 @@ def register_cli(sub) -> None:
                                    "zip that `BIASCORE_SNAPSHOT=FILE streamlit run app.py` opens read-only.")
     actions = p.add_subparsers(dest="snapshot_command", required=True)
     e = actions.add_parser("export", help="write a snapshot zip from the result cache")
-    e.add_argument("--out", required=True, help="the zip file to write (e.g. demo.zip)")
+    e.add_argument("--out", required=True, metavar="FILE", help="the zip file to write (e.g. demo.zip)")
     e.add_argument("--models", nargs="+", default=None, metavar="MODEL",
                    help="only these models (name as scored, or a local model folder's last path component)")
     e.add_argument("--benchmarks", nargs="+", default=None, metavar="NAME",
@@ -28,13 +28,13 @@ def register_cli(sub) -> None:
     add_common_args(e)
     e.set_defaults(func=_cmd_export)
     v = actions.add_parser("verify", help="check a snapshot's checksums and engine version")
-    v.add_argument("file")
+    v.add_argument("file", help="the snapshot zip to check")
     v.set_defaults(func=_cmd_verify)
     s = actions.add_parser("serve", help="verify a snapshot, then run the dashboard read-only on it (loopback)",
                            description="The same as `BIASCORE_SNAPSHOT=FILE streamlit run app.py --server.address "
                                        "127.0.0.1`, after checking FILE.")
-    s.add_argument("file")
-    s.add_argument("--port", type=int, default=8501)
+    s.add_argument("file", help="the snapshot zip to serve")
+    s.add_argument("--port", type=int, default=8501, metavar="N", help="the port on 127.0.0.1 (default 8501)")
     s.add_argument("--headless", action="store_true", help="do not open a browser window")
     s.set_defaults(func=_cmd_serve)
 

@@ -44,14 +44,15 @@ def register_cli(sub) -> None:
                    help="score only the first N pairs of each benchmark (N ≥ 1)")
     p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda", "mps"],
                    help="where the models run (default auto: a GPU when there is one)")
-    p.add_argument("--dtype", default=None,
-                   help="auto = fp32 on every device (exact); bf16 / fp16 = fast mode, numbers approximate")
+    p.add_argument("--dtype", default=None, metavar="DTYPE",
+                   help="auto = fp32 on every device (exact); bf16 / fp16 = fast mode, numbers approximate "
+                        "(default auto)")
     p.add_argument("--trust-remote-code", action="store_true", default=None,
                    help="allow the models' own Python code to run (off unless you turn it on)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: without ADDRESS a local instance, else a cluster (auto, ray://host:10001)")
-    p.add_argument("--ray-cpus", type=int_at_least(1), default=None, help="CPUs of a local Ray instance (default: all)")
-    p.add_argument("--retries", type=int_at_least(0), default=None,
+    p.add_argument("--ray-cpus", type=int_at_least(1), default=None, metavar="N", help="CPUs of a local Ray instance (default: all)")
+    p.add_argument("--retries", type=int_at_least(0), default=None, metavar="N",
                    help="Ray: times a task is retried after its worker died (default 2)")
     add_common_args(p)
     p.set_defaults(func=run_cli)
