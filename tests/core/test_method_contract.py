@@ -171,7 +171,8 @@ def test_a_new_method_is_one_folder(project_with_toy, model_folder, tmp_path):
     calls.write_text("")
     listing = _cli(root, "methods", calls=calls, cache=cache).stdout
     assert "toy" in listing and "a contract test" in listing
-    assert "--scale" in _cli(root, "run", "toy", "--help", calls=calls, cache=cache).stdout
+    helped = " ".join(_cli(root, "run", "toy", "--help", calls=calls, cache=cache).stdout.split())
+    assert "--scale N multiply the difference by this (default 1; at least 1)" in helped
 
     # the CLI: a run stopped at pair 20 keeps its two finished shards; the next computes only the other two
     argv = ("run", "toy", "--model", str(model_folder), "--benchmark", "demo", "--scale", "2")

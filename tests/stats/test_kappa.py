@@ -36,6 +36,16 @@ def test_cohen_kappa_equals_its_formula(seed):
     assert cohen_kappa(a, b, LABELS) == pytest.approx(cohen_by_hand(a, b, LABELS), rel=1e-12)
 
 
+def test_cohen_kappa_equals_statsmodels_on_the_contingency_table():
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    rng = np.random.default_rng(7)
+    a = rng.choice(LABELS, 60)
+    b = np.where(rng.random(60) < 0.5, a, rng.choice(LABELS, 60))
+    table = np.array([[np.sum((a == x) & (b == y)) for y in LABELS] for x in LABELS])
+    assert cohen_kappa(a, b, LABELS) == pytest.approx(cohens_kappa(table).kappa, rel=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_fleiss_kappa_equals_its_formula(seed):
     rng = np.random.default_rng(seed)
