@@ -7,7 +7,7 @@ shared deep link on a fresh server without this file.)
 With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (docs/dashboard.md →
 "Workshops: offline snapshots").
 
-An exception a page does not handle is shown as one line (views.common.error_line: no traceback, and no
+An exception a page does not handle is shown as one line (views.common.show_error: no traceback, and no
 server path in public mode) and logged with its traceback on the server's console. The same holds without
 .streamlit/config.toml (e.g. when started from another folder): showErrorDetails is set here too.
 ``BIASCORE_RAISE_PAGE_ERRORS=1`` (set by the test suite) lets such exceptions through instead, so that a test
@@ -21,7 +21,8 @@ import streamlit as st
 
 from biascore.core.settings import ReadOnlySnapshotError
 from biascore.core.errors import one_line
-from views.common import open_snapshot, show_error
+from views.common import show_error
+from views.models import open_snapshot
 from views.menu import menu_pages
 
 st.set_option("client.showErrorDetails", "none")

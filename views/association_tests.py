@@ -10,8 +10,9 @@ from biascore.methods.association.logprob_bias import list_logprob_tests, load_l
 from biascore.methods.association import scorer as engine
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
-from views.common import (active_snapshot, csv_download, data_dir_notice, model_for_cache, model_selector,
-                          score_now_button)
+from views.common import csv_download
+from views.models import active_snapshot, data_dir_notice, model_for_cache, model_selector
+from views.scoring import score_now_button
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 

@@ -2,7 +2,7 @@
 masking, and attention views of one counter pair. Drawing only; the engine computes everything.
 
 Opening the page loads no model: cached results are read through the model's handle, whose identity comes from
-the model's files (views.common.model_for_cache). The weights are loaded only to compute: "Score now", the
+the model's files (views.models.model_for_cache). The weights are loaded only to compute: "Score now", the
 masking and counter-pair checkboxes."""
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
 from biascore.core.display import code_span, plotly_label, script_token
-from views.common import (csv_download, data_dir_notice, get_model, literal, model_for_cache, model_label,
-                          model_or_error, model_selector, read_only_notice, run_with_progress, score_now_button)
+from views.common import csv_download, literal
+from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
+                          read_only_notice)
+from views.scoring import run_with_progress, score_now_button
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "

@@ -12,8 +12,9 @@ from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
 from biascore.core.display import code_span, plotly_label
-from views.common import (csv_download, data_dir_notice, model_label, model_or_error, model_selector,
-                          read_only_notice, score_now_button, show_error)
+from views.common import csv_download, show_error
+from views.models import data_dir_notice, model_label, model_or_error, model_selector, read_only_notice
+from views.scoring import score_now_button
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",

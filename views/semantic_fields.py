@@ -14,9 +14,13 @@ from biascore.methods.fields import tagging as semantic_tagging
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
 from biascore.core.display import code_span
-from views.common import (active_snapshot, benchmark_selector, csv_download, data_dir_notice, get_handle,
-                          model_label, model_or_error, model_selector, offered_models, score_now_button,
-                          set_model_param, show_error, token_page_link, watch_run)
+from biascore.core import runner
+from biascore.methods import get
+from views.attribution import token_page_link
+from views.common import csv_download, show_error
+from views.models import (active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models,
+                          set_model_param)
+from views.scoring import benchmark_selector, score_now_for, watch_computing
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -28,18 +32,20 @@ def scored_elsewhere(model: str, benchmark) -> list[str]:
     (no model load)."""
     snap = active_snapshot()
     names = snap.model_names("attribution") if snap else offered_models()
-    return [other for other in names if other != model and fields.is_scored(get_handle(other), benchmark)]
+    return [other for other in names if other != model and runner.is_cached(get("attribution"), get_handle(other), benchmark)]
 
 
 def result_for(model: str, benchmark, senses: str) -> fields.FieldsResult:
-    return fields_result(model, benchmark.name, benchmark.content_hash, senses)
+    return fields_result(model, benchmark.name, benchmark.content_hash, senses, runner.stored_version(get("fields")))
 
 
 @st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
                max_entries=32)
-def fields_result(model: str, benchmark: str, content_hash: str, senses: str) -> fields.FieldsResult:
-    """The engine's fields result for a model already scored on ``benchmark`` (read from the cache)."""
-    return fields.score_fields(get_handle(model), benchmark, min_count=1, top=None, senses=senses)
+def fields_result(model: str, benchmark: str, content_hash: str, senses: str, version: tuple) -> fields.FieldsResult:
+    """The engine's fields result for a model already scored on ``benchmark`` (through the runner; ``version``:
+    the runner's fingerprint of the stored fields results, so a replaced result is read again)."""
+    return fields.fields_result(runner.run(get("fields"), get_handle(model), benchmark, min_count=1, top=0,
+                                           senses=senses))
 
 
 def bar_chart(table: pd.DataFrame) -> alt.Chart:
@@ -93,17 +99,12 @@ for lang, n in no_lexicon.items():
     st.caption(f"{n} {semantic_tagging.LANGUAGE_NAMES.get(lang, lang)} pair(s) of {bench_name} are left out: "
                "USAS has no lexicon for that language.")
 
-if not fields.is_scored(get_handle(model), bench):
+if not runner.is_cached(get("attribution"), get_handle(model), bench):
     st.info(f"{code_span(model_label(model))} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
-
-    def score(progress):
-        lm = model_or_error(model)
-        return None if lm is None else fields.score_fields(lm, bench, progress=progress)
-
-    if watch_run(model, bench_name):  # someone is scoring it right now: the page follows that run
+    if watch_computing(get("attribution"), model, bench):  # someone is scoring it right now: the page follows that run
         st.stop()
-    if score_now_button(f"Score {code_span(model_label(model))} on {bench_name} now", "sf_score", "Scoring: pairs", score,
-                        errors=(ValueError,)) is not None:
+    if score_now_for(get("fields"), model, bench, key="sf_score", text="Scoring: pairs",
+                     label=f"Score {code_span(model_label(model))} on {bench_name} now"):
         st.rerun()
     st.stop()
 try:

@@ -33,8 +33,10 @@ from biascore.review.export import dataset_zip
 from biascore.review.minimal_pair import check_pair
 from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
 from biascore.review.visibility import viewer, visible
-from views.common import (benchmark_selector, data_dir_notice, error_text, get_model, live_pair, model_label,
-                          model_or_error, model_selector, query_param, run_frame, score_now)
+from views.attribution import live_pair, run_frame, score_now
+from views.common import error_text
+from views.models import data_dir_notice, get_model, model_label, model_or_error, model_selector
+from views.scoring import benchmark_selector, query_param
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
