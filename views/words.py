@@ -1,17 +1,17 @@
 """Words: every word type of a benchmark with its bias attribution for one model, or two side by side.
 
 Draws only: occurrences, the per-word table, the pairs of a word and the two-model join come from
-:mod:`biascore.methods.words.scorer`. URL parameters ``benchmark``, ``model``, ``compare`` and ``word``
+:mod:`biascore.methods.words.table`. URL parameters ``benchmark``, ``model``, ``compare`` and ``word``
 select the view, so a link reproduces it. Words and sentences are shown as table cells (literal text).
 """
 from __future__ import annotations
 
 import re
 
-import pandas as pd
 import streamlit as st
 
-from biascore.methods.words.scorer import compare_words, max_pair_count, word_pairs, word_table, word_types
+from biascore.methods import get
+from biascore.methods.words.table import compare_words, max_pair_count, word_pairs, word_table
 from views.attribution import best_run, pair_table, run_picker, token_page_link, word_occurrences
 from views.common import csv_download
 from views.models import data_dir_notice, model_label
@@ -96,7 +96,7 @@ if rows and rows[0] < len(table):
 word = query_param("word")
 if word is None:
     st.stop()
-word = word_types(pd.Series([word])).iloc[0]
+word = get("words").word_type(word)
 if not isinstance(word, str):
     st.stop()
 

@@ -35,7 +35,8 @@ import pandas as pd
 from biascore.core.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
 from biascore.core.handle import ModelHandle, as_handle
 from biascore.core.keys import result_key
-from biascore.core.method import Method, NotApplicable, Options
+from biascore.core.method import Method, NotApplicable
+from biascore.core.options import Options
 from biascore.core.models import LanguageModel, ModelIdentity
 from biascore.core.prefix import SpecialTokens
 from biascore.core.registry import ProgressFn
@@ -132,7 +133,7 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     """``method``'s result for ``model`` on ``input`` (name or loaded; None = the method's default input).
 
     Options come as an ``Options`` instance or as keyword arguments (validated; one-line
-    :class:`~biascore.core.method.OptionError`). ``progress(done, total)`` follows the computation;
+    :class:`~biascore.core.options.OptionError`). ``progress(done, total)`` follows the computation;
     ``waiting(done, total)`` follows another caller computing the same key. ``only_cached=True`` never
     loads or computes: the cached result or None. ``shard_size`` overrides the method's resumable-shard size.
     """
@@ -323,9 +324,7 @@ class Stored:
     @property
     def named_by_its_key(self) -> bool:
         """Whether its stored key hashes to its file name (else a foreign or damaged file); footer only."""
-        parts = {k: v for k, v in self.meta.items() if k not in ("scorer", "digest", "path", "info")}
-        return CacheKey(str(self.meta.get("scorer", "")), tuple(sorted(parts.items()))).digest == self.digest \
-            == self.path.stem
+        return key_of(self.meta).digest == self.digest == self.path.stem
 
     @property
     def n_rows(self) -> int | None:
@@ -429,6 +428,26 @@ def verify_file(path: str | Path) -> None:
     """Raise :class:`~biascore.core.cache.CorruptCacheFile` unless the stored result file ``path`` reads back
     with intact page checksums and a stored key that matches its name (a snapshot checks what it ships)."""
     ResultCache.read_entry(path)
+
+
+def key_of(meta: dict, **changes: Any) -> CacheKey:
+    """The key a stored result's footer ``meta`` records, with ``changes`` to some of its parts (a snapshot
+    stores a model under its display name)."""
+    parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
+    parts.update(changes)
+    return CacheKey(str(meta.get("scorer", "")), tuple(sorted(parts.items())))
+
+
+def live_result(method: Method, handle: ModelHandle, frame: pd.DataFrame, options: Options, *,
+                input_name: str) -> Result:
+    """A result computed outside the cache (one typed pair scored live), with the key metadata and conventions a
+    cached one carries (its digest is empty: it is stored nowhere)."""
+    lm = handle.load()
+    conventions = method.conventions(Context(method, handle, None, None), None, options)  # type: ignore[arg-type]
+    key = result_key(method.cache_folder, lm, input_kind=method.input_kind.name, input=input_name, input_hash="",
+                     **options.key_parts())
+    meta = {**key.meta, "digest": "", "info": {"conventions": conventions}}
+    return (method.result_type or Result)(method=method, frame=frame, meta=meta, options=options, input=None)
 
 
 def identity_of(meta: dict) -> ModelIdentity:

@@ -37,7 +37,7 @@ from typing import Sequence
 
 from biascore.version import ENGINE_VERSION
 from biascore.core import runner, settings
-from biascore.core.cache import CacheKey, ResultCache, rekey_file
+from biascore.core.cache import ResultCache, rekey_file
 from biascore.core.method import Method
 from biascore.core.model_names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
@@ -211,15 +211,15 @@ def _rekey(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]],
     renamed: dict[str, str] = {}  # old digest -> new digest
     out = []
     for path, meta in entries:  # stored results come before the frames derived from them
-        parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
-        if "model" in parts:
-            parts["model"] = names[parts["model"]][0]
-        if parts.get("run") in renamed:
-            parts["run"] = renamed[parts["run"]]
+        changes = {}
+        if "model" in meta:
+            changes["model"] = names[meta["model"]][0]
+        if meta.get("run") in renamed:
+            changes["run"] = renamed[meta["run"]]
         info = dict(meta.get("info") or {})
         if info.get("uses"):
             info["uses"] = {name: renamed.get(digest, digest) for name, digest in info["uses"].items()}
-        key = CacheKey(meta["scorer"], tuple(sorted(parts.items())))
+        key = runner.key_of(meta, **changes)
         if key.digest == meta["digest"] and info == dict(meta.get("info") or {}):
             out.append((path, meta))
             continue

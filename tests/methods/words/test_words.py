@@ -1,4 +1,4 @@
-"""Words view engine (biascore.methods.words.scorer): the per-word aggregation against a hand computation
+"""Words view engine (biascore.methods.words.table): the per-word aggregation against a hand computation
 on a constructed frame, the filters, the two-model join, the cache, and the CLI on a masked LM (the hermetic random one)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW
 
-from biascore.methods.words.scorer import (compare_words, max_pair_count, word_occurrences, word_pairs, word_table,
+from biascore.methods.words.table import (compare_words, max_pair_count, word_occurrences, word_pairs, word_table,
                                                 word_types)
 
 
