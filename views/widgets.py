@@ -125,9 +125,9 @@ def draw_views(method: Method, result, key: str) -> None:
             csv_download(frame, f"{method.name}_{result.input_name}_{i}.csv".replace("/", "_"),
                          key=f"{key}_csv_{i}")
         elif view.kind == "bar":
-            st.altair_chart(_bar(view, frame), use_container_width=True, key=f"{key}_bar_{i}")
+            st.altair_chart(_bar(view, frame), width="stretch", key=f"{key}_bar_{i}")
         elif view.kind == "heatmap":
-            st.altair_chart(_heatmap(view, frame), use_container_width=True, key=f"{key}_heatmap_{i}")
+            st.altair_chart(_heatmap(view, frame), width="stretch", key=f"{key}_heatmap_{i}")
 
 
 def result_caption(result) -> None:
