@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from biascore.core.errors import one_line
-from biascore.core.method import Method, OptionError, OptionSpec
+from biascore.core.method import Method
+from biascore.core.options import OptionError, OptionSpec
 
 #: the spec fields that list inputs of one input kind: field → input kind
 INPUT_FIELDS = {"benchmarks": "pairs", "seat_tests": "seat", "labdet_langs": "labdet"}

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from biascore.core.inputs import PAIRS
-from biascore.core.method import Method, Options, columns, option
+from biascore.core.method import Method
+from biascore.core.options import Options, option
+from biascore.core.schema import columns
 
 
 @dataclass(frozen=True)
