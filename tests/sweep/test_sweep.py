@@ -372,17 +372,15 @@ def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(settings.REPO_ROOT)
 
 
-def test_fast_exact_sweep_equals_score_fast_exact(tmp_path, random_mlm):
-    """--fast-exact reaches score_benchmark: the sweep's cached frame is the one `score --fast-exact` makes (the
-    local executor runs in this process, with the same batches: the same bits)."""
-    outs = []
-    model = random_mlm.name
-    for argv in (["score", "--model", model, "--benchmark", "demo"], ["sweep", "--models", model,
-                                                                       "--benchmarks", "demo"]):
-        cache = tmp_path / argv[0]
-        rc, _ = run_cli(*argv, "--fast-exact", "--limit", "8", "--cache-dir", str(cache))
-        assert rc == 0
-        (entry,) = ResultCache(cache).entries("attribution")
-        assert entry["fast_exact"] is True
-        outs.append(pd.read_parquet(entry["path"]))
-    pd.testing.assert_frame_equal(outs[0], outs[1])
+def test_removed_fast_exact_is_refused_with_one_line(tmp_path, random_mlm):
+    """--fast-exact is gone (slower than float32, docs/performance.md): the flag exits 2 and a spec file that still
+    sets fast_exact names the removal, instead of silently running exact."""
+    for argv in (["score", "--model", random_mlm.name, "--benchmark", "demo"],
+                 ["sweep", "--models", random_mlm.name, "--benchmarks", "demo"]):
+        with pytest.raises(SystemExit) as exit_:
+            run_cli(*argv, "--fast-exact", "--cache-dir", str(tmp_path / "c"))
+        assert exit_.value.code == 2
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("models: [m]\nbenchmarks: [demo]\nfast_exact: true\n")
+    with pytest.raises(SpecError, match="fast_exact was removed"):
+        build_spec(spec)
