@@ -285,6 +285,9 @@ def read_spec_file(path: str | Path) -> dict:
     if not isinstance(raw, dict):
         raise SpecError(f"{p}: expected a mapping of keys (models, benchmarks, metrics, ...)")
     raw = {k.replace("-", "_"): v for k, v in raw.items()}
+    if "fast_exact" in raw:
+        raise SpecError(f"{p}: fast_exact was removed (slower than float32 on a GPU and a CPU; "
+                        "docs/performance.md); drop the key")
     unknown = sorted(set(raw) - set(_FIELDS))
     if unknown:
         raise SpecError(f"{p}: unknown key(s) {', '.join(unknown)}; known: {', '.join(_FIELDS)}")
