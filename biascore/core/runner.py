@@ -240,6 +240,9 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
 
 def _info(ctx: Context, method: Method, loaded: Any, opts: Options) -> dict:
     info = {"conventions": method.conventions(ctx, loaded, opts)}
+    placement = ctx.handle.load().extra.get("placement") if method.needs_model and ctx.handle.loaded else None
+    if placement:  # a split model: where its layers sat (not part of the key; see biascore.core.keys)
+        info["placement"] = placement
     if ctx.used:
         info["uses"] = dict(ctx.used)
     return info
@@ -290,7 +293,7 @@ def identity_of(meta: dict) -> ModelIdentity:
     """The model identity a stored result was keyed with."""
     return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
                          meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
-                         SpecialTokens.from_meta(meta.get("tokenizer_specials")))
+                         SpecialTokens.from_meta(meta.get("tokenizer_specials")), str(meta.get("weights", "")))
 
 
 def open_entry(method: Method, meta: dict, *, cache: ResultCache | None = None, data_dir: str | Path | None = None,
