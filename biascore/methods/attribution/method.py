@@ -156,7 +156,7 @@ class Attribution(Method):
                  "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
                            "sentence is more likely in its stereotyped version)"}[metric]
         if result.approximate:
-            numbers = f"approximate ({result.meta.get('dtype')}): a fast reduced-precision run; verdicts can differ"
+            numbers = f"{result.precision}: a fast reduced-precision run; verdicts can differ"
         elif result.options.fast_exact:
             numbers = ("fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "
                        "float32 run, same verdicts")
