@@ -9,18 +9,22 @@ loaded machine; ``bench/quantization_agreement.py`` re-measures them on whole be
 =================================  ===============  ===========  =====================
 library and scheme                 |Δ log P| max    median       forward vs float32
 =================================  ===============  ===========  =====================
-torchao 0.18 int8 weight-only      0.26             0.044        1.1×      ← ``int8``
-optimum-quanto 0.2.7 qint8         0.28             0.047        1.2×
+optimum-quanto 0.2.7 qint8         0.28             0.047        1.2×      ← ``int8``
+torchao 0.18 int8 weight-only      0.26             0.044        1.1×
 bitsandbytes 0.50.2 LLM.int8       0.67             0.17         2.8×
 bitsandbytes 0.50.2 nf4            1.98             0.44         1.3×      ← ``int4``
 optimum-quanto 0.2.7 qint4         4.14             0.74         12×
 torchao 0.18 int4 weight-only      fails to convert on CPU
 =================================  ===============  ===========  =====================
 
-So ``int8`` is torchao's int8 weight-only scheme (the closest to float32 and the fastest; PyTorch's own
-quantization library) and ``int4`` is bitsandbytes' NF4 with float32 compute (half quanto's error at a tenth of
-its time; torchao's int4 does not run on a CPU). Both run on CPU and GPU, on causal and masked LMs, and
-both let gradients flow to the activations (the heads method's ∂|ES|/∂m works on a quantized model).
+So ``int8`` is optimum-quanto's int8 weights: as close to float32 as torchao's int8 weight-only scheme (the two
+differ by less than the spread between sentences) and both much closer than bitsandbytes' LLM.int8; torchao was
+not taken because once installed transformers imports it in every process on every model load (its quantizer
+module imports torchao at import time: +3 s per process on the shared CPU machine, and load-time warnings),
+while optimum-quanto and bitsandbytes are imported only when asked for. ``int4`` is bitsandbytes' NF4 with
+float32 compute: half quanto's int4 error at a tenth of its time; torchao's int4 does not run on a CPU. Both run
+on CPU and GPU, on causal and masked LMs, and let gradients flow to the activations (the heads method's
+∂|ES|/∂m works on a quantized model).
 
 A quantized model is never split (``--device-map`` with ``--quantize`` is refused in one line): accelerate's
 CPU/disk offload does not hold quantized tensors for these schemes. Its compute dtype is float32, so
@@ -45,8 +49,8 @@ class Scheme:
 
 
 SCHEMES: dict[str, Scheme] = {
-    "int8": Scheme("int8", "torchao", "torchao", "torchao int8 weight-only (per-channel int8 weights, float32 "
-                                                  "activations)"),
+    "int8": Scheme("int8", "optimum-quanto", "optimum.quanto", "optimum-quanto int8 weights (per-channel scales), "
+                                                               "float32 activations"),
     "int4": Scheme("int4", "bitsandbytes", "bitsandbytes", "bitsandbytes NF4 4-bit weights, float32 compute"),
 }
 QUANTIZE_CHOICES = tuple(SCHEMES)
@@ -67,7 +71,11 @@ def check_quantize(quantize: str | None, dtype: str = "auto", placement=None) ->
     scheme = SCHEMES[quantize]
     import importlib.util
 
-    if importlib.util.find_spec(scheme.module) is None:
+    try:
+        missing = importlib.util.find_spec(scheme.module) is None
+    except ModuleNotFoundError:  # the parent package (optimum) is absent
+        missing = True
+    if missing:
         raise ValueError(f"--quantize {quantize} needs the package {scheme.library} (pip install -r "
                          "requirements.txt)")
 
@@ -75,10 +83,9 @@ def check_quantize(quantize: str | None, dtype: str = "auto", placement=None) ->
 def quantization_config(quantize: str):
     """The transformers ``quantization_config`` of an option (see the module docstring for the choice)."""
     if quantize == "int8":
-        from torchao.quantization import Int8WeightOnlyConfig
-        from transformers import TorchAoConfig
+        from transformers import QuantoConfig
 
-        return TorchAoConfig(Int8WeightOnlyConfig())
+        return QuantoConfig(weights="int8")
     if quantize == "int4":
         from transformers import BitsAndBytesConfig
 
@@ -91,6 +98,19 @@ def load_kwargs(quantize: str, device: torch.device) -> dict:
     """``from_pretrained`` arguments that load the model quantized, on ``device``."""
     where = device.index if device.type == "cuda" and device.index is not None else device.type
     return {"quantization_config": quantization_config(quantize), "device_map": {"": where}}
+
+
+def quantized_layers(model: torch.nn.Module) -> int:
+    """How many of ``model``'s modules the quantizing library replaced (its own module classes)."""
+    return sum(1 for m in model.modules() if type(m).__module__.startswith(("optimum.quanto", "bitsandbytes")))
+
+
+def check_quantized(model: torch.nn.Module, quantize: str, name: str) -> None:
+    """Refuse a model the library left unquantized (e.g. GPT-2's Conv1D projections are not ``nn.Linear``, which
+    optimum-quanto quantizes): its numbers would be the float32 ones under an "approximate" label."""
+    if quantized_layers(model) == 0:
+        raise ValueError(f"--quantize {quantize}: {SCHEMES[quantize].library} quantized no layer of {name!r} "
+                         f"({type(model).__name__} has no layers it supports); run it without --quantize")
 
 
 def label(quantize: str | None) -> str:
