@@ -380,7 +380,7 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
         if specials is None:
             return None
     dev = resolve_device(device)
-    dev_type = placement.compute_device_type() if placement is not None and placement.split else dev.type
+    dev_type = placement.compute_device_type() if placement is not None else dev.type
     return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev_type, specials,
                          quantize or "")
 

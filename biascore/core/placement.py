@@ -124,10 +124,6 @@ class Placement:
         return cls(frozen, tuple(sorted((mem or {}).items(), key=lambda kv: str(kv[0]))),
                    str(Path(offload_folder).expanduser().resolve()) if offload_folder else None)
 
-    @property
-    def split(self) -> bool:
-        return True
-
     def device_map_value(self) -> str | dict:
         return self.device_map if isinstance(self.device_map, str) else dict(self.device_map)
 

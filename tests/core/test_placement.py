@@ -156,3 +156,15 @@ def test_cli_split_run_prints_the_one_device_numbers(hermetic_models, tmp_path, 
     assert "exact (float32" in split
     assert [ln for ln in split.splitlines() if "%" in ln] == [ln for ln in one.splitlines() if "%" in ln]
     assert ResultCache(tmp_path / "b").entries("attribution")
+
+
+def test_split_attention_weights_equal_one_device(hermetic_models):
+    """heads-counter reads attention weights through an eager-attention view of the (split) model."""
+    from biascore.methods.heads.counter_stereotype import sentence_attentions
+
+    one = ModelHandle(str(hermetic_models / "random-gpt2")).load()
+    split = _split(hermetic_models / "random-gpt2", device_map="auto", max_memory=GPT2_SPLIT)
+    _assert_on_cpu_and_disk(split)
+    text = "The nurse said she was tired."
+    a, b = sentence_attentions(one, text)[1], sentence_attentions(split.load(), text)[1]
+    np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-7)
