@@ -114,3 +114,16 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
                      **opts.key_parts())
     meta = {**key.meta, "digest": "", "info": {"conventions": conventions}}
     return m.result_type(method=m, frame=pd.DataFrame([row]), meta=meta, options=opts, input=None)
+
+
+def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95):
+    """Model B against model A, paired over the pairs both attribution results scored: a
+    :class:`~biascore.methods.attribution.compare.Comparison` whose ``summary()`` has one row per bias type plus
+    ``all`` — ``n``, ``score_a``, ``score_b``, ``delta`` (B − A) with its paired bootstrap interval
+    (``ci_low``, ``ci_high``), McNemar's exact test on the discordant verdicts (``n_discordant``, ``mcnemar_p``,
+    Holm-adjusted across bias types in ``mcnemar_p_holm``), the mean paired S_JSD difference, and the same for
+    the PLL score (``pll_…``) and, when both use lm-eval's prefix token, the lm-eval score (``lmeval_…``).
+    ``n_boot`` bootstrap resamples (≥ 100), ``seed``, ``level``: the interval's confidence level."""
+    from biascore.methods.attribution.compare import compare_results
+
+    return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)

@@ -22,7 +22,6 @@ at every position; reading one row keeps the test quick).
 from __future__ import annotations
 
 import difflib
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -96,14 +95,19 @@ def _crows_sentence_scores(model, tokenizer, uncased: bool, sent1: str, sent2: s
     return scores[0], scores[1]
 
 
-def test_pll_equals_an_independent_crows_implementation(tiny_mlm, data_dir):
-    bm = load_benchmark("crows-en-gso", data_dir)
-    ours = score_benchmark(tiny_mlm, bm)
+def _ours_and_reference(lm, bm) -> tuple[pd.DataFrame, np.ndarray]:
+    """Our scored frame and the reference's (sent_more, sent_less) scores per pair, checked equal within 1e-5."""
+    ours = score_benchmark(lm, bm)
     assert (ours["skipped_reason"] == "").all()
-    ref = np.array([_crows_sentence_scores(tiny_mlm.model, tiny_mlm.tokenizer, tiny_mlm.uncased, m, l)
+    ref = np.array([_crows_sentence_scores(lm.model, lm.tokenizer, lm.uncased, m, l)
                     for m, l in zip(bm.frame["sent_more"], bm.frame["sent_less"])])
     np.testing.assert_allclose(ours["pll_more"], ref[:, 0], atol=1e-5, rtol=0)
     np.testing.assert_allclose(ours["pll_less"], ref[:, 1], atol=1e-5, rtol=0)
+    return ours, ref
+
+
+def test_pll_equals_an_independent_crows_implementation(tiny_mlm, data_dir):
+    ours, ref = _ours_and_reference(tiny_mlm, load_benchmark("crows-en-gso", data_dir))
     # the script's metric score and neutral count from the reference scores are our PLL summary's (this benchmark
     # has no stereo_antistereo column, so no split: its rows are all stereo ones)
     _assert_same(_ours(ours), _script_numbers(ref[:, 0], ref[:, 1], ["stereo"] * len(ref)), keys=("metric",))
@@ -147,12 +151,7 @@ def test_script_score_on_the_hermetic_masked_model(random_mlm, crows_mixed, caps
     from biascore.cli.main import main
 
     bm = load_benchmark("crows-en", crows_mixed)
-    ours = score_benchmark(random_mlm, bm)
-    assert (ours["skipped_reason"] == "").all()
-    ref = np.array([_crows_sentence_scores(random_mlm.model, random_mlm.tokenizer, random_mlm.uncased, m, l)
-                    for m, l in zip(bm.frame["sent_more"], bm.frame["sent_less"])])
-    np.testing.assert_allclose(ours["pll_more"], ref[:, 0], atol=1e-5, rtol=0)
-    np.testing.assert_allclose(ours["pll_less"], ref[:, 1], atol=1e-5, rtol=0)
+    ours, ref = _ours_and_reference(random_mlm, bm)
     # the rounding sees the same values: no score sits within our 1e-5 agreement of a rounding boundary
     for a, b in ((ours["pll_more"], ref[:, 0]), (ours["pll_less"], ref[:, 1])):
         assert [round(float(x), 3) for x in a] == [round(float(x), 3) for x in b]
