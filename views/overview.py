@@ -13,9 +13,11 @@ from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
-from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, literal,
-                          model_label, model_selector, model_visible, run_result_frame, score_now, summary,
-                          unreadable_run_errors)
+from biascore.core.runner import UnreadableResult
+from views.attribution import best_run, cached_runs, run_result_frame, score_now, summary
+from views.common import csv_download, literal
+from views.models import data_dir_notice, model_label, model_selector, model_visible
+from views.scoring import benchmark_selector
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
@@ -38,7 +40,7 @@ def _lmeval_part(lm_runs: pd.DataFrame, model: str, benchmark: str) -> pd.DataFr
         return None
     run = hit.iloc[0]
     try:
-        table = summary(run.path, run.benchmark, float(run.mtime), "lmeval")
+        table = summary(run, "lmeval")
     except LmevalUnavailable:  # a run cached before whole-sentence log-likelihoods were stored
         return None
     out = table[["bias_type", "pct_stereotype", "pct_stereotype_stderr", "ties"]].rename(
@@ -54,10 +56,10 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for run in runs.itertuples(index=False):
         try:
-            attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
-            pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+            attr = summary(run, "attribution")
+            pll = summary(run, "pll")
             lmeval = _lmeval_part(lm_runs, run.model, run.benchmark)
-        except unreadable_run_errors() as exc:  # one line on the page, never a traceback
+        except UnreadableResult as exc:  # one line on the page, never a traceback
             st.error(f"{code_span(model_label(run.model))} on {run.benchmark}: {one_line(exc)}")
             continue
         part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high", "ties": "B ties"})
@@ -113,14 +115,20 @@ if not grid.empty:
 
 
 @st.cache_data(show_spinner="Comparing the two models pair by pair…", max_entries=16)
-def paired_comparison(path_a: str, mtime_a: float, path_b: str, mtime_b: float, benchmark: str, model_a: str,
-                      model_b: str, lmeval: bool) -> tuple[pd.DataFrame, str, list[str]]:
-    """The engine's paired comparison of two cached runs (summary, how it was computed, notes)."""
+def _paired_comparison(versions: tuple, model_a: str, model_b: str, benchmark: str, lmeval: bool,
+                       _run_a: pd.Series, _run_b: pd.Series) -> tuple[pd.DataFrame, str, list[str]]:
     from biascore.methods.attribution.compare import compare_frames
 
-    out = compare_frames(run_result_frame(path_a, benchmark, mtime_a), run_result_frame(path_b, benchmark, mtime_b),
-                         model_a=model_a, model_b=model_b, benchmark=benchmark, lmeval=lmeval)
+    out = compare_frames(run_result_frame(_run_a), run_result_frame(_run_b), model_a=model_a, model_b=model_b,
+                         benchmark=benchmark, lmeval=lmeval)
     return out.summary(), out.describe(), out.notes
+
+
+def paired_comparison(run_a: pd.Series, run_b: pd.Series, benchmark: str) -> tuple[pd.DataFrame, str, list[str]]:
+    """The engine's paired comparison of two cached runs (summary, how it was computed, notes)."""
+    return _paired_comparison((run_a.entry.version, run_b.entry.version), model_label(run_a.model),
+                              model_label(run_b.model), benchmark,
+                              bool(run_a.lmeval_prefix) and bool(run_b.lmeval_prefix), run_a, run_b)
 
 
 def model_comparison(runs: pd.DataFrame) -> None:
@@ -138,12 +146,10 @@ def model_comparison(runs: pd.DataFrame) -> None:
     models = on.model.tolist()
     model_a = c1.selectbox("Model A", models, key="ov_cmp_a", format_func=model_label)
     model_b = c2.selectbox("Model B", [m for m in models if m != model_a], key="ov_cmp_b", format_func=model_label)
-    ra, rb = on[on.model == model_a].iloc[0], on[on.model == model_b].iloc[0]
     try:
-        table, how, notes = paired_comparison(ra.path, float(ra.mtime), rb.path, float(rb.mtime), benchmark,
-                                              model_label(model_a), model_label(model_b),
-                                              bool(ra.lmeval_prefix) and bool(rb.lmeval_prefix))
-    except unreadable_run_errors() + (ValueError,) as exc:  # one line on the page, never a traceback
+        table, how, notes = paired_comparison(on[on.model == model_a].iloc[0], on[on.model == model_b].iloc[0],
+                                              benchmark)
+    except (UnreadableResult, ValueError) as exc:  # one line on the page, never a traceback
         st.error(f"Cannot compare them: {one_line(exc)}")
         return
     literal(how)  # model names: plain text

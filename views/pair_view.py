@@ -10,7 +10,8 @@ from biascore.methods.attribution.token_view import Level, color_limit, ranked_u
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
 from biascore.core.display import markdown_literal
 from views.charts import figure_downloads
-from views.common import literal, verdict_text
+from views.attribution import verdict_text
+from views.common import literal
 
 LEVELS = {"sub-word tokens": "token", "words": "word"}
 

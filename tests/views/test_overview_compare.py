@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_overview_compares_two_models_pair_by_pair(demo_scores):
-    from views.common import model_label
+    from views.models import model_label
 
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
