@@ -28,9 +28,10 @@ from typing import Any
 
 from biascore.version import ENGINE_VERSION
 
-__all__ = ["ENGINE_VERSION", "benchmarks", "load_model", "load_result", "method", "methods", "run", "score_pair"]
+__all__ = ["ENGINE_VERSION", "benchmarks", "load_benchmark", "load_model", "load_result", "method", "methods", "run",
+           "score_pair"]
 
-_API = {"benchmarks", "load_model", "load_result", "method", "methods", "run", "score_pair"}
+_API = {"benchmarks", "load_benchmark", "load_model", "load_result", "method", "methods", "run", "score_pair"}
 
 
 def __getattr__(name: str) -> Any:
