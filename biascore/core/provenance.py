@@ -16,15 +16,15 @@ from biascore.version import ENGINE_VERSION
 PACKAGES = ("torch", "transformers", "numpy", "pandas", "scipy", "pyarrow")
 
 
-def package_versions() -> dict[str, str]:
-    """``{"biascore": ENGINE_VERSION, "python": …, "torch": …, "transformers": …, …}``; a package that is
-    not installed is named with ``"not installed"``."""
+def package_versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """``{"biascore": ENGINE_VERSION, "python": …, "torch": …, "transformers": …, …}`` for ``packages``; a
+    package that is not installed is left out."""
     out = {"biascore": ENGINE_VERSION, "python": platform.python_version()}
-    for name in PACKAGES:
+    for name in packages:
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            out[name] = "not installed"
+            continue
     return out
 
 
