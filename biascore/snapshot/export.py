@@ -135,7 +135,8 @@ def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
                 continue
             if not _usable(plan, folder, meta):
                 continue
-            names = (str(meta.get("input", "")), f"{method.input_kind.name}:{meta.get('input', '')}")
+            kind, given = method.input_kind.name, str(meta.get("input", ""))
+            names = (given, f"{kind}:{given}", f"{kind}-{given}")  # e.g. en, labdet:en, labdet-en
             if method.input_kind.selectable:
                 plan.seen.add(names[0])
                 plan.matched |= {v for v in plan.benchmarks or () if _wanted({v}, *names)}
