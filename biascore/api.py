@@ -54,15 +54,29 @@ def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
 
 
 def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,
-               trust_remote_code: bool = False, load: bool = False) -> ModelHandle:
+               trust_remote_code: bool = False, device_map: str | dict | None = None,
+               max_memory: str | dict | None = None, offload_folder: str | None = None,
+               quantize: str | None = None, load: bool = False) -> ModelHandle:
     """A model by hub name, local folder, ``.gguf`` file or embedded alias, as a :class:`ModelHandle`.
 
     Nothing is loaded until a computation needs the weights (``load=True`` loads now); ``device`` is
     ``auto``/``cpu``/``cuda``/``mps``; ``dtype`` ``auto`` is float32 everywhere (exact), ``bf16``/``fp16`` are
     fast approximate modes (labelled so in every result). ``trust_remote_code`` stays off unless turned on.
+
+    A model too large for one device is split by accelerate: ``device_map="auto"`` (or a dict {module: device}),
+    ``max_memory={"cpu": "300MiB", 0: "10GiB"}`` (or ``"cpu=300MiB,0=10GiB"``) caps each device and what does not
+    fit goes to disk under ``<cache>/offload/`` unless ``offload_folder`` names another folder; the numbers equal
+    the one-device run within the reproducibility contract. ``quantize="int8"`` / ``"int4"`` loads quantized
+    weights (:mod:`biascore.core.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
+    result. Bad values raise a one-line ``ValueError`` before anything is loaded.
     """
+    from biascore.core.placement import Placement
+    from biascore.core.quantize import check_quantize
+
+    placement = Placement.make(device_map, max_memory, offload_folder)
+    check_quantize(quantize, dtype, placement)
     handle = ModelHandle(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
-                         trust_remote_code=trust_remote_code)
+                         trust_remote_code=trust_remote_code, placement=placement, quantize=quantize)
     if load:
         handle.load()
     return handle

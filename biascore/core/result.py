@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biascore.core import display
-from biascore.core.precision import is_approximate
+from biascore.core.precision import is_approximate, precision_label
 
 
 @dataclass
@@ -70,13 +70,13 @@ class Result:
 
     @property
     def approximate(self) -> bool:
-        return is_approximate(str(self.meta.get("dtype", "")))
+        return is_approximate(str(self.meta.get("dtype", "")), str(self.meta.get("weights", "")))
 
     @property
     def precision(self) -> str:
-        """``exact (float32)`` or ``approximate (bfloat16)`` (a fast reduced-precision run)."""
-        dtype = str(self.meta.get("dtype", "")) or "float32"
-        return f"approximate ({dtype})" if self.approximate else f"exact ({dtype})"
+        """``exact (float32)``, ``approximate (bfloat16)`` (a fast reduced-precision run) or ``approximate (int8
+        weights)`` (a quantized model)."""
+        return precision_label(str(self.meta.get("dtype", "")), str(self.meta.get("weights", "")))
 
     def headline(self) -> str:
         """One line naming the result: method, model, input, precision and conventions."""
@@ -91,7 +91,14 @@ class Result:
                 "model_fingerprint": self.meta.get("model_fingerprint", ""), "input": self.input_name,
                 "input_hash": self.meta.get("input_hash", ""), "precision": self.precision,
                 "device": self.meta.get("device", ""), "engine_version": self.meta.get("engine_version", ""),
-                "conventions": self.conventions, "options": self.options.as_dict()}
+                "conventions": self.conventions, "options": self.options.as_dict(),
+                **({"placement": self.placement} if self.placement else {})}
+
+    @property
+    def placement(self) -> dict:
+        """Where a split model's modules sat when this result was computed (device → module count, and the
+        offload folder), from the result's ``info``; {} for a model on one device."""
+        return dict((self.meta.get("info") or {}).get("placement") or {})
 
     # ------------------------------------------------------------------ tables and files
     def summary(self) -> pd.DataFrame:

@@ -263,6 +263,9 @@ def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: flo
 
     info = {"conventions": method.conventions(ctx, loaded, opts), "versions": package_versions(),
             "timings": {"compute_s": round(time.perf_counter() - started, 3), "finished_at": utc_now()}}
+    placement = ctx.handle.load().extra.get("placement") if method.needs_model and ctx.handle.loaded else None
+    if placement:  # a split model: where its layers sat (not part of the key; see biascore.core.keys)
+        info["placement"] = placement
     if ctx.used:
         info["uses"] = dict(ctx.used)
     return info
@@ -467,4 +470,4 @@ def identity_of(meta: dict) -> ModelIdentity:
     """The model identity a stored result was keyed with."""
     return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
                          meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
-                         SpecialTokens.from_meta(meta.get("tokenizer_specials")))
+                         SpecialTokens.from_meta(meta.get("tokenizer_specials")), str(meta.get("weights", "")))

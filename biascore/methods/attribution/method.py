@@ -161,7 +161,7 @@ class Attribution(Method):
                  "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
                            "sentence is more likely in its stereotyped version)"}[metric]
         if result.approximate:
-            numbers = f"approximate ({result.meta.get('dtype')}): a fast reduced-precision run; verdicts can differ"
+            numbers = f"{result.precision}: a fast reduced-precision run; verdicts can differ"
         else:
             numbers = f"exact ({result.meta.get('dtype') or 'float32'} forward passes, TF32 off)"
         summary = self.summary(result)
