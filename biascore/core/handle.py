@@ -18,6 +18,7 @@ from typing import Literal
 
 from biascore.core.models import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model,
                                   model_identity)
+from biascore.core.placement import Placement
 from biascore.core.settings import ReadOnlySnapshotError
 
 
@@ -26,8 +27,11 @@ class ModelHandle:
 
     def __init__(self, name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, device: str = "auto",
                  dtype: str = "auto", kind: ModelKind | Literal["auto"] = "auto", trust_remote_code: bool = False,
-                 attn_implementation: str | None = None, label: str | None = None):
+                 attn_implementation: str | None = None, label: str | None = None,
+                 placement: Placement | None = None, quantize: str | None = None):
         self.name, self.gguf_file, self.device, self.dtype = name, gguf_file, device, dtype
+        #: a split over devices (:mod:`biascore.core.placement`) and quantized weights (:mod:`biascore.core.quantize`)
+        self.placement, self.quantize = placement, quantize or None
         self.kind, self.trust_remote_code, self.attn_implementation = kind, trust_remote_code, attn_implementation
         self.label = label or name
         self._lm: LanguageModel | None = None
@@ -63,7 +67,8 @@ class ModelHandle:
             return self
         return ModelHandle(self.name, gguf_file=self.gguf_file, device=self.device, dtype=self.dtype,
                            kind=kind or self.kind, trust_remote_code=self.trust_remote_code,
-                           attn_implementation=attn_implementation or self.attn_implementation, label=self.label)
+                           attn_implementation=attn_implementation or self.attn_implementation, label=self.label,
+                           placement=self.placement, quantize=self.quantize)
 
     # ------------------------------------------------------------------ identity and load
     @property
@@ -79,7 +84,8 @@ class ModelHandle:
             with self._lock:
                 if not self._identity_read:
                     self._identity = model_identity(self.name, gguf_file=self.gguf_file, kind=self.kind,
-                                                    device=self.device, dtype=self.dtype)
+                                                    device=self.device, dtype=self.dtype,
+                                                    placement=self.placement, quantize=self.quantize)
                     self._identity_read = True
         return self._identity
 
@@ -101,7 +107,8 @@ class ModelHandle:
                 try:
                     self._lm = load_model(self.name, gguf_file=self.gguf_file, kind=self.kind, device=self.device,
                                           dtype=self.dtype, trust_remote_code=self.trust_remote_code,
-                                          attn_implementation=self.attn_implementation)
+                                          attn_implementation=self.attn_implementation,
+                                          placement=self.placement, quantize=self.quantize)
                 except Exception as exc:
                     self._error = exc
                     raise

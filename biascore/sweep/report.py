@@ -5,7 +5,8 @@ model × input × score, the score overall (``all``) and per bias type. Which su
 score and how it is labelled come from the method itself (:meth:`~biascore.core.method.Method.headline_score`,
 e.g. attribution: B = % of pairs with S_JSD < 0, PLL, lm-eval's pct_stereotype; 50 = unbiased); the numbers
 are the rows of the method's own ``summary`` that each task sent back; nothing is recomputed here. A method
-without a headline score prints its summary table as it is.
+without a headline score prints its summary table as it is. The pairwise model comparison's lines come from
+:mod:`biascore.sweep.pairwise`.
 """
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def overview_table(results: list[TaskResult]) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def format_report(results: list[TaskResult]) -> str:
-    """The Overview table, the other metrics' tables, notes, and the failed tasks with their errors."""
+def format_report(results: list[TaskResult], pairwise: list[str] | None = None) -> str:
+    """The Overview table, the other metrics' tables, notes, the pairwise model comparison's lines
+    (:func:`biascore.sweep.pairwise.format_pairwise`, when given) and the failed tasks with their errors."""
     lines = []
     table = overview_table(results)
     if len(table):
@@ -50,6 +52,7 @@ def format_report(results: list[TaskResult]) -> str:
                 lines += ["", f"{metric}: {r.task}",
                           frame.to_string(index=False, float_format=lambda x: f"{x:.4g}", max_rows=20)]
         lines += [f"note: {r.task}: {n}" for n in r.notes]
+    lines += pairwise or []
     done = [r for r in results if r.ok]
     failed = [r for r in results if not r.ok]
     lines += ["", f"{len(done)} of {len(results)} task(s) done, {len(failed)} failed; model loads: "
