@@ -12,6 +12,7 @@ from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
+from biascore.core.precision import precision_label
 from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, model_label,
                           model_selector, model_visible, score_now, summary, unreadable_run_errors)
 
@@ -72,8 +73,7 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
                                       else "not scored (--metric lmeval)")
         part.insert(0, "benchmark", run.benchmark)
         part.insert(0, "model", model_label(run.model))
-        part.insert(2, "precision", f"approximate ({run.dtype})" if bool(run.approximate) else
-                    f"exact ({run.dtype or 'float32'})")
+        part.insert(2, "precision", precision_label(run.dtype or "float32"))
         part["complete"] = bool(run.complete)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -322,7 +322,13 @@ def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
                          fast: bool = False, start: int | None = None) -> list[np.ndarray]:
     """For each content sequence s and p in positions: log P(s[p] | start, s[:p]) — one forward per sequence.
     ``fast``: the approximate pass of the fast-exact mode. ``start``: the prefix token id (default: the published
-    convention's, :meth:`LanguageModel.start_token_id`; see :mod:`biascore.core.prefix`)."""
+    convention's, :meth:`LanguageModel.start_token_id`; see :mod:`biascore.core.prefix`).
+
+    A served model (:class:`biascore.core.served.ServedModel`) answers the same question from its server's prompt
+    log-probabilities (``fast`` does not apply there: the server decides the numerics)."""
+    served = getattr(lm, "causal_gold_logprobs", None)
+    if served is not None:
+        return served(sequences, positions, progress, start=start)
     start = lm.start_token_id() if start is None else int(start)
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else start
     lengths = [len(s) + 1 for s in sequences]

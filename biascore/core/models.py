@@ -137,6 +137,11 @@ class LanguageModel:
 
 
 # --------------------------------------------------------------------------- resolution
+def _is_served(name: object) -> bool:
+    """A ``served:http://…`` name (:mod:`biascore.core.served`; checked here without importing it)."""
+    return isinstance(name, str) and name.strip().startswith("served:")
+
+
 def resolve_device(device: str = "auto") -> torch.device:
     """``auto`` picks cuda, then mps, then cpu."""
     if device == "auto":
@@ -349,7 +354,9 @@ class ModelIdentity:
 def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
                    device: str = "auto", dtype: str = "auto") -> ModelIdentity | None:
     """The cache identity of a local or embedded model from its files alone, or None when that needs a load
-    (hub ids, a GGUF file not yet converted, a config without declared architectures)."""
+    (hub ids, a GGUF file not yet converted, a config without declared architectures, a served model)."""
+    if _is_served(name):
+        return None  # measured on the server (biascore.core.served.fingerprint)
     try:
         src = resolve_source(name, gguf_file)
     except ModelLoadError:
@@ -418,7 +425,12 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
 
     ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
     stays off unless the caller turns it on. Raises :class:`ModelLoadError` naming everything tried.
+    ``served:http://HOST:PORT/v1[#NAME]`` connects to a completions server instead (:mod:`biascore.core.served`).
     """
+    if _is_served(name):
+        from biascore.core.served import load_served
+
+        return load_served(name)
     src = resolve_source(name, gguf_file)
     converting = contextlib.nullcontext(False)
     if src.gguf_path is not None and not (src.converted_folder / "config.json").exists():

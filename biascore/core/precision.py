@@ -42,9 +42,24 @@ def dtype_name(dtype: torch.dtype | str) -> str:
     return str(dtype).replace("torch.", "")
 
 
+#: the ``dtype`` a served model's results carry (:mod:`biascore.core.served`): the server decides the numerics
+SERVED_DTYPE = "served"
+SERVED_LABEL = "served (precision as the server computes)"
+
+
 def is_approximate(dtype: torch.dtype | str) -> bool:
-    """True for reduced-precision (bf16 / fp16) forward passes: their verdicts are not guaranteed."""
-    return dtype_name(dtype) not in ("float32", "float64", "")
+    """True for reduced-precision (bf16 / fp16) forward passes: their verdicts are not guaranteed. (A served
+    model's results are neither: they are labelled :data:`SERVED_LABEL`, see :func:`precision_label`.)"""
+    return dtype_name(dtype) not in ("float32", "float64", "", SERVED_DTYPE)
+
+
+def precision_label(dtype: torch.dtype | str) -> str:
+    """What a result's precision is called wherever it is shown: ``exact (float32)``, ``approximate (bfloat16)``
+    or ``served (precision as the server computes)``."""
+    name = dtype_name(dtype) or "float32"
+    if name == SERVED_DTYPE:
+        return SERVED_LABEL
+    return f"approximate ({name})" if is_approximate(name) else f"exact ({name})"
 
 
 def approximate_note(dtype: torch.dtype | str) -> str:

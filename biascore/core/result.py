@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from biascore.core import display
-from biascore.core.precision import is_approximate
+from biascore.core.precision import is_approximate, precision_label
 
 
 @dataclass
@@ -66,9 +66,9 @@ class Result:
 
     @property
     def precision(self) -> str:
-        """``exact (float32)`` or ``approximate (bfloat16)`` (a fast reduced-precision run)."""
-        dtype = str(self.meta.get("dtype", "")) or "float32"
-        return f"approximate ({dtype})" if self.approximate else f"exact ({dtype})"
+        """``exact (float32)``, ``approximate (bfloat16)`` (a fast reduced-precision run) or ``served (precision
+        as the server computes)`` (:func:`biascore.core.precision.precision_label`)."""
+        return precision_label(str(self.meta.get("dtype", "")))
 
     def headline(self) -> str:
         """One line naming the result: method, model, input, precision and conventions."""

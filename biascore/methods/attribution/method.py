@@ -15,6 +15,7 @@ import pandas as pd
 
 from biascore.core.inputs import PAIRS
 from biascore.core.method import Column, Method, NotApplicable, OptionError, Options, columns, option
+from biascore.core.precision import SERVED_DTYPE, SERVED_LABEL
 from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
 from biascore.core.registry import register
 from biascore.core.result import Result
@@ -101,6 +102,7 @@ class Attribution(Method):
     schema = SCHEMA
     stored_schema = STORED
     model_kinds = ("masked", "causal")
+    runs_served = True  # causal prompt log-probabilities are all it needs
     shard_size = scorer.SHARD_PAIRS
     gpu_shard_size = scorer.GPU_SHARD_PAIRS
     one_row_per_input_row = True
@@ -155,7 +157,9 @@ class Attribution(Method):
                  "pll": "PLL bias score, CrowS paper (% pairs with Σ_U log P(more) > Σ_U log P(less))",
                  "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
                            "sentence is more likely in its stereotyped version)"}[metric]
-        if result.approximate:
+        if result.meta.get("dtype") == SERVED_DTYPE:
+            numbers = SERVED_LABEL + ": prompt log-probabilities from the server (echo + logprobs)"
+        elif result.approximate:
             numbers = f"approximate ({result.meta.get('dtype')}): a fast reduced-precision run; verdicts can differ"
         elif result.options.fast_exact:
             numbers = ("fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "

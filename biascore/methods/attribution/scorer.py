@@ -114,6 +114,9 @@ def _gold(lm: LanguageModel, fn, seqs: list, pos: list, plan: BatchPlan, progres
         return fn(lm, seqs, pos, plan, progress)
     if numerics != "fast-exact":
         raise ValueError(f"unknown numerics {numerics!r}; choose one of {', '.join(NUMERICS)}")
+    if lm.identity().dtype == "served":
+        raise ValueError("fast-exact runs in this process; a served model's numbers are as its server computes "
+                         "them: drop --fast-exact")
     if lm.identity().dtype != "float32":
         raise ValueError("fast-exact needs a float32 model (it re-checks in float32); drop --dtype")
 
