@@ -196,6 +196,38 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool):
     return Handler
 
 
+class Process:
+    """A reference server in its own process (for tests and bench/): started, waited for, killed, restarted."""
+
+    def __init__(self, *args: str, port: int = 0):
+        self.args, self.port, self.proc = list(args), port, None
+
+    def start(self) -> "Process":
+        import os
+        import subprocess
+
+        repo = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        self.proc = subprocess.Popen([sys.executable, __file__, "--port", str(self.port), *self.args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=repo)
+        for line in self.proc.stdout:  # waits for the event itself: the line the server prints once it serves
+            if line.startswith("READY "):
+                self.port = int(line.split()[1])
+                return self
+        raise RuntimeError(f"the reference server {self.args} exited with {self.proc.wait()} before serving")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait()
+            self.proc.stdout.close()
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m")

@@ -185,12 +185,19 @@ class ServedClient:
 
     def tokenize(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The server's token ids of ``text`` (vLLM's ``/tokenize``)."""
+        return self.tokenize_with_strs(text, add_special_tokens)[0]
+
+    def tokenize_with_strs(self, text: str, add_special_tokens: bool = False) -> tuple[list[int], list[str] | None]:
+        """The server's token ids of ``text`` and, where the server gives them (vLLM ``return_token_strs``), the
+        tokenizer's own token strings (``Ġare``), else None."""
         body = self._request("POST", f"{self.name.root}/tokenize",
-                             {"model": self.model, "prompt": text, "add_special_tokens": add_special_tokens})
-        tokens = body.get("tokens")
+                             {"model": self.model, "prompt": text, "add_special_tokens": add_special_tokens,
+                              "return_token_strs": True})
+        tokens, strs = body.get("tokens"), body.get("token_strs")
         if not isinstance(tokens, list):
             raise ServedError(f"{self.name.root}/tokenize returned no token ids")
-        return [int(t) for t in tokens]
+        ok = isinstance(strs, list) and len(strs) == len(tokens)
+        return [int(t) for t in tokens], ([str(x) for x in strs] if ok else None)
 
     def tokenizer_info(self) -> dict | None:
         """vLLM's ``/tokenizer_info`` (its tokenizer's configuration), or None when the server has none."""

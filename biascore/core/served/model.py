@@ -31,7 +31,7 @@ import torch
 
 from biascore.core.models import LanguageModel, ModelIdentity
 from biascore.core.precision import SERVED_DTYPE
-from biascore.core.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token
+from biascore.core.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token, untold_prefix_message
 from biascore.core.served.client import ServedClient, ServedError, ServedName
 from biascore.core.served.conformance import check_conformance
 from biascore.core.served.fingerprint import measure_fingerprint
@@ -115,21 +115,16 @@ class ServedModel(LanguageModel):
         return self.extra["special_tokens"]
 
     def prefix_token(self, convention: str = "published") -> PrefixToken:
-        specials = self.special_tokens()
         try:
-            return prefix_token(specials, convention, self.name)
-        except PrefixError as exc:
-            if specials.eos_id is None and not self.extra.get("tokenizer_info"):
-                raise PrefixError(f"{self.name}: the server does not say its tokenizer's EOS token, which the "
-                                  f"{convention} prefix convention needs here (vLLM: start it with "
-                                  "--enable-tokenizer-info-endpoint)") from None
-            raise exc
+            return prefix_token(self.special_tokens(), convention, self.name)
+        except PrefixError:  # the server may know the token but not say it
+            raise PrefixError(untold_prefix_message(self.name, convention)) from None
 
     # ------------------------------------------------------------------ tokens
     def encode(self, text: str, add_special_tokens: bool = False) -> tuple[list[int], list[tuple[int, int]], list[str]]:
         """(ids, character spans, token texts) of ``text`` as the server tokenises it."""
         client = self.client
-        ids = client.tokenize(text, add_special_tokens)
+        ids, names = client.tokenize_with_strs(text, add_special_tokens)
         if not ids:
             return [], [], []
         start = self._default_start()
@@ -145,20 +140,17 @@ class ServedModel(LanguageModel):
         for k in range(shift, len(prompt)):
             s = got.text_offset[k] - base
             spans.append((max(0, min(s, len(text))), max(0, min(s + len(got.tokens[k]), len(text)))))
-        texts = list(got.tokens[shift:])
+        texts = names or list(got.tokens[shift:])
         with self._lock:
             for i, t in zip(ids, texts):
                 self._texts[int(i)] = t
         return ids, spans, texts
 
     def token_texts(self, ids: list[int]) -> list[str]:
-        missing = [i for i in ids if int(i) not in self._texts]
-        if missing:
-            got = self.client.echo([int(i) for i in missing])
-            with self._lock:
-                for i, t in zip(missing, got.tokens):
-                    self._texts[int(i)] = t
-        return [self._texts.get(int(i), "") for i in ids]
+        """The token strings of ids met while tokenising (the tokenizer's own, ``Ġare``, where the server gives
+        them; else the text each token decodes to)."""
+        with self._lock:
+            return [self._texts.get(int(i), "") for i in ids]
 
     # ------------------------------------------------------------------ log-probabilities
     def _default_start(self) -> int | None:
