@@ -59,8 +59,8 @@ class ModelHandle:
         """The same model loaded another way (as a plain encoder, with eager attention): a handle of its own."""
         if (kind in (None, self.kind)) and (attn_implementation in (None, self.attn_implementation)):
             return self
-        if self._refuse is not None:
-            return self
+        if self._refuse is not None or (self._lm is not None and self._lm.extra.get("dtype") == "served"):
+            return self  # a stand-in, or a served model: no other way to load it (methods refuse it in one line)
         return ModelHandle(self.name, gguf_file=self.gguf_file, device=self.device, dtype=self.dtype,
                            kind=kind or self.kind, trust_remote_code=self.trust_remote_code,
                            attn_implementation=attn_implementation or self.attn_implementation, label=self.label)

@@ -55,7 +55,7 @@ def _same_ll(a, b) -> None:
 
 def test_served_identity_is_the_server_name_and_a_measured_fingerprint(served):
     ident = served.identity()
-    assert ident.name == "served:HuggingFaceTB/SmolLM2-135M-Instruct" and ident.kind == "causal"
+    assert ident.name == "HuggingFaceTB/SmolLM2-135M-Instruct (served)" and ident.kind == "causal"
     assert ident.dtype == "served" and ident.device == "server" and len(ident.fingerprint) == 64
     assert served.extra["conformance"]["median_p"] > 0.5
     assert (served.special_tokens().bos, served.special_tokens().eos) == ("<|im_start|>", "<|im_end|>")

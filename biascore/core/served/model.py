@@ -16,7 +16,7 @@ both from the server, so the same maths runs on the server's numbers:
   special tokens, vLLM's ``/tokenizer_info``), and :mod:`biascore.core.prefix` picks the token as for an
   in-process model; a server that does not say which token a convention needs is refused in one line.
 
-Its identity is ``served:<server's model name>`` with the measured fingerprint (:mod:`.fingerprint`), dtype
+Its identity is ``<server's model name> (served)`` with the measured fingerprint (:mod:`.fingerprint`), dtype
 ``served`` and device ``server``: results are labelled **served (precision as the server computes)**.
 """
 from __future__ import annotations
@@ -254,7 +254,7 @@ def load_served(name: str, *, concurrency: int | None = None, timeout_s: float |
         raise
     max_len = entry.get("max_model_len")
     max_len = int(max_len) if isinstance(max_len, int) and max_len > 0 else 2048
-    label = f"served:{client.model}"
+    label = f"{client.model} (served)"
     config = SimpleNamespace(max_position_embeddings=max_len, architectures=["ServedCausalLM"], hidden_size=0)
     lm = ServedModel(name=label, model=_NoWeights(config, label), tokenizer=None, kind="causal", uncased=False,
                      fingerprint=fingerprint, device=torch.device("cpu"), source=parsed.base,
