@@ -23,24 +23,35 @@ from biascore.methods.attribution.scorer import score_benchmark, summarize
 from served_reference import Process
 
 
-@pytest.fixture(scope="module")
-def servers():
-    """Three reference servers started together: the faithful one, one with perturbed weights (same name, no
-    /tokenizer_info), and one shifting log-probabilities by one as llama-cpp-python's server does."""
-    procs = {"good": Process(), "perturbed": Process("--perturb", "1", "--no-tokenizer-info"),
-             "shifted": Process("--shift")}
+def _serving(*args: str):
+    proc = Process(*args).start()
     try:
-        for p in procs.values():
-            p.start()
-        yield procs
+        yield proc
     finally:
-        for p in procs.values():
-            p.kill()
+        proc.kill()
 
 
 @pytest.fixture(scope="module")
-def served(servers):
-    return load_model("served:" + servers["good"].url)
+def good_server():
+    """The faithful reference server (SmolLM2, float32)."""
+    yield from _serving()
+
+
+@pytest.fixture(scope="module")
+def perturbed_server():
+    """SmolLM2 with perturbed weights under the same name, without /tokenizer_info."""
+    yield from _serving("--perturb", "1", "--no-tokenizer-info")
+
+
+@pytest.fixture(scope="module")
+def shifted_server():
+    """Log-probabilities shifted by one, as llama-cpp-python's server reports them."""
+    yield from _serving("--shift")
+
+
+@pytest.fixture(scope="module")
+def served(good_server):
+    return load_model("served:" + good_server.url)
 
 
 def _same_ll(a, b) -> None:
@@ -91,23 +102,23 @@ def test_served_results_are_labelled_and_cached_apart(served, smollm):
     assert biascore.run("attribution", smollm, "demo", limit=4).digest != result.digest
 
 
-def test_fingerprint_follows_the_weights_not_the_name(servers, served):
-    again = load_model("served:" + servers["good"].url + "#HuggingFaceTB/SmolLM2-135M-Instruct")
+def test_fingerprint_follows_the_weights_not_the_name(good_server, perturbed_server, served):
+    again = load_model("served:" + good_server.url + "#HuggingFaceTB/SmolLM2-135M-Instruct")
     assert again.fingerprint == served.fingerprint
-    other = load_model("served:" + servers["perturbed"].url)
+    other = load_model("served:" + perturbed_server.url)
     assert other.name == served.name and other.fingerprint != served.fingerprint
 
 
-def test_prefix_needing_an_untold_token_is_refused_in_one_line(servers):
-    other = load_model("served:" + servers["perturbed"].url)  # no /tokenizer_info: its EOS is unknown
+def test_prefix_needing_an_untold_token_is_refused_in_one_line(perturbed_server):
+    other = load_model("served:" + perturbed_server.url)  # no /tokenizer_info: its EOS is unknown
     with pytest.raises(ValueError, match="does not say its tokenizer's BOS/EOS token that the published") as info:
         biascore.run("attribution", other, "demo", limit=2)
     assert "\n" not in str(info.value)
 
 
-def test_shifted_logprobs_fail_the_conformance_check(servers):
+def test_shifted_logprobs_fail_the_conformance_check(shifted_server):
     with pytest.raises(ConformanceError, match="misaligned prompt log-probabilities") as info:
-        load_model("served:" + servers["shifted"].url)
+        load_model("served:" + shifted_server.url)
     assert "\n" not in str(info.value)
 
 
@@ -135,9 +146,9 @@ def test_bad_urls_and_unreachable_hosts_give_one_line(url, needle, capsys):
     assert len(err) == 1 and needle in err[0] and "Traceback" not in err[0]
 
 
-def test_a_model_the_server_does_not_serve_is_one_line(servers):
+def test_a_model_the_server_does_not_serve_is_one_line(good_server):
     with pytest.raises(ServedError, match="serves HuggingFaceTB/SmolLM2-135M-Instruct, not 'gpt-9'"):
-        load_model("served:" + servers["good"].url + "#gpt-9")
+        load_model("served:" + good_server.url + "#gpt-9")
 
 
 def test_killed_server_resumes_from_shards(tmp_path):
