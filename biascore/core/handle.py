@@ -18,7 +18,17 @@ from typing import Literal
 
 from biascore.core.models import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model,
                                   model_identity)
+from biascore.core.served import is_served, load_served
 from biascore.core.settings import ReadOnlySnapshotError
+
+
+def open_model(name: str, **options) -> LanguageModel:
+    """The model ``name`` names, loaded: a ``served:http://…`` name connects to its completions server
+    (:func:`biascore.core.served.load_served`; load options do not apply), anything else loads in this process
+    (:func:`biascore.core.models.load_model` with ``options``)."""
+    if is_served(name):
+        return load_served(name)
+    return load_model(name, **options)
 
 
 class ModelHandle:
@@ -99,7 +109,7 @@ class ModelHandle:
                 if self._error is not None:
                     raise self._error
                 try:
-                    self._lm = load_model(self.name, gguf_file=self.gguf_file, kind=self.kind, device=self.device,
+                    self._lm = open_model(self.name, gguf_file=self.gguf_file, kind=self.kind, device=self.device,
                                           dtype=self.dtype, trust_remote_code=self.trust_remote_code,
                                           attn_implementation=self.attn_implementation)
                 except Exception as exc:

@@ -425,12 +425,11 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
 
     ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
     stays off unless the caller turns it on. Raises :class:`ModelLoadError` naming everything tried.
-    ``served:http://HOST:PORT/v1[#NAME]`` connects to a completions server instead (:mod:`biascore.core.served`).
+    A ``served:http://HOST:PORT/v1[#NAME]`` name is opened by :func:`biascore.core.handle.open_model` instead.
     """
     if _is_served(name):
-        from biascore.core.served import load_served
-
-        return load_served(name)
+        raise ModelLoadError(f"{name!r} names a served model: open it through biascore.load_model / ModelHandle "
+                             "(biascore.core.handle.open_model)")
     src = resolve_source(name, gguf_file)
     converting = contextlib.nullcontext(False)
     if src.gguf_path is not None and not (src.converted_folder / "config.json").exists():

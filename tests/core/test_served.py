@@ -16,6 +16,7 @@ import biascore
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
 from biascore.core.method import NotApplicable
+from biascore.core.handle import open_model
 from biascore.core.models import load_model
 from biascore.core.served import ConformanceError, ServedError
 from biascore.methods.attribution.reproducibility import compare_frames, logp_tolerance
@@ -51,7 +52,7 @@ def shifted_server():
 
 @pytest.fixture(scope="module")
 def served(good_server):
-    return load_model("served:" + good_server.url)
+    return open_model("served:" + good_server.url)
 
 
 def _same_ll(a, b) -> None:
@@ -103,14 +104,14 @@ def test_served_results_are_labelled_and_cached_apart(served, smollm):
 
 
 def test_fingerprint_follows_the_weights_not_the_name(good_server, perturbed_server, served):
-    again = load_model("served:" + good_server.url + "#HuggingFaceTB/SmolLM2-135M-Instruct")
+    again = open_model("served:" + good_server.url + "#HuggingFaceTB/SmolLM2-135M-Instruct")
     assert again.fingerprint == served.fingerprint
-    other = load_model("served:" + perturbed_server.url)
+    other = open_model("served:" + perturbed_server.url)
     assert other.name == served.name and other.fingerprint != served.fingerprint
 
 
 def test_prefix_needing_an_untold_token_is_refused_in_one_line(perturbed_server):
-    other = load_model("served:" + perturbed_server.url)  # no /tokenizer_info: its EOS is unknown
+    other = open_model("served:" + perturbed_server.url)  # no /tokenizer_info: its EOS is unknown
     with pytest.raises(ValueError, match="does not say its tokenizer's BOS/EOS token that the published") as info:
         biascore.run("attribution", other, "demo", limit=2)
     assert "\n" not in str(info.value)
@@ -118,7 +119,7 @@ def test_prefix_needing_an_untold_token_is_refused_in_one_line(perturbed_server)
 
 def test_shifted_logprobs_fail_the_conformance_check(shifted_server):
     with pytest.raises(ConformanceError, match="misaligned prompt log-probabilities") as info:
-        load_model("served:" + shifted_server.url)
+        open_model("served:" + shifted_server.url)
     assert "\n" not in str(info.value)
 
 
@@ -139,7 +140,7 @@ def test_methods_that_need_weights_refuse_a_served_model(served):
 ])
 def test_bad_urls_and_unreachable_hosts_give_one_line(url, needle, capsys):
     with pytest.raises(ServedError, match=needle) as info:
-        load_model(url)
+        open_model(url)
     assert "\n" not in str(info.value)
     assert main(["score", "--model", url, "--benchmark", "demo", "--limit", "2"]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
@@ -148,7 +149,7 @@ def test_bad_urls_and_unreachable_hosts_give_one_line(url, needle, capsys):
 
 def test_a_model_the_server_does_not_serve_is_one_line(good_server):
     with pytest.raises(ServedError, match="serves HuggingFaceTB/SmolLM2-135M-Instruct, not 'gpt-9'"):
-        load_model("served:" + good_server.url + "#gpt-9")
+        open_model("served:" + good_server.url + "#gpt-9")
 
 
 def test_killed_server_resumes_from_shards(tmp_path):
@@ -166,12 +167,12 @@ def test_killed_server_resumes_from_shards(tmp_path):
                 proc.kill()
 
         with pytest.raises(ServedError, match="run the same command again when it is back") as info:
-            score_benchmark(load_model(name), "demo", limit=24, shard_pairs=8, cache=cache,
+            score_benchmark(biascore.load_model(name), "demo", limit=24, shard_pairs=8, cache=cache,
                             progress=kill_after_first_shard)
         assert "\n" not in str(info.value)
         proc.start()  # the same port: the same served name
         resumed = []
-        frame = score_benchmark(load_model(name), "demo", limit=24, shard_pairs=8, cache=cache,
+        frame = score_benchmark(biascore.load_model(name), "demo", limit=24, shard_pairs=8, cache=cache,
                                 progress=lambda d, t: resumed.append(d))
         assert resumed[0] >= 8  # the finished shard was read back, not recomputed
         reference = score_benchmark(load_model("smollm2-135m"), "demo", limit=24)

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from biascore.core.models import load_model
+from biascore.core.handle import open_model
 from biascore.core.served import ConformanceError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def test_llama_cpp_python_server_is_refused_by_the_conformance_check(tmp_path):
             assert time.monotonic() < deadline, "llama-cpp-python's server did not start"
             time.sleep(0.5)
         with pytest.raises(ConformanceError) as info:
-            load_model(f"served:http://127.0.0.1:{port}/v1")
+            open_model(f"served:http://127.0.0.1:{port}/v1")
         line = str(info.value)
         assert "\n" not in line
         assert "misaligned prompt log-probabilities" in line and "abetlen/llama-cpp-python#1983" in line, line
