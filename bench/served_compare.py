@@ -13,7 +13,7 @@ clients put in front):
 
 Writes bench/results/served_compare.json and .md.
 
-    BIASCORE_DATA_DIR=../shared/data python bench/served_compare.py
+    BIASCORE_DATA_DIR=../shared/data python bench/served_compare.py [--limit N]
 """
 from __future__ import annotations
 
@@ -51,6 +51,11 @@ def agreement(here, there) -> dict:
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="served vs in-process SmolLM2 on crows-en-gso")
+    ap.add_argument("--limit", type=int, default=None, help="the first N pairs only (default: all 231)")
+    limit = ap.parse_args().limit
     from biascore.core.cache import ResultCache
     from biascore.core.datasets import load_benchmark
     from biascore.core.models import load_model, resolve_source
@@ -61,13 +66,13 @@ def main() -> None:
 
     out: dict = {"benchmark": BENCH, "prefix": PREFIX, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
                  "load_average_start": os.getloadavg()[0]}
-    n = len(load_benchmark(BENCH).frame)
-    out["pairs"] = n
+    n = len(load_benchmark(BENCH).first(limit).frame) if limit else len(load_benchmark(BENCH).frame)
+    out["pairs"], out["limit"] = n, limit
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         smollm = load_model("smollm2-135m", device="cpu")
         t0 = time.perf_counter()
-        here = score_benchmark(smollm, BENCH, prefix=PREFIX, cache=ResultCache(work / "inproc"))
+        here = score_benchmark(smollm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / "inproc"))
         dt = time.perf_counter() - t0
         out["in_process"] = {"seconds": dt, "pairs_per_s": n / dt,
                              "B": float(summarize(here, "attribution")["score"].iloc[0])}
@@ -78,7 +83,7 @@ def main() -> None:
             for c in CONCURRENCY:
                 t0 = time.perf_counter()
                 lm = load_served("served:" + server.url, concurrency=c)
-                there = score_benchmark(lm, BENCH, prefix=PREFIX, cache=ResultCache(work / f"served{c}"))
+                there = score_benchmark(lm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / f"served{c}"))
                 dt = time.perf_counter() - t0
                 lm.client.close()
                 out["served"][str(c)] = {"seconds": dt, "pairs_per_s": n / dt, **agreement(here, there)}
@@ -89,7 +94,7 @@ def main() -> None:
             client = LocalCompletionsAPI(base_url=server.url + "/completions", model=lm.client.model,
                                          tokenizer=str(folder), tokenizer_backend="huggingface",
                                          tokenized_requests=True, num_concurrent=1, max_length=2048)
-            pairs = load_benchmark(BENCH).frame
+            pairs = load_benchmark(BENCH).first(limit).frame if limit else load_benchmark(BENCH).frame
             t0 = time.perf_counter()
             per_pair, results = run_lmeval_crows(folder, pairs, work / "lmeval", per_type=False, lm=client)
             dt = time.perf_counter() - t0
@@ -113,7 +118,7 @@ def report(out: dict) -> str:
     lines = [f"# Served vs in-process SmolLM2-135M, {out['benchmark']} ({out['pairs']} pairs, prefix {out['prefix']})",
              "", f"Machine: {out['machine']}, load average at start {out['load_average_start']:.2f} (shared by other "
              "sessions: times are indicative). Server: tests/served_reference.py (vLLM's protocol, SmolLM2 float32, "
-             "1 torch thread, concurrent requests batched). Command: `python bench/served_compare.py`.", "",
+             "1 torch thread, concurrent requests batched). Command: `python bench/served_compare.py" + (f" --limit {out['limit']}" if out.get("limit") else "") + "`.", "",
              "| run | s | pairs/s | max abs Δlog P | max rel Δlog P | max abs ΔS_JSD | S_JSD flips | PLL flips | "
              "max abs Δll | in contract | B |", "|---|---|---|---|---|---|---|---|---|---|---|",
              f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} | – | – | – | – | – | – | – | "
