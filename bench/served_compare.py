@@ -55,7 +55,11 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description="served vs in-process SmolLM2 on crows-en-gso")
     ap.add_argument("--limit", type=int, default=None, help="the first N pairs only (default: all 231)")
-    limit = ap.parse_args().limit
+    ap.add_argument("--concurrency", type=int, nargs="*", default=list(CONCURRENCY), help="served runs to make")
+    ap.add_argument("--keep", action="store_true", help="keep the runs already in bench/results/served_compare.json "
+                    "(same --limit) and skip the in-process run when it is there")
+    args = ap.parse_args()
+    limit = args.limit
     from biascore.core.cache import ResultCache
     from biascore.core.datasets import load_benchmark
     from biascore.core.models import load_model, resolve_source
@@ -64,30 +68,42 @@ def main() -> None:
     from served_reference import Process
     from tests.lmeval_harness import run_lmeval_crows
 
+    res = REPO / "bench" / "results"
+    old = json.loads((res / "served_compare.json").read_text()) if args.keep else {}
     out: dict = {"benchmark": BENCH, "prefix": PREFIX, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
                  "load_average_start": os.getloadavg()[0]}
     n = len(load_benchmark(BENCH).first(limit).frame) if limit else len(load_benchmark(BENCH).frame)
     out["pairs"], out["limit"] = n, limit
+    if old.get("limit") == limit:
+        out.update({k: old[k] for k in ("in_process", "served", "load_average_start") if k in old})
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        smollm = load_model("smollm2-135m", device="cpu")
-        t0 = time.perf_counter()
-        here = score_benchmark(smollm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / "inproc"))
-        dt = time.perf_counter() - t0
-        out["in_process"] = {"seconds": dt, "pairs_per_s": n / dt,
-                             "B": float(summarize(here, "attribution")["score"].iloc[0])}
-        print("in-process", out["in_process"], flush=True)
+        here = None
+        if "in_process" not in out or args.concurrency:
+            smollm = load_model("smollm2-135m", device="cpu")
+            t0 = time.perf_counter()
+            here = score_benchmark(smollm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / "inproc"))
+            dt = time.perf_counter() - t0
+            if "in_process" not in out:
+                out["in_process"] = {"seconds": dt, "pairs_per_s": n / dt,
+                                     "B": float(summarize(here, "attribution")["score"].iloc[0])}
+            print("in-process", out["in_process"], flush=True)
         server = Process().start()
         try:
-            out["served"] = {}
-            for c in CONCURRENCY:
+            out.setdefault("served", {})
+            there = None
+            for c in args.concurrency:
                 t0 = time.perf_counter()
                 lm = load_served("served:" + server.url, concurrency=c)
                 there = score_benchmark(lm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / f"served{c}"))
                 dt = time.perf_counter() - t0
                 lm.client.close()
-                out["served"][str(c)] = {"seconds": dt, "pairs_per_s": n / dt, **agreement(here, there)}
+                out["served"][str(c)] = {"seconds": dt, "load_average": os.getloadavg()[0], "pairs_per_s": n / dt,
+                                         **agreement(here, there)}
                 print("served", c, out["served"][str(c)], flush=True)
+            lm = load_served("served:" + server.url, concurrency=16)
+            if there is None:  # ours through the server, for the per-pair comparison with lm-eval's client
+                there = score_benchmark(lm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / "served"))
             from lm_eval.models.openai_completions import LocalCompletionsAPI
 
             folder = resolve_source("smollm2-135m").converted_folder
@@ -108,7 +124,6 @@ def main() -> None:
             print("lm-eval", out["lmeval_local_completions"], flush=True)
         finally:
             server.kill()
-    res = REPO / "bench" / "results"
     (res / "served_compare.json").write_text(json.dumps(out, indent=2) + "\n")
     (res / "served_compare.md").write_text(report(out))
 
@@ -133,7 +148,7 @@ def report(out: dict) -> str:
                   f"{lm['prefix_token_id']}) on the same server: {lm['seconds']:.1f} s, {lm['pairs_per_s']:.2f} pairs/s, "
                   f"pct_stereotype {lm['pct_stereotype']:.2f}; its per-pair ll vs ours served: max abs diff "
                   f"{lm['max_abs_dll_vs_ours_served']:.2g}."]
-        last = out["served"][str(CONCURRENCY[-1])]
+        last = out["served"][max(out["served"], key=int)]
         lines.append(f"Ours served (lm-eval-compatible score): pct_stereotype {last['lmeval_pct_stereotype']:.2f}.")
     return "\n".join(lines) + "\n"
 

@@ -91,7 +91,18 @@ class Engine:
         return res
 
     def complete(self, body: dict) -> dict:
+        """One choice per prompt (``prompt`` may be a batch: a list of texts or of token-id lists, as vLLM takes)."""
         prompt = body.get("prompt")
+        batch = prompt if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)) else [prompt]
+        choices, used = [], 0
+        for index, one in enumerate(batch):
+            choice, n_prompt = self._choice(one, body)
+            choices.append({"index": index, **choice})
+            used += n_prompt
+        return {"id": "cmpl-reference", "object": "text_completion", "model": body.get("model"), "choices": choices,
+                "usage": {"prompt_tokens": used}}
+
+    def _choice(self, prompt, body: dict) -> tuple[dict, int]:
         if isinstance(prompt, str):
             ids = list(self.tok(prompt, add_special_tokens=True)["input_ids"])
         elif isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt):
@@ -121,12 +132,11 @@ class Engine:
         start = 0 if echo else len(ids)
         texts, offsets = self._pieces(seq)
         text = "".join(texts[start:])
-        choice = {"index": 0, "text": text, "finish_reason": "length", "logprobs": None}
+        choice = {"text": text, "finish_reason": "length", "logprobs": None}
         if want is not None:
             choice["logprobs"] = {"tokens": texts[start:], "text_offset": offsets[start:],
                                   "token_logprobs": values[start:], "top_logprobs": tops[start:]}
-        return {"id": "cmpl-reference", "object": "text_completion", "model": body.get("model"),
-                "choices": [choice], "usage": {"prompt_tokens": len(ids), "completion_tokens": len(seq) - len(ids)}}
+        return choice, len(ids)
 
     def _top(self, row: torch.Tensor, gold: int) -> dict:
         best = int(row.argmax())
