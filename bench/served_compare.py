@@ -146,7 +146,7 @@ def report(out: dict) -> str:
     if lm:
         lines += ["", f"lm-eval 0.4.13 `local-completions` (num_concurrent=1, token-id prompts, prefix id "
                   f"{lm['prefix_token_id']}) on the same server: {lm['seconds']:.1f} s, {lm['pairs_per_s']:.2f} pairs/s, "
-                  f"pct_stereotype {lm['pct_stereotype']:.2f}; its per-pair ll vs ours served: max abs diff "
+                  f"pct_stereotype {100 * lm['pct_stereotype']:.2f}; its per-pair ll vs ours served: max abs diff "
                   f"{lm['max_abs_dll_vs_ours_served']:.2g}."]
         last = out["served"][max(out["served"], key=int)]
         lines.append(f"Ours served (lm-eval-compatible score): pct_stereotype {last['lmeval_pct_stereotype']:.2f}.")
