@@ -187,15 +187,17 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     return benchmark, model, run, compare
 
 
-def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None) -> dict:
+def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None,
+              timing: dict | None = None) -> dict:
     """One typed pair scored by the engine's live queue (:mod:`biascore.methods.attribution.live`): pairs that
     people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
-    hears what the request waits for (queue, round) while it waits. The row is shared: read-only."""
+    hears what the request waits for (queue, round) while it waits; ``timing`` receives where the wait went
+    (:meth:`~biascore.methods.attribution.live.LiveQueue.score`). The row is shared: read-only."""
     from biascore.methods.attribution.live import score_live
 
     lm = get_model(model)
     limit_torch_threads()
-    return score_live(lm, sent_more, sent_less, waiting=waiting)
+    return score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)
 
 
 def verdict_text(sjsd: float) -> str:

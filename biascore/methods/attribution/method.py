@@ -16,7 +16,7 @@ import pandas as pd
 from biascore.core.inputs import PAIRS
 from biascore.core.presentation import Headline, View
 from biascore.core.method import Method, NotApplicable
-from biascore.core.options import OptionError, Options, option
+from biascore.core.options import Options, option
 from biascore.core.schema import Column, columns
 from biascore.core.precision import SERVED_DTYPE, SERVED_LABEL
 from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
@@ -43,7 +43,7 @@ STORED = columns([
     ("truncated", "bool", "a sentence was cut at the model's input limit"),
     ("skipped_reason", "str", "why the pair was not scored (empty when scored)"),
     ("ll_more", "float64", "causal LMs: whole-sentence log-likelihood Σ_t log P(t | prefix, tokens before t) of the "
-                           "more-biased sentence (lm-eval-compatible score); NaN for masked LMs and fast-exact runs"),
+                           "more-biased sentence (lm-eval-compatible score); NaN for masked LMs"),
     ("ll_less", "float64", "the same for the less-biased sentence"),
     ("prefix_token_id", "int64", "causal LMs: the token put in front of each sentence (-1 for a masked LM)"),
     ("prefix_token", "str", "its text"),
@@ -73,8 +73,6 @@ SCHEMA = columns([
 class AttributionOptions(Options):
     jsd: str = option("reference", choices=JSD_VARIANTS, key=False, convention=True,
                       help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
-    fast_exact: bool = option(False, help="a half-precision pass, then a float32 re-check of every token and pair "
-                                          "it cannot guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
     metric: str = option("attribution", choices=scorer.METRICS, key=False,
                          help="what the summary shows: attribution = B (%% pairs with S_JSD < 0); pll = the CrowS "
                               "paper's pseudo-log-likelihood bias score over the shared tokens; lmeval = "
@@ -116,17 +114,8 @@ class Attribution(Method):
     views = (View("bar", title="B by bias type (95% Wilson interval)", label="bias_type", value="score",
                   low="ci_low", high="ci_high", reference=50.0), View("table"))
 
-    def key_parts(self, loaded, options: AttributionOptions, data_dir=None) -> dict:
-        parts = super().key_parts(loaded, options, data_dir)
-        if not options.fast_exact:  # exact keys carry no numerics entry
-            parts.pop("fast_exact")
-        return parts
-
     def check(self, model_kind: str, loaded, options: AttributionOptions) -> None:
         super().check(model_kind, loaded, options)
-        if options.metric == "lmeval" and options.fast_exact:
-            raise OptionError("--metric lmeval needs exact numerics: fast-exact re-checks b(u) and PLL verdicts "
-                              "only; drop --fast-exact")
         if options.metric == "lmeval" and model_kind != "causal":
             raise NotApplicable(masked_model_message("this model") if model_kind == "masked" else
                                 f"the lm-eval-compatible CrowS score needs a causal LM; this model is {model_kind}")
@@ -138,7 +127,6 @@ class Attribution(Method):
 
     def compute(self, ctx, loaded, options: AttributionOptions) -> pd.DataFrame:
         return scorer.compute_logprobs(ctx.model(), loaded.frame, progress=ctx.progress,
-                                       numerics="fast-exact" if options.fast_exact else "exact",
                                        prefix=options.prefix_convention)
 
     def conventions(self, ctx, loaded, options: AttributionOptions) -> dict:
@@ -168,9 +156,6 @@ class Attribution(Method):
             numbers = SERVED_LABEL + ": prompt log-probabilities from the server (echo + logprobs)"
         elif result.approximate:
             numbers = f"approximate ({result.meta.get('dtype')}): a fast reduced-precision run; verdicts can differ"
-        elif result.options.fast_exact:
-            numbers = ("fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "
-                       "float32 run, same verdicts")
         else:
             numbers = f"exact ({result.meta.get('dtype') or 'float32'} forward passes, TF32 off)"
         summary = self.summary(result)
