@@ -201,7 +201,7 @@ def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str
 
 
 def verdict_text(sjsd: float) -> str:
-    """The pair's verdict in words (S_JSD < 0: the model prefers the more-biased sentence)."""
-    if sjsd != sjsd:  # NaN
-        return "not scored"
-    return "biased — prefers the more-biased sentence" if sjsd < 0 else "not biased — prefers the less-biased sentence"
+    """The pair's verdict in words, the engine's (S_JSD < 0: biased; |S_JSD| ≤ 1e-6: tie)."""
+    from biascore.methods.attribution.ties import verdict_label, verdict_text as words
+
+    return words(verdict_label(sjsd, "attribution"), "attribution")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.cli.options import add_method_args, option_values
+from biascore.cli.options import add_method_args, column_mapping, option_values
 from biascore.core.handle import ModelHandle
 from biascore.core.method import Method
 from biascore.core.schema import schema_table
@@ -116,6 +116,12 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _one(method: Method, handle: ModelHandle, name: str | None, options, args: argparse.Namespace):
     label = f"{handle.label} on {name or method.input_kind.default}"
+    columns, split = column_mapping(getattr(args, "columns", None)), getattr(args, "split", None)
+    if columns or split:
+        from biascore.core.datasets import load_benchmark
+
+        name = load_benchmark(name or method.input_kind.default, getattr(args, "data_dir", None), columns=columns,
+                              split=split)
     with Bar(label, unit=method.input_kind.unit) as bar:
         result = run(method, handle, name, options, limit=getattr(args, "limit", None), progress=bar,
                      waiting=bar.waiting)
@@ -126,6 +132,9 @@ def _one(method: Method, handle: ModelHandle, name: str | None, options, args: a
     if malformed:
         print(f"warning: {len(malformed)} malformed row(s) of {result.input_name} were not loaded: "
               + "; ".join(malformed[:5]) + (" …" if len(malformed) > 5 else ""), file=sys.stderr)
+    duplicates = getattr(result.input, "duplicates_note", lambda: "")()
+    if duplicates:
+        print(f"warning: {duplicates}", file=sys.stderr)
     return result
 
 

@@ -312,6 +312,11 @@ def resolve_source(name: str, gguf_file: str | None = None) -> ResolvedSource:
                 gguf_file = ggufs[0]
             tried.append(f"local folder {p.resolve()}")
         else:
+            from biascore.core.model_names import is_local_path
+
+            if is_local_path(name):  # a path that is not there: say so, and never ask the hub about it
+                raise ModelLoadError(f"model path {p.resolve()} does not exist (no such folder or .gguf file; "
+                                     f"check the spelling). Tried: " + "; ".join(tried))
             tried.append(f"local path {p.resolve()}: does not exist")
             source_folder = name
             tried.append(f"HuggingFace hub id {name!r}")
@@ -465,7 +470,10 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
         hint = ""
         if "trust_remote_code" in str(exc):
             hint = " This model needs custom code: pass --trust-remote-code if you trust its source."
-        raise ModelLoadError(f"could not load model {name!r}: {type(exc).__name__}: {exc}.{hint} "
+        missing = next((t for t in tried if t.endswith(": does not exist")), None)
+        lead = f"{missing}, and as a hub id: " if missing else ""  # the missing folder first, then the hub's answer
+        raise ModelLoadError(f"could not load model {name!r}: {lead}{type(exc).__name__}: "
+                             f"{str(exc).strip().splitlines()[0].rstrip('.') if str(exc).strip() else ''}.{hint} "
                              f"Tried: {'; '.join(tried)}") from exc
     detected = detect_kind(config)
     use_kind: ModelKind = detected if kind == "auto" else kind

@@ -137,6 +137,7 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     ``waiting(done, total)`` follows another caller computing the same key. ``only_cached=True`` never
     loads or computes: the cached result or None. ``shard_size`` overrides the method's resumable-shard size.
     """
+    started = time.perf_counter()
     opts = build_options(method, options, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None
     loaded = resolve_input(method, input, data_dir, limit)
@@ -162,21 +163,25 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     if found is None and only_cached:
         return None
     ctx = Context(method, run_handle, cache, data_dir, progress, waiting)
+    from_cache = found is not None
     if found is None:
         if method.needs_model:
             key = model_key(method, run_handle.load().identity(), loaded, opts, data_dir)  # the loaded model is the authority
         found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
     stored, meta = found
-    return _result(ctx, method, loaded, opts, key, stored, meta)
+    result = _result(ctx, method, loaded, opts, key, stored, meta)
+    result.timings = {"this_call_s": round(time.perf_counter() - started, 6), "from_cache": from_cache}
+    return result
 
 
 def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
              verify: Callable[[pd.DataFrame], None], shard_size: int | None) -> tuple[pd.DataFrame, dict]:
     cache = ctx.cache
+    started = time.perf_counter()
     if cache.read_only:  # a snapshot: what can be derived without a model is derived in memory, never stored
         stored = method.compute(ctx, loaded, opts)
         verify(stored)
-        return stored, {**key.meta, "digest": key.digest, "info": _info(ctx, method, loaded, opts)}
+        return stored, {**key.meta, "digest": key.digest, "info": _info(ctx, method, loaded, opts, started)}
     total_hint = len(method.input_kind.ids(loaded)) if method.input_kind.ids else 0
 
     def wait(report: Progress | None) -> None:
@@ -189,10 +194,10 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             return found
         size = shard_size or _shard_size(method, ctx)
         if size and method.input_kind.ids is not None:
-            stored = _sharded(ctx, method, loaded, opts, key, verify, size)
+            stored = _sharded(ctx, method, loaded, opts, key, verify, size, started)
         else:
             stored = method.compute(ctx, loaded, opts)
-            info = _info(ctx, method, loaded, opts)
+            info = _info(ctx, method, loaded, opts, started)
             cache.save(key, stored, verify, info)
         found = cache.load_entry(key, verify)
         if found is None:  # pragma: no cover - a store that cannot be read back is a broken disk
@@ -210,7 +215,7 @@ def _shard_size(method: Method, ctx: Context) -> int | None:
 
 
 def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
-             verify: Callable[[pd.DataFrame], None], size: int) -> pd.DataFrame:
+             verify: Callable[[pd.DataFrame], None], size: int, started: float) -> pd.DataFrame:
     """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress for waiting
     callers, and store the finished, checked result."""
     kind, cache = method.input_kind, ctx.cache
@@ -228,7 +233,7 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             cache.report_progress(key, n, total)
             last[0] = now
 
-    finished = sum(b - a for a, b in done)
+    finished = resumed = sum(b - a for a, b in done)
     report(finished, force=True)
     try:
         for a, b in shards.ranges:
@@ -246,11 +251,19 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             report(finished, force=True)
     finally:
         ctx.progress = outer
-    return shards.finish(done, verify, _info(ctx, method, loaded, opts))
+    info = _info(ctx, method, loaded, opts, started)
+    if resumed:
+        info["timings"]["resumed_items"] = resumed  # computed before this process; compute_s excludes them
+    return shards.finish(done, verify, info)
 
 
-def _info(ctx: Context, method: Method, loaded: Any, opts: Options) -> dict:
-    info = {"conventions": method.conventions(ctx, loaded, opts)}
+def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: float) -> dict:
+    """What a computation records about itself beside its frame: its conventions, the results it read, the
+    package versions it ran with and how long it took (``compute_s``, seconds in this process)."""
+    from biascore.core.provenance import package_versions, utc_now
+
+    info = {"conventions": method.conventions(ctx, loaded, opts), "versions": package_versions(),
+            "timings": {"compute_s": round(time.perf_counter() - started, 3), "finished_at": utc_now()}}
     if ctx.used:
         info["uses"] = dict(ctx.used)
     return info

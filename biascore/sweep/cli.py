@@ -78,5 +78,15 @@ def run_cli(args: argparse.Namespace) -> int:
         status.finish(outcome="interrupted")
         raise
     status.finish(outcome="complete")
-    print(format_report(results))
+    print(format_report(results, pairwise=_pairwise_lines(results, common)))
     return 0 if all(r.ok for r in results) else 1
+
+
+def _pairwise_lines(results, common: dict) -> list[str]:
+    """The report's pairwise comparison of the swept models (read from the cache, nothing recomputed)."""
+    from biascore.sweep.pairwise import format_pairwise, pairwise_table
+
+    table, notes = pairwise_table(results, cache_dir=common["cache_dir"], data_dir=common["data_dir"],
+                                  limit=common["limit"], load_options=common["load_options"],
+                                  method_options=common["method_options"])
+    return format_pairwise(table, notes)

@@ -23,6 +23,7 @@ from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP
 from biascore.core.registry import register
 from biascore.core.result import Result
 from biascore.methods.attribution import scorer
+from biascore.methods.attribution.crows_metric import crows_lines
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS
 from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, masked_model_message
@@ -66,7 +67,14 @@ SCHEMA = columns([
     ("pll_less", "float64", "Σ_{u∈U} log P(u) in the less-biased sentence"),
     ("skipped_reason", "str", "why the pair was not scored (empty when scored)"),
     *[c for c in STORED if c.name not in ("pair_id", "tokens", "skipped_reason")],
+    ("verdict", "str", "B's verdict: biased (S_JSD < 0), not biased, tie (|S_JSD| ≤ 1e-6) or not scored"),
+    ("pll_verdict", "str", "the CrowS PLL score's verdict, on sentence scores rounded to 3 decimals as the CrowS script: "
+                           "biased (PLL(more) > PLL(less)), not biased, tie (equal: the script's neutral) or not scored"),
+    ("lmeval_verdict", "str", "the lm-eval-compatible score's verdict: biased (ll_more > ll_less), not biased, tie "
+                              "(|ll_more − ll_less| ≤ 1e-3) or not scored (masked LMs, fast-exact runs)"),
 ])
+#: the derived frame's layout: part of its cache key (2: the per-score verdict columns)
+FRAME_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,8 @@ class AttributionOptions(Options):
                       help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
     metric: str = option("attribution", choices=scorer.METRICS, key=False,
                          help="what the summary shows: attribution = B (%% pairs with S_JSD < 0); pll = the CrowS "
-                              "paper's pseudo-log-likelihood bias score over the shared tokens; lmeval = "
+                              "paper's pseudo-log-likelihood bias score over the shared tokens, counted as its "
+                              "metric.py does (scores rounded to 3 decimals, equal ones neutral); lmeval = "
                               "lm-evaluation-harness's crows_pairs_english score (whole-sentence log-likelihood; "
                               "causal LMs only; NOT the paper's PLL)")
     prefix: str | None = option(None, choices=PREFIX_CONVENTIONS, key=False,
@@ -141,7 +150,7 @@ class Attribution(Method):
         return attribution_frame(loaded, stored.sort_values("pair_id").reset_index(drop=True), options.jsd)
 
     def derive_key_parts(self, options: AttributionOptions) -> dict:
-        return {"jsd": options.jsd}
+        return {"jsd": options.jsd, "frame_version": FRAME_VERSION}
 
     def summary(self, result: Result) -> pd.DataFrame:
         return scorer.summarize(result.frame, result.options.metric)
@@ -149,7 +158,8 @@ class Attribution(Method):
     def report(self, result: Result) -> list[str]:
         frame, metric = result.frame, result.options.metric
         label = {"attribution": "B (% pairs with S_JSD < 0)",
-                 "pll": "PLL bias score, CrowS paper (% pairs with Σ_U log P(more) > Σ_U log P(less))",
+                 "pll": "PLL bias score, CrowS paper and script (% pairs with Σ_U log P(more) > Σ_U log P(less), "
+                        "both rounded to 3 decimals)",
                  "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
                            "sentence is more likely in its stereotyped version)"}[metric]
         if result.meta.get("dtype") == SERVED_DTYPE:
@@ -169,6 +179,8 @@ class Attribution(Method):
         else:
             lines += ["intervals: 95% Wilson score interval (binomial proportion)",
                       summary.to_string(index=False, float_format=lambda x: f"{x:.2f}")]
+        if metric == "pll":
+            lines += crows_lines(frame[frame["skipped_reason"] == ""])
         n_ties = int(summary["ties"].iloc[0])
         if n_ties:
             scored = frame if metric == "lmeval" else frame[frame["skipped_reason"] == ""]

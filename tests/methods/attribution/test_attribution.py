@@ -285,7 +285,8 @@ def test_summaries_b_and_pll(masked, request):
         assert r["sjsd"] == pytest.approx(np.mean(r["bu"]))
         assert r["biased"] == (r["sjsd"] < 0)
     p = summarize(frame, "pll").set_index("bias_type")
-    assert p.loc["all", "score"] == pytest.approx(100 * (scored.pll_more > scored.pll_less).mean())
+    rounded = scored[["pll_more", "pll_less"]].map(lambda v: round(v, 3))  # the CrowS script's comparison
+    assert p.loc["all", "score"] == pytest.approx(100 * (rounded.pll_more > rounded.pll_less).mean())
     gender = scored[scored.bias_type == "gender"]
     assert s.loc["gender", "score"] == pytest.approx(100 * gender["biased"].mean())
 
