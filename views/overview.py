@@ -78,7 +78,7 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
         part.insert(0, "benchmark", run.benchmark)
         # a quantized model is a row of its own, named with its weights (never mixed into the full-weight row)
         part.insert(0, "model", model_label(run.model) + (f" ({run.weights} weights)" if run.weights else ""))
-        part.insert(2, "precision", precision_label(run.dtype, run.weights))
+        part.insert(2, "precision", precision_label(run.dtype or "float32", run.weights))
         part["complete"] = bool(run.complete)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

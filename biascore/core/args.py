@@ -105,7 +105,7 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
 
 
 def model_from_args(args: argparse.Namespace, **kwargs):
-    from biascore.core.models import load_model
-    return load_model(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
+    from biascore.core.handle import open_model
+    return open_model(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
                       trust_remote_code=args.trust_remote_code, placement=placement_from_args(args),
                       quantize=getattr(args, "quantize", None), **kwargs)

@@ -139,6 +139,11 @@ class LanguageModel:
 
 
 # --------------------------------------------------------------------------- resolution
+def _is_served(name: object) -> bool:
+    """A ``served:http://…`` name (:mod:`biascore.core.served`; checked here without importing it)."""
+    return isinstance(name, str) and name.strip().startswith("served:")
+
+
 def resolve_device(device: str = "auto") -> torch.device:
     """``auto`` picks cuda, then mps, then cpu."""
     if device == "auto":
@@ -360,8 +365,10 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
                    device: str = "auto", dtype: str = "auto", placement: Placement | None = None,
                    quantize: str | None = None) -> ModelIdentity | None:
     """The cache identity of a local or embedded model from its files alone, or None when that needs a load
-    (hub ids, a GGUF file not yet converted, a config without declared architectures). A split model's device
-    is the type of the devices that compute (:func:`biascore.core.placement.compute_device_type`)."""
+    (hub ids, a GGUF file not yet converted, a config without declared architectures, a served model). A split
+    model's device is the type of the devices that compute (:func:`biascore.core.placement.compute_device_type`)."""
+    if _is_served(name):
+        return None  # measured on the server (biascore.core.served.fingerprint)
     try:
         src = resolve_source(name, gguf_file)
     except ModelLoadError:
@@ -435,9 +442,13 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
     stays off unless the caller turns it on. ``placement`` splits the model over devices
     (:mod:`biascore.core.placement`); ``quantize`` (``int8`` / ``int4``) loads quantized weights
     (:mod:`biascore.core.quantize`; approximate numbers). Raises :class:`ModelLoadError` naming everything tried.
+    A ``served:http://HOST:PORT/v1[#NAME]`` name is opened by :func:`biascore.core.handle.open_model` instead.
     """
     from biascore.core.quantize import check_quantize
 
+    if _is_served(name):
+        raise ModelLoadError(f"{name!r} names a served model: open it through biascore.load_model / ModelHandle "
+                             "(biascore.core.handle.open_model)")
     check_quantize(quantize, dtype, placement)
     src = resolve_source(name, gguf_file)
     converting = contextlib.nullcontext(False)

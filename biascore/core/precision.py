@@ -45,18 +45,26 @@ def dtype_name(dtype: torch.dtype | str) -> str:
     return str(dtype).replace("torch.", "")
 
 
+#: the ``dtype`` a served model's results carry (:mod:`biascore.core.served`): the server decides the numerics
+SERVED_DTYPE = "served"
+SERVED_LABEL = "served (precision as the server computes)"
+
+
 def is_approximate(dtype: torch.dtype | str, weights: str = "") -> bool:
     """True for reduced-precision (bf16 / fp16) forward passes and for quantized weights (``weights`` = ``int8`` /
-    ``int4``): their verdicts are not guaranteed."""
-    return bool(weights) or dtype_name(dtype) not in ("float32", "float64", "")
+    ``int4``): their verdicts are not guaranteed. (A served model's results are neither: they are labelled
+    :data:`SERVED_LABEL`, see :func:`precision_label`.)"""
+    return bool(weights) or dtype_name(dtype) not in ("float32", "float64", "", SERVED_DTYPE)
 
 
 def precision_label(dtype: torch.dtype | str, weights: str = "") -> str:
     """What every result, CLI line and page says about its numerics: ``exact (float32)``, ``approximate
-    (bfloat16)`` or ``approximate (int8 weights)``."""
+    (bfloat16)``, ``approximate (int8 weights)`` or ``served (precision as the server computes)``."""
     if weights:
         return f"approximate ({weights} weights)"
     name = dtype_name(dtype) or "float32"
+    if name == SERVED_DTYPE:
+        return SERVED_LABEL
     return f"approximate ({name})" if is_approximate(name) else f"exact ({name})"
 
 

@@ -74,8 +74,9 @@ class Result:
 
     @property
     def precision(self) -> str:
-        """``exact (float32)``, ``approximate (bfloat16)`` (a fast reduced-precision run) or ``approximate (int8
-        weights)`` (a quantized model)."""
+        """``exact (float32)``, ``approximate (bfloat16)`` (a fast reduced-precision run), ``approximate (int8
+        weights)`` (a quantized model) or ``served (precision as the server computes)``
+        (:func:`biascore.core.precision.precision_label`)."""
         return precision_label(str(self.meta.get("dtype", "")), str(self.meta.get("weights", "")))
 
     def headline(self) -> str:

@@ -151,6 +151,7 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
             return None
         identity = run_handle.identity()  # a hub id outside the local HuggingFace cache: only a load can tell
     try:
+        method.check_served(identity)
         method.check(identity.kind, loaded, opts)
     except NotApplicable:
         if only_cached:  # a method that cannot run on this model has no stored result to read

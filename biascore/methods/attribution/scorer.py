@@ -40,7 +40,8 @@ from biascore.methods.attribution.crows_metric import crows_counts
 from biascore.methods.attribution.ties import score_difference, ties
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.prefix import DEFAULT_PREFIX, prefix_token
+from biascore.core.precision import SERVED_DTYPE
+from biascore.core.prefix import DEFAULT_PREFIX, PrefixError, prefix_token, untold_prefix_message
 from biascore.core.pair_tokens import PairTokens, flatten_spans, pair_of, shares_only_punctuation, tokenize_sentences
 from biascore.stats.intervals import proportion_ci
 
@@ -260,7 +261,12 @@ def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT
     if ident.specials is None:
         raise ValueError(f"{ident.name}: a causal model's result key needs its tokenizer's BOS/EOS tokens "
                          "(use model_identity() or LanguageModel.identity())")
-    return prefix_token(ident.specials, prefix, ident.name).key_parts(ident.specials)
+    try:
+        return prefix_token(ident.specials, prefix, ident.name).key_parts(ident.specials)
+    except PrefixError:
+        if ident.dtype == SERVED_DTYPE:  # the server may know the token but not say it
+            raise PrefixError(untold_prefix_message(ident.name, prefix)) from None
+        raise
 
 
 def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benchmark, *,
