@@ -103,51 +103,56 @@ def test_only_cached_never_computes(random_mlm, tmp_path):
     assert not (tmp_path / "attribution").exists()
 
 
-# Every registered method through biascore.run on small inputs (options chosen to keep each run short).
-SMALL = {
-    "attribution": ("demo", {}),
-    "words": ("demo", {}),
-    "fields": ("crows-en-gso", {"min_count": 1}),
-    "heads": ("weat6b", {}),
-    "heads-masking": ("weat6b", {"k": 1, "draws": 1, "held_out": 2}),
-    "heads-counter": (None, {}),
-    "labdet": ("en", {"n_boot": 200, "nationalities": ("de", "cn", "it")}),
-    "seat": ("weat6", {"n_samples": 1000}),
-    "ceat": ("weat6", {"segment_lengths": (5,), "n_contexts": 2, "draws": 5}),
-    "logprob": ("en-gender-career", {}),
-}
+# Every registered method through biascore.run on a small input, read from the registry: the input is the
+# method's default input when the data set has it (else the first it lists), the options its `quick_options`.
+def registered_names() -> list[str]:
+    from biascore.methods import discover
+
+    return [m.name for m in discover()]
 
 
-#: The same on any clone: the random MLM and the data the project wrote itself (tests/fixtures/data)
-SMALL_FIXTURE = {
-    "attribution": ("demo", {}),
-    "words": ("demo", {}),
-    "fields": ("crows-en-gso", {"min_count": 1}),
-    "heads": ("names-career-family", {}),
-    "heads-masking": ("names-career-family", {"k": 1, "draws": 1, "held_out": 2}),
-    "heads-counter": (None, {}),
-    "labdet": ("en", {"n_boot": 200, "nationalities": ("de", "fr", "jp")}),
-    "seat": ("names-career-family", {"n_samples": 1000}),
-    "ceat": ("names-career-family", {"segment_lengths": (5,), "n_contexts": 2, "draws": 5,
-                                     "corpus": str(FIXTURE_DATA.parent / "names_corpus.txt")}),
-    "logprob": ("en-gender-career", {}),
-}
+def small_run(name: str, data_dir) -> tuple[str | None, dict]:
+    """(input name, options) of a small run of ``name`` on the data in ``data_dir``."""
+    from biascore.methods import get
+
+    method = get(name)
+    kind = method.input_kind
+    if kind.name == "none" or not kind.selectable:
+        return None, dict(method.quick_options)
+    names = kind.names(data_dir)
+    return (kind.default if kind.default in names else sorted(names)[0]), dict(method.quick_options)
 
 
-def test_every_method_is_in_this_list():
-    assert set(SMALL) == set(SMALL_FIXTURE) == set(biascore.methods().method)
+#: The one option a fixture run needs beyond the registry's: the project's own corpus that holds the
+#: fixture SEAT test's names (tests/fixtures/names_corpus.txt); the shared data's default corpus holds them
+FIXTURE_EXTRA = {"ceat": {"corpus": str(FIXTURE_DATA.parent / "names_corpus.txt")}}
 
 
-@pytest.mark.parametrize("name", sorted(SMALL))
+def test_every_registered_method_has_a_small_run():
+    """A new method needs no line here: its small run comes from the registry (an input the fixture data
+    has, and quick options its own Options accept)."""
+    from biascore.methods import get
+
+    for name in registered_names():
+        input_name, options = small_run(name, FIXTURE_DATA)
+        assert get(name).Options.build(**options, **FIXTURE_EXTRA.get(name, {}))
+
+
+@pytest.mark.parametrize("name", registered_names())
 @pytest.mark.parametrize("where", ["fixture", pytest.param("shared", marks=pytest.mark.shared("tiny_mlm", "data"))])
 def test_every_method_runs_through_the_api(name, where, request, tmp_path):
     """Every method on the hermetic random MLM and fixture data; on the tiny trained MLM and the real data where
     ../shared is present."""
     if where == "fixture":
         request.getfixturevalue("fixture_data")
+    from biascore.core import settings
+    from biascore.methods import get
+
     lm = request.getfixturevalue("random_mlm" if where == "fixture" else "tiny_mlm")
-    input_name, options = (SMALL_FIXTURE if where == "fixture" else SMALL)[name]
-    kwargs = {"limit": 12} if name == "fields" else {}
+    input_name, options = small_run(name, FIXTURE_DATA if where == "fixture" else settings.data_dir(None))
+    if where == "fixture":
+        options.update(FIXTURE_EXTRA.get(name, {}))
+    kwargs = {"limit": 12} if get(name).input_kind.first is not None else {}
     result = biascore.run(name, lm, input_name, cache_dir=tmp_path, progress=False, **kwargs, **options)
     assert len(result.frame) > 0
     assert {c.name for c in result.method.schema} <= set(result.frame.columns)
@@ -166,7 +171,7 @@ def test_a_plain_encoder_runs_the_embedding_methods_and_is_refused_by_the_lm_one
     methods that need log-probabilities refuse it in one line."""
     assert random_encoder.kind == "encoder"
     for name in ("seat", "heads", "labdet"):
-        input_name, options = SMALL_FIXTURE[name]
+        input_name, options = small_run(name, FIXTURE_DATA)
         result = biascore.run(name, random_encoder, input_name, cache_dir=tmp_path, progress=False, **options)
         assert len(result.frame) > 0 and result.frame.select_dtypes("number").notna().any().any(), name
     heads = biascore.run("heads", random_encoder, "names-career-family", cache_dir=tmp_path, progress=False)

@@ -32,12 +32,16 @@ def test_the_api_worked_example_runs_in_a_fresh_interpreter(tmp_path):
     assert "biased" in out  # a verdict
 
 
-def test_methods_doc_is_the_registry_listing():
-    from biascore.cli.run import methods_markdown
+def test_readme_table_and_methods_doc_are_the_registry_listing():
+    """README's methods table and docs/methods.md's method sections are generated from the registry (between
+    their markers): never edited by hand, rewritten by `biascore methods --update-docs`."""
+    from biascore.cli.run import generated_docs, generated_part
 
-    text = (DOCS / "methods.md").read_text(encoding="utf-8")
-    generated = methods_markdown()
-    assert generated in text, "docs/methods.md is out of date: regenerate it with `biascore methods --markdown`"
+    for name, (markers, body) in generated_docs().items():
+        text = (REPO / name).read_text(encoding="utf-8")
+        part = generated_part(text, markers)
+        assert part is not None, f"{name} lost the markers of its generated part"
+        assert part == body.strip(), f"{name} is out of date: run `biascore methods --update-docs`"
 
 
 def test_readme_is_a_front_door_with_working_links():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from biascore.cli.args import add_common_args, float_between
+from biascore.core.args import add_common_args, float_between
 from biascore.cli.compare import register_cli as register_compare
 from biascore.core import download, settings
 from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
@@ -58,7 +58,7 @@ def _register_download(subparsers) -> None:
                    help="install files whose checksum differs from the manifest (upstream changed them)")
     p.add_argument("--mirror", default=None, metavar="URL",
                    help=f"fetch <URL>/<relative path> instead of the public sources (also {download.MIRROR_ENV})")
-    p.add_argument("--timeout", type=float_between(0, float("inf")), default=60.0,
+    p.add_argument("--timeout", type=float_between(0, float("inf")), default=60.0, metavar="SECONDS",
                    help="seconds to wait for a server (default 60)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_download)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from biascore.cli.args import add_common_args, float_between, int_at_least
+from biascore.core.args import add_common_args, float_between, int_at_least
 from biascore.core.prefix import PREFIX_CONVENTIONS
 
 
@@ -21,22 +21,22 @@ def register_cli(sub) -> None:
                                    "Holm-adjusted across bias types, and the mean paired S_JSD difference.")
     p.add_argument("--models", nargs=2, required=True, metavar=("A", "B"),
                    help="the two models (hub id, local folder, .gguf file or embedded alias); deltas are B − A")
-    p.add_argument("--benchmark", default="demo", help="pair benchmark name or CSV path (default demo)")
-    p.add_argument("--limit", type=int_at_least(1), default=None, help="only the first N pairs")
-    p.add_argument("--n-boot", type=int_at_least(100), default=2000,
+    p.add_argument("--benchmark", default="demo", metavar="NAME", help="pair benchmark name or CSV path (default demo)")
+    p.add_argument("--limit", type=int_at_least(1), default=None, metavar="N", help="only the first N pairs")
+    p.add_argument("--n-boot", type=int_at_least(100), default=2000, metavar="N",
                    help="bootstrap resamples, at least 100 (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    p.add_argument("--level", type=float_between(0, 1), default=0.95,
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the bootstrap (default 0)")
+    p.add_argument("--level", type=float_between(0, 1), default=0.95, metavar="X",
                    help="confidence level of the intervals, between 0 and 1 (default 0.95)")
     p.add_argument("--prefix", default=None, choices=PREFIX_CONVENTIONS,
                    help="causal LMs: the token in front of each sentence (default published); lmeval also "
                         "compares the lm-eval-compatible score")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"],
                    help="where both models run (default auto: CUDA when available)")
-    p.add_argument("--dtype", default="auto", help="auto = fp32 (exact); bf16 / fp16 approximate (default auto)")
+    p.add_argument("--dtype", default="auto", metavar="DTYPE", help="auto = fp32 (exact); bf16 / fp16 approximate (default auto)")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the models' own Python code to run (off unless you turn it on)")
-    p.add_argument("--out", default=None, help="write the summary table to this .csv or .parquet file")
+    p.add_argument("--out", default=None, metavar="FILE", help="write the summary table to this .csv or .parquet file")
     add_common_args(p)
     p.set_defaults(func=run_compare)
 

@@ -2,7 +2,7 @@
 plus ``benchmarks``, ``data download``, ``sweep``, ``review`` and ``snapshot``.
 
 Common options (every method command): ``--data-dir`` (overrides BIASCORE_DATA_DIR), ``--cache-dir``
-(overrides BIASCORE_CACHE_DIR), the model options of :func:`biascore.cli.args.add_model_args`, the method's
+(overrides BIASCORE_CACHE_DIR), the model options of :func:`biascore.core.args.add_model_args`, the method's
 input flag and its options (generated from the method's contract: :mod:`biascore.cli.options`).
 Errors are one line (``error: …``) with exit code 2; an interrupted run keeps its finished shards.
 """
@@ -13,7 +13,7 @@ import logging
 import sys
 
 from biascore.version import ENGINE_VERSION
-from biascore.cli.args import OneLineParser
+from biascore.core.args import OneLineParser
 from biascore.cli.commands import register_builtin_commands
 from biascore.cli.run import register_method_commands
 from biascore.core import settings
@@ -23,7 +23,7 @@ from biascore.core.errors import one_line, user_errors
 def build_parser() -> argparse.ArgumentParser:
     """The ``biascore`` parser: built-in commands, then every registered method's commands."""
     parser = OneLineParser(prog="biascore", description=f"Bias Attribution Explorer engine {ENGINE_VERSION}")
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the engine does (INFO messages)")
     sub = parser.add_subparsers(dest="command", required=True)
     register_builtin_commands(sub)
     register_method_commands(sub)
@@ -31,7 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # reads the registry: a refused method plugin is one line here
+    except user_errors() as exc:
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     # the directories hold for this command only (main() is also called as a library, e.g. by tests)

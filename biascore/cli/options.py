@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from biascore.cli.args import add_common_args, add_model_args, float_between, int_at_least
+from biascore.core.args import add_common_args, add_model_args, float_between, int_at_least
 from biascore.core.method import Method
 from biascore.core.options import OptionSpec
 
@@ -30,24 +30,56 @@ def _type(spec: OptionSpec):
     return str
 
 
+#: the value's name in ``--help`` by type, when the option names none (never argparse's ``OPT__NAME``)
+METAVARS = {int: "N", float: "X", str: "TEXT"}
+
+
+def describe(spec: OptionSpec) -> str:
+    """The option's ``--help`` text from its spec: its meaning, then its default and its bounds or choices,
+    e.g. ``bootstrap draws of each interval (default 2000; at least 100)``."""
+    facts = []
+    if spec.base is bool and not spec.is_tuple:
+        facts.append("default on" if spec.default else "default off")
+    elif spec.default not in (None, ()):
+        facts.append(f"default {_show(spec.default)}")
+    elif "default" not in spec.help.lower():
+        facts.append("default: not set")
+    low, high = spec.minimum, spec.maximum
+    if spec.exclusive and low is not None and high is not None:
+        facts.append(f"between {low:g} and {high:g}, exclusive")
+    elif low is not None and high is not None:
+        facts.append(f"from {low:g} to {high:g}")
+    elif low is not None:
+        facts.append(f"{'above' if spec.exclusive else 'at least'} {low:g}")
+    elif high is not None:
+        facts.append(f"{'below' if spec.exclusive else 'at most'} {high:g}")
+    if spec.is_tuple:
+        facts.append("several values" if spec.repeat else "repeatable")
+    if not spec.key:
+        facts.append("shapes the summary only, not the cached result")
+    return f"{spec.help} ({'; '.join(facts)})" if facts else spec.help
+
+
 def add_option_flags(p: argparse.ArgumentParser, method: Method) -> None:
-    """One flag per option of ``method.Options`` (help text and default shown in ``--help``)."""
+    """One flag per option of ``method.Options``: help, default and bounds from its spec (:func:`describe`)."""
+    group = p.add_argument_group(f"options of {method.name}",
+                                 "the same names, defaults and bounds as biascore.run(…, name=value) and a "
+                                 "sweep's --options " + method.name + ".name=value")
     for spec in method.Options.specs():
-        default_text = "" if spec.default in (None, (), False) else f" (default {_show(spec.default)})"
-        kwargs: dict = {"dest": DEST + spec.name, "default": argparse.SUPPRESS, "help": spec.help + default_text}
+        kwargs: dict = {"dest": DEST + spec.name, "default": argparse.SUPPRESS, "help": describe(spec)}
         if spec.base is bool and not spec.is_tuple:
             kwargs["action"] = "store_true"
         else:
             kwargs["type"] = _type(spec)
             if spec.choices is not None:
                 kwargs["choices"] = list(spec.choices)
-            if spec.metavar:
-                kwargs["metavar"] = spec.metavar
+            kwargs["metavar"] = spec.metavar or (None if spec.choices is not None
+                                                 else METAVARS.get(spec.base, "VALUE"))
             if spec.is_tuple:
                 kwargs["nargs"] = "+" if spec.repeat else None
                 if not spec.repeat:
                     kwargs["action"] = "append"
-        p.add_argument(spec.flag, **kwargs)
+        group.add_argument(spec.flag, **kwargs)
 
 
 def _show(value) -> str:
@@ -61,21 +93,24 @@ def add_method_args(p: argparse.ArgumentParser, method: Method) -> None:
     add_common_args(p)
     if kind.name != "none":
         p.add_argument(method.input_flag or kind.flag, dest="input", default=kind.default, choices=kind.choices,
+                       metavar=None if kind.choices else "NAME",
                        help=f"{kind.help}" + ("" if kind.choices else "; several, comma-separated, run one after "
                                               "the other") + f" (default {kind.default})")
     if kind.first is not None:
-        p.add_argument("--limit", type=int_at_least(1), default=None, help="use only the first N rows (N ≥ 1)")
+        p.add_argument("--limit", type=int_at_least(1), default=None, metavar="N",
+                       help="use only the first N rows (default: all; at least 1)")
     if kind.name == "pairs":
         p.add_argument("--columns", nargs="+", default=None, metavar="TARGET=COLUMN",
                        help="your benchmark's column names, e.g. sent_more=stereo sent_less=anti bias_type=category "
                             "(default: the usual names)")
-        p.add_argument("--split", default=None,
+        p.add_argument("--split", default=None, metavar="NAME",
                        help="the split of a datasets folder or cached dataset with several (default: the only one)")
     add_option_flags(p, method)
     if method.compare_flag:
         p.add_argument(method.compare_flag, dest="compare", action="append", default=[], metavar="MODEL",
                        help="another model, run the same way and shown side by side (repeatable)")
-    p.add_argument("--out", default=None, help="write the result table to this file (.csv, or .parquet)")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="write the result table to this file (.csv, or .parquet; default: print only)")
 
 
 def option_values(args: argparse.Namespace) -> dict:

@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 
 from biascore.version import ENGINE_VERSION
 from biascore.core import settings
+from biascore.core.errors import one_line
 from biascore.core.locks import held, is_held
 
 log = logging.getLogger(__name__)
@@ -421,7 +422,7 @@ def _read_table(path: Path) -> pa.Table:
     try:
         return pq.read_table(path, page_checksum_verification=True)
     except Exception as exc:  # noqa: BLE001 - any read failure means the file is unusable
-        raise CorruptCacheFile(f"unreadable parquet ({type(exc).__name__}: {' '.join(str(exc).split())})") from exc
+        raise CorruptCacheFile(f"unreadable parquet ({one_line(exc, with_type=True, public=False)})") from exc
 
 
 def _stored_meta(table: pa.Table) -> dict:

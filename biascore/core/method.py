@@ -85,6 +85,9 @@ class Method:
     headline: ClassVar[Headline | None] = None
     #: the default views of a result (a generated page draws them); default: the summary table
     views: ClassVar[tuple[View, ...]] = (View("table"),)
+    #: option values that make a small, quick run on a small input (tests run every registered method with
+    #: them, through the API and the contract test); never used for real results
+    quick_options: ClassVar[dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ identity
     @property
@@ -166,6 +169,12 @@ class Method:
     def output(self, result: "Result") -> pd.DataFrame:
         """What ``--out`` writes (default: the result frame)."""
         return result.frame
+
+    def headline_score(self, options: Options) -> tuple[str, str] | None:
+        """The summary column that is this method's score per bias type, and its label, for tables that put
+        several models side by side (a sweep's Overview: one row per model × input × label, one column per
+        ``bias_type`` of the summary, which must also have ``n``); None: the summary is shown as its own table."""
+        return None
 
     #: a CLI flag for more models run the same way and shown side by side (e.g. ``--also``), or None
     compare_flag: ClassVar[str | None] = None

@@ -29,6 +29,10 @@ _METHODS: dict[str, "Method"] = {}
 _LOCK = threading.Lock()
 
 
+class NameClash(ValueError):
+    """A method takes a name or command another registered method already has (one line naming both)."""
+
+
 def register(cls: type[M]) -> type[M]:
     """Class decorator: register one instance of a :class:`~biascore.core.method.Method` subclass under its
     ``name`` (and its CLI ``command``). A second class may not take a name or command already taken."""
@@ -39,8 +43,8 @@ def register(cls: type[M]) -> type[M]:
                 continue
             clash = {method.name, method.cli_command} & {other.name, other.cli_command}
             if clash:
-                raise ValueError(f"method name {sorted(clash)[0]!r} registered twice: "
-                                 f"{type(other).__module__} and {cls.__module__}")
+                raise NameClash(f"method name {sorted(clash)[0]!r} registered twice: "
+                                f"{type(other).__module__} and {cls.__module__}")
         _METHODS[method.name] = method
     return cls
 

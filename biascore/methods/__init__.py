@@ -4,17 +4,41 @@
 :func:`discover` imports every method folder's ``method.py`` (found by listing this package: no hand-kept
 list) and returns the registry; a folder without ``method.py``, or one that fails to import, is an error —
 never silently left out.
+
+Methods from other installed packages join through the entry-point group ``biascore.methods`` (as
+lm-evaluation-harness and inseq let users add tasks and methods): in the package's ``pyproject.toml``::
+
+    [project.entry-points."biascore.methods"]
+    mymethod = "mypackage.method:MyMethod"     # a Method subclass (registered if it is not already)
+                                               # or "mypackage.method": a module whose import registers
+
+They are loaded once, the first time the registry is read (after the built-in folders, so a plugin never
+shadows a built-in); a plugin that takes a built-in's or another plugin's name or command is refused with
+one line naming both (:class:`PluginError`), as is one that fails to import.
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
 import sys
+import threading
 import types
+from importlib import metadata
 from typing import TYPE_CHECKING
 
+from biascore.core.errors import one_line
 from biascore.core.method import Method
-from biascore.core.registry import lookup, registered
+from biascore.core.registry import NameClash, lookup, register, registered
+
+#: the entry-point group other packages register methods in
+ENTRY_POINT_GROUP = "biascore.methods"
+_PLUGINS_LOADED = False
+_PLUGIN_ERROR: "PluginError | None" = None
+_PLUGINS_LOCK = threading.Lock()
+
+
+class PluginError(ValueError):
+    """A method plugin that cannot join the registry (a name clash, an import error, not a Method); one line."""
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -26,10 +50,46 @@ def method_packages() -> list[str]:
 
 
 def discover() -> list[Method]:
-    """Import every method folder's ``method.py`` and return the registered methods in listing order."""
+    """Import every method folder's ``method.py``, then the plugins of the ``biascore.methods`` entry-point
+    group (once per process), and return the registered methods in listing order."""
     for name in method_packages():
         importlib.import_module(f"{__name__}.{name}.method")
+    _load_plugins()
     return registered()
+
+
+def _load_plugins() -> None:
+    """Load the entry-point group once; a refused plugin's one line is raised on every read of the registry
+    (the plugins before and after it are loaded)."""
+    global _PLUGINS_LOADED, _PLUGIN_ERROR
+    with _PLUGINS_LOCK:
+        if not _PLUGINS_LOADED:
+            _PLUGINS_LOADED = True
+            for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+                try:
+                    _load_plugin(ep)
+                except PluginError as exc:
+                    _PLUGIN_ERROR = _PLUGIN_ERROR or exc
+    if _PLUGIN_ERROR is not None:
+        raise PluginError(str(_PLUGIN_ERROR))
+
+
+def _load_plugin(ep: metadata.EntryPoint) -> None:
+    dist = getattr(ep.dist, "name", None) or "an unnamed distribution"
+    where = f"method plugin {ep.name!r} ({ep.value}, from {dist})"
+    try:
+        loaded = ep.load()
+        if isinstance(loaded, type) and issubclass(loaded, Method):
+            if not any(type(m) is loaded for m in registered()):
+                register(loaded)
+        elif not isinstance(loaded, types.ModuleType):
+            raise PluginError(f"{where} is neither a Method subclass nor a module")
+    except NameClash as exc:
+        raise PluginError(f"{where} refused: {one_line(exc)}; rename the plugin's method") from None
+    except PluginError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of a third-party import becomes one line naming it
+        raise PluginError(f"{where} failed to load: {one_line(exc, with_type=True, public=False)}") from exc
 
 
 def table() -> "pd.DataFrame":

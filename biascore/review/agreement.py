@@ -9,11 +9,11 @@ reviewed:
 
 * exactly two reviewers in the group → **Cohen's κ** (Cohen 1960) on the pairs both reviewed,
   κ = (p_o − p_e) / (1 − p_e), p_o = share of pairs with the same status, p_e = Σ_k p_k(A)·p_k(B) from each
-  reviewer's own status shares (:func:`sklearn.metrics.cohen_kappa_score`);
+  reviewer's own status shares (:func:`biascore.stats.kappa.cohen_kappa`);
 * three or more reviewers → **Fleiss' κ** (Fleiss 1971), which needs the same number m of ratings per pair but
   not the same raters: the pairs with the most common number of reviews m ≥ 2 are used (ties: the larger m),
   P_i = (Σ_k n_ik² − m) / (m(m − 1)), P̄ = mean P_i, P̄_e = Σ_k p_k², κ = (P̄ − P̄_e) / (1 − P̄_e)
-  (:func:`statsmodels.stats.inter_rater.fleiss_kappa` on :func:`~statsmodels.stats.inter_rater.aggregate_raters`).
+  (:func:`biascore.stats.kappa.fleiss_kappa`).
 
 κ is undefined (NaN, with ``note``) when fewer than two pairs qualify or when chance agreement is 1 (every rating
 the same status). ``observed`` is the raw share of agreeing rater pairs (p_o, or P̄ for Fleiss).
@@ -26,12 +26,12 @@ proposed different corrected sentences.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from biascore.review.store import NEEDS_CORRECTION, STATUSES
+from biascore.stats.kappa import cohen_kappa, fleiss_kappa
 from biascore.stats.reliability import DEFAULT_RESAMPLES, alpha_interval, nominal_alpha
 
 AGREEMENT_COLUMNS = ["bias_type", "alpha", "alpha_low", "alpha_high", "alpha_pairs", "method", "kappa", "observed",
@@ -54,21 +54,8 @@ def status_counts(reviews: pd.DataFrame) -> pd.DataFrame:
     return pd.crosstab(reviews.pair_id, reviews.status).reindex(columns=list(STATUSES), fill_value=0)
 
 
-def _cohen(a: np.ndarray, b: np.ndarray) -> float:
-    """Cohen's κ of two reviewers' statuses on the same pairs; NaN with fewer than two pairs or one status only."""
-    from sklearn.metrics import cohen_kappa_score
-
-    if len(a) < 2 or len(set(a) | set(b)) < 2:
-        return float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(cohen_kappa_score(a, b, labels=list(STATUSES)))
-
-
 def _group_agreement(group: pd.DataFrame, resamples: int, seed: int) -> dict:
     """Agreement of the status among the reviews of one group (see the module docstring)."""
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
     counts = group.groupby("pair_id").size()
     multi = group[group.pair_id.isin(counts.index[counts >= 2])]
     reviewers = sorted(multi.reviewer.unique())
@@ -83,18 +70,15 @@ def _group_agreement(group: pd.DataFrame, resamples: int, seed: int) -> dict:
     if len(reviewers) == 2:
         wide = multi.pivot(index="pair_id", columns="reviewer", values="status").dropna()
         a, b = wide[reviewers[0]].to_numpy(), wide[reviewers[1]].to_numpy()
-        out.update(method="Cohen", n_pairs=len(wide), ratings_per_pair=2, kappa=_cohen(a, b),
+        out.update(method="Cohen", n_pairs=len(wide), ratings_per_pair=2, kappa=cohen_kappa(a, b, STATUSES),
                    observed=float(np.mean(a == b)) if len(wide) else float("nan"))
     else:
         sizes = counts[counts >= 2].value_counts()
         m = int(max(sizes.index, key=lambda k: (sizes[k], k)))
         used = multi[multi.pair_id.isin(counts.index[counts == m])].sort_values(["pair_id", "reviewer"])
         ratings = used.status.map(codes).to_numpy().reshape(-1, m)  # one row per pair: its m ratings
-        table, _ = aggregate_raters(ratings, n_cat=len(STATUSES))
-        p_i = ((table ** 2).sum(axis=1) - m) / (m * (m - 1))
-        out.update(method="Fleiss", n_pairs=len(ratings), ratings_per_pair=m, observed=float(p_i.mean()))
-        if len(ratings) >= 2 and (table.sum(axis=0) > 0).sum() > 1:
-            out["kappa"] = float(fleiss_kappa(table, method="fleiss"))
+        kappa, observed = fleiss_kappa(ratings, len(STATUSES))
+        out.update(method="Fleiss", n_pairs=len(ratings), ratings_per_pair=m, observed=observed, kappa=kappa)
     if out["n_pairs"] < 2:
         out["note"] = "fewer than two pairs reviewed by the same reviewers"
     elif out["kappa"] != out["kappa"]:
@@ -150,7 +134,7 @@ def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
         kappas, weights = [], []
         for other in others.columns:
             both = others[other].notna()
-            k = _cohen(mine[both].to_numpy(), others.loc[both, other].to_numpy())
+            k = cohen_kappa(mine[both].to_numpy(), others.loc[both, other].to_numpy(), STATUSES)
             if k == k:
                 kappas.append(k)
                 weights.append(int(both.sum()))

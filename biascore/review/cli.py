@@ -12,7 +12,7 @@ import pandas as pd
 
 
 def register_cli(sub) -> None:
-    from biascore.cli.args import add_common_args, add_model_args
+    from biascore.core.args import add_common_args, add_model_args
     from biascore.review.store import STATUSES
 
     review = sub.add_parser("review", help="translation reviews: export, agreement, adjudication, corrected benchmark")
@@ -21,19 +21,19 @@ def register_cli(sub) -> None:
     def parser(name: str, help_: str, *, benchmark_required: bool = True) -> argparse.ArgumentParser:
         p = rsub.add_parser(name, help=help_, description=help_)
         add_common_args(p)
-        p.add_argument("--db", default=None, help="review database (default BIASCORE_REVIEW_DB or "
+        p.add_argument("--db", default=None, metavar="FILE", help="review database (default BIASCORE_REVIEW_DB or "
                                                   "<cache>/reviews.sqlite)")
-        p.add_argument("--benchmark", default=None if not benchmark_required else "crows-tl",
+        p.add_argument("--benchmark", default=None if not benchmark_required else "crows-tl", metavar="NAME",
                        help="the reviewed benchmark (default crows-tl)" if benchmark_required
                        else "only this benchmark's reviews (default: all)")
         return p
 
     p = parser("assign", "split the benchmark's pairs among reviewers, each pair to --overlap of them (rerun with "
                          "a reviewer added or removed: only unstarted pairs move)")
-    p.add_argument("--reviewers", nargs="+", required=True, help="reviewer names as they type them on the page")
-    p.add_argument("--overlap", type=int, default=2, help="reviewers per pair (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the tie-breaking order (default 0)")
-    p.add_argument("--by", default="", help="who assigns (recorded)")
+    p.add_argument("--reviewers", nargs="+", required=True, metavar="NAME", help="reviewer names as they type them on the page")
+    p.add_argument("--overlap", type=int, default=2, metavar="N", help="reviewers per pair (default 2)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the tie-breaking order (default 0)")
+    p.add_argument("--by", default="", metavar="NAME", help="who assigns (recorded)")
     p.set_defaults(func=_cmd_assign)
 
     p = parser("progress", "per reviewer: pairs assigned, reviewed, remaining, and agreement with the others")
@@ -42,33 +42,33 @@ def register_cli(sub) -> None:
     p = parser("export", "write every review as CSV (tags joined by '; '), or with --format dataset the reviews and "
                          "the corrected benchmark as a folder of parquet files with a dataset card",
                benchmark_required=False)
-    p.add_argument("--out", required=True, help="CSV file (--format csv) or new folder (--format dataset)")
+    p.add_argument("--out", required=True, metavar="PATH", help="CSV file (--format csv) or new folder (--format dataset)")
     p.add_argument("--format", choices=("csv", "dataset"), default="csv",
                    help="csv (default) or dataset (needs --benchmark; default crows-tl)")
-    p.add_argument("--seed", type=int, default=0, help="seed of α's bootstrap in the dataset card (default 0)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of α's bootstrap in the dataset card (default 0)")
     p.set_defaults(func=_cmd_export)
 
     p = parser("agreement", "Krippendorff's α with a bootstrap interval, Cohen's κ (two reviewers) or Fleiss' κ "
                             "(more) on the status, overall and per bias type; the status confusion table")
-    p.add_argument("--out", default=None, help="also write the table as CSV")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for α's interval (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--out", default=None, metavar="FILE", help="also write the table as CSV")
+    p.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples for α's interval (default 1000)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
     p.set_defaults(func=_cmd_agreement)
 
     p = parser("disagreements", "pairs whose reviewers disagree, with the adjudicated decision if any")
     p.set_defaults(func=_cmd_disagreements)
 
     p = parser("adjudicate", "store the final decision for one pair")
-    p.add_argument("--pair", type=int, required=True, help="pair_id")
-    p.add_argument("--by", required=True, help="the adjudicator's name")
-    p.add_argument("--status", required=True, choices=STATUSES)
-    p.add_argument("--more", default="", help="corrected more-biased sentence (status 'needs correction')")
-    p.add_argument("--less", default="", help="corrected less-biased sentence (status 'needs correction')")
-    p.add_argument("--comment", default="")
+    p.add_argument("--pair", type=int, required=True, metavar="ID", help="the pair's pair_id")
+    p.add_argument("--by", required=True, metavar="NAME", help="the adjudicator's name")
+    p.add_argument("--status", required=True, choices=STATUSES, help="the final status of the pair")
+    p.add_argument("--more", default="", metavar="TEXT", help="corrected more-biased sentence (status 'needs correction')")
+    p.add_argument("--less", default="", metavar="TEXT", help="corrected less-biased sentence (status 'needs correction')")
+    p.add_argument("--comment", default="", metavar="TEXT", help="a note kept with the decision (default: none)")
     p.set_defaults(func=_cmd_adjudicate)
 
     p = parser("corrected", "write the corrected benchmark CSV (scored by `score --benchmark FILE`)")
-    p.add_argument("--out", required=True, help="CSV file to write")
+    p.add_argument("--out", required=True, metavar="FILE", help="CSV file to write")
     p.set_defaults(func=_cmd_corrected)
 
     p = parser("compare", "B of one model before and after the corrections (both runs cached)")
@@ -200,7 +200,7 @@ def _cmd_corrected(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from biascore.cli.args import model_from_args
+    from biascore.core.args import model_from_args
     from biascore.review.corrections import before_after
 
     bm, frame, _ = _corrected(args)

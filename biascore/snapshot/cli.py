@@ -5,16 +5,18 @@ import argparse
 import os
 import sys
 
+from biascore.core.errors import one_line
+
 
 def register_cli(sub) -> None:
-    from biascore.cli.args import add_common_args
+    from biascore.core.args import add_common_args
 
     p = sub.add_parser("snapshot", help="offline snapshots for workshops: export cached results, verify a file",
                        description="Write the cached results of every scorer (and the data they refer to) to one "
                                    "zip that `BIASCORE_SNAPSHOT=FILE streamlit run app.py` opens read-only.")
     actions = p.add_subparsers(dest="snapshot_command", required=True)
     e = actions.add_parser("export", help="write a snapshot zip from the result cache")
-    e.add_argument("--out", required=True, help="the zip file to write (e.g. demo.zip); an existing one is kept "
+    e.add_argument("--out", required=True, metavar="FILE", help="the zip file to write (e.g. demo.zip); an existing one is kept "
                                                 "unless --force")
     e.add_argument("--force", action="store_true", help="replace --out when it exists")
     e.add_argument("--models", nargs="+", default=None, metavar="MODEL",
@@ -28,13 +30,13 @@ def register_cli(sub) -> None:
     add_common_args(e)
     e.set_defaults(func=_cmd_export)
     v = actions.add_parser("verify", help="check a snapshot's checksums and engine version")
-    v.add_argument("file")
+    v.add_argument("file", help="the snapshot zip to check")
     v.set_defaults(func=_cmd_verify)
     s = actions.add_parser("serve", help="verify a snapshot, then run the dashboard read-only on it (loopback)",
                            description="The same as `BIASCORE_SNAPSHOT=FILE streamlit run app.py --server.address "
                                        "127.0.0.1`, after checking FILE.")
-    s.add_argument("file")
-    s.add_argument("--port", type=int, default=8501)
+    s.add_argument("file", help="the snapshot zip to serve")
+    s.add_argument("--port", type=int, default=8501, metavar="N", help="the port on 127.0.0.1 (default 8501)")
     s.add_argument("--headless", action="store_true", help="do not open a browser window")
     s.set_defaults(func=_cmd_serve)
 
@@ -54,7 +56,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks, names=names,
                                    overwrite=args.force)
     except SnapshotError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         return 2
     counts: dict[str, int] = {}
     for entry in manifest["entries"]:
@@ -78,7 +80,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     try:
         manifest = verify(args.file)
     except SnapshotError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         return 2
     print(f"ok: {args.file}: {len(manifest['members'])} members verified (SHA-256), engine "
           f"{manifest['engine_version']}, made {manifest.get('created_at', '?')}; models: "

@@ -38,6 +38,7 @@ from typing import Sequence
 from biascore.version import ENGINE_VERSION
 from biascore.core import runner, settings
 from biascore.core.cache import ResultCache, rekey_file
+from biascore.core.errors import one_line
 from biascore.core.method import Method
 from biascore.core.model_names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
@@ -90,7 +91,7 @@ def _input_of(plan: _Plan, method: Method, meta: dict):
             plan.inputs[key] = kind.load(name, plan.data_dir)
         except (ValueError, FileNotFoundError, KeyError, OSError) as exc:
             plan.inputs[key] = _Skip(f"its {kind.noun} {name!r} cannot be loaded from the data directory "
-                                     f"({type(exc).__name__}: {exc})".splitlines()[0])
+                                     f"({one_line(exc, with_type=True, public=False)})")
     loaded = plan.inputs[key]
     if isinstance(loaded, _Skip):
         raise loaded

@@ -3,6 +3,7 @@
     python -m biascore sweep --models A B --benchmarks demo crows-en-gso --metrics attribution pll
     python -m biascore sweep --spec sweep.yaml --ray            # a local Ray instance
     python -m biascore sweep --spec sweep.yaml --ray auto       # the Ray cluster this node belongs to
+    python -m biascore sweep --models A --labdet-langs en --metrics labdet --options labdet.n_boot=500
 
 Exit code 0 when every task succeeded, 1 when any failed (each failure is printed by name with its error),
 2 for an unusable spec.
@@ -18,31 +19,40 @@ SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locall
 
 def register_cli(sub) -> None:
     """Add the ``sweep`` subcommand to ``sub`` (an argparse subparsers object)."""
-    from biascore.cli.args import add_common_args, int_at_least
-    from biascore.sweep.spec import known_metrics
+    from biascore.core.args import add_common_args, int_at_least
+    from biascore.sweep.spec import input_field, input_kinds, known_metrics
 
     metrics = list(known_metrics())
     p = sub.add_parser(NAME, help=SUMMARY, description=SUMMARY + ". Options override --spec's values.")
-    p.add_argument("--spec", default=None, help="YAML or TOML file with the sweep (keys as these options)")
+    p.add_argument("--spec", default=None, metavar="FILE",
+                   help="YAML or TOML file with the sweep (keys as these options)")
     p.add_argument("--models", nargs="+", default=None, metavar="MODEL",
                    help="hub ids, local folders, .gguf files or embedded aliases")
-    p.add_argument("--benchmarks", nargs="+", default=None, metavar="BENCHMARK",
-                   help="pair benchmarks (see `benchmarks`) or CSV paths, for attribution, pll, fields")
     p.add_argument("--metrics", nargs="+", default=None, choices=metrics, metavar="METRIC",
                    help=f"registered methods: {', '.join(metrics)} (default attribution pll)")
-    p.add_argument("--seat-tests", nargs="+", default=None, metavar="TEST", help="inputs of the seat metric")
-    p.add_argument("--labdet-langs", nargs="+", default=None, metavar="LANG", help="inputs of the labdet metric")
-    p.add_argument("--limit", type=int_at_least(1), default=None,
+    for kind in input_kinds().values():  # one flag per input kind a registered method reads
+        field = input_field(kind.name)
+        readers = ", ".join(m for m, k in known_metrics().items() if k == kind.name)
+        p.add_argument("--" + field.replace("_", "-"), dest=field, nargs="+", default=None,
+                       metavar="NAME", help=f"inputs of {readers}: {kind.help}"
+                       + (f" (default {kind.default})" if not kind.selectable else ""))
+    p.add_argument("--options", nargs="+", action="extend", default=None, metavar="METHOD.OPTION=VALUE",
+                   help="any method's options as `biascore run <method>` takes them (see its --help), e.g. "
+                        "labdet.n_boot=500 seat.seed=3 ceat.segment_lengths=9,25; lists comma-separated; "
+                        "attribution's also hold for pll and lmeval")
+    p.add_argument("--limit", type=int_at_least(1), default=None, metavar="N",
                    help="score only the first N pairs of each benchmark (N ≥ 1)")
-    p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default=None,
-                   help="auto = fp32 on every device (exact); bf16 / fp16 = fast mode, numbers approximate")
+    p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda", "mps"],
+                   help="where the models run (default auto: a GPU when there is one)")
+    p.add_argument("--dtype", default=None, metavar="DTYPE",
+                   help="auto = fp32 on every device (exact); bf16 / fp16 = fast mode, numbers approximate "
+                        "(default auto)")
     p.add_argument("--trust-remote-code", action="store_true", default=None,
                    help="allow the models' own Python code to run (off unless you turn it on)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: without ADDRESS a local instance, else a cluster (auto, ray://host:10001)")
-    p.add_argument("--ray-cpus", type=int_at_least(1), default=None, help="CPUs of a local Ray instance (default: all)")
-    p.add_argument("--retries", type=int_at_least(0), default=None,
+    p.add_argument("--ray-cpus", type=int_at_least(1), default=None, metavar="N", help="CPUs of a local Ray instance (default: all)")
+    p.add_argument("--retries", type=int_at_least(0), default=None, metavar="N",
                    help="Ray: times a task is retried after its worker died (default 2)")
     add_common_args(p)
     p.set_defaults(func=run_cli)
@@ -51,13 +61,13 @@ def register_cli(sub) -> None:
 def run_cli(args: argparse.Namespace) -> int:
     from biascore.core import settings
     from biascore.sweep.report import format_report
-    from biascore.sweep.spec import build_spec
+    from biascore.sweep.spec import INPUT_FIELDS, build_spec, parse_option_args
     from biascore.sweep.status import SweepStatus
 
-    spec = build_spec(args.spec, models=args.models, benchmarks=args.benchmarks, metrics=args.metrics,
-                      seat_tests=args.seat_tests, labdet_langs=args.labdet_langs, limit=args.limit,
-                      device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
-                      retries=args.retries)
+    spec = build_spec(args.spec, models=args.models, metrics=args.metrics, inputs=_input_args(args),
+                      options=parse_option_args(args.options or []), limit=args.limit, device=args.device,
+                      dtype=args.dtype, trust_remote_code=args.trust_remote_code, retries=args.retries,
+                      **{f: getattr(args, f) for f in INPUT_FIELDS})
     tasks = spec.tasks()
     cache_dir = str(settings.cache_dir(args.cache_dir))
     data_dir = str(settings.data_dir(args.data_dir))
@@ -80,6 +90,18 @@ def run_cli(args: argparse.Namespace) -> int:
     status.finish(outcome="complete")
     print(format_report(results, pairwise=_pairwise_lines(results, common)))
     return 0 if all(r.ok for r in results) else 1
+
+
+def _input_args(args: argparse.Namespace) -> dict[str, list[str]]:
+    """The inputs given by the generated ``--<kind>-inputs`` flags (the dedicated ones are fields of their own)."""
+    from biascore.sweep.spec import INPUT_FIELDS, input_field, input_kinds
+
+    out = {}
+    for kind in input_kinds():
+        field = input_field(kind)
+        if field not in INPUT_FIELDS and getattr(args, field, None):
+            out[kind] = list(getattr(args, field))
+    return out
 
 
 def _pairwise_lines(results, common: dict) -> list[str]:

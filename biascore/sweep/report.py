@@ -1,10 +1,11 @@
-"""What a sweep prints at the end: the Overview table and every failure by name.
+"""What a sweep prints at the end: the Overview table, every other method's table, and every failure by name.
 
 The Overview table is the dashboard's Overview layout (Table 3 of the bias-attribution paper): one row per
-model × benchmark × metric, the score overall (``all``) and per bias type. The numbers are the rows of the
-engine's :func:`biascore.methods.attribution.scorer.summarize` that each task sent back (B = % of pairs with
-S_JSD < 0; PLL = % of pairs with score(more) > score(less), both rounded to 3 decimals as the CrowS script;
-50 = unbiased); nothing is recomputed here. The pairwise model comparison's lines come from
+model × input × score, the score overall (``all``) and per bias type. Which summary column is a method's
+score and how it is labelled come from the method itself (:meth:`~biascore.core.method.Method.headline_score`,
+e.g. attribution: B = % of pairs with S_JSD < 0, PLL, lm-eval's pct_stereotype; 50 = unbiased); the numbers
+are the rows of the method's own ``summary`` that each task sent back; nothing is recomputed here. A method
+without a headline score prints its summary table as it is. The pairwise model comparison's lines come from
 :mod:`biascore.sweep.pairwise`.
 """
 from __future__ import annotations
@@ -13,19 +14,15 @@ import pandas as pd
 
 from biascore.sweep.tasks import TaskResult
 
-#: how the Overview labels the attribution scorer's metrics
-METRIC_LABELS = {"attribution": "B", "pll": "PLL", "lmeval": "lm-eval pct_stereotype"}
-
 
 def overview_table(results: list[TaskResult]) -> pd.DataFrame:
     """Wide table: ``model, benchmark, metric, n, all, <bias types…>`` (scores in %)."""
     rows = []
     for r in results:
-        for metric, label in METRIC_LABELS.items():
+        for metric, (column, label) in r.headlines.items():
             for rec in r.summaries.get(metric, []):
-                score = rec["pct_stereotype"] if metric == "lmeval" else rec["score"]
                 rows.append({"model": r.model, "benchmark": r.input, "metric": label, "bias_type": rec["bias_type"],
-                             "score": score, "n": rec["n"]})
+                             "score": rec[column], "n": rec["n"]})
     if not rows:
         return pd.DataFrame(columns=["model", "benchmark", "metric", "n", "all"])
     long = pd.DataFrame.from_records(rows)
@@ -45,10 +42,11 @@ def format_report(results: list[TaskResult], pairwise: list[str] | None = None) 
     lines = []
     table = overview_table(results)
     if len(table):
-        lines += ["B / PLL bias score by bias type (% of pairs; 50 = unbiased)",
+        labels = " / ".join(dict.fromkeys(table["metric"]))
+        lines += [f"{labels} bias score by bias type (% of pairs; 50 = unbiased)",
                   table.to_string(index=False, float_format=lambda x: f"{x:.2f}", na_rep="—")]
     for r in results:
-        for metric in (m for m in r.summaries if m not in METRIC_LABELS):
+        for metric in (m for m in r.summaries if m not in r.headlines):
             if r.summaries.get(metric):
                 frame = pd.DataFrame.from_records(r.summaries[metric])
                 lines += ["", f"{metric}: {r.task}",

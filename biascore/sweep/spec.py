@@ -9,12 +9,16 @@ A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as th
     seat_tests: [sent-weat6]                  # inputs of the methods that read SEAT tests (seat, heads, ceat)
     labdet_langs: [en]                        # inputs of labdet
     inputs: {logprob-test: [en-gender-career]}  # inputs of any other input kind, by kind name
+    options: {labdet: {n_boot: 500}, seat: {n_samples: 10000}}  # any method's options, by method name
     device: auto
     dtype: auto
     limit: null                               # score only the first N pairs of each benchmark
     retries: 2                                # Ray: times a task is retried after its worker died
 
-Command-line options given explicitly override the file's values.
+Command-line options given explicitly override the file's values (``--options labdet.n_boot=500`` adds to
+the file's ``options``). A method's options are those of ``biascore run <method>`` (its ``Options`` specs:
+the same names, defaults, bounds and one-line refusals); the options of ``attribution`` also hold for ``pll``
+and ``lmeval``, its two other summaries.
 
 A task is one model × one input: it carries every requested method that reads that kind of input
 (``attribution`` and ``pll`` come from the same forward passes, ``fields`` and ``words`` reuse them).
@@ -25,6 +29,11 @@ import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from biascore.core.errors import one_line
+from biascore.core.method import Method
+from biascore.core.options import OptionError, OptionSpec
 
 #: the spec fields that list inputs of one input kind: field → input kind
 INPUT_FIELDS = {"benchmarks": "pairs", "seat_tests": "seat", "labdet_langs": "labdet"}
@@ -39,6 +48,94 @@ def known_metrics() -> dict[str, str]:
 
     kinds = {m.name: m.input_kind.name for m in discover()}
     return {**kinds, **{alias: kinds[target] for alias, target in ALIASES.items()}}
+
+
+def resolve_metric(metric: str) -> tuple[Method, dict]:
+    """The method a sweep metric runs and the options it implies (``pll`` = attribution's PLL score, ``lmeval``
+    its lm-eval-compatible score with lm-eval's prefix)."""
+    from biascore.methods import get
+
+    if metric in ("attribution", "pll"):
+        return get("attribution"), {"metric": metric}
+    if metric == "lmeval":
+        return get("attribution"), {"metric": "lmeval", "prefix": "lmeval"}
+    return get(metric), {}
+
+
+def input_kinds() -> dict:
+    """Every input kind a registered method reads: name → :class:`~biascore.core.method.InputKind`."""
+    from biascore.methods import discover
+
+    return {m.input_kind.name: m.input_kind for m in discover()}
+
+
+def input_field(kind: str) -> str:
+    """The spec field / CLI option listing inputs of ``kind``: the dedicated fields (``benchmarks``,
+    ``seat_tests``, ``labdet_langs``), else ``<kind>_inputs`` (``--logprob-test-inputs``)."""
+    named = {k: f for f, k in INPUT_FIELDS.items()}
+    return named.get(kind, kind.replace("-", "_") + "_inputs")
+
+
+def parse_option_text(spec: OptionSpec, text: str) -> Any:
+    """One option value from the command line's text, read by the option's spec: its own ``parse``, else
+    true/false for switches, a whole number or a number, ``none`` for an optional option, and comma-separated
+    values for a list option. The value is then checked by ``Options.build`` (bounds, choices)."""
+    if spec.is_tuple:
+        return tuple(_parse_one(spec, part.strip()) for part in text.split(",") if part.strip())
+    return _parse_one(spec, text.strip())
+
+
+def _parse_one(spec: OptionSpec, text: str) -> Any:
+    if spec.optional and text.lower() in ("none", "null"):
+        return None
+    if spec.parse is not None:
+        try:
+            return spec.parse(text)
+        except (ValueError, TypeError) as exc:
+            raise OptionError(f"{spec.flag}: {exc}") from None
+    if spec.base is bool:
+        truth = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+        if text.lower() not in truth:
+            raise OptionError(f"{spec.flag}: expected true or false, got {text!r}")
+        return truth[text.lower()]
+    if spec.base in (int, float):
+        try:
+            return spec.base(text)
+        except ValueError:
+            kind = "a whole number" if spec.base is int else "a number"
+            raise OptionError(f"{spec.flag}: expected {kind}, got {text!r}") from None
+    return text
+
+
+def parse_option_args(words: list[str]) -> dict[str, dict[str, Any]]:
+    """``METHOD.NAME=VALUE`` words of ``--options`` → ``{method: {name: value}}``, each value read by its spec."""
+    from biascore.methods import get
+
+    out: dict[str, dict[str, Any]] = {}
+    for word in words:
+        target, eq, text = word.partition("=")
+        method_name, dot, name = target.partition(".")
+        if not (eq and dot and method_name and name):
+            raise SpecError(f"--options takes METHOD.OPTION=VALUE (e.g. labdet.n_boot=500), not {word!r}")
+        method = _method_of(method_name)
+        specs = {s.name: s for s in get(method).Options.specs()}
+        name = name.replace("-", "_")
+        if name not in specs:
+            raise SpecError(f"--options {word}: {method} has no option {name!r}; it takes: "
+                            + (", ".join(specs) or "no options"))
+        try:
+            out.setdefault(method, {})[name] = parse_option_text(specs[name], text)
+        except OptionError as exc:
+            raise SpecError(f"--options {word}: {exc}") from None
+    return out
+
+
+def _method_of(name: str) -> str:
+    """The registered method a metric or method name runs (``pll`` and ``lmeval`` are attribution's)."""
+    metrics = known_metrics()
+    if name not in metrics:
+        raise SpecError(f"unknown method {name!r} in options; choose from {', '.join(metrics)}")
+    return ALIASES.get(name, name)
 
 
 class SpecError(ValueError):
@@ -69,6 +166,8 @@ class SweepSpec:
     seat_tests: list[str] = field(default_factory=list)
     labdet_langs: list[str] = field(default_factory=list)
     inputs: dict[str, list[str]] = field(default_factory=dict)
+    #: method name → its option values (validated by the method's ``Options``); attribution's hold for pll/lmeval
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
     device: str = "auto"
     dtype: str = "auto"
     trust_remote_code: bool = False
@@ -95,20 +194,43 @@ class SweepSpec:
         for metric in self.metrics:
             kind = metrics[metric]
             if not given.get(kind):
-                where = next((f"--{f.replace('_', '-')} (or '{f}:' in the spec file)" for f, k in INPUT_FIELDS.items()
-                              if k == kind), f"'inputs: {{{kind}: [...]}}' in the spec file")
-                raise SpecError(f"metric {metric} needs its inputs: {where}")
+                f = input_field(kind)
+                where = f"'{f}:'" if f in INPUT_FIELDS else f"'inputs: {{{kind}: [...]}}'"
+                raise SpecError(f"metric {metric} needs its inputs: --{f.replace('_', '-')} (or {where} in the spec "
+                                "file)")
         if self.limit is not None and self.limit < 1:
             raise SpecError(f"limit must be a positive number of pairs, not {self.limit}")
+        self._validate_options()
         if self.retries < 0:
             raise SpecError(f"retries must be 0 or more, not {self.retries}")
         return self
+
+    def _validate_options(self) -> None:
+        """Every method's options through its own ``Options.build`` (with the values a metric implies, e.g.
+        ``metric=pll``): unknown names and bad values are refused here, before any task starts."""
+        if not isinstance(self.options, dict) or not all(
+                isinstance(k, str) and isinstance(v, dict) for k, v in self.options.items()):
+            raise SpecError("'options' must map a method name to its option values, e.g. {labdet: {n_boot: 500}}")
+        wanted = {ALIASES.get(m, m) for m in self.metrics}
+        for name in self.options:
+            method = _method_of(name)
+            if method not in wanted:
+                raise SpecError(f"options given for {name}, which is not among the metrics ({', '.join(self.metrics)})")
+        for metric in self.metrics:
+            method, implied = resolve_metric(metric)
+            try:
+                method.Options.build(**{**self.method_options().get(method.name, {}), **implied})
+            except OptionError as exc:
+                raise SpecError(f"options of {metric}: {exc}") from None
 
     def input_lists(self) -> dict[str, list[str]]:
         """Input kind → the names to run (the dedicated fields and ``inputs`` together, each once)."""
         out: dict[str, list[str]] = {kind: list(names) for kind, names in self.inputs.items()}
         for fname, kind in INPUT_FIELDS.items():
             out[kind] = list(dict.fromkeys(out.get(kind, []) + getattr(self, fname)))
+        for kind in input_kinds().values():  # a method's own fixed data (nothing to choose): its one input
+            if not kind.selectable and not out.get(kind.name) and kind.default:
+                out[kind.name] = [kind.default]
         return out
 
     def tasks(self) -> list[Task]:
@@ -125,9 +247,11 @@ class SweepSpec:
         return out
 
     def method_options(self) -> dict[str, dict]:
-        """Option values per method implied by the spec: none today (every spec option is a load option), so each
-        method runs with its defaults; the plumbing to the tasks stays for method options a spec may carry."""
-        return {}
+        """Option values per registered method (``options`` keyed by ``pll``/``lmeval`` are attribution's)."""
+        out: dict[str, dict] = {}
+        for name, values in self.options.items():
+            out.setdefault(ALIASES.get(name, name), {}).update(values)
+        return out
 
     def load_options(self) -> dict:
         """Keyword arguments of :func:`biascore.core.models.load_model` shared by every task."""
@@ -139,7 +263,8 @@ _FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec)}
 _SCALARS = [("limit", (int, type(None)), "a number of pairs or null"), ("retries", (int,), "a whole number"),
             ("device", (str,), "auto, cpu, cuda or mps"), ("dtype", (str,), "a dtype name"),
             ("trust_remote_code", (bool,), "true or false")]
-_LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING and n != "inputs"}
+_LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING
+          and n not in ("inputs", "options")}
 
 
 def read_spec_file(path: str | Path) -> dict:
@@ -155,7 +280,7 @@ def read_spec_file(path: str | Path) -> dict:
             import yaml
             raw = yaml.safe_load(text)
     except Exception as exc:  # noqa: BLE001 - any parse error becomes one line naming the file
-        raise SpecError(f"cannot parse {p}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+        raise SpecError(f"cannot parse {p}: {one_line(exc, with_type=True, public=False)}") from exc
     raw = raw or {}
     if not isinstance(raw, dict):
         raise SpecError(f"{p}: expected a mapping of keys (models, benchmarks, metrics, ...)")
@@ -178,6 +303,16 @@ def read_spec_file(path: str | Path) -> dict:
 def build_spec(file: str | Path | None = None, **overrides) -> SweepSpec:
     """The spec from a file (optional) with explicit values (those not None) on top, validated."""
     values = read_spec_file(file) if file else {}
+    for key in ("inputs", "options"):  # mappings: the command line's entries go on top of the file's
+        given = overrides.pop(key, None)
+        if given and isinstance(values.get(key), dict):
+            merged = dict(values[key])
+            for k, v in given.items():
+                merged[k] = ({**merged[k], **v} if isinstance(merged.get(k), dict) and isinstance(v, dict)
+                             else v)
+            given = merged
+        if given:
+            values[key] = given
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return SweepSpec(**values).validate()

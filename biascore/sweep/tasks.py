@@ -21,21 +21,9 @@ from dataclasses import dataclass, field
 from biascore.core import settings
 from biascore.core.errors import one_line
 from biascore.core.handle import ModelHandle
-from biascore.core.method import Method, NotApplicable
+from biascore.core.method import NotApplicable
 from biascore.core.registry import ProgressFn
-from biascore.sweep.spec import Task
-
-
-def resolve_metric(metric: str) -> tuple[Method, dict]:
-    """The method a sweep metric runs and the options it implies (``pll`` = attribution's PLL score, ``lmeval``
-    its lm-eval-compatible score with lm-eval's prefix)."""
-    from biascore.methods import get
-
-    if metric in ("attribution", "pll"):
-        return get("attribution"), {"metric": metric}
-    if metric == "lmeval":
-        return get("attribution"), {"metric": "lmeval", "prefix": "lmeval"}
-    return get(metric), {}
+from biascore.sweep.spec import Task, resolve_metric
 
 
 @dataclass
@@ -54,6 +42,8 @@ class TaskResult:
     #: metric → rows: attribution/pll the engine's summarize() rows, fields the field table, seat one row,
     #: labdet the per-nationality table
     summaries: dict[str, list[dict]] = field(default_factory=dict)
+    #: metric → (summary column, label) of its score per bias type (:meth:`Method.headline_score`), if it has one
+    headlines: dict[str, tuple[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     attempt: int = 1
 
@@ -76,6 +66,9 @@ def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method
             out.notes.append(f"{metric}: {one_line(exc)}")
             continue
         out.summaries[metric] = _records(method.summary(result))
+        headline = method.headline_score(result.options)
+        if headline is not None:
+            out.headlines[metric] = tuple(headline)
         out.notes += [f"{metric}: {k} {v}" for k, v in result.conventions.items()
                       if k not in values and k not in ("jsd", "senses")]
 
@@ -101,7 +94,7 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
     """Run one task into the cache at ``cache_dir`` and return its summaries (or its error).
 
     ``source`` lets a caller share one model handle across tasks (loaded at most once); ``method_options``
-    maps a method name to its option values (e.g. ``{"attribution": {"prefix": "bos"}}``); ``status`` (a
+    maps a method name to its option values (e.g. ``{"labdet": {"n_boot": 500}}``); ``status`` (a
     :class:`biascore.sweep.status.SweepStatus`) records running / done / failed for readers of the cache.
     """
     from biascore.core.cache import ResultCache

@@ -374,6 +374,53 @@ def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(settings.REPO_ROOT)
 
 
+def test_a_sweep_with_options_stores_what_run_stores_with_them(tmp_path, random_mlm, fixture_data, capsys):
+    """Any method's options reach a sweep through its Options specs (``--options`` and the spec file's
+    ``options:``): the sweep stores the entry `biascore run` stores with the same options (one entry, one
+    key), and a run with those options is then answered from the sweep's cache without computing."""
+    model, test, cache = random_mlm.name, "names-career-family", tmp_path / "cache"
+    rc, text = run_cli("sweep", "--models", model, "--metrics", "seat", "heads-counter", "--seat-tests", test,
+                       "--options", "seat.n_samples=200", "seat.seed=3", "--cache-dir", str(cache))
+    assert rc == 0 and "2 of 2 task(s) done" in text  # heads-counter: its fixed input without a flag
+    (entry,) = ResultCache(cache).entries("seat")
+    assert (entry["n_samples"], entry["seed"]) == (200, 3)
+    rc, _ = run_cli("seat", "--model", model, "--test", test, "--n-samples", "200", "--seed", "3",
+                    "--cache-dir", str(cache))
+    assert rc == 0 and len(ResultCache(cache).entries("seat")) == 1  # the same key: nothing new stored
+
+    (tmp_path / "s.yaml").write_text(f"models: [{model}]\nseat_tests: [{test}]\nmetrics: [seat, labdet]\n"
+                                     "labdet_langs: [en]\noptions: {seat: {n_samples: 300}, labdet: {n_boot: 150, "
+                                     "nationalities: [de, fr]}}\n")
+    spec = build_spec(tmp_path / "s.yaml", options={"seat": {"seed": 4}})
+    assert spec.method_options() == {"seat": {"n_samples": 300, "seed": 4},
+                                     "labdet": {"n_boot": 150, "nationalities": ["de", "fr"]}}
+    capsys.readouterr()
+    for bad, message in [(["--options", "seat.n_samples=5"], "--n-samples: must be at least 100, got 5"),
+                         (["--options", "seat.nope=1"], "seat has no option 'nope'"),
+                         (["--options", "labdet.n_boot=500"], "options given for labdet, which is not among"),
+                         (["--options", "seat.seed=x"], "--seed: expected a whole number, got 'x'"),
+                         (["--options", "n_samples"], "--options takes METHOD.OPTION=VALUE")]:
+        assert main(["sweep", "--models", model, "--metrics", "seat", "--seat-tests", test, *bad,
+                     "--cache-dir", str(cache)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], (bad, err)
+
+
+def test_every_input_kind_has_a_sweep_flag():
+    from biascore.cli.main import build_parser
+    from biascore.sweep.spec import input_field, input_kinds
+
+    sweep = build_parser()._subparsers._group_actions[0].choices["sweep"]
+    flags = {s for a in sweep._actions for s in a.option_strings}
+    for kind in input_kinds():
+        assert "--" + input_field(kind).replace("_", "-") in flags, kind
+    args = sweep.parse_args(["--models", "m", "--metrics", "logprob", "--logprob-test-inputs", "en-gender-career"])
+    from biascore.sweep.cli import _input_args
+    assert _input_args(args) == {"logprob-test": ["en-gender-career"]}
+    assert build_spec(None, models=["m"], metrics=["logprob"], inputs=_input_args(args)).tasks() == [
+        Task("m", "logprob-test", "en-gender-career", ("logprob",))]
+
+
 def test_removed_fast_exact_is_refused_with_one_line(tmp_path, random_mlm):
     """--fast-exact is gone (slower than float32, docs/performance.md): the flag exits 2 and a spec file that still
     sets fast_exact names the removal, instead of silently running exact."""

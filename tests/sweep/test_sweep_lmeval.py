@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 
-
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
 from biascore.core.models import load_model, resolve_source
@@ -30,3 +29,4 @@ def test_sweep_lmeval_metric(smollm, tmp_path, hermetic_models):
     # published (B, PLL) and lm-eval prefixes differ for SmolLM2's tokenizer: two cached runs
     entries = ResultCache(tmp_path / "cache").entries("attribution")
     assert sorted(e.get("prefix_token", "") for e in entries) == ["", "<|im_end|>", "<|im_start|>"]
+

@@ -8,19 +8,15 @@ the N embeddings per word at random and gives
     ES_i = WEAT effect size of the drawn embeddings,  V_i = sample variance of s(w, A, B) over X ∪ Y
 
 (the in-sample variance as the paper defines it: the square of the denominator of ES_i). The draws
-are combined with a random-effects model (Hedges 1983):
+are combined with a random-effects model (Hedges 1983; DerSimonian-Laird), in
+:func:`biascore.stats.meta_analysis.random_effects`:
 
-    W_i = 1 / V_i
-    Q = Σ W_i ES_i² − (Σ W_i ES_i)² / Σ W_i
-    c = Σ W_i − Σ W_i² / Σ W_i
-    σ²_between = max(0, (Q − (N_draws − 1)) / c)
-    v_i = 1 / (V_i + σ²_between)
-    CES = Σ v_i ES_i / Σ v_i,  SE = √(1 / Σ v_i),  p = 2 (1 − Φ(|CES / SE|))   (two-sided)
+    W_i = 1 / V_i,  Q = Σ W_i ES_i² − (Σ W_i ES_i)² / Σ W_i,  σ²_between = max(0, (Q − (N_draws − 1)) / c)
+    v_i = 1 / (V_i + σ²_between),  CES = Σ v_i ES_i / Σ v_i,  SE = √(1 / Σ v_i),  p = 2 (1 − Φ(|CES / SE|))
 """
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Sequence
 
 import numpy as np
@@ -29,39 +25,9 @@ from biascore.core.registry import ProgressFn
 from biascore.core.seat_tests import SeatTest
 from biascore.methods.association.corpus_contexts import Context, Corpus
 from biascore.stats.effect_size import association, effect_size_from_associations
+from biascore.stats.meta_analysis import random_effects
 from biascore.core.models import LanguageModel
 from biascore.core.embeddings import embed_spans
-
-
-@dataclass(frozen=True)
-class RandomEffects:
-    ces: float
-    se: float
-    z: float
-    p_value: float
-    sigma2_between: float
-    q: float
-    c: float
-    n: int
-
-
-def random_effects(es: Sequence[float], v: Sequence[float]) -> RandomEffects:
-    """Combine effect sizes ``es`` with in-sample variances ``v`` (see the module docstring)."""
-    es, v = np.asarray(es, dtype=float), np.asarray(v, dtype=float)
-    if es.shape != v.shape or es.ndim != 1 or len(es) < 2:
-        raise ValueError("need at least two effect sizes with one variance each")
-    if np.any(v <= 0) or not np.all(np.isfinite(v)):
-        raise ValueError("in-sample variances must be positive and finite")
-    w = 1.0 / v
-    q = float((w * es ** 2).sum() - (w * es).sum() ** 2 / w.sum())
-    c = float(w.sum() - (w ** 2).sum() / w.sum())
-    between = max(0.0, (q - (len(es) - 1)) / c) if c > 0 else 0.0
-    vw = 1.0 / (v + between)
-    ces = float((vw * es).sum() / vw.sum())
-    se = math.sqrt(1.0 / vw.sum())
-    z = ces / se
-    p = math.erfc(abs(z) / math.sqrt(2.0))  # = 2 (1 − Φ(|z|))
-    return RandomEffects(ces, se, z, p, between, q, c, len(es))
 
 
 def draw_effect_sizes(embeddings: dict[str, np.ndarray], test: SeatTest, n_draws: int,

@@ -86,6 +86,7 @@ class SeatOptions(Options):
 class Seat(_EffectSizeTable):
     name = "seat"
     order = 50
+    quick_options = {"n_samples": 1000}
     summary_line = "WEAT/SEAT effect size with a one-sided permutation p-value"
     paper = PAPER + "; Caliskan et al. (WEAT), May et al. (SEAT)"
     formula = "d = [mean_x s(x,A,B) − mean_y s(y,A,B)] / std_w s(w,A,B); p by permutation of X ∪ Y"
@@ -135,6 +136,7 @@ class CeatOptions(Options):
 class Ceat(_EffectSizeTable):
     name = "ceat"
     order = 51
+    quick_options = {"segment_lengths": (5,), "n_contexts": 2, "draws": 5}
     summary_line = "CEAT: contextual embeddings from a corpus, random-effects combined effect size per segment length"
     paper = PAPER + "; Guo & Caliskan (CEAT)"
     formula = "CES = Σ v_i⁻¹ ES_i / Σ v_i⁻¹ with v_i = within + between-draw variance (random effects)"

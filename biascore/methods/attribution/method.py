@@ -155,6 +155,13 @@ class Attribution(Method):
     def summary(self, result: Result) -> pd.DataFrame:
         return scorer.summarize(result.frame, result.options.metric)
 
+    #: the summary's score column and its label per ``--metric`` (a sweep's Overview table)
+    HEADLINES = {"attribution": ("score", "B"), "pll": ("score", "PLL"),
+                 "lmeval": ("pct_stereotype", LMEVAL_LABEL)}
+
+    def headline_score(self, options: AttributionOptions) -> tuple[str, str]:
+        return self.HEADLINES[options.metric]
+
     def report(self, result: Result) -> list[str]:
         frame, metric = result.frame, result.options.metric
         label = {"attribution": "B (% pairs with S_JSD < 0)",

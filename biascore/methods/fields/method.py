@@ -34,6 +34,7 @@ class FieldsOptions(Options):
 class Fields(Method):
     name = "fields"
     order = 20
+    quick_options = {"min_count": 1}
     summary_line = "USAS semantic fields of bias-inducing words: share of words with b<0 / b=0 / b>0 per field"
     paper = "Gamboa & Lee, A Novel Interpretability Metric for Explaining Bias in Language Models, §3.4, Table 6"
     formula = "per field f: ↑ = % words with b(w) < 0, ∘ = % with b(w) = 0, ↓ = % with b(w) > 0 (n_f ≥ min count)"

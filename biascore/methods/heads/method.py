@@ -103,6 +103,7 @@ class MaskingOptions(Options):
 class HeadMasking(Method):
     name = "heads-masking"
     order = 31
+    quick_options = {"k": 1, "draws": 1, "held_out": 2}
     summary_line = "targeted head masking: SEAT effect size and (pseudo-)perplexity with chosen heads masked"
     paper = PAPER + ", §6, Table 1a"
     formula = "m_ij = 0 for top-K / bottom-K / K random / all b_ij > 0; report |ES| and PPPL (masked) or PPL (causal)"

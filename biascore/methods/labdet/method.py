@@ -71,6 +71,7 @@ class LabdetOptions(Options):
 class Labdet(Method):
     name = "labdet"
     order = 40
+    quick_options = {"n_boot": 200, "nationalities": ("de", "jp")}
     summary_line = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
     paper = "Koksal et al., Language-Agnostic Bias Detection in Language Models with Bias Probing, §3–§5"
     formula = ("rel(n,t,a) = P(pos | t,a,n) − P(pos | t,a,neutral); per nationality: mean, template bootstrap CI, "

@@ -14,7 +14,8 @@ import torch
 
 from biascore.core.seat_tests import list_seat_tests as list_tests, load_seat_test as load_test
 from biascore.methods.association.weat import weat
-from biascore.methods.association.ceat import draw_effect_sizes, random_effects
+from biascore.methods.association.ceat import draw_effect_sizes
+from biascore.stats.meta_analysis import random_effects
 from biascore.methods.association.corpus_contexts import Corpus, word_pattern
 from biascore.stats.effect_size import effect_size_from_associations
 from biascore.methods.association.logprob_bias import (LogProbTest, bangla_structure_items, effect_sizes, load_logprob_test,

@@ -1,4 +1,6 @@
-"""Command-line options shared by every subcommand (a leaf module: it imports nothing of the CLI or the methods).
+"""Command-line declarations shared by every command line (the `biascore` CLI and the review, snapshot and sweep
+subcommands): one-line parser errors, bounded number types, the model and directory options. A leaf below all
+of them (it imports nothing of the CLI or the methods), so that no module outside `biascore/cli/` imports the CLI.
 
 ``--data-dir`` overrides BIASCORE_DATA_DIR and ``--cache-dir`` BIASCORE_CACHE_DIR for one command; the model
 options are those of :func:`biascore.core.models.load_model`.
@@ -9,6 +11,7 @@ import argparse
 import sys
 from typing import Callable
 
+from biascore.core.errors import one_line
 from biascore.core.models import DEFAULT_MODEL
 
 
@@ -51,16 +54,20 @@ def float_between(low: float, high: float) -> Callable[[str], float]:
 
 def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL) -> None:
     """The model options every model-based subcommand shares."""
-    p.add_argument("--model", default=default, required=default is None,
+    p.add_argument("--model", default=default, required=default is None, metavar="MODEL",
                    help="hub id, local folder, .gguf file or embedded alias (smollm2-135m, all-minilm-l6-v2, "
                         f"gemma3-270m); default {default}")
-    p.add_argument("--gguf-file", default=None, help="GGUF file name inside --model's folder")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
-    p.add_argument("--dtype", default="auto",
+    p.add_argument("--gguf-file", default=None, metavar="FILE",
+                   help="GGUF file name inside --model's folder (default: the first .gguf file of a folder "
+                        "without config.json)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"],
+                   help="where the model runs: auto = a CUDA GPU when there is one, else Apple's MPS, else the CPU "
+                        "(default auto)")
+    p.add_argument("--dtype", default="auto", metavar="DTYPE",
                    help="auto = fp32 on every device (exact; TF32 off); bf16 / fp16 = fast mode, numbers approximate; "
-                        "fp64 = reference numerics for cross-checks (slow)")
+                        "fp64 = reference numerics for cross-checks (slow) (default auto)")
     p.add_argument("--trust-remote-code", action="store_true",
-                   help="allow the model's own Python code to run (off unless you turn it on)")
+                   help="allow the model's own Python code to run (default off)")
     p.add_argument("--device-map", default=None, metavar="MAP",
                    help="split the model over devices with accelerate: auto, balanced, sequential, or a JSON "
                         "{module: device} (object or file); numbers equal the one-device run")
@@ -85,14 +92,16 @@ def placement_from_args(args: argparse.Namespace):
                                    getattr(args, "offload_folder", None))
         check_quantize(getattr(args, "quantize", None), getattr(args, "dtype", "auto"), placement)
     except (PlacementError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         raise SystemExit(2) from None
     return placement
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", default=None, help="benchmark data directory (overrides BIASCORE_DATA_DIR)")
-    p.add_argument("--cache-dir", default=None, help="result cache directory (overrides BIASCORE_CACHE_DIR)")
+    p.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="benchmark data directory (overrides BIASCORE_DATA_DIR)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="result cache directory (overrides BIASCORE_CACHE_DIR)")
 
 
 def model_from_args(args: argparse.Namespace, **kwargs):
