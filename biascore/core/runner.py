@@ -5,7 +5,8 @@ For a method ``m``, a model handle ``h``, an input and options::
     identity = h.identity()                       # from the model's files when possible: no load
     key      = result_key(m.cache_folder, identity, input, options, m.version)
     cached   → verified read (page checksums, stored key = file name, schema, every row id once) → Result
-    missing  → (only_cached: None) → load the model (only now) → per-key lock (one computation across threads
+    missing  → (only_cached: None) → announce the run (:mod:`biascore.core.announce`: visible to every page and
+               process from now on) → load the model (only now) → per-key lock (one computation across threads
                and processes; a waiter sees the holder's progress) → look again → compute the missing shards
                (resumable after a crash) → verify → store with the conventions the computation recorded
     derived  → ``m.derive`` (itself cached when ``m.cache_derived``)
@@ -23,6 +24,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from biascore.core.announce import Announcer, Selection, run_tag
 from biascore.core.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
 from biascore.core.handle import ModelHandle, as_handle
 from biascore.core.keys import result_key
@@ -45,6 +47,8 @@ class Context:
     waiting: ProgressFn | None = None
     #: results of other methods this computation read (name → key digest), recorded with the result
     used: dict[str, str] = field(default_factory=dict)
+    #: the run's announcement (:mod:`biascore.core.announce`)
+    announcer: Announcer | None = None
 
     def model(self) -> LanguageModel:
         """The model, loaded now if it was not (thread-safe, once per handle)."""
@@ -134,11 +138,19 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     handle = as_handle(model)
     cache = cache or ResultCache()
     run_handle = method_handle(method, handle, opts)
+    with Announcer(cache, method, run_handle, loaded, opts, data_dir) as announcer:  # silent until it must compute
+        return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,
+                                shard_size, announcer)
+
+
+def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts: Options, cache: ResultCache,
+                     data_dir: Path | None, progress: ProgressFn | None, waiting: ProgressFn | None,
+                     only_cached: bool, shard_size: int | None, announcer: Announcer) -> Result | None:
     identity = run_handle.known_identity()
     if identity is None:
         if only_cached:
             return None
-        identity = run_handle.identity()  # a hub id outside the local HuggingFace cache: only a load can tell
+        identity = announcer.load(run_handle).identity()  # a hub id not in the local cache: only a load can tell
     try:
         method.check(identity.kind, loaded, opts)
     except NotApplicable:
@@ -152,8 +164,12 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
         return None
     ctx = Context(method, run_handle, cache, data_dir, progress, waiting)
     if found is None:
+        announcer.keyed(key)
+        announcer.start()
+        ctx.progress, ctx.waiting, ctx.announcer = announcer.progress(progress), announcer.waiting(waiting), announcer
         if method.needs_model:
-            key = model_key(method, run_handle.load().identity(), loaded, opts, data_dir)  # the loaded model is the authority
+            key = model_key(method, announcer.load(run_handle).identity(), loaded, opts, data_dir)  # the loaded model is the authority
+            announcer.keyed(key)
         found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
     stored, meta = found
     return _result(ctx, method, loaded, opts, key, stored, meta)
@@ -173,6 +189,8 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             ctx.waiting(report.done if report else 0, report.total if report else total_hint)
 
     with cache.computing(key, wait):
+        if ctx.announcer is not None:
+            ctx.announcer.scoring(0, total_hint)
         found = cache.load_entry(key, verify)  # another caller may have finished it while we waited
         if found is not None:
             return found
@@ -270,6 +288,20 @@ def is_cached(method: Method, model: ModelHandle | LanguageModel | str, input: A
     if identity is None:
         return False
     return (cache or ResultCache()).path(model_key(method, identity, loaded, opts, data_dir)).exists()
+
+
+def selection(method: Method, model: ModelHandle | str, input: Any = None, *, data_dir: str | Path | None = None,
+              **option_values: Any) -> Selection:
+    """``method``'s result for ``model`` on ``input`` as a page watches it (:class:`~biascore.core.announce.Selection`:
+    the runs announced for it, whether it is stored), without loading anything."""
+    handle = as_handle(model)
+    opts = build_options(method, None, option_values)
+    data_dir = Path(data_dir) if data_dir is not None else None
+    loaded = resolve_input(method, input, data_dir, None)
+    run_handle = method_handle(method, handle, opts)
+    identity = run_handle.known_identity()
+    key = model_key(method, identity, loaded, opts, data_dir) if identity is not None else None
+    return Selection(run_tag(method.cache_folder, run_handle.name, method.key_parts(loaded, opts, data_dir)), key)
 
 
 # --------------------------------------------------------------------------------------------- listing
