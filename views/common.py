@@ -14,6 +14,7 @@ from biascore.core import settings
 from biascore.core.display import code_span, markdown_literal, plotly_label
 from biascore.core.errors import one_line
 from biascore.core.model_names import display_name, is_local_path, redact_paths
+from views import run_watch
 
 T = TypeVar("T")
 
@@ -388,10 +389,12 @@ def scored_models(benchmark: str) -> list[str]:
 
 
 def require_run(model: str, benchmark: str, key: str) -> pd.Series:
-    """The cached run of ``model`` on ``benchmark``; when there is none, say so, offer "Score now" and stop
-    the page (it reruns when scoring finishes)."""
+    """The cached run of ``model`` on ``benchmark``; when there is none, follow the run in progress of it, or say
+    so and offer "Score now", and stop the page (it reruns when a run finishes or the result is stored)."""
     run = best_run(model, benchmark)
     if run is None:
+        if watch_run(model, benchmark):  # someone is scoring it right now: the page follows that run
+            st.stop()
         st.info(f"{code_span(model_label(model))} has not been scored on {benchmark} yet.")
         if score_now(model, benchmark, key=key):
             st.rerun()
@@ -488,50 +491,23 @@ def score_now_button(label: str, key: str, text: str, compute: Callable[[Progres
     return run_with_progress(text, compute, errors)
 
 
-#: Seconds between two looks at a run in progress elsewhere (:func:`watch_run`).
-RUN_POLL_S = 2.0
+def attribution_watch(model: str, benchmark: str) -> "run_watch.Watched":
+    """The whole-benchmark attribution run of ``model`` on ``benchmark`` as the pages watch it (:mod:`views.run_watch`)."""
+    return run_watch.Watched("attribution", model, benchmark)
 
 
 def watch_run(model: str, benchmark: str) -> bool:
-    """When someone else — another person, tab, the CLI or a sweep — is scoring ``model`` on the whole of
-    ``benchmark`` right now (the cache's per-key lock is held): show that run's progress, looked at again every
-    :data:`RUN_POLL_S` seconds without anyone pressing anything (a fragment with ``run_every``), redraw the whole
-    page once the run has ended (its result then shows, or "Score now" again if it stopped), and return True.
-    False when no such run is going on (or the model's identity needs a load to be known: a hub id)."""
-    from biascore.core.cache import ResultCache
-    from biascore.core.datasets import BenchmarkError
-    from biascore.methods.attribution.results import run_key
-
-    if active_snapshot() is not None:
-        return False
-    identity = get_handle(model).known_identity()
-    if identity is None:
-        return False
-    try:
-        key = run_key(identity, benchmark)
-    except BenchmarkError:
-        return False
-    cache = ResultCache()
-    if cache.progress(key) is None:
-        return False
-
-    @st.fragment(run_every=RUN_POLL_S)
-    def progress_of_the_run() -> None:
-        report = cache.progress(key)
-        if report is None:
-            st.rerun()  # the run has ended: the whole page again, now with its result
-        st.progress(min(report.done / max(report.total, 1), 1.0),
-                    text=f"⏳ {code_span(model_label(model))} is being scored on {benchmark} right now (by another "
-                         f"person, tab, the command line or a sweep): {report.done}/{report.total} pairs. The result "
-                         "shows here when it is stored.")
-
-    progress_of_the_run()
-    return True
+    """When someone else — another person, tab, the CLI, the API or a sweep — is scoring ``model`` on the whole of
+    ``benchmark`` right now (from its first second: loading or converting the model, waiting, scoring): show
+    that run's state and progress, followed without anyone pressing anything, and return True
+    (:func:`views.run_watch.follow`). False when no such run is going on."""
+    return run_watch.follow(attribution_watch(model, benchmark), get_handle(model))
 
 
 def score_now(model: str, benchmark: str, key: str) -> bool:
     """"Score now" for the attribution pages: scores ``model`` on ``benchmark`` and caches the result. While
-    someone else is computing that very run, its progress instead (:func:`watch_run`).
+    someone else is computing that very run, its state and progress instead (:func:`watch_run`); without a run,
+    a light watch redraws the page when a run starts or the result is stored elsewhere.
 
     Returns True when it just finished (the caller reruns to show the new numbers).
     """
@@ -542,16 +518,15 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
         return False
 
     def compute(progress: ProgressBar) -> bool:
-        handle = model_or_error(model)
-        if handle is None:
-            return False
-        limit_torch_threads()
-        score_benchmark(handle, benchmark, progress=progress, waiting=progress.waiting)
+        limit_torch_threads()  # the runner loads the model, after announcing the run to every page
+        score_benchmark(get_handle(model), benchmark, progress=progress, waiting=progress.waiting)
         return True
 
     label = model_label(model)
     done = score_now_button(f"Score now: {label} on {benchmark}", key, f"Scoring {benchmark} with {label}: pairs",
-                            compute, errors=(BenchmarkError, ValueError))
+                            compute, errors=(BenchmarkError, engine_models.ModelLoadError, ValueError))
+    if not done:  # a result stored elsewhere, or a run started elsewhere, redraws the page by itself
+        run_watch.keep_watching(attribution_watch(model, benchmark), get_handle(model))
     return bool(done)
 
 

@@ -94,14 +94,14 @@ for lang, n in no_lexicon.items():
                "USAS has no lexicon for that language.")
 
 if not fields.is_scored(get_handle(model), bench):
+    if watch_run(model, bench_name):  # someone is scoring it right now: the page follows that run
+        st.stop()
     st.info(f"{code_span(model_label(model))} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
 
     def score(progress):
         lm = model_or_error(model)
         return None if lm is None else fields.score_fields(lm, bench, progress=progress)
 
-    if watch_run(model, bench_name):  # someone is scoring it right now: the page follows that run
-        st.stop()
     if score_now_button(f"Score {code_span(model_label(model))} on {bench_name} now", "sf_score", "Scoring: pairs", score,
                         errors=(ValueError,)) is not None:
         st.rerun()

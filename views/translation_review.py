@@ -34,7 +34,8 @@ from biascore.review.minimal_pair import check_pair
 from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
 from biascore.review.visibility import viewer, visible
 from views.common import (benchmark_selector, data_dir_notice, error_text, get_model, live_pair, model_label,
-                          model_or_error, model_selector, query_param, run_frame, score_now)
+                          model_or_error, model_selector, query_param, run_frame, score_now,
+                          watch_run)
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
@@ -268,7 +269,7 @@ else:
                 st.text(check.reason)
             if row is not None:
                 draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False, wrap=45)
-            elif lm is not None and side == "tl":
+            elif lm is not None and side == "tl" and not watch_run(model, benchmark):
                 st.info("This model has not scored this benchmark yet.")
                 if score_now(model, benchmark, key="tr_score_now"):
                     st.rerun()
