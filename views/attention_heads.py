@@ -19,6 +19,7 @@ from biascore.methods.heads import scorer as heads
 from biascore.core.seat_tests import list_seat_tests, load_seat_test
 from biascore.core import settings
 from biascore.core.display import code_span, plotly_label, script_token
+from views import run_watch
 from views.common import (csv_download, data_dir_notice, get_model, literal, model_for_cache, model_label,
                           model_or_error, model_selector, read_only_notice, run_with_progress, score_now_button)
 
@@ -85,7 +86,8 @@ if scores is None:
                 "computed yet: one forward and one backward pass over the test's sentences (the model is loaded "
                 "for it).")
         scores = score_now_button("Score now", "ah_score_now", "Head scores (one forward + backward pass), batches:",
-                                  lambda progress: heads.head_scores(lm, seat, progress=progress))
+                                  lambda progress: heads.head_scores(lm, seat, progress=progress),
+                                  watch=run_watch.Watched("heads", model_name, seat, "batches"))
     if scores is None:
         st.stop()
 b = heads.scores_to_matrix(scores)
@@ -124,7 +126,8 @@ if counter is None and not read_only_notice("The counter-stereotype attentions o
     st.caption("Not computed yet for this model: one forward pass per sentence and its counter sentence.")
     counter = score_now_button("Compute the counter-stereotype attentions", "ah_counter_now",
                                "Counter-stereotype attentions: sentences",
-                               lambda progress: cs.counter_attention_frame(lm, progress=progress))
+                               lambda progress: cs.counter_attention_frame(lm, progress=progress),
+                               watch=run_watch.Watched("heads-counter", model_name, cs.counter_sources(), "sentences"))
 if counter is not None and counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 elif counter is not None:

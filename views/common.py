@@ -480,19 +480,27 @@ def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
 
 
 def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
-                     errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
+                     errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError),
+                     watch: "run_watch.Watched | None" = None) -> T | None:
     """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
     :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed). In a read-only
-    snapshot there is no button, only a line saying why."""
+    snapshot there is no button, only a line saying why. With ``watch`` (the result the button computes): while
+    a run of it is announced, its state and progress instead of the button (:func:`views.run_watch.follow`), and
+    under the button a light watch that redraws the page when a run starts or the result is stored elsewhere."""
     if read_only_notice(label):
         return None
+    if watch is not None and run_watch.follow(watch):
+        return None
     if not st.button(label, key=key, type="primary"):
+        if watch is not None:
+            run_watch.keep_watching(watch)
         return None
     return run_with_progress(text, compute, errors)
 
 
 def attribution_watch(model: str, benchmark: str) -> "run_watch.Watched":
-    """The whole-benchmark attribution run of ``model`` on ``benchmark`` as the pages watch it (:mod:`views.run_watch`)."""
+    """The whole-benchmark attribution run of ``model`` on ``benchmark`` as the pages watch it
+    (:mod:`views.run_watch`)."""
     return run_watch.Watched("attribution", model, benchmark)
 
 

@@ -12,7 +12,9 @@ from biascore.core.datasets import BenchmarkError
 from biascore.methods.labdet.probes import PROBES
 from biascore.methods.labdet import scorer as labdet
 from biascore.core.display import code_span, plotly_label
-from views.common import (csv_download, data_dir_notice, model_label, model_or_error, model_selector,
+from biascore.core.models import ModelLoadError
+from views import run_watch
+from views.common import (csv_download, data_dir_notice, model_for_cache, model_label, model_selector,
                           read_only_notice, score_now_button, show_error)
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
@@ -48,7 +50,7 @@ def nationality_bars(table: pd.DataFrame, title: str) -> go.Figure:
 
 def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
     """The cached result for one model, or a "Score now" button (with progress) when there is none."""
-    lm = model_or_error(name)
+    lm = model_for_cache(name)  # a handle: a cached result loads nothing, and Score now's run announces itself first
     if lm is None:
         return None
     try:
@@ -67,7 +69,9 @@ def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
     return score_now_button("Score now", f"score_{key}",
                             "embedding sentences (training set, then surfacing set), then training the probes:",
                             lambda progress: labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, progress=progress),
-                            errors=(BenchmarkError, ValueError))
+                            errors=(BenchmarkError, ValueError, ModelLoadError),
+                            watch=run_watch.Watched("labdet", name, lang, "steps",
+                                                    (("probe", probe), ("alpha", alpha))))
 
 
 def correlation_text(r: float, p: float) -> str:

@@ -27,7 +27,8 @@ class Watched:
 
     method: str
     model: str
-    input: str
+    #: the input's name (a benchmark, a language, a SEAT test) or the loaded input
+    input: object
     #: what is counted while it scores
     unit: str = "pairs"
     options: tuple = ()
@@ -52,7 +53,7 @@ class Watched:
     @property
     def label(self) -> str:
         name = display_name(self.model) if settings.public_mode() else self.model
-        return f"{code_span(name)} on {code_span(self.input)}"
+        return f"{code_span(name)} on {code_span(getattr(self.input, 'name', self.input))}"
 
 
 def _line(watched: Watched, run: announce.Announcement) -> str:

@@ -14,8 +14,9 @@ from biascore.methods.fields import tagging as semantic_tagging
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import scorer as fields
 from biascore.core.display import code_span
-from views.common import (active_snapshot, benchmark_selector, csv_download, data_dir_notice, get_handle,
-                          model_label, model_or_error, model_selector, offered_models, score_now_button,
+from biascore.core.models import ModelLoadError
+from views.common import (active_snapshot, attribution_watch, benchmark_selector, csv_download, data_dir_notice,
+                          get_handle, model_label, model_selector, offered_models, score_now_button,
                           set_model_param, show_error, token_page_link, watch_run)
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
@@ -98,12 +99,11 @@ if not fields.is_scored(get_handle(model), bench):
         st.stop()
     st.info(f"{code_span(model_label(model))} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
 
-    def score(progress):
-        lm = model_or_error(model)
-        return None if lm is None else fields.score_fields(lm, bench, progress=progress)
+    def score(progress):  # the runner loads the model, after announcing the run to every page
+        return fields.score_fields(get_handle(model), bench, progress=progress)
 
     if score_now_button(f"Score {code_span(model_label(model))} on {bench_name} now", "sf_score", "Scoring: pairs", score,
-                        errors=(ValueError,)) is not None:
+                        errors=(ValueError, ModelLoadError), watch=attribution_watch(model, bench_name)) is not None:
         st.rerun()
     st.stop()
 try:

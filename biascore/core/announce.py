@@ -157,7 +157,8 @@ class Announcer:
             return
         if self._lock is None:
             method, loaded, options, data_dir = self._of
-            self.method, self.model, self.input = method.name, model_name(self.handle.name), str(getattr(loaded, "name", ""))
+            self.method, self.model = method.name, model_name(self.handle.name)
+            self.input = str(getattr(loaded, "name", ""))
             self.tag = run_tag(method.cache_folder, self.handle.name, method.key_parts(loaded, options, data_dir))
             self.id = f"{self.tag[:16]}-{_safe(_HOST)}-{os.getpid()}-{next(_counter)}"
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -168,7 +168,8 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
         announcer.start()
         ctx.progress, ctx.waiting, ctx.announcer = announcer.progress(progress), announcer.waiting(waiting), announcer
         if method.needs_model:
-            key = model_key(method, announcer.load(run_handle).identity(), loaded, opts, data_dir)  # the loaded model is the authority
+            lm = announcer.load(run_handle)  # announced first: "loading the model" / "converting the model"
+            key = model_key(method, lm.identity(), loaded, opts, data_dir)  # the loaded model is the authority
             announcer.keyed(key)
         found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
     stored, meta = found
