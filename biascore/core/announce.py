@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from biascore.core.cache import CacheKey, ResultCache, _jsonable
-from biascore.core.locks import file_lock, is_held
+from biascore.core.locks import file_lock, is_held, pid_alive
 from biascore.core.registry import ProgressFn
 
 STARTING = "starting"
@@ -266,16 +266,6 @@ def converts_on_load(handle: Any) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------ reading
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _read(path: Path) -> Announcement | None:
     try:
         raw = json.loads(path.read_text())
@@ -286,8 +276,8 @@ def _read(path: Path) -> Announcement | None:
 
 def _stale(a: Announcement, path: Path, now: float) -> bool:
     if not a.live:
-        return now - a.updated > LINGER_S or (a.host == _HOST and not _pid_alive(a.pid))
-    if a.host == _HOST and not _pid_alive(a.pid):
+        return now - a.updated > LINGER_S or (a.host == _HOST and not pid_alive(a.pid))
+    if a.host == _HOST and not pid_alive(a.pid):
         return True
     return not is_held(path.with_suffix(".lock"))
 
