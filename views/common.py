@@ -526,8 +526,11 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
         return False
 
     def compute(progress: ProgressBar) -> bool:
-        limit_torch_threads()  # the runner loads the model, after announcing the run to every page
-        score_benchmark(get_handle(model), benchmark, progress=progress, waiting=progress.waiting)
+        limit_torch_threads()
+        handle = get_handle(model)  # the runner loads it, after announcing the run to every page
+        if not handle.loaded:
+            progress.bar.progress(0.0, text=f"Loading the model (once per process), then: {progress.text}")
+        score_benchmark(handle, benchmark, progress=progress, waiting=progress.waiting)
         return True
 
     label = model_label(model)

@@ -281,25 +281,18 @@ def is_cached(method: Method, model: ModelHandle | LanguageModel | str, input: A
               **option_values: Any) -> bool:
     """Whether ``method``'s result for this model, input and options is stored (its file exists; it is verified
     when it is read). Never loads or computes; False when the model's identity needs a load to be known."""
-    handle = as_handle(model)
+    return selection(method, model, input, data_dir=data_dir, limit=limit, **option_values).stored(cache)
+
+
+def selection(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
+              data_dir: str | Path | None = None, limit: int | None = None, **option_values: Any) -> Selection:
+    """``method``'s result for ``model`` on ``input`` as a page watches it
+    (:class:`~biascore.core.announce.Selection`: the runs announced for it, whether it is stored), without
+    loading anything; its key is None when the model's identity needs a load to be known."""
     opts = build_options(method, None, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None
     loaded = resolve_input(method, input, data_dir, limit)
-    identity = method_handle(method, handle, opts).known_identity()
-    if identity is None:
-        return False
-    return (cache or ResultCache()).path(model_key(method, identity, loaded, opts, data_dir)).exists()
-
-
-def selection(method: Method, model: ModelHandle | str, input: Any = None, *, data_dir: str | Path | None = None,
-              **option_values: Any) -> Selection:
-    """``method``'s result for ``model`` on ``input`` as a page watches it (:class:`~biascore.core.announce.Selection`:
-    the runs announced for it, whether it is stored), without loading anything."""
-    handle = as_handle(model)
-    opts = build_options(method, None, option_values)
-    data_dir = Path(data_dir) if data_dir is not None else None
-    loaded = resolve_input(method, input, data_dir, None)
-    run_handle = method_handle(method, handle, opts)
+    run_handle = method_handle(method, as_handle(model), opts)
     identity = run_handle.known_identity()
     key = model_key(method, identity, loaded, opts, data_dir) if identity is not None else None
     return Selection(run_tag(method.cache_folder, run_handle.name, method.key_parts(loaded, opts, data_dir)), key)
