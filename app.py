@@ -1,13 +1,14 @@
 """Bias Attribution Explorer — Streamlit entry point (``streamlit run app.py``).
 
 The menu lists the pages of the registered methods (:func:`views.menu.menu_pages`: the engine's registry,
-mapped to pages here, in the dashboard). Pages only draw what the engine computes.
+mapped to pages here, in the dashboard; a method without a page of its own gets one generated from its
+contract, :mod:`views.generated`). Pages only draw what the engine computes.
 (The folder is not called pages/: Streamlit treats a pages/ folder as its own multipage app and runs a
 shared deep link on a fresh server without this file.)
 With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (docs/dashboard.md →
 "Workshops: offline snapshots").
 
-An exception a page does not handle is shown as one line (views.common.error_line: no traceback, and no
+An exception a page does not handle is shown as one line (views.common.show_error: no traceback, and no
 server path in public mode) and logged with its traceback on the server's console. The same holds without
 .streamlit/config.toml (e.g. when started from another folder): showErrorDetails is set here too.
 ``BIASCORE_RAISE_PAGE_ERRORS=1`` (set by the test suite) lets such exceptions through instead, so that a test
@@ -15,19 +16,20 @@ sees a crash as a crash.
 """
 import logging
 import os
-from pathlib import Path
 
 import streamlit as st
 
 from biascore.core.settings import ReadOnlySnapshotError
 from biascore.core.errors import one_line
-from views.common import open_snapshot, show_error
+from views.common import show_error
+from views.models import open_snapshot
+from views.generated import page_for
 from views.menu import menu_pages
 
 st.set_option("client.showErrorDetails", "none")
 st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", layout="wide")
 
-pages = [st.Page(page.path, title=page.title, icon=page.icon, url_path=Path(page.path).stem)
+pages = [st.Page(page.path or page_for(page.method), title=page.title, icon=page.icon, url_path=page.url_path)
          for page in menu_pages()]
 nav = st.navigation(pages)
 if not open_snapshot():  # BIASCORE_SNAPSHOT names a file that is refused: the one-line reason is shown

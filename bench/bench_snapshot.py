@@ -24,7 +24,9 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from biascore.core import runner  # noqa: E402
 from biascore.core.cache import ResultCache  # noqa: E402
+from biascore.methods import get  # noqa: E402
 from biascore.core.datasets import load_benchmark  # noqa: E402
 from biascore.core.models import load_model  # noqa: E402
 from biascore.methods.attribution.results import load_run  # noqa: E402
@@ -71,9 +73,9 @@ def main() -> None:
     t_open, t_base = best(open_fresh), best(baseline)
     opened = reader.open_snapshot(work / "snap.zip")
     snap_cache = ResultCache(opened.root / "cache")
-    run_path = snap_cache.entries("attribution")[0]["path"]
-    t_shipped = best(lambda: load_run(run_path, name, cache=snap_cache))
-    t_derive = best(lambda: attribution_frame(bench, pq.read_table(run_path).to_pandas()))
+    entry = runner.stored(get("attribution"), cache=snap_cache)[0]
+    t_shipped = best(lambda: load_run(entry, cache=snap_cache))
+    t_derive = best(lambda: attribution_frame(bench, pq.read_table(entry.path).to_pandas()))
     print(f"{name}: {len(bench)} pairs, snapshot {size / 1e6:.2f} MB in {len(manifest['members'])} members "
           f"({(work / 'snap.zip').stat().st_size / 1e6:.2f} MB zipped)")
     print(f"open (verify + unpack): {t_open * 1000:.0f} ms; baseline unzip + SHA-256 + write: {t_base * 1000:.0f} ms; "

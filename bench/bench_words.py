@@ -1,4 +1,4 @@
-"""Words view speed from the result cache (biascore.methods.words.scorer).
+"""Words view speed from the result cache (biascore.methods.words.table).
 
 Usage (score the benchmark first, e.g.
 ``python -m biascore score --benchmark crows-en --model /path/to/tiny-trained-bert-mlm``)::
@@ -79,8 +79,12 @@ def main() -> int:
 
     from biascore.core.cache import ResultCache
     from biascore.methods.attribution.results import best_runs, cached_runs, load_run
-    from biascore.methods.words.scorer import (compare_words, occurrences_cache_key, occurrences_for_run,
-                                                    word_occurrences, word_pairs, word_table)
+    from biascore.core import runner
+    from biascore.methods import get
+    from biascore.methods.words.table import compare_words, word_occurrences, word_pairs, word_table
+
+    def occurrences_for_run(entry, cache):
+        return runner.run_on_stored(get("words"), entry, cache=cache).frame
 
     cache = ResultCache()
     runs = best_runs(cached_runs(cache))
@@ -88,17 +92,18 @@ def main() -> int:
     if hit.empty:
         print(f"error: no complete cached run of {args.model} on {args.benchmark}; score it first", file=sys.stderr)
         return 2
-    path = hit.iloc[0].path
-    frame = load_run(path, args.benchmark, cache=cache)  # make sure the derived frame is cached
+    entry = hit.iloc[0].entry
+    frame = load_run(entry, cache=cache)  # make sure the derived frame is cached
     res: dict = {"benchmark": args.benchmark, "model": args.model, "pairs": len(frame),
                  "load_average_1min_at_start": round(os.getloadavg()[0], 2), "cpu_count": os.cpu_count()}
-    res["attribution_frame_ms"] = median_ms(lambda: load_run(path, args.benchmark, cache=cache), args.repeats)
+    res["attribution_frame_ms"] = median_ms(lambda: load_run(entry, cache=cache), args.repeats)
     res["occurrences_from_frame_ms"] = median_ms(lambda: word_occurrences(frame), args.repeats)
-    cache.path(occurrences_cache_key(path, "reference")).unlink(missing_ok=True)
+    for stored in runner.stored(get("words"), model=entry.model, input=entry.input, cache=cache):
+        stored.path.unlink(missing_ok=True)  # cold: the words of this run not stored yet
     t0 = time.perf_counter()
-    occ = occurrences_for_run(path, args.benchmark, cache=cache)
+    occ = occurrences_for_run(entry, cache)
     res["occurrences_cold_ms"] = round((time.perf_counter() - t0) * 1000, 1)
-    res["occurrences_cached_ms"] = median_ms(lambda: occurrences_for_run(path, args.benchmark, cache=cache),
+    res["occurrences_cached_ms"] = median_ms(lambda: occurrences_for_run(entry, cache),
                                              args.repeats)
     res["occurrences"] = len(occ)
     table = word_table(occ)

@@ -73,7 +73,7 @@ def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", i
 
     ``input``: a benchmark / SEAT test / language name or path (None: the method's default). ``options``:
     the method's options as keyword arguments (``biascore.method(name).Options.specs()`` lists them; bad
-    values raise :class:`~biascore.core.method.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
+    values raise :class:`~biascore.core.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
     a widget in Jupyter), False none, or pass your own ``progress(done, total)``. ``only_cached=True``
     returns None instead of computing.
     """
@@ -99,18 +99,12 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     """Score one typed pair live (not cached): a one-pair attribution result. ``result.pair(0)`` is the pair
     (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad input (empty, identical,
     not a minimal pair) comes back with ``skipped_reason`` set, never an exception."""
-    from biascore.core.keys import result_key
-    from biascore.core.runner import Context
+    from biascore.core.runner import live_result
     from biascore.methods import get
     from biascore.methods.attribution.scorer import score_pair as score_one
 
     handle = as_handle(model)
-    lm = handle.load()
     m = get("attribution")
     opts = m.Options.build(jsd=jsd)
-    row = score_one(lm, more, less, jsd=jsd, bias_type=bias_type)
-    conventions = m.conventions(Context(m, handle, None, None), None, opts)  # type: ignore[arg-type]
-    key = result_key(m.cache_folder, lm, input_kind="pairs", input="typed pair", input_hash="",
-                     **opts.key_parts())
-    meta = {**key.meta, "digest": "", "info": {"conventions": conventions}}
-    return m.result_type(method=m, frame=pd.DataFrame([row]), meta=meta, options=opts, input=None)
+    row = score_one(handle.load(), more, less, jsd=jsd, bias_type=bias_type)
+    return live_result(m, handle, pd.DataFrame([row]), opts, input_name="typed pair")

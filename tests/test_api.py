@@ -14,7 +14,8 @@ import biascore
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
 from biascore.core.handle import ModelHandle
-from biascore.core.method import NotApplicable, OptionError
+from biascore.core.method import NotApplicable
+from biascore.core.options import OptionError
 from tests.conftest import FIXTURE_DATA, REPO
 
 

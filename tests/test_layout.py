@@ -130,9 +130,22 @@ def test_every_method_folder_is_registered():
 
 
 def _draws_a_title(path: Path) -> bool:
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    """A page: a module that, when run, draws a title (``st.title`` at module level, or in a function of the
+    module that it calls at module level, e.g. ``main()``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+
+    def titles(node: ast.AST) -> bool:
+        return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "title"
+                   for c in ast.walk(node))
+
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for node in tree.body:
         call = node.value if isinstance(node, ast.Expr) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "title":
+        if not isinstance(call, ast.Call):
+            continue
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "title":
+            return True
+        if isinstance(call.func, ast.Name) and call.func.id in functions and titles(functions[call.func.id]):
             return True
     return False
 
@@ -150,10 +163,10 @@ def test_cli_and_dashboard_menus_come_from_the_registry():
     assert {"score", "seat", "ceat", "logprob", "heads", "labdet", "fields", "words"} <= commands  # kept for scripts
     assert set(PAGES) <= {m.name for m in methods}  # the dashboard maps only registered methods
     pages = menu_pages()
-    assert all((REPO / p.path).is_file() for p in pages)
+    assert all((REPO / p.path).is_file() for p in pages if p.path)
     # every page (a views/ module that draws a title at module level) is in the menu
     drawn = {f"views/{f.name}" for f in (REPO / "views").glob("*.py") if _draws_a_title(f)}
-    assert drawn and {p.path for p in pages} == drawn
+    assert drawn and {p.path for p in pages if p.path} == drawn
 
     class Clash(Method):  # a second class may not take a registered name
         name = methods[0].name
@@ -212,3 +225,32 @@ def test_console_script_points_at_the_cli():
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0
+
+
+#: What reads the result cache or makes a cache key: only the runner's door (biascore/core/) may.
+CACHE_READS = ("read_table", "read_parquet", "read_entry(", "load_entry(", ".entries(", "entry_meta(", "open_entry",
+               ".progress(key", "result_key(", "CacheKey(", "CacheKey.make(", "get_or_compute(", ".fingerprint(")
+#: intermediate caches a method keeps for itself (not a method's result; no shell reads them): the USAS tags
+INTERMEDIATE = {"biascore/methods/fields/tagging.py": {"CacheKey.make(", "get_or_compute("}}
+
+
+def test_no_cache_reads_outside_the_runner():
+    """Pages, the API, snapshots, sweeps and the methods' own modules ask the runner's door
+    (biascore/core/runner.py) for results: no parquet read, no listing or glob of the cache, no key rebuilt."""
+    files = [*(REPO / "biascore").rglob("*.py"), *(REPO / "views").rglob("*.py"), REPO / "app.py"]
+    for path in files:
+        rel = str(path.relative_to(REPO))
+        if rel.startswith("biascore/core/"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        bad = {s for s in CACHE_READS if s in text} - INTERMEDIATE.get(rel, set())
+        assert not bad, f"{rel} reads the cache or makes a key itself: {sorted(bad)}"
+        assert not ("glob(" in text and "cache" in text and rel.startswith("views/")), f"{rel} globs the cache"
+
+
+def test_no_page_imports_a_scorer_module():
+    """Pages get results from the runner's door and the method's contract, never from a scorer module's
+    wrappers (biascore/methods/*/scorer.py)."""
+    for path in (REPO / "views").rglob("*.py"):
+        bad = {n for n in _imports(path) if n.startswith("biascore.methods.") and ".scorer" in n}
+        assert not bad, f"{path.relative_to(REPO)} imports {sorted(bad)}"

@@ -7,11 +7,14 @@ import streamlit as st
 
 from biascore.core.seat_tests import list_seat_tests
 from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
-from biascore.methods.association import scorer as engine
+from biascore.core import runner
+from biascore.methods import get
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
-from views.common import (active_snapshot, csv_download, data_dir_notice, model_for_cache, model_selector,
-                          score_now_button)
+from views.common import csv_download
+from views.models import active_snapshot, data_dir_notice, model_for_cache, model_selector
+from views.scoring import score_now_button
+from views.widgets import option_inputs
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -34,9 +37,16 @@ def _marked(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _collect(run, names: list[str], key: str | None, label: str) -> pd.DataFrame | None:
-    """Cached results for ``names``, after computing them (one progress bar over all tests) when the user
-    presses the "Score now" button ``key`` (None: no button, cached results only)."""
+def _collect(method: str, options: dict, names: list[str], key: str | None, label: str,
+             stored: bool = False) -> pd.DataFrame | None:
+    """The results of the registered ``method`` with ``options`` for the tests ``names`` (their frames stacked;
+    ``stored``: the stored frames), asked of the runner's door, after computing them (one progress bar over
+    all tests) when the user presses the "Score now" button ``key`` (None: no button, cached results only)."""
+
+    def run(lm, name, **kwargs):
+        result = runner.run(get(method), lm, name, **options, **kwargs)
+        return None if result is None else (result.stored if stored else result.frame)
+
     lm = model_for_cache(model_name)  # a handle: cached results are read without loading; Score now loads
     if lm is None:
         return None
@@ -85,13 +95,9 @@ with tab_seat:
     default = [t for t in ("sent-weat6", "sent-weat7", "sent-weat8", "bangla-c5") if t in tests][:3]
     chosen = st.multiselect("Tests", tests, default=default, key="seat_tests",
                             help="sentence tests (sent-*, Heilman) embed sentences (SEAT); the others embed words (WEAT)")
-    c1, c2 = st.columns(2)
-    pooling = c1.radio("Sentence embedding", ["mean", "first"], horizontal=True, key="seat_pooling",
-                       help="mean of the last hidden layer over non-special tokens, or the first token")
-    word_mode = c2.radio("Word embedding (WEAT)", ["contextual", "input"], horizontal=True, key="seat_words",
-                         help="contextual: the word embedded alone; input: the model's input-embedding rows")
-    result = _collect(lambda lm, name, **kw: engine.run_seat(lm, name, pooling=pooling, word_mode=word_mode, **kw),
-                      chosen, "seat_score", "Embedding")
+    seat_options = option_inputs(get("seat"), key="seat", only=("pooling", "word_mode"), columns=2)
+    result = None if seat_options is None else _collect("seat", seat_options.as_dict(), chosen, "seat_score",
+                                                         "Embedding")
     _show_table(result, "seat", "WEAT/SEAT")
 
 with tab_ceat:
@@ -108,8 +114,8 @@ with tab_ceat:
     segs = [None if x == "all" else int(x) for x in sorted(lengths, key=lambda v: (v == "all", int(v) if v != "all" else 0))]
     result = None
     if segs:
-        result = _collect(lambda lm, name, **kw: engine.run_ceat(lm, name, segment_lengths=segs, n_contexts=int(n_contexts),
-                                                                 n_draws=int(n_draws), **kw), chosen, "ceat_score", "CEAT")
+        result = _collect("ceat", {"segment_lengths": tuple(segs), "n_contexts": int(n_contexts), "draws": int(n_draws)},
+                          chosen, "ceat_score", "CEAT")
     shown = _show_table(result, "ceat", "CEAT")
     if shown is not None:
         order = ["9", "25", "75", "all"]
@@ -124,8 +130,8 @@ with tab_logprob:
     chosen = st.multiselect("Tests", tests, default=tests[:1], key="logprob_tests")
     st.caption("Needs a masked LM. score = log(p_tgt / p_prior); effect size of the two target groups per "
                "sentence structure (English: template T1…; Bangla: structures S1–S5).")
-    table = _collect(engine.run_logprob_effects, chosen, "logprob_score", "Masked sentences")
-    scores = None if table is None else _collect(engine.run_logprob, chosen, None, "")
+    table = _collect("logprob", {}, chosen, "logprob_score", "Masked sentences")
+    scores = None if table is None else _collect("logprob", {}, chosen, None, "", stored=True)
     parts = [] if scores is None else [(load_logprob_test(n), scores[scores["test"] == n]) for n in chosen]
     if _show_table(table, "logprob", "log-probability") is not None and scores is not None:
         csv_download(scores, "association_logprob_scores.csv", label="Download per-sentence scores",

@@ -2,26 +2,27 @@
 masking, and attention views of one counter pair. Drawing only; the engine computes everything.
 
 Opening the page loads no model: cached results are read through the model's handle, whose identity comes from
-the model's files (views.common.model_for_cache). The weights are loaded only to compute: "Score now", the
+the model's files (views.models.model_for_cache). The weights are loaded only to compute: "Score now", the
 masking and counter-pair checkboxes."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components
 
 from biascore.methods.heads import counter_stereotype as cs
-from biascore.methods.heads import masking as head_masking
-from biascore.methods.heads import scorer as heads
-from biascore.core.seat_tests import list_seat_tests, load_seat_test
+from biascore.core import runner
+from biascore.methods import get
+from biascore.methods.heads.head_table import scores_to_matrix, top_heads
+from biascore.core.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test
 from biascore.core import settings
 from biascore.core.display import code_span, plotly_label, script_token
-from views import run_watch
-from views.common import (csv_download, data_dir_notice, get_model, literal, model_for_cache, model_label,
-                          model_or_error, model_selector, read_only_notice, run_with_progress, score_now_button)
+from views.common import csv_download, literal
+from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
+                          read_only_notice)
+from views.scoring import run_with_progress, score_now_button, watched
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
@@ -63,7 +64,7 @@ c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
     model_name = model_selector(scorer="heads")
 with c2:
-    wanted = st.query_params.get("seat", heads.DEFAULT_SEAT_TEST)
+    wanted = st.query_params.get("seat", get("heads").input_kind.default)
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
@@ -76,9 +77,17 @@ st.caption(f"SEAT test {code_span(seat)}: "
            + ("sentence-level: each example's mean-pooled final-layer embedding."
               if test.sentence_level else
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
-              f"{len(heads.WORD_TEMPLATES)} bleached context sentences."))
+              f"{len(WORD_TEMPLATES)} bleached context sentences."))
 
-scores = heads.head_scores(lm, seat, only_cached=True)
+
+
+def _frame(name: str, input, **kwargs):
+    """The frame of the registered method ``name``'s result through the runner's door (None: not stored)."""
+    result = runner.run(get(name), lm, input, **kwargs)
+    return None if result is None else result.frame
+
+
+scores = _frame("heads", seat, only_cached=True)
 if scores is None:
     if not read_only_notice(f"The head scores of {code_span(model_label(model_name))} for {code_span(seat)} are "
                             "not in the snapshot; computing them"):
@@ -86,11 +95,11 @@ if scores is None:
                 "computed yet: one forward and one backward pass over the test's sentences (the model is loaded "
                 "for it).")
         scores = score_now_button("Score now", "ah_score_now", "Head scores (one forward + backward pass), batches:",
-                                  lambda progress: heads.head_scores(lm, seat, progress=progress),
-                                  watch=run_watch.Watched("heads", model_name, seat, "batches"))
+                                  lambda progress: _frame("heads", seat, progress=progress),
+                                  watch=watched(get("heads"), model_name, seat))
     if scores is None:
         st.stop()
-b = heads.scores_to_matrix(scores)
+b = scores_to_matrix(scores)
 L, H = b.shape
 n_pos = int((b > 0).sum())
 st.markdown(f"**{L} layers × {H} heads** · SEAT effect size of the full model "
@@ -110,7 +119,7 @@ with left:
 with right:
     st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
     st.markdown("Top heads (layer-head, 1-based)")
-    st.dataframe(heads.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
+    st.dataframe(top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
 csv_download(scores[["layer", "head", "score"]], f"heads_{lm.identity().cache_id}_{seat}.csv")
 
 # --------------------------------------------------------------------------- counter-stereotype
@@ -120,14 +129,14 @@ st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in
            "t-test that d > 0 over sentences, d averaged over each head group."
            + (" Causal model: only sentences whose attribute word precedes the target word." if lm.identity().kind == "causal"
               else ""))
-counter = cs.counter_attention_frame(lm, only_cached=True)
+counter = _frame("heads-counter", None, only_cached=True)
 if counter is None and not read_only_notice("The counter-stereotype attentions of this model are not in the "
                                             "snapshot; computing them"):
     st.caption("Not computed yet for this model: one forward pass per sentence and its counter sentence.")
     counter = score_now_button("Compute the counter-stereotype attentions", "ah_counter_now",
                                "Counter-stereotype attentions: sentences",
-                               lambda progress: cs.counter_attention_frame(lm, progress=progress),
-                               watch=run_watch.Watched("heads-counter", model_name, cs.counter_sources(), "sentences"))
+                               lambda progress: _frame("heads-counter", None, progress=progress),
+                               watch=watched(get("heads-counter"), model_name, None))
 if counter is not None and counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 elif counter is not None:
@@ -142,8 +151,8 @@ n_held_out = int(st.number_input("Held-out sentences for (pseudo-)perplexity", 1
 table = None
 if st.checkbox("Evaluate targeted masking", key="run_mask"):
     try:
-        table = run_with_progress("Masking heads: head sets", lambda progress: head_masking.masking_table(
-            lm, test, scores, k=k, n_held_out=n_held_out, progress=progress))
+        table = run_with_progress("Masking heads: head sets", lambda progress: _frame(
+            "heads-masking", test, k=k, held_out=n_held_out, progress=progress))
     except settings.ReadOnlySnapshotError:
         read_only_notice("This masking table (these K and held-out sentences) is not in the snapshot; computing it")
     if table is not None:  # None: the error is shown in place of the table
@@ -162,7 +171,7 @@ if counter is not None and not counter.empty and st.checkbox(
     options = list(range(len(counter)))
     pick = st.selectbox("Pair", options, format_func=lambda i: counter["sentence"].iloc[i])
     row = counter.iloc[pick]
-    top = heads.top_heads(scores, 1).iloc[0]
+    top = top_heads(scores, 1).iloc[0]
     h1, h2 = st.columns(2)
     layer = int(h1.number_input("Layer", 1, L, int(top["layer"])))
     head = int(h2.number_input("Head", 1, H, int(top["head"])))

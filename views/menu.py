@@ -1,21 +1,34 @@
 """The dashboard's menu: which pages draw which method's results (the engine names no page).
 
-Each registered method (:func:`biascore.methods.discover`) may have pages here; the menu lists them in the
-registry's order, a page once even when it draws several methods. A method without a page still runs from
-the CLI, the Python API and sweeps; adding a page for it is one file under views/ plus one line here.
+Each registered method (:func:`biascore.methods.discover`) is on the menu, in the registry's order: through
+its bespoke pages listed here (a page once even when it draws several methods), or else through a page
+generated from its contract (:mod:`views.generated`: its options, input, headline metric and declared
+views), so a new method folder is on the dashboard with no view code. A bespoke page is one file under
+views/ plus one line here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+#: the menu icon of a generated page
+GENERATED_ICON = "🧩"
 
 
 @dataclass(frozen=True)
 class Page:
-    """A dashboard page: file under views/, menu title and icon."""
+    """A dashboard page: file under views/ (None for a generated page), menu title and icon, and for a
+    generated page the method it draws."""
 
-    path: str
+    path: str | None
     title: str
     icon: str
+    method: str | None = None
+
+    @property
+    def url_path(self) -> str:
+        """The page's address (``/overview``; a generated page: the method's name)."""
+        return Path(self.path).stem if self.path else str(self.method)
 
 
 #: method name → the pages that draw its results, in menu order
@@ -37,11 +50,13 @@ PAGES: dict[str, tuple[Page, ...]] = {
 
 
 def menu_pages() -> list[Page]:
-    """The pages of the registered methods, in registry order, each once."""
+    """The pages of the registered methods, in registry order, each once; a generated page for a method that
+    no bespoke page draws."""
     from biascore.methods import discover
 
     seen: dict[str, Page] = {}
     for method in discover():
-        for page in PAGES.get(method.name, ()):
-            seen.setdefault(page.path, page)
+        pages = PAGES.get(method.name) or (Page(None, method.name, GENERATED_ICON, method.name),)
+        for page in pages:
+            seen.setdefault(page.url_path, page)
     return list(seen.values())

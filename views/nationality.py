@@ -1,6 +1,7 @@
 """Nationality (LABDet): relative sentiment per nationality from a sentiment probe on a frozen model.
 
-Drawing only: every number comes from :func:`biascore.methods.labdet.scorer.score_labdet` (cached in parquet).
+Drawing only: every number is the ``labdet`` method's result, asked of the runner's door (cached in parquet);
+its options are the method's own controls (:func:`views.widgets.option_inputs`).
 """
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from biascore.core.datasets import BenchmarkError
-from biascore.methods.labdet.probes import PROBES
-from biascore.methods.labdet import scorer as labdet
+from biascore.core import runner
+from biascore.methods import get
 from biascore.core.display import code_span, plotly_label
-from biascore.core.models import ModelLoadError
-from views import run_watch
-from views.common import (csv_download, data_dir_notice, model_for_cache, model_label, model_selector,
-                          read_only_notice, score_now_button, show_error)
+from views.common import csv_download, show_error
+from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice
+from views.scoring import score_now_for
+from views.widgets import input_picker, option_inputs
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -27,7 +28,7 @@ def nationality_bars(table: pd.DataFrame, title: str) -> go.Figure:
     """Horizontal bars sorted by relative sentiment, CI whiskers, coloured by direction; exact values on hover."""
     table = table.sort_values("mean", kind="stable")
     fig = go.Figure()
-    for dirn in labdet.DIRECTIONS:
+    for dirn in DIRECTION_COLOURS:
         part = table[table["direction"] == dirn]
         if part.empty:
             continue
@@ -48,37 +49,40 @@ def nationality_bars(table: pd.DataFrame, title: str) -> go.Figure:
     return fig
 
 
-def result_or_button(name: str, lang: str, probe: str, alpha: float, key: str):
-    """The cached result for one model, or a "Score now" button (with progress) when there is none."""
-    lm = model_for_cache(name)  # a handle: a cached result loads nothing, and Score now's run announces itself first
-    if lm is None:
+def result_or_button(name: str, lang: str, options, key: str):
+    """The stored result for one model (the runner's door), or a "Score now" button (with progress) when there
+    is none."""
+    method = get("labdet")
+    handle = model_for_cache(name)
+    if handle is None:
         return None
+    language = method.input_kind.label(lang)
     try:
-        res = labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, only_cached=True)
+        res = runner.run(method, handle, lang, options, only_cached=True)
     except (BenchmarkError, ValueError) as exc:
-        if not read_only_notice(f"No LABDet data for {labdet.LANGUAGES[lang]} in this snapshot; scoring"):
+        if not read_only_notice(f"No LABDet data for {language} in this snapshot; scoring"):
             show_error(exc)
         return None
     if res is not None:
         return res
-    if read_only_notice(f"No LABDet result for {code_span(model_label(name))} on {labdet.LANGUAGES[lang]} in this snapshot; scoring"):
+    if read_only_notice(f"No LABDet result for {code_span(model_label(name))} on {language} in this snapshot; scoring"):
         return None
-    st.info(f"No cached LABDet result for {code_span(model_label(name))} on {labdet.LANGUAGES[lang]} yet. Scoring embeds "
+    st.info(f"No cached LABDet result for {code_span(model_label(name))} on {language} yet. Scoring embeds "
             "every training and surfacing sentence once, then trains both probes (about a minute for "
             "small models on a GPU-less laptop, longer for big ones).")
-    return score_now_button("Score now", f"score_{key}",
-                            "embedding sentences (training set, then surfacing set), then training the probes:",
-                            lambda progress: labdet.score_labdet(lm, lang, probe=probe, alpha=alpha, progress=progress),
-                            errors=(BenchmarkError, ValueError, ModelLoadError),
-                            watch=run_watch.Watched("labdet", name, lang, "steps",
-                                                    (("probe", probe), ("alpha", alpha))))
+    if score_now_for(method, name, lang, key=f"score_{key}", label="Score now",
+                     text="embedding sentences (training set, then surfacing set), then training the probes:",
+                     **options.as_dict()):
+        st.rerun()
+    return None
 
 
 def correlation_text(r: float, p: float) -> str:
     return f"{r:.3f} (p = {p:.2g})"
 
 
-def show_result(res: labdet.LabdetResult, key: str) -> None:
+def show_result(res, key: str) -> None:
+    """One model's LABDet result (the method's result type: table, accuracies, correlations)."""
     table = res.table
     acc, cor = res.accuracy, res.correlations
     cols = st.columns(4)
@@ -88,11 +92,11 @@ def show_result(res: labdet.LabdetResult, key: str) -> None:
     cols[3].metric(f"Pearson r, two template halves ({res.probe})", correlation_text(cor["halves_r"], cor["halves_p"]))
     st.caption(f"Neutral filler: `{res.filler_label}` · {table['n_items'].max()} template × adjective "
                f"items per nationality · α = {res.alpha}")
-    st.plotly_chart(nationality_bars(table, f"{model_label(res.model)} · {labdet.LANGUAGES[res.lang]} · "
+    st.plotly_chart(nationality_bars(table, f"{model_label(res.model)} · {res.language} · "
                                             f"{PROBE_LABELS[res.probe]}"), key=f"bars_{key}")
-    shown = table[labdet.OUTPUT_COLUMNS + ["n_items", "n_templates"]]
+    shown = table[res.columns + ["n_items", "n_templates"]]
     st.dataframe(shown, hide_index=True, key=f"table_{key}")
-    csv_download(table[labdet.OUTPUT_COLUMNS], f"labdet_{res.lang}_{res.probe}_{key}.csv", key=f"dl_{key}")
+    csv_download(table[res.columns], f"labdet_{res.lang}_{res.probe}_{key}.csv", key=f"dl_{key}")
 
 
 st.title("Nationality bias (LABDet)")
@@ -107,16 +111,14 @@ st.markdown(
 st.warning("The model should match the language: an English model on English data, a Turkish model on "
            "Turkish data. A mismatched pair still runs, but its numbers mean little.")
 
-c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
+c1, c2 = st.columns([3, 2])
 with c1:
     model_name = model_selector("Model", key="model", default="all-minilm-l6-v2", scorer="labdet")
 with c2:
-    lang = st.selectbox("Language", list(labdet.LANGUAGES), index=list(labdet.LANGUAGES).index("en"),
-                        format_func=lambda c: f"{labdet.LANGUAGES[c]} ({c})", key="lang")
-with c3:
-    probe = st.radio("Probe", list(PROBES), format_func=PROBE_LABELS.get, horizontal=True, key="probe")
-with c4:
-    alpha = st.number_input("α", min_value=0.001, max_value=0.2, value=0.05, step=0.01, format="%.3f", key="alpha")
+    lang = input_picker(get("labdet"), key="lang", widget_key="lang")
+options = option_inputs(get("labdet"), key="labdet", only=("probe", "alpha", "pooling"))  # the rest: defaults
+if options is None or lang is None:
+    st.stop()
 compare = st.checkbox("Compare with a second model", key="compare")
 other_name = model_selector("Second model", key="model2", default="smollm2-135m", scorer="labdet") if compare else None
 data_dir_notice()
@@ -126,6 +128,6 @@ columns = st.columns(len(names))
 for i, (name, col) in enumerate(zip(names, columns)):
     with col:
         st.subheader(code_span(model_label(name)))
-        result = result_or_button(name, lang, probe, float(alpha), key=f"m{i}")
+        result = result_or_button(name, lang, options, key=f"m{i}")
         if result is not None:
             show_result(result, key=f"m{i}")

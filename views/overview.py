@@ -12,8 +12,11 @@ from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
-from views.common import (benchmark_selector, best_run, cached_runs, csv_download, data_dir_notice, model_label,
-                          model_selector, model_visible, score_now, summary, unreadable_run_errors)
+from biascore.core.runner import UnreadableResult
+from views.attribution import best_run, cached_runs, score_now, summary
+from views.common import csv_download
+from views.models import data_dir_notice, model_label, model_selector, model_visible
+from views.scoring import benchmark_selector
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
@@ -36,7 +39,7 @@ def _lmeval_part(lm_runs: pd.DataFrame, model: str, benchmark: str) -> pd.DataFr
         return None
     run = hit.iloc[0]
     try:
-        table = summary(run.path, run.benchmark, float(run.mtime), "lmeval")
+        table = summary(run, "lmeval")
     except LmevalUnavailable:  # a run cached before whole-sentence log-likelihoods were stored
         return None
     out = table[["bias_type", "pct_stereotype", "pct_stereotype_stderr", "ties"]].rename(
@@ -52,10 +55,10 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for run in runs.itertuples(index=False):
         try:
-            attr = summary(run.path, run.benchmark, float(run.mtime), "attribution")
-            pll = summary(run.path, run.benchmark, float(run.mtime), "pll")
+            attr = summary(run, "attribution")
+            pll = summary(run, "pll")
             lmeval = _lmeval_part(lm_runs, run.model, run.benchmark)
-        except unreadable_run_errors() as exc:  # one line on the page, never a traceback
+        except UnreadableResult as exc:  # one line on the page, never a traceback
             st.error(f"{code_span(model_label(run.model))} on {run.benchmark}: {one_line(exc)}")
             continue
         part = attr.rename(columns={"score": "B", "ci_low": "B_ci_low", "ci_high": "B_ci_high", "ties": "B ties"})

@@ -9,7 +9,8 @@ import streamlit as st
 from biascore.methods.attribution.token_view import Level, color_limit, ranked_units, sentence_units
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
 from views.charts import figure_downloads
-from views.common import literal, verdict_text
+from views.attribution import verdict_text
+from views.common import literal
 
 LEVELS = {"sub-word tokens": "token", "words": "word"}
 

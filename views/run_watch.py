@@ -53,6 +53,8 @@ class Watched:
     @property
     def label(self) -> str:
         name = display_name(self.model) if settings.public_mode() else self.model
+        if self.input is None:  # the method's default input
+            return code_span(name)
         return f"{code_span(name)} on {code_span(getattr(self.input, 'name', self.input))}"
 
 

@@ -1,6 +1,7 @@
 """Semantic fields: which USAS fields hold the words that push a model toward bias (the paper's Table 6).
 
-Draws only: tagging, alignment and the ↑/∘/↓ table come from :mod:`biascore.methods.fields.scorer`.
+Draws only: the ``fields`` method's result (tagging, alignment) is asked of the runner's door; the ↑/∘/↓ table
+and its drill-downs are :mod:`biascore.methods.fields.table`'s.
 URL parameters ``model`` and ``benchmark`` preselect the view.
 """
 from __future__ import annotations
@@ -12,16 +13,19 @@ import streamlit as st
 
 from biascore.methods.fields import tagging as semantic_tagging
 from biascore.core.datasets import BenchmarkError, load_benchmark
-from biascore.methods.fields import scorer as fields
+from biascore.methods.fields import table as fields
 from biascore.core.display import code_span
-from biascore.core.models import ModelLoadError
-from views.common import (active_snapshot, attribution_watch, benchmark_selector, csv_download, data_dir_notice,
-                          get_handle, model_label, model_selector, offered_models, score_now_button,
-                          set_model_param, show_error, token_page_link, watch_run)
+from biascore.core import runner
+from biascore.methods import get
+from views.attribution import token_page_link
+from views.common import csv_download, show_error
+from views.models import (active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models,
+                          set_model_param)
+from views.scoring import benchmark_selector, score_now_for, watch_computing
+from views.widgets import option_inputs
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
-SENSE_LABELS = {"top": "tagger's first-ranked tag", "all": "every candidate tag (as the paper's script)"}
 
 
 def scored_elsewhere(model: str, benchmark) -> list[str]:
@@ -29,18 +33,20 @@ def scored_elsewhere(model: str, benchmark) -> list[str]:
     (no model load)."""
     snap = active_snapshot()
     names = snap.model_names("attribution") if snap else offered_models()
-    return [other for other in names if other != model and fields.is_scored(get_handle(other), benchmark)]
+    return [other for other in names if other != model and runner.is_cached(get("attribution"), get_handle(other), benchmark)]
 
 
-def result_for(model: str, benchmark, senses: str) -> fields.FieldsResult:
-    return fields_result(model, benchmark.name, benchmark.content_hash, senses)
+def result_for(model: str, benchmark, senses: str) -> pd.DataFrame:
+    """The tagged words of ``model``'s ``fields`` result on ``benchmark`` (one row per word: field, b, sentence)."""
+    return fields_result(model, benchmark.name, benchmark.content_hash, senses, runner.stored_version(get("fields")))
 
 
 @st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
                max_entries=32)
-def fields_result(model: str, benchmark: str, content_hash: str, senses: str) -> fields.FieldsResult:
-    """The engine's fields result for a model already scored on ``benchmark`` (read from the cache)."""
-    return fields.score_fields(get_handle(model), benchmark, min_count=1, top=None, senses=senses)
+def fields_result(model: str, benchmark: str, content_hash: str, senses: str, version: tuple) -> pd.DataFrame:
+    """The engine's fields result for a model already scored on ``benchmark`` (through the runner; ``version``:
+    the runner's fingerprint of the stored fields results, so a replaced result is read again)."""
+    return runner.run(get("fields"), get_handle(model), benchmark, min_count=1, top=0, senses=senses).frame
 
 
 def bar_chart(table: pd.DataFrame) -> alt.Chart:
@@ -72,9 +78,10 @@ with c2:
 if bench_name is None:
     st.stop()
 with c3:
-    senses = st.radio("Tags per word", list(SENSE_LABELS), format_func=SENSE_LABELS.get, key="sf_senses",
-                      index=list(SENSE_LABELS).index(fields.DEFAULT_SENSES),
-                      help="A tag like S3.2/S2.1f counts in both fields either way.")
+    sense_options = option_inputs(get("fields"), key="sf", only=("senses",))  # the method's own control
+if sense_options is None:
+    st.stop()
+senses = sense_options.senses
 set_model_param(model)
 
 try:
@@ -83,7 +90,7 @@ except BenchmarkError as exc:
     show_error(exc)
     st.stop()
 
-no_lexicon = fields.lexicon_coverage(bench)
+no_lexicon = semantic_tagging.lexicon_coverage(bench)
 if sum(no_lexicon.values()) == len(bench.frame):
     lang = next(iter(no_lexicon))
     st.info(f"{semantic_tagging.NoLexiconError(lang)}. USAS has no "
@@ -94,20 +101,16 @@ for lang, n in no_lexicon.items():
     st.caption(f"{n} {semantic_tagging.LANGUAGE_NAMES.get(lang, lang)} pair(s) of {bench_name} are left out: "
                "USAS has no lexicon for that language.")
 
-if not fields.is_scored(get_handle(model), bench):
-    if watch_run(model, bench_name):  # someone is scoring it right now: the page follows that run
+if not runner.is_cached(get("attribution"), get_handle(model), bench):
+    if watch_computing(get("attribution"), model, bench):  # someone is scoring it right now: the page follows that run
         st.stop()
     st.info(f"{code_span(model_label(model))} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
-
-    def score(progress):  # the runner loads the model, after announcing the run to every page
-        return fields.score_fields(get_handle(model), bench, progress=progress)
-
-    if score_now_button(f"Score {code_span(model_label(model))} on {bench_name} now", "sf_score", "Scoring: pairs", score,
-                        errors=(ValueError, ModelLoadError), watch=attribution_watch(model, bench_name)) is not None:
+    if score_now_for(get("fields"), model, bench, key="sf_score", text="Scoring: pairs",
+                     label=f"Score {code_span(model_label(model))} on {bench_name} now"):
         st.rerun()
     st.stop()
 try:
-    result = result_for(model, bench, senses)
+    tagged = result_for(model, bench, senses)
 except (FileNotFoundError, ModuleNotFoundError) as exc:  # lexicon files or the spaCy model are missing
     show_error(exc)
     st.stop()
@@ -116,9 +119,9 @@ s1, s2 = st.columns([2, 1])
 min_count = s1.slider("Leave out fields with fewer words than", 1, 100, 30, key="sf_min_count",
                       help="The paper used 30 (about 1% of its words).")
 top = s2.number_input("Fields shown (by ↑ share)", 1, 200, 10, key="sf_top")
-table = fields.field_table(result.words, min_count=min_count, top=int(top))
-n_words = result.words.drop_duplicates(["pair_id", "word_index"]).shape[0]
-st.caption(f"{n_words:,} tagged words in {result.words['pair_id'].nunique():,} pairs · "
+table = fields.field_table(tagged, min_count=min_count, top=int(top))
+n_words = tagged.drop_duplicates(["pair_id", "word_index"]).shape[0]
+st.caption(f"{n_words:,} tagged words in {tagged['pair_id'].nunique():,} pairs · "
            f"{len(table)} field(s) shown with n ≥ {min_count}")
 if table.empty:
     st.warning("No field reaches the threshold; lower it with the slider.")
@@ -137,7 +140,7 @@ compare = st.multiselect("Side by side with (models already scored on this bench
                          scored_elsewhere(model, bench), key="sf_compare")
 tables = {model: table}
 for other in compare:
-    other_words = result_for(other, bench, senses).words
+    other_words = result_for(other, bench, senses)
     tables[other] = fields.field_table(other_words, min_count=min_count, top=int(top))
 if compare:
     wide = fields.side_by_side(tables)
@@ -148,7 +151,7 @@ csv_download(pd.concat([t.assign(model=m, benchmark=bench_name) for m, t in tabl
 
 st.subheader("Words of a field")
 chosen = st.selectbox("Field", list(table["field"]), key="sf_field")
-words = fields.field_words(result.words, chosen)
+words = fields.field_words(tagged, chosen)
 wcol, scol = st.columns([1, 2])
 with wcol:
     st.dataframe(words, hide_index=True, key="sf_words", column_config={
@@ -156,7 +159,7 @@ with wcol:
         "up_pct": st.column_config.NumberColumn("↑ %", format="%.1f")})
 with scol:
     word = st.selectbox("Sentences of", ["(all words)"] + list(words["word"]), key="sf_word")
-    sentences = fields.field_sentences(result.words, chosen, None if word == "(all words)" else word)
+    sentences = fields.field_sentences(tagged, chosen, None if word == "(all words)" else word)
     sentences["open"] = [token_page_link(bench_name, model, p) for p in sentences["pair_id"]]
     st.dataframe(sentences, hide_index=True, key="sf_sentences", column_config={
         "b": st.column_config.NumberColumn("b", format="%.5f"),

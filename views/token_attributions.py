@@ -8,8 +8,10 @@ import streamlit as st
 
 from biascore.methods.attribution.token_view import filter_pairs
 from biascore.core.display import code_span
-from views.common import (best_run, data_dir_notice, literal, model_label, pair_table, query_param, run_picker,
-                          verified_run)
+from views.attribution import best_run, pair_table, run_picker, verified_run
+from views.common import literal
+from views.models import data_dir_notice, model_label
+from views.scoring import query_param
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
@@ -59,7 +61,7 @@ mtime = float(run.mtime)
 frame = verified_run(model, benchmark, run)
 if frame is None:
     st.stop()
-table = pair_table(run.path, benchmark, mtime)
+table = pair_table(run)
 pair_browser(table)
 wanted = query_param("pair")
 known = set(table.pair_id)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from dataclasses import dataclass
 from functools import partial
 
 import pandas as pd
@@ -25,6 +26,7 @@ import streamlit as st
 from biascore.core import settings
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.models import ModelLoadError
+from biascore.methods import get
 from biascore.review.agreement import agreement, confusion, disagreements, reviewer_overview
 from biascore.review.assignment import todo
 from biascore.review.corrections import (before_after, corrected_frame, decision_counts, final_decisions,
@@ -32,10 +34,11 @@ from biascore.review.corrections import (before_after, corrected_frame, decision
 from biascore.review.export import dataset_zip
 from biascore.review.minimal_pair import check_pair
 from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
-from biascore.review.visibility import viewer, visible
-from views.common import (benchmark_selector, data_dir_notice, error_text, get_model, live_pair, model_label,
-                          model_or_error, model_selector, query_param, run_frame, score_now,
-                          watch_run)
+from biascore.review.visibility import Viewer, Visible, viewer, visible
+from views.attribution import live_pair, run_frame, score_now
+from views.common import error_text
+from views.models import data_dir_notice, get_model, model_label, model_or_error, model_selector
+from views.scoring import ProgressBar, benchmark_selector, query_param, watch_computing
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
@@ -45,13 +48,6 @@ FILTERS = ["all pairs", MY_TODO, "not reviewed yet", "not reviewed by me", "to a
     f"status: {s}" for s in STATUSES]
 PUBLIC = settings.public_mode()
 REFUSED = "this cannot be done on this server"  # what a public page says for an error it may not show
-
-
-st.title("Translation review")
-st.caption("Check each Filipino pair against its English source: accept it, ask for a correction (and write it), "
-           "or reject it. Reviews are blind: you see another reviewer's review of a pair only after saving your "
-           "own. Agreement, the disagreements to adjudicate and the corrected benchmark are below.")
-data_dir_notice()
 
 
 @st.cache_data(show_spinner=False)
@@ -64,77 +60,94 @@ def review_pairs(benchmark: str) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def flash(scope: str, ok: bool, message: str) -> None:
-    """Remember a save's outcome for the rerun that follows the form callback."""
-    st.session_state[f"tr_flash_{scope}"] = (ok, message)
+class Session:
+    """Everything this page keeps in ``st.session_state``, in one place (keys start with ``tr_``): the outcome
+    of the last save per scope (shown once after the rerun a form callback causes), the forms' fields, the
+    filter, the chosen pair and the B comparison asked for. Form callbacks run before the page reruns."""
 
+    FILTER, PAIR, COMPARE = "tr_filter", "tr_pair", "tr_compare_key"
 
-def typed_corrections(key: str, original: tuple[str, str]) -> list[str]:
-    """The corrected sentences typed in form ``key``: kept only with status needs correction, and a sentence
-    equal to the original stored as empty ("unchanged")."""
-    state = st.session_state
-    typed = [state[f"{key}_{side}"].strip() for side in ("more", "less")]
-    keep = state[f"{key}_status"] == NEEDS_CORRECTION
-    return [t if keep and t != o else "" for t, o in zip(typed, original)]
+    @staticmethod
+    def flash(scope: str, ok: bool, message: str) -> None:
+        """Remember a save's outcome for the rerun that follows the form callback."""
+        st.session_state[f"tr_flash_{scope}"] = (ok, message)
+
+    @staticmethod
+    def show_flash(scope: str) -> bool:
+        """Show (once) the outcome of the last save in ``scope``; True when there was one."""
+        message = st.session_state.pop(f"tr_flash_{scope}", None)
+        if message is None:
+            return False
+        (st.success if message[0] else st.error)(message[1])
+        return True
+
+    @staticmethod
+    def field(key: str):
+        return st.session_state[key]
+
+    @staticmethod
+    def typed_corrections(key: str, original: tuple[str, str]) -> list[str]:
+        """The corrected sentences typed in form ``key``: kept only with status needs correction, and a sentence
+        equal to the original stored as empty ("unchanged")."""
+        typed = [Session.field(f"{key}_{side}").strip() for side in ("more", "less")]
+        keep = Session.field(f"{key}_status") == NEEDS_CORRECTION
+        return [t if keep and t != o else "" for t, o in zip(typed, original)]
+
+    @staticmethod
+    def go_to_next(pair_id: int) -> None:
+        """"My next pair" callback: show the reviewer's own to-do list, opened at ``pair_id``."""
+        st.session_state[Session.FILTER] = MY_TODO
+        st.session_state.pop(Session.PAIR, None)  # the pair box starts again from the URL's pair
+        st.query_params["pair"] = str(pair_id)
+
+    @staticmethod
+    def ask_compare(key: tuple) -> None:
+        st.session_state[Session.COMPARE] = key
+
+    @staticmethod
+    def compare_asked(key: tuple) -> bool:
+        return st.session_state.get(Session.COMPARE) == key
 
 
 def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_key: str, original: tuple) -> None:
     """Form callback (runs before the page reruns, so the counts already include this save)."""
-    state = st.session_state
-    status, fixed = state[f"{form_key}_status"], typed_corrections(form_key, original)
+    status, fixed = Session.field(f"{form_key}_status"), Session.typed_corrections(form_key, original)
     try:
-        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, state[f"{form_key}_tags"],
-                                          state[f"{form_key}_comment"], *fixed)
+        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, Session.field(f"{form_key}_tags"),
+                                          Session.field(f"{form_key}_comment"), *fixed)
     except ReviewError as exc:
-        flash("review", False, error_text(exc, REFUSED))
+        Session.flash("review", False, error_text(exc, REFUSED))
     else:
-        flash("review", True, f"Saved: pair {saved.pair_id}, {saved.status} ({saved.updated_at}).")
+        Session.flash("review", True, f"Saved: pair {saved.pair_id}, {saved.status} ({saved.updated_at}).")
 
 
 def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, key: str, original: tuple) -> None:
     """Adjudication form callback."""
-    state = st.session_state
     if not viewer(adjudicator).adjudicator:  # (the form is drawn for adjudicators only; checked again here)
-        flash("decision", False, "Only the adjudicators this server names can decide.")
+        Session.flash("decision", False, "Only the adjudicators this server names can decide.")
         return
-    status, fixed = state[f"{key}_status"], typed_corrections(key, original)
+    status, fixed = Session.field(f"{key}_status"), Session.typed_corrections(key, original)
     try:
-        adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, state[f"{key}_comment"], *fixed)
+        adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, Session.field(f"{key}_comment"),
+                                              *fixed)
     except ReviewError as exc:
-        flash("decision", False, error_text(exc, REFUSED))
+        Session.flash("decision", False, error_text(exc, REFUSED))
     else:
-        flash("decision", True, f"Decision saved: pair {adj.pair_id}, {adj.status} ({adj.decided_at}).")
+        Session.flash("decision", True, f"Decision saved: pair {adj.pair_id}, {adj.status} ({adj.decided_at}).")
 
 
 def save_assignment(db_path: str, benchmark: str, pair_ids: list[int], by: str) -> None:
     """Assignment form callback (adjudicators only)."""
-    state = st.session_state
     if not viewer(by).adjudicator:
-        flash("assign", False, "Only the adjudicators this server names can assign pairs.")
+        Session.flash("assign", False, "Only the adjudicators this server names can assign pairs.")
         return
     try:
-        change = ReviewStore(db_path).assign(benchmark, pair_ids, state["tr_assign_reviewers"],
-                                             state["tr_assign_overlap"], state["tr_assign_seed"], by)
+        change = ReviewStore(db_path).assign(benchmark, pair_ids, Session.field("tr_assign_reviewers"),
+                                             Session.field("tr_assign_overlap"), Session.field("tr_assign_seed"), by)
     except ReviewError as exc:
-        flash("assign", False, error_text(exc, REFUSED))
+        Session.flash("assign", False, error_text(exc, REFUSED))
     else:
-        flash("assign", True, f"Assigned: {change.added} added, {change.removed} removed, {change.kept} kept.")
-
-
-def go_to_next(pair_id: int) -> None:
-    """"My next pair" callback: show the reviewer's own to-do list, opened at ``pair_id``."""
-    st.session_state["tr_filter"] = MY_TODO
-    st.session_state.pop("tr_pair", None)  # the pair box starts again from the URL's pair
-    st.query_params["pair"] = str(pair_id)
-
-
-def show_flash(scope: str) -> bool:
-    """Show (once) the outcome of the last save in ``scope``; True when there was one."""
-    message = st.session_state.pop(f"tr_flash_{scope}", None)
-    if message is None:
-        return False
-    (st.success if message[0] else st.error)(message[1])
-    return True
+        Session.flash("assign", True, f"Assigned: {change.added} added, {change.removed} removed, {change.kept} kept.")
 
 
 def decision_form(key: str, *, status: str, tags: tuple | None, comment: str, more: str, less: str,
@@ -153,127 +166,170 @@ def decision_form(key: str, *, status: str, tags: tuple | None, comment: str, mo
         st.form_submit_button(button, type="primary", on_click=on_click, args=args)
 
 
-# ------------------------------------------------------------------------------------------ database and reviewer
-with st.expander("Review database and reviewer", expanded=True):
+@dataclass
+class Review:
+    """What every part of the page reads: the store, who is looking (and what they may see), the benchmark's
+    pairs, its reviews, adjudications and assignments, and the counts the progress bars show."""
+
+    store: ReviewStore
+    reviewer: str
+    me: Viewer
+    benchmark: str
+    model: str
+    pairs: pd.DataFrame
+    reviews: pd.DataFrame
+    adjudications: pd.DataFrame
+    assignments: pd.DataFrame
+    seen: Visible
+    to_adjudicate: pd.DataFrame
+    reviewed_ids: set
+    mine: set
+    my_todo: list
+    my_assigned: int
+
+
+def open_store() -> tuple[ReviewStore, str, Viewer]:
+    """The review database and the reviewer's name (and role); stops the page when the database is unusable."""
+    with st.expander("Review database and reviewer", expanded=True):
+        c1, c2 = st.columns(2)
+        if PUBLIC:
+            db_path = str(settings.review_db_path())
+            c1.text("Reviews are saved in this server's review database.")
+        else:
+            db_path = c1.text_input("SQLite file (created when you first save)", value=str(default_path()), key="tr_db")
+        reviewer = c2.text_input("Your name (reviewer)", key="tr_reviewer", max_chars=100).strip()
+        me = viewer(reviewer)
+        if me.adjudicator:
+            c2.text("You are an adjudicator here: you see every review, assign pairs and adjudicate.")
+        elif me.keep_blind:
+            c2.text("This server keeps reviews blind: you see your own reviews only.")
+        st.caption("Your name marks your reviews; it is not a password, so anyone can type any name. A server that "
+                   "needs logins puts the dashboard behind one (docs/review.md).")
+    store = ReviewStore(db_path)
+    try:
+        db_state = store.state().kind
+    except ReviewError as exc:
+        st.error(error_text(exc, REFUSED))
+        st.stop()
+    if db_state == "missing":
+        st.info("No reviews saved here yet: the review database is created when you press Save.")
+    elif db_state == "legacy":
+        st.info("This review database was made by an earlier version (one verdict per review); its reviews are shown "
+                "with the verdicts mapped to statuses, and it is upgraded when you first save.")
+    return store, reviewer, me
+
+
+def load_review(store: ReviewStore, reviewer: str, me: Viewer) -> Review:
+    """The benchmark and model chosen, the benchmark's reviews as this name may see them, and the progress bars."""
     c1, c2 = st.columns(2)
-    if PUBLIC:
-        db_path = str(settings.review_db_path())
-        c1.text("Reviews are saved in this server's review database.")
+    with c1:
+        benchmark = benchmark_selector(only=REVIEWABLE, default="crows-tl")
+    with c2:
+        model = model_selector(key="model")  # public mode: the server's allow-list only
+    if benchmark is None:
+        st.stop()
+    try:
+        pairs = review_pairs(benchmark)
+        reviews, adjudications = store.reviews(benchmark), store.adjudications(benchmark)
+        assignments = store.assignments(benchmark)
+    except (BenchmarkError, ReviewError) as exc:
+        st.error(error_text(exc, "this benchmark is not available on this server"))
+        st.stop()
+    seen = visible(reviews, adjudications, me)  # everything below shows only what this name may see
+    to_adjudicate = disagreements(seen.reviews, pairs, seen.adjudications)
+
+    reviewed_ids = set(reviews.pair_id)  # which pairs have a review (no status, no reviewer): the same for everyone
+    mine = set(reviews[reviews.reviewer == reviewer].pair_id) if reviewer else set()
+    st.progress(len(reviewed_ids & set(pairs.pair_id)) / max(len(pairs), 1),
+                text=f"{len(reviewed_ids & set(pairs.pair_id))} of {len(pairs)} pairs reviewed"
+                + (f" · {len(mine)} by you" if reviewer else "")
+                + f" · {int((~to_adjudicate.adjudicated).sum())} to adjudicate")
+    my_todo = todo(assignments, reviews, reviewer) if reviewer else []
+    my_assigned = int((assignments.reviewer == reviewer).sum()) if reviewer else 0
+    if my_assigned:
+        c1, c2 = st.columns([4, 1])
+        c1.progress((my_assigned - len(my_todo)) / my_assigned,
+                    text=f"Your assigned pairs: {my_assigned - len(my_todo)} of {my_assigned} reviewed")
+        c2.button("My next pair", key="tr_next", type="primary", disabled=not my_todo, on_click=Session.go_to_next,
+                  args=(my_todo[0] if my_todo else 0,))
+    elif reviewer and not assignments.empty:
+        st.caption("No pair of this benchmark is assigned to you; you can still review any pair.")
+    return Review(store, reviewer, me, benchmark, model, pairs, reviews, adjudications, assignments, seen,
+                  to_adjudicate, reviewed_ids, mine, my_todo, my_assigned)
+
+
+def _unpack(r: Review):
+    return r.store, r.reviewer, r.me, r.benchmark, r.model, r.pairs, r.seen
+
+
+def pair_panel(r: Review) -> None:
+    """One pair: the English source beside the Filipino pair (b(u) heatmaps), the review form, its reviews."""
+    store, reviewer, me, benchmark, model, pairs, seen = _unpack(r)
+    reviewed_ids, mine, my_todo, my_assigned, to_adjudicate = r.reviewed_ids, r.mine, r.my_todo, r.my_assigned, r.to_adjudicate
+    which = st.selectbox("Show", FILTERS, key=Session.FILTER)
+    if which == MY_TODO:
+        subset = pairs[pairs.pair_id.isin(set(my_todo))]
+    elif which == "not reviewed yet":
+        subset = pairs[~pairs.pair_id.isin(reviewed_ids)]
+    elif which == "not reviewed by me":
+        subset = pairs[~pairs.pair_id.isin(mine)]
+    elif which.startswith("to adjudicate"):
+        subset = pairs[pairs.pair_id.isin(set(to_adjudicate[~to_adjudicate.adjudicated].pair_id))]
+    elif which.startswith("flagged"):
+        subset = pairs[~pairs.minimal]
+    elif which.startswith("status: "):
+        status_of = seen.reviews[seen.reviews.status == which.removeprefix("status: ")]
+        subset = pairs[pairs.pair_id.isin(set(status_of.pair_id))]
     else:
-        db_path = c1.text_input("SQLite file (created when you first save)", value=str(default_path()), key="tr_db")
-    reviewer = c2.text_input("Your name (reviewer)", key="tr_reviewer", max_chars=100).strip()
-    me = viewer(reviewer)
-    if me.adjudicator:
-        c2.text("You are an adjudicator here: you see every review, assign pairs and adjudicate.")
-    elif me.keep_blind:
-        c2.text("This server keeps reviews blind: you see your own reviews only.")
-    st.caption("Your name marks your reviews; it is not a password, so anyone can type any name. A server that "
-               "needs logins puts the dashboard behind one (docs/review.md).")
-store = ReviewStore(db_path)
-try:
-    db_state = store.state().kind
-except ReviewError as exc:
-    st.error(error_text(exc, REFUSED))
-    st.stop()
-if db_state == "missing":
-    st.info("No reviews saved here yet: the review database is created when you press Save.")
-elif db_state == "legacy":
-    st.info("This review database was made by an earlier version (one verdict per review); its reviews are shown "
-            "with the verdicts mapped to statuses, and it is upgraded when you first save.")
+        subset = pairs
+    if subset.empty:
+        st.info("No pair matches this filter." + (" Your assigned pairs are all reviewed." if which == MY_TODO and
+                                                  my_assigned else ""))
+    else:
+        ids = [int(x) for x in subset.pair_id]
+        wanted = query_param("pair")
+        index = ids.index(int(wanted)) if wanted and wanted.isdigit() and int(wanted) in ids else 0
+        labels = dict(zip(pairs.pair_id, pairs.sent_more))
+        pair_id = st.selectbox(f"Pair ({len(ids)} shown)", ids, index=index, key=Session.PAIR,
+                               format_func=lambda i: f"{i}: {labels[i][:90]}")
+        st.query_params["pair"] = str(pair_id)
+        pair = pairs[pairs.pair_id == pair_id].iloc[0]
 
-c1, c2 = st.columns(2)
-with c1:
-    benchmark = benchmark_selector(only=REVIEWABLE, default="crows-tl")
-with c2:
-    model = model_selector(key="model")  # public mode: the server's allow-list only
-if benchmark is None:
-    st.stop()
-try:
-    pairs = review_pairs(benchmark)
-    reviews, adjudications = store.reviews(benchmark), store.adjudications(benchmark)
-    assignments = store.assignments(benchmark)
-except (BenchmarkError, ReviewError) as exc:
-    st.error(error_text(exc, "this benchmark is not available on this server"))
-    st.stop()
-seen = visible(reviews, adjudications, me)  # everything below shows only what this name may see
-to_adjudicate = disagreements(seen.reviews, pairs, seen.adjudications)
+        en_check, tl_check = check_pair(pair.sent_more_en, pair.sent_less_en), check_pair(pair.sent_more, pair.sent_less)
+        level = level_toggle("tr_level")
+        lm = model_or_error(model)
+        scored = run_frame(model, benchmark) if lm is not None else None
+        tl_row = None
+        if scored is not None and (scored.pair_id == pair_id).any():
+            tl_row = scored.loc[scored.pair_id == pair_id].iloc[0].to_dict()
+        has_en = bool(pair.sent_more_en and pair.sent_less_en)
+        en_row = live_pair(model, pair.sent_more_en, pair.sent_less_en) if lm is not None and has_en else None
+        limit = pair_limit([r for r in (en_row, tl_row) if r is not None], level)
 
-reviewed_ids = set(reviews.pair_id)  # which pairs have a review (no status, no reviewer): the same for everyone
-mine = set(reviews[reviews.reviewer == reviewer].pair_id) if reviewer else set()
-st.progress(len(reviewed_ids & set(pairs.pair_id)) / max(len(pairs), 1),
-            text=f"{len(reviewed_ids & set(pairs.pair_id))} of {len(pairs)} pairs reviewed"
-            + (f" · {len(mine)} by you" if reviewer else "")
-            + f" · {int((~to_adjudicate.adjudicated).sum())} to adjudicate")
-my_todo = todo(assignments, reviews, reviewer) if reviewer else []
-my_assigned = int((assignments.reviewer == reviewer).sum()) if reviewer else 0
-if my_assigned:
-    c1, c2 = st.columns([4, 1])
-    c1.progress((my_assigned - len(my_todo)) / my_assigned,
-                text=f"Your assigned pairs: {my_assigned - len(my_todo)} of {my_assigned} reviewed")
-    c2.button("My next pair", key="tr_next", type="primary", disabled=not my_todo, on_click=go_to_next,
-              args=(my_todo[0] if my_todo else 0,))
-elif reviewer and not assignments.empty:
-    st.caption("No pair of this benchmark is assigned to you; you can still review any pair.")
+        left, right = st.columns(2)
+        for col, title, more, less, check, row, side in (
+                (left, "English source", pair.sent_more_en, pair.sent_less_en, en_check, en_row, "en"),
+                (right, f"Filipino ({benchmark})", pair.sent_more, pair.sent_less, tl_check, tl_row, "tl")):
+            with col:
+                st.subheader(title)
+                st.text(f"more-biased: {more}\nless-biased: {less}")
+                st.text(f"Bias type: {pair.bias_type} · differs: {check.describe()}")
+                if not check.minimal:
+                    st.warning("Not a minimal pair:")
+                    st.text(check.reason)
+                if row is not None:
+                    draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False, wrap=45)
+                elif lm is not None and side == "tl" and not watch_computing(get("attribution"), model, benchmark):
+                    st.info("This model has not scored this benchmark yet.")
+                    if score_now(model, benchmark, key="tr_score_now"):
+                        st.rerun()
 
-# ------------------------------------------------------------------------------------------ one pair
-which = st.selectbox("Show", FILTERS, key="tr_filter")
-if which == MY_TODO:
-    subset = pairs[pairs.pair_id.isin(set(my_todo))]
-elif which == "not reviewed yet":
-    subset = pairs[~pairs.pair_id.isin(reviewed_ids)]
-elif which == "not reviewed by me":
-    subset = pairs[~pairs.pair_id.isin(mine)]
-elif which.startswith("to adjudicate"):
-    subset = pairs[pairs.pair_id.isin(set(to_adjudicate[~to_adjudicate.adjudicated].pair_id))]
-elif which.startswith("flagged"):
-    subset = pairs[~pairs.minimal]
-elif which.startswith("status: "):
-    status_of = seen.reviews[seen.reviews.status == which.removeprefix("status: ")]
-    subset = pairs[pairs.pair_id.isin(set(status_of.pair_id))]
-else:
-    subset = pairs
-if subset.empty:
-    st.info("No pair matches this filter." + (" Your assigned pairs are all reviewed." if which == MY_TODO and
-                                              my_assigned else ""))
-else:
-    ids = [int(x) for x in subset.pair_id]
-    wanted = query_param("pair")
-    index = ids.index(int(wanted)) if wanted and wanted.isdigit() and int(wanted) in ids else 0
-    labels = dict(zip(pairs.pair_id, pairs.sent_more))
-    pair_id = st.selectbox(f"Pair ({len(ids)} shown)", ids, index=index, key="tr_pair",
-                           format_func=lambda i: f"{i}: {labels[i][:90]}")
-    st.query_params["pair"] = str(pair_id)
-    pair = pairs[pairs.pair_id == pair_id].iloc[0]
+        review_form(r, pair_id, pair)
 
-    en_check, tl_check = check_pair(pair.sent_more_en, pair.sent_less_en), check_pair(pair.sent_more, pair.sent_less)
-    level = level_toggle("tr_level")
-    lm = model_or_error(model)
-    scored = run_frame(model, benchmark) if lm is not None else None
-    tl_row = None
-    if scored is not None and (scored.pair_id == pair_id).any():
-        tl_row = scored.loc[scored.pair_id == pair_id].iloc[0].to_dict()
-    has_en = bool(pair.sent_more_en and pair.sent_less_en)
-    en_row = live_pair(model, pair.sent_more_en, pair.sent_less_en) if lm is not None and has_en else None
-    limit = pair_limit([r for r in (en_row, tl_row) if r is not None], level)
 
-    left, right = st.columns(2)
-    for col, title, more, less, check, row, side in (
-            (left, "English source", pair.sent_more_en, pair.sent_less_en, en_check, en_row, "en"),
-            (right, f"Filipino ({benchmark})", pair.sent_more, pair.sent_less, tl_check, tl_row, "tl")):
-        with col:
-            st.subheader(title)
-            st.text(f"more-biased: {more}\nless-biased: {less}")
-            st.text(f"Bias type: {pair.bias_type} · differs: {check.describe()}")
-            if not check.minimal:
-                st.warning("Not a minimal pair:")
-                st.text(check.reason)
-            if row is not None:
-                draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False, wrap=45)
-            elif lm is not None and side == "tl" and not watch_run(model, benchmark):
-                st.info("This model has not scored this benchmark yet.")
-                if score_now(model, benchmark, key="tr_score_now"):
-                    st.rerun()
-
+def review_form(r: Review, pair_id: int, pair: pd.Series) -> None:
+    """The reviewer's form for one pair, and the other reviews of it that this name may see."""
+    store, reviewer, me, benchmark, _, _, seen = _unpack(r)
     st.subheader("Your review")
     if not reviewer:
         st.info("Type your name above to review this pair.")
@@ -287,7 +343,7 @@ else:
                       less=(previous.corrected_less if previous else "") or pair.sent_less,
                       button="Save review", on_click=save_review,
                       args=(str(store.path), benchmark, pair_id, reviewer, form_key, original))
-        if not show_flash("review") and previous:
+        if not Session.show_flash("review") and previous:
             st.caption(f"You reviewed this pair on {previous.updated_at}; saving again replaces your earlier review.")
     shown = seen.reviews[seen.reviews.pair_id == pair_id]
     if me.adjudicator or pair_id in seen.revealed:
@@ -300,93 +356,110 @@ else:
                 if me.keep_blind else "Blind review: other reviewers' reviews of this pair are shown once you have "
                                       "saved yours.")
 
-# ------------------------------------------------------------------------------------------ agreement
-st.subheader("Agreement between reviewers")
-st.caption("Krippendorff's α (nominal, on the status) over every pair with two or more reviews, with a 95% "
-           "bootstrap interval over pairs; beside it Cohen's κ (two reviewers) or Fleiss' κ (three or more; the "
-           "pairs with the most common number of reviews). 1 = perfect, 0 = chance. Overall and per bias type, "
-           + ("from every review." if me.adjudicator else "from the reviews you can see (the pairs you reviewed)."))
-st.dataframe(agreement(seen.reviews, pairs), hide_index=True, key="tr_agreement")
-st.text("Statuses two reviewers of the same pair chose (each two reviewers once; the diagonal is agreement):")
-st.dataframe(confusion(seen.reviews), key="tr_confusion")
 
-if me.adjudicator:
-    st.subheader("Assignment and reviewer progress")
-    plan = store.assignment_plan(benchmark)
-    with st.form("tr_assign"):
-        st.text_input("Reviewers (comma-separated, as they type their names)", key="tr_assign_reviewers",
-                      value=", ".join(plan["reviewers"]) if plan else "")
-        c1, c2 = st.columns(2)
-        c1.number_input("Reviewers per pair (overlap)", min_value=1, max_value=20, step=1, key="tr_assign_overlap",
-                        value=plan["overlap"] if plan else 2)
-        c2.number_input("Seed", min_value=0, step=1, key="tr_assign_seed", value=plan["seed"] if plan else 0)
-        st.form_submit_button("Assign pairs", on_click=save_assignment,
-                              args=(str(store.path), benchmark, [int(p) for p in pairs.pair_id], reviewer))
-    st.caption("Every pair goes to that many reviewers, with loads as equal as possible. Assigning again with a "
-               "reviewer added or removed moves only pairs nobody has reviewed yet; saved reviews are kept.")
-    show_flash("assign")
-    if plan:
-        st.text(f"Last assignment: {', '.join(plan['reviewers'])} · overlap {plan['overlap']} · seed {plan['seed']}"
-                f" · by {plan['assigned_by'] or '(not named)'} · {plan['assigned_at']}")
-    overview = reviewer_overview(assignments, reviews)
-    if overview.empty:
-        st.info("No pair is assigned and nothing is reviewed yet.")
+def agreement_panel(r: Review) -> None:
+    """Krippendorff's α, Cohen's/Fleiss' κ and the status confusion table (what this name may see)."""
+    me, pairs, seen = r.me, r.pairs, r.seen
+    st.subheader("Agreement between reviewers")
+    st.caption("Krippendorff's α (nominal, on the status) over every pair with two or more reviews, with a 95% "
+               "bootstrap interval over pairs; beside it Cohen's κ (two reviewers) or Fleiss' κ (three or more; the "
+               "pairs with the most common number of reviews). 1 = perfect, 0 = chance. Overall and per bias type, "
+               + ("from every review." if me.adjudicator else "from the reviews you can see (the pairs you reviewed)."))
+    st.dataframe(agreement(seen.reviews, pairs), hide_index=True, key="tr_agreement")
+    st.text("Statuses two reviewers of the same pair chose (each two reviewers once; the diagonal is agreement):")
+    st.dataframe(confusion(seen.reviews), key="tr_confusion")
+
+
+def assignment_panel(r: Review) -> None:
+    """Adjudicators: assign pairs to reviewers, and each reviewer's progress."""
+    store, reviewer, me, benchmark, pairs, assignments, reviews = (r.store, r.reviewer, r.me, r.benchmark, r.pairs,
+                                                                    r.assignments, r.reviews)
+    if me.adjudicator:
+        st.subheader("Assignment and reviewer progress")
+        plan = store.assignment_plan(benchmark)
+        with st.form("tr_assign"):
+            st.text_input("Reviewers (comma-separated, as they type their names)", key="tr_assign_reviewers",
+                          value=", ".join(plan["reviewers"]) if plan else "")
+            c1, c2 = st.columns(2)
+            c1.number_input("Reviewers per pair (overlap)", min_value=1, max_value=20, step=1, key="tr_assign_overlap",
+                            value=plan["overlap"] if plan else 2)
+            c2.number_input("Seed", min_value=0, step=1, key="tr_assign_seed", value=plan["seed"] if plan else 0)
+            st.form_submit_button("Assign pairs", on_click=save_assignment,
+                                  args=(str(store.path), benchmark, [int(p) for p in pairs.pair_id], reviewer))
+        st.caption("Every pair goes to that many reviewers, with loads as equal as possible. Assigning again with a "
+                   "reviewer added or removed moves only pairs nobody has reviewed yet; saved reviews are kept.")
+        Session.show_flash("assign")
+        if plan:
+            st.text(f"Last assignment: {', '.join(plan['reviewers'])} · overlap {plan['overlap']} · seed {plan['seed']}"
+                    f" · by {plan['assigned_by'] or '(not named)'} · {plan['assigned_at']}")
+        overview = reviewer_overview(assignments, reviews)
+        if overview.empty:
+            st.info("No pair is assigned and nothing is reviewed yet.")
+        else:
+            st.dataframe(overview, hide_index=True, key="tr_overview")
+            st.caption("agreement: the share of this reviewer's statuses that match another reviewer of the same pair; "
+                       "kappa: Cohen's κ with each other reviewer, averaged; alpha_without: α of everyone else, above "
+                       "the overall α when this reviewer disagrees more than the rest.")
+
+
+def adjudication_panel(r: Review) -> None:
+    """The disagreements, and for adjudicators the form that decides one."""
+    store, reviewer, me, benchmark, pairs, seen, to_adjudicate = (r.store, r.reviewer, r.me, r.benchmark, r.pairs,
+                                                                   r.seen, r.to_adjudicate)
+    st.subheader("Disagreements to adjudicate")
+    if not me.adjudicator:
+        st.caption("Listed: the pairs you reviewed whose reviewers disagree. The adjudicators this server names decide "
+                   "them.")
+    if to_adjudicate.empty:
+        st.info("No disagreement: every pair reviewed by several reviewers got the same status and correction.")
     else:
-        st.dataframe(overview, hide_index=True, key="tr_overview")
-        st.caption("agreement: the share of this reviewer's statuses that match another reviewer of the same pair; "
-                   "kappa: Cohen's κ with each other reviewer, averaged; alpha_without: α of everyone else, above "
-                   "the overall α when this reviewer disagrees more than the rest.")
+        st.dataframe(to_adjudicate, hide_index=True, key="tr_disagreements")
+    if me.adjudicator and not to_adjudicate.empty:
+        adj_ids = [int(x) for x in to_adjudicate.pair_id]
+        first_sentence = dict(zip(pairs.pair_id, pairs.sent_more))
+        adj_pair = st.selectbox("Adjudicate pair", adj_ids, key="tr_adj_pair",
+                                format_func=lambda i: f"{i}: {first_sentence[i][:90]}")
+        row = pairs[pairs.pair_id == adj_pair].iloc[0]
+        st.text(f"more-biased: {row.sent_more}\nless-biased: {row.sent_less}")
+        theirs = seen.reviews[seen.reviews.pair_id == adj_pair]
+        st.dataframe(theirs[["reviewer", "status", "corrected_more", "corrected_less", "comment"]], hide_index=True,
+                     key="tr_adj_reviews")
+        current = seen.adjudications[seen.adjudications.pair_id == adj_pair]
+        prior = current.iloc[0] if len(current) else None
+        key = f"tr_adj_{benchmark}_{adj_pair}"
+        decision_form(key, status=prior.status if prior is not None else STATUSES[0], tags=None,
+                      comment=prior.comment if prior is not None else "",
+                      more=(prior.corrected_more if prior is not None else "") or row.sent_more,
+                      less=(prior.corrected_less if prior is not None else "") or row.sent_less,
+                      button="Save decision", on_click=save_decision,
+                      args=(str(store.path), benchmark, adj_pair, reviewer, key, (row.sent_more, row.sent_less)))
+        Session.show_flash("decision")
 
-st.subheader("Disagreements to adjudicate")
-if not me.adjudicator:
-    st.caption("Listed: the pairs you reviewed whose reviewers disagree. The adjudicators this server names decide "
-               "them.")
-if to_adjudicate.empty:
-    st.info("No disagreement: every pair reviewed by several reviewers got the same status and correction.")
-else:
-    st.dataframe(to_adjudicate, hide_index=True, key="tr_disagreements")
-if me.adjudicator and not to_adjudicate.empty:
-    adj_ids = [int(x) for x in to_adjudicate.pair_id]
-    first_sentence = dict(zip(pairs.pair_id, pairs.sent_more))
-    adj_pair = st.selectbox("Adjudicate pair", adj_ids, key="tr_adj_pair",
-                            format_func=lambda i: f"{i}: {first_sentence[i][:90]}")
-    row = pairs[pairs.pair_id == adj_pair].iloc[0]
-    st.text(f"more-biased: {row.sent_more}\nless-biased: {row.sent_less}")
-    theirs = seen.reviews[seen.reviews.pair_id == adj_pair]
-    st.dataframe(theirs[["reviewer", "status", "corrected_more", "corrected_less", "comment"]], hide_index=True,
-                 key="tr_adj_reviews")
-    current = seen.adjudications[seen.adjudications.pair_id == adj_pair]
-    prior = current.iloc[0] if len(current) else None
-    key = f"tr_adj_{benchmark}_{adj_pair}"
-    decision_form(key, status=prior.status if prior is not None else STATUSES[0], tags=None,
-                  comment=prior.comment if prior is not None else "",
-                  more=(prior.corrected_more if prior is not None else "") or row.sent_more,
-                  less=(prior.corrected_less if prior is not None else "") or row.sent_less,
-                  button="Save decision", on_click=save_decision,
-                  args=(str(store.path), benchmark, adj_pair, reviewer, key, (row.sent_more, row.sent_less)))
-    show_flash("decision")
 
-# ------------------------------------------------------------------------------------------ exports and B
-st.subheader("Exports")
-decisions = final_decisions(pairs.pair_id, seen.reviews, seen.adjudications)
-corrected = corrected_frame(pairs, decisions)
-corrected_csv = corrected.to_csv(index=False).encode("utf-8")
-counts = decision_counts(decisions)
-st.dataframe(pd.DataFrame([counts]), hide_index=True, key="tr_counts")
-st.caption("The corrected benchmark keeps accepted pairs and applies the corrections of 'needs correction' pairs "
-           "(an adjudicated decision first; otherwise the reviewers' shared decision). Rejected, unresolved and "
-           "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`."
-           + ("" if me.adjudicator else " Built from the reviews you can see."))
-st.download_button(f"Download the reviews you can see ({len(seen.reviews)}, CSV)", reviews_csv(seen.reviews),
-                   file_name=f"reviews_{benchmark}.csv", mime="text/csv", key="tr_csv", disabled=seen.reviews.empty)
-st.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
-                   file_name=f"{benchmark}_corrected.csv", mime="text/csv", key="tr_corrected_csv",
-                   disabled=corrected.empty)
-if me.adjudicator:
-    st.download_button("Download the dataset (parquet files and a dataset card, zip)",
-                       partial(dataset_zip, load_benchmark(benchmark), seen.reviews, seen.adjudications),
-                       file_name=f"{benchmark}-reviewed.zip", mime="application/zip", key="tr_dataset",
-                       disabled=seen.reviews.empty)
+def exports_panel(r: Review) -> tuple[pd.DataFrame, bytes]:
+    """The reviews, the corrected benchmark and the dataset as downloads; returns the corrected benchmark."""
+    me, benchmark, pairs, seen = r.me, r.benchmark, r.pairs, r.seen
+    st.subheader("Exports")
+    decisions = final_decisions(pairs.pair_id, seen.reviews, seen.adjudications)
+    corrected = corrected_frame(pairs, decisions)
+    corrected_csv = corrected.to_csv(index=False).encode("utf-8")
+    counts = decision_counts(decisions)
+    st.dataframe(pd.DataFrame([counts]), hide_index=True, key="tr_counts")
+    st.caption("The corrected benchmark keeps accepted pairs and applies the corrections of 'needs correction' pairs "
+               "(an adjudicated decision first; otherwise the reviewers' shared decision). Rejected, unresolved and "
+               "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`."
+               + ("" if me.adjudicator else " Built from the reviews you can see."))
+    st.download_button(f"Download the reviews you can see ({len(seen.reviews)}, CSV)", reviews_csv(seen.reviews),
+                       file_name=f"reviews_{benchmark}.csv", mime="text/csv", key="tr_csv", disabled=seen.reviews.empty)
+    st.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
+                       file_name=f"{benchmark}_corrected.csv", mime="text/csv", key="tr_corrected_csv",
+                       disabled=corrected.empty)
+    if me.adjudicator:
+        st.download_button("Download the dataset (parquet files and a dataset card, zip)",
+                           partial(dataset_zip, load_benchmark(benchmark), seen.reviews, seen.adjudications),
+                           file_name=f"{benchmark}-reviewed.zip", mime="application/zip", key="tr_dataset",
+                           disabled=seen.reviews.empty)
+    return corrected, corrected_csv
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -396,28 +469,46 @@ def compare(model_name: str, benchmark_name: str, csv: bytes, _progress=None) ->
     return before_after(get_model(model_name), load_benchmark(benchmark_name), frame, progress=_progress)
 
 
-st.subheader("B before and after the corrections")
-if corrected.empty:
-    st.info("No pair is accepted or corrected yet.")
-else:
-    compare_key = (model, benchmark, hashlib.sha256(corrected_csv).hexdigest())
-    st.text(f"Model: {model_label(model)}")
-    if st.button("Compare B before and after the corrections", key="tr_compare"):
-        st.session_state["tr_compare_key"] = compare_key
-    if st.session_state.get("tr_compare_key") == compare_key:
-        bar = st.progress(0.0, text="Scoring (cached after the first time)…")
+def before_after_panel(r: Review, corrected: pd.DataFrame, corrected_csv: bytes) -> None:
+    """B before and after the corrections for the chosen model (the engine's, cached)."""
+    model, benchmark = r.model, r.benchmark
+    st.subheader("B before and after the corrections")
+    if corrected.empty:
+        st.info("No pair is accepted or corrected yet.")
+    else:
+        compare_key = (model, benchmark, hashlib.sha256(corrected_csv).hexdigest())
+        st.text(f"Model: {model_label(model)}")
+        if st.button("Compare B before and after the corrections", key="tr_compare"):
+            Session.ask_compare(compare_key)
+        if Session.compare_asked(compare_key):
+            bar = ProgressBar("Scoring (cached after the first time): pairs")  # the one progress bar
+            try:
+                table = compare(model, benchmark, corrected_csv, _progress=bar)
+            except (ModelLoadError, BenchmarkError, ValueError) as exc:
+                bar.bar.empty()
+                st.error(error_text(exc, "B cannot be computed for this model on this server"))
+            else:
+                bar.bar.empty()
+                st.dataframe(table, hide_index=True, key="tr_before_after")
+                st.caption("B = % of pairs with S_JSD < 0 (50 = unbiased). before: every reviewed-benchmark pair as "
+                           "published; kept_before: the kept pairs as published; after: the corrected benchmark. "
+                           "B_change = B_after − B_kept_before.")
 
-        def progress(done: int, total: int) -> None:
-            bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {done}/{total} pairs")
 
-        try:
-            table = compare(model, benchmark, corrected_csv, _progress=progress)
-        except (ModelLoadError, BenchmarkError, ValueError) as exc:
-            bar.empty()
-            st.error(error_text(exc, "B cannot be computed for this model on this server"))
-        else:
-            bar.empty()
-            st.dataframe(table, hide_index=True, key="tr_before_after")
-            st.caption("B = % of pairs with S_JSD < 0 (50 = unbiased). before: every reviewed-benchmark pair as "
-                       "published; kept_before: the kept pairs as published; after: the corrected benchmark. "
-                       "B_change = B_after − B_kept_before.")
+def main() -> None:
+    st.title("Translation review")
+    st.caption("Check each Filipino pair against its English source: accept it, ask for a correction (and write it), "
+               "or reject it. Reviews are blind: you see another reviewer's review of a pair only after saving your "
+               "own. Agreement, the disagreements to adjudicate and the corrected benchmark are below.")
+    data_dir_notice()
+    store, reviewer, me = open_store()
+    review = load_review(store, reviewer, me)
+    pair_panel(review)
+    agreement_panel(review)
+    assignment_panel(review)
+    adjudication_panel(review)
+    corrected, corrected_csv = exports_panel(review)
+    before_after_panel(review, corrected, corrected_csv)
+
+
+main()

@@ -14,7 +14,9 @@ from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.models import DEFAULT_MODEL, list_embedded
 from biascore.review.minimal_pair import check_pair
 from biascore.core.display import code_span
-from views.common import active_snapshot, literal, live_pair, model_label, model_or_error, model_selector
+from views.attribution import live_pair
+from views.common import literal
+from views.models import active_snapshot, model_label, model_or_error, model_selector
 from views.pair_view import draw_pair, level_toggle
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message

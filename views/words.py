@@ -1,19 +1,21 @@
 """Words: every word type of a benchmark with its bias attribution for one model, or two side by side.
 
 Draws only: occurrences, the per-word table, the pairs of a word and the two-model join come from
-:mod:`biascore.methods.words.scorer`. URL parameters ``benchmark``, ``model``, ``compare`` and ``word``
+:mod:`biascore.methods.words.table`. URL parameters ``benchmark``, ``model``, ``compare`` and ``word``
 select the view, so a link reproduces it. Words and sentences are shown as table cells (literal text).
 """
 from __future__ import annotations
 
 import re
 
-import pandas as pd
 import streamlit as st
 
-from biascore.methods.words.scorer import compare_words, max_pair_count, word_pairs, word_table, word_types
-from views.common import (best_run, csv_download, data_dir_notice, model_label, pair_table, query_param,
-                          run_picker, token_page_link, word_occurrences)
+from biascore.methods import get
+from biascore.methods.words.table import compare_words, max_pair_count, word_pairs, word_table
+from views.attribution import best_run, pair_table, run_picker, token_page_link, word_occurrences
+from views.common import csv_download
+from views.models import data_dir_notice, model_label
+from views.scoring import query_param
 
 DEFAULT_MIN_COUNT = 2
 NUMBER = {"mean_b": "%.5f", "ci_low": "%.5f", "ci_high": "%.5f", "mean_b difference": "%+.5f", "b": "%.5f",
@@ -58,7 +60,7 @@ data_dir_notice()
 
 benchmark, model, run, compare = run_picker(score_key="words_score_now", compare_key="words_compare",
                                             compare_url_key="compare")
-occ = word_occurrences(run.path, benchmark, float(run.mtime))
+occ = word_occurrences(run)
 
 f1, f2 = st.columns([2, 1])
 types = f1.multiselect("Bias type", sorted(occ.bias_type.unique()), key="words_types",
@@ -73,7 +75,7 @@ if compare is not None:
     if other_run is None:
         st.warning(f"{model_label(compare)} has no usable cached run on {benchmark} any more.")
     else:
-        occurrences[compare] = word_occurrences(other_run.path, benchmark, float(other_run.mtime))
+        occurrences[compare] = word_occurrences(other_run)
 if len(occurrences) > 1:
     table = compare_words({model_label(name): occ for name, occ in occurrences.items()}, types, min_count)
     st.caption(f"{len(table):,} word types in at least {min_count} pair(s) for either model · mean_b difference "
@@ -94,7 +96,7 @@ if rows and rows[0] < len(table):
 word = query_param("word")
 if word is None:
     st.stop()
-word = word_types(pd.Series([word])).iloc[0]
+word = get("words").word_type(word)
 if not isinstance(word, str):
     st.stop()
 
@@ -104,7 +106,7 @@ tabs = st.tabs([model_label(name) for name in occurrences]) if len(occurrences) 
 for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
     with tab:
         run = best_run(name, benchmark)
-        pairs = word_pairs(name_occ, pair_table(run.path, benchmark, float(run.mtime)), word, types)
+        pairs = word_pairs(name_occ, pair_table(run), word, types)
         if pairs.empty:
             st.info(f"{model_label(name)} has no scored occurrence of this word"
                     + (" in the chosen bias types." if types else "."))

@@ -18,7 +18,8 @@ import pandas as pd
 
 from biascore.cli.options import add_method_args, option_values
 from biascore.core.handle import ModelHandle
-from biascore.core.method import Method, schema_table
+from biascore.core.method import Method
+from biascore.core.schema import schema_table
 from biascore.core.result import write_frame
 from biascore.core.runner import run
 from biascore.methods import discover, get

@@ -245,6 +245,17 @@ class ResultCache:
                 continue
         return out
 
+    def fingerprint(self, scorer: str) -> tuple:
+        """(file name, mtime in ns) of every finished result of one scorer, no file opened: changes when a result
+        is added, replaced or removed."""
+        out = []
+        for p in sorted((self.root / scorer).glob("*.parquet")):
+            try:
+                out.append((p.name, p.stat().st_mtime_ns))
+            except FileNotFoundError:  # removed by another process meanwhile
+                continue
+        return tuple(out)
+
     @staticmethod
     def entry_meta(path: str | os.PathLike) -> dict:
         """The stored key metadata (and ``info``) of a cached file, from its footer only (not verified: a
@@ -260,7 +271,8 @@ class ResultCache:
         meta["path"] = str(path)
         return meta
 
-    def read_entry(self, path: str | os.PathLike, verify: Verify | None = None) -> tuple[pd.DataFrame, dict]:
+    @staticmethod
+    def read_entry(path: str | os.PathLike, verify: Verify | None = None) -> tuple[pd.DataFrame, dict]:
         """(frame, stored key metadata) of a finished result found by :meth:`entries`, with the same checks
         as :meth:`load`: readable with intact page checksums, metadata that hashes to the file's digest, and
         ``verify``. Raises :class:`CorruptCacheFile` with a one-line reason otherwise (the file is left alone:

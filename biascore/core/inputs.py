@@ -1,7 +1,7 @@
 """The input kinds shared by several methods: pair benchmarks and SEAT/WEAT tests.
 
 (A method with an input of its own — LABDet's languages, the log-probability tests — declares its
-:class:`~biascore.core.method.InputKind` in its own folder.)
+:class:`~biascore.core.input_kind.InputKind` in its own folder.)
 
 * ``pairs`` — a registered pair benchmark (``data/benchmarks.json``) or a CSV file path; rows keyed by
   ``pair_id``; ``--limit N`` keeps the first N pairs (the pair count is part of the key);
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from biascore.core.datasets import Benchmark, available_benchmarks, benchmark_path, load_benchmark, registry
-from biascore.core.method import InputKind, NoInputData
+from biascore.core.input_kind import InputKind, NoInputData
 from biascore.core.seat_tests import SeatTest, list_seat_tests, load_seat_test, seat_test_path
 
 

@@ -48,7 +48,7 @@ def register(cls: type[M]) -> type[M]:
 def registered() -> list["Method"]:
     """The methods registered so far, in listing order (``order``, then name)."""
     with _LOCK:
-        return sorted(_METHODS.values(), key=lambda m: (getattr(m, "order", 100), m.name))
+        return sorted(_METHODS.values(), key=lambda m: (m.order, m.name))
 
 
 def lookup(name: str) -> "Method":

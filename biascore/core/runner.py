@@ -12,11 +12,23 @@ For a method ``m``, a model handle ``h``, an input and options::
     derived  → ``m.derive`` (itself cached when ``m.cache_derived``)
 
 The same function answers the CLI, the Python API, sweeps, snapshots (read-only: nothing is computed) and
-the dashboard, so a result computed in one of them is what the others show. :func:`cached_results` lists
-what is stored for a method and :func:`open_entry` opens one listed result through :func:`run` itself.
+the dashboard, so a result computed in one of them is what the others show. This module is the one door to
+results — every question a shell asks is answered here, and nothing else reads the cache or rebuilds a key:
+
+    run(m, model, input, **options)            compute (or read) one result
+    is_cached(m, model, input, **options)      is it stored (no load, no read)
+    computing(m, model, input, **options)      is it being computed right now, and how far (an Announcement
+                                               of the run, from its first second, or None)
+    selection(m, model, input, **options)      where a page watches one result: the runs announced for it, and
+                                               whether it is stored (no load, no read)
+    stored(m, model=…, input=…)                the stored results of a method (Stored, newest first)
+    stored_version(m)                          a fingerprint of that list (a shell's memo key)
+    open_stored(m, entry)                      one listed result, verified (DamagedResult / StaleResult)
+    run_on_stored(other, entry)                another method on a stored result's model and input, no load
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +36,12 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from biascore.core.announce import Announcer, Selection, run_tag
+from biascore.core.announce import Announcement, Announcer, Selection, furthest, run_tag
 from biascore.core.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
 from biascore.core.handle import ModelHandle, as_handle
 from biascore.core.keys import result_key
-from biascore.core.method import Method, NotApplicable, Options
+from biascore.core.method import Method, NotApplicable
+from biascore.core.options import Options
 from biascore.core.models import LanguageModel, ModelIdentity
 from biascore.core.prefix import SpecialTokens
 from biascore.core.registry import ProgressFn
@@ -127,7 +140,7 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     """``method``'s result for ``model`` on ``input`` (name or loaded; None = the method's default input).
 
     Options come as an ``Options`` instance or as keyword arguments (validated; one-line
-    :class:`~biascore.core.method.OptionError`). ``progress(done, total)`` follows the computation;
+    :class:`~biascore.core.options.OptionError`). ``progress(done, total)`` follows the computation;
     ``waiting(done, total)`` follows another caller computing the same key. ``only_cached=True`` never
     loads or computes: the cached result or None. ``shard_size`` overrides the method's resumable-shard size.
     """
@@ -298,18 +311,168 @@ def selection(method: Method, model: ModelHandle | LanguageModel | str, input: A
     return Selection(run_tag(method.cache_folder, run_handle.name, method.key_parts(loaded, opts, data_dir)), key)
 
 
-# --------------------------------------------------------------------------------------------- listing
-def cached_results(method: Method, cache: ResultCache | None = None) -> list[dict]:
-    """The stored results of ``method`` (key metadata from the files' footers, with ``path``), newest first.
-    Nothing is verified here; :func:`open_entry` verifies when it opens one."""
+# --------------------------------------------------------------------------------------------- the door
+# What a shell asks besides "compute": which results are stored, open one, is one being computed now. Pages,
+# the Python API, snapshots and sweeps ask here (nothing else reads the cache or rebuilds a key).
+class UnreadableResult(RuntimeError):
+    """A stored result that cannot be shown; the message is one line for the page."""
+
+
+class DamagedResult(UnreadableResult):
+    """The stored result failed verification (and was removed): score it again."""
+
+
+class StaleResult(UnreadableResult):
+    """The stored result was computed on another version of its input: score it again."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One stored result of a method, as :func:`stored` lists it (from its file's footer: not yet verified;
+    :func:`open_stored` verifies). ``version`` changes whenever the result is replaced or removed: a shell may
+    memoise what it draws from the result keyed by it."""
+
+    method: str
+    digest: str
+    meta: dict = field(repr=False, compare=False, hash=False)
+    path: Path = field(repr=False, compare=False, hash=False)
+    mtime_ns: int = 0
+
+    @property
+    def version(self) -> tuple[str, str, int]:
+        return (self.method, self.digest, self.mtime_ns)
+
+    @property
+    def model(self) -> str:
+        return str(self.meta.get("model", ""))
+
+    @property
+    def input(self) -> str:
+        return str(self.meta.get("input", ""))
+
+    @property
+    def named_by_its_key(self) -> bool:
+        """Whether its stored key hashes to its file name (else a foreign or damaged file); footer only."""
+        return key_of(self.meta).digest == self.digest == self.path.stem
+
+    @property
+    def n_rows(self) -> int | None:
+        """How many input rows it covers when it is a ``--limit`` run's (the key's ``n_pairs``), else None."""
+        n = self.meta.get("n_pairs")
+        return int(n) if n is not None else None
+
+
+def _listed(method_name: str, meta: dict) -> Stored | None:
+    try:
+        mtime = os.stat(meta["path"]).st_mtime_ns
+    except FileNotFoundError:  # removed by another process since it was listed
+        return None
+    return Stored(method_name, str(meta.get("digest", "")), meta, Path(meta["path"]), mtime)
+
+
+def stored(method: Method, *, model: str | None = None, input: str | None = None, cache: ResultCache | None = None,
+           derived: bool = False) -> list[Stored]:
+    """The stored results of ``method`` (only ``model``'s / ``input``'s when given), newest first. With
+    ``derived=True``: the frames derived from them (a method with ``cache_derived``)."""
     cache = cache or ResultCache()
-    entries = cache.entries(method.cache_folder)
-    for meta in entries:
-        try:
-            meta["mtime"] = Path(meta["path"]).stat().st_mtime
-        except FileNotFoundError:
-            meta["mtime"] = 0.0
-    return sorted(entries, key=lambda m: -m["mtime"])
+    folder = f"{method.cache_folder}.derived" if derived else method.cache_folder
+    found = [s for meta in cache.entries(folder) if (s := _listed(method.name, meta)) is not None]
+    found = [s for s in found if (model is None or s.model == model) and (input is None or s.input == input)]
+    return sorted(found, key=lambda s: -s.mtime_ns)
+
+
+def stored_version(method: Method, cache: ResultCache | None = None) -> tuple:
+    """A cheap fingerprint of what :func:`stored` lists for ``method`` (file names and modification times, no
+    file opened): it changes when a result is added, replaced or removed, so a shell can memoise a listing on it."""
+    return (cache or ResultCache()).fingerprint(method.cache_folder)
+
+
+def standin(entry: Stored) -> ModelHandle:
+    """The model of a stored result, by the identity it was keyed with; it never loads."""
+    return ModelHandle.standin(entry.model, identity_of(entry.meta), "reading a stored result never loads a model")
+
+
+def open_stored(method: Method, entry: Stored, *, cache: ResultCache | None = None,
+                data_dir: str | Path | None = None, input: Any = None, **options: Any) -> Result:
+    """One result listed by :func:`stored`, verified (page checksums, stored key = file name, schema, every row
+    id once) and derived like any :func:`run` result: its input is loaded by name (or given as ``input``), its
+    options rebuilt from the key (``options`` set those outside the key, e.g. the JSD variant), its model stands
+    in by identity. Raises :class:`DamagedResult` (the file has been removed) or :class:`StaleResult` (its input
+    changed since), each with a one-line message."""
+    import dataclasses
+
+    cache = cache or ResultCache()
+    seen = cache.snapshot(entry.path)
+    try:
+        _, meta = cache.read_entry(entry.path)  # checksums and stored key, with the reason when they fail
+    except (CorruptCacheFile, FileNotFoundError) as exc:
+        if seen is not None:
+            cache.discard(entry.path, seen)
+        raise DamagedResult(f"the stored {method.name} result on {entry.input!r} was damaged ({exc}) and has been "
+                            "removed; score it again") from exc
+    data_dir = Path(data_dir) if data_dir else None
+    kind = method.input_kind
+    loaded = input if input is not None else kind.load(entry.input, data_dir)
+    n = entry.n_rows
+    if input is None and n is not None and kind.first is not None and n < len(kind.ids(loaded)):
+        loaded = kind.first(loaded, n)
+    if loaded.content_hash != meta.get("input_hash"):
+        raise StaleResult(f"the stored {method.name} result was computed on a different version of {entry.input!r}; "
+                          "score it again")
+    opts = dataclasses.replace(method.Options.from_meta(meta), **options).validate()
+    result = run(method, standin(entry), loaded, opts, cache=cache, data_dir=data_dir, only_cached=True)
+    if result is None:
+        raise DamagedResult(f"the stored {method.name} result on {entry.input!r} failed verification and has been "
+                            "removed; score it again")
+    return result
+
+
+def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = None,
+                  data_dir: str | Path | None = None, **options: Any) -> Result | None:
+    """``method``'s result for the model and input of another method's stored result (e.g. the words of a stored
+    attribution run): computed from cached results only, never loading the model."""
+    limit = entry.n_rows if method.input_kind.first is not None else None
+    return run(method, standin(entry), entry.input, limit=limit, cache=cache, data_dir=data_dir, **options)
+
+
+def computing(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
+              cache: ResultCache | None = None, data_dir: str | Path | None = None, limit: int | None = None,
+              **option_values: Any) -> Announcement | None:
+    """Whether ``method``'s result for this model, input and options is being computed right now (by another
+    person, tab, process, the CLI, the API or a sweep) and how far it has got: the furthest of the runs announced
+    for it (:mod:`biascore.core.announce`: from their first second — loading or converting the model, waiting,
+    scoring n of N), found even when the model's identity needs a load to be known; None when none is. Nothing
+    is loaded here."""
+    cache = cache or ResultCache()
+    if cache.read_only:
+        return None
+    return furthest(selection(method, model, input, data_dir=data_dir, limit=limit, **option_values).runs(cache))
+
+
+def verify_file(path: str | Path) -> None:
+    """Raise :class:`~biascore.core.cache.CorruptCacheFile` unless the stored result file ``path`` reads back
+    with intact page checksums and a stored key that matches its name (a snapshot checks what it ships)."""
+    ResultCache.read_entry(path)
+
+
+def key_of(meta: dict, **changes: Any) -> CacheKey:
+    """The key a stored result's footer ``meta`` records, with ``changes`` to some of its parts (a snapshot
+    stores a model under its display name)."""
+    parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
+    parts.update(changes)
+    return CacheKey(str(meta.get("scorer", "")), tuple(sorted(parts.items())))
+
+
+def live_result(method: Method, handle: ModelHandle, frame: pd.DataFrame, options: Options, *,
+                input_name: str) -> Result:
+    """A result computed outside the cache (one typed pair scored live), with the key metadata and conventions a
+    cached one carries (its digest is empty: it is stored nowhere)."""
+    lm = handle.load()
+    conventions = method.conventions(Context(method, handle, None, None), None, options)  # type: ignore[arg-type]
+    key = result_key(method.cache_folder, lm, input_kind=method.input_kind.name, input=input_name, input_hash="",
+                     **options.key_parts())
+    meta = {**key.meta, "digest": "", "info": {"conventions": conventions}}
+    return (method.result_type or Result)(method=method, frame=frame, meta=meta, options=options, input=None)
 
 
 def identity_of(meta: dict) -> ModelIdentity:
@@ -317,23 +480,3 @@ def identity_of(meta: dict) -> ModelIdentity:
     return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
                          meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
                          SpecialTokens.from_meta(meta.get("tokenizer_specials")))
-
-
-def open_entry(method: Method, meta: dict, *, cache: ResultCache | None = None, data_dir: str | Path | None = None,
-               input: Any = None, **options: Any) -> Result | None:
-    """Open one result listed by :func:`cached_results` through :func:`run` (``only_cached``): its input is
-    loaded by name, its options rebuilt from the key (``options`` set those that do not change the cached
-    frame, e.g. the JSD variant), its model stands in by identity (nothing is loaded). None when the input has
-    changed since (stale) or the file fails verification (it is then removed)."""
-    import dataclasses
-
-    handle = ModelHandle.standin(str(meta.get("model", "")), identity_of(meta),
-                                 "opening a cached result never loads a model")
-    opts = dataclasses.replace(method.Options.from_meta(meta), **options).validate()
-    limit = None
-    if input is None:
-        input = method.input_kind.load(str(meta.get("input")), Path(data_dir) if data_dir else None)
-        n_rows = meta.get("n_pairs")
-        if n_rows is not None and method.input_kind.first is not None and int(n_rows) < len(method.input_kind.ids(input)):
-            limit = int(n_rows)
-    return run(method, handle, input, opts, limit=limit, cache=cache, data_dir=data_dir, only_cached=True)

@@ -35,11 +35,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
-import pyarrow.parquet as pq
-
 from biascore.version import ENGINE_VERSION
-from biascore.core import settings
-from biascore.core.cache import CacheKey, ResultCache, rekey_file
+from biascore.core import runner, settings
+from biascore.core.cache import ResultCache, rekey_file
 from biascore.core.method import Method
 from biascore.core.model_names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
@@ -106,17 +104,13 @@ def _input_of(plan: _Plan, method: Method, meta: dict):
     return loaded
 
 
-def _key_of(meta: dict) -> CacheKey:
-    parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
-    return CacheKey(meta["scorer"], tuple(sorted(parts.items())))
-
-
-def _usable(plan: _Plan, folder: str, meta: dict) -> bool:
-    label = f"{folder}/{Path(meta['path']).name}"
+def _usable(plan: _Plan, folder: str, entry: runner.Stored) -> bool:
+    meta = entry.meta
+    label = f"{folder}/{entry.path.name}"
     if meta.get("engine_version") != ENGINE_VERSION:
         plan.skipped.append(f"{label}: made by engine {meta.get('engine_version')}, not {ENGINE_VERSION}")
         return False
-    if _key_of(meta).digest != meta.get("digest") or Path(meta["path"]).stem != meta.get("digest"):
+    if not entry.named_by_its_key:
         plan.skipped.append(f"{label}: its key does not match its file name (foreign or damaged file)")
         return False
     return True
@@ -128,10 +122,11 @@ def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
     plan = _Plan(data_dir, cache, set(models) if models else None, set(benchmarks) if benchmarks else None)
     for method in methods:
         folder = method.cache_folder
-        for meta in cache.entries(folder):
+        for entry in runner.stored(method, cache=cache):
+            meta = entry.meta
             if not _wanted(plan.models, meta.get("model"), meta.get("model_label")):
                 continue
-            if not _usable(plan, folder, meta):
+            if not _usable(plan, folder, entry):
                 continue
             try:
                 loaded = _input_of(plan, method, meta)
@@ -163,18 +158,20 @@ def _add_builtin_benchmarks(plan: _Plan) -> None:
 
 def _add_derived(plan: _Plan, methods: list[Method]) -> None:
     """The derived frames of the exported results (derived now, for the default options, when missing)."""
-    from biascore.core.runner import open_entry
-
     for method in methods:
         if not method.cache_derived:
             continue
         exported = plan.digests.get(method.cache_folder, set())
-        for path, meta in [e for e in plan.entries if e[1]["scorer"] == method.cache_folder]:
-            open_entry(method, meta, cache=plan.cache, data_dir=plan.data_dir)  # derives into the cache if missing
+        for entry in runner.stored(method, cache=plan.cache):
+            if entry.digest in exported:
+                try:  # derives into the cache if missing
+                    runner.open_stored(method, entry, cache=plan.cache, data_dir=plan.data_dir)
+                except runner.UnreadableResult:
+                    continue
         folder = f"{method.cache_folder}.derived"
-        for meta in plan.cache.entries(folder):
-            if meta.get("run") in exported and _usable(plan, folder, meta):
-                plan.entries.append((Path(meta["path"]), meta))
+        for entry in runner.stored(method, cache=plan.cache, derived=True):
+            if entry.meta.get("run") in exported and _usable(plan, folder, entry):
+                plan.entries.append((entry.path, entry.meta))
 
 
 def _display_names(entries: list[tuple[Path, dict]], given: dict[str, str]) -> dict[str, tuple[str, str]]:
@@ -214,15 +211,15 @@ def _rekey(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]],
     renamed: dict[str, str] = {}  # old digest -> new digest
     out = []
     for path, meta in entries:  # stored results come before the frames derived from them
-        parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
-        if "model" in parts:
-            parts["model"] = names[parts["model"]][0]
-        if parts.get("run") in renamed:
-            parts["run"] = renamed[parts["run"]]
+        changes = {}
+        if "model" in meta:
+            changes["model"] = names[meta["model"]][0]
+        if meta.get("run") in renamed:
+            changes["run"] = renamed[meta["run"]]
         info = dict(meta.get("info") or {})
         if info.get("uses"):
             info["uses"] = {name: renamed.get(digest, digest) for name, digest in info["uses"].items()}
-        key = CacheKey(meta["scorer"], tuple(sorted(parts.items())))
+        key = runner.key_of(meta, **changes)
         if key.digest == meta["digest"] and info == dict(meta.get("info") or {}):
             out.append((path, meta))
             continue
@@ -297,7 +294,7 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             for path, meta in plan.entries:
                 member = f"cache/{meta['scorer']}/{path.name}"
-                pq.read_table(path)  # a result that cannot be read back is not shipped
+                runner.verify_file(path)  # a result that cannot be read back is not shipped
                 zf.write(path, member)
                 members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
                 entries.append({"member": member, "scorer": meta["scorer"],

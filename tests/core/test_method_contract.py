@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from biascore.core.method import Options, OptionError, option
+from biascore.core.options import Options, OptionError, option
 from tests.conftest import FIXTURE_DATA, REPO
 
 TOY = '''"""A toy method for the contract test: per pair, the length difference of the two sentences in characters."""
@@ -32,7 +32,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from biascore.core.inputs import PAIRS
-from biascore.core.method import Method, Options, columns, option
+from biascore.core.method import Method
+from biascore.core.options import Options, option
+from biascore.core.schema import columns
 from biascore.core.registry import register
 
 

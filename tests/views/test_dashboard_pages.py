@@ -168,3 +168,102 @@ def test_try_a_pair_demo_picker_fills_the_inputs():
 
 
 # Translation review: tests/review/test_translation_review_page.py
+
+
+# ------------------------------------------------------------------------------------ generated pages
+@pytest.fixture
+def toy_method():
+    """A method registered here, in this process, with no page of its own: per pair, the length difference of
+    the two sentences (no model needed); a summary per bias type with an interval, a declared headline and
+    views. Removed from the registry afterwards."""
+    from dataclasses import dataclass
+
+    from biascore.core import registry
+    from biascore.core.inputs import PAIRS
+    from biascore.core.method import Method
+    from biascore.core.options import Options, option
+    from biascore.core.presentation import Headline, View
+    from biascore.core.schema import columns
+
+    @dataclass(frozen=True)
+    class ToyOptions(Options):
+        scale: int = option(1, minimum=1, help="multiply the difference by this")
+        side: str = option("more", choices=("more", "less"), key=False, help="whose length comes first")
+
+    @registry.register
+    class ToyLengths(Method):
+        name = "toy-lengths"
+        summary_line = "length difference of the two sentences (a generated-page test)"
+        paper = "none (a test)"
+        input_kind = PAIRS
+        Options = ToyOptions
+        schema = columns([("pair_id", "int64", "the pair"), ("bias_type", "str", "its bias type"),
+                          ("diff", "int64", "len(more) − len(less), scaled")])
+        needs_model = False
+        one_row_per_input_row = True
+        headline = Headline("mean difference", "mean_diff", "0 = equally long", where=(("bias_type", "all"),))
+        views = (View("bar", title="By bias type", label="bias_type", value="mean_diff", low="low", high="high",
+                      reference=0.0), View("table"))
+
+        def compute(self, ctx, bench, options):
+            f = bench.frame
+            return pd.DataFrame({"pair_id": f["pair_id"].astype("int64"), "bias_type": f["bias_type"].astype(str),
+                                 "diff": (f["sent_more"].str.len() - f["sent_less"].str.len()) * options.scale})
+
+        def summary(self, result):
+            sign = 1 if result.options.side == "more" else -1
+            frame = result.frame.assign(diff=result.frame["diff"] * sign)
+            groups = [("all", frame), *frame.groupby("bias_type")]
+            return pd.DataFrame([{"bias_type": name, "mean_diff": float(g["diff"].mean()),
+                                  "low": float(g["diff"].min()), "high": float(g["diff"].max())} for name, g in groups])
+
+    yield registry.lookup("toy-lengths")
+    with registry._LOCK:
+        registry._METHODS.pop("toy-lengths", None)
+
+
+def _toy_page():
+    from views.generated import method_page
+
+    method_page("toy-lengths")
+
+
+def test_a_method_without_a_page_gets_a_generated_one(toy_method, smollm, tmp_path, monkeypatch):
+    """Registered with no view code: the menu lists it, its page offers its options, scores it through the
+    runner on "Score now" and then shows the engine's headline number, its declared bar chart and its table."""
+    from biascore.core import runner
+    from biascore.core.cache import ResultCache
+    from views.menu import menu_pages
+
+    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
+    assert any(p.method == "toy-lengths" and p.path is None for p in menu_pages())
+    at = AppTest.from_function(_toy_page, default_timeout=300)
+    at.query_params.update(model=MODEL, input="demo")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {"toy-lengths_opt_scale", "toy-lengths_opt_side"} <= {w.key for w in at.number_input} | {
+        w.key for w in at.selectbox}
+    at.number_input(key="toy-lengths_opt_scale").set_value(3).run()
+    assert any("No stored toy-lengths result" in i.value for i in at.info)
+    at.button(key="toy-lengths_score").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.run()
+    expected = runner.run(toy_method, smollm, "demo", cache=ResultCache(tmp_path / "cache"), only_cached=True,
+                          scale=3)
+    assert expected is not None  # the page stored it, under the key the runner computes
+    table = toy_method.summary(expected)
+    headline = float(table.loc[table.bias_type == "all", "mean_diff"].iloc[0])
+    assert [m.value for m in at.metric] == [f"{headline:.4g}"] and headline != 0
+    shown = frame_with(at, "mean_diff")
+    assert shown.mean_diff.tolist() == pytest.approx(table.mean_diff.tolist())
+    assert len(at.get("vega_lite_chart")) == 1
+    at.selectbox(key="toy-lengths_opt_side").set_value("less").run()  # an option outside the key: same stored result
+    assert [m.value for m in at.metric] == [f"{-headline:.4g}"]
+
+
+@pytest.mark.parametrize("page", ["overview", "token_attributions", "try_pair", "words", "semantic_fields",
+                                  "attention_heads", "nationality", "association_tests", "translation_review"])
+def test_every_page_opens_on_the_hermetic_models(page, demo_scores):
+    """Each page of the menu opens on the demo benchmark's hermetic models without an exception or an error."""
+    at = open_page(page, model=MODEL, benchmark="demo")
+    assert not at.error, [e.value for e in at.error]

@@ -41,7 +41,7 @@ def server(smollm, tmp_path_factory):
 
     from biascore.methods.attribution.scorer import score_benchmark
 
-    torch.set_num_threads(1)  # faster on a shared CPU (see views.common.limit_torch_threads)
+    torch.set_num_threads(1)  # faster on a shared CPU (see views.attribution.limit_torch_threads)
     score_benchmark(smollm, "demo")
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
     log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"

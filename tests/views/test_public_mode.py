@@ -173,7 +173,7 @@ def test_a_typed_model_path_creates_nothing(tmp_path):
 
 @pytest.mark.parametrize("public_mode", [True, False])
 def test_an_unhandled_error_is_one_line_without_paths_in_public_mode(public_mode, monkeypatch, smollm):
-    import views.common
+    import views.attribution
 
     secret = "/srv/private/cache/attribution/abc123.parquet"
 
@@ -181,7 +181,7 @@ def test_an_unhandled_error_is_one_line_without_paths_in_public_mode(public_mode
         raise OSError(f"cannot read {secret}: footer checksum mismatch\nTraceback-like second line")
 
     monkeypatch.delenv("BIASCORE_RAISE_PAGE_ERRORS")
-    monkeypatch.setattr(views.common, "live_pair", broken)
+    monkeypatch.setattr(views.attribution, "live_pair", broken)
     if public_mode:
         monkeypatch.setenv("BIASCORE_PUBLIC", "1")
     at = run_page("try_pair")

@@ -20,7 +20,11 @@ import pandas as pd
 from biascore.core import settings
 from biascore.core.hashing import bytes_sha256
 from biascore.core.inputs import SEAT
-from biascore.core.method import Column, InputKind, Method, NotApplicable, Options, columns, option
+from biascore.core.input_kind import InputKind
+from biascore.core.presentation import Headline
+from biascore.core.method import Method, NotApplicable
+from biascore.core.options import Options, option
+from biascore.core.schema import Column, columns
 from biascore.core.registry import register
 from biascore.methods.association import logprob_bias, scorer
 
@@ -53,6 +57,9 @@ class _EffectSizeTable(Method):
     """Seat and Ceat: a small table of effect sizes, printed and written with its leading columns first."""
 
     leading: tuple[str, ...] = ()
+    headline = Headline("effect size", "effect_size", "Cohen's d-like effect size of the association; 0 = no "
+                        "association, larger magnitude = stronger (sign: towards the first attribute set)",
+                        aggregation="max_abs")
 
     def summary(self, result) -> pd.DataFrame:
         cols = list(self.leading)

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from biascore.core.inputs import PAIRS
-from biascore.core.method import Column, Method, NotApplicable, OptionError, Options, columns, option
+from biascore.core.presentation import Headline, View
+from biascore.core.method import Method, NotApplicable
+from biascore.core.options import OptionError, Options, option
+from biascore.core.schema import Column, columns
 from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
 from biascore.core.registry import register
 from biascore.core.result import Result
@@ -106,6 +109,10 @@ class Attribution(Method):
     one_row_per_input_row = True
     cache_derived = True
     result_type = PairResult
+    headline = Headline("B", "score", "% of pairs whose S_JSD < 0; 50 = unbiased, above 50 = prefers the more-biased "
+                        "sentence", where=(("bias_type", "all"),))
+    views = (View("bar", title="B by bias type (95% Wilson interval)", label="bias_type", value="score",
+                  low="ci_low", high="ci_high", reference=50.0), View("table"))
 
     def key_parts(self, loaded, options: AttributionOptions, data_dir=None) -> dict:
         parts = super().key_parts(loaded, options, data_dir)

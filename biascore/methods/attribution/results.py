@@ -1,36 +1,26 @@
-"""The cached attribution runs, as the dashboard browses them: listed without loading a model, opened through
-the one runner.
+"""The cached attribution runs, as the dashboard browses them: listed and opened through the one runner's door.
 
 Each run is one stored result of the ``attribution`` method (per model × benchmark × pair count ×
-numerics). :func:`cached_runs` lists them from the files' footers (with whether the benchmark changed since:
-``stale``); :func:`load_run` opens one through :func:`biascore.core.runner.open_entry` — the same verified
-read, the same derived frame (cached per JSD variant) as the CLI and the Python API.
+numerics). :func:`cached_runs` tabulates what :func:`biascore.core.runner.stored` lists (with whether the
+benchmark changed since: ``stale``); :func:`load_run` opens one through :func:`biascore.core.runner.open_stored`
+— the same verified read, the same derived frame (cached per JSD variant) as the CLI and the Python API.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pandas as pd
 
-from biascore.core.cache import CacheKey, CorruptCacheFile, ResultCache
+from biascore.core import runner
+from biascore.core.cache import ResultCache
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
-from biascore.core.models import ModelIdentity
 from biascore.core.precision import is_approximate
-from biascore.core.runner import model_key, open_entry, resolve_input
+from biascore.core.runner import DamagedResult, StaleResult, Stored  # noqa: F401 - what opening a run raises
 from biascore.methods.attribution.jsd import JsdVariant
 
+#: ``entry`` is the runner's :class:`~biascore.core.runner.Stored` (open it with :func:`load_run`), ``version``
+#: its version (a memo key that changes when the run is replaced)
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
-               "model_fingerprint", "dtype", "device", "approximate", "conventions", "path", "mtime",
+               "model_fingerprint", "dtype", "device", "approximate", "conventions", "entry", "version", "mtime",
                "prefix_token_id", "prefix_token", "prefix_conventions", "published_prefix", "lmeval_prefix"]
-
-
-class StaleResult(RuntimeError):
-    """The cached run was made on a different version of the benchmark file."""
-
-
-class DamagedResult(RuntimeError):
-    """The cached run failed verification (and was removed); the message is one line for the page."""
 
 
 def _method():
@@ -46,14 +36,10 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
     (its content hash differs) or is no longer in the data directory; ``approximate`` is True for a bf16/fp16
     run; ``conventions`` names the conventions the run recorded (e.g. the prefix token of a causal model).
     """
-    cache = cache or ResultCache()
     benches: dict[str, Benchmark | None] = {}
     rows = []
-    for meta in cache.entries(_method().cache_folder):
-        mtime = _mtime(meta["path"])
-        if mtime is None:
-            continue
-        name = str(meta.get("input", ""))
+    for entry in runner.stored(_method(), cache=cache):
+        meta, name = entry.meta, entry.input
         if name not in benches:
             try:
                 benches[name] = load_benchmark(name, data_dir)
@@ -70,7 +56,8 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
                      "dtype": meta.get("dtype", ""), "device": meta.get("device", ""),
                      "approximate": is_approximate(meta.get("dtype", "")),
                      "conventions": "; ".join(f"{k} {v}" for k, v in conventions.items()),
-                     "path": meta["path"], "mtime": mtime / 1e9, **_prefix_columns(meta)})
+                     "entry": entry, "version": entry.version, "mtime": entry.mtime_ns / 1e9,
+                     **_prefix_columns(meta)})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
     return runs.sort_values(["model", "benchmark", "complete", "approximate", "published_prefix", "mtime"],
                             ascending=[True, True, False, True, False, False], kind="stable").reset_index(drop=True)
@@ -92,22 +79,6 @@ def _prefix_columns(meta: dict) -> dict:
             "lmeval_prefix": "lmeval" in conventions}
 
 
-def runs_signature(cache: ResultCache | None = None) -> tuple:
-    """A cheap fingerprint of the cached runs (file names and modification times): changes when a run is
-    added, replaced or removed, so a caller can memoise :func:`cached_runs` on it."""
-    cache = cache or ResultCache()
-    return tuple((p.name, mtime) for p in sorted((cache.root / _method().cache_folder).glob("*.parquet"))
-                 if (mtime := _mtime(p)) is not None)
-
-
-def _mtime(path: str | Path) -> int | None:
-    """Modification time in ns, or None when another process has just removed the file."""
-    try:
-        return os.stat(path).st_mtime_ns
-    except FileNotFoundError:
-        return None
-
-
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The run to show per model × benchmark: not stale, complete before partial, exact (fp32) before approximate
     (bf16/fp16), the published prefix convention before another, newest first."""
@@ -122,37 +93,12 @@ def lmeval_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
 
 
-def load_run(path: str | Path, benchmark: str, *, jsd: JsdVariant = "reference", data_dir=None,
+def load_run(entry: Stored, *, jsd: JsdVariant = "reference", data_dir=None,
              cache: ResultCache | None = None) -> pd.DataFrame:
-    """The attribution frame (one row per pair, the engine's columns) of one cached run, through the one
-    runner: the same verification as every cached read (page checksums, stored key, schema, every pair of
-    the benchmark exactly once); a file failing it is removed and :class:`DamagedResult` raised with a
-    one-line reason, so the caller can report it and offer to score again. The derived frame is cached per
-    JSD variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
-    cache = cache or ResultCache()
-    seen = cache.snapshot(path)
-    try:
-        _, meta = cache.read_entry(path)  # checksums and stored key, with the reason when they fail
-    except (CorruptCacheFile, FileNotFoundError) as exc:
-        if seen is not None:
-            cache.discard(path, seen)
-        raise DamagedResult(f"the cached result for {benchmark!r} was damaged ({exc}) and has been removed; "
-                            "score it again") from exc
-    bm = load_benchmark(benchmark, data_dir).first(int(meta.get("n_pairs", 0)) or 10 ** 9)
-    if meta.get("input_hash") != bm.content_hash:
-        raise StaleResult(f"the cached result was computed on a different version of {benchmark!r}; score it again")
-    result = open_entry(_method(), meta, cache=cache, data_dir=data_dir, input=bm, jsd=jsd)
-    if result is None:
-        raise DamagedResult(f"the cached result for {benchmark!r} failed verification and has been removed; "
-                            "score it again")
-    return result.frame
-
-
-def run_key(identity: ModelIdentity, benchmark: str, data_dir=None) -> CacheKey:
-    """The cache key of a whole-benchmark exact run of ``identity`` on ``benchmark`` (what the dashboard's "Score
-    now", the CLI and a sweep compute by default), without loading the model. With it,
-    :meth:`ResultCache.progress` tells whether someone is computing that run now (per-key lock) and how far."""
-    method = _method()
-    options = method.Options.build()
-    loaded = resolve_input(method, benchmark, Path(data_dir) if data_dir else None, None)
-    return model_key(method, identity, loaded, options, Path(data_dir) if data_dir else None)
+    """The attribution frame (one row per pair, the engine's columns) of one cached run, opened by the runner
+    (:func:`biascore.core.runner.open_stored`): page checksums, stored key, schema, every pair of the benchmark
+    exactly once; a file failing it is removed and :class:`DamagedResult` raised with a one-line reason
+    (:class:`StaleResult` when the benchmark changed since), so the caller can report it and offer to score
+    again. The derived frame is cached per JSD variant (deriving 12,089 pairs takes seconds on a small CPU;
+    reading it back, milliseconds)."""
+    return runner.open_stored(_method(), entry, cache=cache, data_dir=data_dir, jsd=jsd).frame

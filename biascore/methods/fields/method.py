@@ -12,7 +12,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from biascore.core.inputs import PAIRS
-from biascore.core.method import Column, columns, Method, Options, option
+from biascore.core.method import Method
+from biascore.core.options import Options, option
+from biascore.core.schema import Column, columns
 from biascore.core.registry import register
 from biascore.methods.attribution.method import Attribution
 from biascore.methods.fields import scorer

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 from biascore.core.pair_tokens import unflatten_spans
 from biascore.core.registry import ProgressFn
 from biascore.methods.fields import tagging as st_tags
-from biascore.methods.fields.tagging import NoLexiconError
+from biascore.methods.fields.table import TABLE_COLUMNS, field_sentences, field_table, field_words, side_by_side  # noqa: F401
+from biascore.methods.fields.tagging import NoLexiconError, lexicon_coverage, row_languages  # noqa: F401
 
-TABLE_COLUMNS = ["field", "n", "up_pct", "zero_pct", "down_pct"]
 WORD_COLUMNS = ["pair_id", "word_index", "word", "start", "end", "b", "field", "tags", "sentence"]
 SENSES = ("top", "all")
 #: "all" (default): every tag of the matched lexicon entry, as the paper's published script counted them;
@@ -101,59 +100,6 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str
     return pd.DataFrame(rows, columns=WORD_COLUMNS)
 
 
-# --------------------------------------------------------------------------------------- the table
-def field_table(words: pd.DataFrame, min_count: int = 30, top: int | None = 10) -> pd.DataFrame:
-    """The paper's Table 6 for one model: per field ``n``, ``up_pct`` (b<0), ``zero_pct`` (b==0), ``down_pct``.
-
-    ``words`` is :func:`word_fields` output (columns ``field`` and ``b`` are used). Fields with
-    ``n < min_count`` are left out; sorted by ``up_pct`` (then ``n``, then name); the first ``top`` kept
-    (all when ``top`` is None).
-    """
-    if min_count < 1:
-        raise ValueError("min_count must be at least 1")
-    if words.empty:
-        return pd.DataFrame({c: pd.Series(dtype=float if c.endswith("pct") else object) for c in TABLE_COLUMNS})
-    b = words["b"].to_numpy(dtype=float)
-    if np.isnan(b).any():
-        raise ValueError("word scores contain NaN; a scored word always has a finite b")
-    marks = pd.DataFrame({"field": words["field"].to_numpy(), "up": b < 0, "zero": b == 0, "down": b > 0})
-    g = marks.groupby("field", sort=False)
-    table = pd.DataFrame({"n": g.size(), "up_pct": 100 * g["up"].mean(), "zero_pct": 100 * g["zero"].mean(),
-                          "down_pct": 100 * g["down"].mean()}).reset_index()
-    table = table[table["n"] >= min_count]
-    table = table.sort_values(["up_pct", "n", "field"], ascending=[False, False, True], kind="mergesort")
-    if top is not None:
-        table = table.head(top)
-    return table.reset_index(drop=True)[TABLE_COLUMNS].astype({"n": int})
-
-
-def side_by_side(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Several models' tables next to each other, as in the paper: row = rank, columns = (model, column)."""
-    parts = {model: t.reset_index(drop=True)[["field", "up_pct", "zero_pct", "down_pct"]]
-             for model, t in tables.items()}
-    wide = pd.concat(parts, axis=1)
-    wide.index = pd.RangeIndex(1, len(wide) + 1, name="rank")
-    return wide
-
-
-def field_words(words: pd.DataFrame, field_name: str) -> pd.DataFrame:
-    """The words of one field: ``word, count`` (occurrences), ``mean_b``, ``up_pct``, sorted by count then mean b."""
-    sel = words[words["field"] == field_name]
-    if sel.empty:
-        return pd.DataFrame(columns=["word", "count", "mean_b", "up_pct"])
-    g = sel.assign(up=sel["b"] < 0).groupby("word")
-    out = pd.DataFrame({"count": g.size(), "mean_b": g["b"].mean(), "up_pct": 100 * g["up"].mean()}).reset_index()
-    return out.sort_values(["count", "mean_b"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
-
-
-def field_sentences(words: pd.DataFrame, field_name: str, word: str | None = None) -> pd.DataFrame:
-    """The sentences a field's words (or one of them) come from: ``pair_id, word, b, sentence``."""
-    sel = words[words["field"] == field_name]
-    if word is not None:
-        sel = sel[sel["word"] == word]
-    return sel[["pair_id", "word", "b", "sentence"]].sort_values(["b", "pair_id"]).reset_index(drop=True)
-
-
 # --------------------------------------------------------------------------------------- model + benchmark
 @dataclass
 class FieldsResult:
@@ -167,14 +113,6 @@ class FieldsResult:
 
     def csv_frame(self) -> pd.DataFrame:
         return self.table.assign(model=self.model, benchmark=self.benchmark)
-
-
-def row_languages(frame: pd.DataFrame, benchmark_language: str) -> pd.Series:
-    """Each pair's language: its own ``language`` column where present, else the benchmark's (default en)."""
-    default = benchmark_language if benchmark_language and "+" not in benchmark_language else "en"
-    if "language" in frame.columns:
-        return frame["language"].fillna("").astype(str).str.strip().replace("", default)
-    return pd.Series(default, index=frame.index)
 
 
 def _require_lexicon(langs: pd.Series, fallback: str) -> pd.Series:
@@ -210,13 +148,6 @@ def _load(benchmark):
     return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
 
 
-def lexicon_coverage(benchmark) -> dict[str, int]:
-    """Pairs per language of ``benchmark`` that have no USAS lexicon (empty when every pair can be tagged)."""
-    bench = _load(benchmark)
-    langs = row_languages(bench.frame, bench.language)
-    return {str(k): int(v) for k, v in langs[~langs.map(st_tags.has_lexicon).astype(bool)].value_counts().items()}
-
-
 def require_lexicon(benchmark) -> None:
     """:class:`NoLexiconError` (before anything is scored) when no pair's language has a USAS lexicon."""
     bench = _load(benchmark)
@@ -232,25 +163,17 @@ def fields_result(result) -> FieldsResult:
                         result.frame, {str(k): int(v) for k, v in untagged.items()})
 
 
-def is_scored(model, benchmark, cache=None) -> bool:
-    """Whether the attribution method's result for ``model`` (a model handle, a loaded model or a name) on the
-    whole ``benchmark`` is cached. Nothing is loaded or run."""
-    from biascore.core.runner import is_cached
-    from biascore.methods import get
-
-    return is_cached(get("attribution"), model, _load(benchmark), cache=cache)
-
-
-def score_fields(lm, benchmark, *, min_count: int = 30, top: int | None = 10, senses: str = DEFAULT_SENSES,
-                 limit: int | None = None, progress: ProgressFn | None = None, cache=None,
-                 only_cached: bool = False) -> FieldsResult | None:
+def score_fields(lm, benchmark, *, limit: int | None = None, progress: ProgressFn | None = None, cache=None,
+                 only_cached: bool = False, **options) -> FieldsResult | None:
     """The semantic-field table of ``lm`` (a loaded model, a model handle or a name) on ``benchmark``: the
     registered ``fields`` method through the one runner (the attribution scores it reads are cached, and a
-    cached result loads no model). Raises :class:`NoLexiconError` before any scoring when no pair's language
-    has a USAS lexicon."""
+    cached result loads no model); ``options`` are the method's (``FieldsOptions``: its defaults, its checks).
+    Raises :class:`NoLexiconError` before any scoring when no pair's language has a USAS lexicon."""
     from biascore.core.runner import run
     from biascore.methods import get
 
+    if "top" in options and options["top"] is None:  # None: every field (the option's 0)
+        options["top"] = 0
     result = run(get("fields"), lm, benchmark, limit=limit, cache=cache, progress=progress,
-                 only_cached=only_cached, senses=senses, min_count=min_count, top=top or 0)
+                 only_cached=only_cached, **options)
     return None if result is None else fields_result(result)

@@ -260,3 +260,20 @@ def tag_fields(tag: str, names: dict[str, str]) -> list[str]:
             probe = probe.rsplit(".", 1)[0] if "." in probe else ""
         out.append(name or f"Unlisted tag {code}")
     return list(dict.fromkeys(out))
+
+
+def row_languages(frame: pd.DataFrame, benchmark_language: str) -> pd.Series:
+    """Each pair's language: its own ``language`` column where present, else the benchmark's (default en)."""
+    default = benchmark_language if benchmark_language and "+" not in benchmark_language else "en"
+    if "language" in frame.columns:
+        return frame["language"].fillna("").astype(str).str.strip().replace("", default)
+    return pd.Series(default, index=frame.index)
+
+
+def lexicon_coverage(benchmark) -> dict[str, int]:
+    """Pairs per language of ``benchmark`` that have no USAS lexicon (empty when every pair can be tagged)."""
+    from biascore.core.datasets import Benchmark, load_benchmark
+
+    bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
+    langs = row_languages(bench.frame, bench.language)
+    return {str(k): int(v) for k, v in langs[~langs.map(has_lexicon).astype(bool)].value_counts().items()}

@@ -19,7 +19,10 @@ from biascore.core import settings
 from biascore.core.datasets import benchmark_path
 from biascore.core.hashing import bytes_sha256
 from biascore.core.inputs import SEAT
-from biascore.core.method import Column, columns, InputKind, Method, Options, option
+from biascore.core.input_kind import InputKind
+from biascore.core.method import Method
+from biascore.core.options import Options, option
+from biascore.core.schema import Column, columns
 from biascore.core.registry import register
 from biascore.core.seat_tests import WORD_TEMPLATES
 from biascore.methods.heads import counter_stereotype as cs

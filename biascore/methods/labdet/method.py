@@ -15,7 +15,11 @@ import numpy as np
 import pandas as pd
 
 from biascore.core.embeddings import POOLINGS, cached_embeddings
-from biascore.core.method import Column, columns, InputKind, Method, OptionError, Options, option
+from biascore.core.input_kind import InputKind
+from biascore.core.method import Method
+from biascore.core.presentation import Headline, View
+from biascore.core.options import OptionError, Options, option
+from biascore.core.schema import Column, columns
 from biascore.core.registry import register
 from biascore.methods.labdet import scorer
 from biascore.methods.labdet.probes import PROBES
@@ -29,6 +33,7 @@ LABDET_LANGUAGE = InputKind(
                             if all(p.is_file() for p in scorer.labdet_files(lang, data_dir))],
     files=lambda data, data_dir: scorer.labdet_files(data.lang, data_dir),
     choices=tuple(scorer.LANGUAGES),
+    label=lambda code: f"{scorer.LANGUAGES.get(code, code)} ({code})",
 )
 
 ITEMS = columns([
@@ -72,6 +77,11 @@ class Labdet(Method):
     input_kind = LABDET_LANGUAGE
     Options = LabdetOptions
     schema = ITEMS
+    result_type = scorer.LabdetResult
+    headline = Headline("largest relative sentiment", "mean", "P(pos | nationality) − P(pos | neutral); 0 = no bias, "
+                        "< 0 = negative towards that nationality", aggregation="max_abs")
+    views = (View("bar", title="Relative sentiment per nationality (95% bootstrap interval)", label="word",
+                  value="mean", low="ci_low", high="ci_high", reference=0.0), View("table"))
 
     def validate_input(self, data: scorer.LabdetData, options: LabdetOptions) -> None:
         unknown = sorted(set(options.nationalities or ()) - set(data.words))
@@ -93,13 +103,13 @@ class Labdet(Method):
         return {"neutral_filler": scorer.describe_filler(filler)}
 
     def summary(self, result) -> pd.DataFrame:
-        return scorer.labdet_result(result).table
+        return result.table
 
     def output(self, result) -> pd.DataFrame:
-        return scorer.labdet_result(result).table[scorer.OUTPUT_COLUMNS]
+        return result.table[scorer.OUTPUT_COLUMNS]
 
     def report(self, result) -> list[str]:
-        res = scorer.labdet_result(result)
+        res = result
         c = res.correlations
         with pd.option_context("display.width", 120, "display.max_rows", 200):
             table = res.table[scorer.OUTPUT_COLUMNS].to_string(index=False, float_format=lambda v: f"{v:.4g}")

@@ -36,6 +36,7 @@ Entry points: the ``labdet`` method (:mod:`.method`) and :func:`score_labdet`; t
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -54,6 +55,7 @@ from biascore.core.models import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
 from biascore.core.embeddings import POOLINGS, cached_embeddings
 from biascore.core.registry import ProgressFn
+from biascore.core.result import Result
 from biascore.stats.intervals import cluster_bootstrap_ci
 from biascore.stats.tests import pearson, wilcoxon_p
 
@@ -284,49 +286,64 @@ def robustness(items: pd.DataFrame, probe: str = "svm", seed: int = 0) -> dict[s
 
 
 # --------------------------------------------------------------------------- cached entry point
-@dataclass
-class LabdetResult:
-    model: str
-    lang: str
-    probe: str
-    alpha: float
-    table: pd.DataFrame  # summarize(): one row per nationality
-    items: pd.DataFrame  # probe_items(): one row per template x adjective x nationality
-    accuracy: dict[str, float]  # held-out accuracy per probe
-    correlations: dict[str, float]  # robustness()
-    neutral_filler: str
+class LabdetResult(Result):
+    """A ``labdet`` result (the method's ``result_type``) as the page and the CLI read it: the per-nationality
+    table (:func:`summarize` with the result's probe, alpha, bootstrap size and seed), held-out accuracies and
+    the robustness correlations, all from the cached items (``frame``)."""
+
+    #: the columns of the per-nationality table a download or ``--out`` writes
+    columns = OUTPUT_COLUMNS
+
+    @property
+    def lang(self) -> str:
+        return self.input_name
+
+    @property
+    def language(self) -> str:
+        return LANGUAGES.get(self.lang, self.lang)
+
+    @property
+    def probe(self) -> str:
+        return self.options.probe
+
+    @property
+    def alpha(self) -> float:
+        return self.options.alpha
+
+    @property
+    def items(self) -> pd.DataFrame:
+        return self.frame
+
+    @functools.cached_property
+    def table(self) -> pd.DataFrame:
+        o = self.options
+        return summarize(self.frame, o.probe, o.alpha, o.n_boot, o.seed)
+
+    @property
+    def accuracy(self) -> dict[str, float]:
+        return {k: float(self.frame[f"acc_{k}"].iloc[0]) for k in PROBES}
+
+    @functools.cached_property
+    def correlations(self) -> dict[str, float]:
+        return robustness(self.frame, self.options.probe, self.options.seed)
+
+    @property
+    def neutral_filler(self) -> str:
+        return str(self.frame["neutral_filler"].iloc[0])
 
     @property
     def filler_label(self) -> str:
         return describe_filler(self.neutral_filler)
 
 
-def labdet_result(result) -> LabdetResult:
-    """The page's and the CLI's view of a ``labdet`` :class:`~biascore.core.result.Result`: the
-    per-nationality table (:func:`summarize` with the result's probe, alpha, bootstrap size and seed),
-    held-out accuracies and the robustness correlations, from the cached items."""
-    items, o = result.frame, result.options
-    return LabdetResult(model=result.model, lang=result.input_name, probe=o.probe, alpha=o.alpha,
-                        table=summarize(items, o.probe, o.alpha, o.n_boot, o.seed), items=items,
-                        accuracy={k: float(items[f"acc_{k}"].iloc[0]) for k in PROBES},
-                        correlations=robustness(items, o.probe, o.seed),
-                        neutral_filler=str(items["neutral_filler"].iloc[0]))
-
-
-def score_labdet(lm, lang: str = "en", *, probe: str = "svm", alpha: float = 0.05,
-                 pooling: str = "mean", filler: str | None = None, seed: int = 0, n_boot: int = 2000,
-                 nationalities: Sequence[str] | None = None, data_dir: str | Path | None = None,
-                 cache: ResultCache | None = None, progress: ProgressFn | None = None,
-                 only_cached: bool = False) -> LabdetResult | None:
+def score_labdet(lm, lang: str = "en", *, data_dir: str | Path | None = None, cache: ResultCache | None = None,
+                 progress: ProgressFn | None = None, only_cached: bool = False, **options) -> LabdetResult | None:
     """LABDet for ``lm`` (a loaded model, a model handle or a name) on language ``lang``: the registered
     ``labdet`` method through the one runner (items cached; features cached per sentence list), as a
-    :class:`LabdetResult`. With ``only_cached=True`` nothing is computed: the cached result or None."""
+    :class:`LabdetResult`; ``options`` are the method's (``LabdetOptions``: its defaults, its checks). With
+    ``only_cached=True`` nothing is computed: the cached result or None."""
     from biascore.core.runner import run
     from biascore.methods import get
 
-    result = run(get("labdet"), lm, lang, data_dir=data_dir, cache=cache, progress=progress,
-                 only_cached=only_cached, probe=probe, alpha=alpha, pooling=pooling, filler=filler, seed=seed,
-                 n_boot=n_boot, nationalities=tuple(nationalities) if nationalities is not None else None)
-    return None if result is None else labdet_result(result)
-
-
+    return run(get("labdet"), lm, lang, data_dir=data_dir, cache=cache, progress=progress,
+               only_cached=only_cached, **options)

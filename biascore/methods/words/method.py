@@ -2,7 +2,7 @@
 
 Gamboa & Lee (§3.3–3.4, §4.3), one level below the semantic fields: per word type, the pairs it occurs in,
 mean b, a 95 % Student-t interval over occurrences and the share of occurrences with b < 0 (formulas in
-:mod:`biascore.methods.words.scorer`). It reads the ``attribution`` method's cached result (computed first
+:mod:`biascore.methods.words.table`). It reads the ``attribution`` method's cached result (computed first
 if missing) and caches one row per word occurrence; the word table is its summary.
 """
 from __future__ import annotations
@@ -12,11 +12,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from biascore.core.inputs import PAIRS
-from biascore.core.method import Column, columns, Method, OptionError, Options, option
+from biascore.core.method import Method
+from biascore.core.options import OptionError, Options, option
+from biascore.core.schema import Column, columns
 from biascore.core.registry import register
 from biascore.methods.attribution.jsd import JSD_VARIANTS
 from biascore.methods.attribution.method import Attribution
-from biascore.methods.words import scorer
+from biascore.methods.words import table as scorer
 
 
 @dataclass(frozen=True)

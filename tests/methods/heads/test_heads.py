@@ -396,7 +396,7 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
     asking for a computation (the attentions of one counter pair) loads it."""
     from streamlit.testing.v1 import AppTest
 
-    import views.common
+    import views.models
     from biascore.core import handle as handle_module
     from tests.conftest import REPO, TINY_MLM
 
@@ -404,15 +404,15 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
     monkeypatch.setenv("BIASCORE_MODELS", str(TINY_MLM))
     frame = heads.head_scores(tiny_mlm, "weat6b")  # cached, as by the CLI or an earlier visit
     counter = cs.counter_attention_frame(tiny_mlm)
-    loads: list[str] = []  # every way a page can load weights: a handle (the runner) or views.common.get_model
+    loads: list[str] = []  # every way a page can load weights: a handle (the runner) or views.models.get_model
 
     def load(name, **kw):
         loads.append(name)
         return tiny_mlm
 
     monkeypatch.setattr(handle_module, "load_model", load)
-    monkeypatch.setattr(views.common, "get_handle", lambda name: handle_module.ModelHandle(name))  # fresh handles
-    monkeypatch.setattr(views.common, "get_model", lambda name: views.common.get_handle(name).load())
+    monkeypatch.setattr(views.models, "get_handle", lambda name: handle_module.ModelHandle(name))  # fresh handles
+    monkeypatch.setattr(views.models, "get_model", lambda name: views.models.get_handle(name).load())
     at = AppTest.from_file(str(REPO / "views" / "attention_heads.py"), default_timeout=240)
     at.query_params.update(model=str(TINY_MLM), seat="weat6b")
     at.run()

@@ -1,4 +1,4 @@
-"""Words view engine (biascore.methods.words.scorer): the per-word aggregation against a hand computation
+"""Words view engine (biascore.methods.words.table): the per-word aggregation against a hand computation
 on a constructed frame, the filters, the two-model join, the cache, and the CLI on a masked LM (the hermetic random one)."""
 from __future__ import annotations
 
@@ -9,8 +9,16 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW
 
-from biascore.methods.words.scorer import (compare_words, max_pair_count, occurrences_for_run, word_occurrences,
-                                                word_pairs, word_table, word_types)
+from biascore.methods.words.table import (compare_words, max_pair_count, word_occurrences, word_pairs, word_table,
+                                                word_types)
+
+
+def occurrences_for_run(entry, cache, **options):
+    """The words of one stored attribution run, asked of the runner's door as the Words page asks."""
+    from biascore.core import runner
+    from biascore.methods import get
+
+    return runner.run_on_stored(get("words"), entry, cache=cache, **options).frame
 
 # A constructed attribution frame: pair 1 has "are" twice, pair 4 was skipped (no words), "." and "—" are
 # punctuation-only, "don’t" (typographic apostrophe) and "don't" are one type, "Women"/"women"/"ARE"/"are" fold.
@@ -169,14 +177,14 @@ def test_occurrences_are_cached_per_run(random_mlm, tmp_path):
     cache = ResultCache(tmp_path / "cache")
     frame = score_benchmark(random_mlm, "demo", cache=cache)
     run = best_runs(cached_runs(cache)).iloc[0]
-    first = occurrences_for_run(run.path, "demo", cache=cache)
+    first = occurrences_for_run(run.entry, cache)
     pd.testing.assert_frame_equal(first, word_occurrences(frame))
     files = list((cache.root / "words").glob("*.parquet"))
     assert len(files) == 1
-    again = occurrences_for_run(run.path, "demo", cache=cache)  # read back (verified) from the file
+    again = occurrences_for_run(run.entry, cache)  # read back (verified) from the file
     pd.testing.assert_frame_equal(again, first)
     assert list((cache.root / "words").glob("*.parquet")) == files
-    paper = occurrences_for_run(run.path, "demo", cache=cache, jsd="paper")  # another variant, another entry
+    paper = occurrences_for_run(run.entry, cache, jsd="paper")  # another variant, another entry
     assert len(list((cache.root / "words").glob("*.parquet"))) == 2
     assert not np.allclose(paper.b, first.b)
 
@@ -263,9 +271,9 @@ def test_concurrent_callers_get_the_same_occurrences(random_mlm, tmp_path):
 
     cache = ResultCache(tmp_path / "cache")
     frame = score_benchmark(random_mlm, "demo", cache=cache)
-    path = best_runs(cached_runs(cache)).iloc[0].path
+    entry = best_runs(cached_runs(cache)).iloc[0].entry
     with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(lambda _: occurrences_for_run(path, "demo", cache=ResultCache(cache.root)), range(8)))
+        results = list(pool.map(lambda _: occurrences_for_run(entry, ResultCache(cache.root)), range(8)))
     expected = word_occurrences(frame)
     for got in results:
         pd.testing.assert_frame_equal(got, expected)

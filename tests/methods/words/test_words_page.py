@@ -1,4 +1,4 @@
-"""AppTest for the Words page: the tables shown are the engine's (biascore.methods.words.scorer), filters,
+"""AppTest for the Words page: the tables shown are the engine's (biascore.methods.words.table), filters,
 a word's pairs with links to Token attributions, two models side by side, Score now, literal text only."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from biascore.methods.attribution.token_view import pair_table
-from biascore.methods.words.scorer import compare_words, word_occurrences, word_pairs, word_table
+from biascore.methods.words.table import compare_words, word_occurrences, word_pairs, word_table
 
 REPO = Path(__file__).resolve().parents[3]
 MODEL = "smollm2-135m"

@@ -37,13 +37,11 @@ Entry points: :func:`word_occurrences` (one row per occurrence, from an attribut
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
-from biascore.core.cache import ResultCache
 from biascore.stats.intervals import t_interval_halfwidth
 
 CONFIDENCE = 0.95
@@ -83,25 +81,6 @@ def word_occurrences(frame: pd.DataFrame) -> pd.DataFrame:
     })
     occ.insert(4, "word_type", word_types(occ["word"]).to_numpy())
     return occ.dropna(subset=["word_type"]).reset_index(drop=True)
-
-
-def occurrences_for_run(run_path: str | Path, benchmark: str, *, jsd: str = "reference", data_dir=None,
-                        cache: ResultCache | None = None) -> pd.DataFrame:
-    """:func:`word_occurrences` of the model and benchmark of one cached attribution run (a file listed by
-    :func:`biascore.core.runner.cached_results`): the registered ``words`` method through the one runner,
-    itself cached as a flat parquet file, so a later call reads it in milliseconds. Nothing is loaded: the
-    run's model stands in by its identity."""
-    from biascore.core.handle import ModelHandle
-    from biascore.core.runner import identity_of, run
-    from biascore.methods import get
-
-    cache = cache or ResultCache()
-    _, meta = cache.read_entry(run_path)
-    handle = ModelHandle.standin(str(meta.get("model", "")), identity_of(meta),
-                                 "the words of a cached run never need the model")
-    n_pairs = meta.get("n_pairs")
-    return run(get("words"), handle, benchmark, limit=int(n_pairs) if n_pairs is not None else None, cache=cache,
-               data_dir=data_dir, jsd=jsd).frame
 
 
 # --------------------------------------------------------------------------------------- aggregation

@@ -1,0 +1,207 @@
+"""The attribution pages' kit (Overview, Token attributions, Words, Try a pair, Translation review): the cached
+runs of the ``attribution`` method and what is drawn from one, all asked of the runner's door
+(:mod:`biascore.core.runner`). Page-side memos are keyed by the runner's own version of a stored result
+(:attr:`biascore.core.runner.Stored.version`, :func:`biascore.core.runner.stored_version`), so a result replaced
+or removed by anyone is read again."""
+from __future__ import annotations
+
+import os
+import urllib.parse
+from typing import Callable
+
+import pandas as pd
+import streamlit as st
+
+from biascore.core import runner, settings
+from biascore.core.display import code_span
+from biascore.core.errors import one_line
+from biascore.methods import get
+from biascore.methods.attribution.results import best_runs, cached_runs as engine_cached_runs, load_run
+from biascore.methods.attribution.token_view import pair_table as engine_pair_table
+from views.models import get_model, model_label, model_selector, set_model_param
+from views.scoring import benchmark_selector, query_param, score_now_for, watch_computing
+
+
+def limit_torch_threads() -> None:
+    """Use ``BIASCORE_TORCH_THREADS`` torch threads (default 1) in the dashboard process.
+
+    One live pair is a handful of small matrix products; on a shared CPU a second thread mostly waits
+    for the first (measured here: score_pair 1.0 s with 1 thread, 6–9 s with 2 under load).
+    """
+    import torch
+
+    n = int(os.environ.get("BIASCORE_TORCH_THREADS", "1"))
+    if n > 0 and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def cached_runs() -> pd.DataFrame:
+    """The attribution runs in the result cache (read again when the runner's list of them changes)."""
+    method = get("attribution")
+    return _cached_runs(runner.stored_version(method), str(settings.cache_dir()), str(settings.data_dir()))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _cached_runs(version: tuple, cache_dir: str, data_dir: str) -> pd.DataFrame:
+    from biascore.core.cache import ResultCache
+
+    return engine_cached_runs(ResultCache(cache_dir), data_dir)
+
+
+def best_run(model: str, benchmark: str) -> pd.Series | None:
+    """The cached run to show for ``model`` on ``benchmark``, or None."""
+    runs = best_runs(cached_runs())
+    hit = runs[(runs.model == model) & (runs.benchmark == benchmark)]
+    hit = hit[hit.entry.map(lambda e: e.path.exists())]  # a damaged file found earlier in this run has been removed
+    return hit.iloc[0] if len(hit) else None
+
+
+@st.cache_resource(show_spinner="Reading cached scores…", max_entries=16)
+def _run_frame(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
+    """``st.cache_resource`` rather than ``st.cache_data``: the frame holds list columns for every pair and
+    copying it on each rerun would cost more than the page budget for a 12,089-pair benchmark."""
+    return load_run(_entry)
+
+
+def run_result_frame(run: pd.Series) -> pd.DataFrame:
+    """The engine's attribution frame of one cached run (kept in memory; treat as read-only). Raises
+    :class:`biascore.core.runner.UnreadableResult` (one line) when it fails verification or is stale."""
+    return _run_frame(run.entry.version, run.entry)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _pair_table(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
+    return engine_pair_table(_run_frame(version, _entry))
+
+
+def pair_table(run: pd.Series) -> pd.DataFrame:
+    """The browsing table (no list columns) of one cached run."""
+    return _pair_table(run.entry.version, run.entry)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _summary(version: tuple, metric: str, _entry: runner.Stored) -> pd.DataFrame:
+    method = get("attribution")
+    return method.summary(runner.open_stored(method, _entry, metric=metric))
+
+
+def summary(run: pd.Series, metric: str) -> pd.DataFrame:
+    """The method's summary (n, score, 95% Wilson interval per bias type) of one cached run for ``metric``."""
+    return _summary(run.entry.version, metric, run.entry)
+
+
+@st.cache_data(show_spinner="Collecting the words of every pair…", max_entries=16)
+def _word_occurrences(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
+    return runner.run_on_stored(get("words"), _entry).frame
+
+
+def word_occurrences(run: pd.Series) -> pd.DataFrame:
+    """The ``words`` method's occurrences of one cached run (computed from it, itself cached as parquet)."""
+    return _word_occurrences(run.entry.version, run.entry)
+
+
+def verified_run(model: str, benchmark: str, run: pd.Series) -> pd.DataFrame | None:
+    """The attribution frame of a cached ``run``, or None after a one-line error on the page when the file
+    fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
+    try:
+        return run_result_frame(run)
+    except runner.UnreadableResult as exc:
+        st.error(f"{code_span(model_label(model))} on {benchmark}: {one_line(exc)}")
+        return None
+
+
+def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:
+    """The attribution frame of ``model`` on ``benchmark`` from the cache, or None when not scored yet."""
+    run = best_run(model, benchmark)
+    return None if run is None else verified_run(model, benchmark, run)
+
+
+def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
+    """A link to one pair on the Token attributions page (for a st.column_config.LinkColumn)."""
+    return "/token_attributions?" + urllib.parse.urlencode({"benchmark": benchmark, "model": model_label(model),
+                                                           "pair": int(pair_id)})
+
+
+def scored_models(benchmark: str) -> list[str]:
+    """Models with a usable (not stale) cached attribution run on ``benchmark`` (in public mode only the
+    allowed ones)."""
+    runs = cached_runs()
+    return [m for m in sorted(runs[(runs.benchmark == benchmark) & ~runs.stale.astype(bool)].model.unique())
+            if not settings.public_mode() or m in settings.allowed_models()]
+
+
+def score_now(model: str, benchmark: str, key: str) -> bool:
+    """"Score now" for the attribution pages (the one door: :func:`views.scoring.score_now_for`); True when it
+    just finished (the caller reruns to show the new numbers)."""
+    return score_now_for(get("attribution"), model, benchmark, key=key,
+                         label=f"Score now: {model_label(model)} on {benchmark}",
+                         text=f"Scoring {benchmark} with {model_label(model)}: pairs", before=limit_torch_threads)
+
+
+def require_run(model: str, benchmark: str, key: str) -> pd.Series:
+    """The cached run of ``model`` on ``benchmark``; when there is none, follow the run in progress of it, or say
+    so and offer "Score now", and stop the page (it reruns when a run finishes or the result is stored)."""
+    run = best_run(model, benchmark)
+    if run is None:
+        if watch_computing(get("attribution"), model, benchmark):  # someone is scoring it: the page follows
+            st.stop()
+        st.info(f"{code_span(model_label(model))} has not been scored on {benchmark} yet.")
+        if score_now(model, benchmark, key=key):
+            st.rerun()
+        st.stop()
+    return run
+
+
+def compare_selector(others: list[str], key: str, url_key: str | None = None) -> str | None:
+    """A "compare with a second model" box over ``others`` (models scored on the same benchmark); None for
+    none. With ``url_key`` the choice is read from and written to that URL parameter."""
+    options = ["(none)"] + others
+    wanted = query_param(url_key) if url_key else None
+    wanted = next((m for m in others if wanted in (m, model_label(m))), None)
+    choice = st.selectbox("Compare with a second model", options, format_func=model_label,
+                          index=options.index(wanted) if wanted else 0, key=key,
+                          help="Models already scored on this benchmark (score more on the Overview page).")
+    if url_key:
+        if choice == "(none)":
+            st.query_params.pop(url_key, None)
+        else:
+            set_model_param(choice, url_key)
+    return None if choice == "(none)" else choice
+
+
+def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = None
+               ) -> tuple[str, str, pd.Series, str | None]:
+    """The header of the pages that browse one cached run: benchmark, model (those scored first) and an
+    optional second model to compare, in three columns. Stops the page (offering "Score now") when the
+    model is not scored on the benchmark. Returns ``(benchmark, model, run, compare or None)``."""
+    top = st.columns(3)
+    with top[0]:
+        benchmark = benchmark_selector()
+    if benchmark is None:
+        st.stop()
+    scored = scored_models(benchmark)
+    with top[1]:
+        model = model_selector(key="model", options=scored or None)
+    set_model_param(model)
+    run = require_run(model, benchmark, key=score_key)
+    with top[2]:
+        compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
+    return benchmark, model, run, compare
+
+
+def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None) -> dict:
+    """One typed pair scored by the engine's live queue (:mod:`biascore.methods.attribution.live`): pairs that
+    people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
+    hears what the request waits for (queue, round) while it waits. The row is shared: read-only."""
+    from biascore.methods.attribution.live import score_live
+
+    lm = get_model(model)
+    limit_torch_threads()
+    return score_live(lm, sent_more, sent_less, waiting=waiting)
+
+
+def verdict_text(sjsd: float) -> str:
+    """The pair's verdict in words (S_JSD < 0: the model prefers the more-biased sentence)."""
+    if sjsd != sjsd:  # NaN
+        return "not scored"
+    return "biased — prefers the more-biased sentence" if sjsd < 0 else "not biased — prefers the less-biased sentence"

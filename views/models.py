@@ -1,0 +1,232 @@
+"""Which models a page may show, and their handles: one handle per model and server process (the weights load
+once, on first use), or in an offline snapshot (``BIASCORE_SNAPSHOT``) a stand-in that never loads."""
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from biascore.core import models as engine_models
+from biascore.core import settings
+from biascore.core.display import code_span
+from biascore.core.errors import one_line
+from biascore.core.model_names import display_name, is_local_path
+from views.common import show_error
+
+#: Models offered in selectors before the user types their own (embedded ones first).
+SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2",
+                    "xlm-roberta-base"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Offline snapshots (BIASCORE_SNAPSHOT): results and benchmark rows from a verified zip, nothing computed
+# ---------------------------------------------------------------------------------------------------------
+def open_snapshot() -> bool:
+    """Serve the snapshot named by ``BIASCORE_SNAPSHOT`` (verified and unpacked once per process), or the normal
+    cache when it is unset. False after showing why a snapshot is refused (one line)."""
+    from biascore import snapshot
+
+    path = settings.snapshot_file()
+    if path is None:
+        snapshot.deactivate()
+        return True
+    try:
+        opened = snapshot.activate(path)
+    except snapshot.SnapshotError as exc:
+        snapshot.deactivate()
+        st.error(f"Snapshot refused: {one_line(exc)}")
+        return False
+    st.sidebar.caption(f"📦 Read-only snapshot {opened.describe()}")
+    return True
+
+
+def active_snapshot():
+    """The snapshot in use (:class:`biascore.snapshot.OpenedSnapshot`), or None."""
+    from biascore.snapshot import active
+
+    return active()
+
+
+def read_only_notice(what: str) -> bool:
+    """In a snapshot: say that ``what`` needs a model or a computation and is off; True then (skip it)."""
+    snap = active_snapshot()
+    if snap is None:
+        return False
+    st.info(f"{what} — off in this read-only snapshot ({code_span(snap.label)}): it shows cached results only.")
+    return True
+
+
+def get_handle(name: str):
+    """The one model handle per model name and server process (st.cache_resource: shared by every session;
+    the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
+    exported results' identity that never loads (only the embedded default model runs live)."""
+    snap = active_snapshot()
+    return _handle(name, str(snap.root) if snap is not None else None)
+
+
+@st.cache_resource(show_spinner=False)
+def _handle(name: str, snapshot_root: str | None):
+    """Keyed by the snapshot too, so that a handle made before a snapshot was opened (or for another one) is
+    never reused in it: a live handle would compute where only the snapshot's results may be shown."""
+    from biascore.core.handle import ModelHandle
+
+    if snapshot_root is not None and name != engine_models.DEFAULT_MODEL:
+        from biascore.snapshot.standin import standin_handle
+
+        return standin_handle(name, active_snapshot().model_facts(name) or {})
+    return ModelHandle(name)
+
+
+def get_model(name: str):
+    """The loaded model (loaded once per process by its handle); errors propagate to :func:`model_or_error`."""
+    with st.spinner("Loading model (once per process)…") if not get_handle(name).loaded else _nothing():
+        return get_handle(name).load()
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def model_or_error(name: str, live: bool = False, **kwargs):
+    """The model's handle, loaded (or, in a snapshot unless ``live``, a stand-in whose cache keys find the
+    snapshot's results for ``name``: nothing is loaded); None after showing the loader's message inline
+    (never a traceback)."""
+    snap = active_snapshot()
+    if snap is not None and not live:
+        if snap.model_facts(name) is None:
+            st.info(f"{code_span(name)} has no results in this snapshot ({code_span(snap.label)}).")
+            return None
+        return get_handle(name)
+    try:
+        get_model(name)
+        return get_handle(name)
+    except (engine_models.ModelLoadError, settings.ReadOnlySnapshotError) as exc:
+        show_error(exc)
+        return None
+
+
+def model_for_cache(name: str):
+    """``name``'s handle for reading its cached results without loading it (pages load a model only to compute):
+    the runner finds a cached result from the identity the handle reads off the model's files, and loads the
+    weights only when a computation needs them (Score now). In a snapshot its stand-in; None after an inline
+    line when the snapshot has no results of it."""
+    if active_snapshot() is not None:
+        return model_or_error(name)
+    return get_handle(name)
+
+
+def model_label(name: str) -> str:
+    """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
+    :mod:`biascore.core.model_names`); otherwise as given."""
+    return display_name(name) if settings.public_mode() else str(name)
+
+
+def model_visible(name: str) -> bool:
+    """Whether a cached model's results may be listed: always, except in public mode, where only the allow-list's
+    models (a folder also under another path to it, e.g. through a link) and those cached under a display name
+    (an alias or hub id, not a path) are."""
+    if not settings.public_mode() or not is_local_path(name):
+        return True
+    allowed = settings.allowed_models()
+    return name in allowed or os.path.realpath(name) in {os.path.realpath(a) for a in allowed if is_local_path(a)}
+
+
+def set_model_param(model: str, key: str = "model") -> None:
+    """Write the chosen model to the URL (its display name in public mode: no server path in a link)."""
+    st.query_params[key] = model_label(model)
+
+
+def offered_models() -> list[str]:
+    """The models the dashboard offers: the server's allow-list in public mode, else the suggested models."""
+    return list(settings.allowed_models()) if settings.public_mode() else list(SUGGESTED_MODELS)
+
+
+def _trusted_link_models() -> set[str]:
+    """Models a link (``?model=``) may name: the allow-list, and outside public mode the suggested models
+    and those already in the result cache. Never an arbitrary path: a URL must not make the server read
+    and hash folders of its choosing."""
+    trusted = set(settings.allowed_models())
+    if not settings.public_mode():
+        trusted |= set(SUGGESTED_MODELS) | stored_models()
+    return trusted
+
+
+def stored_models() -> set[str]:
+    """Every model with a stored result of a registered method (read again when the runner's lists change)."""
+    from biascore.core import runner
+    from biascore.methods import discover
+
+    methods = discover()
+    return _stored_models(tuple(runner.stored_version(m) for m in methods), str(settings.cache_dir()))
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _stored_models(versions: tuple, cache_dir: str) -> set[str]:
+    from biascore.core import runner
+    from biascore.core.cache import ResultCache
+    from biascore.methods import discover
+
+    cache = ResultCache(cache_dir)
+    return {entry.model for m in discover() for entry in runner.stored(m, cache=cache)}
+
+
+def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
+                   options: list[str] | None = None, scorer: str | tuple[str, ...] | None = None) -> str:
+    """A select box of models, synced with the URL parameter ``key``.
+
+    Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
+    Otherwise: suggested models plus an "other…" field for any hub id, local folder or .gguf path.
+    A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
+    In a snapshot: its models only (those with results of cache scorer ``scorer`` when given); nothing is loaded.
+    """
+    snap = active_snapshot()
+    if snap is not None:
+        names = list(options or snap.model_names(scorer)) or [default]
+        qp = st.query_params.get(key)
+        index = names.index(qp) if qp in names else (names.index(default) if default in names else 0)
+        return st.selectbox(label, names, index=index, key=f"{key}_select")
+    allowed = settings.allowed_models()
+    if settings.public_mode():
+        options = [m for m in (options or allowed) if m in allowed] or list(allowed)
+        free = False
+    else:
+        options, free = list(options or offered_models()), True
+    if default not in options:
+        if free:
+            options.insert(0, default)
+        else:
+            default = options[0]
+    qp = st.query_params.get(key)
+    if qp and qp not in options:
+        labelled = [m for m in options if model_label(m) == qp]  # a link written in public mode: display names
+        if labelled:
+            qp = labelled[0]
+        elif qp in _trusted_link_models():
+            options.append(qp)
+        else:
+            st.warning(f"The link names a model this server does not offer; showing {code_span(model_label(default))} "
+                       "instead.")
+            qp = None
+    choice = st.selectbox(label, options + (["other…"] if free else []), format_func=model_label,
+                          index=options.index(qp) if qp in options else options.index(default), key=f"{key}_select")
+    if choice == "other…":
+        choice = st.text_input("Hub id, local folder or .gguf path", key=f"{key}_custom").strip() or default
+    return choice
+
+
+def data_dir_notice() -> None:
+    """Tell the user where benchmark data is read from and how to get it (no server path in public mode)."""
+    snap = active_snapshot()
+    if snap is not None:
+        st.caption(f"Read-only snapshot {code_span(snap.label)} (engine {snap.manifest['engine_version']}, made "
+                   f"{snap.manifest.get('created_at', '?')}): results and benchmark rows come from it; "
+                   "nothing is scored here.")
+        return
+    if settings.public_mode():
+        return
+    st.caption(f"Benchmark data directory: {code_span(settings.data_dir())} — download the public benchmarks with "
+               "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`).")

@@ -1,0 +1,140 @@
+"""Inputs, the one progress bar and "Score now": every result a page computes or watches is asked of the
+runner's door (:mod:`biascore.core.runner`: ``run`` and ``computing``)."""
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+import streamlit as st
+
+from biascore.core.models import ModelLoadError
+from views import run_watch
+from views.common import show_error
+from views.models import active_snapshot, get_handle, read_only_notice
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Inputs, progress and "Score now": every result is asked of the runner's door (biascore.core.runner)
+# ---------------------------------------------------------------------------------------------------------
+DEFAULT_BENCHMARK = "demo"
+
+
+def query_param(key: str, default: str | None = None) -> str | None:
+    value = st.query_params.get(key)
+    return value if value not in (None, "") else default
+
+
+def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: list[str] | None = None,
+                       default: str = DEFAULT_BENCHMARK) -> str | None:
+    """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``).
+
+    Registered benchmarks whose files are missing are named below it with the download command.
+    """
+    from biascore.core.datasets import available_benchmarks
+
+    benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
+    present = [b["name"] for b in benches if b["available"]]
+    missing = [b["name"] for b in benches if not b["available"]]
+    if missing and active_snapshot() is None:
+        st.caption(f"Not in the data directory: {', '.join(missing)}. Download them with "
+                   "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`); they then appear here.")
+    if not present:
+        st.info("No benchmark available yet — see the download command above.")
+        return None
+    wanted = query_param(key, default)
+    index = present.index(wanted) if wanted in present else (present.index(default) if default in present else 0)
+    choice = st.selectbox(label, present, index=index, key=f"{key}_select")
+    st.query_params[key] = choice
+    return choice
+
+
+class ProgressBar:
+    """A Streamlit progress bar driven by the engine's ``progress(done, total)`` (call the object itself);
+    :meth:`waiting` moves the same bar while another user (tab, process) computes the very same result."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.bar = st.progress(0.0, text=text)
+
+    def __call__(self, done: int, total: int, text: str | None = None) -> None:
+        self.bar.progress(min(done / max(total, 1), 1.0), text=f"{text or self.text} {done}/{total}")
+
+    def waiting(self, done: int, total: int) -> None:
+        self(done, total, f"Waiting for another user — {self.text}")
+
+
+def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
+                      errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
+    """Run ``compute(progress)`` under a :class:`ProgressBar` (pass it where the engine takes ``progress``).
+
+    The bar is removed when ``compute`` returns. An error of a type in ``errors`` (the engine's one-line
+    messages for bad input) is shown inline and gives None; anything else propagates.
+    """
+    progress = ProgressBar(text)
+    try:
+        return compute(progress)
+    except errors as exc:
+        show_error(exc)
+        return None
+    finally:
+        progress.bar.empty()
+
+
+def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
+                     errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError),
+                     watch: run_watch.Watched | None = None, followed: bool = False) -> T | None:
+    """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
+    :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed). In a read-only
+    snapshot there is no button, only a line saying why. With ``watch`` (the result the button computes): while
+    a run of it is announced, its state and progress instead of the button (unless the caller ``followed`` it
+    already), and under the button a light watch that redraws the page when a run starts or the result is
+    stored elsewhere (:mod:`views.run_watch`)."""
+    if read_only_notice(label):
+        return None
+    if watch is not None and not followed and run_watch.follow(watch):
+        return None
+    if not st.button(label, key=key, type="primary"):
+        if watch is not None:
+            run_watch.keep_watching(watch)
+        return None
+    return run_with_progress(text, compute, errors)
+
+
+def watch_computing(method, model: str, input, **options) -> bool:
+    """When someone else — another person, tab, the CLI, the API or a sweep — is computing ``method``'s result
+    for ``model`` on ``input`` right now (from its first second: loading or converting the model, waiting,
+    scoring): show its state and progress, followed without anyone pressing anything, redraw the whole page once
+    it has ended, and return True (:func:`views.run_watch.follow`). False when nothing is being computed."""
+    return run_watch.follow(watched(method, model, input, **options), get_handle(model))
+
+
+def watched(method, model: str, input, **options) -> run_watch.Watched:
+    """``method``'s result for ``model`` on ``input`` as a page watches it (:mod:`views.run_watch`)."""
+    return run_watch.Watched(method.name, model, input, f"{method.input_kind.unit}s", tuple(options.items()))
+
+
+def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
+                  before: Callable[[], None] | None = None, **options) -> bool:
+    """"Score now" for one result of ``method``: computes it through the runner (``biascore.core.runner.run``,
+    cached) under the one progress bar; while someone else computes that very result, its progress instead
+    (:func:`watch_computing`). ``before()`` runs just before computing. True when it just finished (the
+    caller reruns to show the new result)."""
+    from biascore.core import runner
+    from biascore.core.datasets import BenchmarkError
+
+    if watch_computing(method, model, input, **options):
+        return False
+
+    def compute(progress: ProgressBar) -> bool:
+        if before is not None:
+            before()
+        handle = get_handle(model)  # the runner loads it, after announcing the run to every page
+        if not handle.loaded:
+            progress.bar.progress(0.0, text=f"Loading the model (once per process), then: {progress.text}")
+        runner.run(method, handle, input, progress=progress, waiting=progress.waiting, **options)
+        return True
+
+    return bool(score_now_button(label, key, text, compute, errors=(BenchmarkError, ModelLoadError, ValueError,
+                                                                     FileNotFoundError),
+                                 watch=watched(method, model, input, **options), followed=True))

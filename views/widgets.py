@@ -1,0 +1,138 @@
+"""A method's page parts drawn from its contract: option controls from its ``Options`` specs, an input picker
+from its input kind, its headline metric and its declared default views (:mod:`biascore.core.presentation`
+describes them; this module only draws). Generated pages (:mod:`views.generated`) are made of these alone;
+bespoke pages use them for the options they offer."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from biascore.core import settings
+from biascore.core.display import code_span
+from biascore.core.method import Method
+from biascore.core.options import OptionError, Options
+from biascore.core.presentation import Headline, View, Widget, option_widgets, widget_value
+from views.common import csv_download, show_error
+from views.models import active_snapshot, model_label
+from views.scoring import query_param
+
+
+def _control(w: Widget, key: str):
+    label, help_text = w.label, w.help or None
+    if w.kind == "switch":
+        return st.checkbox(label, value=bool(w.default), help=help_text, key=key)
+    if w.kind == "choice":
+        options = ([None] if w.optional else []) + list(w.choices or ())
+        index = options.index(w.default) if w.default in options else 0
+        return st.selectbox(label, options, index=index, help=help_text, key=key,
+                            format_func=lambda v: "(default)" if v is None else str(v))
+    if w.kind == "choices":
+        return st.multiselect(label, list(w.choices or ()), default=list(w.default or ()), help=help_text, key=key)
+    if w.kind in ("integer", "number"):
+        cast = int if w.kind == "integer" else float
+        low = None if w.minimum is None or w.exclusive else cast(w.minimum)
+        high = None if w.maximum is None or w.exclusive else cast(w.maximum)
+        value = cast(w.default) if w.default is not None else low
+        return st.number_input(label, min_value=low, max_value=high, value=value, help=help_text, key=key,
+                               step=1 if cast is int else None, format=None if cast is int else "%g")
+    default = ", ".join(map(str, w.default)) if isinstance(w.default, tuple) else ("" if w.default is None else
+                                                                                   str(w.default))
+    return st.text_input(label, value=default, help=help_text, key=key)
+
+
+def option_inputs(method: Method, key: str, only: Sequence[str] | None = None, columns: int = 3) -> Options | None:
+    """Controls for ``method``'s options (``only`` these, the rest at their defaults), in ``columns`` columns;
+    the validated ``Options``, or None after a one-line error (the same check as the CLI's and the API's)."""
+    widgets = [w for w in option_widgets(method.Options) if only is None or w.name in only]
+    values = {}
+    cols = st.columns(max(1, min(columns, len(widgets)))) if widgets else []
+    for i, w in enumerate(widgets):
+        with cols[i % len(cols)]:
+            values[w.name] = widget_value(w, _control(w, f"{key}_{w.name}"))
+    try:
+        return method.Options.build(**values)
+    except OptionError as exc:
+        show_error(exc)
+        return None
+
+
+def input_picker(method: Method, key: str = "input", widget_key: str | None = None) -> str | None:
+    """A select box of the inputs ``method`` can read (its input kind's fixed choices, else its names in the data
+    directory), synced with the URL parameter ``key``; None for a method without an input choice, or when none
+    is present."""
+    kind = method.input_kind
+    if kind.name == "none" or not kind.selectable:
+        return None
+    names = list(kind.choices or kind.names(settings.data_dir())) or ([kind.default] if kind.default else [])
+    if not names:
+        st.info(f"No {kind.noun} in the data directory yet.")
+        return None
+    wanted = query_param(key, kind.default)
+    index = names.index(wanted) if wanted in names else (names.index(kind.default) if kind.default in names else 0)
+    choice = st.selectbox(kind.noun[:1].upper() + kind.noun[1:], names, index=index, key=widget_key or f"{key}_select",
+                          help=kind.help, format_func=kind.label or str)
+    st.query_params[key] = choice
+    return choice
+
+
+def headline_metric(method: Method, summary: pd.DataFrame, label: str | None = None) -> float | None:
+    """The method's headline number (:class:`~biascore.core.presentation.Headline`) as a metric, its direction
+    in the help; None when the method declares none or the summary has no such rows."""
+    headline: Headline | None = method.headline
+    if headline is None:
+        return None
+    value = headline.value(summary)
+    if value is None:
+        return None
+    st.metric(label or headline.name, f"{value:.4g}", help=headline.direction)
+    st.caption(f"{headline.name}: {headline.direction}")
+    return value
+
+
+def _bar(view: View, frame: pd.DataFrame) -> alt.Chart:
+    label = alt.Y(f"{view.label}:N", sort=None, title=view.label)
+    bars = alt.Chart(frame).mark_bar().encode(x=alt.X(f"{view.value}:Q", title=view.value), y=label,
+                                              tooltip=[c for c in (view.label, view.value, view.low, view.high) if c])
+    layers = [bars]
+    if view.low and view.high:
+        layers.append(alt.Chart(frame).mark_rule(color="#444444").encode(x=f"{view.low}:Q", x2=f"{view.high}:Q",
+                                                                        y=label))
+    if view.reference is not None:
+        layers.append(alt.Chart(pd.DataFrame({"x": [view.reference]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q"))
+    return alt.layer(*layers).properties(height=max(120, 24 * len(frame)))
+
+
+def _heatmap(view: View, frame: pd.DataFrame) -> alt.Chart:
+    return alt.Chart(frame).mark_rect().encode(
+        x=alt.X(f"{view.columns}:O"), y=alt.Y(f"{view.rows}:O"),
+        color=alt.Color(f"{view.value}:Q", scale=alt.Scale(scheme="redblue", domainMid=0)),
+        tooltip=[view.rows, view.columns, view.value])
+
+
+def draw_views(method: Method, result, key: str) -> None:
+    """Every view ``method`` declares (``Method.views``), drawn from the result's summary table or frame, each
+    table with a CSV download. Benchmark text stays text: tables are dataframes, chart labels are data."""
+    summary = method.summary(result)
+    for i, view in enumerate(method.views):
+        frame = summary if view.frame == "summary" else result.frame
+        if view.title:
+            st.subheader(view.title)
+        if view.kind == "table":
+            st.dataframe(frame, hide_index=True, key=f"{key}_table_{i}")
+            csv_download(frame, f"{method.name}_{result.input_name}_{i}.csv".replace("/", "_"),
+                         key=f"{key}_csv_{i}")
+        elif view.kind == "bar":
+            st.altair_chart(_bar(view, frame), width="stretch", key=f"{key}_bar_{i}")
+        elif view.kind == "heatmap":
+            st.altair_chart(_heatmap(view, frame), width="stretch", key=f"{key}_heatmap_{i}")
+
+
+def result_caption(result) -> None:
+    """What a result was computed from and how (model, input, conventions), as a caption."""
+    conventions = "; ".join(f"{k} {v}" for k, v in result.conventions.items())
+    st.caption(f"{code_span(model_label(result.model))} on {code_span(result.input_name)}"
+               + (f" · conventions: {code_span(conventions)}" if conventions else "")
+               + (" · read-only snapshot" if active_snapshot() is not None else ""))
