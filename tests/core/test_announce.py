@@ -16,7 +16,7 @@ import pytest
 
 from biascore.core import announce
 from biascore.core.cache import ResultCache
-from biascore.core.runner import selection
+from biascore.core.runner import computing, selection
 from biascore.methods import get
 from gated_model import GatedGguf
 
@@ -116,6 +116,7 @@ def test_one_process_computes_while_the_others_wait(hermetic_models, cache, tmp_
         scoring = next(a for a in found if a.computing)
         assert scoring.total == 38 and scoring.digest == page.key.digest
         assert announce.furthest(found) == scoring
+        assert computing(get("attribution"), model, "demo", cache=cache) == scoring  # the runner's door says so
         assert {a.pid for a in found} == {r.pid for r in runs}
         gate.touch()
         for r in runs:
