@@ -12,7 +12,8 @@ Sections (each writes its part of gpu_bench.json and continues if another fails)
 * ``rates``: 8192³ matmul TFLOP/s in fp32 (TF32 off), TF32, bf16 (CUDA events, median of 10 after warm-up).
 * ``exactness``: max |Δb(u)| and verdict flips vs the published reference (tiny MLM) and vs CPU fp32 (random
   SmolLM2-shaped causal LM) for CUDA fp32, TF32, bf16 weights and bf16 autocast; per-token fast-vs-fp32
-  log-probability errors saved to errors.npz (the fast-exact margin is derived from them).
+  log-probability errors saved to errors.npz. (The fast-exact mode it also measured was removed: slower than
+  fp32 on the GPU, docs/performance.md.)
 * ``timing``: Filipino CrowS-Pairs + WinoQueer (12,089 pairs) with the bert-base shape, end to end
   (tokenise, forward, result frame) through ``score_benchmark`` with a fresh cache, in each mode.
 * ``naive``: the published-style loop (bench/naive_reference.py) vs the engine on crows-en-gso, same GPU.
@@ -42,8 +43,6 @@ FILIPINO = ["crows-tl", "winoqueer-tl"]
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-
-from biascore.methods.attribution import fast_exact  # noqa: E402
 
 RESULTS: dict = {}
 
@@ -218,12 +217,10 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
     variants = {"cuda fp32": (torch.float32, None, "exact"), "cuda fp32 + TF32": (torch.float32, tf32_on, "exact"),
                 "cuda bf16 weights": (torch.bfloat16, None, "exact"),
                 "cuda bf16 autocast": (torch.float32, autocast_bf16, "exact"),
-                "cuda fp16 autocast": (torch.float32, autocast_fp16, "exact"),
-                "cuda fast-exact": (torch.float32, None, "fast-exact")}
-    for label, (dtype, ctx, numerics) in variants.items():
+                "cuda fp16 autocast": (torch.float32, autocast_fp16)}
+    for label, (dtype, ctx) in variants.items():
         lm = load_model(str(TINY), device="cuda", dtype="bf16" if dtype == torch.bfloat16 else "fp32")
-        fast_exact.reset_reports()
-        frame = run_frame(lm, "crows-en-gso", tmp, ctx, numerics=numerics)
+        frame = run_frame(lm, "crows-en-gso", tmp, ctx)
         sub = frame.iloc[keep]
         d_ref = max(float(np.max(np.abs(np.asarray(o) - r))) for o, r in zip(sub["bu"], ref_bu))
         flips_ref = int((sub["biased"].to_numpy() != ref_biased).sum())
@@ -231,8 +228,6 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
         out[f"tiny MLM, crows-en-gso, {label}"] = {
             "vs": "published reference (230 pairs)", "max_abs_dbu": d_ref, "flips": flips_ref, "n": len(keep),
             "max_abs_dbu_vs_cpu": d_cpu, "flips_vs_cpu": flips_cpu, "pll_flips_vs_cpu": pll_cpu}
-        if numerics == "fast-exact":
-            out[f"tiny MLM, crows-en-gso, {label}"]["fast_exact"] = fast_exact.total_report()
         errors[f"tiny_{label.replace(' ', '_').replace('+', '')}"] = _flat_logp(frame)
         print(label, out[f"tiny MLM, crows-en-gso, {label}"], flush=True)
     # seeded random SmolLM2-shaped causal model: CUDA variants vs the same weights on the CPU
@@ -242,18 +237,13 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
     errors["smollm_fp32_cpu"] = _flat_logp(base)
     gpu_bf16 = wrap(copy.deepcopy(cpu_lm.model).to("cuda", torch.bfloat16), cpu_lm.tokenizer, cpu_lm.name, "causal",
                     torch.bfloat16)
-    for label, lm, ctx, numerics in [("cuda fp32", gpu_lm, None, "exact"), ("cuda fp32 + TF32", gpu_lm, tf32_on, "exact"),
-                                     ("cuda bf16 weights", gpu_bf16, None, "exact"),
-                                     ("cuda bf16 autocast", gpu_lm, autocast_bf16, "exact"),
-                                     ("cuda fp16 autocast", gpu_lm, autocast_fp16, "exact"),
-                                     ("cuda fast-exact", gpu_lm, None, "fast-exact")]:
-        fast_exact.reset_reports()
-        frame = run_frame(lm, "crows-en-gso", tmp, ctx, numerics=numerics)
+    for label, lm, ctx in [("cuda fp32", gpu_lm, None), ("cuda fp32 + TF32", gpu_lm, tf32_on),
+                           ("cuda bf16 weights", gpu_bf16, None), ("cuda bf16 autocast", gpu_lm, autocast_bf16),
+                           ("cuda fp16 autocast", gpu_lm, autocast_fp16)]:
+        frame = run_frame(lm, "crows-en-gso", tmp, ctx)
         d, flips, pll = _bu_error(frame, base)
         out[f"random SmolLM2-135M shape, crows-en-gso, {label}"] = {
             "vs": "same weights on CPU fp32", "max_abs_dbu": d, "flips": flips, "pll_flips": pll, "n": len(frame)}
-        if numerics == "fast-exact":
-            out[f"random SmolLM2-135M shape, crows-en-gso, {label}"]["fast_exact"] = fast_exact.total_report()
         errors[f"smollm_{label.replace(' ', '_').replace('+', '')}"] = _flat_logp(frame)
         print(label, out[f"random SmolLM2-135M shape, crows-en-gso, {label}"], flush=True)
     np.savez_compressed(out_dir / "errors.npz", **errors)
@@ -269,7 +259,6 @@ def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
     from biascore.methods.attribution.scorer import _tokenize_pairs
 
     lm_scoring.reset_stats()
-    fast_exact.reset_reports()
     total, frames = 0.0, {}
     for bench in benches:
         frame, secs = timed(lambda: run_frame(lm, bench, tmp, mode_ctx, **kw))
@@ -285,8 +274,6 @@ def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
     work = flops(lm, stats)
     res = {"seconds": total, "pairs": int(sum(len(f) for f in frames.values())), "tflop": work / 1e12,
            "tflops_per_s": work / total / 1e12, "parts": parts, "stats": stats, "_frames": frames}
-    if kw.get("numerics") == "fast-exact":
-        res["fast_exact"] = fast_exact.total_report()
     return res
 
 
@@ -296,8 +283,6 @@ def section_timing(tmp: Path, rates: dict) -> dict:
     run_frame(lm, "crows-en-gso", tmp, limit=64)  # warm-up: kernels, allocator
     exact = end_to_end(lm, tmp)
     out["bert-base shape, fp32 exact (default)"] = exact
-    if os.environ.get("BENCH_FAST_EXACT", "1") == "1":
-        out["bert-base shape, fast-exact"] = end_to_end(lm, tmp, numerics="fast-exact")
     exact["forward_only_winoqueer"] = forward_only(lm, "winoqueer-tl")
     exact["forward_only_winoqueer"]["share_of_fp32_rate"] = (exact["forward_only_winoqueer"]["tflops_per_s"]
                                                              / rates.get("fp32_tflops", float("nan")))

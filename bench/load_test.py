@@ -76,19 +76,20 @@ PAGE_STATE_JS = """() => {
 
 
 # =========================================================================== inputs and expected numbers
-def live_pairs(n: int) -> list[tuple[str, str]]:
-    """``n`` different real minimal pairs (CrowS-Pairs, in file order) that Try a pair accepts."""
+def live_pairs(n: int, source: str = PAIR_SOURCE) -> list[tuple[str, str]]:
+    """``n`` different real minimal pairs (of ``source``, CrowS-Pairs by default, in file order) that Try a pair
+    accepts."""
     from biascore.core.datasets import load_benchmark
     from biascore.review.minimal_pair import check_pair
 
-    frame = load_benchmark(PAIR_SOURCE).frame
+    frame = load_benchmark(source).frame
     out: list[tuple[str, str]] = []
     for more, less in zip(frame.sent_more, frame.sent_less):
         if len(more) <= 300 and len(less) <= 300 and check_pair(more, less).minimal and (more, less) not in out:
             out.append((more, less))
         if len(out) == n:
             return out
-    raise SystemExit(f"only {len(out)} usable pairs in {PAIR_SOURCE}")
+    raise SystemExit(f"only {len(out)} usable pairs in {source}")
 
 
 def engine_scores(pairs: list[tuple[str, str]]) -> list[str]:

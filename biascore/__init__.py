@@ -5,6 +5,7 @@
     result = biascore.run("attribution", "smollm2-135m", "demo")
     result.summary(); result.pair(3)                          # tables; a token heatmap in Jupyter
     biascore.score_pair("smollm2-135m", "Women can't drive.", "Men can't drive.")
+    biascore.compare(result, biascore.run("attribution", "gemma3-270m", "demo")).summary()   # paired, B − A
 
 Layout (docs/contributing.md has the whole map):
 
@@ -26,9 +27,9 @@ from typing import Any
 
 from biascore.version import ENGINE_VERSION
 
-__all__ = ["ENGINE_VERSION", "benchmarks", "load_model", "method", "methods", "run", "score_pair"]
+__all__ = ["ENGINE_VERSION", "benchmarks", "compare", "load_model", "method", "methods", "run", "score_pair"]
 
-_API = {"benchmarks", "load_model", "method", "methods", "run", "score_pair"}
+_API = {"benchmarks", "compare", "load_model", "method", "methods", "run", "score_pair"}
 
 
 def __getattr__(name: str) -> Any:
@@ -38,3 +39,8 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     raise AttributeError(f"module 'biascore' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The API functions too (they are imported on first use), so tab completion lists them."""
+    return sorted(set(globals()) | _API)

@@ -108,3 +108,16 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     opts = m.Options.build(jsd=jsd)
     row = score_one(handle.load(), more, less, jsd=jsd, bias_type=bias_type)
     return live_result(m, handle, pd.DataFrame([row]), opts, input_name="typed pair")
+
+
+def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95):
+    """Model B against model A, paired over the pairs both attribution results scored: a
+    :class:`~biascore.methods.attribution.compare.Comparison` whose ``summary()`` has one row per bias type plus
+    ``all`` — ``n``, ``score_a``, ``score_b``, ``delta`` (B − A) with its paired bootstrap interval
+    (``ci_low``, ``ci_high``), McNemar's exact test on the discordant verdicts (``n_discordant``, ``mcnemar_p``,
+    Holm-adjusted across bias types in ``mcnemar_p_holm``), the mean paired S_JSD difference, and the same for
+    the PLL score (``pll_…``) and, when both use lm-eval's prefix token, the lm-eval score (``lmeval_…``).
+    ``n_boot`` bootstrap resamples (≥ 100), ``seed``, ``level``: the interval's confidence level."""
+    from biascore.methods.attribution.compare import compare_results
+
+    return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)

@@ -11,6 +11,8 @@ import urllib.request
 from pathlib import Path
 from typing import Callable
 
+from waits import SAFETY_S
+
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
 
@@ -27,7 +29,8 @@ def dashboard(log_path: Path, *, drop_env: tuple[str, ...] = (), command: Callab
     """The dashboard's URL while the block runs: ``streamlit run app.py`` on 127.0.0.1 with this process's
     environment plus ``env_overrides`` (minus ``drop_env``); its output goes to the file ``log_path``.
     ``command(port)`` replaces the streamlit command line (e.g. ``python -m biascore snapshot serve``).
-    Raises RuntimeError (with the log's tail) when it does not answer its health check within 90 s."""
+    Raises RuntimeError (with the log's tail) when the process ends, or does not answer its health check within
+    the tests' safety limit (tests/waits.py)."""
     with dashboard_process(log_path, drop_env=drop_env, command=command, **env_overrides) as (url, _):
         yield url
 
@@ -49,7 +52,7 @@ def dashboard_process(log_path: Path, *, drop_env: tuple[str, ...] = (),
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + SAFETY_S
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:

@@ -145,3 +145,21 @@ def test_load_test_figures_are_those_of_the_results_file():
     medians = " / ".join(measured[n][columns.index("time to score p50 / p95 / max (s)")].split(" / ")[0]
                          for n in sorted(measured, key=int))
     assert re.sub(r"\s+", " ", f"median time to a score {medians} s") in re.sub(r"\s+", " ", readme)
+
+
+def test_workshop_load_test_figures_are_those_of_the_results_file():
+    """docs/performance.md quotes both tables of bench/results/ws_load_test.md (the Locust run at the server) and
+    README its p95 times; after a new `bench/ws_load_test.py` run, both must be brought up to date with the file."""
+    results = (REPO / "bench" / "results" / "ws_load_test.md").read_text(encoding="utf-8")
+    measured = [_table_rows(part) for part in results.split("Where the time goes", 1)]
+    perf = (DOCS / "performance.md").read_text(encoding="utf-8").split("## The workshop at the server", 1)[1]
+    perf = perf.split("\n## ", 1)[0]
+    quoted = [_table_rows(part) for part in perf.split("Where the time goes", 1)]
+    assert quoted == measured
+    header = next(line for line in results.splitlines() if line.startswith("| N |"))
+    column = [c.strip() for c in header.strip().strip("|").split("|")].index("submit → score p50 / p95 / max (s)")
+    ns = sorted(measured[0], key=int)
+    p95 = " / ".join(measured[0][n][column].split(" / ")[1] for n in ns)
+    expected = f"submit → score p95 {p95} s at N = {' / '.join(ns)}"
+    readme = re.sub(r"\s+", " ", (REPO / "README.md").read_text(encoding="utf-8"))
+    assert expected in readme, expected

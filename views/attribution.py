@@ -189,19 +189,21 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     return benchmark, model, run, compare
 
 
-def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None) -> dict:
+def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None,
+              timing: dict | None = None) -> dict:
     """One typed pair scored by the engine's live queue (:mod:`biascore.methods.attribution.live`): pairs that
     people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
-    hears what the request waits for (queue, round) while it waits. The row is shared: read-only."""
+    hears what the request waits for (queue, round) while it waits; ``timing`` receives where the wait went
+    (:meth:`~biascore.methods.attribution.live.LiveQueue.score`). The row is shared: read-only."""
     from biascore.methods.attribution.live import score_live
 
     lm = get_model(model)
     limit_torch_threads()
-    return score_live(lm, sent_more, sent_less, waiting=waiting)
+    return score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)
 
 
 def verdict_text(sjsd: float) -> str:
-    """The pair's verdict in words (S_JSD < 0: the model prefers the more-biased sentence)."""
-    if sjsd != sjsd:  # NaN
-        return "not scored"
-    return "biased — prefers the more-biased sentence" if sjsd < 0 else "not biased — prefers the less-biased sentence"
+    """The pair's verdict in words, the engine's (S_JSD < 0: biased; |S_JSD| ≤ 1e-6: tie)."""
+    from biascore.methods.attribution.ties import verdict_label, verdict_text as words
+
+    return words(verdict_label(sjsd, "attribution"), "attribution")

@@ -1,6 +1,7 @@
 """Overview: B per bias type and overall for every scored model × benchmark (Table-3 style), with n, the
 95% Wilson score interval and the PLL bias score beside it, the lm-eval-compatible score of causal models, the
-prefix token and the ties of each score; a bar chart with the unbiased line; "Score now"."""
+prefix token and the ties of each score; a bar chart with the unbiased line; two models compared pair by pair
+(the engine's paired comparison); "Score now"."""
 from __future__ import annotations
 
 import pandas as pd
@@ -13,8 +14,8 @@ from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
 from biascore.core.runner import UnreadableResult
-from views.attribution import best_run, cached_runs, score_now, summary
-from views.common import csv_download
+from views.attribution import best_run, cached_runs, run_result_frame, score_now, summary
+from views.common import csv_download, literal
 from views.models import data_dir_notice, model_label, model_selector, model_visible
 from views.scoring import benchmark_selector
 
@@ -22,9 +23,9 @@ st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
            "above 50 = systematically biased. PLL = the CrowS pseudo-log-likelihood bias score on the same pairs. "
            "Brackets: 95% Wilson score interval for a proportion (binomial; scipy binomtest), for B and PLL alike. "
-           "ties = pairs whose two compared scores are equal within float reproducibility (|S_JSD| ≤ 1e-6; "
-           "log-likelihood sums within 1e-3 nats); each score counts them by its own strict inequality, so an exact "
-           "tie counts as not biased. prefix = the token a causal model gets in front of each sentence "
+           "ties = pairs whose two compared scores are equal (|S_JSD| ≤ 1e-6; PLL sums equal at 3 decimals, the "
+           "CrowS script's neutral; lm-eval sums within 1e-3 nats); each score counts them by its own strict "
+           "inequality, so an exact tie counts as not biased. prefix = the token a causal model gets in front of each sentence "
            "(published-code convention for B and PLL).")
 st.caption(LMEVAL_CAPTION + " Masked LMs: lm-eval has no such task — their column stays empty; quote the PLL "
            "score. Causal models: `python -m biascore score --metric lmeval` computes it (lm-eval's prefix).")
@@ -110,6 +111,60 @@ if not grid.empty:
     csv_download(grid, "bias_scores_overview.csv", key="overview_csv")
     chart = grid.rename(columns={"B": "score", "B_ci_low": "ci_low", "B_ci_high": "ci_high"})
     st.plotly_chart(overview_bar_chart(chart), config=PLOTLY_CONFIG, key="overview_chart")
+
+
+
+@st.cache_data(show_spinner="Comparing the two models pair by pair…", max_entries=16)
+def _paired_comparison(versions: tuple, model_a: str, model_b: str, benchmark: str, lmeval: bool,
+                       _run_a: pd.Series, _run_b: pd.Series) -> tuple[pd.DataFrame, str, list[str]]:
+    from biascore.methods.attribution.compare import compare_frames
+
+    out = compare_frames(run_result_frame(_run_a), run_result_frame(_run_b), model_a=model_a, model_b=model_b,
+                         benchmark=benchmark, lmeval=lmeval)
+    return out.summary(), out.describe(), out.notes
+
+
+def paired_comparison(run_a: pd.Series, run_b: pd.Series, benchmark: str) -> tuple[pd.DataFrame, str, list[str]]:
+    """The engine's paired comparison of two cached runs (summary, how it was computed, notes)."""
+    return _paired_comparison((run_a.entry.version, run_b.entry.version), model_label(run_a.model),
+                              model_label(run_b.model), benchmark,
+                              bool(run_a.lmeval_prefix) and bool(run_b.lmeval_prefix), run_a, run_b)
+
+
+def model_comparison(runs: pd.DataFrame) -> None:
+    """Two models scored on one benchmark, compared on the same pairs: B − A (and PLL) with the paired
+    bootstrap interval, McNemar's exact test, Holm across bias types, the mean paired S_JSD difference."""
+    st.subheader("Compare two models on the same pairs (paired)")
+    shared = runs.groupby("benchmark").model.nunique()
+    benchmarks = sorted(shared[shared >= 2].index)
+    if not benchmarks:
+        st.caption("Score a second model on a benchmark to compare two models pair by pair.")
+        return
+    c0, c1, c2 = st.columns(3)
+    benchmark = c0.selectbox("Benchmark", benchmarks, key="ov_cmp_benchmark")
+    on = runs[runs.benchmark == benchmark]
+    models = on.model.tolist()
+    model_a = c1.selectbox("Model A", models, key="ov_cmp_a", format_func=model_label)
+    model_b = c2.selectbox("Model B", [m for m in models if m != model_a], key="ov_cmp_b", format_func=model_label)
+    try:
+        table, how, notes = paired_comparison(on[on.model == model_a].iloc[0], on[on.model == model_b].iloc[0],
+                                              benchmark)
+    except (UnreadableResult, ValueError) as exc:  # one line on the page, never a traceback
+        st.error(f"Cannot compare them: {one_line(exc)}")
+        return
+    literal(how)  # model names: plain text
+    st.caption("delta = B − A in % points; ci = 95% paired bootstrap interval (pairs resampled jointly); "
+               "McNemar's exact test on the pairs whose verdicts differ (a tie counts as its score counts it); "
+               "mcnemar_p_holm: Holm-adjusted across the bias types. pll_…: the same for the PLL score; sjsd_…: "
+               "the mean paired S_JSD difference.")
+    for note in notes:
+        literal(note, label="note")
+    st.dataframe(table, hide_index=True, key="overview_compare")
+    csv_download(table, "paired_comparison.csv", key="overview_compare_csv")
+
+
+if not runs.empty:
+    model_comparison(runs)
 
 st.subheader("Score a model on a benchmark")
 c1, c2 = st.columns(2)

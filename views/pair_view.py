@@ -8,6 +8,7 @@ import streamlit as st
 
 from biascore.methods.attribution.token_view import Level, color_limit, ranked_units, sentence_units
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
+from biascore.core.display import markdown_literal
 from views.charts import figure_downloads
 from views.attribution import verdict_text
 from views.common import literal
@@ -40,7 +41,7 @@ def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: st
     sjsd = float(row["sjsd"])
     c1, c2 = st.columns([1, 2])
     c1.metric("S_JSD (mean b(u))", f"{sjsd:+.5f}")
-    c2.markdown(f"**Verdict:** {verdict_text(sjsd)}")
+    c2.markdown(f"**Verdict:** {markdown_literal(verdict_text(sjsd))}")
     more, less = sentence_units(row, "more", level), sentence_units(row, "less", level)
     limit = limit if limit is not None else color_limit(more, less)
     heat = token_heatmap([(labels[0], more), (labels[1], less)], limit=limit, wrap=wrap)

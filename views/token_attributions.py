@@ -17,12 +17,12 @@ from views.pair_view import draw_pair, level_toggle, pair_limit
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
          "strongest token |b(u)|": ("strongest_abs", False), "pair id": ("pair_id", True)}
 TABLE_ROWS = 500  # rows sent to the browser; filters and sorting always run over every pair
-TABLE_COLUMNS = ["pair_id", "bias_type", "sjsd", "biased", "strongest_token", "strongest_b", "sent_more", "sent_less"]
+TABLE_COLUMNS = ["pair_id", "bias_type", "sjsd", "verdict", "strongest_token", "strongest_b", "sent_more", "sent_less"]
 
 st.title("Token attributions")
 st.caption("b(u) of each shared token u: **red = pushes the model toward the more-biased sentence (b < 0)**, "
            "blue = away (b > 0); hatched grey = modified token (differs between the sentences, not scored). "
-           "S_JSD = mean b(u); a pair is biased when S_JSD < 0.")
+           "S_JSD = mean b(u); a pair is biased when S_JSD < 0, a tie when |S_JSD| ≤ 1e-6.")
 data_dir_notice()
 
 benchmark, model, run, compare = run_picker(score_key="ta_score_now", compare_key="compare_model")
@@ -34,12 +34,13 @@ def pair_browser(table) -> None:
     stays); selecting a row reruns the page to open that pair."""
     f1, f2, f3, f4 = st.columns([2, 1, 2, 2])
     types = f1.multiselect("Bias type", sorted(table.bias_type.unique()), key="ta_types")
-    biased_choice = f2.selectbox("Verdict", ["all", "biased", "not biased"], key="ta_biased")
+    verdict = f2.selectbox("Verdict", ["all", "biased", "not biased", "tie"], key="ta_biased",
+                           help="tie: |S_JSD| ≤ 1e-6, no preference within float reproducibility")
     text = f3.text_input("Search text", key="ta_search", placeholder="a word in either sentence")
     sort_label = f4.selectbox("Sort by", list(SORTS), key="ta_sort")
     sort_by, ascending = SORTS[sort_label]
     shown = filter_pairs(table, bias_types=types, text=text, sort_by=sort_by, ascending=ascending,
-                         biased={"all": None, "biased": True, "not biased": False}[biased_choice])
+                         verdict=None if verdict == "all" else verdict)
     st.caption(f"{len(shown):,} of {len(table):,} pairs match · click a row to open it"
                + (f" · the table lists the first {TABLE_ROWS} in this order; search or sort to reach the others"
                   if len(shown) > TABLE_ROWS else ""))

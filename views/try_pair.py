@@ -10,6 +10,7 @@ import time
 
 import streamlit as st
 
+from biascore.core import timing_log
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.models import DEFAULT_MODEL, list_embedded
 from biascore.review.minimal_pair import check_pair
@@ -20,6 +21,7 @@ from views.models import active_snapshot, model_label, model_or_error, model_sel
 from views.pair_view import draw_pair, level_toggle
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
+script_start = time.time()  # for the load test's timing lines (biascore/core/timing_log.py; off by default)
 
 st.title("Try a pair")
 st.caption("Write a *minimal pair*: the same sentence twice, differing only in the word(s) naming a group. "
@@ -106,7 +108,11 @@ if explain_input(more, less):
         t0 = time.perf_counter()
         status = st.empty()
         status.caption("⏳ Scoring your pair…")
+        queued_at, timing = time.time(), {}
         row = live_pair(model, more.strip(), less.strip(),
-                        waiting=lambda state: status.caption(f"⏳ {state.capitalize()}…"))
+                        waiting=lambda state: status.caption(f"⏳ {state.capitalize()}…"), timing=timing)
         status.caption(f"Scored with {code_span(model_label(model))} in {time.perf_counter() - t0:.2f} s.")
+        scored_at = time.time()
         draw_pair(row, level=level, key="tp")
+        timing_log.record("try_pair", pair=timing_log.pair_tag(more.strip(), less.strip()), script_start=script_start,
+                          queued=queued_at, scored=scored_at, drawn=time.time(), **timing)

@@ -1,11 +1,12 @@
-"""Subcommands that are not methods: ``benchmarks`` (list), ``data download``, ``sweep …``, ``review …`` and
-``snapshot export|verify|serve``."""
+"""Subcommands that are not methods: ``benchmarks`` (list), ``data download``, ``sweep …``, ``review …``,
+``snapshot export|verify|serve`` and ``compare`` (two models, paired)."""
 from __future__ import annotations
 
 import argparse
 import sys
 
 from biascore.cli.args import add_common_args, float_between
+from biascore.cli.compare import register_cli as register_compare
 from biascore.core import download, settings
 from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
 from biascore.progress import Bar
@@ -22,6 +23,7 @@ def register_builtin_commands(sub) -> None:
     register_snapshot(sub)
     register_sweep(sub)
     register_review(sub)
+    register_compare(sub)
 
 
 def _cmd_benchmarks(args: argparse.Namespace) -> int:

@@ -15,7 +15,6 @@ log P(gold token | context). This module computes exactly that, fast:
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -108,47 +107,30 @@ def lm_head_of(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]
     return make(model)
 
 
-def fast_dtype(device: torch.device) -> torch.dtype:
-    """The autocast dtype of the fast pass: fp16 on CUDA (10 mantissa bits: ~8x closer to float32 than bf16 at
-    the same tensor-core rate; an overflow shows as inf/NaN, which the fast-exact mode re-checks), bf16 elsewhere."""
-    return torch.float16 if device.type == "cuda" else torch.bfloat16
-
-
-def _fast_body(lm: LanguageModel, fast: bool):
-    """Autocast for the fast pass of the fast-exact mode (thread-local: other callers stay exact)."""
-    if not fast:
-        return contextlib.nullcontext()
-    return torch.autocast(lm.device.type, dtype=fast_dtype(lm.device))
-
-
 def position_logits(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
-                    cols: torch.Tensor, fast: bool = False) -> torch.Tensor:
+                    cols: torch.Tensor) -> torch.Tensor:
     """Vocabulary logits [K, V] at positions (rows[k], cols[k]) of a padded batch.
 
     For a recognised architecture the base model runs, the K hidden states are gathered and the LM head is
     applied to them alone (shaped [1, K, H], as the model's own forward would see them); otherwise the full
     forward runs and its logits are gathered. Stateless: the shared model is only called, never modified.
-    ``fast``: the base model runs under fp16/bf16 autocast (:func:`fast_dtype`; the LM head stays in the model's
-    dtype), for the fast pass of :mod:`biascore.methods.attribution.fast_exact`.
     """
     head = lm_head_of(lm.model)
     if head is None:
-        with _fast_body(lm, fast):
-            return lm.model(input_ids=input_ids, attention_mask=attention).logits[rows, cols]
-    with _fast_body(lm, fast):
-        hidden = lm.model.base_model(input_ids=input_ids, attention_mask=attention)[0]
+        return lm.model(input_ids=input_ids, attention_mask=attention).logits[rows, cols]
+    hidden = lm.model.base_model(input_ids=input_ids, attention_mask=attention)[0]
     return head(hidden[rows, cols].unsqueeze(0).to(lm.model.dtype))[0]
 
 
 def _launch_gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
-                          cols: torch.Tensor, gold: torch.Tensor, fast: bool = False):
+                          cols: torch.Tensor, gold: torch.Tensor):
     """Queue the work of :func:`_gold_logprobs` on the device; returns what :func:`_finish_gold_logprobs` reads.
 
     On CUDA the two per-row scalars are copied into pinned host memory without waiting (an event marks when
     they are there), so the CPU can prepare the next batch while the GPU computes this one.
     """
     with torch.inference_mode():
-        z = position_logits(lm, input_ids, attention, rows, cols, fast=fast).float()
+        z = position_logits(lm, input_ids, attention, rows, cols).float()
         gold = gold.to(z.device)
         top, arg = z.max(dim=-1, keepdim=True)
         z.sub_(top)  # in place: no vocabulary-sized temporaries
@@ -171,7 +153,7 @@ def _finish_gold_logprobs(host: torch.Tensor, ready) -> np.ndarray:
 
 
 def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
-                   cols: torch.Tensor, gold: torch.Tensor, fast: bool = False) -> np.ndarray:
+                   cols: torch.Tensor, gold: torch.Tensor) -> np.ndarray:
     """log P(gold[k] | input row rows[k]) read at position cols[k], for every k.
 
     Precise near P = 1 without float64 over the vocabulary: with z = logits − max,
@@ -179,7 +161,7 @@ def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.
     relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
     the per-row scalars go to float64.
     """
-    return _finish_gold_logprobs(*_launch_gold_logprobs(lm, input_ids, attention, rows, cols, gold, fast))
+    return _finish_gold_logprobs(*_launch_gold_logprobs(lm, input_ids, attention, rows, cols, gold))
 
 
 def _batches(lengths: Sequence[int], plan: BatchPlan, max_waste: float = 0.08,
@@ -225,7 +207,7 @@ def pad_batch(seqs: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor,
 
 
 def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_batch, plan: BatchPlan,
-                 progress: ProgressFn | None, weights: Sequence[int], fast: bool = False) -> list[np.ndarray]:
+                 progress: ProgressFn | None, weights: Sequence[int]) -> list[np.ndarray]:
     """Run ``make_batch(indices) -> (ids, att, rows, cols, gold, splits)`` over batches with OOM back-off.
 
     One batch in flight: batch k+1 is prepared on the CPU (and copied without waiting) while the device
@@ -254,7 +236,7 @@ def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_b
         idx = queue.pop(0)
         try:
             ids, att, rows, cols, gold, splits = make_batch(idx)
-            launched = _launch_gold_logprobs(lm, ids, att, rows, cols, gold, fast)
+            launched = _launch_gold_logprobs(lm, ids, att, rows, cols, gold)
             STATS["tokens"] += ids.numel()
             STATS["attention_tt"] += ids.shape[0] * ids.shape[1] ** 2
             STATS["head_rows"] += len(rows)
@@ -279,13 +261,11 @@ def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_b
 
 
 def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
-                         plan: BatchPlan | None = None, progress: ProgressFn | None = None,
-                         fast: bool = False) -> list[np.ndarray]:
+                         plan: BatchPlan | None = None, progress: ProgressFn | None = None) -> list[np.ndarray]:
     """For each sequence s and each p in its positions: log P(s[p] | s with s[p] masked).
 
     Every (sequence, position) is its own masked variant — one forward row each, as the method requires —
-    but rows of similar length share a batch and the head runs only at the masked position. ``fast``: the
-    approximate pass of the fast-exact mode (see :func:`position_logits`).
+    but rows of similar length share a batch and the head runs only at the masked position.
     """
     mask_id = lm.tokenizer.mask_token_id
     if mask_id is None:
@@ -309,7 +289,7 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
                 [(r, r + 1) for r in range(len(idx))])
 
     flat = _run_batches(lm, len(variants), lengths, make_batch, plan or BatchPlan.for_model(lm), progress,
-                        weights=[1] * len(variants), fast=fast)
+                        weights=[1] * len(variants))
     out, k = [], 0
     for ps in positions:
         out.append(np.array([flat[k + j][0] for j in range(len(ps))], dtype=np.float64))
@@ -319,9 +299,9 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
 
 def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
                          plan: BatchPlan | None = None, progress: ProgressFn | None = None,
-                         fast: bool = False, start: int | None = None) -> list[np.ndarray]:
+                         start: int | None = None) -> list[np.ndarray]:
     """For each content sequence s and p in positions: log P(s[p] | start, s[:p]) — one forward per sequence.
-    ``fast``: the approximate pass of the fast-exact mode. ``start``: the prefix token id (default: the published
+    ``start``: the prefix token id (default: the published
     convention's, :meth:`LanguageModel.start_token_id`; see :mod:`biascore.core.prefix`)."""
     start = lm.start_token_id() if start is None else int(start)
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else start
@@ -344,7 +324,7 @@ def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
     keep = [i for i, ps in enumerate(positions) if len(ps)]
     res = _run_batches(lm, len(keep), [lengths[i] for i in keep],
                        lambda idx: make_batch([keep[j] for j in idx]), plan or BatchPlan.for_model(lm), progress,
-                       weights=[len(positions[i]) for i in keep], fast=fast)
+                       weights=[len(positions[i]) for i in keep])
     out = [np.zeros(0, dtype=np.float64) for _ in sequences]
     for j, i in enumerate(keep):
         out[i] = np.asarray(res[j], dtype=np.float64)

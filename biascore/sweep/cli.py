@@ -39,8 +39,6 @@ def register_cli(sub) -> None:
                    help="auto = fp32 on every device (exact); bf16 / fp16 = fast mode, numbers approximate")
     p.add_argument("--trust-remote-code", action="store_true", default=None,
                    help="allow the models' own Python code to run (off unless you turn it on)")
-    p.add_argument("--fast-exact", action="store_true", default=None,
-                   help="attribution/pll as `score --fast-exact`: half-precision pass with float32 re-checks")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: without ADDRESS a local instance, else a cluster (auto, ray://host:10001)")
     p.add_argument("--ray-cpus", type=int_at_least(1), default=None, help="CPUs of a local Ray instance (default: all)")
@@ -59,7 +57,7 @@ def run_cli(args: argparse.Namespace) -> int:
     spec = build_spec(args.spec, models=args.models, benchmarks=args.benchmarks, metrics=args.metrics,
                       seat_tests=args.seat_tests, labdet_langs=args.labdet_langs, limit=args.limit,
                       device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
-                      fast_exact=args.fast_exact, retries=args.retries)
+                      retries=args.retries)
     tasks = spec.tasks()
     cache_dir = str(settings.cache_dir(args.cache_dir))
     data_dir = str(settings.data_dir(args.data_dir))
@@ -80,5 +78,15 @@ def run_cli(args: argparse.Namespace) -> int:
         status.finish(outcome="interrupted")
         raise
     status.finish(outcome="complete")
-    print(format_report(results))
+    print(format_report(results, pairwise=_pairwise_lines(results, common)))
     return 0 if all(r.ok for r in results) else 1
+
+
+def _pairwise_lines(results, common: dict) -> list[str]:
+    """The report's pairwise comparison of the swept models (read from the cache, nothing recomputed)."""
+    from biascore.sweep.pairwise import format_pairwise, pairwise_table
+
+    table, notes = pairwise_table(results, cache_dir=common["cache_dir"], data_dir=common["data_dir"],
+                                  limit=common["limit"], load_options=common["load_options"],
+                                  method_options=common["method_options"])
+    return format_pairwise(table, notes)

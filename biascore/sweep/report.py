@@ -3,7 +3,9 @@
 The Overview table is the dashboard's Overview layout (Table 3 of the bias-attribution paper): one row per
 model × benchmark × metric, the score overall (``all``) and per bias type. The numbers are the rows of the
 engine's :func:`biascore.methods.attribution.scorer.summarize` that each task sent back (B = % of pairs with
-S_JSD < 0; PLL = % of pairs with score(more) > score(less); 50 = unbiased); nothing is recomputed here.
+S_JSD < 0; PLL = % of pairs with score(more) > score(less), both rounded to 3 decimals as the CrowS script;
+50 = unbiased); nothing is recomputed here. The pairwise model comparison's lines come from
+:mod:`biascore.sweep.pairwise`.
 """
 from __future__ import annotations
 
@@ -37,8 +39,9 @@ def overview_table(results: list[TaskResult]) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def format_report(results: list[TaskResult]) -> str:
-    """The Overview table, the other metrics' tables, notes, and the failed tasks with their errors."""
+def format_report(results: list[TaskResult], pairwise: list[str] | None = None) -> str:
+    """The Overview table, the other metrics' tables, notes, the pairwise model comparison's lines
+    (:func:`biascore.sweep.pairwise.format_pairwise`, when given) and the failed tasks with their errors."""
     lines = []
     table = overview_table(results)
     if len(table):
@@ -51,6 +54,7 @@ def format_report(results: list[TaskResult]) -> str:
                 lines += ["", f"{metric}: {r.task}",
                           frame.to_string(index=False, float_format=lambda x: f"{x:.4g}", max_rows=20)]
         lines += [f"note: {r.task}: {n}" for n in r.notes]
+    lines += pairwise or []
     done = [r for r in results if r.ok]
     failed = [r for r in results if not r.ok]
     lines += ["", f"{len(done)} of {len(results)} task(s) done, {len(failed)} failed; model loads: "

@@ -11,7 +11,6 @@ A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as th
     inputs: {logprob-test: [en-gender-career]}  # inputs of any other input kind, by kind name
     device: auto
     dtype: auto
-    fast_exact: false                         # attribution/pll: half-precision pass + float32 re-checks
     limit: null                               # score only the first N pairs of each benchmark
     retries: 2                                # Ray: times a task is retried after its worker died
 
@@ -73,7 +72,6 @@ class SweepSpec:
     device: str = "auto"
     dtype: str = "auto"
     trust_remote_code: bool = False
-    fast_exact: bool = False
     limit: int | None = None
     retries: int = 2
 
@@ -102,9 +100,6 @@ class SweepSpec:
                 raise SpecError(f"metric {metric} needs its inputs: {where}")
         if self.limit is not None and self.limit < 1:
             raise SpecError(f"limit must be a positive number of pairs, not {self.limit}")
-        if "lmeval" in self.metrics and self.fast_exact:
-            raise SpecError("metric lmeval needs exact numerics (fast-exact re-checks b(u) and PLL verdicts only); "
-                            "drop fast_exact or the lmeval metric")
         if self.retries < 0:
             raise SpecError(f"retries must be 0 or more, not {self.retries}")
         return self
@@ -130,8 +125,9 @@ class SweepSpec:
         return out
 
     def method_options(self) -> dict[str, dict]:
-        """Option values per method implied by the spec (``fast_exact`` is the attribution method's)."""
-        return {"attribution": {"fast_exact": True}} if self.fast_exact else {}
+        """Option values per method implied by the spec: none today (every spec option is a load option), so each
+        method runs with its defaults; the plumbing to the tasks stays for method options a spec may carry."""
+        return {}
 
     def load_options(self) -> dict:
         """Keyword arguments of :func:`biascore.core.models.load_model` shared by every task."""
@@ -142,7 +138,7 @@ _FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec)}
 #: the spec's single values: (field, accepted types, how the error names them)
 _SCALARS = [("limit", (int, type(None)), "a number of pairs or null"), ("retries", (int,), "a whole number"),
             ("device", (str,), "auto, cpu, cuda or mps"), ("dtype", (str,), "a dtype name"),
-            ("trust_remote_code", (bool,), "true or false"), ("fast_exact", (bool,), "true or false")]
+            ("trust_remote_code", (bool,), "true or false")]
 _LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING and n != "inputs"}
 
 
@@ -164,6 +160,9 @@ def read_spec_file(path: str | Path) -> dict:
     if not isinstance(raw, dict):
         raise SpecError(f"{p}: expected a mapping of keys (models, benchmarks, metrics, ...)")
     raw = {k.replace("-", "_"): v for k, v in raw.items()}
+    if "fast_exact" in raw:
+        raise SpecError(f"{p}: fast_exact was removed (slower than float32 on a GPU and a CPU; "
+                        "docs/performance.md); drop the key")
     unknown = sorted(set(raw) - set(_FIELDS))
     if unknown:
         raise SpecError(f"{p}: unknown key(s) {', '.join(unknown)}; known: {', '.join(_FIELDS)}")

@@ -101,7 +101,7 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
     """Run one task into the cache at ``cache_dir`` and return its summaries (or its error).
 
     ``source`` lets a caller share one model handle across tasks (loaded at most once); ``method_options``
-    maps a method name to its option values (e.g. ``{"attribution": {"fast_exact": True}}``); ``status`` (a
+    maps a method name to its option values (e.g. ``{"attribution": {"prefix": "bos"}}``); ``status`` (a
     :class:`biascore.sweep.status.SweepStatus`) records running / done / failed for readers of the cache.
     """
     from biascore.core.cache import ResultCache

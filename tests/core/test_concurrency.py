@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from biascore.methods.attribution.reproducibility import compare_frames
 from biascore.methods.attribution.scorer import score_benchmark, score_pair, summarize
 from biascore.methods.heads.masking import masked_perplexity, perplexity
 from biascore.methods.heads.masks import head_layout, mask_from_heads
+from waits import SAFETY_S, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -110,7 +110,7 @@ def test_second_caller_waits_with_progress_instead_of_computing(tmp_path):
         calls.append(threading.current_thread().name)
         cache.report_progress(key, 3, 10)
         started.set()
-        assert release.wait(60)
+        assert release.wait(SAFETY_S)
         return pd.DataFrame({"pair_id": range(10)})
 
     def waiting(progress):
@@ -120,9 +120,9 @@ def test_second_caller_waits_with_progress_instead_of_computing(tmp_path):
 
     first = threading.Thread(target=lambda: cache.get_or_compute(key, compute), name="first")
     first.start()
-    assert started.wait(60)
+    assert started.wait(SAFETY_S)
     frame = cache.get_or_compute(key, lambda: calls.append("second") or pd.DataFrame(), waiting=waiting)
-    first.join(60)
+    first.join(SAFETY_S)
     assert calls == ["first"]
     assert Progress(3, 10, os.getpid()) in seen
     assert list(frame.pair_id) == list(range(10))
@@ -144,27 +144,34 @@ def test_killed_lock_holder_does_not_block(tmp_path):
         assert cache.progress(key) == Progress(1, 2, proc.pid)
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
+        proc.wait(SAFETY_S)
     assert not is_held(cache.lock_path(key))
     assert cache.progress(key) is None  # a report left by a dead holder is not shown as progress
     got = []
     t = threading.Thread(target=lambda: got.append(cache.get_or_compute(key, lambda: pd.DataFrame({"x": [1]}))))
     t.start()
-    t.join(timeout=30)
+    t.join(timeout=SAFETY_S)
     assert not t.is_alive() and got[0].x.tolist() == [1]
 
 
+#: a run of the demo benchmark in shards of 4 that prints each shard it computes; with ``hold`` > 0 it stops
+#: (sleeps until killed) after computing that many shards, so the test kills it mid-way however fast it runs
 WORKER = """
 import os, sys, time
 from biascore.core.cache import ResultCache
 from biascore.core.models import load_model
 from biascore.methods.attribution import scorer
-model, cache_dir, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
+model, cache_dir, hold = sys.argv[1], sys.argv[2], int(sys.argv[3])
 lm = load_model(model)
 compute = scorer.compute_logprobs
+computed = []
 def counted(lm, chunk, **kw):
+    if hold and len(computed) >= hold:
+        print("HOLDING", flush=True)
+        while True:
+            time.sleep(1)
     out = compute(lm, chunk, **kw)
-    time.sleep(delay)
+    computed.append(int(chunk.pair_id.iloc[0]))
     print("SHARD", int(chunk.pair_id.iloc[0]), flush=True)
     return out
 scorer.compute_logprobs = counted
@@ -174,9 +181,9 @@ print("DONE", len(frame), frame.pair_id.nunique(), flush=True)
 """
 
 
-def _workers(n: int, model: str, cache_dir: Path, delay: float, log_dir: Path, tag: str) -> list[subprocess.Popen]:
+def _workers(n: int, model: str, cache_dir: Path, hold: int, log_dir: Path, tag: str) -> list[subprocess.Popen]:
     logs = [open(log_dir / f"{tag}{i}.log", "w") for i in range(n)]
-    return [subprocess.Popen([sys.executable, "-c", WORKER, model, str(cache_dir), str(delay)], cwd=REPO,
+    return [subprocess.Popen([sys.executable, "-c", WORKER, model, str(cache_dir), str(hold)], cwd=REPO,
                              stdout=log, stderr=subprocess.STDOUT) for log in logs]
 
 
@@ -201,22 +208,22 @@ def test_two_processes_killed_and_resumed_store_each_pair_once(random_mlm, tmp_p
     cache_dir, logs = tmp_path / "cache", tmp_path / "logs"
     logs.mkdir()
     model = str(random_mlm.source)
-    first = _workers(2, model, cache_dir, 0.5, logs, "run")
-    deadline = time.monotonic() + 240
-    while (len(_shard_lines(logs, "run")) < 3 or not _wait_lines(logs, "run")) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    first = _workers(2, model, cache_dir, 3, logs, "run")  # the lock holder stops after 3 shards
+    wait_until(lambda: _lines(logs, "run", "HOLDING") and _wait_lines(logs, "run"),
+               "one run holding after 3 shards while the other waits with its progress",
+               alive=lambda: all(p.poll() is None for p in first))
     for p in first:
         p.send_signal(signal.SIGKILL)
-        p.wait(30)
+        p.wait(SAFETY_S)
     run_lines = _shard_lines(logs, "run")
     assert 3 <= len(run_lines) < 10, "the first runs must be killed mid-way (demo: 10 shards of 4 pairs)"
     assert len(set(run_lines)) == len(run_lines)  # one computed, the other waited for the lock ...
     assert _wait_lines(logs, "run")[0].split()[2] == "38"  # ... seeing the holder's progress k/38
     on_disk = len(list((cache_dir / "attribution").glob("*.shards/*.parquet")))
 
-    second = _workers(2, model, cache_dir, 0.2, logs, "resume")
+    second = _workers(2, model, cache_dir, 0, logs, "resume")
     for p in second:
-        assert p.wait(300) == 0
+        assert p.wait(SAFETY_S) == 0
     outputs = [(logs / f"resume{i}.log").read_text() for i in range(2)]
     assert all("DONE 38 38" in out for out in outputs), outputs
     resumed = _shard_lines(logs, "resume")

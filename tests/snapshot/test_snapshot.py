@@ -27,6 +27,7 @@ from biascore.core import settings
 from biascore.core.cache import CacheKey, ResultCache
 from biascore.snapshot.export import export_snapshot
 from tests.conftest import DATA_DIR, REPO, TINY_MLM
+from waits import SAFETY_MS, SAFETY_S
 from tests.views.test_dashboard_pages import frame_with, open_page
 from tests.methods.labdet.test_labdet import small_labdet_copy
 
@@ -254,7 +255,7 @@ def test_tampered_snapshot_is_refused_in_one_line(world, tmp_path, monkeypatch, 
         snapshot.open_snapshot(bad)
     assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("biascore-snapshot-*")) == leftovers  # nothing left
     monkeypatch.setenv("BIASCORE_SNAPSHOT", str(bad))
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=SAFETY_S).run()
     assert not at.exception
     assert len(at.error) == 1 and "Snapshot refused" in at.error[0].value and "\n" not in at.error[0].value
     assert settings.snapshot_root() is None
@@ -272,7 +273,7 @@ def test_newer_engine_snapshot_names_the_version(world, tmp_path, monkeypatch):
     with pytest.raises(snapshot.SnapshotError, match=r"engine 9\.1\.0; this is engine .*install biascore 9\.1\.0"):
         snapshot.verify(bad)
     monkeypatch.setenv("BIASCORE_SNAPSHOT", str(bad))
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=SAFETY_S).run()
     assert len(at.error) == 1 and "9.1.0" in at.error[0].value
 
 
@@ -466,22 +467,23 @@ def test_real_browser_on_the_snapshot(world, tmp_path):
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1500})
+            page.set_default_timeout(SAFETY_MS)
             shots = {"": "", "attention_heads?model=all-minilm-l6-v2&seat=weat6b": "snapshot_heads",
                      "nationality?model=all-minilm-l6-v2": "", "association_tests?model=all-minilm-l6-v2": "",
                      f"token_attributions?benchmark=demo&model={world['tiny']}": "", "semantic_fields": ""}
             for path, shot in shots.items():
                 page.goto(f"{url}/{path}", wait_until="domcontentloaded")
-                page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+                page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
                 wait_idle(page)
                 assert_no_errors(page, path)
                 assert "Read-only snapshot" in page.locator('[data-testid="stSidebar"]').inner_text()
                 assert page.get_by_role("button", name="Score now").count() == 0, path
                 if path == "":  # the Overview
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                    page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
                     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                     page.screenshot(path=str(SCREENSHOTS / "snapshot_overview.png"))
                 if shot:
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                    page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
                     page.screenshot(path=str(SCREENSHOTS / f"{shot}.png"), full_page=True)
             # Try a pair: the embedded default model scores live (installed here)
             page.goto(f"{url}/try_pair", wait_until="domcontentloaded")
@@ -490,7 +492,7 @@ def test_real_browser_on_the_snapshot(world, tmp_path):
             page.get_by_label("More-biased sentence").fill("Women are bad at math.")
             page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
             page.get_by_label("Less-biased sentence").press("Enter")
-            wait_idle(page, timeout=240)
+            wait_idle(page)
             assert_no_errors(page, "try_pair (scored)")
             assert page.get_by_text("Verdict:").count() == 1
             browser.close()

@@ -25,6 +25,7 @@ from biascore.methods.attribution.scorer import score_benchmark, summarize
 from biascore.sweep.spec import SpecError, Task, build_spec
 from biascore.sweep.status import SweepStatus, read_sweeps
 from tests.conftest import TINY_MLM as TINY_MLM_PATH
+from waits import SAFETY_MS, SAFETY_S
 from tests.tiny_models import save_random_causal_lm
 
 REPO = Path(__file__).resolve().parents[2]
@@ -200,7 +201,7 @@ def test_overview_page_lists_what_the_sweep_produced(ray_sweep, causal_model, mo
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(ray_sweep["cache"]))
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=SAFETY_S)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     wide = next(df.value for df in at.dataframe if "all" in df.value.columns)
@@ -281,7 +282,7 @@ def test_status_files_and_the_dashboard_panel_show_a_sweep_in_progress(tmp_path,
     assert sweep.failed == [("m × c", "ModelLoadError: could not load model 'm'")]
 
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path))
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=SAFETY_S)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     texts = [t.value for t in at.text]
@@ -345,18 +346,19 @@ def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path):
             sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         page = browser.new_page()
+        page.set_default_timeout(SAFETY_MS)
         page.goto(url, wait_until="domcontentloaded")
-        page.get_by_text("1 done · 1 running · 0 failed · 1 pending", exact=False).wait_for(timeout=120_000)
-        page.get_by_text("running: m × b (10/100 pairs)").wait_for(timeout=30_000)
+        page.get_by_text("1 done · 1 running · 0 failed · 1 pending", exact=False).wait_for(timeout=SAFETY_MS)
+        page.get_by_text("running: m × b (10/100 pairs)").wait_for(timeout=SAFETY_MS)
         status.progress("m × b", 50, 100)
-        page.get_by_text("running: m × b (50/100 pairs)").wait_for(timeout=30_000)
+        page.get_by_text("running: m × b (50/100 pairs)").wait_for(timeout=SAFETY_MS)
         status.task("m × b", "done")
         status.task("m × c", "running")
         status.task("m × c", "failed", error="ModelLoadError: <b>not</b> a model")
-        page.get_by_text("2 done · 0 running · 1 failed · 0 pending", exact=False).wait_for(timeout=30_000)
-        page.get_by_text("failed: m × c: ModelLoadError: <b>not</b> a model").wait_for(timeout=30_000)  # literal
+        page.get_by_text("2 done · 0 running · 1 failed · 0 pending", exact=False).wait_for(timeout=SAFETY_MS)
+        page.get_by_text("failed: m × c: ModelLoadError: <b>not</b> a model").wait_for(timeout=SAFETY_MS)  # literal
         status.finish()
-        page.get_by_text("Sweep finished").wait_for(timeout=30_000)
+        page.get_by_text("Sweep finished").wait_for(timeout=SAFETY_MS)
         browser.close()
 
 
@@ -372,17 +374,15 @@ def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(settings.REPO_ROOT)
 
 
-def test_fast_exact_sweep_equals_score_fast_exact(tmp_path, random_mlm):
-    """--fast-exact reaches score_benchmark: the sweep's cached frame is the one `score --fast-exact` makes (the
-    local executor runs in this process, with the same batches: the same bits)."""
-    outs = []
-    model = random_mlm.name
-    for argv in (["score", "--model", model, "--benchmark", "demo"], ["sweep", "--models", model,
-                                                                       "--benchmarks", "demo"]):
-        cache = tmp_path / argv[0]
-        rc, _ = run_cli(*argv, "--fast-exact", "--limit", "8", "--cache-dir", str(cache))
-        assert rc == 0
-        (entry,) = ResultCache(cache).entries("attribution")
-        assert entry["fast_exact"] is True
-        outs.append(pd.read_parquet(entry["path"]))
-    pd.testing.assert_frame_equal(outs[0], outs[1])
+def test_removed_fast_exact_is_refused_with_one_line(tmp_path, random_mlm):
+    """--fast-exact is gone (slower than float32, docs/performance.md): the flag exits 2 and a spec file that still
+    sets fast_exact names the removal, instead of silently running exact."""
+    for argv in (["score", "--model", random_mlm.name, "--benchmark", "demo"],
+                 ["sweep", "--models", random_mlm.name, "--benchmarks", "demo"]):
+        with pytest.raises(SystemExit) as exit_:
+            run_cli(*argv, "--fast-exact", "--cache-dir", str(tmp_path / "c"))
+        assert exit_.value.code == 2
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("models: [m]\nbenchmarks: [demo]\nfast_exact: true\n")
+    with pytest.raises(SpecError, match="fast_exact was removed"):
+        build_spec(spec)

@@ -1,17 +1,15 @@
 """The lm-eval-compatible metric in sweeps: computed with lm-eval's prefix for a causal model (equal to the single
-command), a one-line note for a masked model (the rest of the sweep goes on), refused with fast-exact."""
+command), a one-line note for a masked model (the rest of the sweep goes on)."""
 from __future__ import annotations
 
 import contextlib
 import io
 
-import pytest
 
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
 from biascore.core.models import load_model, resolve_source
 from biascore.methods.attribution.scorer import score_benchmark, summarize
-from biascore.sweep.spec import SpecError, build_spec
 from tests.tiny_models import save_random_llama
 
 
@@ -32,8 +30,3 @@ def test_sweep_lmeval_metric(smollm, tmp_path, hermetic_models):
     # published (B, PLL) and lm-eval prefixes differ for SmolLM2's tokenizer: two cached runs
     entries = ResultCache(tmp_path / "cache").entries("attribution")
     assert sorted(e.get("prefix_token", "") for e in entries) == ["", "<|im_end|>", "<|im_start|>"]
-
-
-def test_spec_refuses_lmeval_with_fast_exact():
-    with pytest.raises(SpecError, match="lmeval needs exact numerics"):
-        build_spec(None, models=["m"], benchmarks=["demo"], metrics=["lmeval"], fast_exact=True)

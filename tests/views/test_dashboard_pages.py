@@ -105,7 +105,7 @@ def test_token_attributions_pair_from_url_and_filters(demo_scores):
     at.text_input(key="ta_search").set_value(word).run()
     at.selectbox(key="ta_biased").set_value("biased").run()
     shown = frame_with(at, "strongest_token")
-    assert shown.pair_id.tolist() == filter_pairs(pair_table(frame), text=word, biased=True).pair_id.tolist()
+    assert shown.pair_id.tolist() == filter_pairs(pair_table(frame), text=word, verdict="biased").pair_id.tolist()
     # word level and a second model side by side, on one colour scale
     at.radio(key="ta_level").set_value("words").run()
     other = next(m for m in demo_scores if m != MODEL)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from dashboard_server import CHROMIUM, dashboard
+from waits import SAFETY_MS, SAFETY_S
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
@@ -65,7 +66,7 @@ def browser():
         b.close()
 
 
-def wait_idle(page, timeout: float = 120) -> None:
+def wait_idle(page, timeout: float = SAFETY_S) -> None:
     """Wait until the script has finished running (and stays finished for a moment)."""
     deadline = time.monotonic() + timeout
     quiet_since = None
@@ -106,14 +107,15 @@ def open_page(browser, server, path: str):
     (A shared link opened first on a fresh server is covered by the first test of this module.)
     """
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
+    page.set_default_timeout(SAFETY_MS)
     page.goto(server["url"], wait_until="domcontentloaded")
-    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
     nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
     assert "Token attributions" in nav and "common" not in nav, f"unexpected page menu: {nav!r}"
     if path:
         page.goto(f"{server['url']}/{path}", wait_until="domcontentloaded")
-        page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+        page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
         wait_idle(page)
     return page
 
@@ -125,9 +127,10 @@ def test_shared_link_works_as_the_first_visit_to_a_fresh_server(browser, server)
     without app.py and listed helper modules as pages; the folder is therefore called ``views/``.)
     """
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
+    page.set_default_timeout(SAFETY_MS)
     page.goto(server["url"] + "/token_attributions?benchmark=demo&model=smollm2-135m&pair=3",
               wait_until="domcontentloaded")
-    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
     nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
     assert "Token attributions" in nav and "Overview" in nav, nav
@@ -141,7 +144,7 @@ def test_overview_and_try_a_pair(browser, server, smollm):
     page = open_page(browser, server, "")  # the home page is the Overview
     assert_no_errors(page, "overview")
     assert page.locator("h1").first.inner_text().strip() == "Overview"
-    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
     screenshot(page, "overview")
     page.locator('[data-testid="stSidebarNav"] a', has_text="Try a pair").first.click()
     wait_idle(page)
@@ -149,6 +152,7 @@ def test_overview_and_try_a_pair(browser, server, smollm):
     page.get_by_label("More-biased sentence").fill("Women are bad at math.")
     page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
     page.get_by_label("More-biased sentence").press("Enter")  # Enter in either box sends both (one form)
+    page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=SAFETY_MS)  # the score, however long
     wait_idle(page)
     assert_no_errors(page, "try_pair (scored)")
     assert page.get_by_text("Verdict:").count() == 1
@@ -156,7 +160,7 @@ def test_overview_and_try_a_pair(browser, server, smollm):
 
     expected = score_pair(smollm, "Women are bad at math.", "Men are bad at math.")["sjsd"]
     assert page.locator('[data-testid="stMetricValue"]').first.inner_text().strip() == f"{expected:+.5f}"
-    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
     screenshot(page, "try_pair")
     page.close()
 
@@ -174,11 +178,19 @@ def test_load_test_fails_a_page_without_a_score(server, smollm):
     pair = ["Poor people are lazy.", "Rich people are lazy."]
     expected = [f"{score_pair(smollm, *pair)['sjsd']:+.5f}", "+0.12345"]
     out: list = []
-    worker = threading.Thread(target=lambda: out.append(asyncio.run(load_test.try_pairs(
-        server["url"], [pair, ["Poor people are lazy.", "Poor people are lazy."]], expected, max_blind=3.0))))
-    worker.start()  # the async driver in a thread of its own (this module's browser runs the sync API)
-    worker.join(300)
-    good, refused = out[0]
+
+    def try_pairs():  # the async driver in a thread of its own (this module's browser runs the sync API)
+        # the scored pair may wait as long as a busy machine makes it (its blind time is not what is checked);
+        # the refused one shows nothing at all, so a short limit is enough to catch it
+        out.extend(asyncio.run(load_test.try_pairs(server["url"], [pair], expected[:1], max_blind=SAFETY_S,
+                                                   timeout=SAFETY_S)))
+        out.extend(asyncio.run(load_test.try_pairs(server["url"], [["Poor people are lazy.", "Poor people are lazy."]],
+                                                   expected[1:], max_blind=3.0, timeout=SAFETY_S)))
+
+    worker = threading.Thread(target=try_pairs)
+    worker.start()
+    worker.join(SAFETY_S)
+    good, refused = out
     assert good["errors"] == [] and good["shown"] == expected[0]
     assert "try a pair: no score shown" in refused["errors"]
     assert any("without visible progress" in e for e in refused["errors"])
@@ -192,7 +204,7 @@ def test_token_attributions_click_through_a_pair(browser, server):
     box = grid.bounding_box()
     # click the row-selection cell of the third data row (header ≈ 35 px, rows ≈ 35 px)
     page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 * 2 + 17)
-    deadline = time.monotonic() + 90  # the row click reruns the table fragment, then the whole page
+    deadline = time.monotonic() + SAFETY_S  # the row click reruns the table fragment, then the whole page
     heading = first_heading
     while heading == first_heading and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -213,12 +225,14 @@ def test_token_attributions_click_through_a_pair(browser, server):
 def open_review_as(browser, server, name: str, query: str = ""):
     """Translation review in a browser context of its own, with ``name`` typed as the reviewer."""
     context = browser.new_context(viewport={"width": 1400, "height": 2600}, accept_downloads=True)
+    context.set_default_timeout(SAFETY_MS)
     page = context.new_page()
+    page.set_default_timeout(SAFETY_MS)
     page.goto(server["url"], wait_until="domcontentloaded")
-    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
     page.goto(f"{server['url']}/translation_review?benchmark=demo{query}", wait_until="domcontentloaded")
-    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
     assert_no_errors(page, "translation_review")
     page.get_by_label("Your name (reviewer)").fill(name)
@@ -301,7 +315,7 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
     assert adj[["pair_id", "status", "adjudicator"]].values.tolist() == [[22, "needs correction", ADJUDICATOR]]
     # B before and after the corrections (pair 22 corrected; the original demo run is cached)
     page.get_by_role("button", name="Compare B before and after the corrections").click()
-    wait_idle(page, timeout=300)
+    wait_idle(page)
     assert_no_errors(page, "translation_review (B before/after)")
     assert page.locator('[data-testid="stDataFrame"]').count() >= 6  # … the before/after table is the last one
     for heading, name, height in (("Agreement between reviewers", "translation_review_agreement", 1250),
@@ -318,7 +332,7 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
 
 def downloaded_reviews(page) -> str:
     """The CSV that the page's "Download the reviews you can see" button serves to this person."""
-    with page.expect_download(timeout=60_000) as info:
+    with page.expect_download(timeout=SAFETY_MS) as info:
         page.locator('[data-testid="stDownloadButton"] button', has_text="Download the reviews you can see").click()
     return Path(info.value.path()).read_text(encoding="utf-8")
 
@@ -379,7 +393,7 @@ def test_blind_review_in_two_browser_contexts_and_the_adjudicators_view(browser,
     assert c_page.get_by_text("Reviews of this pair:").count() == 1  # Cara reviewed nothing and sees all
     csv = downloaded_reviews(c_page)
     assert note in csv and "Ben's view, given blind" in csv
-    with c_page.expect_download(timeout=120_000) as info:  # the dataset folder, built when clicked
+    with c_page.expect_download(timeout=SAFETY_MS) as info:  # the dataset folder, built when clicked
         c_page.locator('[data-testid="stDownloadButton"] button', has_text="Download the dataset").click()
     names = zipfile.ZipFile(info.value.path()).namelist()
     assert {"demo-reviewed/README.md", "demo-reviewed/reviews/reviews.parquet", "demo-reviewed/corrected.csv"} <= set(

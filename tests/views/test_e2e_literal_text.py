@@ -16,6 +16,7 @@ import time
 import pytest
 
 from dashboard_server import dashboard
+from waits import SAFETY_MS
 from test_e2e_browser import assert_no_errors, browser, wait_idle  # noqa: F401 (browser is a fixture)
 from test_e2e_browser import pytestmark  # noqa: F401 (skips without Chromium)
 
@@ -99,21 +100,22 @@ def assert_rendered_nothing(page, trap: str) -> None:
 def test_benchmark_text_shows_literally_and_fetches_nothing(browser, hostile_server, trap):  # noqa: F811
     url, pairs = hostile_server["url"], hostile_server["pairs"]
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
+    page.set_default_timeout(SAFETY_MS)
     outside = outside_requests(page, url)
     for pair_id, (more, less, bias_type) in enumerate(pairs):
         page.goto(f"{url}/token_attributions?benchmark=crows-en-gso&model=smollm2-135m&pair={pair_id}",
                   wait_until="domcontentloaded")
-        page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+        page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
         wait_idle(page)
         assert_no_errors(page, f"token attributions, pair {pair_id}")
-        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
         body = page.locator("body").inner_text()
         for text in (more, less, bias_type):
             assert text in body, f"not shown literally: {text!r}"
         assert_rendered_nothing(page, trap)
 
     page.goto(url, wait_until="domcontentloaded")  # Overview: bias types in the tables and the chart
-    page.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
     assert_no_errors(page, "overview")
     assert_rendered_nothing(page, trap)
@@ -124,6 +126,7 @@ def test_benchmark_text_shows_literally_and_fetches_nothing(browser, hostile_ser
     page.get_by_label("More-biased sentence").fill(more)
     page.get_by_label("Less-biased sentence").fill(less)
     page.get_by_label("Less-biased sentence").press("Enter")
+    page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=SAFETY_MS)  # the score, however long
     wait_idle(page)
     assert_no_errors(page, "try a pair")
     assert page.locator('[data-testid="stMetricValue"]').count() == 1

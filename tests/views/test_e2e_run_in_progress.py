@@ -7,30 +7,52 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from dashboard_server import CHROMIUM, dashboard
+from waits import SAFETY_MS, SAFETY_S, wait_until
 from test_e2e_browser import LAUNCH_ARGS, assert_no_errors, wait_idle
 
 REPO = Path(__file__).resolve().parents[2]
-BENCHMARK = "demo"  # built in (38 pairs); the run is made slow below
+BENCHMARK = "demo"  # built in (38 pairs, 10 shards of 4); the run is held below until the page has seen it
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
 
-#: a command-line run made slow on purpose: small shards, and a pause at every progress report
-SLOW_RUN = """
+#: a command-line run held twice, each time until the test lets it go on (a gate file), so that the page is seen
+#: to show two different progress values however fast or slow the machine is: at its first report past 0 pairs
+#: (the progress file then says 0, written at the start) and at its first report past 8 (the file says 8, written
+#: at the end of the second shard). Small shards: the runner writes the progress file at every shard's end.
+HELD_RUN = """
 import sys, time
+from pathlib import Path
 from biascore.core.models import load_model
 from biascore.methods.attribution.scorer import score_benchmark
 lm = load_model(sys.argv[1])
+gates, passed = Path(sys.argv[3]), []
+def hold(done, total):
+    for i, above in enumerate((0, 8)):
+        if len(passed) == i and done > above:
+            print("held", i + 1, flush=True)
+            while not (gates / f"gate{i + 1}").exists():
+                time.sleep(0.05)
+            passed.append(i)
 print("started", flush=True)
-score_benchmark(lm, sys.argv[2], shard_pairs=4, progress=lambda done, total: time.sleep(0.4))
+score_benchmark(lm, sys.argv[2], shard_pairs=4, progress=hold)
 print("stored", flush=True)
 """
+
+
+def next_line(run: subprocess.Popen, expected: str) -> None:
+    """Read the run's output until the line ``expected`` (other lines: library warnings); fail if it ends first."""
+    seen = []
+    for line in run.stdout:
+        if line.strip() == expected:
+            return
+        seen.append(line)
+    raise AssertionError(f"the run ended before {expected!r}: {''.join(seen)[-3000:]}")
 
 
 def test_a_browser_opened_mid_run_follows_it_to_the_result(tiny_mlm, data_dir, tmp_path):
@@ -42,36 +64,40 @@ def test_a_browser_opened_mid_run_follows_it_to_the_result(tiny_mlm, data_dir, t
     env = {**os.environ, "BIASCORE_CACHE_DIR": str(cache)}
     model = str(tiny_mlm.source)
     with dashboard(tmp_path / "streamlit.log", BIASCORE_CACHE_DIR=str(cache), BIASCORE_MODELS=model) as url:
-        run = subprocess.Popen([sys.executable, "-c", SLOW_RUN, model, BENCHMARK], cwd=REPO, env=env,
+        gates = tmp_path / "gates"
+        gates.mkdir()
+        run = subprocess.Popen([sys.executable, "-c", HELD_RUN, model, BENCHMARK, str(gates)], cwd=REPO, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            progress_files = cache / "attribution"
-            deadline = time.monotonic() + 120
-            while not list(progress_files.glob("*.progress.json")):  # the run holds its lock and reports
-                assert run.poll() is None and time.monotonic() < deadline, run.stdout.read()
-                time.sleep(0.2)
+            next_line(run, "held 1")  # holding its lock, the progress file written
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
                 page = browser.new_page(viewport={"width": 1400, "height": 2000})
+                page.set_default_timeout(SAFETY_MS)
                 page.goto(f"{url}/token_attributions?benchmark={BENCHMARK}&model={model}",
                           wait_until="domcontentloaded")
                 bar = page.locator('[data-testid="stProgress"]', has_text="right now")
-                bar.first.wait_for(timeout=120_000)
+                bar.first.wait_for(timeout=SAFETY_MS)
                 assert page.get_by_role("button", name=re.compile("Score now")).count() == 0
-                seen = set()
+
+                def shown() -> set[str]:
+                    page.wait_for_timeout(200)  # Playwright processes the page's events meanwhile
+                    return set(re.findall(r"(\d+)/\d+ pairs", bar.first.inner_text())) if bar.count() else set()
+
+                seen = set(wait_until(shown, "the run's progress on the page"))
+                (gates / "gate1").touch()  # no click from here on: the page looks by itself
+                next_line(run, "held 2")
+                seen |= wait_until(lambda: shown() - seen, "the page's progress to move on")
+                (gates / "gate2").touch()
                 result = page.locator("h3", has_text="Pair ")
-                deadline = time.monotonic() + 240
-                while result.count() == 0:  # no click from here on: the page looks by itself
-                    assert time.monotonic() < deadline, f"no result on the page; progress seen: {sorted(seen)}"
-                    if bar.count():
-                        seen |= set(re.findall(r"(\d+)/\d+ pairs", bar.first.inner_text()))
-                    time.sleep(0.3)
+                result.first.wait_for(timeout=SAFETY_MS)
                 assert len(seen) >= 2, f"the progress did not move on the page: {sorted(seen)}"
                 wait_idle(page)
                 assert_no_errors(page, "token attributions after the run")
                 assert page.locator('[data-testid="stMetricValue"]').count() >= 1
                 browser.close()
-            assert run.wait(120) == 0
+            run.communicate(timeout=SAFETY_S)
+            assert run.returncode == 0
         finally:
             if run.poll() is None:
                 run.kill()

@@ -4,6 +4,7 @@ For every pair (bias attribution score paper, Gamboa & Lee):
 
     b(u)   = d(P_u,more) − d(P_u,less)                       (d from jsd.py, on log P(u))
     S_JSD  = mean_u b(u);   biased = S_JSD < 0
+    verdict, pll_verdict, lmeval_verdict = biased / not biased / tie / not scored per score (ties.py)
     word b = mean of b(u) over the scored tokens overlapping a word   (pair_tokens.word_spans / word_groups)
     PLL    = Σ_u log P(u) for each sentence (CrowS pseudo-log-likelihood)
     ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lm-eval-compatible, lmeval.py),
@@ -23,6 +24,7 @@ import pandas as pd
 from biascore.core.datasets import Benchmark
 from biascore.core.pair_tokens import word_spans
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, bias_attribution
+from biascore.methods.attribution.ties import VERDICT_COLUMNS, verdicts
 
 PASSTHROUGH = ["more_tokens", "less_tokens", "more_spans", "less_spans", "more_u", "less_u", "logp_more",
                "logp_less", "truncated"]
@@ -136,4 +138,6 @@ def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant 
         out[col] = logp[col].to_numpy()
     for col, missing in OPTIONAL_PASSTHROUGH.items():  # absent from results cached before they existed
         out[col] = logp[col].to_numpy() if col in logp.columns else missing
+    for metric, col in VERDICT_COLUMNS.items():  # every score's per-pair verdict, ties said as ties
+        out[col] = verdicts(out, metric).to_numpy()
     return out

@@ -36,6 +36,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable
 
+from biascore.core import timing_log
 from biascore.core.models import LanguageModel
 from biascore.methods.attribution.jsd import JsdVariant
 
@@ -60,6 +61,7 @@ WaitingFn = Callable[[str], None]
 class _Request:
     key: tuple[str, str, str]
     future: Future = field(default_factory=Future)
+    submitted: float = field(default_factory=time.monotonic)
 
 
 class LiveQueue:
@@ -88,6 +90,7 @@ class LiveQueue:
             if hit is not None:
                 self._memo.move_to_end(key)
                 done: Future = Future()
+                done.timing = {"memo": True}  # type: ignore[attr-defined]
                 done.set_result(hit)
                 return done
             req = _Request(key)
@@ -100,14 +103,20 @@ class LiveQueue:
             return req.future
 
     def score(self, sent_more: str, sent_less: str, jsd: JsdVariant = "reference", *,
-              waiting: WaitingFn | None = None, poll: float = 0.25) -> dict:
+              waiting: WaitingFn | None = None, poll: float = 0.25, timing: dict | None = None) -> dict:
         """The pair's row, waiting for its round; ``waiting(state)`` hears what the request is doing (only
-        when that changes). Errors of the scorer are raised here, to each caller of the round."""
+        when that changes). Errors of the scorer are raised here, to each caller of the round. ``timing``, when
+        given, receives where the wait went: ``queue_s`` (submitted → its round started), ``gather_s`` (of that,
+        the round's gathering window), ``forward_s`` (the round's scoring call), ``round_pairs``; or
+        ``memo: True`` for a remembered pair."""
         future = self.submit(sent_more, sent_less, jsd)
         said = None
         while True:
             try:
-                return future.result(timeout=poll if waiting else None)
+                row = future.result(timeout=poll if waiting else None)
+                if timing is not None:
+                    timing.update(getattr(future, "timing", {}))
+                return row
             except TimeoutError:
                 state = self.state(future)
                 if state != said and waiting is not None:
@@ -135,11 +144,12 @@ class LiveQueue:
                         if not self._pending:
                             self._worker = None
                             return
+            gather_start = time.monotonic()
             self._gather()
             with self._lock:
                 self._running, self._pending = self._pending[:self.max_pairs], self._pending[self.max_pairs:]
                 batch = list(self._running)
-            self._run(batch)
+            self._run(batch, gather_s=time.monotonic() - gather_start)
 
     def _gather(self) -> None:
         """Let the others of the same moment arrive: wait until ``window`` passes without a new pair, the round
@@ -153,7 +163,7 @@ class LiveQueue:
                 if len(self._pending) == seen or len(self._pending) >= self.max_pairs or time.monotonic() >= end:
                     return
 
-    def _run(self, batch: list[_Request]) -> None:
+    def _run(self, batch: list[_Request], gather_s: float = 0.0) -> None:
         by_jsd: dict[str, list[tuple[str, str]]] = {}
         for req in batch:
             pairs = by_jsd.setdefault(req.key[2], [])
@@ -161,13 +171,16 @@ class LiveQueue:
                 pairs.append(req.key[:2])
         results: dict[tuple, dict] = {}
         error: BaseException | None = None
+        start, start_cpu = time.monotonic(), time.thread_time()
         try:
             for jsd, pairs in by_jsd.items():
                 rows = self._score(self.lm, pairs, jsd=jsd)
                 results.update({(*pair, jsd): row for pair, row in zip(pairs, rows)})
         except BaseException as exc:  # noqa: BLE001 - handed to every caller of the round, who raises it
             error = exc
+        forward_s, forward_cpu_s = time.monotonic() - start, time.thread_time() - start_cpu
         with self._lock:
+            waiting_after = len(self._pending)
             self._running = []
             self.stats["rounds"] += 1
             self.stats["pairs"] += sum(len(p) for p in by_jsd.values())
@@ -177,7 +190,12 @@ class LiveQueue:
                 self._memo.move_to_end(key)
             while len(self._memo) > self.memo_size:
                 self._memo.popitem(last=False)
+        timing_log.record("live_round", pairs=len(batch), gather_s=round(gather_s, 4),
+                          forward_s=round(forward_s, 4), forward_cpu_s=round(forward_cpu_s, 4),
+                          pending_after=waiting_after)
         for req in batch:
+            req.future.timing = {"queue_s": start - req.submitted, "gather_s": gather_s,  # type: ignore[attr-defined]
+                                 "forward_s": forward_s, "round_pairs": len(batch)}
             if error is not None:
                 req.future.set_exception(error)
             else:
@@ -198,7 +216,8 @@ def live_queue(lm: LanguageModel, **options) -> LiveQueue:
 
 
 def score_live(lm: LanguageModel, sent_more: str, sent_less: str, jsd: JsdVariant = "reference", *,
-               waiting: WaitingFn | None = None) -> dict:
+               waiting: WaitingFn | None = None, timing: dict | None = None) -> dict:
     """One typed pair through the model's :class:`LiveQueue` (scored together with the pairs other people
-    send at the same moment); the row :func:`score_pair` would give, within the stated tolerance."""
-    return live_queue(lm).score(sent_more, sent_less, jsd, waiting=waiting)
+    send at the same moment); the row :func:`score_pair` would give, within the stated tolerance. ``timing``:
+    see :meth:`LiveQueue.score`."""
+    return live_queue(lm).score(sent_more, sent_less, jsd, waiting=waiting, timing=timing)

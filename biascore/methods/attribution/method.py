@@ -16,12 +16,13 @@ import pandas as pd
 from biascore.core.inputs import PAIRS
 from biascore.core.presentation import Headline, View
 from biascore.core.method import Method, NotApplicable
-from biascore.core.options import OptionError, Options, option
+from biascore.core.options import Options, option
 from biascore.core.schema import Column, columns
 from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
 from biascore.core.registry import register
 from biascore.core.result import Result
 from biascore.methods.attribution import scorer
+from biascore.methods.attribution.crows_metric import crows_lines
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS
 from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, masked_model_message
@@ -42,7 +43,7 @@ STORED = columns([
     ("truncated", "bool", "a sentence was cut at the model's input limit"),
     ("skipped_reason", "str", "why the pair was not scored (empty when scored)"),
     ("ll_more", "float64", "causal LMs: whole-sentence log-likelihood Σ_t log P(t | prefix, tokens before t) of the "
-                           "more-biased sentence (lm-eval-compatible score); NaN for masked LMs and fast-exact runs"),
+                           "more-biased sentence (lm-eval-compatible score); NaN for masked LMs"),
     ("ll_less", "float64", "the same for the less-biased sentence"),
     ("prefix_token_id", "int64", "causal LMs: the token put in front of each sentence (-1 for a masked LM)"),
     ("prefix_token", "str", "its text"),
@@ -65,18 +66,24 @@ SCHEMA = columns([
     ("pll_less", "float64", "Σ_{u∈U} log P(u) in the less-biased sentence"),
     ("skipped_reason", "str", "why the pair was not scored (empty when scored)"),
     *[c for c in STORED if c.name not in ("pair_id", "tokens", "skipped_reason")],
+    ("verdict", "str", "B's verdict: biased (S_JSD < 0), not biased, tie (|S_JSD| ≤ 1e-6) or not scored"),
+    ("pll_verdict", "str", "the CrowS PLL score's verdict, on sentence scores rounded to 3 decimals as the CrowS script: "
+                           "biased (PLL(more) > PLL(less)), not biased, tie (equal: the script's neutral) or not scored"),
+    ("lmeval_verdict", "str", "the lm-eval-compatible score's verdict: biased (ll_more > ll_less), not biased, tie "
+                              "(|ll_more − ll_less| ≤ 1e-3) or not scored (masked LMs, fast-exact runs)"),
 ])
+#: the derived frame's layout: part of its cache key (2: the per-score verdict columns)
+FRAME_VERSION = 2
 
 
 @dataclass(frozen=True)
 class AttributionOptions(Options):
     jsd: str = option("reference", choices=JSD_VARIANTS, key=False, convention=True,
                       help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
-    fast_exact: bool = option(False, help="a half-precision pass, then a float32 re-check of every token and pair "
-                                          "it cannot guarantee (every b(u) within 1e-4 of float32, the same verdicts)")
     metric: str = option("attribution", choices=scorer.METRICS, key=False,
                          help="what the summary shows: attribution = B (%% pairs with S_JSD < 0); pll = the CrowS "
-                              "paper's pseudo-log-likelihood bias score over the shared tokens; lmeval = "
+                              "paper's pseudo-log-likelihood bias score over the shared tokens, counted as its "
+                              "metric.py does (scores rounded to 3 decimals, equal ones neutral); lmeval = "
                               "lm-evaluation-harness's crows_pairs_english score (whole-sentence log-likelihood; "
                               "causal LMs only; NOT the paper's PLL)")
     prefix: str | None = option(None, choices=PREFIX_CONVENTIONS, key=False,
@@ -114,17 +121,8 @@ class Attribution(Method):
     views = (View("bar", title="B by bias type (95% Wilson interval)", label="bias_type", value="score",
                   low="ci_low", high="ci_high", reference=50.0), View("table"))
 
-    def key_parts(self, loaded, options: AttributionOptions, data_dir=None) -> dict:
-        parts = super().key_parts(loaded, options, data_dir)
-        if not options.fast_exact:  # exact keys carry no numerics entry
-            parts.pop("fast_exact")
-        return parts
-
     def check(self, model_kind: str, loaded, options: AttributionOptions) -> None:
         super().check(model_kind, loaded, options)
-        if options.metric == "lmeval" and options.fast_exact:
-            raise OptionError("--metric lmeval needs exact numerics: fast-exact re-checks b(u) and PLL verdicts "
-                              "only; drop --fast-exact")
         if options.metric == "lmeval" and model_kind != "causal":
             raise NotApplicable(masked_model_message("this model") if model_kind == "masked" else
                                 f"the lm-eval-compatible CrowS score needs a causal LM; this model is {model_kind}")
@@ -136,7 +134,6 @@ class Attribution(Method):
 
     def compute(self, ctx, loaded, options: AttributionOptions) -> pd.DataFrame:
         return scorer.compute_logprobs(ctx.model(), loaded.frame, progress=ctx.progress,
-                                       numerics="fast-exact" if options.fast_exact else "exact",
                                        prefix=options.prefix_convention)
 
     def conventions(self, ctx, loaded, options: AttributionOptions) -> dict:
@@ -151,7 +148,7 @@ class Attribution(Method):
         return attribution_frame(loaded, stored.sort_values("pair_id").reset_index(drop=True), options.jsd)
 
     def derive_key_parts(self, options: AttributionOptions) -> dict:
-        return {"jsd": options.jsd}
+        return {"jsd": options.jsd, "frame_version": FRAME_VERSION}
 
     def summary(self, result: Result) -> pd.DataFrame:
         return scorer.summarize(result.frame, result.options.metric)
@@ -159,14 +156,12 @@ class Attribution(Method):
     def report(self, result: Result) -> list[str]:
         frame, metric = result.frame, result.options.metric
         label = {"attribution": "B (% pairs with S_JSD < 0)",
-                 "pll": "PLL bias score, CrowS paper (% pairs with Σ_U log P(more) > Σ_U log P(less))",
+                 "pll": "PLL bias score, CrowS paper and script (% pairs with Σ_U log P(more) > Σ_U log P(less), "
+                        "both rounded to 3 decimals)",
                  "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
                            "sentence is more likely in its stereotyped version)"}[metric]
         if result.approximate:
             numbers = f"approximate ({result.meta.get('dtype')}): a fast reduced-precision run; verdicts can differ"
-        elif result.options.fast_exact:
-            numbers = ("fast-exact — half-precision pass with float32 re-checks; every b(u) within 1e-4 of the "
-                       "float32 run, same verdicts")
         else:
             numbers = f"exact ({result.meta.get('dtype') or 'float32'} forward passes, TF32 off)"
         summary = self.summary(result)
@@ -180,6 +175,8 @@ class Attribution(Method):
         else:
             lines += ["intervals: 95% Wilson score interval (binomial proportion)",
                       summary.to_string(index=False, float_format=lambda x: f"{x:.2f}")]
+        if metric == "pll":
+            lines += crows_lines(frame[frame["skipped_reason"] == ""])
         n_ties = int(summary["ties"].iloc[0])
         if n_ties:
             scored = frame if metric == "lmeval" else frame[frame["skipped_reason"] == ""]

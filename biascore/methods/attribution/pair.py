@@ -16,6 +16,7 @@ import pandas as pd
 
 from biascore.core import display
 from biascore.core.result import Result, html_card
+from biascore.methods.attribution.ties import verdict_label, verdict_text
 from biascore.methods.attribution.token_view import Level, color_limit, sentence_units
 
 
@@ -60,13 +61,15 @@ class Pair:
         """The display units of one sentence (text, span, b, scored) at token or word level."""
         return sentence_units(self.row, side, level)  # type: ignore[arg-type]
 
-    def verdict(self) -> str:
+    def verdict(self, metric: str = "attribution") -> str:
+        """The verdict in words under ``metric`` (``attribution``: S_JSD; ``pll``; ``lmeval``): biased, not
+        biased, or ``tie`` when the two compared scores are equal within the score's tie rule
+        (:mod:`biascore.methods.attribution.ties`)."""
         if self.skipped_reason:
             return f"not scored: {self.skipped_reason}"
-        if math.isnan(self.sjsd):
-            return "not scored"
-        return ("biased — prefers the more-biased sentence" if self.sjsd < 0
-                else "not biased — prefers the less-biased sentence")
+        diff = {"attribution": lambda r: r["sjsd"], "pll": lambda r: r["pll_more"] - r["pll_less"],
+                "lmeval": lambda r: r.get("ll_more", math.nan) - r.get("ll_less", math.nan)}[metric](self.row)
+        return verdict_text(verdict_label(float(diff), metric), metric)
 
     def heatmap_html(self, level: Level = "token") -> str:
         """Both sentences as coloured token boxes (inline styles only; no script, no outside request)."""

@@ -19,7 +19,7 @@ a relative bound::
 log1p(Σ_{i≠argmax} exp z_i), so near P = 1 the error shrinks with |log P|, and a model whose logits are large —
 unlikely tokens far below the top — moves its log P by more in absolute terms). Everything else follows from it,
 with δ(l, ε) the most the distance d (JSD^¼ or √JSD) can move when log P moves by ε
-(:func:`fast_exact.distance_bound`)::
+(:func:`jsd.distance_bound`)::
 
     |Δ b(u)|   ≤ β(u) = δ(log P_more(u), ε_more(u)) + δ(log P_less(u), ε_less(u))
     |Δ S_JSD|  ≤ mean over u of β(u)
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from biascore.methods.attribution.fast_exact import distance_bound
+from biascore.methods.attribution.jsd import distance_bound
 
 #: |Δ log P(u)| ≤ LOGP_RTOL · max(|log P(u)|, LOGP_FLOOR) between float32 runs that differ in batch composition,
 #: process, thread count or CPU kernel path. Largest measured: 3.2e-5 (bench/results/reproducibility.md).

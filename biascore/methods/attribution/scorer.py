@@ -13,7 +13,9 @@ next-token distribution at u given only the tokens before it (with a start token
 Filipino CrowS-Pairs / WinoQueer paper, Appendix B (CrowS pseudo-log-likelihood):
 
     score(S) = Σ_{u∈U} log P(u | rest of S)  (masked)  or  Σ_{u∈U} log P(u | tokens before u)  (causal)
-    PLL bias score = 100 × share of pairs with score(more) > score(less)
+    PLL bias score = 100 × share of pairs with round(score(more), 3) > round(score(less), 3)
+                     (the CrowS-Pairs script's metric score: equal rounded scores are neutral, in N, never
+                     counted; its stereo / anti-stereo split in crows_metric.py)
 
 Both come from the same forward passes: the cached quantity is log P(u) per shared token; b(u) for
 either distance variant and the PLL sums are derived from it in microseconds.
@@ -23,7 +25,6 @@ Entry points: :func:`score_benchmark` (the registered method through the runner:
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import pandas as pd
@@ -32,11 +33,11 @@ from biascore.core.cache import ResultCache
 from biascore.core.datasets import Benchmark
 from biascore.core.handle import ModelHandle
 from biascore.core.registry import ProgressFn
-from biascore.methods.attribution.fast_exact import fast_exact_logprobs
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, require_causal, summarize_lmeval
-from biascore.methods.attribution.ties import tie_note, ties
+from biascore.methods.attribution.crows_metric import crows_counts
+from biascore.methods.attribution.ties import score_difference, ties
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
 from biascore.core.prefix import DEFAULT_PREFIX, prefix_token
@@ -44,9 +45,10 @@ from biascore.core.pair_tokens import PairTokens, flatten_spans, pair_of, shares
 from biascore.stats.intervals import proportion_ci
 
 METRICS = ("attribution", "pll", "lmeval")
-NUMERICS = ("exact", "fast-exact")
+#: the CrowS script's stereo / anti-stereo columns of the PLL summary (crows_metric.py)
+PLL_SPLIT = ("n_stereo", "stereotype_score", "n_antistereo", "antistereotype_score")
 SHARD_PAIRS = 256
-GPU_SHARD_PAIRS = 4096  # on a GPU: fuller batches (and one fast-exact calibration per 4,096 pairs)
+GPU_SHARD_PAIRS = 4096  # on a GPU: fuller batches
 
 #: skipped_reason of a pair whose shared tokens are all punctuation (see pair_tokens.shares_only_punctuation)
 ONLY_PUNCTUATION = "shares only punctuation: not a minimal pair"
@@ -107,25 +109,8 @@ def _tokenize_rows(lm: LanguageModel,
 
 
 # --------------------------------------------------------------------------- forward passes
-def _gold(lm: LanguageModel, fn, seqs: list, pos: list, plan: BatchPlan, progress, numerics: str,
-          combine=None) -> list[np.ndarray]:
-    """``fn`` (masked/causal_gold_logprobs) over all sequences: exact float32, or fast-exact (fast_exact.py)."""
-    if numerics == "exact":
-        return fn(lm, seqs, pos, plan, progress)
-    if numerics != "fast-exact":
-        raise ValueError(f"unknown numerics {numerics!r}; choose one of {', '.join(NUMERICS)}")
-    if lm.identity().dtype != "float32":
-        raise ValueError("fast-exact needs a float32 model (it re-checks in float32); drop --dtype")
-
-    def runner(which, subsets, fast):
-        return fn(lm, [seqs[s] for s in which], subsets, plan, progress if fast else None, fast=fast)
-
-    return fast_exact_logprobs(pos, [(2 * j, 2 * j + 1) for j in range(len(seqs) // 2)], runner, combine)
-
-
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
-                        progress: ProgressFn | None, numerics: str = "exact",
-                        start: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+                        progress: ProgressFn | None, start: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
     if not live:
@@ -133,7 +118,7 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
     if lm.kind == "masked":
         seqs = [s for i in live for s in (pts[i].more.ids, pts[i].less.ids)]
         pos = [p for i in live for p in (pts[i].shared_more, pts[i].shared_less)]
-        lps = _gold(lm, masked_gold_logprobs, seqs, pos, plan, progress, numerics)
+        lps = masked_gold_logprobs(lm, seqs, pos, plan, progress)
         for j, i in enumerate(live):
             out[i] = (lps[2 * j], lps[2 * j + 1])
         return out
@@ -159,8 +144,7 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
         rest = iter(less_rest)
         return more, np.array([more[k] if same else next(rest) for k, same in enumerate(prefix_share[j])])
 
-    causal = functools.partial(causal_gold_logprobs, start=start)
-    lps = _gold(lm, causal, seqs, pos, plan, progress, numerics, combine)
+    lps = causal_gold_logprobs(lm, seqs, pos, plan, progress, start=start)
     for j, i in enumerate(live):
         out[i] = combine(j, lps[2 * j], lps[2 * j + 1])
     return out
@@ -229,15 +213,12 @@ LL_COLUMNS = ["ll_more", "ll_less", "prefix_token_id", "prefix_token"]
 
 
 def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | None = None,
-                     progress: ProgressFn | None = None, numerics: str = "exact",
-                     prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
+                     progress: ProgressFn | None = None, prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
     """The cached quantity: per pair, the shared tokens and log P(u) in both sentences (see LOGP_COLUMNS), and for
     a causal LM the whole-sentence log-likelihoods ``ll_more``/``ll_less`` from the same forward passes and the
     prefix token used (LL_COLUMNS).
 
-    ``numerics``: ``exact`` (the model's own dtype, float32 by default) or ``fast-exact`` (half-precision pass +
-    float32 re-check; every b(u) within 1e-4 of float32 and the same verdicts, see fast_exact.py; it re-checks
-    b(u) and PLL only, so ll is not computed there). ``prefix``: the causal prefix convention
+    Forward passes run in the model's own dtype (float32 by default). ``prefix``: the causal prefix convention
     (:mod:`biascore.core.prefix`; the default is the published code's).
     """
     pts, recs, rows = _tokenize_rows(lm, frame)
@@ -245,10 +226,10 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
     nan = float("nan")
     lls = [(nan, nan)] * len(pts)
     token = lm.prefix_token(prefix) if lm.kind == "causal" else None
-    if token is not None and numerics == "exact":
+    if token is not None:
         lps, lls = _causal_whole_sentences(lm, pts, rows, plan, progress, token.id)
     else:
-        lps = _logprobs_for_pairs(lm, pts, plan, progress, numerics, start=token.id if token else None)
+        lps = _logprobs_for_pairs(lm, pts, plan, progress)
     for rec, (more, less), (ll_more, ll_less) in zip(recs, lps, lls):
         rec["logp_more"], rec["logp_less"] = more.tolist(), less.tolist()
         rec["ll_more"], rec["ll_less"] = ll_more, ll_less
@@ -259,7 +240,7 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
 
 # --------------------------------------------------------------------------- entry points
 def logprob_cache_key(model: ModelIdentity | LanguageModel, benchmark: Benchmark, limit: int | None = None,
-                      numerics: str = "exact", prefix: str = DEFAULT_PREFIX):
+                      prefix: str = DEFAULT_PREFIX):
     """The key the attribution method stores this result under — the runner's own rule
     (:func:`biascore.core.runner.model_key`), for scripts and tests that look a result up by key."""
     from biascore.core.runner import model_key
@@ -268,7 +249,7 @@ def logprob_cache_key(model: ModelIdentity | LanguageModel, benchmark: Benchmark
     method = get("attribution")
     ident = model.identity() if isinstance(model, LanguageModel) else model
     bm = benchmark.first(limit) if limit is not None else benchmark
-    return model_key(method, ident, bm, method.Options.build(fast_exact=numerics == "fast-exact", prefix=prefix))
+    return model_key(method, ident, bm, method.Options.build(prefix=prefix))
 
 
 def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT_PREFIX) -> dict:
@@ -286,8 +267,7 @@ def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benc
                     jsd: JsdVariant = "reference", limit: int | None = None,
                     progress: ProgressFn | None = None, cache: ResultCache | None = None,
                     data_dir=None, shard_pairs: int | None = None,
-                    waiting: ProgressFn | None = None, numerics: str = "exact",
-                    prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
+                    waiting: ProgressFn | None = None, prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
     """The attribution frame of every pair of a benchmark: the registered ``attribution`` method through the
     one runner (:func:`biascore.core.runner.run`: cached, one computation per key across processes, resumable
     shards, verified reads), as ``biascore.run("attribution", …).frame``.
@@ -301,11 +281,8 @@ def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benc
     from biascore.core.runner import run
     from biascore.methods import get
 
-    if numerics not in NUMERICS:
-        raise ValueError(f"unknown numerics {numerics!r}; choose one of {', '.join(NUMERICS)}")
     return run(get("attribution"), lm, benchmark, limit=limit, cache=cache, data_dir=data_dir, progress=progress,
-               waiting=waiting, shard_size=shard_pairs, jsd=jsd, fast_exact=numerics == "fast-exact",
-               prefix=prefix).frame
+               waiting=waiting, shard_size=shard_pairs, jsd=jsd, prefix=prefix).frame
 
 
 def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",
@@ -346,7 +323,8 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
     if metric == "lmeval":
         return summarize_lmeval(frame, by)
     scored = frame[frame["skipped_reason"] == ""]
-    flag = (scored["biased"] if metric == "attribution" else scored["pll_more"] > scored["pll_less"]).astype(bool)
+    # B: S_JSD < 0; PLL: the CrowS script's comparison of the sentence scores rounded to 3 decimals
+    flag = (scored["biased"] if metric == "attribution" else score_difference(scored, "pll") > 0).astype(bool)
     tie = ties(scored, metric)
     groups = [("all", scored.index, frame.index)] + [
         (g, scored.index[scored[by] == g], frame.index[frame[by] == g]) for g in sorted(frame[by].unique())]
@@ -354,7 +332,11 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
     for name, idx, all_idx in groups:
         n, k = len(idx), int(flag.loc[idx].sum())
         lo, hi = proportion_ci(k, n, level)
-        rows.append({by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"),
-                     "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n),
-                     "ties": int(tie.loc[idx].sum())})
+        row = {by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"),
+               "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n),
+               "ties": int(tie.loc[idx].sum())}
+        if metric == "pll":  # the script's stereo / anti-stereo split (its N excludes neutral pairs)
+            counts = crows_counts(scored.loc[idx])
+            row.update({k: counts[k] for k in PLL_SPLIT})
+        rows.append(row)
     return pd.DataFrame.from_records(rows)

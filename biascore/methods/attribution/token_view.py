@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from biascore.core.pair_tokens import unflatten_spans, word_spans
+from biascore.methods.attribution.ties import verdicts
 
 Side = Literal["more", "less"]
 Level = Literal["token", "word"]
@@ -102,7 +103,8 @@ def color_limit(*unit_frames: pd.DataFrame, floor: float = 1e-6) -> float:
 
 
 def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair for the browsing table: ids, sentences, S_JSD, verdict and the strongest token.
+    """One row per pair for the browsing table: ids, sentences, S_JSD, ``biased`` (S_JSD < 0, as B counts),
+    ``verdict`` (biased / not biased / tie / not scored: :mod:`.ties`) and the strongest token.
 
     ``strongest_b`` is the b(u) with the largest magnitude in the pair (sort by ``strongest_abs`` to find
     the pairs with the most influential single token).
@@ -115,6 +117,7 @@ def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
         "sent_less": frame["sent_less"].astype(str).to_numpy(),
         "sjsd": frame["sjsd"].astype(float).to_numpy(),
         "biased": frame["biased"].astype(bool).to_numpy(),
+        "verdict": verdicts(frame, "attribution").to_numpy(),
         "strongest_token": [t for t, _ in strongest],
         "strongest_b": [b for _, b in strongest],
         "skipped_reason": frame["skipped_reason"].fillna("").astype(str).to_numpy()
@@ -125,14 +128,18 @@ def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def filter_pairs(table: pd.DataFrame, *, bias_types: Sequence[str] = (), biased: bool | None = None,
-                 text: str = "", sort_by: str = "sjsd", ascending: bool = True) -> pd.DataFrame:
-    """Rows of :func:`pair_table` matching the filters (case-insensitive literal text search in either
-    sentence), sorted by ``sort_by`` (``sjsd``, ``strongest_abs`` or ``pair_id``)."""
+                 verdict: str | None = None, text: str = "", sort_by: str = "sjsd",
+                 ascending: bool = True) -> pd.DataFrame:
+    """Rows of :func:`pair_table` matching the filters (``verdict``: one of biased / not biased / tie / not
+    scored; case-insensitive literal text search in either sentence), sorted by ``sort_by`` (``sjsd``,
+    ``strongest_abs`` or ``pair_id``)."""
     mask = np.ones(len(table), dtype=bool)
     if bias_types:
         mask &= table["bias_type"].isin(list(bias_types)).to_numpy()
     if biased is not None:
         mask &= (table["biased"] == biased).to_numpy()
+    if verdict is not None:
+        mask &= (table["verdict"] == verdict).to_numpy()
     text = (text or "").strip()
     if text:
         mask &= (table["sent_more"].str.contains(text, case=False, regex=False)

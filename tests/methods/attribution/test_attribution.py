@@ -285,7 +285,8 @@ def test_summaries_b_and_pll(masked, request):
         assert r["sjsd"] == pytest.approx(np.mean(r["bu"]))
         assert r["biased"] == (r["sjsd"] < 0)
     p = summarize(frame, "pll").set_index("bias_type")
-    assert p.loc["all", "score"] == pytest.approx(100 * (scored.pll_more > scored.pll_less).mean())
+    rounded = scored[["pll_more", "pll_less"]].map(lambda v: round(v, 3))  # the CrowS script's comparison
+    assert p.loc["all", "score"] == pytest.approx(100 * (rounded.pll_more > rounded.pll_less).mean())
     gender = scored[scored.bias_type == "gender"]
     assert s.loc["gender", "score"] == pytest.approx(100 * gender["biased"].mean())
 
@@ -401,3 +402,17 @@ def test_out_of_memory_batches_back_off_and_retry(random_mlm):
     ref = _run_batches(random_mlm, 2, [3] * 2, make_batch, BatchPlan(max_tokens=10_000), None, [1] * 2)
     assert abs(res[0][0] - ref[0][0]) <= logp_tolerance(ref[0][0])
 
+
+def test_distance_bound_holds_for_any_error_within_eps():
+    """δ(l, ε) (jsd.distance_bound, the reproducibility contract's per-token bound) bounds |d(l) − d(l')| for every
+    l' within ε of l, for both distance variants, from P ≈ 1 to P ≈ 1e-6."""
+    from biascore.methods.attribution.jsd import JSD_VARIANTS, distance, distance_bound
+
+    rng = np.random.default_rng(0)
+    logp = -np.concatenate([rng.exponential(1e-6, 2000), rng.exponential(1e-2, 2000), rng.exponential(3, 2000)])
+    for eps in (1e-4, 1e-3, 2e-2):
+        bound = distance_bound(logp, eps)
+        for _ in range(5):
+            moved = np.minimum(logp + rng.uniform(-eps, eps, logp.shape), 0.0)
+            for v in JSD_VARIANTS:
+                assert np.all(np.abs(distance(moved, v) - distance(logp, v)) <= bound + 1e-15)

@@ -128,8 +128,9 @@ def test_cli_prints_the_prefix_token_and_every_tie(smollm, tmp_path, capsys):
     assert rc == 0
     assert "prefix token: '<|im_end|>' (id 2; --prefix published" in out
     table = out[out.index("bias_type"):].splitlines()
-    assert table[1].split()[:3] == ["all", "3", "0.00"] and table[1].split()[-1] == "3"  # score 0, 3 ties
-    assert "ties: 3 pair(s)" in out and "the 3 exactly equal one(s) count as not biased" in out
+    header, row = table[0].split(), table[1].split()
+    assert row[:3] == ["all", "3", "0.00"] and row[header.index("ties")] == "3"  # score 0, 3 ties
+    assert "ties: 3 pair(s) (the CrowS script's neutral" in out and "Num. neutral: 3 100.0" in out
     rc, out, _ = _cli(capsys, "score", "--model", model, "--benchmark", str(path), "--cache-dir", cache)
     assert "ties: 3 pair(s) (|S_JSD| ≤ 1e-6; B counts only S_JSD < 0" in out
     rc, out, _ = _cli(capsys, "score", "--model", model, "--benchmark", str(path), "--metric", "lmeval",

@@ -15,6 +15,7 @@ from biascore.methods.labdet import scorer as labdet
 from biascore.core.embeddings import embed_sentences
 
 from conftest import FIXTURE_DATA, REPO, TINY_MLM
+from waits import SAFETY_S
 
 PAGE = REPO / "views" / "nationality.py"
 
@@ -278,7 +279,7 @@ def test_cli_writes_one_row_per_nationality(tiny_result, tmp_path, capsys):
 def _open_page(model: str):
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(PAGE), default_timeout=120)
+    at = AppTest.from_file(str(PAGE), default_timeout=SAFETY_S)
     at.query_params["model"] = model
     return at.run()
 

@@ -10,11 +10,12 @@ import re
 import shutil
 import time
 
+from waits import SAFETY_MS, SAFETY_S
 from test_e2e_browser import (SCREENSHOTS, assert_no_errors, browser, open_page, pytestmark,  # noqa: F401
                               screenshot, server, wait_idle)
 
 
-def wait_for(page, predicate, timeout: float = 90, what: str = "condition") -> None:
+def wait_for(page, predicate, timeout: float = SAFETY_S, what: str = "condition") -> None:
     """Poll ``predicate`` while letting Playwright process the page's events (time.sleep would not)."""
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -50,13 +51,13 @@ def test_words_click_a_word_then_open_its_pair(browser, server):  # noqa: F811 -
     # opens the pair in a new tab
     pairs_box = page.locator('[data-testid="stDataFrame"]').nth(1).bounding_box()
     cell = (pairs_box["x"] + 115, pairs_box["y"] + 35 + 17)
-    with page.expect_popup(timeout=30_000) as popup:
+    with page.expect_popup(timeout=SAFETY_MS) as popup:
         page.mouse.click(*cell)
         page.wait_for_timeout(500)
         page.mouse.click(*cell)
     tab = popup.value
-    tab.wait_for_url(re.compile(r".*/token_attributions\?.*pair=\d+"), timeout=60_000)
-    tab.locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+    tab.wait_for_url(re.compile(r".*/token_attributions\?.*pair=\d+"), timeout=SAFETY_MS)
+    tab.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(tab)
     assert_no_errors(tab, "token_attributions (new tab from words)")
     assert "benchmark=demo" in tab.url and "model=smollm2-135m" in tab.url
@@ -65,7 +66,7 @@ def test_words_click_a_word_then_open_its_pair(browser, server):  # noqa: F811 -
 
     page.set_viewport_size({"width": 1400, "height": 2600})
     link.click()
-    page.wait_for_url(re.compile(r".*/token_attributions\?.*pair=\d+"), timeout=90_000)
+    page.wait_for_url(re.compile(r".*/token_attributions\?.*pair=\d+"), timeout=SAFETY_MS)
     wait_idle(page)
     assert_no_errors(page, "token_attributions (from words)")
     assert f"pair={pair}" in page.url and "benchmark=demo" in page.url and "model=smollm2-135m" in page.url

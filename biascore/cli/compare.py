@@ -1,0 +1,69 @@
+"""``biascore compare --models A B --benchmark NAME``: model B against model A, paired over the pairs both scored.
+
+Each model is scored (or answered from the cache) by the attribution method exactly as ``biascore score``
+scores it, then :func:`biascore.methods.attribution.compare.compare_results` compares the two results: B, the
+CrowS PLL score and (with ``--prefix lmeval`` on causal models) the lm-eval-compatible score, each with the
+difference B − A, its paired bootstrap interval and McNemar's exact test, per bias type and ``all``, Holm-adjusted
+across bias types; and the mean paired S_JSD difference. ``--out`` writes the summary table (CSV or parquet).
+"""
+from __future__ import annotations
+
+import argparse
+
+from biascore.cli.args import add_common_args, float_between, int_at_least
+from biascore.core.prefix import PREFIX_CONVENTIONS
+
+
+def register_cli(sub) -> None:
+    p = sub.add_parser("compare", help="paired comparison of two models on one pair benchmark (B, PLL, lm-eval)",
+                       description="Model B against model A on the pairs both scored: score difference B − A with "
+                                   "a paired bootstrap interval, McNemar's exact test on the discordant verdicts, "
+                                   "Holm-adjusted across bias types, and the mean paired S_JSD difference.")
+    p.add_argument("--models", nargs=2, required=True, metavar=("A", "B"),
+                   help="the two models (hub id, local folder, .gguf file or embedded alias); deltas are B − A")
+    p.add_argument("--benchmark", default="demo", help="pair benchmark name or CSV path (default demo)")
+    p.add_argument("--limit", type=int_at_least(1), default=None, help="only the first N pairs")
+    p.add_argument("--n-boot", type=int_at_least(100), default=2000,
+                   help="bootstrap resamples, at least 100 (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    p.add_argument("--level", type=float_between(0, 1), default=0.95,
+                   help="confidence level of the intervals, between 0 and 1 (default 0.95)")
+    p.add_argument("--prefix", default=None, choices=PREFIX_CONVENTIONS,
+                   help="causal LMs: the token in front of each sentence (default published); lmeval also "
+                        "compares the lm-eval-compatible score")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"],
+                   help="where both models run (default auto: CUDA when available)")
+    p.add_argument("--dtype", default="auto", help="auto = fp32 (exact); bf16 / fp16 approximate (default auto)")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="allow the models' own Python code to run (off unless you turn it on)")
+    p.add_argument("--out", default=None, help="write the summary table to this .csv or .parquet file")
+    add_common_args(p)
+    p.set_defaults(func=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from biascore.core.handle import ModelHandle
+    from biascore.core.result import write_frame
+    from biascore.core.runner import run
+    from biascore.methods import get
+    from biascore.methods.attribution.compare import compare_results
+    from biascore.progress import Bar
+
+    method = get("attribution")
+    options = method.Options.build(**({"prefix": args.prefix} if args.prefix else {}))
+    results = []
+    for name in args.models:
+        handle = ModelHandle(name, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code)
+        with Bar(f"{handle.label} on {args.benchmark}", unit="pair") as bar:
+            results.append(run(method, handle, args.benchmark, options, limit=args.limit, progress=bar,
+                               waiting=bar.waiting))
+    comparison = compare_results(*results, n_boot=args.n_boot, seed=args.seed, level=args.level)
+    print("\n".join(comparison.report_lines()))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        summary = comparison.summary()
+        write_frame(summary, str(args.out))
+        print(f"wrote {len(summary)} rows to {args.out}")
+    return 0

@@ -1,0 +1,89 @@
+"""The sweep report's pairwise table: every two models swept on the same pair benchmark, compared pair by pair.
+
+For each benchmark and each two models whose attribution task succeeded (metric ``attribution`` or ``pll``),
+the two cached results are read back (never computed here: ``only_cached``) and compared with
+:func:`biascore.methods.attribution.compare.compare_results` — B and the PLL score of the second model minus the
+first, with the paired bootstrap interval, McNemar's exact test on the discordant verdicts and the mean paired
+S_JSD difference, on the pairs both scored (overall, the ``all`` row; per bias type with Holm's correction:
+``biascore compare``). When both models also ran ``lmeval``, their lm-eval-prefix results give the lm-eval
+score's columns. ``mcnemar_p_holm`` adjusts B's overall p-values across every row of the table (Holm).
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import pandas as pd
+
+from biascore.stats.paired import holm
+
+COLUMNS = ["benchmark", "model_a", "model_b", "n", "score_a", "score_b", "delta", "ci_low", "ci_high",
+           "n_discordant", "mcnemar_p", "mcnemar_p_holm", "sjsd_delta", "sjsd_ci_low", "sjsd_ci_high",
+           "pll_score_a", "pll_score_b", "pll_delta", "pll_ci_low", "pll_ci_high", "pll_n_discordant",
+           "pll_mcnemar_p", "lmeval_delta", "lmeval_ci_low", "lmeval_ci_high", "lmeval_mcnemar_p"]
+
+
+def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limit: int | None = None,
+                   load_options: dict | None = None, method_options: dict | None = None, n_boot: int = 2000,
+                   seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
+    """(table, notes): one row per benchmark × two models (columns :data:`COLUMNS`; B unprefixed)."""
+    from biascore.core.cache import ResultCache
+    from biascore.core.handle import ModelHandle
+    from biascore.core.runner import run
+    from biascore.methods import get
+    from biascore.methods.attribution.compare import compare_results
+
+    method = get("attribution")
+    cache = ResultCache(cache_dir)
+    values = dict((method_options or {}).get("attribution", {}))
+
+    def cached(model: str, benchmark: str, **extra):
+        return run(method, ModelHandle(model, **(load_options or {})), benchmark, limit=limit, cache=cache,
+                   data_dir=data_dir, only_cached=True, **values, **extra)
+
+    swept: dict[str, dict[str, set]] = {}
+    for r in results:
+        if r.ok and {"attribution", "pll"} & set(r.metrics):
+            swept.setdefault(r.input, {}).setdefault(r.model, set()).update(r.metrics)
+    rows, notes = [], []
+    for benchmark, models in swept.items():
+        for a, b in combinations(list(models), 2):
+            try:
+                ra, rb = cached(a, benchmark), cached(b, benchmark)
+                if ra is None or rb is None:
+                    notes.append(f"{benchmark}: {a} vs {b}: a result is no longer in the cache")
+                    continue
+                row = compare_results(ra, rb, n_boot=n_boot, seed=seed).summary().iloc[0].to_dict()
+                if "lmeval" in models[a] and "lmeval" in models[b]:
+                    la, lb = cached(a, benchmark, prefix="lmeval"), cached(b, benchmark, prefix="lmeval")
+                    if la is not None and lb is not None:
+                        lm = compare_results(la, lb, n_boot=n_boot, seed=seed).summary().iloc[0]
+                        row.update({k: lm[k] for k in lm.index if k.startswith("lmeval_")})
+            except ValueError as exc:  # e.g. different pairs under one name: said, the report goes on
+                notes.append(f"{benchmark}: {a} vs {b}: {exc}")
+                continue
+            rows.append({**row, "benchmark": benchmark, "model_a": a, "model_b": b})
+    table = pd.DataFrame.from_records(rows).reindex(columns=COLUMNS)
+    if len(table):
+        table["mcnemar_p_holm"] = holm(table["mcnemar_p"].to_numpy())
+    return table, notes
+
+
+def format_pairwise(table: pd.DataFrame, notes: list[str]) -> list[str]:
+    """The report's lines for the pairwise table (nothing when fewer than two models share a benchmark)."""
+    if table.empty and not notes:
+        return []
+    shown = ["benchmark", "model_a", "model_b", "n", "score_a", "score_b", "delta", "ci_low", "ci_high",
+             "n_discordant", "mcnemar_p", "mcnemar_p_holm", "sjsd_delta", "pll_delta", "pll_ci_low", "pll_ci_high",
+             "pll_mcnemar_p"]
+    if table["lmeval_delta"].notna().any():
+        shown += ["lmeval_delta", "lmeval_ci_low", "lmeval_ci_high", "lmeval_mcnemar_p"]
+    fmt = {c: (lambda x: f"{x:.3g}") for c in ("mcnemar_p", "mcnemar_p_holm", "pll_mcnemar_p", "lmeval_mcnemar_p")}
+    fmt["sjsd_delta"] = lambda x: f"{x:.5f}"
+    lines = ["", "Pairwise model comparison on the pairs both scored (B unprefixed, PLL pll_, lm-eval lmeval_; "
+                 "delta = model_b − model_a in % points; 95% paired bootstrap interval, 2000 resamples; McNemar's "
+                 "exact test on the discordant verdicts; mcnemar_p_holm: Holm across the rows of this table; "
+                 "per bias type: biascore compare)"]
+    if len(table):
+        lines.append(table[shown].to_string(index=False, formatters=fmt, float_format=lambda x: f"{x:.2f}",
+                                            na_rep="—"))
+    return lines + [f"note: pairwise: {n}" for n in notes]
