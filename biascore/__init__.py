@@ -6,8 +6,10 @@
     result.summary(); result.pair(3)                          # tables; a token heatmap in Jupyter
     biascore.score_pair("smollm2-135m", "Women can't drive.", "Men can't drive.")
     biascore.compare(result, biascore.run("attribution", "gemma3-270m", "demo")).summary()   # paired, B − A
+    result.to_parquet("r.parquet"); biascore.load_result("r.parquet")   # the same Result back
+    result.to_json("r.json")                                  # the results record (versions, hashes, seeds…)
 
-Layout (docs/contributing.md has the whole map):
+Layout (docs/adding-a-method.md has the whole map):
 
 * ``core/`` — the contracts and shared pieces: the method contract (``method``), the one runner
   (``runner``), the model handle (``handle``), results (``result``), the cache and its locks, settings,
@@ -27,9 +29,10 @@ from typing import Any
 
 from biascore.version import ENGINE_VERSION
 
-__all__ = ["ENGINE_VERSION", "benchmarks", "compare", "load_model", "method", "methods", "run", "score_pair"]
+__all__ = ["ENGINE_VERSION", "benchmarks", "compare", "load_benchmark", "load_model", "load_result", "method", "methods",
+           "run", "score_pair"]
 
-_API = {"benchmarks", "compare", "load_model", "method", "methods", "run", "score_pair"}
+_API = {"benchmarks", "compare", "load_benchmark", "load_model", "load_result", "method", "methods", "run", "score_pair"}
 
 
 def __getattr__(name: str) -> Any:

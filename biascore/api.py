@@ -8,6 +8,7 @@
     result.summary()                                     # B per bias type with 95 % Wilson intervals
     result.pair(3)                                       # one pair: tokens, b(u), words; a heatmap in Jupyter
     biascore.score_pair(lm, "Women can't drive.", "Men can't drive.")
+    bench = biascore.load_benchmark("pairs.parquet", columns={"sent_more": "stereo", "sent_less": "anti"})
 
 Every call goes through the one runner (:func:`biascore.core.runner.run`), so a result computed here is the
 one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
@@ -15,6 +16,7 @@ loading the model when the model's identity can be read from its files.
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from biascore.core.handle import ModelHandle, as_handle
 from biascore.core.method import Method
 from biascore.core.models import LanguageModel
 from biascore.core.registry import ProgressFn
-from biascore.core.result import Result
+from biascore.core.result import Result, load_result  # noqa: F401 - load_result is part of the API
 
 Model = "ModelHandle | LanguageModel | str"
 
@@ -52,26 +54,54 @@ def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
 
 
 def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,
-               trust_remote_code: bool = False, load: bool = False) -> ModelHandle:
+               trust_remote_code: bool = False, device_map: str | dict | None = None,
+               max_memory: str | dict | None = None, offload_folder: str | None = None,
+               quantize: str | None = None, load: bool = False) -> ModelHandle:
     """A model by hub name, local folder, ``.gguf`` file or embedded alias, as a :class:`ModelHandle`.
 
     Nothing is loaded until a computation needs the weights (``load=True`` loads now); ``device`` is
     ``auto``/``cpu``/``cuda``/``mps``; ``dtype`` ``auto`` is float32 everywhere (exact), ``bf16``/``fp16`` are
     fast approximate modes (labelled so in every result). ``trust_remote_code`` stays off unless turned on.
+
+    A model too large for one device is split by accelerate: ``device_map="auto"`` (or a dict {module: device}),
+    ``max_memory={"cpu": "300MiB", 0: "10GiB"}`` (or ``"cpu=300MiB,0=10GiB"``) caps each device and what does not
+    fit goes to disk under ``<cache>/offload/`` unless ``offload_folder`` names another folder; the numbers equal
+    the one-device run within the reproducibility contract. ``quantize="int8"`` / ``"int4"`` loads quantized
+    weights (:mod:`biascore.core.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
+    result. Bad values raise a one-line ``ValueError`` before anything is loaded.
     """
+    from biascore.core.placement import Placement
+    from biascore.core.quantize import check_quantize
+
+    placement = Placement.make(device_map, max_memory, offload_folder)
+    check_quantize(quantize, dtype, placement)
     handle = ModelHandle(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
-                         trust_remote_code=trust_remote_code)
+                         trust_remote_code=trust_remote_code, placement=placement, quantize=quantize)
     if load:
         handle.load()
     return handle
 
 
+def load_benchmark(name_or_path: str | Path, *, columns: dict[str, str] | None = None, split: str | None = None,
+                   data_dir: str | Path | None = None):
+    """A pair benchmark: a registered name, a CSV or parquet file, a ``datasets`` folder (``save_to_disk``) or
+    a dataset name in the local HuggingFace cache; ``columns`` maps ``sent_more``/``sent_less``/``bias_type``
+    to your column names, ``split`` picks a split. Pass it as the ``input`` of :func:`run`.
+    ``benchmark.duplicates`` lists the pair ids that repeat an earlier pair."""
+    from biascore.core.datasets import load_benchmark as load
+
+    return load(name_or_path, data_dir, columns=columns, split=split)
+
+
 def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", input: Any = None, *,
         limit: int | None = None, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
-        data_dir: str | Path | None = None, only_cached: bool = False, **options: Any) -> Result | None:
+        data_dir: str | Path | None = None, only_cached: bool = False, columns: dict[str, str] | None = None,
+        split: str | None = None, **options: Any) -> Result | None:
     """Run a registered method (cached, resumable) and return its :class:`~biascore.core.result.Result`.
 
-    ``input``: a benchmark / SEAT test / language name or path (None: the method's default). ``options``:
+    ``input``: a benchmark / SEAT test / language name or path (None: the method's default); for a pair
+    benchmark of your own, ``columns`` and ``split`` as in :func:`load_benchmark` (a benchmark with duplicated
+    pairs gives a :class:`DuplicatePairsWarning`). ``options``:
     the method's options as keyword arguments (``biascore.method(name).Options.specs()`` lists them; bad
     values raise :class:`~biascore.core.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
     a widget in Jupyter), False none, or pass your own ``progress(done, total)``. ``only_cached=True``
@@ -82,27 +112,40 @@ def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", i
     from biascore.methods import get
 
     m = get(method_name) if isinstance(method_name, str) else method_name
+    if columns or split:
+        input = load_benchmark(input, columns=columns, split=split, data_dir=data_dir)
     handle = as_handle(model)
     cache = ResultCache(cache_dir) if cache_dir is not None else None
     if progress is True:
         from biascore.progress import Bar
 
         with Bar(f"{m.name}: {handle.label}", unit="item") as bar:
-            return run_method(m, handle, input, limit=limit, cache=cache, data_dir=data_dir, progress=bar,
-                              waiting=bar.waiting, only_cached=only_cached, **options)
-    return run_method(m, handle, input, limit=limit, cache=cache, data_dir=data_dir,
-                      progress=progress or None, only_cached=only_cached, **options)
+            result = run_method(m, handle, input, limit=limit, cache=cache, data_dir=data_dir, progress=bar,
+                                waiting=bar.waiting, only_cached=only_cached, **options)
+    else:
+        result = run_method(m, handle, input, limit=limit, cache=cache, data_dir=data_dir,
+                            progress=progress or None, only_cached=only_cached, **options)
+    note = getattr(getattr(result, "input", None), "duplicates_note", lambda: "")()
+    if note:
+        warnings.warn(note, DuplicatePairsWarning, stacklevel=2)
+    return result
+
+
+class DuplicatePairsWarning(UserWarning):
+    """A pair benchmark repeats pairs: each copy is scored as its own pair (``benchmark.duplicates``)."""
 
 
 def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str, *, jsd: str = "reference",
                bias_type: str = "unspecified"):
     """Score one typed pair live (not cached): a one-pair attribution result. ``result.pair(0)`` is the pair
-    (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad input (empty, identical,
-    not a minimal pair) comes back with ``skipped_reason`` set, never an exception."""
+    (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad text (empty, identical,
+    not a minimal pair) comes back with ``skipped_reason`` set; a sentence that is not a string (None) raises
+    one TypeError."""
     from biascore.core.runner import live_result
     from biascore.methods import get
-    from biascore.methods.attribution.scorer import score_pair as score_one
+    from biascore.methods.attribution.scorer import check_pair_texts, score_pair as score_one
 
+    check_pair_texts([(more, less)])  # None or a number: one TypeError before any model is loaded
     handle = as_handle(model)
     m = get("attribution")
     opts = m.Options.build(jsd=jsd)

@@ -26,8 +26,10 @@ class Bar:
         if self._bar is None:
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(total=total, desc=self.desc, unit=self.unit, leave=self.leave, disable=self.disable,
-                             file=sys.stderr)
+            # ``initial``: a resumed run (or a waiter joining late) starts at ``done``; its rate counts only
+            # the items done from here on, not the shards finished before (which gave "289084337 pair/s")
+            self._bar = tqdm(total=total, initial=done, desc=self.desc, unit=self.unit, leave=self.leave,
+                             disable=self.disable, file=sys.stderr)
         bar = self._bar
         bar.set_description_str(desc or self.desc, refresh=False)
         bar.total, bar.n = total, done

@@ -23,11 +23,13 @@ def _task_yaml(folder: Path, name: str, base: Path, csv: Path) -> None:
 
 
 def run_lmeval_crows(model_dir: str | Path, pairs: pd.DataFrame, workdir: str | Path, *, dtype: str = "float32",
-                     batch_size: int = 8, per_type: bool = True) -> tuple[pd.DataFrame, dict]:
+                     batch_size: int = 8, per_type: bool = True, lm=None) -> tuple[pd.DataFrame, dict]:
     """lm-eval's per-pair log-likelihoods (columns ``ll_more``, ``ll_less``, in the order of ``pairs``) and its
     aggregated results (task → {``pct_stereotype``, ``pct_stereotype_stderr``, ``likelihood_diff``, …}).
 
     ``pairs``: columns sent_more, sent_less, bias_type. Tasks are named ``local_all`` and ``local_<bias type>``.
+    ``lm``: another lm-eval model instance to run instead of HFLM on ``model_dir`` (e.g. its ``local-completions``
+    client of a server, bench/served_compare.py).
     """
     import lm_eval
     import lm_eval.tasks
@@ -47,7 +49,8 @@ def run_lmeval_crows(model_dir: str | Path, pairs: pd.DataFrame, workdir: str | 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_CACHE", str(folder / "datasets"))
-    lm = HFLM(pretrained=str(model_dir), device="cpu", dtype=dtype, batch_size=batch_size)
+    if lm is None:
+        lm = HFLM(pretrained=str(model_dir), device="cpu", dtype=dtype, batch_size=batch_size)
     manager = lm_eval.tasks.TaskManager(include_path=str(folder), include_defaults=False)
     out = lm_eval.simple_evaluate(model=lm, tasks=list(tasks), task_manager=manager, log_samples=True)
     samples = sorted(out["samples"]["local_all"], key=lambda s: s["doc_id"])

@@ -37,10 +37,11 @@ def nationality_bars(table: pd.DataFrame, title: str) -> go.Figure:
             name=DIRECTION_LABELS[dirn], marker_color=DIRECTION_COLOURS[dirn],
             error_x=dict(type="data", symmetric=False, array=part["ci_high"] - part["mean"],
                          arrayminus=part["mean"] - part["ci_low"], color="#888888", thickness=1.2),
-            customdata=part[["ci_low", "ci_high", "p_value", "n_items"]].to_numpy(),
-            hovertemplate=("<b>%{y}</b><br>relative sentiment %{x:.4f}<br>95% CI [%{customdata[0]:.4f}, "
-                           "%{customdata[1]:.4f}]<br>Wilcoxon p = %{customdata[2]:.3g}<br>items %{customdata[3]}"
-                           "<extra></extra>")))
+            customdata=part[["ci_low", "ci_high", "p_value", "n_items", "p_template", "n_templates"]].to_numpy(),
+            hovertemplate=("<b>%{y}</b><br>relative sentiment %{x:.4f}<br>95% CI over templates "
+                           "[%{customdata[0]:.4f}, %{customdata[1]:.4f}]<br>Wilcoxon p over items = "
+                           "%{customdata[2]:.3g} (items %{customdata[3]})<br>Wilcoxon p over template means = "
+                           "%{customdata[4]:.3g} (templates %{customdata[5]})<extra></extra>")))
     fig.update_layout(title=plotly_label(title), height=max(320, 22 * len(table) + 120), barmode="overlay",
                       xaxis_title="relative sentiment: P(pos | nationality) − P(pos | neutral)",
                       yaxis=dict(categoryorder="array", categoryarray=[plotly_label(w) for w in table["word"]]),
@@ -107,7 +108,10 @@ st.markdown(
     "filler), per template × adjective; per nationality the mean, a 95% bootstrap CI over templates and a "
     "two-sided Wilcoxon signed-rank test against 0 (Koksal et al., 2023). Red = significantly negative, "
     "green = significantly positive, black = no significant bias. The neutral filler is the model's mask "
-    "token; for models without one the nationality slot is removed (\"This person is calm.\").")
+    "token; for models without one the nationality slot is removed (\"This person is calm.\"). "
+    "The paper's test (`p_value`, which sets the colour) treats every template × adjective item as "
+    "independent, so its p-values are tiny; `p_template` runs the same test on the per-template means, "
+    "the level at which the data are independent (its smallest possible value is 2 / 2^templates).")
 st.warning("The model should match the language: an English model on English data, a Turkish model on "
            "Turkish data. A mismatched pair still runs, but its numbers mean little.")
 

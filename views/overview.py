@@ -13,6 +13,7 @@ from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
+from biascore.core.precision import precision_label
 from biascore.core.runner import UnreadableResult
 from views.attribution import best_run, cached_runs, run_result_frame, score_now, summary
 from views.common import csv_download, literal
@@ -33,9 +34,9 @@ data_dir_notice()
 sweep_status.show()
 
 
-def _lmeval_part(lm_runs: pd.DataFrame, model: str, benchmark: str) -> pd.DataFrame | None:
+def _lmeval_part(lm_runs: pd.DataFrame, model: str, benchmark: str, weights: str = "") -> pd.DataFrame | None:
     """The lm-eval-compatible columns of one model × benchmark (None when no run with lm-eval's prefix)."""
-    hit = lm_runs[(lm_runs.model == model) & (lm_runs.benchmark == benchmark)]
+    hit = lm_runs[(lm_runs.model == model) & (lm_runs.benchmark == benchmark) & (lm_runs.weights == weights)]
     if hit.empty:
         return None
     run = hit.iloc[0]
@@ -58,7 +59,7 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
         try:
             attr = summary(run, "attribution")
             pll = summary(run, "pll")
-            lmeval = _lmeval_part(lm_runs, run.model, run.benchmark)
+            lmeval = _lmeval_part(lm_runs, run.model, run.benchmark, run.weights)
         except UnreadableResult as exc:  # one line on the page, never a traceback
             st.error(f"{code_span(model_label(run.model))} on {run.benchmark}: {one_line(exc)}")
             continue
@@ -75,9 +76,9 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
             part["lm-eval prefix"] = ("no such task for masked LMs" if run.model_kind == "masked"
                                       else "not scored (--metric lmeval)")
         part.insert(0, "benchmark", run.benchmark)
-        part.insert(0, "model", model_label(run.model))
-        part.insert(2, "precision", f"approximate ({run.dtype})" if bool(run.approximate) else
-                    f"exact ({run.dtype or 'float32'})")
+        # a quantized model is a row of its own, named with its weights (never mixed into the full-weight row)
+        part.insert(0, "model", model_label(run.model) + (f" ({run.weights} weights)" if run.weights else ""))
+        part.insert(2, "precision", precision_label(run.dtype or "float32", run.weights))
         part["complete"] = bool(run.complete)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -99,7 +100,7 @@ if not grid.empty:
     for row in grid[grid.precision.str.startswith("approximate")][["model", "benchmark", "precision"]] \
             .drop_duplicates().itertuples(index=False):
         st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: {code_span(row.precision)} — a fast "
-                   "reduced-precision run; verdicts can differ from the exact float32 numbers.")
+                   "reduced-precision or quantized run; verdicts can differ from the exact float32 numbers.")
     for row in partial.itertuples(index=False):
         st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")

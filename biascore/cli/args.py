@@ -61,6 +61,33 @@ def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MOD
                         "fp64 = reference numerics for cross-checks (slow)")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model's own Python code to run (off unless you turn it on)")
+    p.add_argument("--device-map", default=None, metavar="MAP",
+                   help="split the model over devices with accelerate: auto, balanced, sequential, or a JSON "
+                        "{module: device} (object or file); numbers equal the one-device run")
+    p.add_argument("--max-memory", default=None, metavar="DEV=SIZE,...",
+                   help="per-device budget for --device-map, e.g. cpu=300MiB or 0=20GiB,cpu=60GiB; what does not "
+                        "fit goes to disk (implies --device-map auto)")
+    p.add_argument("--offload-folder", default=None, metavar="DIR",
+                   help="where disk-offloaded weights go (default: a fresh folder under <cache>/offload/)")
+    p.add_argument("--quantize", default=None, choices=["int8", "int4"],
+                   help="quantized weights (see docs/performance.md): numbers approximate, labelled "
+                        "'approximate (int8 weights)'")
+
+
+def placement_from_args(args: argparse.Namespace):
+    """The split asked for by --device-map / --max-memory / --offload-folder (None: one device); bad values are
+    one line (exit 2)."""
+    from biascore.core.placement import Placement, PlacementError
+    from biascore.core.quantize import check_quantize
+
+    try:
+        placement = Placement.make(getattr(args, "device_map", None), getattr(args, "max_memory", None),
+                                   getattr(args, "offload_folder", None))
+        check_quantize(getattr(args, "quantize", None), getattr(args, "dtype", "auto"), placement)
+    except (PlacementError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return placement
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
@@ -69,6 +96,7 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
 
 
 def model_from_args(args: argparse.Namespace, **kwargs):
-    from biascore.core.models import load_model
-    return load_model(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
-                      trust_remote_code=args.trust_remote_code, **kwargs)
+    from biascore.core.handle import open_model
+    return open_model(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
+                      trust_remote_code=args.trust_remote_code, placement=placement_from_args(args),
+                      quantize=getattr(args, "quantize", None), **kwargs)

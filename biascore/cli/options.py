@@ -65,6 +65,12 @@ def add_method_args(p: argparse.ArgumentParser, method: Method) -> None:
                                               "the other") + f" (default {kind.default})")
     if kind.first is not None:
         p.add_argument("--limit", type=int_at_least(1), default=None, help="use only the first N rows (N ≥ 1)")
+    if kind.name == "pairs":
+        p.add_argument("--columns", nargs="+", default=None, metavar="TARGET=COLUMN",
+                       help="your benchmark's column names, e.g. sent_more=stereo sent_less=anti bias_type=category "
+                            "(default: the usual names)")
+        p.add_argument("--split", default=None,
+                       help="the split of a datasets folder or cached dataset with several (default: the only one)")
     add_option_flags(p, method)
     if method.compare_flag:
         p.add_argument(method.compare_flag, dest="compare", action="append", default=[], metavar="MODEL",
@@ -76,3 +82,14 @@ def option_values(args: argparse.Namespace) -> dict:
     """The option values given on the command line (the rest take the Options defaults)."""
     return {k[len(DEST):]: (tuple(v) if isinstance(v, list) else v) for k, v in vars(args).items()
             if k.startswith(DEST)}
+
+
+def column_mapping(items: list[str] | None) -> dict[str, str]:
+    """``["sent_more=stereo", …]`` as ``{"sent_more": "stereo", …}``; a malformed item is one-line ValueError."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        target, sep, column = item.partition("=")
+        if not sep or not target.strip() or not column.strip():
+            raise ValueError(f"--columns: expected TARGET=COLUMN (e.g. sent_more=stereo), got {item!r}")
+        out[target.strip()] = column.strip()
+    return out

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.cli.options import add_method_args, option_values
+from biascore.cli.args import placement_from_args
+from biascore.cli.options import add_method_args, column_mapping, option_values
 from biascore.core.handle import ModelHandle
 from biascore.core.method import Method
 from biascore.core.schema import schema_table
@@ -29,7 +30,8 @@ from biascore.progress import Bar
 def handle_from_args(args: argparse.Namespace, name: str | None = None) -> ModelHandle:
     """The model handle the command's model options describe (``name`` replaces ``--model``)."""
     return ModelHandle(name or args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
-                       trust_remote_code=args.trust_remote_code)
+                       trust_remote_code=args.trust_remote_code, placement=placement_from_args(args),
+                       quantize=getattr(args, "quantize", None))
 
 
 def register_method_commands(sub) -> None:
@@ -116,6 +118,12 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _one(method: Method, handle: ModelHandle, name: str | None, options, args: argparse.Namespace):
     label = f"{handle.label} on {name or method.input_kind.default}"
+    columns, split = column_mapping(getattr(args, "columns", None)), getattr(args, "split", None)
+    if columns or split:
+        from biascore.core.datasets import load_benchmark
+
+        name = load_benchmark(name or method.input_kind.default, getattr(args, "data_dir", None), columns=columns,
+                              split=split)
     with Bar(label, unit=method.input_kind.unit) as bar:
         result = run(method, handle, name, options, limit=getattr(args, "limit", None), progress=bar,
                      waiting=bar.waiting)
@@ -126,6 +134,9 @@ def _one(method: Method, handle: ModelHandle, name: str | None, options, args: a
     if malformed:
         print(f"warning: {len(malformed)} malformed row(s) of {result.input_name} were not loaded: "
               + "; ".join(malformed[:5]) + (" …" if len(malformed) > 5 else ""), file=sys.stderr)
+    duplicates = getattr(result.input, "duplicates_note", lambda: "")()
+    if duplicates:
+        print(f"warning: {duplicates}", file=sys.stderr)
     return result
 
 

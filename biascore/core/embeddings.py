@@ -51,9 +51,11 @@ def last_hidden_state(lm: LanguageModel, input_ids: torch.Tensor, attention_mask
     """(batch, seq, dim) last hidden layer of ``lm``'s base network (no LM head), in the model's dtype.
 
     Right padding (``attention_mask`` 0 at the end) never changes a real token's state. Differentiable:
-    wrap in ``torch.inference_mode()`` when no gradient is needed.
+    wrap in ``torch.inference_mode()`` when no gradient is needed. A split model's last layer may sit on another
+    device: its states are gathered onto the inputs' device (a no-op on one device).
     """
-    return lm.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    hidden = lm.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    return hidden.to(input_ids.device)
 
 
 def _hidden_batches(lm: LanguageModel, ids: Sequence[Sequence[int]], batch_size: int,

@@ -16,9 +16,23 @@ import gc
 import threading
 from typing import Literal
 
-from biascore.core.models import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model,
-                                  model_identity)
+from biascore.core.models import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, ModelLoadError,
+                                  load_model, model_identity)
+from biascore.core.placement import Placement
+from biascore.core.served import is_served, load_served
 from biascore.core.settings import ReadOnlySnapshotError
+
+
+def open_model(name: str, **options) -> LanguageModel:
+    """The model ``name`` names, loaded: a ``served:http://…`` name connects to its completions server
+    (:func:`biascore.core.served.load_served`; load options do not apply), anything else loads in this process
+    (:func:`biascore.core.models.load_model` with ``options``)."""
+    if is_served(name):
+        if options.get("placement") or options.get("quantize"):
+            raise ModelLoadError(f"{name!r} is a served model: --device-map, --max-memory and --quantize apply to "
+                                 "models loaded in this process, not to a server's")
+        return load_served(name)
+    return load_model(name, **options)
 
 
 class ModelHandle:
@@ -26,8 +40,11 @@ class ModelHandle:
 
     def __init__(self, name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, device: str = "auto",
                  dtype: str = "auto", kind: ModelKind | Literal["auto"] = "auto", trust_remote_code: bool = False,
-                 attn_implementation: str | None = None, label: str | None = None):
+                 attn_implementation: str | None = None, label: str | None = None,
+                 placement: Placement | None = None, quantize: str | None = None):
         self.name, self.gguf_file, self.device, self.dtype = name, gguf_file, device, dtype
+        #: a split over devices (:mod:`biascore.core.placement`) and quantized weights (:mod:`biascore.core.quantize`)
+        self.placement, self.quantize = placement, quantize or None
         self.kind, self.trust_remote_code, self.attn_implementation = kind, trust_remote_code, attn_implementation
         self.label = label or name
         self._lm: LanguageModel | None = None
@@ -59,11 +76,12 @@ class ModelHandle:
         """The same model loaded another way (as a plain encoder, with eager attention): a handle of its own."""
         if (kind in (None, self.kind)) and (attn_implementation in (None, self.attn_implementation)):
             return self
-        if self._refuse is not None:
-            return self
+        if self._refuse is not None or (self._lm is not None and self._lm.extra.get("dtype") == "served"):
+            return self  # a stand-in, or a served model: no other way to load it (methods refuse it in one line)
         return ModelHandle(self.name, gguf_file=self.gguf_file, device=self.device, dtype=self.dtype,
                            kind=kind or self.kind, trust_remote_code=self.trust_remote_code,
-                           attn_implementation=attn_implementation or self.attn_implementation, label=self.label)
+                           attn_implementation=attn_implementation or self.attn_implementation, label=self.label,
+                           placement=self.placement, quantize=self.quantize)
 
     # ------------------------------------------------------------------ identity and load
     @property
@@ -79,7 +97,8 @@ class ModelHandle:
             with self._lock:
                 if not self._identity_read:
                     self._identity = model_identity(self.name, gguf_file=self.gguf_file, kind=self.kind,
-                                                    device=self.device, dtype=self.dtype)
+                                                    device=self.device, dtype=self.dtype,
+                                                    placement=self.placement, quantize=self.quantize)
                     self._identity_read = True
         return self._identity
 
@@ -99,9 +118,10 @@ class ModelHandle:
                 if self._error is not None:
                     raise self._error
                 try:
-                    self._lm = load_model(self.name, gguf_file=self.gguf_file, kind=self.kind, device=self.device,
+                    self._lm = open_model(self.name, gguf_file=self.gguf_file, kind=self.kind, device=self.device,
                                           dtype=self.dtype, trust_remote_code=self.trust_remote_code,
-                                          attn_implementation=self.attn_implementation)
+                                          attn_implementation=self.attn_implementation,
+                                          placement=self.placement, quantize=self.quantize)
                 except Exception as exc:
                     self._error = exc
                     raise

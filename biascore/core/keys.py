@@ -4,7 +4,11 @@ Every scorer that runs a model keys its cached results with :func:`result_key`: 
 weights fingerprint = hub revision or content hash, kind), the numerics (dtype and device type: a bf16 or a
 GPU run is never answered from an fp32 CPU run's cache, nor the reverse), the engine version (added by
 :meth:`CacheKey.make`) and the scorer's own inputs. A reduced-precision run's key also carries
-``approximate=True``, so its cache entry says so (the dashboard reads it from there).
+``approximate=True``, and a quantized model's ``weights`` (``int8`` / ``int4``), so its cache entry says so (the
+dashboard reads it from there). Where a split model's layers sit (``device_map``) is not part of the key: the
+key's ``device`` is the type of the devices that compute, and a float32 split run equals the one-device run
+within the reproducibility contract (tests/core/test_placement.py); the placement is recorded in the result's
+``info`` instead.
 """
 from __future__ import annotations
 
@@ -17,10 +21,13 @@ Model = Union[LanguageModel, ModelIdentity]
 
 
 def model_parts(model: Model) -> dict:
-    """The model part of every key: ``model, model_fingerprint, model_kind, dtype, device`` (+ ``approximate``)."""
+    """The model part of every key: ``model, model_fingerprint, model_kind, dtype, device`` (+ ``weights``,
+    ``approximate``)."""
     ident = model.identity() if isinstance(model, LanguageModel) else model
     parts = {"model": ident.name, "model_fingerprint": ident.fingerprint, "model_kind": ident.kind,
              "dtype": ident.dtype, "device": ident.device}
+    if ident.weights:  # quantized weights: never answered from (or answering for) the model's own weights
+        parts["weights"] = ident.weights
     if ident.approximate:
         parts["approximate"] = True
     return parts
@@ -29,7 +36,7 @@ def model_parts(model: Model) -> dict:
 def result_key(scorer: str, model: Model, **inputs) -> CacheKey:
     """The cache key of ``scorer``'s result for ``model`` on ``inputs`` (benchmark hash, test, options...)."""
     clash = set(inputs) & {"model", "model_fingerprint", "model_kind", "dtype", "device", "approximate",
-                           "engine_version"}
+                           "weights", "engine_version"}
     if clash:
         raise ValueError(f"{scorer}: input names {sorted(clash)} are reserved for the model identity")
     return CacheKey.make(scorer, **model_parts(model), **inputs)

@@ -301,8 +301,14 @@ def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
                          plan: BatchPlan | None = None, progress: ProgressFn | None = None,
                          start: int | None = None) -> list[np.ndarray]:
     """For each content sequence s and p in positions: log P(s[p] | start, s[:p]) — one forward per sequence.
-    ``start``: the prefix token id (default: the published
-    convention's, :meth:`LanguageModel.start_token_id`; see :mod:`biascore.core.prefix`)."""
+    ``start``: the prefix token id (default: the published convention's, :meth:`LanguageModel.start_token_id`; see
+    :mod:`biascore.core.prefix`).
+
+    A served model (:class:`biascore.core.served.ServedModel`) answers the same question from its server's prompt
+    log-probabilities."""
+    served = getattr(lm, "causal_gold_logprobs", None)
+    if served is not None:
+        return served(sequences, positions, progress, start=start)
     start = lm.start_token_id() if start is None else int(start)
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else start
     lengths = [len(s) + 1 for s in sequences]

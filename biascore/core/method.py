@@ -63,6 +63,9 @@ class Method:
     attn_implementation: ClassVar[str | None] = None
     #: False when a cache miss can be answered from other methods' cached results (no model load up front)
     needs_model: ClassVar[bool] = True
+    #: True when the method needs nothing but causal prompt log-probabilities, so it runs on a served model
+    #: (:mod:`biascore.core.served`); methods with ``needs_model = False`` read other results and run too
+    runs_served: ClassVar[bool] = False
     #: input rows per resumable shard (None: computed in one piece); GPU runs may use larger shards
     shard_size: ClassVar[int | None] = None
     gpu_shard_size: ClassVar[int | None] = None
@@ -103,6 +106,14 @@ class Method:
         (:class:`~biascore.core.options.OptionError`, one line)."""
         if model_kind not in self.model_kinds and self.load_kind == "auto":
             raise NotApplicable(f"{self.name} needs a {' or '.join(self.model_kinds)} model; this one is {model_kind}")
+
+    def check_served(self, identity: Any) -> None:
+        """Refuse a served model (dtype ``served``) unless the method needs only its prompt log-probabilities."""
+        if identity.dtype == "served" and self.needs_model and not self.runs_served:
+            raise NotApplicable(
+                f"{self.name} needs the model's weights in this process (masked-LM scoring, hidden states or "
+                f"gradients); {identity.name} is served and gives only prompt log-probabilities — load the model "
+                "by its name or folder instead")
 
     def load_variant(self, options: Options) -> dict[str, Any]:
         """How the model must be loaded for these options: ``kind`` (None = as the model's config says) and

@@ -27,6 +27,7 @@ import torch
 from biascore.core import settings
 from biascore.core.hashing import file_sha256
 from biascore.core.locks import held
+from biascore.core.placement import Placement
 from biascore.core.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token
 from biascore.core.precision import (cuda_attention_without_cudnn, dtype_name, exact_matmuls, is_approximate,
                                      resolve_dtype)
@@ -102,8 +103,9 @@ class LanguageModel:
                 specials = self.special_tokens()
             except Exception:  # noqa: BLE001 - no tokenizer to ask (an identity-only snapshot model without them)
                 specials = None
-        return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""), self.device.type,
-                             specials)
+        return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""),
+                             self.extra.get("compute_device", self.device.type), specials,
+                             self.extra.get("weights", ""))
 
     def special_tokens(self) -> SpecialTokens:
         """BOS/EOS of the tokenizer and whether it adds the BOS itself (what every prefix convention needs)."""
@@ -137,6 +139,11 @@ class LanguageModel:
 
 
 # --------------------------------------------------------------------------- resolution
+def _is_served(name: object) -> bool:
+    """A ``served:http://…`` name (:mod:`biascore.core.served`; checked here without importing it)."""
+    return isinstance(name, str) and name.strip().startswith("served:")
+
+
 def resolve_device(device: str = "auto") -> torch.device:
     """``auto`` picks cuda, then mps, then cpu."""
     if device == "auto":
@@ -307,6 +314,11 @@ def resolve_source(name: str, gguf_file: str | None = None) -> ResolvedSource:
                 gguf_file = ggufs[0]
             tried.append(f"local folder {p.resolve()}")
         else:
+            from biascore.core.model_names import is_local_path
+
+            if is_local_path(name):  # a path that is not there: say so, and never ask the hub about it
+                raise ModelLoadError(f"model path {p.resolve()} does not exist (no such folder or .gguf file; "
+                                     f"check the spelling). Tried: " + "; ".join(tried))
             tried.append(f"local path {p.resolve()}: does not exist")
             source_folder = name
             tried.append(f"HuggingFace hub id {name!r}")
@@ -332,11 +344,14 @@ class ModelIdentity:
     device: str
     #: a causal model's BOS/EOS facts (they decide its prefix token, part of its result keys); None otherwise
     specials: SpecialTokens | None = None
+    #: quantized weights (``int8`` / ``int4``, :mod:`biascore.core.quantize`); "" for the model's own weights
+    weights: str = ""
 
     @property
     def approximate(self) -> bool:
-        """True for a bf16/fp16 model: its numbers are a fast approximation (see :mod:`biascore.core.precision`)."""
-        return is_approximate(self.dtype)
+        """True for a bf16/fp16 model or quantized weights: its numbers are an approximation
+        (see :mod:`biascore.core.precision`)."""
+        return is_approximate(self.dtype, self.weights)
 
     @property
     def cache_id(self) -> str:
@@ -347,9 +362,13 @@ class ModelIdentity:
 
 
 def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
-                   device: str = "auto", dtype: str = "auto") -> ModelIdentity | None:
+                   device: str = "auto", dtype: str = "auto", placement: Placement | None = None,
+                   quantize: str | None = None) -> ModelIdentity | None:
     """The cache identity of a local or embedded model from its files alone, or None when that needs a load
-    (hub ids, a GGUF file not yet converted, a config without declared architectures)."""
+    (hub ids, a GGUF file not yet converted, a config without declared architectures, a served model). A split
+    model's device is the type of the devices that compute (:func:`biascore.core.placement.compute_device_type`)."""
+    if _is_served(name):
+        return None  # measured on the server (biascore.core.served.fingerprint)
     try:
         src = resolve_source(name, gguf_file)
     except ModelLoadError:
@@ -373,7 +392,9 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
         if specials is None:
             return None
     dev = resolve_device(device)
-    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev.type, specials)
+    dev_type = placement.compute_device_type() if placement is not None else dev.type
+    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev_type, specials,
+                         quantize or "")
 
 
 def _hub_cache_folder(repo_id: str) -> tuple[Path | None, str | None]:
@@ -413,23 +434,38 @@ def _kind_from_architectures(archs: list[str]) -> ModelKind:
 
 def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
                device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
-               attn_implementation: str | None = None) -> LanguageModel:
+               attn_implementation: str | None = None, placement: Placement | None = None,
+               quantize: str | None = None) -> LanguageModel:
     """Load ``name``: an embedded alias, a local folder or ``.gguf`` file, or a HuggingFace hub id.
 
     ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
-    stays off unless the caller turns it on. Raises :class:`ModelLoadError` naming everything tried.
+    stays off unless the caller turns it on. ``placement`` splits the model over devices
+    (:mod:`biascore.core.placement`); ``quantize`` (``int8`` / ``int4``) loads quantized weights
+    (:mod:`biascore.core.quantize`; approximate numbers). Raises :class:`ModelLoadError` naming everything tried.
+    A ``served:http://HOST:PORT/v1[#NAME]`` name is opened by :func:`biascore.core.handle.open_model` instead.
     """
+    from biascore.core.quantize import check_quantize
+
+    if _is_served(name):
+        raise ModelLoadError(f"{name!r} names a served model: open it through biascore.load_model / ModelHandle "
+                             "(biascore.core.handle.open_model)")
+    check_quantize(quantize, dtype, placement)
     src = resolve_source(name, gguf_file)
     converting = contextlib.nullcontext(False)
     if src.gguf_path is not None and not (src.converted_folder / "config.json").exists():
         # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
         converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock"))
     with converting:
-        return _load(name, src, kind, device, dtype, trust_remote_code, attn_implementation)
+        if (placement is not None or quantize) and src.gguf_path is not None \
+                and not (src.converted_folder / "config.json").exists():
+            # split or quantized loads read the de-quantised float32 copy: convert (and save) it first
+            _load(name, src, kind, "cpu", "auto", trust_remote_code, None, None, None)
+        return _load(name, src, kind, device, dtype, trust_remote_code, attn_implementation, placement, quantize)
 
 
 def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], device: str, dtype: str,
-          trust_remote_code: bool, attn_implementation: str | None) -> LanguageModel:
+          trust_remote_code: bool, attn_implementation: str | None, placement: Placement | None = None,
+          quantize: str | None = None) -> LanguageModel:
     from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
                               AutoTokenizer)
 
@@ -454,7 +490,10 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
         hint = ""
         if "trust_remote_code" in str(exc):
             hint = " This model needs custom code: pass --trust-remote-code if you trust its source."
-        raise ModelLoadError(f"could not load model {name!r}: {type(exc).__name__}: {exc}.{hint} "
+        missing = next((t for t in tried if t.endswith(": does not exist")), None)
+        lead = f"{missing}, and as a hub id: " if missing else ""  # the missing folder first, then the hub's answer
+        raise ModelLoadError(f"could not load model {name!r}: {lead}{type(exc).__name__}: "
+                             f"{str(exc).strip().splitlines()[0].rstrip('.') if str(exc).strip() else ''}.{hint} "
                              f"Tried: {'; '.join(tried)}") from exc
     detected = detect_kind(config)
     use_kind: ModelKind = detected if kind == "auto" else kind
@@ -463,9 +502,16 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     cls = {"masked": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "encoder": AutoModel}[use_kind]
     if attn_implementation:
         load_kwargs["attn_implementation"] = attn_implementation
+    weights_kwargs: dict = {}
+    if placement is not None:
+        weights_kwargs = placement.load_kwargs(key.rstrip("/").split("/")[-1])
+    if quantize:
+        from biascore.core.quantize import load_kwargs as quantize_kwargs
+
+        weights_kwargs = quantize_kwargs(quantize, dev)
     try:
         model = cls.from_pretrained(load_from, dtype=torch.float32 if gguf_path is not None else torch_dtype,
-                                    **load_kwargs)
+                                    **load_kwargs, **weights_kwargs)
     except Exception as exc:  # noqa: BLE001
         raise ModelLoadError(f"could not load weights of {name!r} as {cls.__name__}: {type(exc).__name__}: "
                              f"{exc}. Tried: {'; '.join(tried)}") from exc
@@ -473,14 +519,31 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
         _save_converted(model, tokenizer, src.converted_folder)
     if fingerprint is None:
         fingerprint = getattr(config, "_commit_hash", None) or hashlib.sha256(name.encode()).hexdigest()
-    model.to(device=dev, dtype=torch_dtype)
+    extra: dict = {"dtype": dtype_name(torch_dtype)}
+    if placement is not None:  # dispatched by accelerate: hooks move each module's inputs, nothing is moved here
+        from biascore.core import placement as placing
+
+        offload = weights_kwargs["offload_folder"]
+        placing.remove_with(model, offload, owned=placement.offload_folder is None)
+        dev = placing.main_device(model)
+        extra["compute_device"] = placing.devices_compute_type(placing.device_map_of(model).values())
+        extra["placement"] = placing.describe(model, placement, offload)
+    elif quantize:
+        from biascore.core.quantize import check_quantized
+
+        try:
+            check_quantized(model, quantize, name)
+        except ValueError as exc:
+            raise ModelLoadError(str(exc)) from None
+        extra["weights"] = quantize
+    else:
+        model.to(device=dev, dtype=torch_dtype)
     model.eval()
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
     return LanguageModel(name=key, model=model, tokenizer=tokenizer, kind=use_kind,
                          uncased=tokenizer_is_uncased(tokenizer), fingerprint=fingerprint, device=dev,
-                         source=str(gguf_path or source_folder),
-                         extra={"dtype": dtype_name(torch_dtype)})
+                         source=str(gguf_path or source_folder), extra=extra)
 
 
 def _save_converted(model, tokenizer, target: Path) -> None:

@@ -136,6 +136,16 @@ class Options:
         return {s.name: getattr(self, s.name) for s in self.specs()}
 
     @classmethod
+    def from_values(cls, values: dict) -> "Options":
+        """Options from :meth:`as_dict`'s values read back from JSON (lists back to tuples), validated;
+        names this class does not have are refused (:class:`OptionError`)."""
+        specs = {s.name: s for s in cls.specs()}
+        unknown = sorted(set(values) - set(specs))
+        if unknown:
+            raise OptionError(f"unknown option(s) {', '.join(unknown)}")
+        return cls(**{name: _from_json(specs[name], v) for name, v in values.items()}).validate()
+
+    @classmethod
     def from_meta(cls, meta: dict) -> "Options":
         """The options of a stored result, rebuilt from its key metadata (options outside the key: defaults)."""
         values = {}

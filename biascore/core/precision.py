@@ -8,7 +8,10 @@ TF32 matmuls flip 1; CUDA float32 (TF32 off) stays within 5.4e-7 of it (issue 11
 * on CUDA, TF32 is switched off for matmuls and cuDNN and the float32 matmul precision is "highest"
   (:func:`exact_matmuls`; process-wide settings, set to the exact values only — never toggled per call);
 * ``bf16`` / ``fp16`` stay available as an explicit fast mode whose numbers are *approximate*:
-  :func:`is_approximate` says so, the CLI prints it, the cache entry records it and the dashboard shows it.
+  :func:`is_approximate` says so, the CLI prints it, the cache entry records it and the dashboard shows it;
+* quantized weights (``--quantize int8`` / ``int4``, :mod:`biascore.core.quantize`) are approximate too: the
+  forward pass computes in float32 from rounded weights, so :func:`precision_label` says
+  ``approximate (int8 weights)`` wherever a dtype alone would say ``exact (float32)``.
 """
 from __future__ import annotations
 
@@ -42,13 +45,34 @@ def dtype_name(dtype: torch.dtype | str) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def is_approximate(dtype: torch.dtype | str) -> bool:
-    """True for reduced-precision (bf16 / fp16) forward passes: their verdicts are not guaranteed."""
-    return dtype_name(dtype) not in ("float32", "float64", "")
+#: the ``dtype`` a served model's results carry (:mod:`biascore.core.served`): the server decides the numerics
+SERVED_DTYPE = "served"
+SERVED_LABEL = "served (precision as the server computes)"
 
 
-def approximate_note(dtype: torch.dtype | str) -> str:
+def is_approximate(dtype: torch.dtype | str, weights: str = "") -> bool:
+    """True for reduced-precision (bf16 / fp16) forward passes and for quantized weights (``weights`` = ``int8`` /
+    ``int4``): their verdicts are not guaranteed. (A served model's results are neither: they are labelled
+    :data:`SERVED_LABEL`, see :func:`precision_label`.)"""
+    return bool(weights) or dtype_name(dtype) not in ("float32", "float64", "", SERVED_DTYPE)
+
+
+def precision_label(dtype: torch.dtype | str, weights: str = "") -> str:
+    """What every result, CLI line and page says about its numerics: ``exact (float32)``, ``approximate
+    (bfloat16)``, ``approximate (int8 weights)`` or ``served (precision as the server computes)``."""
+    if weights:
+        return f"approximate ({weights} weights)"
+    name = dtype_name(dtype) or "float32"
+    if name == SERVED_DTYPE:
+        return SERVED_LABEL
+    return f"approximate ({name})" if is_approximate(name) else f"exact ({name})"
+
+
+def approximate_note(dtype: torch.dtype | str, weights: str = "") -> str:
     """The one-line warning shown beside approximate numbers ("" for exact ones)."""
+    if weights:
+        return (f"approximate: {weights} quantized weights; verdicts can differ from the exact float32 run — "
+                "drop --quantize for published numbers")
     return APPROXIMATE_NOTE.format(dtype=dtype_name(dtype)) if is_approximate(dtype) else ""
 
 

@@ -104,6 +104,12 @@ def prefix_token(specials: SpecialTokens, convention: str = DEFAULT_PREFIX, mode
                       "to put in front of a sentence")
 
 
+def untold_prefix_message(model: str, convention: str) -> str:
+    """The one line for a served model whose server does not say the token ``convention`` needs."""
+    return (f"{model}: the server does not say its tokenizer's BOS/EOS token that the {convention} prefix convention "
+            "needs (vLLM: start it with --enable-tokenizer-info-endpoint), or choose another --prefix")
+
+
 def conventions_giving(specials: SpecialTokens, token_id: int) -> list[str]:
     """The conventions whose token is ``token_id`` for a tokenizer with ``specials``."""
     out = []

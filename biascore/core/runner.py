@@ -144,6 +144,7 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     ``waiting(done, total)`` follows another caller computing the same key. ``only_cached=True`` never
     loads or computes: the cached result or None. ``shard_size`` overrides the method's resumable-shard size.
     """
+    started = time.perf_counter()
     opts = build_options(method, options, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None
     loaded = resolve_input(method, input, data_dir, limit)
@@ -165,6 +166,7 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
             return None
         identity = announcer.load(run_handle).identity()  # a hub id not in the local cache: only a load can tell
     try:
+        method.check_served(identity)
         method.check(identity.kind, loaded, opts)
     except NotApplicable:
         if only_cached:  # a method that cannot run on this model has no stored result to read
@@ -176,6 +178,7 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
     if found is None and only_cached:
         return None
     ctx = Context(method, run_handle, cache, data_dir, progress, waiting)
+    from_cache = found is not None
     if found is None:
         announcer.keyed(key)
         announcer.start()
@@ -186,16 +189,19 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
             announcer.keyed(key)
         found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
     stored, meta = found
-    return _result(ctx, method, loaded, opts, key, stored, meta)
+    result = _result(ctx, method, loaded, opts, key, stored, meta)
+    result.timings = {"this_call_s": round(time.perf_counter() - started, 6), "from_cache": from_cache}
+    return result
 
 
 def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
              verify: Callable[[pd.DataFrame], None], shard_size: int | None) -> tuple[pd.DataFrame, dict]:
     cache = ctx.cache
+    started = time.perf_counter()
     if cache.read_only:  # a snapshot: what can be derived without a model is derived in memory, never stored
         stored = method.compute(ctx, loaded, opts)
         verify(stored)
-        return stored, {**key.meta, "digest": key.digest, "info": _info(ctx, method, loaded, opts)}
+        return stored, {**key.meta, "digest": key.digest, "info": _info(ctx, method, loaded, opts, started)}
     total_hint = len(method.input_kind.ids(loaded)) if method.input_kind.ids else 0
 
     def wait(report: Progress | None) -> None:
@@ -210,10 +216,10 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             return found
         size = shard_size or _shard_size(method, ctx)
         if size and method.input_kind.ids is not None:
-            stored = _sharded(ctx, method, loaded, opts, key, verify, size)
+            stored = _sharded(ctx, method, loaded, opts, key, verify, size, started)
         else:
             stored = method.compute(ctx, loaded, opts)
-            info = _info(ctx, method, loaded, opts)
+            info = _info(ctx, method, loaded, opts, started)
             cache.save(key, stored, verify, info)
         found = cache.load_entry(key, verify)
         if found is None:  # pragma: no cover - a store that cannot be read back is a broken disk
@@ -231,7 +237,7 @@ def _shard_size(method: Method, ctx: Context) -> int | None:
 
 
 def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
-             verify: Callable[[pd.DataFrame], None], size: int) -> pd.DataFrame:
+             verify: Callable[[pd.DataFrame], None], size: int, started: float) -> pd.DataFrame:
     """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress for waiting
     callers, and store the finished, checked result."""
     kind, cache = method.input_kind, ctx.cache
@@ -249,7 +255,7 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             cache.report_progress(key, n, total)
             last[0] = now
 
-    finished = sum(b - a for a, b in done)
+    finished = resumed = sum(b - a for a, b in done)
     report(finished, force=True)
     try:
         for a, b in shards.ranges:
@@ -267,11 +273,22 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             report(finished, force=True)
     finally:
         ctx.progress = outer
-    return shards.finish(done, verify, _info(ctx, method, loaded, opts))
+    info = _info(ctx, method, loaded, opts, started)
+    if resumed:
+        info["timings"]["resumed_items"] = resumed  # computed before this process; compute_s excludes them
+    return shards.finish(done, verify, info)
 
 
-def _info(ctx: Context, method: Method, loaded: Any, opts: Options) -> dict:
-    info = {"conventions": method.conventions(ctx, loaded, opts)}
+def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: float) -> dict:
+    """What a computation records about itself beside its frame: its conventions, the results it read, the
+    package versions it ran with and how long it took (``compute_s``, seconds in this process)."""
+    from biascore.core.provenance import package_versions, utc_now
+
+    info = {"conventions": method.conventions(ctx, loaded, opts), "versions": package_versions(),
+            "timings": {"compute_s": round(time.perf_counter() - started, 3), "finished_at": utc_now()}}
+    placement = ctx.handle.load().extra.get("placement") if method.needs_model and ctx.handle.loaded else None
+    if placement:  # a split model: where its layers sat (not part of the key; see biascore.core.keys)
+        info["placement"] = placement
     if ctx.used:
         info["uses"] = dict(ctx.used)
     return info
@@ -479,4 +496,4 @@ def identity_of(meta: dict) -> ModelIdentity:
     """The model identity a stored result was keyed with."""
     return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
                          meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
-                         SpecialTokens.from_meta(meta.get("tokenizer_specials")))
+                         SpecialTokens.from_meta(meta.get("tokenizer_specials")), str(meta.get("weights", "")))

@@ -35,11 +35,17 @@ class AssignmentError(ValueError):
 
 
 def reviewer_names(names: Iterable[str]) -> list[str]:
-    """The distinct reviewer names, stripped, sorted (the order does not change the plan); empty names dropped.
-    A single string is split at commas and line breaks (what a page's text field gives)."""
+    """The reviewer names, stripped, sorted (the order does not change the plan); empty names dropped. A single
+    string is split at commas and line breaks (what a page's text field gives). A name given twice is refused
+    (:class:`AssignmentError`, one line): two people with one name would share one set of reviews."""
     if isinstance(names, str):
         names = names.replace("\n", ",").split(",")
-    return sorted({n.strip() for n in names if n and n.strip()})
+    cleaned = [n.strip() for n in names if n and n.strip()]
+    repeated = sorted({n for n in cleaned if cleaned.count(n) > 1})
+    if repeated:
+        raise AssignmentError(f"reviewer name(s) given more than once: {', '.join(repeated)}; give each reviewer "
+                              "once (two people need two different names)")
+    return sorted(cleaned)
 
 
 def _pairs(frame: pd.DataFrame | None) -> set[tuple[int, str]]:

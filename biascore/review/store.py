@@ -25,6 +25,7 @@ Filipino sentences; per (benchmark, pair) an adjudicated decision; per benchmark
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 
 from biascore.core import settings
@@ -285,6 +287,52 @@ def _clean_decision(status: str, comment: str, corrected_more: str, corrected_le
     return comment, more, less
 
 
+def _reviewable_ids(benchmark) -> frozenset[int] | None:
+    """The pair ids a review of ``benchmark`` (a registered name or a loaded Benchmark) may name — the
+    benchmark's pairs — or None when a registered benchmark's file is not in the data directory (then only the
+    name and the sign are checked). (Which of them a page offers for review is the page's and the CLI's
+    business: :func:`biascore.review.corrections.reviewable_pairs`.)"""
+    from biascore.core.datasets import Benchmark, benchmark_path, registry
+
+    if isinstance(benchmark, Benchmark):
+        return frozenset(int(i) for i in benchmark.frame.pair_id)
+    names = registry()
+    if benchmark not in names:
+        raise ReviewError(f"unknown benchmark {benchmark!r}; reviews are kept for the registered benchmarks "
+                          f"({', '.join(names)}) or a loaded Benchmark")
+    path = benchmark_path(benchmark)
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _ids_of_file(benchmark, str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _ids_of_file(benchmark: str, path: str, mtime_ns: int, size: int) -> frozenset[int]:
+    """(memoised per file version: a save does not reload a 12,000-pair benchmark)"""
+    from biascore.core.datasets import load_benchmark
+
+    return frozenset(int(i) for i in load_benchmark(benchmark).frame.pair_id)
+
+
+def _check_pair(benchmark, pair_id) -> tuple[str, int]:
+    """(benchmark name, pair id) of a review or an adjudication, refused in one line unless the benchmark is
+    known and the pair is one of its pairs."""
+    if isinstance(pair_id, bool) or not isinstance(pair_id, (int, np.integer)) and not (
+            isinstance(pair_id, str) and pair_id.strip().lstrip("-").isdigit()):
+        raise ReviewError(f"a pair id is a whole number, not {pair_id!r}")
+    pid = int(pair_id)
+    ids = _reviewable_ids(benchmark)
+    name = str(getattr(benchmark, "name", benchmark))
+    if pid < 0:
+        raise ReviewError(f"{name} has no pair {pid}: pair ids start at 0")
+    if ids is not None and pid not in ids:
+        span = f"{min(ids)}–{max(ids)}, {len(ids)} pairs" if ids else "none"
+        raise ReviewError(f"{name} has no pair {pid} (its pair ids: {span})")
+    return name, pid
+
+
 class ReviewStore:
     """Reviews saved in one SQLite file. Cheap to construct, touches nothing on disk until :meth:`save`."""
 
@@ -373,8 +421,10 @@ class ReviewStore:
         """Insert or replace this reviewer's review of one pair (one short transaction); returns what was stored.
 
         The first save creates the database (and its folder). Corrected sentences are allowed only with status
-        ``needs correction``; an empty one means that sentence is kept as it is.
+        ``needs correction``; an empty one means that sentence is kept as it is. ``benchmark`` is a registered
+        name or a loaded Benchmark, and ``pair_id`` one of its pairs (else :class:`ReviewError`).
         """
+        benchmark, pair_id = _check_pair(benchmark, pair_id)
         reviewer = _clean_name(reviewer, "reviewer")
         comment, more, less = _clean_decision(status, comment, corrected_more, corrected_less)
         unknown = [t for t in tags if t not in TAGS]
@@ -396,7 +446,9 @@ class ReviewStore:
 
     def adjudicate(self, benchmark: str, pair_id: int, adjudicator: str, status: str, comment: str = "",
                    corrected_more: str = "", corrected_less: str = "") -> Adjudication:
-        """Store the final decision for one pair (replaces an earlier adjudication of that pair)."""
+        """Store the final decision for one pair (replaces an earlier adjudication of that pair); the benchmark
+        and pair are checked as in :meth:`save`."""
+        benchmark, pair_id = _check_pair(benchmark, pair_id)
         adjudicator = _clean_name(adjudicator, "adjudicator")
         comment, more, less = _clean_decision(status, comment, corrected_more, corrected_less)
         self._ready()
@@ -417,7 +469,10 @@ class ReviewStore:
         changed."""
         from biascore.review.assignment import AssignmentError, loads, plan, reviewer_names
 
-        names = reviewer_names(reviewers)
+        try:
+            names = reviewer_names(reviewers)
+        except AssignmentError as exc:
+            raise ReviewError(str(exc)) from exc
         for name in names:
             _clean_name(name, "reviewer")
         by = by.strip()

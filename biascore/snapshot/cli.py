@@ -14,7 +14,9 @@ def register_cli(sub) -> None:
                                    "zip that `BIASCORE_SNAPSHOT=FILE streamlit run app.py` opens read-only.")
     actions = p.add_subparsers(dest="snapshot_command", required=True)
     e = actions.add_parser("export", help="write a snapshot zip from the result cache")
-    e.add_argument("--out", required=True, help="the zip file to write (e.g. demo.zip)")
+    e.add_argument("--out", required=True, help="the zip file to write (e.g. demo.zip); an existing one is kept "
+                                                "unless --force")
+    e.add_argument("--force", action="store_true", help="replace --out when it exists")
     e.add_argument("--models", nargs="+", default=None, metavar="MODEL",
                    help="only these models (name as scored, or a local model folder's last path component)")
     e.add_argument("--benchmarks", nargs="+", default=None, metavar="NAME",
@@ -49,7 +51,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
             return 2
         names[model.strip()] = name.strip()
     try:
-        manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks, names=names)
+        manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks, names=names,
+                                   overwrite=args.force)
     except SnapshotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

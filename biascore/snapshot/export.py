@@ -58,6 +58,8 @@ class _Plan:
     skipped: list[str] = field(default_factory=list)
     digests: dict[str, set[str]] = field(default_factory=dict)  # cache folder -> exported digests
     inputs: dict = field(default_factory=dict)  # (input kind, name) -> loaded input
+    matched: set[str] = field(default_factory=set)  # the --benchmarks names some cached result matched
+    seen: set[str] = field(default_factory=set)  # the inputs of the cached results of the selected models
 
     def member(self, path: Path) -> str:
         """The zip member of a data file: its path relative to the data directory (or to ``data/`` of the
@@ -128,10 +130,14 @@ def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
                 continue
             if not _usable(plan, folder, entry):
                 continue
+            kind, given = method.input_kind.name, str(meta.get("input", ""))
+            names = (given, f"{kind}:{given}", f"{kind}-{given}")  # e.g. en, labdet:en, labdet-en
+            if method.input_kind.selectable:
+                plan.seen.add(names[0])
+                plan.matched |= {v for v in plan.benchmarks or () if _wanted({v}, *names)}
             try:
                 loaded = _input_of(plan, method, meta)
-                if method.input_kind.selectable and not _wanted(
-                        plan.benchmarks, str(meta.get("input", "")), f"{method.input_kind.name}:{meta.get('input', '')}"):
+                if method.input_kind.selectable and not _wanted(plan.benchmarks, *names):
                     continue  # (fixed data of a method, e.g. the counter-stereotype sentences, follows --models)
                 options = method.Options.from_meta(meta)
                 files = method.input_kind.files(loaded, plan.data_dir) + method.data_files(loaded, options, plan.data_dir)
@@ -262,21 +268,31 @@ def _sha256(path: Path) -> str:
 # --------------------------------------------------------------------------- entry point
 def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = None,
                     benchmarks: Sequence[str] | None = None, cache: ResultCache | None = None,
-                    data_dir: str | os.PathLike | None = None, names: dict[str, str] | None = None) -> dict:
+                    data_dir: str | os.PathLike | None = None, names: dict[str, str] | None = None,
+                    overwrite: bool = False) -> dict:
     """Write the snapshot zip to ``out`` (atomically) and return its manifest.
 
     Every exported result is read back and its key checked before it is copied; a result that cannot be
     exported is listed in the manifest's ``skipped`` with the reason. Models are stored by display name and
     fingerprint (``names``: model as scored, or a folder's last component → the name to store; see the module
-    docstring). Raises :class:`SnapshotError` when nothing matches the selection, or when two models with
+    docstring). Raises :class:`SnapshotError` when ``out`` exists (unless ``overwrite``), when a name in
+    ``benchmarks`` matches no cached result, when nothing matches the selection, or when two models with
     different weights would be stored under one name.
     """
     from biascore.methods import discover
 
+    if Path(out).expanduser().exists() and not overwrite:
+        raise SnapshotError(f"{out} already exists; choose another name or replace it with --force")
     cache = cache or ResultCache()
     data_dir = settings.data_dir(data_dir)
     methods = discover()
     plan = _plan(cache, data_dir, models, benchmarks, methods)
+    unmatched = sorted(set(benchmarks or ()) - plan.matched)
+    if unmatched:
+        known = sorted(plan.seen)
+        raise SnapshotError(f"--benchmarks: no cached result on {', '.join(unmatched)}"
+                            + (f"; cached inputs: {', '.join(known[:20])}" + (" …" if len(known) > 20 else "")
+                               if known else "; the cache holds no result of the selected models"))
     if not plan.entries:
         raise SnapshotError(f"nothing to export: no cached result in {cache.root} matches the selection"
                             + (f" ({len(plan.skipped)} left out, e.g. {plan.skipped[0]})" if plan.skipped else ""))

@@ -17,9 +17,7 @@ rewrite the manifest too).
 """
 from __future__ import annotations
 
-import importlib.metadata
 import json
-import platform
 import re
 from pathlib import PurePosixPath
 
@@ -39,12 +37,12 @@ class SnapshotError(ValueError):
 
 
 def package_versions() -> dict[str, str]:
-    out = {"python": platform.python_version(), "biascore-engine": ENGINE_VERSION}
-    for name in RECORDED_PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+    """The versions of Python, the engine and :data:`RECORDED_PACKAGES` that are installed
+    (:func:`biascore.core.provenance.package_versions`, with the engine under ``biascore-engine``)."""
+    from biascore.core.provenance import package_versions as versions
+
+    out = versions(RECORDED_PACKAGES)
+    out["biascore-engine"] = out.pop("biascore")
     return out
 
 

@@ -1,6 +1,7 @@
 """Hypothesis tests used by the methods (each a thin, documented use of scipy, checked in tests/stats).
 
 * :func:`wilcoxon_p` — two-sided Wilcoxon signed-rank test against 0 (LABDet, §5.2 of the paper);
+* :func:`cluster_wilcoxon_p` — the same test over cluster means (LABDet at the level of its templates);
 * :func:`pearson` — Pearson r and its p-value (LABDet's robustness checks, §5.3), NaN when undefined;
 * :func:`one_sample_t_greater` — one-sided one-sample t-test that the mean is > 0 (the counter-stereotype
   test of the attention-head paper, Figure 4).
@@ -17,6 +18,24 @@ def wilcoxon_p(values: np.ndarray) -> float:
     if not np.any(values != 0):
         return 1.0
     return float(stats.wilcoxon(values, alternative="two-sided").pvalue)
+
+
+def cluster_means(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """The mean of ``values`` within each cluster (clusters in sorted order)."""
+    names, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    sums = np.bincount(inverse, weights=np.asarray(values, dtype=float), minlength=len(names))
+    return sums / np.bincount(inverse, minlength=len(names))
+
+
+def cluster_wilcoxon_p(values: np.ndarray, clusters: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of the per-cluster means against 0.
+
+    Items of one cluster (LABDet: the 20 adjectives of one template) are not independent, so the test takes
+    one observation per cluster, m̄_c = mean of the items of cluster c, and runs :func:`wilcoxon_p` on the
+    m̄_c (exact null distribution for up to 50 clusters, as scipy chooses). Copying items inside their
+    clusters leaves it unchanged; with C clusters its smallest possible p is 2 / 2^C.
+    """
+    return wilcoxon_p(cluster_means(values, clusters))
 
 
 def pearson(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:

@@ -99,3 +99,18 @@ def test_pair_sharing_only_punctuation_stays_out_of_b(random_mlm, tmp_path):
     overall = summarize(frame).iloc[0]
     assert overall.n == 1 and overall.n_skipped == 1
     assert overall.score == (100.0 if frame.biased.iloc[1] else 0.0)
+
+
+@pytest.mark.parametrize("model", ["./no-such-model", "../models/tiny-mlmm", "/tmp/biascore/nope/model"])
+def test_a_mistyped_model_path_says_the_path_is_missing_first(model, capsys):
+    assert _exit_code(["score", "--model", model, "--benchmark", "demo"]) == 2
+    line = _one_line_error(capsys)
+    assert line.startswith("error: model path ") and "does not exist" in line
+    assert "Repo id" not in line and "huggingface" not in line.lower()
+
+
+def test_a_missing_name_that_could_be_a_hub_id_leads_with_the_missing_folder(capsys):
+    assert _exit_code(["score", "--model", "my model folder", "--benchmark", "demo"]) == 2
+    line = _one_line_error(capsys)
+    missing, hub = line.find("does not exist"), line.find("Repo id")
+    assert 0 < missing and (hub == -1 or missing < hub), line

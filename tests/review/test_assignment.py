@@ -60,7 +60,9 @@ def test_impossible_assignments_are_refused_in_one_line(names, k, message):
 
 
 def test_names_from_a_text_field():
-    assert reviewer_names(" Ben, Ana ,\nCy,, Ana") == ["Ana", "Ben", "Cy"]
+    assert reviewer_names(" Ben, Ana ,\nCy,, ") == ["Ana", "Ben", "Cy"]
+    with pytest.raises(AssignmentError, match="given more than once: Ana"):
+        reviewer_names(" Ben, Ana ,\nCy,, Ana")
 
 
 def _review_some(store: ReviewStore, benchmark: str, counts: dict[str, int]) -> set[tuple[int, str]]:
@@ -146,10 +148,10 @@ from biascore.review.store import ReviewStore
 db, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store, saved = ReviewStore(db), 0
 while saved < n:
-    mine = todo(store.assignments('demo'), store.reviews('demo'), name)
+    mine = todo(store.assignments('crows-tl'), store.reviews('crows-tl'), name)
     if not mine:
         break
-    store.save('demo', mine[0], name, 'accept', comment=f'{name} {saved}')  # "my next pair", saved
+    store.save('crows-tl', mine[0], name, 'accept', comment=f'{name} {saved}')  # "my next pair", saved
     saved += 1
 print(saved)
 """
@@ -161,13 +163,13 @@ store = ReviewStore(db)
 names = ['Ana', 'Ben', 'Cy']
 for i in range(rounds):
     extra = ['Dan', 'Eve', 'Fay'][: i % 4]  # reviewers join (and leave) while the others work
-    store.assign('demo', range(80), names + extra, 2, seed=i % 3, by='Cara')
+    store.assign('crows-tl', range(80), names + extra, 2, seed=i % 3, by='Cara')
 """
 
 
 def test_reviewers_saving_while_the_coordinator_assigns_lose_nothing(tmp_path):
     db = tmp_path / "r.sqlite"
-    ReviewStore(db).assign("demo", range(80), ["Ana", "Ben", "Cy"], 2)
+    ReviewStore(db).assign("crows-tl", range(80), ["Ana", "Ben", "Cy"], 2)
     run = [sys.executable, "-c"]
     procs = {name: subprocess.Popen(run + [_REVIEWER, str(db), name, "20"], cwd=REPO, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True) for name in ("Ana", "Ben", "Cy")}
@@ -180,12 +182,12 @@ def test_reviewers_saving_while_the_coordinator_assigns_lose_nothing(tmp_path):
     _, err = assigner.communicate(timeout=300)
     assert assigner.returncode == 0, err[-2000:]
     store = ReviewStore(db)
-    reviews = store.reviews("demo")
+    reviews = store.reviews("crows-tl")
     for name, n in saved.items():  # every save is there, with its own comment
         mine = reviews[reviews.reviewer == name]
         assert n == 20 and sorted(mine.comment) == sorted(f"{name} {i}" for i in range(n))
-    final = store.assign("demo", range(80), ["Ana", "Ben", "Cy"], 2, by="Cara")  # after the rush: one more pass
-    after = store.assignments("demo")
+    final = store.assign("crows-tl", range(80), ["Ana", "Ben", "Cy"], 2, by="Cara")  # after the rush: one more pass
+    after = store.assignments("crows-tl")
     assert set(zip(reviews.pair_id, reviews.reviewer)) <= set(zip(after.pair_id, after.reviewer))
     savers = reviews.groupby("pair_id").size()
     for pid, group in after.groupby("pair_id"):
@@ -219,3 +221,13 @@ def test_the_assign_and_progress_commands(tmp_path, capsys):
         len(assigned[assigned.reviewer == "Ben"]) - 1)]
     assert main(args[:-6] + ["--overlap", "4"]) == 2  # 3 reviewers cannot give each pair to 4
     assert "error:" in capsys.readouterr().err
+
+
+def test_cli_refuses_a_reviewer_named_twice(tmp_path, capsys):
+    from biascore.cli.main import main
+
+    db = tmp_path / "r.sqlite"
+    assert main(["review", "assign", "--db", str(db), "--benchmark", "demo", "--reviewers", "Ana", "Ana", "Ben"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "given more than once: Ana" in err[0]
+    assert not db.exists()  # nothing written

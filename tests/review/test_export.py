@@ -90,6 +90,11 @@ def test_the_exported_dataset_reads_back_and_scores(reviewed, tmp_path, tiny_mlm
     # the custom-CSV loader reads the CSV beside the parquet files, and `score --benchmark` scores it
     loaded = load_benchmark(str(out / "corrected.csv"))
     assert loaded.frame.sent_more.tolist() == corrected["sent_more"] and not loaded.malformed
+    # … and the parquet export (the file and its folder) loads as the same benchmark
+    for source in (out / "corrected" / "corrected.parquet", out / "corrected"):
+        as_parquet = load_benchmark(str(source))
+        pd.testing.assert_frame_equal(as_parquet.frame, loaded.frame)
+        assert as_parquet.content_hash == loaded.content_hash
     assert main(["score", "--model", tiny_mlm.name, "--benchmark", str(out / "corrected.csv")]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("all"))
     from biascore.methods.attribution.scorer import score_benchmark, summarize

@@ -81,6 +81,36 @@ def test_csv_export_round_trips(tmp_path):
                                   "corrected_less", "legacy_verdict", "updated_at"]
 
 
+@pytest.mark.parametrize("benchmark, pair, fragment", [
+    ("demo", 99999, "demo has no pair 99999 (its pair ids: 0–37, 38 pairs)"),
+    ("demo", -3, "demo has no pair -3: pair ids start at 0"),
+    ("no-such-benchmark", 1, "unknown benchmark 'no-such-benchmark'"),
+    ("demo", 1.5, "a pair id is a whole number"),
+    ("demo", True, "a pair id is a whole number"),
+])
+def test_reviews_of_pairs_that_do_not_exist_are_refused_by_the_store(tmp_path, benchmark, pair, fragment):
+    """The Python API validates (not only the CLI): nothing is saved, exported or counted in progress."""
+    store = ReviewStore(tmp_path / "r.sqlite")
+    for write in (lambda: store.save(benchmark, pair, "Ana", "accept"),
+                  lambda: store.adjudicate(benchmark, pair, "Cara", "reject")):
+        with pytest.raises(ReviewError, match=fragment.replace("(", r"\(").replace(")", r"\)")) as err:
+            write()
+        assert "\n" not in str(err.value)
+    assert not (tmp_path / "r.sqlite").exists()
+    store.save("demo", 37, "Ana", "accept")  # the last pair is fine
+    assert store.reviews("demo").pair_id.tolist() == [37]
+
+
+def test_a_loaded_benchmark_is_validated_against_its_own_pairs(tmp_path):
+    from biascore.core.datasets import load_benchmark
+
+    mine = load_benchmark("demo").first(5)
+    store = ReviewStore(tmp_path / "r.sqlite")
+    assert store.save(mine, 4, "Ana", "accept").benchmark == "demo"
+    with pytest.raises(ReviewError, match="demo has no pair 5"):
+        store.save(mine, 5, "Ana", "accept")
+
+
 @pytest.mark.parametrize("kwargs,fragment", [
     (dict(reviewer="  ", status="accept"), "enter your name"),
     (dict(reviewer="Ana", status="fine"), "unknown status"),
@@ -386,7 +416,7 @@ for i in range(n):
     s.save('crows-tl', i, name, status, [TAGS[i % len(TAGS)]], f'{name} note {i}',
            f'{name} more {i}' if status == 'needs correction' else '', '')
     if i % 10 == 0:
-        s.adjudicate('crows-tl', 1000 + i, name, 'reject')
+        s.adjudicate('crows-tl', i, name, 'reject')
 """
 
 
@@ -416,7 +446,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     db = tmp_path / "r.sqlite"  # does not exist yet: the two processes race to create it
     _run_writers(db, ["Ana", "Ben"], 150)
     _check_written(db, ["Ana", "Ben"], 150)
-    assert len(ReviewStore(db).adjudications("crows-tl")) == 15  # pairs 1000…1140: the later writer's decision
+    assert len(ReviewStore(db).adjudications("crows-tl")) == 15  # pairs 0, 10, …, 140: the later writer's decision
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sqlite"]
 
 

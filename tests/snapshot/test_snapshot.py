@@ -166,6 +166,31 @@ def test_export_selection_by_model_and_benchmark(world, tmp_path):
     snapshot.verify(tmp_path / "tiny.zip")
 
 
+def test_export_refuses_an_existing_zip_and_an_unknown_benchmark(world, tmp_path, capsys):
+    """An existing --out is kept unless --force; a --benchmarks name no cached result has is one line, exit 2."""
+    from biascore.cli.main import main
+
+    opened = snapshot.open_snapshot(world["zip"])
+    out = tmp_path / "taken.zip"
+    out.write_bytes(b"someone's earlier snapshot")
+    args = ["snapshot", "export", "--out", str(out), "--cache-dir", str(opened.root / "cache"), "--data-dir",
+            str(opened.root / "data"), "--models", world["tiny_shown"], "--benchmarks", "demo"]
+    assert main(args) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "already exists" in err[0] and "--force" in err[0]
+    assert out.read_bytes() == b"someone's earlier snapshot"
+    assert main([*args, "--force"]) == 0
+    snapshot.verify(out)
+    capsys.readouterr()
+    assert main([*args, "no-such-benchmark", "--force"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "no cached result on no-such-benchmark" in err[0] and "demo" in err[0]
+    # the documented labdet-<lang> form names LABDet's input
+    manifest = export_snapshot(tmp_path / "labdet.zip", models=["all-minilm-l6-v2"], benchmarks=["labdet-en"],
+                               cache=ResultCache(opened.root / "cache"), data_dir=opened.root / "data")
+    assert "labdet" in {e["scorer"] for e in manifest["entries"]}
+
+
 def _stored_text(zip_path: Path) -> str:
     """Everything a snapshot stores, as text: the manifest, each result's metadata and cells, each data file."""
     import io
@@ -224,9 +249,11 @@ def test_export_under_a_given_name_and_refused_clash(world, tmp_path, capsys, mo
     finally:
         monkeypatch.delenv("BIASCORE_SNAPSHOT")
         snapshot.deactivate()
-    assert main([*args[:-4], "--name", f"{world['tiny_shown']}=m", "--name", "smollm2-135m=m"]) == 2
+    # (--force: the zip written above exists, and these refusals are about the names)
+    assert main([*args[:-4], "--name", f"{world['tiny_shown']}=m", "--name", "smollm2-135m=m", "--force"]) == 2
     assert "would both be stored as 'm'" in capsys.readouterr().err
-    assert main([*args, "--name", "no-such-model=x"]) == 2
+    assert main([*args, "--name", "no-such-model=x", "--force"]) == 2
+    assert "already exists" not in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------------------------- refusal

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from biascore.stats.intervals import cluster_bootstrap_ci, t_interval_halfwidth
-from biascore.stats.tests import one_sample_t_greater, pearson, wilcoxon_p
+from biascore.stats.tests import cluster_wilcoxon_p, one_sample_t_greater, pearson, wilcoxon_p
 
 
 def _exact_wilcoxon_p(x: np.ndarray) -> float:
@@ -76,3 +76,16 @@ def test_cluster_bootstrap_matches_a_loop():
         picked = [v for k in row for v, t in zip(values, templates) if t == names[k]]
         means.append(sum(picked) / len(picked))
     assert (low, high) == pytest.approx(tuple(np.percentile(means, [2.5, 97.5])))
+
+
+def test_cluster_wilcoxon_is_wilcoxon_over_cluster_means():
+    rng = np.random.default_rng(3)
+    clusters = np.repeat(list("abcdefgh"), [3, 5, 2, 4, 4, 6, 1, 3])
+    values = rng.normal(0.2, 1.0, len(clusters))
+    means = [values[clusters == c].mean() for c in sorted(set(clusters))]  # by hand, in sorted order
+    assert cluster_wilcoxon_p(values, clusters) == pytest.approx(stats.wilcoxon(means).pvalue, rel=1e-12)
+    assert cluster_wilcoxon_p(values, clusters) == pytest.approx(_exact_wilcoxon_p(np.array(means)), rel=1e-9)
+    # copies inside the clusters change nothing; the item-level test gets "surer"
+    more_v, more_c = np.tile(values, 4), np.tile(clusters, 4)
+    assert cluster_wilcoxon_p(more_v, more_c) == pytest.approx(cluster_wilcoxon_p(values, clusters), rel=1e-12)
+    assert wilcoxon_p(more_v) < wilcoxon_p(values)

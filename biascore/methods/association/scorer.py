@@ -64,13 +64,12 @@ def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str = "mean", word_mode
                           "embedding": how, "language": t.language, "categories": t.describe()}])
 
 
-def run_seat(lm, test: str, *, pooling: str = "mean", word_mode: str = "contextual", seed: int = 0,
-             n_samples: int = 100_000, cache: ResultCache | None = None, progress: ProgressFn | None = None,
-             only_cached: bool = False) -> pd.DataFrame | None:
+def run_seat(lm, test: str, *, cache: ResultCache | None = None, progress: ProgressFn | None = None,
+             only_cached: bool = False, **options) -> pd.DataFrame | None:
     """:func:`seat_row` through the one runner (the registered ``seat`` method; cached under the model, the
-    test's content hash and every option). ``only_cached``: the cached frame or None."""
-    result = _run("seat", lm, test, cache=cache, progress=progress, only_cached=only_cached, pooling=pooling,
-                  word_mode=word_mode, seed=seed, n_samples=n_samples)
+    test's content hash and every option); ``options`` are ``SeatOptions``' (its defaults, its checks).
+    ``only_cached``: the cached frame or None."""
+    result = _run("seat", lm, test, cache=cache, progress=progress, only_cached=only_cached, **options)
     return None if result is None else result.frame
 
 
@@ -133,14 +132,17 @@ def ceat_rows(lm: LanguageModel, t: SeatTest, label: str, text: str, *,
     return pd.DataFrame(rows)
 
 
-def run_ceat(lm, test: str, *, segment_lengths: Sequence[int | None] = SEGMENT_LENGTHS,
-             corpus: str | Path | None = None, n_contexts: int = 50, n_draws: int = 1000, seed: int = 0,
-             cache: ResultCache | None = None, progress: ProgressFn | None = None,
-             only_cached: bool = False) -> pd.DataFrame | None:
-    """:func:`ceat_rows` through the one runner (the registered ``ceat`` method)."""
+def run_ceat(lm, test: str, *, corpus: str | Path | None = None, n_draws: int | None = None,
+             cache: ResultCache | None = None, progress: ProgressFn | None = None, only_cached: bool = False,
+             **options) -> pd.DataFrame | None:
+    """:func:`ceat_rows` through the one runner (the registered ``ceat`` method); ``options`` are
+    ``CeatOptions``' (its defaults, its checks; ``n_draws`` is its ``draws``)."""
+    if n_draws is not None:
+        options["draws"] = n_draws
+    if "segment_lengths" in options:
+        options["segment_lengths"] = tuple(options["segment_lengths"])
     result = _run("ceat", lm, test, cache=cache, progress=progress, only_cached=only_cached,
-                  segment_lengths=tuple(segment_lengths), corpus=str(corpus) if corpus else None,
-                  n_contexts=n_contexts, draws=n_draws, seed=seed)
+                  corpus=str(corpus) if corpus else None, **options)
     return None if result is None else result.frame
 
 

@@ -18,6 +18,7 @@ from biascore.core.presentation import Headline, View
 from biascore.core.method import Method, NotApplicable
 from biascore.core.options import Options, option
 from biascore.core.schema import Column, columns
+from biascore.core.precision import SERVED_DTYPE, SERVED_LABEL
 from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
 from biascore.core.registry import register
 from biascore.core.result import Result
@@ -111,6 +112,7 @@ class Attribution(Method):
     schema = SCHEMA
     stored_schema = STORED
     model_kinds = ("masked", "causal")
+    runs_served = True  # causal prompt log-probabilities are all it needs
     shard_size = scorer.SHARD_PAIRS
     gpu_shard_size = scorer.GPU_SHARD_PAIRS
     one_row_per_input_row = True
@@ -160,8 +162,10 @@ class Attribution(Method):
                         "both rounded to 3 decimals)",
                  "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
                            "sentence is more likely in its stereotyped version)"}[metric]
-        if result.approximate:
-            numbers = f"approximate ({result.meta.get('dtype')}): a fast reduced-precision run; verdicts can differ"
+        if result.meta.get("dtype") == SERVED_DTYPE:
+            numbers = SERVED_LABEL + ": prompt log-probabilities from the server (echo + logprobs)"
+        elif result.approximate:
+            numbers = f"{result.precision}: a fast reduced-precision run; verdicts can differ"
         else:
             numbers = f"exact ({result.meta.get('dtype') or 'float32'} forward passes, TF32 off)"
         summary = self.summary(result)

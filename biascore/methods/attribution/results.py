@@ -19,7 +19,8 @@ from biascore.methods.attribution.jsd import JsdVariant
 #: ``entry`` is the runner's :class:`~biascore.core.runner.Stored` (open it with :func:`load_run`), ``version``
 #: its version (a memo key that changes when the run is replaced)
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
-               "model_fingerprint", "dtype", "device", "approximate", "conventions", "entry", "version", "mtime",
+               "model_fingerprint", "dtype", "weights", "device", "approximate", "conventions", "entry", "version",
+               "mtime",
                "prefix_token_id", "prefix_token", "prefix_conventions", "published_prefix", "lmeval_prefix"]
 
 
@@ -53,8 +54,9 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
         rows.append({"model": meta.get("model", "?"), "benchmark": name, "n_pairs": n_pairs,
                      "benchmark_pairs": total, "complete": bm is not None and n_pairs == total, "stale": stale,
                      "model_kind": meta.get("model_kind", ""), "model_fingerprint": meta.get("model_fingerprint", ""),
-                     "dtype": meta.get("dtype", ""), "device": meta.get("device", ""),
-                     "approximate": is_approximate(meta.get("dtype", "")),
+                     "dtype": meta.get("dtype", ""), "weights": meta.get("weights", ""),
+                     "device": meta.get("device", ""),
+                     "approximate": is_approximate(meta.get("dtype", ""), meta.get("weights", "")),
                      "conventions": "; ".join(f"{k} {v}" for k, v in conventions.items()),
                      "entry": entry, "version": entry.version, "mtime": entry.mtime_ns / 1e9,
                      **_prefix_columns(meta)})
@@ -81,16 +83,17 @@ def _prefix_columns(meta: dict) -> dict:
 
 def best_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The run to show per model × benchmark: not stale, complete before partial, exact (fp32) before approximate
-    (bf16/fp16), the published prefix convention before another, newest first."""
+    (bf16/fp16), the published prefix convention before another, newest first. A quantized model (``weights``
+    int8 / int4) is a model of its own here: its runs are shown beside the full-weight model's, labelled."""
     usable = runs[~runs["stale"].astype(bool)]  # astype: an empty frame has object dtype
-    return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
+    return usable.drop_duplicates(["model", "weights", "benchmark"], keep="first").reset_index(drop=True)
 
 
 def lmeval_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """Per model × benchmark, the run whose prefix token is lm-eval's (so its ll_more/ll_less give the
     lm-eval-compatible score), chosen as :func:`best_runs` chooses; causal models only."""
     usable = runs[runs["lmeval_prefix"].astype(bool) & ~runs["stale"].astype(bool)]
-    return usable.drop_duplicates(["model", "benchmark"], keep="first").reset_index(drop=True)
+    return usable.drop_duplicates(["model", "weights", "benchmark"], keep="first").reset_index(drop=True)
 
 
 def load_run(entry: Stored, *, jsd: JsdVariant = "reference", data_dir=None,

@@ -40,7 +40,8 @@ from biascore.methods.attribution.crows_metric import crows_counts
 from biascore.methods.attribution.ties import score_difference, ties
 from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.prefix import DEFAULT_PREFIX, prefix_token
+from biascore.core.precision import SERVED_DTYPE
+from biascore.core.prefix import DEFAULT_PREFIX, PrefixError, prefix_token, untold_prefix_message
 from biascore.core.pair_tokens import PairTokens, flatten_spans, pair_of, shares_only_punctuation, tokenize_sentences
 from biascore.stats.intervals import proportion_ci
 
@@ -260,7 +261,12 @@ def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT
     if ident.specials is None:
         raise ValueError(f"{ident.name}: a causal model's result key needs its tokenizer's BOS/EOS tokens "
                          "(use model_identity() or LanguageModel.identity())")
-    return prefix_token(ident.specials, prefix, ident.name).key_parts(ident.specials)
+    try:
+        return prefix_token(ident.specials, prefix, ident.name).key_parts(ident.specials)
+    except PrefixError:
+        if ident.dtype == SERVED_DTYPE:  # the server may know the token but not say it
+            raise PrefixError(untold_prefix_message(ident.name, prefix)) from None
+        raise
 
 
 def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benchmark, *,
@@ -285,9 +291,22 @@ def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benc
                waiting=waiting, shard_size=shard_pairs, jsd=jsd, prefix=prefix).frame
 
 
+def check_pair_texts(pairs: list[tuple[str, str]]) -> None:
+    """Refuse, in one line (TypeError), a "sentence" that is not a string (None, a number, a list): text that
+    is a bad pair (empty, identical, not a minimal pair) is scored as skipped instead."""
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"pair {i}: expected (sent_more, sent_less), got {type(pair).__name__}")
+        for side, text in zip(("sent_more", "sent_less"), pair):
+            if not isinstance(text, str):
+                raise TypeError(f"{side} must be a string (the sentence), got {type(text).__name__}"
+                                + (f" in pair {i}" if len(pairs) > 1 else ""))
+
+
 def score_pair(lm: LanguageModel, sent_more: str, sent_less: str, *, jsd: JsdVariant = "reference",
                bias_type: str = "unspecified") -> dict:
-    """Score one pair live (no cache). Bad input comes back with ``skipped_reason`` set, never an exception."""
+    """Score one pair live (no cache). Bad text comes back with ``skipped_reason`` set; a sentence that is not
+    a string at all (None) is a one-line TypeError (:func:`check_pair_texts`)."""
     return score_pairs(lm, [(sent_more, sent_less)], jsd=jsd, bias_type=bias_type)[0]
 
 
@@ -299,6 +318,7 @@ def score_pairs(lm: LanguageModel, pairs: list[tuple[str, str]], *, jsd: JsdVari
     composition changes float32 results in the last bits (see :mod:`biascore.methods.attribution.live`)."""
     from biascore.core.datasets import _row_issue
 
+    check_pair_texts(pairs)
     frame = pd.DataFrame({"pair_id": range(len(pairs)), "sent_more": [m for m, _ in pairs],
                           "sent_less": [s for _, s in pairs], "bias_type": bias_type})
     frame["load_issue"] = [_row_issue(m, s) for m, s in pairs]

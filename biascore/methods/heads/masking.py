@@ -25,7 +25,7 @@ from biascore.core.cache import ResultCache
 from biascore.core.datasets import load_benchmark
 from biascore.core.registry import ProgressFn
 from biascore.methods.heads.head_table import scores_to_matrix
-from biascore.methods.heads.masks import HeadMask, mask_from_heads
+from biascore.methods.heads.masks import HeadMask, mask_from_heads, mask_home
 from biascore.core.lm_scoring import causal_gold_logprobs, masked_gold_logprobs
 from biascore.core.seat_tests import SeatTest
 from biascore.methods.heads.seat_embeddings import SeatEmbedder
@@ -103,14 +103,14 @@ def masking_rows(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3, 
     scores = scores_to_matrix(scores_frame)
     sentences = held_out_sentences(n_held_out, data_dir) if perplexity_kind(lm) != "n/a" else []
     embedder = SeatEmbedder(lm, test)
-    param = next(lm.model.parameters())
+    home = mask_home(lm.model)
     strategies = masking_strategies(scores, k, draws)
     total = sum(len(sets) for _, sets in strategies)
     done, rows = 0, []
     for label, head_sets in strategies:
         es, ppl = [], []
         for heads in head_sets:
-            mask = mask_from_heads(scores.shape, heads, dtype=param.dtype, device=param.device)
+            mask = mask_from_heads(scores.shape, heads, **home)
             es.append(masked_effect_size(lm, embedder, mask))
             ppl.append(masked_perplexity(lm, sentences, mask) if sentences else float("nan"))
             done += 1

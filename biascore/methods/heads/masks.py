@@ -131,7 +131,8 @@ def _mask_hook(token: int, layer: int, heads: int, head_dim: int):
         if mask is None:
             return None  # no mask in this context: the input passes unchanged
         x = args[0]
-        scaled = x.unflatten(-1, (heads, head_dim)) * mask[layer].to(x.dtype).unsqueeze(-1)
+        # .to(x.device): a split model's layers compute on several devices (biascore.core.placement)
+        scaled = x.unflatten(-1, (heads, head_dim)) * mask[layer].to(device=x.device, dtype=x.dtype).unsqueeze(-1)
         return (scaled.flatten(-2), *args[1:])
     return pre_hook
 
@@ -162,9 +163,8 @@ class HeadMask:
     def __init__(self, model: torch.nn.Module, mask: torch.Tensor | None = None):
         self.model = model
         self.layout, self._token = installed_layout(model)
-        param = next(model.parameters())
         if mask is None:
-            mask = torch.ones(self.layout.shape, dtype=param.dtype, device=param.device)
+            mask = torch.ones(self.layout.shape, **mask_home(model))
         if tuple(mask.shape) != self.layout.shape:
             raise ValueError(f"mask shape {tuple(mask.shape)} != model heads {self.layout.shape}")
         self.mask = mask
@@ -178,6 +178,14 @@ class HeadMask:
         if self._reset is not None:
             _ACTIVE.reset(self._reset)
             self._reset = None
+
+
+def mask_home(model: torch.nn.Module) -> dict:
+    """``dtype`` and ``device`` for a head mask: the model's floating-point dtype (not a quantized weight's int8)
+    on the device of its first parameter that holds data (a split model's disk-offloaded ones sit on ``meta``)."""
+    params = [p for p in model.parameters() if p.is_floating_point()]
+    device = next((p.device for p in params if p.device.type != "meta"), torch.device("cpu"))
+    return {"dtype": params[0].dtype if params else torch.float32, "device": device}
 
 
 def mask_from_heads(shape: tuple[int, int], heads: list[tuple[int, int]], *, dtype=torch.float32,

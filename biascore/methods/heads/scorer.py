@@ -68,14 +68,15 @@ def head_frame(lm, test: SeatTest, *, batch_size: int = 256, progress: ProgressF
     return frame
 
 
-def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None, batch_size: int = 256,
+def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None,
                 cache: ResultCache | None = None, progress: ProgressFn | None = None,
-                only_cached: bool = False) -> pd.DataFrame | None:
+                only_cached: bool = False, **options) -> pd.DataFrame | None:
     """:func:`head_frame` through the one runner (the registered ``heads`` method: cached, one computation
-    per key). ``lm``: a loaded model, a model handle or a name. ``only_cached``: the cached frame or None."""
+    per key); ``options`` are ``HeadOptions``' (its defaults). ``lm``: a loaded model, a model handle or a name.
+    ``only_cached``: the cached frame or None."""
     from biascore.core.runner import run
     from biascore.methods import get
 
     result = run(get("heads"), lm, seat_test, data_dir=data_dir, cache=cache, progress=progress,
-                 only_cached=only_cached, batch_size=batch_size)
+                 only_cached=only_cached, **options)
     return None if result is None else result.frame

@@ -100,7 +100,7 @@ def pooled(lm, batch: EncodedBatch) -> torch.Tensor:
     """Each row's weighted mean of the final layer (the engine's one forward pass,
     :func:`biascore.core.embeddings.last_hidden_state`, run with gradients for the head mask)."""
     hidden = last_hidden_state(lm, batch.input_ids, batch.attention_mask)
-    return torch.einsum("bt,btd->bd", batch.pool.to(hidden.dtype), hidden)
+    return torch.einsum("bt,btd->bd", batch.pool.to(device=hidden.device, dtype=hidden.dtype), hidden)
 
 
 class SeatEmbedder:

@@ -73,7 +73,8 @@ class Labdet(Method):
     order = 40
     summary_line = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
     paper = "Koksal et al., Language-Agnostic Bias Detection in Language Models with Bias Probing, §3–§5"
-    formula = "rel(n,t,a) = P(pos | t,a,n) − P(pos | t,a,neutral); per nationality: mean, bootstrap CI, Wilcoxon p"
+    formula = ("rel(n,t,a) = P(pos | t,a,n) − P(pos | t,a,neutral); per nationality: mean, template bootstrap CI, "
+               "Wilcoxon p over items (the paper's) and over template means")
     input_kind = LABDET_LANGUAGE
     Options = LabdetOptions
     schema = ITEMS

@@ -22,6 +22,12 @@ Koksal et al. (2023), "Language-Agnostic Bias Detection in Language Models with 
    confidence interval that resamples whole templates (seeded); a two-sided Wilcoxon signed-rank test of
    the items against 0 (scipy; the paper's test, §5.2). Direction = ``negative`` (red) when p < alpha and
    the mean is below 0, ``positive`` (green) when p < alpha and the mean is above 0, else ``none`` (black).
+   Beside the paper's test, ``p_template``: the same Wilcoxon test over the per-template means
+   (:func:`biascore.stats.tests.cluster_wilcoxon_p`). The paper's test treats the template x adjective
+   items as independent, but the items of one template share its wording and move together, so with 14
+   English templates x 20 adjectives its p-values are far smaller (≈ 1e-47) than the 14 independent
+   templates support; the template-level p (smallest possible 2 / 2^14 ≈ 1.2e-4 for 14 templates) and the
+   template bootstrap interval are the inference at the level of the data's independent units.
 4. **Robustness** (the paper's §5.3): Pearson r (with p) between the SVM and the MLP nationality means,
    and between the means computed on two disjoint halves of the templates (seeded split).
 
@@ -57,7 +63,7 @@ from biascore.core.embeddings import POOLINGS, cached_embeddings
 from biascore.core.registry import ProgressFn
 from biascore.core.result import Result
 from biascore.stats.intervals import cluster_bootstrap_ci
-from biascore.stats.tests import pearson, wilcoxon_p
+from biascore.stats.tests import cluster_wilcoxon_p, pearson, wilcoxon_p
 
 NAME = "labdet"
 SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
@@ -68,7 +74,7 @@ NEUTRAL = "mask"  # the nationality code of the neutral-filler sentences in the 
 DIRECTIONS = ("negative", "none", "positive")
 #: The filler value meaning "remove the nationality slot" (used for models without a mask token).
 SLOT_REMOVED = ""
-OUTPUT_COLUMNS = ["nationality", "word", "mean", "ci_low", "ci_high", "p_value", "direction"]
+OUTPUT_COLUMNS = ["nationality", "word", "mean", "ci_low", "ci_high", "p_value", "direction", "p_template"]
 
 Featurizer = Callable[[Sequence[str]], np.ndarray]
 
@@ -242,8 +248,9 @@ def direction(mean: float, p_value: float, alpha: float = 0.05) -> str:
 
 def summarize(items: pd.DataFrame, probe: str = "svm", alpha: float = 0.05, n_boot: int = 2000,
               seed: int = 0) -> pd.DataFrame:
-    """One row per nationality, sorted by mean: nationality, word, mean, ci_low, ci_high, p_value,
-    direction, n_items, n_templates (see the module docstring for the formulas)."""
+    """One row per nationality, sorted by mean: nationality, word, mean, ci_low, ci_high (template bootstrap),
+    p_value (the paper's item-level Wilcoxon), direction (from p_value), p_template (Wilcoxon over the
+    per-template means), n_items, n_templates (see the module docstring for the formulas)."""
     if probe not in PROBES:
         raise ValueError(f"unknown probe {probe!r}; choose one of {', '.join(PROBES)}")
     if not 0 < alpha < 1:
@@ -259,6 +266,7 @@ def summarize(items: pd.DataFrame, probe: str = "svm", alpha: float = 0.05, n_bo
         p = wilcoxon_p(values)
         rows.append({"nationality": code, "word": grp["word"].iloc[0], "mean": mean, "ci_low": low,
                      "ci_high": high, "p_value": p, "direction": direction(mean, p, alpha),
+                     "p_template": cluster_wilcoxon_p(values, grp["template"].to_numpy()),
                      "n_items": len(values), "n_templates": int(grp["template"].nunique())})
     return pd.DataFrame(rows).sort_values("mean", kind="stable").reset_index(drop=True)
 

@@ -204,6 +204,10 @@ def test_summary_and_robustness_match_independent_computation(planted):
         expected = ("negative" if row.mean < 0 else "positive") if row.p_value < 0.01 else "none"
         assert row.direction == expected
         assert row.ci_low <= row.mean <= row.ci_high
+        nat = planted_items[planted_items["nationality"] == row.nationality]
+        per_template = nat.groupby("template")["rel_mlp"].mean().to_numpy()  # one observation per template
+        assert row.p_template == pytest.approx(stats.wilcoxon(per_template).pvalue)
+        assert row.n_templates == n_templates
     assert list(table["mean"]) == sorted(table["mean"])
     rob = labdet.robustness(planted_items, probe="svm")
     svm = planted_items.groupby("nationality")["rel_svm"].mean()
@@ -214,6 +218,24 @@ def test_summary_and_robustness_match_independent_computation(planted):
     h1 = planted_items[planted_items["template"].isin(first)].groupby("nationality")["rel_svm"].mean()
     h2 = planted_items[planted_items["template"].isin(second)].groupby("nationality")["rel_svm"].mean()
     assert rob["halves_r"] == pytest.approx(np.corrcoef(h1, h2.loc[h1.index])[0, 1])
+
+
+@pytest.mark.parametrize("copies", [2, 5])
+def test_template_level_inference_does_not_shrink_with_copies(planted, copies):
+    """Each item copied ``copies`` times inside its own template (more fillers that say nothing new): the
+    paper's item-level Wilcoxon p shrinks, the template-level p and the template bootstrap interval do not."""
+    items = planted[0]
+    copied = pd.concat([items] * copies, ignore_index=True)
+    once = labdet.summarize(items, probe="svm", n_boot=500).set_index("nationality")
+    many = labdet.summarize(copied, probe="svm", n_boot=500).set_index("nationality")
+    assert (many["n_items"] == copies * once["n_items"]).all()
+    np.testing.assert_allclose(many["mean"], once["mean"], rtol=1e-12)
+    np.testing.assert_allclose(many["p_template"], once["p_template"], rtol=1e-12)
+    np.testing.assert_allclose(many[["ci_low", "ci_high"]], once[["ci_low", "ci_high"]], rtol=1e-9)
+    moved = once["p_value"] < 1  # where the items are not all zero, copies make the item-level test "surer"
+    assert moved.any() and (many.loc[moved, "p_value"] < once.loc[moved, "p_value"]).all()
+    # the template-level p never goes below what the number of templates allows: 2 / 2^C
+    assert (once["p_template"] >= 2.0 / 2 ** once["n_templates"] - 1e-15).all()
 
 
 def test_direction_rule():
@@ -267,7 +289,8 @@ def test_cli_writes_one_row_per_nationality(tiny_result, tmp_path, capsys):
     out = tmp_path / "labdet.csv"
     assert main(["labdet", "--model", str(TINY_MLM), "--lang", "en", "--out", str(out)]) == 0
     frame = pd.read_csv(out, keep_default_na=False)
-    assert list(frame.columns) == ["nationality", "word", "mean", "ci_low", "ci_high", "p_value", "direction"]
+    assert list(frame.columns) == ["nationality", "word", "mean", "ci_low", "ci_high", "p_value", "direction",
+                                   "p_template"]
     assert len(frame) == 30
     np.testing.assert_allclose(frame["mean"], tiny_result.table["mean"], rtol=1e-9)
     printed = capsys.readouterr().out
