@@ -154,12 +154,13 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     run_handle = method_handle(method, handle, opts)
     with Announcer(cache, method, run_handle, loaded, opts, data_dir) as announcer:  # silent until it must compute
         return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,
-                                shard_size, announcer)
+                                shard_size, announcer, started)
 
 
 def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts: Options, cache: ResultCache,
                      data_dir: Path | None, progress: ProgressFn | None, waiting: ProgressFn | None,
-                     only_cached: bool, shard_size: int | None, announcer: Announcer) -> Result | None:
+                     only_cached: bool, shard_size: int | None, announcer: Announcer, started: float
+                     ) -> Result | None:
     identity = run_handle.known_identity()
     if identity is None:
         if only_cached:
