@@ -22,7 +22,7 @@ from biascore.core.display import code_span, plotly_label, script_token
 from views.common import csv_download, literal
 from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
                           read_only_notice)
-from views.scoring import run_with_progress, score_now_button
+from views.scoring import run_with_progress, score_now_button, watched
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
@@ -95,7 +95,8 @@ if scores is None:
                 "computed yet: one forward and one backward pass over the test's sentences (the model is loaded "
                 "for it).")
         scores = score_now_button("Score now", "ah_score_now", "Head scores (one forward + backward pass), batches:",
-                                  lambda progress: _frame("heads", seat, progress=progress))
+                                  lambda progress: _frame("heads", seat, progress=progress),
+                                  watch=watched(get("heads"), model_name, seat))
     if scores is None:
         st.stop()
 b = scores_to_matrix(scores)
@@ -134,7 +135,8 @@ if counter is None and not read_only_notice("The counter-stereotype attentions o
     st.caption("Not computed yet for this model: one forward pass per sentence and its counter sentence.")
     counter = score_now_button("Compute the counter-stereotype attentions", "ah_counter_now",
                                "Counter-stereotype attentions: sentences",
-                               lambda progress: _frame("heads-counter", None, progress=progress))
+                               lambda progress: _frame("heads-counter", None, progress=progress),
+                               watch=watched(get("heads-counter"), model_name, None))
 if counter is not None and counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 elif counter is not None:

@@ -19,7 +19,7 @@ from biascore.methods import get
 from biascore.methods.attribution.results import best_runs, cached_runs as engine_cached_runs, load_run
 from biascore.methods.attribution.token_view import pair_table as engine_pair_table
 from views.models import get_model, model_label, model_selector, set_model_param
-from views.scoring import benchmark_selector, query_param, score_now_for
+from views.scoring import benchmark_selector, query_param, score_now_for, watch_computing
 
 
 def limit_torch_threads() -> None:
@@ -139,10 +139,12 @@ def score_now(model: str, benchmark: str, key: str) -> bool:
 
 
 def require_run(model: str, benchmark: str, key: str) -> pd.Series:
-    """The cached run of ``model`` on ``benchmark``; when there is none, say so, offer "Score now" and stop
-    the page (it reruns when scoring finishes)."""
+    """The cached run of ``model`` on ``benchmark``; when there is none, follow the run in progress of it, or say
+    so and offer "Score now", and stop the page (it reruns when a run finishes or the result is stored)."""
     run = best_run(model, benchmark)
     if run is None:
+        if watch_computing(get("attribution"), model, benchmark):  # someone is scoring it: the page follows
+            st.stop()
         st.info(f"{code_span(model_label(model))} has not been scored on {benchmark} yet.")
         if score_now(model, benchmark, key=key):
             st.rerun()

@@ -6,9 +6,10 @@ from typing import Callable, TypeVar
 
 import streamlit as st
 
-from biascore.core.display import code_span
+from biascore.core.models import ModelLoadError
+from views import run_watch
 from views.common import show_error
-from views.models import active_snapshot, get_handle, model_label, model_or_error, read_only_notice
+from views.models import active_snapshot, get_handle, read_only_notice
 
 T = TypeVar("T")
 
@@ -81,56 +82,36 @@ def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
 
 
 def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
-                     errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
+                     errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError),
+                     watch: run_watch.Watched | None = None, followed: bool = False) -> T | None:
     """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
     :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed). In a read-only
-    snapshot there is no button, only a line saying why."""
+    snapshot there is no button, only a line saying why. With ``watch`` (the result the button computes): while
+    a run of it is announced, its state and progress instead of the button (unless the caller ``followed`` it
+    already), and under the button a light watch that redraws the page when a run starts or the result is
+    stored elsewhere (:mod:`views.run_watch`)."""
     if read_only_notice(label):
         return None
+    if watch is not None and not followed and run_watch.follow(watch):
+        return None
     if not st.button(label, key=key, type="primary"):
+        if watch is not None:
+            run_watch.keep_watching(watch)
         return None
     return run_with_progress(text, compute, errors)
 
 
-#: Seconds between two looks at a result being computed elsewhere (:func:`watch_computing`).
-RUN_POLL_S = 2.0
-
-
 def watch_computing(method, model: str, input, **options) -> bool:
-    """When someone else — another person, tab, the CLI or a sweep — is computing ``method``'s result for
-    ``model`` on ``input`` right now (the runner's :func:`~biascore.core.runner.computing`): show how far it has
-    got, looked at again every :data:`RUN_POLL_S` seconds without anyone pressing anything (a fragment with
-    ``run_every``), redraw the whole page once it has ended (its result then shows, or "Score now" again if it
-    stopped), and return True. False when nothing is being computed (or the model's identity needs a load to
-    be known: a hub id)."""
-    from biascore.core import runner
+    """When someone else — another person, tab, the CLI, the API or a sweep — is computing ``method``'s result
+    for ``model`` on ``input`` right now (from its first second: loading or converting the model, waiting,
+    scoring): show its state and progress, followed without anyone pressing anything, redraw the whole page once
+    it has ended, and return True (:func:`views.run_watch.follow`). False when nothing is being computed."""
+    return run_watch.follow(watched(method, model, input, **options), get_handle(model))
 
-    if active_snapshot() is not None:
-        return False
-    handle = get_handle(model)
 
-    def now():
-        try:
-            return runner.computing(method, handle, input, **options)
-        except (ValueError, FileNotFoundError):  # an input that cannot be read is not being computed either
-            return None
-
-    if now() is None:
-        return False
-
-    @st.fragment(run_every=RUN_POLL_S)
-    def progress_of_the_run() -> None:
-        report = now()
-        if report is None:
-            st.rerun()  # the run has ended: the whole page again, now with its result
-        unit = method.input_kind.unit
-        st.progress(min(report.done / max(report.total, 1), 1.0),
-                    text=f"⏳ {code_span(model_label(model))} is being scored on {getattr(input, 'name', input)} right now (by another "
-                         f"person, tab, the command line or a sweep): {report.done}/{report.total} {unit}s. The "
-                         "result shows here when it is stored.")
-
-    progress_of_the_run()
-    return True
+def watched(method, model: str, input, **options) -> run_watch.Watched:
+    """``method``'s result for ``model`` on ``input`` as a page watches it (:mod:`views.run_watch`)."""
+    return run_watch.Watched(method.name, model, input, f"{method.input_kind.unit}s", tuple(options.items()))
 
 
 def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
@@ -146,12 +127,14 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
         return False
 
     def compute(progress: ProgressBar) -> bool:
-        handle = model_or_error(model)
-        if handle is None:
-            return False
         if before is not None:
             before()
+        handle = get_handle(model)  # the runner loads it, after announcing the run to every page
+        if not handle.loaded:
+            progress.bar.progress(0.0, text=f"Loading the model (once per process), then: {progress.text}")
         runner.run(method, handle, input, progress=progress, waiting=progress.waiting, **options)
         return True
 
-    return bool(score_now_button(label, key, text, compute, errors=(BenchmarkError, ValueError, FileNotFoundError)))
+    return bool(score_now_button(label, key, text, compute, errors=(BenchmarkError, ModelLoadError, ValueError,
+                                                                     FileNotFoundError),
+                                 watch=watched(method, model, input, **options), followed=True))

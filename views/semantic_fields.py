@@ -102,9 +102,9 @@ for lang, n in no_lexicon.items():
                "USAS has no lexicon for that language.")
 
 if not runner.is_cached(get("attribution"), get_handle(model), bench):
-    st.info(f"{code_span(model_label(model))} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
     if watch_computing(get("attribution"), model, bench):  # someone is scoring it right now: the page follows that run
         st.stop()
+    st.info(f"{code_span(model_label(model))} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
     if score_now_for(get("fields"), model, bench, key="sf_score", text="Scoring: pairs",
                      label=f"Score {code_span(model_label(model))} on {bench_name} now"):
         st.rerun()

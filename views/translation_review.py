@@ -26,6 +26,7 @@ import streamlit as st
 from biascore.core import settings
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.models import ModelLoadError
+from biascore.methods import get
 from biascore.review.agreement import agreement, confusion, disagreements, reviewer_overview
 from biascore.review.assignment import todo
 from biascore.review.corrections import (before_after, corrected_frame, decision_counts, final_decisions,
@@ -37,7 +38,7 @@ from biascore.review.visibility import Viewer, Visible, viewer, visible
 from views.attribution import live_pair, run_frame, score_now
 from views.common import error_text
 from views.models import data_dir_notice, get_model, model_label, model_or_error, model_selector
-from views.scoring import ProgressBar, benchmark_selector, query_param
+from views.scoring import ProgressBar, benchmark_selector, query_param, watch_computing
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
@@ -318,7 +319,7 @@ def pair_panel(r: Review) -> None:
                     st.text(check.reason)
                 if row is not None:
                     draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False, wrap=45)
-                elif lm is not None and side == "tl":
+                elif lm is not None and side == "tl" and not watch_computing(get("attribution"), model, benchmark):
                     st.info("This model has not scored this benchmark yet.")
                     if score_now(model, benchmark, key="tr_score_now"):
                         st.rerun()

@@ -48,6 +48,20 @@ def held(path: str | os.PathLike, waiting: Callable[[], None] | None = None,
         lock.release()
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (a zombie counts: its locks are gone, but not its pid).
+    An unknown pid (0 or less) counts as alive: never call a run dead for want of a pid."""
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def is_held(path: str | os.PathLike) -> bool:
     """True when another holder has the lock at ``path`` right now (a lock file alone means nothing)."""
     if not Path(path).exists():

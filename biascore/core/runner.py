@@ -5,7 +5,8 @@ For a method ``m``, a model handle ``h``, an input and options::
     identity = h.identity()                       # from the model's files when possible: no load
     key      = result_key(m.cache_folder, identity, input, options, m.version)
     cached   → verified read (page checksums, stored key = file name, schema, every row id once) → Result
-    missing  → (only_cached: None) → load the model (only now) → per-key lock (one computation across threads
+    missing  → (only_cached: None) → announce the run (:mod:`biascore.core.announce`: visible to every page and
+               process from now on) → load the model (only now) → per-key lock (one computation across threads
                and processes; a waiter sees the holder's progress) → look again → compute the missing shards
                (resumable after a crash) → verify → store with the conventions the computation recorded
     derived  → ``m.derive`` (itself cached when ``m.cache_derived``)
@@ -16,7 +17,10 @@ results — every question a shell asks is answered here, and nothing else reads
 
     run(m, model, input, **options)            compute (or read) one result
     is_cached(m, model, input, **options)      is it stored (no load, no read)
-    computing(m, model, input, **options)      is it being computed right now, and how far (Progress or None)
+    computing(m, model, input, **options)      is it being computed right now, and how far (an Announcement
+                                               of the run, from its first second, or None)
+    selection(m, model, input, **options)      where a page watches one result: the runs announced for it, and
+                                               whether it is stored (no load, no read)
     stored(m, model=…, input=…)                the stored results of a method (Stored, newest first)
     stored_version(m)                          a fingerprint of that list (a shell's memo key)
     open_stored(m, entry)                      one listed result, verified (DamagedResult / StaleResult)
@@ -32,6 +36,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from biascore.core.announce import Announcement, Announcer, Selection, furthest, run_tag
 from biascore.core.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
 from biascore.core.handle import ModelHandle, as_handle
 from biascore.core.keys import result_key
@@ -55,6 +60,8 @@ class Context:
     waiting: ProgressFn | None = None
     #: results of other methods this computation read (name → key digest), recorded with the result
     used: dict[str, str] = field(default_factory=dict)
+    #: the run's announcement (:mod:`biascore.core.announce`)
+    announcer: Announcer | None = None
 
     def model(self) -> LanguageModel:
         """The model, loaded now if it was not (thread-safe, once per handle)."""
@@ -145,11 +152,20 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     handle = as_handle(model)
     cache = cache or ResultCache()
     run_handle = method_handle(method, handle, opts)
+    with Announcer(cache, method, run_handle, loaded, opts, data_dir) as announcer:  # silent until it must compute
+        return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,
+                                shard_size, announcer, started)
+
+
+def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts: Options, cache: ResultCache,
+                     data_dir: Path | None, progress: ProgressFn | None, waiting: ProgressFn | None,
+                     only_cached: bool, shard_size: int | None, announcer: Announcer, started: float
+                     ) -> Result | None:
     identity = run_handle.known_identity()
     if identity is None:
         if only_cached:
             return None
-        identity = run_handle.identity()  # a hub id outside the local HuggingFace cache: only a load can tell
+        identity = announcer.load(run_handle).identity()  # a hub id not in the local cache: only a load can tell
     try:
         method.check_served(identity)
         method.check(identity.kind, loaded, opts)
@@ -165,8 +181,13 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     ctx = Context(method, run_handle, cache, data_dir, progress, waiting)
     from_cache = found is not None
     if found is None:
+        announcer.keyed(key)
+        announcer.start()
+        ctx.progress, ctx.waiting, ctx.announcer = announcer.progress(progress), announcer.waiting(waiting), announcer
         if method.needs_model:
-            key = model_key(method, run_handle.load().identity(), loaded, opts, data_dir)  # the loaded model is the authority
+            lm = announcer.load(run_handle)  # announced first: "loading the model" / "converting the model"
+            key = model_key(method, lm.identity(), loaded, opts, data_dir)  # the loaded model is the authority
+            announcer.keyed(key)
         found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
     stored, meta = found
     result = _result(ctx, method, loaded, opts, key, stored, meta)
@@ -189,6 +210,8 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             ctx.waiting(report.done if report else 0, report.total if report else total_hint)
 
     with cache.computing(key, wait):
+        if ctx.announcer is not None:
+            ctx.announcer.scoring(0, total_hint)
         found = cache.load_entry(key, verify)  # another caller may have finished it while we waited
         if found is not None:
             return found
@@ -289,14 +312,21 @@ def is_cached(method: Method, model: ModelHandle | LanguageModel | str, input: A
               **option_values: Any) -> bool:
     """Whether ``method``'s result for this model, input and options is stored (its file exists; it is verified
     when it is read). Never loads or computes; False when the model's identity needs a load to be known."""
-    handle = as_handle(model)
+    return selection(method, model, input, data_dir=data_dir, limit=limit, **option_values).stored(cache)
+
+
+def selection(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
+              data_dir: str | Path | None = None, limit: int | None = None, **option_values: Any) -> Selection:
+    """``method``'s result for ``model`` on ``input`` as a page watches it
+    (:class:`~biascore.core.announce.Selection`: the runs announced for it, whether it is stored), without
+    loading anything; its key is None when the model's identity needs a load to be known."""
     opts = build_options(method, None, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None
     loaded = resolve_input(method, input, data_dir, limit)
-    identity = method_handle(method, handle, opts).known_identity()
-    if identity is None:
-        return False
-    return (cache or ResultCache()).path(model_key(method, identity, loaded, opts, data_dir)).exists()
+    run_handle = method_handle(method, as_handle(model), opts)
+    identity = run_handle.known_identity()
+    key = model_key(method, identity, loaded, opts, data_dir) if identity is not None else None
+    return Selection(run_tag(method.cache_folder, run_handle.name, method.key_parts(loaded, opts, data_dir)), key)
 
 
 # --------------------------------------------------------------------------------------------- the door
@@ -425,20 +455,16 @@ def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = 
 
 def computing(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
               cache: ResultCache | None = None, data_dir: str | Path | None = None, limit: int | None = None,
-              **option_values: Any) -> Progress | None:
+              **option_values: Any) -> Announcement | None:
     """Whether ``method``'s result for this model, input and options is being computed right now (by another
-    person, tab, process, the CLI or a sweep) and how far it has got; None when not (or when the model's
-    identity needs a load to be known: nothing is loaded here). Today: the per-key lock and progress file."""
+    person, tab, process, the CLI, the API or a sweep) and how far it has got: the furthest of the runs announced
+    for it (:mod:`biascore.core.announce`: from their first second — loading or converting the model, waiting,
+    scoring n of N), found even when the model's identity needs a load to be known; None when none is. Nothing
+    is loaded here."""
     cache = cache or ResultCache()
     if cache.read_only:
         return None
-    opts = build_options(method, None, option_values)
-    data_dir = Path(data_dir) if data_dir is not None else None
-    loaded = resolve_input(method, input, data_dir, limit)
-    identity = method_handle(method, as_handle(model), opts).known_identity()
-    if identity is None:
-        return None
-    return cache.progress(model_key(method, identity, loaded, opts, data_dir))
+    return furthest(selection(method, model, input, data_dir=data_dir, limit=limit, **option_values).runs(cache))
 
 
 def verify_file(path: str | Path) -> None:

@@ -21,6 +21,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from biascore.core.locks import pid_alive
+
 STATES = ("pending", "running", "done", "failed")
 SWEEPS_DIR = "sweeps"
 
@@ -125,18 +127,6 @@ class SweepProgress:
         return self.finished is None and not self.interrupted
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:  # unknown: assume alive rather than call a sweep interrupted
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def read_sweeps(cache_root: str | os.PathLike, finished_since: float | None = None) -> list[SweepProgress]:
     """Every sweep recorded under ``cache_root``, newest first; with ``finished_since`` (a time stamp), sweeps
     that finished before it are left out without reading their task files."""
@@ -163,7 +153,7 @@ def read_sweeps(cache_root: str | os.PathLike, finished_since: float | None = No
         finished = sweep.get("finished")
         interrupted = sweep.get("outcome") == "interrupted" or (
             finished is None and sweep.get("host") == socket.gethostname()
-            and not _pid_alive(int(sweep.get("pid") or 0)))
+            and not pid_alive(int(sweep.get("pid") or 0)))
         out.append(SweepProgress(str(sweep.get("id", folder.name)), float(sweep.get("started") or 0), finished,
                                  str(sweep.get("executor", "")), len(sweep["tasks"]), counts, failed, running,
                                  updated, interrupted))
