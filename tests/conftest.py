@@ -142,6 +142,17 @@ def _environment(tmp_path_factory):
     yield
 
 
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """A cache of the test's own: what a test stores there (a served or quantized model's results) stays out of the
+    session's cache, whose models the page tests list and count."""
+    cache = tmp_path / "private-cache"
+    cache.mkdir()
+    (cache / "models").symlink_to(REPO / "cache" / "models", target_is_directory=True)
+    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(cache))
+    return cache
+
+
 # ------------------------------------------------------------------------------------------------ shared files
 @pytest.fixture(scope="session")
 def data_dir() -> Path:

@@ -131,8 +131,17 @@ def model_visible(name: str) -> bool:
     (an alias or hub id, not a path) are."""
     if not settings.public_mode() or not is_local_path(name):
         return True
+    return model_allowed(name)
+
+
+def model_allowed(name: str) -> bool:
+    """Whether a model may be chosen in a picker: any outside public mode; in public mode only the allow-list's
+    (a folder also under another path to it)."""
+    if not settings.public_mode():
+        return True
     allowed = settings.allowed_models()
-    return name in allowed or os.path.realpath(name) in {os.path.realpath(a) for a in allowed if is_local_path(a)}
+    return name in allowed or (is_local_path(name) and os.path.realpath(name) in
+                               {os.path.realpath(a) for a in allowed if is_local_path(a)})
 
 
 def set_model_param(model: str, key: str = "model") -> None:

@@ -17,7 +17,7 @@ from biascore.core.precision import precision_label
 from biascore.core.runner import UnreadableResult
 from views.attribution import best_run, cached_runs, run_result_frame, score_now, summary
 from views.common import csv_download, literal
-from views.models import data_dir_notice, model_label, model_selector, model_visible
+from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible
 from views.scoring import benchmark_selector
 
 st.title("Overview")
@@ -136,6 +136,7 @@ def model_comparison(runs: pd.DataFrame) -> None:
     """Two models scored on one benchmark, compared on the same pairs: B − A (and PLL) with the paired
     bootstrap interval, McNemar's exact test, Holm across bias types, the mean paired S_JSD difference."""
     st.subheader("Compare two models on the same pairs (paired)")
+    runs = runs[runs.model.map(model_allowed).astype(bool)]  # public mode: pickers offer the allow-list only
     shared = runs.groupby("benchmark").model.nunique()
     benchmarks = sorted(shared[shared >= 2].index)
     if not benchmarks:

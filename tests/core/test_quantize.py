@@ -12,6 +12,9 @@ from biascore.cli.main import main
 from biascore.core.handle import ModelHandle
 from biascore.core.precision import precision_label
 
+# results stored here (served / quantized models) stay out of the session cache that the page tests list
+pytestmark = pytest.mark.usefixtures("private_cache")
+
 OPTIONS = ["int8", "int4"]
 
 
@@ -92,6 +95,7 @@ def test_overview_shows_a_quantized_run_as_its_own_labelled_row(demo_scores, smo
     row keeps its own (exact) numbers."""
     from test_dashboard_pages import MODEL, frame_with, open_page
 
+    biascore.run("attribution", MODEL, "demo", progress=False)  # the full-weight row, in this test's own cache
     biascore.run("attribution", biascore.load_model(MODEL, quantize="int8"), "demo", progress=False)
     at = open_page("overview")
     assert not at.error

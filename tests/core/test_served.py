@@ -23,6 +23,9 @@ from biascore.methods.attribution.reproducibility import compare_frames, logp_to
 from biascore.methods.attribution.scorer import score_benchmark, summarize
 from served_reference import Process
 
+# results stored here (served / quantized models) stay out of the session cache that the page tests list
+pytestmark = pytest.mark.usefixtures("private_cache")
+
 
 def _serving(*args: str):
     proc = Process(*args).start()

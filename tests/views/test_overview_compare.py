@@ -21,7 +21,12 @@ def test_overview_compares_two_models_pair_by_pair(demo_scores):
     at.run()
     assert not at.exception and not at.error
     at.selectbox(key="ov_cmp_benchmark").set_value("demo").run()
+    # the two models the fixture scored (other tests may have scored more models on demo into the session cache)
+    first, second = list(demo_scores)
+    at.selectbox(key="ov_cmp_a").set_value(first).run()
+    at.selectbox(key="ov_cmp_b").set_value(second).run()
     a, b = at.selectbox(key="ov_cmp_a").value, at.selectbox(key="ov_cmp_b").value
+    assert (a, b) == (first, second)
     frames = {model_label(m): f for m, f in demo_scores.items()}
     assert {model_label(a), model_label(b)} <= set(frames)
     shown = next(df.value for df in at.dataframe if "mcnemar_p" in df.value.columns)
