@@ -99,7 +99,7 @@ class Toy(Method):
 '''
 
 #: what the copy leaves out: version control, environments, caches and build outputs (.gitignore's kinds)
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "cache", "__pycache__", "*.pyc", ".pytest_cache", "out",
+NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".venv-*", "cache", "__pycache__", "*.pyc", ".pytest_cache", "out",
                                     "artifacts", "*.egg-info", "build")
 
 
