@@ -130,12 +130,13 @@ def scored_models(benchmark: str) -> list[str]:
             if not settings.public_mode() or m in settings.allowed_models()]
 
 
-def score_now(model: str, benchmark: str, key: str) -> bool:
+def score_now(model: str, benchmark: str, key: str, keep_watching: bool = True) -> bool:
     """"Score now" for the attribution pages (the one door: :func:`views.scoring.score_now_for`); True when it
     just finished (the caller reruns to show the new numbers)."""
     return score_now_for(get("attribution"), model, benchmark, key=key,
                          label=f"Score now: {model_label(model)} on {benchmark}",
-                         text=f"Scoring {benchmark} with {model_label(model)}: pairs", before=limit_torch_threads)
+                         text=f"Scoring {benchmark} with {model_label(model)}: pairs", before=limit_torch_threads,
+                         keep_watching=keep_watching)
 
 
 def require_run(model: str, benchmark: str, key: str) -> pd.Series:

@@ -115,11 +115,12 @@ def watched(method, model: str, input, **options) -> run_watch.Watched:
 
 
 def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
-                  before: Callable[[], None] | None = None, **options) -> bool:
+                  before: Callable[[], None] | None = None, keep_watching: bool = True, **options) -> bool:
     """"Score now" for one result of ``method``: computes it through the runner (``biascore.core.runner.run``,
     cached) under the one progress bar; while someone else computes that very result, its progress instead
     (:func:`watch_computing`). ``before()`` runs just before computing. True when it just finished (the
-    caller reruns to show the new result)."""
+    caller reruns to show the new result). ``keep_watching=False``: no light watch under the button (a page
+    where people type, and whose main content is not this result: the translation review)."""
     from biascore.core import runner
     from biascore.core.datasets import BenchmarkError
 
@@ -137,4 +138,5 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
 
     return bool(score_now_button(label, key, text, compute, errors=(BenchmarkError, ModelLoadError, ValueError,
                                                                      FileNotFoundError),
-                                 watch=watched(method, model, input, **options), followed=True))
+                                 watch=watched(method, model, input, **options) if keep_watching else None,
+                                 followed=True))

@@ -321,7 +321,7 @@ def pair_panel(r: Review) -> None:
                     draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False, wrap=45)
                 elif lm is not None and side == "tl" and not watch_computing(get("attribution"), model, benchmark):
                     st.info("This model has not scored this benchmark yet.")
-                    if score_now(model, benchmark, key="tr_score_now"):
+                    if score_now(model, benchmark, key="tr_score_now", keep_watching=False):
                         st.rerun()
 
         review_form(r, pair_id, pair)
