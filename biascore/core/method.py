@@ -112,10 +112,15 @@ class Method:
 
     def check_served(self, identity: Any) -> None:
         """Refuse a served model (dtype ``served``) unless the method needs only its prompt log-probabilities."""
-        if identity.dtype == "served" and self.needs_model and not self.runs_served:
+        if identity.dtype == "served":
+            self.refuse_served(identity.name)
+
+    def refuse_served(self, name: str) -> None:
+        """The one-line refusal of the served model ``name`` when this method needs the model's weights."""
+        if self.needs_model and not self.runs_served:
             raise NotApplicable(
                 f"{self.name} needs the model's weights in this process (masked-LM scoring, hidden states or "
-                f"gradients); {identity.name} is served and gives only prompt log-probabilities — load the model "
+                f"gradients); {name} is served and gives only prompt log-probabilities — load the model "
                 "by its name or folder instead")
 
     def load_variant(self, options: Options) -> dict[str, Any]:

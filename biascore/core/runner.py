@@ -147,6 +147,9 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     started = time.perf_counter()
     opts = build_options(method, options, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None
+    served = _served_name(model)
+    if served is not None:
+        method.refuse_served(served)  # before the input is read (the measured identity is checked again below)
     loaded = resolve_input(method, input, data_dir, limit)
     method.validate_input(loaded, opts)  # bad options and inputs are refused before any model is touched
     handle = as_handle(model)
@@ -155,6 +158,20 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     with Announcer(cache, method, run_handle, loaded, opts, data_dir) as announcer:  # silent until it must compute
         return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,
                                 shard_size, announcer, started)
+
+
+def _served_name(model: Any) -> str | None:
+    """The name of a served model (``served:…`` handle or name, or a loaded served model), else None."""
+    from biascore.core.served import is_served
+
+    name = model if isinstance(model, str) else getattr(model, "name", "")
+    if is_served(str(name)):
+        return str(name)
+    if isinstance(model, ModelHandle) and model.loaded:
+        model = model.load()  # a handle around a model already loaded (or connected to)
+    if isinstance(model, LanguageModel) and model.extra.get("dtype") == "served":
+        return model.name
+    return None
 
 
 def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts: Options, cache: ResultCache,
