@@ -126,15 +126,20 @@ def pytest_terminal_summary(terminalreporter):
                                     "skipped: " + ", ".join(_SKIPPED_SHARED), red=True)
 
 
+def _fresh_cache(cache: Path) -> Path:
+    """An empty result cache whose models folder is the project's (GGUF conversions are slow: reuse them)."""
+    models = REPO / "cache" / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    (cache / "models").symlink_to(models, target_is_directory=True)
+    return cache
+
+
 # ------------------------------------------------------------------------------------------------ environment
 @pytest.fixture(scope="session", autouse=True)
 def _environment(tmp_path_factory):
     """Point the engine at the data directory and a fresh cache; keep converted GGUF models across runs."""
     os.environ["BIASCORE_DATA_DIR"] = str(DATA_DIR)
-    cache = tmp_path_factory.mktemp("cache")
-    models = REPO / "cache" / "models"  # GGUF conversions are slow: reuse the project's converted copies
-    models.mkdir(parents=True, exist_ok=True)
-    (cache / "models").symlink_to(models, target_is_directory=True)
+    cache = _fresh_cache(tmp_path_factory.mktemp("cache"))
     os.environ["BIASCORE_CACHE_DIR"] = str(cache)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -148,7 +153,7 @@ def private_cache(tmp_path, monkeypatch):
     session's cache, whose models the page tests list and count."""
     cache = tmp_path / "private-cache"
     cache.mkdir()
-    (cache / "models").symlink_to(REPO / "cache" / "models", target_is_directory=True)
+    _fresh_cache(cache)
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(cache))
     return cache
 
