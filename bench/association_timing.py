@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from biascore.core.cache import ResultCache  # noqa: E402
 from biascore.methods.association.logprob_bias import effect_sizes, load_logprob_test  # noqa: E402
 from biascore.core.models import load_model  # noqa: E402
-from biascore.methods.association.scorer import run_logprob, run_seat  # noqa: E402
+from biascore.core import runner  # noqa: E402
+from biascore.methods import get  # noqa: E402
 
 TINY = os.environ.get("TINY_MLM", str(Path(__file__).resolve().parents[2] / "shared/models/tiny-trained-bert-mlm"))
 
@@ -26,13 +27,13 @@ def main() -> None:
     minilm = load_model("all-minilm-l6-v2")
     for test in ("sent-weat6", "sent-weat7", "sent-weat8"):
         t0 = time.perf_counter()
-        row = run_seat(minilm, test, cache=cache).iloc[0]
+        row = runner.run(get("seat"), minilm, test, cache=cache).frame.iloc[0]
         print(f"SEAT {test}: ES={row.effect_size:.4f} p={row.p_value:.5f} "
               f"(n={row.n_x}/{row.n_y}/{row.n_a}/{row.n_b}) {time.perf_counter() - t0:.1f} s")
     tiny = load_model(TINY)
     for test in sys.argv[1:] or ["en-gender-career", "en-gender-science"]:
         t0 = time.perf_counter()
-        scores = run_logprob(tiny, test, cache=cache)
+        scores = runner.run(get("logprob"), tiny, test, cache=cache).stored
         table = effect_sizes(scores, load_logprob_test(test))
         took = time.perf_counter() - t0
         for r in table.itertuples():

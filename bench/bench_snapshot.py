@@ -30,7 +30,7 @@ from biascore.methods import get  # noqa: E402
 from biascore.core.datasets import load_benchmark  # noqa: E402
 from biascore.core.models import load_model  # noqa: E402
 from biascore.methods.attribution.results import load_run  # noqa: E402
-from biascore.methods.attribution.scorer import attribution_frame, score_benchmark  # noqa: E402
+from biascore.methods.attribution.scorer import attribution_frame  # noqa: E402
 from biascore.snapshot import reader  # noqa: E402
 from biascore.snapshot.export import export_snapshot  # noqa: E402
 
@@ -55,7 +55,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="snapshot-bench-"))
     cache = ResultCache(work / "cache")
     bench = load_benchmark(name)
-    score_benchmark(load_model(TINY), bench, cache=cache)
+    runner.run(get("attribution"), load_model(TINY), bench, cache=cache)
     manifest = export_snapshot(work / "snap.zip", cache=cache)
     size = sum(m["size"] for m in manifest["members"].values())
 

@@ -29,8 +29,10 @@ TINY = SHARED / "models" / "tiny-trained-bert-mlm"
 
 def worker(model: str, cache_dir: str, benchmark: str, shard_pairs: int) -> None:
     """One scoring process: prints SHARD after each shard it computes and DONE with the result's size."""
+    from biascore.core import runner
     from biascore.core.cache import ResultCache
     from biascore.core.models import load_model
+    from biascore.methods import get
     from biascore.methods.attribution import scorer
 
     lm = load_model(model)
@@ -42,7 +44,7 @@ def worker(model: str, cache_dir: str, benchmark: str, shard_pairs: int) -> None
         return out
 
     scorer.compute_logprobs = counted
-    frame = scorer.score_benchmark(lm, benchmark, cache=ResultCache(cache_dir), shard_pairs=shard_pairs)
+    frame = runner.run(get("attribution"), lm, benchmark, cache=ResultCache(cache_dir), shard_size=shard_pairs).frame
     print("DONE", len(frame), frame.pair_id.nunique(), flush=True)
 
 
@@ -74,7 +76,9 @@ def main() -> None:
 
     from biascore.core.cache import ResultCache
     from biascore.core.models import load_model
-    from biascore.methods.attribution.scorer import score_benchmark, summarize
+    from biascore.core import runner
+    from biascore.methods import get
+    from biascore.methods.attribution.scorer import summarize
 
     work = Path(tempfile.mkdtemp(prefix="concurrent_cache_"))
     cache_dir = work / "cache"
@@ -92,8 +96,9 @@ def main() -> None:
     (stored,) = list(cache_dir.glob("attribution/*.parquet"))
     raw = pq.read_table(stored).to_pandas()
     lm = load_model(args.model)
-    resumed = score_benchmark(lm, args.benchmark, cache=ResultCache(cache_dir))
-    clean = score_benchmark(lm, args.benchmark, cache=ResultCache(work / "clean"), shard_pairs=args.shard_pairs)
+    resumed = runner.run(get("attribution"), lm, args.benchmark, cache=ResultCache(cache_dir)).frame
+    clean = runner.run(get("attribution"), lm, args.benchmark, cache=ResultCache(work / "clean"),
+                       shard_size=args.shard_pairs).frame
     report = {
         "model": args.model, "benchmark": args.benchmark, "shard_pairs": args.shard_pairs,
         "killed_phase_shards_per_process": [_shards(work / f"run{i}.log") for i in range(2)],

@@ -15,7 +15,8 @@ Sections (each writes its part of gpu_bench.json and continues if another fails)
   log-probability errors saved to errors.npz. (The fast-exact mode it also measured was removed: slower than
   fp32 on the GPU, docs/performance.md.)
 * ``timing``: Filipino CrowS-Pairs + WinoQueer (12,089 pairs) with the bert-base shape, end to end
-  (tokenise, forward, result frame) through ``score_benchmark`` with a fresh cache, in each mode.
+  (tokenise, forward, result frame) through the runner (``runner.run`` of the attribution method) with a fresh
+  cache, in each mode.
 * ``naive``: the published-style loop (bench/naive_reference.py) vs the engine on crows-en-gso, same GPU.
 * ``big``: the Qwen2-7B shape in bf16 on the same Filipino workload.
 
@@ -162,11 +163,12 @@ def _bu_error(a, b) -> tuple[float, int, int]:
 
 def run_frame(lm, bench: str, cache_root: Path, mode_ctx=None, **kw):
     from biascore.core.cache import ResultCache
-    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.core import runner
+    from biascore.methods import get
     ctx = mode_ctx() if mode_ctx else _null()
     with ctx:
-        return score_benchmark(lm, bench, cache=ResultCache(cache_root / f"{lm.name}-{time.time_ns()}"),
-                               data_dir=DATA, **kw)
+        return runner.run(get("attribution"), lm, bench, cache=ResultCache(cache_root / f"{lm.name}-{time.time_ns()}"),
+                          data_dir=DATA, **kw).frame
 
 
 class _null:
@@ -252,7 +254,8 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
 
 # ----------------------------------------------------------------------------- timing
 def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
-    """score_benchmark on each benchmark with a fresh cache: wall time, and its parts measured separately."""
+    """The attribution method through the runner on each benchmark with a fresh cache: wall time, and its parts
+    measured separately."""
     from biascore.core import lm_scoring
     from biascore.core.datasets import load_benchmark
     from biascore.methods.attribution.frame import attribution_frame

@@ -431,9 +431,10 @@ def main() -> int:
         (cache / "models").symlink_to(models, target_is_directory=True)
         os.environ["BIASCORE_CACHE_DIR"] = str(cache)
         from biascore.core.models import load_model
-        from biascore.methods.attribution.scorer import score_benchmark
+        from biascore.core import runner
+        from biascore.methods import get
 
-        score_benchmark(load_model(MODEL), "demo")  # Token attributions needs a cached run to show
+        runner.run(get("attribution"), load_model(MODEL), "demo")  # Token attributions needs a cached run to show
         for n in args.users:
             log_dir = tmp / f"server_{n}"  # a fresh server (and model load) per N
             log_dir.mkdir()

@@ -47,7 +47,8 @@ def worker(model: str, variant: str, benchmarks: list[str], limit: int | None, s
     from biascore.core.cache import ResultCache
     from biascore.core.handle import ModelHandle
     from biascore.core.placement import Placement
-    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.core import runner
+    from biascore.methods import get
 
     opts = VARIANTS[variant]
     placement = Placement.make("auto", split_memory) if opts.get("split") else None
@@ -60,7 +61,7 @@ def worker(model: str, variant: str, benchmarks: list[str], limit: int | None, s
     cache = ResultCache(out / "cache")
     for name in benchmarks:
         t0 = time.perf_counter()
-        frame = score_benchmark(handle, name, limit=limit, cache=cache)
+        frame = runner.run(get("attribution"), handle, name, limit=limit, cache=cache).frame
         info["benchmarks"][name] = {"score_s": time.perf_counter() - t0, "pairs": len(frame)}
         frame.to_parquet(out / f"{name}.parquet")
     info["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

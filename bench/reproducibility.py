@@ -10,7 +10,7 @@ each variant, every variant compared with the reference by
 :func:`biascore.methods.attribution.reproducibility.compare_frames`:
 
 * ``same process, same batches`` — the reference recomputed in its own process (the contract: bit-identical);
-* ``cache read-back`` — the frame stored by score_benchmark and read back vs the fresh computation (bit-identical);
+* ``cache read-back`` — the frame stored by the runner and read back vs the fresh computation (bit-identical);
 * ``another process`` — the reference's environment in a second process;
 * batch composition: token budget 1024 and 256 instead of 4096; one pair at a time (as Try a pair scores);
 * threads: ``OMP_NUM_THREADS=1`` (the reference has torch's default, one per core; torch caps the variable at the
@@ -87,10 +87,12 @@ def worker(model: str, benchmark: str, limit: int | None, out: Path, plans: list
     import pandas as pd
     import torch
 
+    from biascore.core import runner
     from biascore.core.cache import ResultCache
     from biascore.core.datasets import load_benchmark
+    from biascore.core.handle import ModelHandle
     from biascore.core.models import load_model
-    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.methods import get
 
     lm = load_model(model, device="cpu")
     bm = load_benchmark(benchmark)
@@ -104,9 +106,9 @@ def worker(model: str, benchmark: str, limit: int | None, out: Path, plans: list
         frames["same process, same batches"] = _frame(lm, bm, PLANS[REFERENCE_PLAN])
         with tempfile.TemporaryDirectory() as tmp:
             cache = ResultCache(tmp)
-            fresh = score_benchmark(lm, bm, cache=cache)
-            again = score_benchmark(lambda: (_ for _ in ()).throw(AssertionError("recomputed")), bm, cache=cache,
-                                    identity=lm.identity())
+            fresh = runner.run(get("attribution"), lm, bm, cache=cache).frame
+            standin = ModelHandle.standin(lm.name, lm.identity(), "recomputed instead of read back")
+            again = runner.run(get("attribution"), standin, bm, cache=cache).frame
         frames["cache: fresh"], frames["cache: read back"] = fresh, again
     facts = {"capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
              "seconds": round(time.perf_counter() - t0, 1)}

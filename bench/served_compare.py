@@ -4,7 +4,7 @@ completions protocol, SmolLM2 in float32, batching concurrent requests into one 
 Measures, each run in a fresh cache, all with the lm-eval prefix convention (<|im_start|>, what lm-eval's own
 clients put in front):
 
-* in-process float32 (``score_benchmark`` on the loaded model): time, pairs/s;
+* in-process float32 (the attribution method through the runner, on the loaded model): time, pairs/s;
 * served at 1, 4 and 16 concurrent requests (``served:http://127.0.0.1:PORT/v1``): pairs/s (load, conformance
   check and fingerprint included), and against in-process: max |Δ log P(u)|, max |Δ S_JSD|, S_JSD and PLL verdict
   flips, max |Δ ll| of the lm-eval-compatible whole-sentence log-likelihood, within the contract or not;
@@ -60,11 +60,13 @@ def main() -> None:
                     "(same --limit) and skip the in-process run when it is there")
     args = ap.parse_args()
     limit = args.limit
+    from biascore.core import runner
     from biascore.core.cache import ResultCache
     from biascore.core.datasets import load_benchmark
     from biascore.core.models import load_model, resolve_source
     from biascore.core.served import load_served
-    from biascore.methods.attribution.scorer import score_benchmark, summarize
+    from biascore.methods import get
+    from biascore.methods.attribution.scorer import summarize
     from served_reference import Process
     from tests.lmeval_harness import run_lmeval_crows
 
@@ -78,11 +80,16 @@ def main() -> None:
         out.update({k: old[k] for k in ("in_process", "served", "load_average_start") if k in old})
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+
+        def scores(lm, cache: str):  # the attribution frame through the runner, into a cache of its own
+            return runner.run(get("attribution"), lm, BENCH, limit=limit, prefix=PREFIX,
+                              cache=ResultCache(work / cache)).frame
+
         here = None
         if "in_process" not in out or args.concurrency:
             smollm = load_model("smollm2-135m", device="cpu")
             t0 = time.perf_counter()
-            here = score_benchmark(smollm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / "inproc"))
+            here = scores(smollm, "inproc")
             dt = time.perf_counter() - t0
             if "in_process" not in out:
                 out["in_process"] = {"seconds": dt, "pairs_per_s": n / dt,
@@ -95,7 +102,7 @@ def main() -> None:
             for c in args.concurrency:
                 t0 = time.perf_counter()
                 lm = load_served("served:" + server.url, concurrency=c)
-                there = score_benchmark(lm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / f"served{c}"))
+                there = scores(lm, f"served{c}")
                 dt = time.perf_counter() - t0
                 lm.client.close()
                 out["served"][str(c)] = {"seconds": dt, "load_average": os.getloadavg()[0], "pairs_per_s": n / dt,
@@ -103,7 +110,7 @@ def main() -> None:
                 print("served", c, out["served"][str(c)], flush=True)
             lm = load_served("served:" + server.url, concurrency=16)
             if there is None:  # ours through the server, for the per-pair comparison with lm-eval's client
-                there = score_benchmark(lm, BENCH, limit=limit, prefix=PREFIX, cache=ResultCache(work / "served"))
+                there = scores(lm, "served")
             from lm_eval.models.openai_completions import LocalCompletionsAPI
 
             folder = resolve_source("smollm2-135m").converted_folder

@@ -252,7 +252,9 @@ def demo_scores(smollm, random_mlm):
     model, both available on any clone."""
     import torch
 
-    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.core import runner
+    from biascore.methods import get
 
     torch.set_num_threads(1)
-    return {"smollm2-135m": score_benchmark(smollm, "demo"), random_mlm.name: score_benchmark(random_mlm, "demo")}
+    return {name: runner.run(get("attribution"), lm, "demo").frame
+            for name, lm in (("smollm2-135m", smollm), (random_mlm.name, random_mlm))}

@@ -60,10 +60,11 @@ def test_cuda_default_is_exact_float32(tiny_pair):
 
 def _scores(lm, benchmark, data_dir, tmp_path, limit=None):
     from biascore.core.cache import ResultCache
-    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.core import runner
+    from biascore.methods import get
 
-    return score_benchmark(lm, benchmark, cache=ResultCache(tmp_path / lm.device.type), data_dir=data_dir,
-                           limit=limit)
+    return runner.run(get("attribution"), lm, benchmark, cache=ResultCache(tmp_path / lm.device.type),
+                      data_dir=data_dir, limit=limit).frame
 
 
 def _compare_runs(a: pd.DataFrame, b: pd.DataFrame, tol: float) -> None:
@@ -104,9 +105,10 @@ def test_random_causal_model_on_cuda_matches_cpu(causal_pair, data_dir, tmp_path
 
 
 def test_head_scores_on_cuda_match_cpu(tiny_pair, data_dir):
-    from biascore.methods.heads.scorer import DEFAULT_SEAT_TEST, _as_test, head_score_matrix
+    from biascore.core.inputs import SEAT
+    from biascore.methods.heads.scorer import head_score_matrix
 
-    test = _as_test(DEFAULT_SEAT_TEST, data_dir)
+    test = SEAT.load(SEAT.default, data_dir)  # the heads method's default SEAT test
     (b_cpu, es_cpu), (b_gpu, es_gpu) = (head_score_matrix(lm, test) for lm in tiny_pair)
     assert np.abs(b_cpu).max() > 0
     np.testing.assert_allclose(b_gpu, b_cpu, atol=1e-4, rtol=0)
@@ -125,10 +127,11 @@ def test_labdet_features_on_cuda_match_cpu(tiny_pair, data_dir):
 @pytest.mark.parametrize("test_name", ["sent-weat6", "weat6b"])
 def test_seat_effect_sizes_on_cuda_match_cpu(tiny_pair, test_name, tmp_path):
     from biascore.core.cache import ResultCache
-    from biascore.methods.association.scorer import run_seat
+    from biascore.core import runner
+    from biascore.methods import get
 
-    rows = [run_seat(lm, test_name, n_samples=2000, cache=ResultCache(tmp_path / lm.device.type)).iloc[0]
-            for lm in tiny_pair]
+    rows = [runner.run(get("seat"), lm, test_name, n_samples=2000,
+                       cache=ResultCache(tmp_path / lm.device.type)).frame.iloc[0] for lm in tiny_pair]
     assert rows[1]["effect_size"] == pytest.approx(rows[0]["effect_size"], abs=1e-4)
 
 

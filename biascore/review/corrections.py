@@ -20,7 +20,7 @@ scores it directly.
 
 **B before and after** (:func:`before_after`): the engine's B (``summarize``, attribution) of one model on the
 original benchmark (all pairs), on the kept pairs with their original sentences, and on the corrected benchmark;
-both benchmarks are scored through :func:`~biascore.methods.attribution.scorer.score_benchmark`, so they are
+both benchmarks are scored by the ``attribution`` method through :func:`biascore.core.runner.run`, so they are
 cached like any run (the corrected one under ``<benchmark>-corrected`` and its own content hash).
 """
 from __future__ import annotations
@@ -132,15 +132,19 @@ def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
     ``lm``: a loaded :class:`~biascore.core.models.LanguageModel`. The original benchmark is scored whole (the
     same cached run every page uses), the corrected one as ``<benchmark>-corrected``; both are cached.
     """
-    from biascore.methods.attribution.scorer import score_benchmark, summarize
-
-    def step(offset: int, total: int):
-        return (lambda done, n: progress(offset + done, total)) if progress else None
+    from biascore.core import runner
+    from biascore.methods import get
+    from biascore.methods.attribution.scorer import summarize
 
     total = len(source.frame) + len(corrected)
-    full = score_benchmark(lm, source, progress=step(0, total))
+
+    def scores(benchmark: Benchmark, offset: int) -> pd.DataFrame:
+        step = (lambda done, n: progress(offset + done, total)) if progress else None
+        return runner.run(get("attribution"), lm, benchmark, progress=step).frame
+
+    full = scores(source, 0)
     before = full[full.pair_id.isin(set(reviewable_pairs(source).pair_id))]
-    after = score_benchmark(lm, corrected_benchmark(source, corrected), progress=step(len(source.frame), total))
+    after = scores(corrected_benchmark(source, corrected), len(source.frame))
     kept = before[before.pair_id.isin(set(corrected.source_pair_id))]
     parts = []
     for label, frame in (("before", before), ("kept_before", kept), ("after", after)):

@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from biascore.cli.main import main
-from biascore.methods.attribution.scorer import ONLY_PUNCTUATION, score_benchmark, score_pair, summarize
+from biascore.methods.attribution.scorer import ONLY_PUNCTUATION, score_pair, summarize
+from biascore.core import runner
+from biascore.methods import get
 
 
 def _one_line_error(capsys) -> str:
@@ -94,7 +96,7 @@ def test_pair_sharing_only_punctuation_stays_out_of_b(random_mlm, tmp_path):
     path.write_text("sent_more,sent_less,bias_type\n"
                     f"{PUNCTUATION_ONLY[0]},{PUNCTUATION_ONLY[1]},socioeconomic\n"
                     "Poor people are lazy.,Rich people are lazy.,socioeconomic\n", encoding="utf-8")
-    frame = score_benchmark(random_mlm, str(path))
+    frame = runner.run(get("attribution"), random_mlm, str(path)).frame
     assert list(frame.skipped_reason) == [ONLY_PUNCTUATION, ""]
     overall = summarize(frame).iloc[0]
     assert overall.n == 1 and overall.n_skipped == 1

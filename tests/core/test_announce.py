@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from biascore.core import announce
+from biascore.core import announce, runner
 from biascore.core.cache import ResultCache
 from biascore.core.runner import computing, selection
 from biascore.methods import get
@@ -26,12 +26,13 @@ DEADLINE_S = 600  # a generous overall limit only: every wait below ends on the 
 #: one run of the attribution method on the demo pairs; with a gate file, every progress report waits for it
 RUN = """
 import pathlib, sys, time
-from biascore.methods.attribution.scorer import score_benchmark
+from biascore.core import runner
+from biascore.methods import get
 gate = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
 def progress(done, total):
     while gate is not None and not gate.exists():
         time.sleep(0.05)
-score_benchmark(sys.argv[1], "demo", shard_pairs=4, progress=progress)
+runner.run(get("attribution"), sys.argv[1], "demo", shard_size=4, progress=progress)
 print("stored", flush=True)
 """
 
@@ -162,12 +163,10 @@ def test_a_failed_run_says_why_and_then_goes(cache, tmp_path, monkeypatch):
     """A model that cannot load: the announcement ends as "failed" with the error's line (no server path),
     stays readable for a while (:data:`announce.LINGER_S`), then is cleared."""
     from biascore.core.models import ModelLoadError
-    from biascore.methods.attribution.scorer import score_benchmark
-
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"not a gguf file")
     with pytest.raises(ModelLoadError):
-        score_benchmark(str(broken), "demo")
+        runner.run(get("attribution"), str(broken), "demo")
     page = selection(get("attribution"), str(broken), "demo")
     assert page.runs(cache) == []  # nothing live
     (failed,) = page.runs(cache, live_only=False)
@@ -179,10 +178,8 @@ def test_a_failed_run_says_why_and_then_goes(cache, tmp_path, monkeypatch):
 
 
 def test_a_cached_result_announces_nothing(random_mlm, cache):
-    from biascore.methods.attribution.scorer import score_benchmark
-
-    score_benchmark(random_mlm, "demo", cache=cache)
+    runner.run(get("attribution"), random_mlm, "demo", cache=cache)
     for path in (cache.root / announce.FOLDER).glob("*.json"):
         path.unlink()
-    score_benchmark(random_mlm, "demo", cache=cache)  # a cache hit: nothing to announce
+    runner.run(get("attribution"), random_mlm, "demo", cache=cache)  # a cache hit: nothing to announce
     assert not list((cache.root / announce.FOLDER).glob("*.json"))

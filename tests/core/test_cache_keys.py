@@ -8,7 +8,6 @@ import dataclasses
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import torch
 
@@ -57,27 +56,26 @@ def _asked_key(call, lm, tmp_path) -> CacheKey:
 
 def _entry_points(data_dir):
     """Each scorer's entry point on the fixture data directory (tests/fixtures/data) and its SEAT test."""
-    from biascore.methods.association import scorer as assoc
-    from biascore.methods.attribution.scorer import score_benchmark
-    from biascore.methods.heads import counter_stereotype, masking
-    from biascore.methods.heads import scorer as heads
-    from biascore.methods.labdet.scorer import score_labdet
+    from biascore.core import runner
+    from biascore.methods import get
 
     def seat_test():
         from biascore.core.seat_tests import load_seat_test
 
         return load_seat_test("names-career-family", data_dir)
 
-    scores = pd.DataFrame({"layer": [1, 1, 2, 2], "head": [1, 2, 1, 2], "score": [0.1, -0.2, 0.3, 0.0]})
+    def result_of(name, input=None, **kw):  # the method's result through the runner's door
+        return lambda lm, c: runner.run(get(name), lm, input() if callable(input) else input, cache=c, **kw)
+
     return {
-        "attribution": lambda lm, c: score_benchmark(lm, "demo", cache=c),
-        "heads": lambda lm, c: heads.head_scores(lm, seat_test(), cache=c),
-        "heads-masking": lambda lm, c: masking.masking_table(lm, seat_test(), scores, cache=c, data_dir=data_dir),
-        "heads-counter": lambda lm, c: counter_stereotype.counter_attention_frame(lm, cache=c, data_dir=data_dir),
-        "labdet": lambda lm, c: score_labdet(lm, "en", cache=c, data_dir=data_dir),
-        "seat": lambda lm, c: assoc.run_seat(lm, "sent-names-career-family", cache=c),
-        "ceat": lambda lm, c: assoc.run_ceat(lm, "names-career-family", segment_lengths=[None], cache=c),
-        "logprob": lambda lm, c: assoc.run_logprob(lm, "en-gender-career", cache=c),
+        "attribution": result_of("attribution", "demo"),
+        "heads": result_of("heads", seat_test),
+        "heads-masking": result_of("heads-masking", seat_test, data_dir=data_dir),
+        "heads-counter": result_of("heads-counter", data_dir=data_dir),
+        "labdet": result_of("labdet", "en", data_dir=data_dir),
+        "seat": result_of("seat", "sent-names-career-family"),
+        "ceat": result_of("ceat", "names-career-family", segment_lengths=(None,)),
+        "logprob": result_of("logprob", "en-gender-career"),
         "features": lambda lm, c: c.load(features_key(lm, ["a sentence."], "mean")),
     }
 

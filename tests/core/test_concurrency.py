@@ -18,7 +18,9 @@ from streamlit.testing.v1 import AppTest
 from biascore.core.cache import CacheKey, Progress, ResultCache
 from biascore.core.locks import held, is_held
 from biascore.methods.attribution.reproducibility import compare_frames
-from biascore.methods.attribution.scorer import score_benchmark, score_pair, summarize
+from biascore.methods.attribution.scorer import score_pair, summarize
+from biascore.core import runner
+from biascore.methods import get
 from biascore.methods.heads.masking import masked_perplexity, perplexity
 from biascore.methods.heads.masks import head_layout, mask_from_heads
 from waits import SAFETY_S, wait_until
@@ -70,11 +72,12 @@ def test_threads_on_one_model_match_lone_calls(random_mlm, smollm, tmp_path):
     lone_pairs = {(lm.name, p): score_pair(lm, *p) for lm in (random_mlm, smollm) for p in PAIRS}
     lone_ppl = {name: masked_perplexity(random_mlm, HELD_OUT, m) for name, m in masks.items()}
     lone_plain = perplexity(random_mlm, HELD_OUT)
-    lone_bench = score_benchmark(random_mlm, "demo", cache=ResultCache(tmp_path / "lone"), shard_pairs=8)
+    attribution = get("attribution")
+    lone_bench = runner.run(attribution, random_mlm, "demo", cache=ResultCache(tmp_path / "lone"), shard_size=8).frame
     assert len(set(lone_ppl.values()) | {lone_plain}) == len(masks) + 1  # the masks change the numbers
 
-    jobs = {"benchmark": lambda: score_benchmark(random_mlm, "demo", cache=ResultCache(tmp_path / "shared"),
-                                                 shard_pairs=8)}
+    jobs = {"benchmark": lambda: runner.run(attribution, random_mlm, "demo", cache=ResultCache(tmp_path / "shared"),
+                                            shard_size=8).frame}
     for k in range(3):  # each thread scores every pair, in a different order
         for lm in (random_mlm, smollm):
             jobs[f"pairs-{lm.name}-{k}"] = (lambda lm=lm, k=k: {p: score_pair(lm, *p) for p in PAIRS[k:] + PAIRS[:k]})
@@ -160,6 +163,8 @@ WORKER = """
 import os, sys, time
 from biascore.core.cache import ResultCache
 from biascore.core.models import load_model
+from biascore.core import runner
+from biascore.methods import get
 from biascore.methods.attribution import scorer
 model, cache_dir, hold = sys.argv[1], sys.argv[2], int(sys.argv[3])
 lm = load_model(model)
@@ -175,8 +180,8 @@ def counted(lm, chunk, **kw):
     print("SHARD", int(chunk.pair_id.iloc[0]), flush=True)
     return out
 scorer.compute_logprobs = counted
-frame = scorer.score_benchmark(lm, "demo", cache=ResultCache(cache_dir), shard_pairs=4,
-                               waiting=lambda d, t: print("WAIT", d, t, flush=True))
+frame = runner.run(get("attribution"), lm, "demo", cache=ResultCache(cache_dir), shard_size=4,
+                   waiting=lambda d, t: print("WAIT", d, t, flush=True)).frame
 print("DONE", len(frame), frame.pair_id.nunique(), flush=True)
 """
 
@@ -233,8 +238,9 @@ def test_two_processes_killed_and_resumed_store_each_pair_once(random_mlm, tmp_p
     assert len(stored) == 1
     raw = pd.read_parquet(stored[0])
     assert len(raw) == 38 and raw.pair_id.is_unique
-    result = score_benchmark(random_mlm, "demo", cache=ResultCache(cache_dir))
-    clean = score_benchmark(random_mlm, "demo", cache=ResultCache(tmp_path / "clean"), shard_pairs=4)
+    result = runner.run(get("attribution"), random_mlm, "demo", cache=ResultCache(cache_dir)).frame
+    clean = runner.run(get("attribution"), random_mlm, "demo", cache=ResultCache(tmp_path / "clean"),
+                       shard_size=4).frame
     agreement = compare_frames(clean, result)
     assert agreement.within_contract, agreement.problems
     if agreement.flips == 0:
@@ -256,7 +262,7 @@ def test_damaged_cached_result_is_one_line_on_the_page(page, random_mlm, tmp_pat
     traceback; the file is removed, so scoring again recomputes it."""
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
     cache = ResultCache(tmp_path / "cache")
-    score_benchmark(random_mlm, "demo", cache=cache)
+    runner.run(get("attribution"), random_mlm, "demo", cache=cache)
     (path,) = (tmp_path / "cache" / "attribution").glob("*.parquet")
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.query_params.update({"benchmark": "demo", "model": random_mlm.name})
@@ -268,7 +274,7 @@ def test_damaged_cached_result_is_one_line_on_the_page(page, random_mlm, tmp_pat
     messages = [e.value for e in at.error]
     assert len(messages) == 1 and "damaged" in messages[0] and "\n" not in messages[0], messages
     assert not path.exists()  # removed, so scoring it again recomputes it
-    again = score_benchmark(random_mlm, "demo", cache=cache)
+    again = runner.run(get("attribution"), random_mlm, "demo", cache=cache).frame
     assert len(again) == 38
 
 

@@ -42,8 +42,10 @@ def test_cli_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_m
 def test_python_api_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_models):
     model = str(hermetic_models / "random-mlm")
     body = ("from biascore.core.models import load_model\n"
-            "from biascore.methods.attribution.scorer import score_benchmark, summarize\n"
-            f"frame = score_benchmark(load_model({model!r}, device='cpu'), 'demo', limit=3)\n"
+            "from biascore.core import runner\n"
+            "from biascore.methods import get\n"
+            "from biascore.methods.attribution.scorer import summarize\n"
+            f"frame = runner.run(get('attribution'), load_model({model!r}, device='cpu'), 'demo', limit=3).frame\n"
             "summarize(frame)")
     assert _imported_heavy(body, tmp_path, FIXTURE_DATA) == []
 

@@ -20,7 +20,9 @@ from biascore.core.handle import open_model
 from biascore.core.models import load_model
 from biascore.core.served import ConformanceError, ServedError
 from biascore.methods.attribution.reproducibility import compare_frames, logp_tolerance
-from biascore.methods.attribution.scorer import score_benchmark, summarize
+from biascore.methods.attribution.scorer import summarize
+from biascore.core import runner
+from biascore.methods import get
 from served_reference import Process
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
@@ -81,8 +83,8 @@ def test_served_identity_is_the_server_name_and_a_measured_fingerprint(served):
 def test_served_equals_in_process_within_the_contract(served, smollm, prefix):
     """b(u), S_JSD, PLL and the lm-eval-compatible log-likelihoods on the demo benchmark, both prefix conventions
     (SmolLM2: <|im_end|> vs <|im_start|>); the same tokens, U, ties and verdicts up to the contract."""
-    here = score_benchmark(smollm, "demo", prefix=prefix)
-    there = score_benchmark(served, "demo", prefix=prefix)
+    here = runner.run(get("attribution"), smollm, "demo", prefix=prefix).frame
+    there = runner.run(get("attribution"), served, "demo", prefix=prefix).frame
     assert there["prefix_token_id"].tolist() == here["prefix_token_id"].tolist()
     assert there["prefix_token"].iloc[0] == served.prefix_token(prefix).text
     agreement = compare_frames(here, there)
@@ -168,15 +170,15 @@ def test_killed_server_resumes_from_shards(tmp_path):
                 proc.kill()
 
         with pytest.raises(ServedError, match="run the same command again when it is back") as info:
-            score_benchmark(biascore.load_model(name), "demo", limit=24, shard_pairs=8, cache=cache,
-                            progress=kill_after_first_shard)
+            runner.run(get("attribution"), biascore.load_model(name), "demo", limit=24, shard_size=8, cache=cache,
+                       progress=kill_after_first_shard)
         assert "\n" not in str(info.value)
         proc.start()  # the same port: the same served name
         resumed = []
-        frame = score_benchmark(biascore.load_model(name), "demo", limit=24, shard_pairs=8, cache=cache,
-                                progress=lambda d, t: resumed.append(d))
+        frame = runner.run(get("attribution"), biascore.load_model(name), "demo", limit=24, shard_size=8, cache=cache,
+                           progress=lambda d, t: resumed.append(d)).frame
         assert resumed[0] >= 8  # the finished shard was read back, not recomputed
-        reference = score_benchmark(load_model("smollm2-135m"), "demo", limit=24)
+        reference = runner.run(get("attribution"), load_model("smollm2-135m"), "demo", limit=24).frame
         assert compare_frames(reference, frame).within_contract
     finally:
         proc.kill()

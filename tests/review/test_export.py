@@ -97,9 +97,11 @@ def test_the_exported_dataset_reads_back_and_scores(reviewed, tmp_path, tiny_mlm
         assert as_parquet.content_hash == loaded.content_hash
     assert main(["score", "--model", tiny_mlm.name, "--benchmark", str(out / "corrected.csv")]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("all"))
-    from biascore.methods.attribution.scorer import score_benchmark, summarize
+    from biascore.methods.attribution.scorer import summarize
+    from biascore.core import runner
+    from biascore.methods import get
 
-    direct = summarize(score_benchmark(tiny_mlm, loaded)).set_index("bias_type").loc["all"]
+    direct = summarize(runner.run(get("attribution"), tiny_mlm, loaded).frame).set_index("bias_type").loc["all"]
     assert int(line.split()[1]) == direct.n and float(line.split()[2]) == pytest.approx(direct.score, abs=0.005)
 
 

@@ -180,7 +180,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_path, tiny_mlm):
-    from biascore.methods.attribution.scorer import score_benchmark, summarize
+    from biascore.methods.attribution.scorer import summarize
+    from biascore.core import runner
+    from biascore.methods import get
 
     db, out = tmp_path / "reviews.sqlite", tmp_path / "corrected.csv"
     bm = load_benchmark("demo")
@@ -219,9 +221,9 @@ def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_pa
     assert table.loc["all", "n_after"] == n_cli
     assert table.loc["all", "B_after"] == pytest.approx(b_cli, abs=0.005)
     # independent: B after = the engine's B on the loaded CSV; B before = B on demo's Filipino pairs
-    direct = summarize(score_benchmark(tiny_mlm, loaded)).set_index("bias_type")
+    direct = summarize(runner.run(get("attribution"), tiny_mlm, loaded).frame).set_index("bias_type")
     assert table.loc["all", "B_after"] == pytest.approx(direct.loc["all", "score"])
-    full = score_benchmark(tiny_mlm, bm)
+    full = runner.run(get("attribution"), tiny_mlm, bm).frame
     tl = full[full.pair_id.isin(ids) & (full.skipped_reason == "")]
     assert table.loc["all", "B_before"] == pytest.approx(100 * tl.biased.mean())
     kept = tl[tl.pair_id.isin(ids[:10] + ids[11:13])]

@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from biascore.core.model_names import display_name
 from biascore.core.datasets import load_benchmark
-from biascore.methods.attribution.scorer import score_benchmark
+from biascore.core import runner
+from biascore.methods import get
 from biascore.review.agreement import agreement
 from biascore.review.corrections import before_after, corrected_frame, final_decisions, reviewable_pairs
 from biascore.review.store import ReviewStore
@@ -26,7 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 def tiny_demo(tiny_mlm):
     """The demo benchmark scored with the tiny MLM (the page's model in these tests: fast on a shared CPU)."""
     torch.set_num_threads(1)
-    return score_benchmark(tiny_mlm, "demo")
+    return runner.run(get("attribution"), tiny_mlm, "demo").frame
 
 
 def open_review(model: str, db: Path | None = None, reviewer: str = "") -> AppTest:

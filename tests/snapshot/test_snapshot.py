@@ -49,15 +49,13 @@ def _small_data_dir(target: Path) -> Path:
 def world(tmp_path_factory, minilm, smollm):
     """Score everything into a private cache with a private copy of the tiny MLM, record the engine's numbers,
     export the snapshot, then delete the model copy and the data directory."""
+    from biascore.core import runner
     from biascore.core.models import load_model
-    from biascore.methods.association import scorer as assoc
+    from biascore.methods import get
     from biascore.methods.association.logprob_bias import effect_sizes, load_logprob_test
-    from biascore.methods.attribution.scorer import score_benchmark, summarize
+    from biascore.methods.attribution.scorer import summarize
     from biascore.methods.attribution.token_view import pair_table
-    from biascore.methods.fields import scorer as fields
-    from biascore.methods.heads import counter_stereotype
-    from biascore.methods.heads import scorer as heads
-    from biascore.methods.labdet import scorer as labdet
+    from biascore.methods.fields.scorer import fields_result
 
     root = tmp_path_factory.mktemp("snapshot_world")
     saved = {k: os.environ.get(k) for k in ENV}
@@ -70,17 +68,19 @@ def world(tmp_path_factory, minilm, smollm):
     torch.set_num_threads(1)
     try:
         tiny = load_model(str(model_dir))
-        scores = score_benchmark(tiny, "demo")
+        scores = runner.run(get("attribution"), tiny, "demo").frame
         expected = {
-            "tiny": tiny.name, "tiny_shown": model_dir.name, "scores": scores, "tiny_fingerprint": tiny.fingerprint, "B_smollm": summarize(score_benchmark(smollm, "demo"), "attribution"), "B": summarize(scores, "attribution"),
-            "PLL": summarize(scores, "pll"), "pairs": pair_table(scores),
-            "fields": fields.score_fields(tiny, "demo", min_count=1, top=10),
-            "heads": heads.head_scores(minilm, SEAT_TEST),
-            "counter": counter_stereotype.counter_attention_frame(minilm),
-            "labdet": labdet.score_labdet(minilm, "en"),
-            "seat": assoc.run_seat(minilm, ASSOC_TEST),
-            "logprob": effect_sizes(assoc.run_logprob(tiny, LOGPROB_TEST), load_logprob_test(LOGPROB_TEST)),
-            "ceat": assoc.run_ceat(tiny, "weat6", segment_lengths=(None,), n_contexts=4, n_draws=50),
+            "tiny": tiny.name, "tiny_shown": model_dir.name, "scores": scores, "tiny_fingerprint": tiny.fingerprint,
+            "B_smollm": summarize(runner.run(get("attribution"), smollm, "demo").frame, "attribution"),
+            "B": summarize(scores, "attribution"), "PLL": summarize(scores, "pll"), "pairs": pair_table(scores),
+            "fields": fields_result(runner.run(get("fields"), tiny, "demo", min_count=1, top=10)),
+            "heads": runner.run(get("heads"), minilm, SEAT_TEST).frame,
+            "counter": runner.run(get("heads-counter"), minilm).frame,
+            "labdet": runner.run(get("labdet"), minilm, "en"),
+            "seat": runner.run(get("seat"), minilm, ASSOC_TEST).frame,
+            "logprob": effect_sizes(runner.run(get("logprob"), tiny, LOGPROB_TEST).stored,
+                                    load_logprob_test(LOGPROB_TEST)),
+            "ceat": runner.run(get("ceat"), tiny, "weat6", segment_lengths=(None,), n_contexts=4, draws=50).frame,
         }
         zip_path = root / "demo.zip"
         manifest = export_snapshot(zip_path)

@@ -21,7 +21,9 @@ from biascore.core.cache import ResultCache
 from biascore.core.handle import ModelHandle
 from biascore.core.models import model_identity
 from biascore.methods.attribution.reproducibility import compare_frames
-from biascore.methods.attribution.scorer import score_benchmark, summarize
+from biascore.methods.attribution.scorer import summarize
+from biascore.core import runner
+from biascore.methods import get
 from biascore.sweep.spec import SpecError, Task, build_spec
 from biascore.sweep.status import SweepStatus, read_sweeps
 from tests.conftest import TINY_MLM as TINY_MLM_PATH
@@ -72,7 +74,7 @@ def same_verdicts(frames: list[tuple[pd.DataFrame, pd.DataFrame]]) -> bool:
 def cached_frame(model: str, benchmark: str, cache: Path) -> pd.DataFrame:
     """The per-pair frame of ``model`` on ``benchmark`` read from ``cache`` (a model load would fail the test)."""
     handle = ModelHandle.standin(model, model_identity(model), f"{model} on {benchmark} is not in {cache}")
-    return score_benchmark(handle, benchmark, cache=ResultCache(cache))
+    return runner.run(get("attribution"), handle, benchmark, cache=ResultCache(cache)).frame
 
 
 def latest_task_records(cache: Path) -> dict[str, dict]:

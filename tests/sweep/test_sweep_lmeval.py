@@ -8,7 +8,9 @@ import io
 from biascore.cli.main import main
 from biascore.core.cache import ResultCache
 from biascore.core.models import load_model, resolve_source
-from biascore.methods.attribution.scorer import score_benchmark, summarize
+from biascore.methods.attribution.scorer import summarize
+from biascore.core import runner
+from biascore.methods import get
 from tests.tiny_models import save_random_llama
 
 
@@ -21,8 +23,8 @@ def test_sweep_lmeval_metric(smollm, tmp_path, hermetic_models):
                    "--cache-dir", str(tmp_path / "cache")])
     text = out.getvalue()
     assert rc == 0, text
-    single = summarize(score_benchmark(load_model(llama), "demo", prefix="lmeval",
-                                       cache=ResultCache(tmp_path / "single")), "lmeval")
+    single = summarize(runner.run(get("attribution"), load_model(llama), "demo", prefix="lmeval",
+                                  cache=ResultCache(tmp_path / "single")).frame, "lmeval")
     row = next(line for line in text.splitlines() if "lm-eval pct_stereotype" in line and llama in line)
     assert f"{single.pct_stereotype.iloc[0]:.2f}" in row.split()
     assert f"note: {masked} × demo: lmeval: this model is a masked LM: lm-evaluation-harness has no CrowS-Pairs" in text

@@ -9,7 +9,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from biascore.methods.attribution.scorer import score_benchmark, score_pair, summarize
+from biascore.methods.attribution.scorer import score_pair, summarize
+from biascore.core import runner
+from biascore.methods import get
 from biascore.methods.attribution.token_view import filter_pairs, pair_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,7 +85,7 @@ def test_overview_score_now_caches_a_new_run(demo_scores, data_dir, tmp_path, mo
     long = frame_with(at, "B_ci_low")
     tiny = load_model(str(data_dir.parent / "models" / "tiny-trained-bert-mlm"))
     shown = long[(long.model == tiny.name) & (long.benchmark == "crows-en-gso")]
-    expected = summarize(score_benchmark(tiny, "crows-en-gso"), "attribution")  # now a cache hit
+    expected = summarize(runner.run(get("attribution"), tiny, "crows-en-gso").frame, "attribution")  # now a cache hit
     assert shown.B.tolist() == pytest.approx(expected.score.tolist())
     assert shown.n.tolist()[0] == 231
 

@@ -40,10 +40,11 @@ def server(smollm, tmp_path_factory):
     """Score the demo benchmark into the test cache, then start the dashboard on a free loopback port."""
     import torch
 
-    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.core import runner
+    from biascore.methods import get
 
     torch.set_num_threads(1)  # faster on a shared CPU (see views.attribution.limit_torch_threads)
-    score_benchmark(smollm, "demo")
+    runner.run(get("attribution"), smollm, "demo")
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
     log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
     with dashboard_server({"BIASCORE_REVIEW_DB": str(review_db), "BIASCORE_ADJUDICATORS": ADJUDICATOR}, log) as url:

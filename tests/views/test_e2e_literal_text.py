@@ -64,7 +64,8 @@ def hostile_pairs(trap: str) -> list[tuple[str, str, str]]:
 def hostile_server(smollm, trap, tmp_path_factory):
     import torch
 
-    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.core import runner
+    from biascore.methods import get
 
     data = tmp_path_factory.mktemp("hostile_data")
     (data / "crows_pairs").mkdir()
@@ -75,7 +76,7 @@ def hostile_server(smollm, trap, tmp_path_factory):
         for i, row in enumerate(pairs):
             writer.writerow([i, *row])
     torch.set_num_threads(1)
-    frame = score_benchmark(smollm, "crows-en-gso", data_dir=data)
+    frame = runner.run(get("attribution"), smollm, "crows-en-gso", data_dir=data).frame
     assert (frame.skipped_reason == "").all()
     log = tmp_path_factory.mktemp("streamlit_hostile") / "streamlit.log"
     with dashboard(log, BIASCORE_DATA_DIR=str(data)) as url:

@@ -29,7 +29,8 @@ HELD_RUN = """
 import sys, time
 from pathlib import Path
 from biascore.core.models import load_model
-from biascore.methods.attribution.scorer import score_benchmark
+from biascore.core import runner
+from biascore.methods import get
 lm = load_model(sys.argv[1])
 gates, passed = Path(sys.argv[3]), []
 def hold(done, total):
@@ -40,7 +41,7 @@ def hold(done, total):
                 time.sleep(0.05)
             passed.append(i)
 print("started", flush=True)
-score_benchmark(lm, sys.argv[2], shard_pairs=4, progress=hold)
+runner.run(get("attribution"), lm, sys.argv[2], shard_size=4, progress=hold)
 print("stored", flush=True)
 """
 

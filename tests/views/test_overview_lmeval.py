@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from biascore.methods.attribution.scorer import score_benchmark, summarize
+from biascore.methods.attribution.scorer import summarize
+from biascore.core import runner
+from biascore.methods import get
 from test_dashboard_pages import MODEL, frame_with, open_page
 
 
 def test_overview_shows_lmeval_score_prefix_and_ties(demo_scores, smollm):
-    lmeval = score_benchmark(smollm, "demo", prefix="lmeval")  # into the session cache, beside the default run
+    # into the session cache, beside the default run
+    lmeval = runner.run(get("attribution"), smollm, "demo", prefix="lmeval").frame
     at = open_page("overview")
     assert not at.error
     long = frame_with(at, "lm-eval pct_stereotype")

@@ -99,12 +99,13 @@ def scored_world(tmp_path_factory, tiny_mlm, smollm):
     """The session cache holds runs on the demo pairs of: the allowed model, given as a folder (the tiny MLM);
     another local folder that is not on the allow-list; smollm2-135m (not on it, named by its alias)."""
     from biascore.core.models import load_model
-    from biascore.methods.attribution.scorer import score_benchmark
+    from biascore.core import runner
+    from biascore.methods import get
 
     other = tmp_path_factory.mktemp("private-models") / "secret-checkpoint"
     shutil.copytree(TINY_MLM, other)
     for lm in (tiny_mlm, load_model(str(other)), smollm):
-        score_benchmark(lm, "demo", limit=6)
+        runner.run(get("attribution"), lm, "demo", limit=6)
     return {"other": str(other)}
 
 

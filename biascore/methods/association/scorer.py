@@ -1,9 +1,10 @@
 """Embedding association tests (WEAT, SEAT, CEAT) and masked-LM log-probability bias, cached.
 
-Entry points (each returns a frame and caches it under the model, the test's content hash and every
-option): :func:`run_seat` (WEAT on word lists, SEAT on sentence lists), :func:`run_ceat` (one row per
-segment length) and :func:`run_logprob` (per-sentence scores), :func:`run_logprob_effects` (effect size
-and permutation p per sentence structure; the Figure-2 points come from
+Entry points: the ``seat``, ``ceat`` and ``logprob`` methods (:mod:`.method`; each result through
+:func:`biascore.core.runner.run`, cached under the model, the test's content hash and every key option), built
+from :func:`seat_row` (WEAT on word lists, SEAT on sentence lists), :func:`ceat_rows` (one row per segment
+length) and, for ``logprob``, per-sentence scores (``Result.stored``) and the effect size and permutation p per
+sentence structure (``Result.frame``; the Figure-2 points come from
 :func:`biascore.methods.association.logprob_bias.prior_vs_corrected`).
 The maths lives in :mod:`biascore.methods.association.weat`, :mod:`biascore.stats.permutation`,
 :mod:`biascore.methods.association.ceat`, :mod:`biascore.methods.association.corpus_contexts` and :mod:`biascore.methods.association.logprob_bias`.
@@ -18,7 +19,6 @@ from typing import Sequence
 import pandas as pd
 
 from biascore.core import settings
-from biascore.core.cache import ResultCache
 from biascore.core.embeddings import embed_sentences, embed_words
 from biascore.core.models import LanguageModel
 from biascore.core.registry import ProgressFn
@@ -30,13 +30,6 @@ from biascore.methods.association.weat import weat
 #: Bumped whenever a change alters results, so older cached results are not reused.
 METHOD_VERSION = 2
 SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole line ("all")
-
-
-def _run(name: str, lm, test, **kwargs):
-    from biascore.core.runner import run
-    from biascore.methods import get
-
-    return run(get(name), lm, test, **kwargs)
 
 
 # ----------------------------------------------------------------------------- WEAT / SEAT
@@ -62,15 +55,6 @@ def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str = "mean", word_mode
     res = weat(X, Y, A, B, seed=seed, n_samples=n_samples)
     return pd.DataFrame([{"test": t.name, **res.as_row(), "method": "SEAT" if t.kind == "sentences" else "WEAT",
                           "embedding": how, "language": t.language, "categories": t.describe()}])
-
-
-def run_seat(lm, test: str, *, cache: ResultCache | None = None, progress: ProgressFn | None = None,
-             only_cached: bool = False, **options) -> pd.DataFrame | None:
-    """:func:`seat_row` through the one runner (the registered ``seat`` method; cached under the model, the
-    test's content hash and every option); ``options`` are ``SeatOptions``' (its defaults, its checks).
-    ``only_cached``: the cached frame or None."""
-    result = _run("seat", lm, test, cache=cache, progress=progress, only_cached=only_cached, **options)
-    return None if result is None else result.frame
 
 
 # ----------------------------------------------------------------------------- CEAT
@@ -132,35 +116,4 @@ def ceat_rows(lm: LanguageModel, t: SeatTest, label: str, text: str, *,
     return pd.DataFrame(rows)
 
 
-def run_ceat(lm, test: str, *, corpus: str | Path | None = None, n_draws: int | None = None,
-             cache: ResultCache | None = None, progress: ProgressFn | None = None, only_cached: bool = False,
-             **options) -> pd.DataFrame | None:
-    """:func:`ceat_rows` through the one runner (the registered ``ceat`` method); ``options`` are
-    ``CeatOptions``' (its defaults, its checks; ``n_draws`` is its ``draws``)."""
-    if n_draws is not None:
-        options["draws"] = n_draws
-    if "segment_lengths" in options:
-        options["segment_lengths"] = tuple(options["segment_lengths"])
-    result = _run("ceat", lm, test, cache=cache, progress=progress, only_cached=only_cached,
-                  corpus=str(corpus) if corpus else None, **options)
-    return None if result is None else result.frame
-
-
 # ----------------------------------------------------------------------------- log-probability bias
-def run_logprob(lm, test: str, *, cache: ResultCache | None = None, progress: ProgressFn | None = None,
-                only_cached: bool = False) -> pd.DataFrame | None:
-    """Per-sentence, per-target scores (log p_tgt, log p_prior, score) of a log-probability test: the stored
-    frame of the registered ``logprob`` method."""
-    result = _run("logprob", lm, test, cache=cache, progress=progress, only_cached=only_cached)
-    return None if result is None else result.stored
-
-
-def run_logprob_effects(lm, test: str, *, seed: int = 0, cache: ResultCache | None = None,
-                        progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
-    """Effect size and permutation p-value per sentence structure (and "all") of a log-probability test: the
-    result frame of the registered ``logprob`` method (derived from the cached scores with ``seed``, cached
-    too). ``only_cached``: never run the model (the effect sizes are still derived from cached scores)."""
-    result = _run("logprob", lm, test, cache=cache, progress=progress, only_cached=only_cached, seed=seed)
-    return None if result is None else result.frame
-
-

@@ -14,7 +14,6 @@ from biascore.core.cache import ResultCache
 from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
 from biascore.core.precision import is_approximate
 from biascore.core.runner import DamagedResult, StaleResult, Stored  # noqa: F401 - what opening a run raises
-from biascore.methods.attribution.jsd import JsdVariant
 
 #: ``entry`` is the runner's :class:`~biascore.core.runner.Stored` (open it with :func:`load_run`), ``version``
 #: its version (a memo key that changes when the run is replaced)
@@ -96,12 +95,11 @@ def lmeval_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return usable.drop_duplicates(["model", "weights", "benchmark"], keep="first").reset_index(drop=True)
 
 
-def load_run(entry: Stored, *, jsd: JsdVariant = "reference", data_dir=None,
-             cache: ResultCache | None = None) -> pd.DataFrame:
+def load_run(entry: Stored, *, data_dir=None, cache: ResultCache | None = None, **options) -> pd.DataFrame:
     """The attribution frame (one row per pair, the engine's columns) of one cached run, opened by the runner
     (:func:`biascore.core.runner.open_stored`): page checksums, stored key, schema, every pair of the benchmark
     exactly once; a file failing it is removed and :class:`DamagedResult` raised with a one-line reason
     (:class:`StaleResult` when the benchmark changed since), so the caller can report it and offer to score
-    again. The derived frame is cached per JSD variant (deriving 12,089 pairs takes seconds on a small CPU;
-    reading it back, milliseconds)."""
-    return runner.open_stored(_method(), entry, cache=cache, data_dir=data_dir, jsd=jsd).frame
+    again. ``options``: the method's options outside the key (``jsd``; default: the method's). The derived frame
+    is cached per JSD variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
+    return runner.open_stored(_method(), entry, cache=cache, data_dir=data_dir, **options).frame

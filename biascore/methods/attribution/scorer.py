@@ -20,8 +20,8 @@ Filipino CrowS-Pairs / WinoQueer paper, Appendix B (CrowS pseudo-log-likelihood)
 Both come from the same forward passes: the cached quantity is log P(u) per shared token; b(u) for
 either distance variant and the PLL sums are derived from it in microseconds.
 
-Entry points: :func:`score_benchmark` (the registered method through the runner: cached, resumable),
-:func:`score_pair` / :func:`score_pairs` (live), :func:`summarize`; the method itself is :mod:`.method`.
+Entry points: the ``attribution`` method (:mod:`.method`; its result, cached and resumable, through
+:func:`biascore.core.runner.run`), :func:`score_pair` / :func:`score_pairs` (live), :func:`summarize`.
 """
 from __future__ import annotations
 
@@ -29,9 +29,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biascore.core.cache import ResultCache
 from biascore.core.datasets import Benchmark
-from biascore.core.handle import ModelHandle
 from biascore.core.registry import ProgressFn
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
@@ -240,19 +238,6 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
 
 
 # --------------------------------------------------------------------------- entry points
-def logprob_cache_key(model: ModelIdentity | LanguageModel, benchmark: Benchmark, limit: int | None = None,
-                      prefix: str = DEFAULT_PREFIX):
-    """The key the attribution method stores this result under — the runner's own rule
-    (:func:`biascore.core.runner.model_key`), for scripts and tests that look a result up by key."""
-    from biascore.core.runner import model_key
-    from biascore.methods import get
-
-    method = get("attribution")
-    ident = model.identity() if isinstance(model, LanguageModel) else model
-    bm = benchmark.first(limit) if limit is not None else benchmark
-    return model_key(method, ident, bm, method.Options.build(prefix=prefix))
-
-
 def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT_PREFIX) -> dict:
     """The prefix part of a causal model's key, ``{prefix_token_id, prefix_token}``; ``{}`` for a masked LM."""
     ident = model.identity() if isinstance(model, LanguageModel) else model
@@ -267,28 +252,6 @@ def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT
         if ident.dtype == SERVED_DTYPE:  # the server may know the token but not say it
             raise PrefixError(untold_prefix_message(ident.name, prefix)) from None
         raise
-
-
-def score_benchmark(lm: LanguageModel | ModelHandle | str, benchmark: str | Benchmark, *,
-                    jsd: JsdVariant = "reference", limit: int | None = None,
-                    progress: ProgressFn | None = None, cache: ResultCache | None = None,
-                    data_dir=None, shard_pairs: int | None = None,
-                    waiting: ProgressFn | None = None, prefix: str = DEFAULT_PREFIX) -> pd.DataFrame:
-    """The attribution frame of every pair of a benchmark: the registered ``attribution`` method through the
-    one runner (:func:`biascore.core.runner.run`: cached, one computation per key across processes, resumable
-    shards, verified reads), as ``biascore.run("attribution", …).frame``.
-
-    ``lm`` is a loaded model, a :class:`~biascore.core.handle.ModelHandle` (loaded only on a cache miss) or a
-    model name. ``progress(done, total)`` follows the pairs; while another caller computes the same result,
-    ``waiting(done, total)`` follows theirs. ``prefix``: the token a causal LM gets in front of each sentence
-    (:mod:`biascore.core.prefix`; conventions that give the same token share one cached result). Returns one
-    row per pair (schema: ``biascore methods --schema attribution``, docs/methods.md).
-    """
-    from biascore.core.runner import run
-    from biascore.methods import get
-
-    return run(get("attribution"), lm, benchmark, limit=limit, cache=cache, data_dir=data_dir, progress=progress,
-               waiting=waiting, shard_size=shard_pairs, jsd=jsd, prefix=prefix).frame
 
 
 def check_pair_texts(pairs: list[tuple[str, str]]) -> None:

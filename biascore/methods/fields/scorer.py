@@ -12,7 +12,7 @@ Fields with n_f < ``min_count`` (30 in the paper, about 1% of the words) are lef
 sorted by up_pct and the top 10 shown per model.
 
 Words are the attribution engine's word units (``words``/``word_spans``/``word_bu`` of
-:func:`biascore.methods.attribution.scorer.score_benchmark`): character spans of ``sent_more`` with b(w) = the
+the ``attribution`` method's result frame): character spans of ``sent_more`` with b(w) = the
 mean b(u) of the word's shared tokens. Tagging runs on the original sentence; a word takes the USAS tags
 of the spaCy tokens that overlap it most (so a word the model split into sub-tokens, or lower-cased,
 still gets its tags; see :func:`align_tokens`).
@@ -22,8 +22,9 @@ counts in both fields; a word counts once per field. Punctuation and ``Df`` are 
 (unmatched) is its own field, "Unmatched". Causal models give b = 0 exactly for tokens before the first
 modified token: those words count as ∘, never dropped.
 
-Entry points: the ``fields`` method (:mod:`.method`), :func:`score_fields` (model + benchmark →
-:class:`FieldsResult`), and the pure functions :func:`word_fields` and :func:`field_table` it is made of.
+Entry points: the ``fields`` method (:mod:`.method`; its result through :func:`biascore.core.runner.run`, and
+:func:`fields_result` for its :class:`FieldsResult`), and the pure functions :func:`word_fields` and
+:func:`field_table` it is made of.
 """
 from __future__ import annotations
 
@@ -162,18 +163,3 @@ def fields_result(result) -> FieldsResult:
     return FieldsResult(result.model, result.input_name, field_table(result.frame, o.min_count, o.top or None),
                         result.frame, {str(k): int(v) for k, v in untagged.items()})
 
-
-def score_fields(lm, benchmark, *, limit: int | None = None, progress: ProgressFn | None = None, cache=None,
-                 only_cached: bool = False, **options) -> FieldsResult | None:
-    """The semantic-field table of ``lm`` (a loaded model, a model handle or a name) on ``benchmark``: the
-    registered ``fields`` method through the one runner (the attribution scores it reads are cached, and a
-    cached result loads no model); ``options`` are the method's (``FieldsOptions``: its defaults, its checks).
-    Raises :class:`NoLexiconError` before any scoring when no pair's language has a USAS lexicon."""
-    from biascore.core.runner import run
-    from biascore.methods import get
-
-    if "top" in options and options["top"] is None:  # None: every field (the option's 0)
-        options["top"] = 0
-    result = run(get("fields"), lm, benchmark, limit=limit, cache=cache, progress=progress,
-                 only_cached=only_cached, **options)
-    return None if result is None else fields_result(result)

@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from biascore.core.cache import ResultCache
 from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.core.registry import ProgressFn
 from biascore.core.seat_tests import GenderWordLists, load_gender_wordlists
@@ -243,20 +242,8 @@ COUNTER_COLUMNS = ["source", "sentence", "counter", "attribute", "counterpart", 
                    "w_orig", "w_counter", "d"]
 
 
-def counter_attention_frame(lm, *, data_dir=None, cache: ResultCache | None = None,
-                            progress: ProgressFn | None = None, only_cached: bool = False) -> pd.DataFrame | None:
-    """The registered ``heads-counter`` method through the one runner (cached): one row per sentence with
-    ``w_orig``, ``w_counter`` and ``d``. With ``only_cached=True``: the cached frame or None."""
-    from biascore.core.runner import run
-    from biascore.methods import get
-
-    result = run(get("heads-counter"), lm, counter_sources(data_dir), data_dir=data_dir, cache=cache,
-                 progress=progress, only_cached=only_cached)
-    return None if result is None else result.frame
-
-
 def d_array(frame: pd.DataFrame) -> np.ndarray:
-    """(sentences, layers, heads) attention differences from :func:`counter_attention_frame`."""
+    """(sentences, layers, heads) attention differences from a ``heads-counter`` result frame."""
     if frame.empty:
         return np.zeros((0, 0, 0))
     L, H = int(frame["layers"].iloc[0]), int(frame["heads"].iloc[0])
@@ -279,13 +266,13 @@ def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
 
 
 def counter_stereotype_table(counter: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """The Figure-4 table for a :func:`counter_attention_frame` and a head-score frame (``layer, head, score``)."""
+    """The Figure-4 table for a ``heads-counter`` result frame and a head-score frame (``layer, head, score``)."""
     return counter_stereotype_test(d_array(counter), scores_to_matrix(scores))
 
 
 def head_attention(row: pd.Series, layer: int, head: int) -> tuple[float, float]:
     """Normalised attention target → attribute of head ``layer``-``head`` (1-based) in one row of
-    :func:`counter_attention_frame`: (original sentence, counter sentence)."""
+    a ``heads-counter`` result frame: (original sentence, counter sentence)."""
     L, H = int(row["layers"]), int(row["heads"])
     at = (layer - 1) * H + (head - 1)
     if not (1 <= layer <= L and 1 <= head <= H):

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from biascore.core.cache import ResultCache
 from biascore.core.datasets import load_benchmark
 from biascore.core.registry import ProgressFn
 from biascore.methods.heads.head_table import scores_to_matrix
@@ -122,15 +121,3 @@ def masking_rows(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3, 
                      "perplexity": float(np.mean(ppl)), "n_held_out": len(sentences)})
     return pd.DataFrame(rows)
 
-
-def masking_table(lm, test: SeatTest | str, scores_frame: pd.DataFrame | None = None, *, k: int = 3,
-                  draws: int = 5, n_held_out: int = 40, data_dir=None, cache: ResultCache | None = None,
-                  progress: ProgressFn | None = None) -> pd.DataFrame:
-    """Table 1a for ``lm`` on a SEAT test: the registered ``heads-masking`` method through the one runner
-    (cached; the head scores it masks by are the ``heads`` method's, cached too). ``scores_frame`` is
-    accepted for compatibility and must be those scores."""
-    from biascore.core.runner import run
-    from biascore.methods import get
-
-    return run(get("heads-masking"), lm, test, data_dir=data_dir, cache=cache, progress=progress, k=k,
-               draws=draws, held_out=n_held_out).frame

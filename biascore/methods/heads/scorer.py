@@ -13,7 +13,8 @@ fit in one batch the gradient is taken in two exact steps: a no-grad forward giv
 and g = ∂L/∂E, then each batch is re-run with grad and back-propagated with g (a vector–Jacobian
 product), which sums to the same ∂L/∂m without holding every batch's graph in memory.
 
-Entry points: the ``heads`` method (:mod:`.method`), :func:`head_scores`, :func:`head_frame`. The counter-stereotype test is in
+Entry points: the ``heads`` method (:mod:`.method`; its result through :func:`biascore.core.runner.run`),
+:func:`head_frame`, :func:`head_score_matrix`. The counter-stereotype test is in
 :mod:`biascore.methods.heads.counter_stereotype`, the masking table in :mod:`biascore.methods.heads.masking`.
 """
 from __future__ import annotations
@@ -22,14 +23,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from biascore.core.cache import ResultCache
 from biascore.core.registry import ProgressFn
 from biascore.methods.heads.head_table import scores_frame, scores_to_matrix, top_heads
 from biascore.methods.heads.masks import HeadMask
 from biascore.core.seat_tests import WORD_TEMPLATES, SeatTest, load_seat_test
 from biascore.methods.heads.seat_embeddings import SeatEmbedder, pooled
-
-DEFAULT_SEAT_TEST = "weat6b"
 
 
 def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 256,
@@ -67,16 +65,3 @@ def head_frame(lm, test: SeatTest, *, batch_size: int = 256, progress: ProgressF
     frame["effect_size"] = es
     return frame
 
-
-def head_scores(lm, seat_test: SeatTest | str = DEFAULT_SEAT_TEST, *, data_dir=None,
-                cache: ResultCache | None = None, progress: ProgressFn | None = None,
-                only_cached: bool = False, **options) -> pd.DataFrame | None:
-    """:func:`head_frame` through the one runner (the registered ``heads`` method: cached, one computation
-    per key); ``options`` are ``HeadOptions``' (its defaults). ``lm``: a loaded model, a model handle or a name.
-    ``only_cached``: the cached frame or None."""
-    from biascore.core.runner import run
-    from biascore.methods import get
-
-    result = run(get("heads"), lm, seat_test, data_dir=data_dir, cache=cache, progress=progress,
-                 only_cached=only_cached, **options)
-    return None if result is None else result.frame

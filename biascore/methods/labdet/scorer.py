@@ -37,7 +37,8 @@ adjective x nationality item is counted once. The Arabic file calls the national
 A probe is only meaningful when the model matches the language of the data (e.g. an English model on
 ``en``); nothing stops a mismatch, but its numbers mean little.
 
-Entry points: the ``labdet`` method (:mod:`.method`) and :func:`score_labdet`; the pure pipeline is :func:`probe_items` (features from any
+Entry points: the ``labdet`` method (:mod:`.method`; its :class:`LabdetResult` through
+:func:`biascore.core.runner.run`); the pure pipeline is :func:`probe_items` (features from any
 ``featurize(sentences) -> array``) followed by :func:`summarize` and :func:`robustness`.
 """
 from __future__ import annotations
@@ -55,12 +56,10 @@ import numpy as np
 import pandas as pd
 
 from biascore.core import settings
-from biascore.core.cache import ResultCache
 from biascore.core.datasets import BenchmarkError
 from biascore.core.models import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
 from biascore.core.embeddings import POOLINGS, cached_embeddings
-from biascore.core.registry import ProgressFn
 from biascore.core.result import Result
 from biascore.stats.intervals import cluster_bootstrap_ci
 from biascore.stats.tests import cluster_wilcoxon_p, pearson, wilcoxon_p
@@ -199,7 +198,7 @@ def probe_items(data: LabdetData, featurize: Featurizer, *, filler: str, seed: i
     """Train both probes on ``data.train`` and score every surfacing pair.
 
     ``featurize(sentences) -> (n, d) array`` is called twice: on the training sentences, then on the
-    distinct surfacing sentences (inject any extractor; :func:`score_labdet` passes the frozen model's,
+    distinct surfacing sentences (inject any extractor; the ``labdet`` method passes the frozen model's,
     cached per list, so another filler or nationality subset re-embeds only the surfacing sentences).
     Returns one row per item: template, adj, nationality, word, sentence, neutral_sentence and, for each
     probe k in (svm, mlp), ``p_nat_k``, ``p_neutral_k``, ``rel_k``; plus the constant columns
@@ -343,15 +342,3 @@ class LabdetResult(Result):
     def filler_label(self) -> str:
         return describe_filler(self.neutral_filler)
 
-
-def score_labdet(lm, lang: str = "en", *, data_dir: str | Path | None = None, cache: ResultCache | None = None,
-                 progress: ProgressFn | None = None, only_cached: bool = False, **options) -> LabdetResult | None:
-    """LABDet for ``lm`` (a loaded model, a model handle or a name) on language ``lang``: the registered
-    ``labdet`` method through the one runner (items cached; features cached per sentence list), as a
-    :class:`LabdetResult`; ``options`` are the method's (``LabdetOptions``: its defaults, its checks). With
-    ``only_cached=True`` nothing is computed: the cached result or None."""
-    from biascore.core.runner import run
-    from biascore.methods import get
-
-    return run(get("labdet"), lm, lang, data_dir=data_dir, cache=cache, progress=progress,
-               only_cached=only_cached, **options)

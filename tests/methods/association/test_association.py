@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 import torch
 
+from biascore.core import runner
 from biascore.core.seat_tests import list_seat_tests as list_tests, load_seat_test as load_test
+from biascore.methods import get
 from biascore.methods.association.weat import weat
 from biascore.methods.association.ceat import draw_effect_sizes
 from biascore.stats.meta_analysis import random_effects
@@ -21,7 +23,6 @@ from biascore.stats.effect_size import effect_size_from_associations
 from biascore.methods.association.logprob_bias import (LogProbTest, bangla_structure_items, effect_sizes, load_logprob_test,
                                    prior_vs_corrected, score_logprob)
 from biascore.stats.permutation import permutation_p_value
-from biascore.methods.association import scorer as engine
 from biascore.core.embeddings import embed_sentences, embed_spans, embed_words
 from biascore.methods.attribution.reproducibility import logp_tolerance
 from conftest import FIXTURE_DATA
@@ -189,18 +190,19 @@ def test_logprob_effect_sizes_are_cached_by_the_engine(random_mlm, tmp_path):
     from biascore.core.cache import ResultCache
 
     cache = ResultCache(tmp_path)
-    assert engine.run_logprob_effects(random_mlm, "en-gender-career", cache=cache, only_cached=True) is None
-    scores = engine.run_logprob(random_mlm, "en-gender-career", cache=cache)
-    first = engine.run_logprob_effects(random_mlm, "en-gender-career", cache=cache, only_cached=True)  # from scores
+    logprob = get("logprob")
+    assert runner.run(logprob, random_mlm, "en-gender-career", cache=cache, only_cached=True) is None
+    scores = runner.run(logprob, random_mlm, "en-gender-career", cache=cache).stored
+    first = runner.run(logprob, random_mlm, "en-gender-career", cache=cache, only_cached=True).frame  # from scores
     expected = effect_sizes(scores, load_logprob_test("en-gender-career"))
     pd.testing.assert_frame_equal(first, expected)
     assert len(list((tmp_path / "logprob").glob("*.parquet"))) == 1  # the scores
     assert len(list((tmp_path / "logprob.derived").glob("*.parquet"))) == 1  # the effect sizes derived from them
-    pd.testing.assert_frame_equal(engine.run_logprob_effects(random_mlm, "en-gender-career", cache=cache), expected)
+    pd.testing.assert_frame_equal(runner.run(logprob, random_mlm, "en-gender-career", cache=cache).frame, expected)
 
 
 def test_run_seat_equals_direct_weat_and_is_cached(minilm, fixture_data):
-    frame = engine.run_seat(minilm, FIXTURE_SEAT)
+    frame = runner.run(get("seat"), minilm, FIXTURE_SEAT).frame
     t = load_test(FIXTURE_SEAT)
     vec = lambda ws: embed_sentences(minilm, list(ws))  # noqa: E731 - contextual word = word embedded alone
     direct = weat(vec(t.X), vec(t.Y), vec(t.A), vec(t.B))
@@ -208,7 +210,7 @@ def test_run_seat_equals_direct_weat_and_is_cached(minilm, fixture_data):
     assert row["effect_size"] == pytest.approx(direct.effect_size, abs=1e-6)
     assert row["p_value"] == pytest.approx(direct.p_value) and row["p_exact"]
     assert (row["n_x"], row["n_y"], row["n_a"], row["n_b"]) == (6, 6, 6, 6)
-    cached = engine.run_seat(minilm, FIXTURE_SEAT, only_cached=True)
+    cached = runner.run(get("seat"), minilm, FIXTURE_SEAT, only_cached=True).frame
     pd.testing.assert_frame_equal(cached, frame)
 
 
@@ -227,8 +229,8 @@ def test_ceat_runs_on_a_corpus_file(tmp_path, random_mlm, fixture_data):
     lines = [f"{x} talks about the {a} every day." for x in t.X[:3] + t.Y[:3] for a in t.A[:2] + t.B[:2]]
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(lines), encoding="utf-8")
-    frame = engine.run_ceat(random_mlm, FIXTURE_SEAT, segment_lengths=(3, None), corpus=corpus, n_contexts=4,
-                            n_draws=50)
+    frame = runner.run(get("ceat"), random_mlm, FIXTURE_SEAT, segment_lengths=(3, None), corpus=str(corpus),
+                       n_contexts=4, draws=50).frame
     assert frame["segment_length"].tolist() == ["3", "all"]
     assert (frame[["n_x", "n_y", "n_a", "n_b"]].to_numpy() == [3, 3, 2, 2]).all()
     assert frame["p_value"].between(0, 1).all() and (frame["se"] > 0).all()
@@ -276,7 +278,7 @@ def test_logprob_score_equals_direct_model_computation(random_mlm):
 
 def test_logprob_effect_size_and_figure_data(random_mlm):
     test = load_logprob_test("en-gender-career")
-    scores = engine.run_logprob(random_mlm, "en-gender-career")
+    scores = runner.run(get("logprob"), random_mlm, "en-gender-career").stored
     assert len(scores) == len(test.items) * 12
     table = effect_sizes(scores, test).set_index("structure")
     # s(t) = mean over career of score(t, a) − mean over family, per target, then WEAT over male vs female
@@ -350,9 +352,11 @@ def test_association_page_shows_engine_numbers(tiny_mlm):
     at.button(key="seat_score").click().run()
     assert not at.exception, at.exception
     tables = [df.value for df in at.dataframe]
-    expected = effect_sizes(engine.run_logprob(tiny_mlm, "en-gender-career"), load_logprob_test("en-gender-career"))
+    expected = effect_sizes(runner.run(get("logprob"), tiny_mlm, "en-gender-career").stored,
+                            load_logprob_test("en-gender-career"))
     logprob_table = next(t for t in tables if "structure" in t.columns)
     assert np.allclose(logprob_table["effect_size"], expected["effect_size"])
     assert list(logprob_table["significant"]) == ["✱" if p < 0.05 else "" for p in expected["p_value"]]
     seat_table = next(t for t in tables if "method" in t.columns)
-    assert seat_table["effect_size"].iloc[0] == pytest.approx(engine.run_seat(tiny_mlm, "weat7")["effect_size"].iloc[0])
+    seat = runner.run(get("seat"), tiny_mlm, "weat7").frame
+    assert seat_table["effect_size"].iloc[0] == pytest.approx(seat["effect_size"].iloc[0])

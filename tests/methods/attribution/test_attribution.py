@@ -19,7 +19,9 @@ from biascore.core.models import LanguageModel, ModelLoadError, load_model
 from biascore.core.pair_tokens import tokenize_pair, word_groups
 from biascore.core.handle import ModelHandle
 from biascore.methods.attribution.reproducibility import compare_frames, logp_tolerance
-from biascore.methods.attribution.scorer import compute_logprobs, score_benchmark, score_pair, summarize
+from biascore.methods.attribution.scorer import compute_logprobs, score_pair, summarize
+from biascore.core import runner
+from biascore.methods import get
 from conftest import MASKED_LMS
 
 
@@ -79,7 +81,7 @@ def _parse_scores(cell: str) -> list[float]:
 def test_tiny_mlm_matches_published_reference(tiny_mlm, data_dir, reference_dir):
     """Must-show 1: same shared tokens, every b(u) within 1e-5, same biased flags, identical B per type."""
     ref = pd.read_csv(reference_dir / "tiny_mlm_scores.csv", index_col=0)
-    ours = score_benchmark(tiny_mlm, "crows-en-gso", jsd="reference")
+    ours = runner.run(get("attribution"), tiny_mlm, "crows-en-gso", jsd="reference").frame
     assert len(ours) == len(ref) == 231
     compared, garbled = [], []
     for i, r in ref.iterrows():
@@ -274,7 +276,7 @@ def test_one_word_definition_for_engine_dashboard_and_review(random_mlm):
 
 @pytest.mark.parametrize("masked", MASKED_LMS)
 def test_summaries_b_and_pll(masked, request):
-    frame = score_benchmark(request.getfixturevalue(masked), "demo")
+    frame = runner.run(get("attribution"), request.getfixturevalue(masked), "demo").frame
     s = summarize(frame).set_index("bias_type")
     scored = frame[frame.skipped_reason == ""]
     assert s.loc["all", "n"] == len(scored)
@@ -304,7 +306,7 @@ def test_bad_pairs_are_kept_with_a_reason(random_mlm, tmp_path):
         fh.write('"broken row with, "too", many, fields, here\n')
     bm = load_benchmark(str(path))
     assert len(bm.malformed) == 1 and "line" in bm.malformed[0]
-    frame = score_benchmark(random_mlm, bm)
+    frame = runner.run(get("attribution"), random_mlm, bm).frame
     reasons = dict(zip(frame.pair_id, frame.skipped_reason))
     assert reasons[0] == ""
     assert reasons[1] == "empty sentence"
@@ -348,15 +350,15 @@ def test_cli_scores_and_reports_bad_input(random_mlm, tmp_path, capsys):
 # --------------------------------------------------------------------------- cache
 def test_cache_answers_repeat_runs_and_recomputes_corrupt_files(random_mlm, tmp_path):
     cache = ResultCache(tmp_path / "c")
-    first = score_benchmark(random_mlm, "demo", cache=cache)
+    first = runner.run(get("attribution"), random_mlm, "demo", cache=cache).frame
     files = list((tmp_path / "c" / "attribution").glob("*.parquet"))
     assert len(files) == 1
     handle = ModelHandle(random_mlm.name)
-    again = score_benchmark(handle, "demo", cache=cache)
+    again = runner.run(get("attribution"), handle, "demo", cache=cache).frame
     assert handle.loads == 0 and not handle.loaded  # answered from cache without loading the model
     pd.testing.assert_frame_equal(first, again)
     files[0].write_bytes(files[0].read_bytes()[:100])  # truncate: corrupt
-    recomputed = score_benchmark(random_mlm, "demo", cache=cache)
+    recomputed = runner.run(get("attribution"), random_mlm, "demo", cache=cache).frame
     pd.testing.assert_frame_equal(first, recomputed)
 
 
@@ -371,12 +373,13 @@ def test_interrupted_run_resumes_from_completed_shards(random_mlm, tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        score_benchmark(random_mlm, "demo", cache=cache, shard_pairs=10, progress=stop_after_first_shard)
+        runner.run(get("attribution"), random_mlm, "demo", cache=cache, shard_size=10,
+                   progress=stop_after_first_shard)
     starts = []
-    resumed = score_benchmark(random_mlm, "demo", cache=cache, shard_pairs=10,
-                              progress=lambda d, t: starts.append(d))
+    resumed = runner.run(get("attribution"), random_mlm, "demo", cache=cache, shard_size=10,
+                         progress=lambda d, t: starts.append(d)).frame
     assert starts[0] == 10  # the first shard was not recomputed
-    full = score_benchmark(random_mlm, "demo", cache=ResultCache(tmp_path / "fresh"))
+    full = runner.run(get("attribution"), random_mlm, "demo", cache=ResultCache(tmp_path / "fresh")).frame
     agreement = compare_frames(full, resumed)  # other batch compositions: within the reproducibility contract
     assert agreement.within_contract, agreement.problems
 

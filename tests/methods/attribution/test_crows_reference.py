@@ -31,7 +31,9 @@ import torch
 
 from biascore.core.datasets import load_benchmark
 from biascore.methods.attribution.crows_metric import crows_counts
-from biascore.methods.attribution.scorer import score_benchmark, summarize
+from biascore.methods.attribution.scorer import summarize
+from biascore.core import runner
+from biascore.methods import get
 
 FIXTURE_CROWS = Path(__file__).resolve().parents[2] / "fixtures" / "data" / "crows_pairs"
 
@@ -97,7 +99,7 @@ def _crows_sentence_scores(model, tokenizer, uncased: bool, sent1: str, sent2: s
 
 def _ours_and_reference(lm, bm) -> tuple[pd.DataFrame, np.ndarray]:
     """Our scored frame and the reference's (sent_more, sent_less) scores per pair, checked equal within 1e-5."""
-    ours = score_benchmark(lm, bm)
+    ours = runner.run(get("attribution"), lm, bm).frame
     assert (ours["skipped_reason"] == "").all()
     ref = np.array([_crows_sentence_scores(lm.model, lm.tokenizer, lm.uncased, m, l)
                     for m, l in zip(bm.frame["sent_more"], bm.frame["sent_less"])])

@@ -19,11 +19,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from biascore.core import runner
 from biascore.core.cache import ResultCache
 from biascore.core.datasets import load_benchmark
 from biascore.core.models import load_model, resolve_source
 from biascore.core.handle import ModelHandle
-from biascore.methods.attribution.scorer import logprob_cache_key, score_benchmark, summarize
+from biascore.methods import get
+from biascore.methods.attribution.scorer import summarize
 from biascore.stats.standard_error import mean_stderr
 from tests.conftest import TINY_MLM
 from tests.lmeval_harness import TYPE_TASKS, run_lmeval_crows
@@ -67,26 +69,26 @@ def test_random_causal_models_match_lm_evaluation_harness(arch, smollm_folder, d
             {"sent_more": ["<|im_start|>Women cook."], "sent_less": ["<|im_start|>Men cook."], "bias_type": ["gender"]})])
         pairs.to_csv(tmp_path / "pairs.csv", index=False)
         bm = load_benchmark(str(tmp_path / "pairs.csv"))
-    cache = ResultCache(tmp_path / "cache")
-    ours = score_benchmark(lm, bm, prefix="lmeval", cache=cache)
+    cache, attribution = ResultCache(tmp_path / "cache"), get("attribution")
+    ours = runner.run(attribution, lm, bm, prefix="lmeval", cache=cache).frame
     theirs, results = run_lmeval_crows(folder, bm.frame, tmp_path / "lmeval")
     assert int(ours["prefix_token_id"].iloc[0]) == results["prefix_token_id"] == lm.tokenizer.bos_token_id
     _compare(ours, theirs, results, atol=1e-4)
     published = lm.prefix_token("published")
     if arch == "llama":  # SmolLM2's tokenizer: EOS for the published code, BOS for lm-eval — two cache entries
         assert published.text == "<|im_end|>" and ours["prefix_token"].iloc[0] == "<|im_start|>"
-        assert logprob_cache_key(lm, bm, None) != logprob_cache_key(lm, bm, None, prefix="lmeval")
+        assert runner.selection(attribution, lm, bm).key != runner.selection(attribution, lm, bm, prefix="lmeval").key
     else:  # the WordPiece tokenizer adds [CLS] itself: one token, one cache entry, one set of forward passes
         assert published.text == "[CLS]"
-        assert logprob_cache_key(lm, bm, None) == logprob_cache_key(lm, bm, None, prefix="lmeval")
-        default = score_benchmark(ModelHandle.standin(lm.name, lm.identity(), "must be answered from the cache"),
-                                  bm, cache=cache)
+        assert runner.selection(attribution, lm, bm).key == runner.selection(attribution, lm, bm, prefix="lmeval").key
+        standin = ModelHandle.standin(lm.name, lm.identity(), "must be answered from the cache")
+        default = runner.run(attribution, standin, bm, cache=cache).frame
         pd.testing.assert_series_equal(default["ll_more"], ours["ll_more"])
 
 
 def test_smollm2_matches_lm_evaluation_harness_in_float32(smollm, smollm_folder, data_dir, tmp_path):
     bm = load_benchmark("crows-en-gso", data_dir)
-    ours = score_benchmark(smollm, bm, prefix="lmeval", cache=ResultCache(tmp_path / "cache"))
+    ours = runner.run(get("attribution"), smollm, bm, prefix="lmeval", cache=ResultCache(tmp_path / "cache")).frame
     theirs, results = run_lmeval_crows(smollm_folder, bm.frame, tmp_path / "lmeval", batch_size=16)
     assert results["prefix_token_id"] == 1 and ours["prefix_token"].iloc[0] == "<|im_start|>"
     _compare(ours, theirs, results, atol=1e-3)
@@ -97,7 +99,7 @@ def test_smollm2_matches_lm_evaluation_harness_in_float64(smollm_folder, data_di
     """Without float32 noise the two definitions agree to our float32 softmax (measured 4e-6)."""
     lm = load_model("smollm2-135m", device="cpu", dtype="fp64")
     bm = load_benchmark("crows-en-gso", data_dir).first(8)
-    ours = score_benchmark(lm, bm, prefix="lmeval", cache=ResultCache(tmp_path / "cache"))
+    ours = runner.run(get("attribution"), lm, bm, prefix="lmeval", cache=ResultCache(tmp_path / "cache")).frame
     theirs, results = run_lmeval_crows(smollm_folder, bm.frame, tmp_path / "lmeval", dtype="float64",
                                        per_type=False)
     _compare(ours, theirs, results, atol=1e-4)

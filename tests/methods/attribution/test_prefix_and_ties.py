@@ -8,12 +8,14 @@ import pandas as pd
 import pytest
 
 from biascore.cli.main import main
+from biascore.core import runner
 from biascore.core.cache import CacheKey
 from biascore.core.datasets import load_benchmark
 from biascore.core.keys import model_parts
 from biascore.core.prefix import PrefixError, SpecialTokens, conventions_giving, prefix_token
 from biascore.methods.attribution.lmeval import summarize_lmeval
-from biascore.methods.attribution.scorer import logprob_cache_key, score_pair, summarize
+from biascore.methods import get
+from biascore.methods.attribution.scorer import score_pair, summarize
 from biascore.methods.attribution.ties import LOGLIK_TIE, SJSD_TIE, ties
 from tests.tiny_models import save_random_llama
 
@@ -47,7 +49,7 @@ def test_conventions_refuse_missing_tokens_in_one_line():
 
 def test_masked_keys_carry_no_prefix_and_stay_as_they_were(tiny_mlm, data_dir):
     bm = load_benchmark("demo", data_dir)
-    key = logprob_cache_key(tiny_mlm.identity(), bm, None)
+    key = runner.selection(get("attribution"), tiny_mlm, bm).key
     before = CacheKey.make("attribution", **model_parts(tiny_mlm), input_kind="pairs", input=bm.name,
                            input_hash=bm.content_hash, n_pairs=len(bm.frame), method_version=1)
     assert key == before and "prefix_token_id" not in key.meta
@@ -55,12 +57,13 @@ def test_masked_keys_carry_no_prefix_and_stay_as_they_were(tiny_mlm, data_dir):
 
 def test_causal_keys_carry_the_prefix_token(smollm, data_dir):
     bm = load_benchmark("demo", data_dir)
-    published, lmeval = (logprob_cache_key(smollm, bm, None, prefix=p).meta for p in ("published", "lmeval"))
+    attribution = get("attribution")
+    published, lmeval = (runner.selection(attribution, smollm, bm, prefix=p).key.meta for p in ("published", "lmeval"))
     assert (published["prefix_token_id"], published["prefix_token"]) == (2, "<|im_end|>")
     assert (lmeval["prefix_token_id"], lmeval["prefix_token"]) == (1, "<|im_start|>")
     assert list(published["prefix_conventions"]) == ["published", "eos"]
     assert list(lmeval["prefix_conventions"]) == ["lmeval", "bos"]
-    assert logprob_cache_key(smollm, bm, None, prefix="eos") == logprob_cache_key(smollm, bm, None)
+    assert runner.selection(attribution, smollm, bm, prefix="eos").key == runner.selection(attribution, smollm, bm).key
 
 
 def test_whole_sentence_loglikelihood_is_one_plain_forward(smollm):

@@ -15,6 +15,8 @@ import pandas as pd
 import pytest
 
 from biascore.methods.fields import tagging
+from biascore.core import runner
+from biascore.methods import get
 from biascore.methods.fields import scorer as fields
 
 REPO = Path(__file__).resolve().parents[3]
@@ -151,7 +153,7 @@ def test_filipino_has_no_lexicon_and_no_invented_tags(data_dir):
     with pytest.raises(tagging.NoLexiconError, match="no USAS lexicon for Filipino"):
         tagging.tag_sentences(["Ang mga babae ay masyadong emosyonal."], "tl")
     with pytest.raises(tagging.NoLexiconError, match="Filipino"):
-        fields.score_fields(lambda: pytest.fail("must not load a model"), "crows-tl")
+        runner.run(get("fields"), lambda: pytest.fail("must not load a model"), "crows-tl")
     assert fields.lexicon_coverage("crows-tl") == {"tl": 204}
     frame = hand_frame([("Mahilig magluto ang mga babae.", [("babae", -0.1)])])
     with pytest.raises(tagging.NoLexiconError):
@@ -217,10 +219,9 @@ def test_senses_all_counts_every_candidate_tag(tagger):
 
 # ------------------------------------------------------------------------------------------- engine + page
 def test_score_fields_uses_the_engines_word_scores(smollm, data_dir):
-    from biascore.methods.attribution.scorer import score_benchmark
 
-    result = fields.score_fields(smollm, "crows-en-gso", limit=12, min_count=1, top=None)
-    scores = score_benchmark(smollm, "crows-en-gso", limit=12).set_index("pair_id")
+    result = fields.fields_result(runner.run(get("fields"), smollm, "crows-en-gso", limit=12, min_count=1, top=0))
+    scores = runner.run(get("attribution"), smollm, "crows-en-gso", limit=12).frame.set_index("pair_id")
     assert len(result.words) and result.untagged == {}
     assert_words_are_the_engines(result, scores)
 
@@ -254,7 +255,8 @@ def test_cli_prints_and_writes_csv(smollm, tmp_path, capsys, data_dir):
     with open(out, newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == ["field", "n", "up_pct", "zero_pct", "down_pct", "model", "benchmark"]
-    expected = fields.score_fields(smollm, "crows-en-gso", limit=12, min_count=5, top=3).table
+    expected = fields.fields_result(runner.run(get("fields"), smollm, "crows-en-gso", limit=12, min_count=5,
+                                               top=3)).table
     assert [r["field"] for r in rows] == list(expected["field"])
     assert [float(r["up_pct"]) for r in rows] == pytest.approx(list(expected["up_pct"]))
     assert {r["model"] for r in rows} == {"smollm2-135m"} and {r["benchmark"] for r in rows} == {"crows-en-gso"}
@@ -279,7 +281,7 @@ def test_page_scores_on_demand_and_shows_the_engines_numbers(smollm, data_dir):
         at.button(key="sf_score").click().run()
         assert not at.exception
     assert any("Filipino pair(s) of demo are left out" in c.value for c in at.caption)
-    engine = fields.score_fields(smollm, "demo", min_count=1, top=None)
+    engine = fields.fields_result(runner.run(get("fields"), smollm, "demo", min_count=1, top=0))
     shown = at.dataframe[0].value.reset_index(drop=True)
     pd.testing.assert_frame_equal(shown, fields.field_table(engine.words, 30, 10), check_dtype=False)
 

@@ -10,6 +10,8 @@ import re
 import pandas as pd
 import pytest
 
+from biascore.core import runner
+from biascore.methods import get
 from biascore.methods.fields import scorer as fields
 from biascore.methods.fields import tagging
 from conftest import FIXTURE_DATA, REPO
@@ -66,10 +68,9 @@ def test_cached_lexicons_equal_pymusas_readers(fixture_data):
 
 
 def test_score_fields_uses_the_engines_word_scores(smollm, fixture_data):
-    from biascore.methods.attribution.scorer import score_benchmark
 
-    result = fields.score_fields(smollm, "demo", min_count=1, top=None)
-    scores = score_benchmark(smollm, "demo").set_index("pair_id")
+    result = fields.fields_result(runner.run(get("fields"), smollm, "demo", min_count=1, top=0))
+    scores = runner.run(get("attribution"), smollm, "demo").frame.set_index("pair_id")
     assert len(result.words) and result.untagged == {"tl": int((scores["language"] == "tl").sum())}
     assert set(scores.loc[result.words["pair_id"], "language"]) == {"en"}  # the Filipino pairs are left out
     assert_words_are_the_engines(result, scores)
@@ -85,7 +86,7 @@ def test_cli_prints_and_writes_csv(smollm, tmp_path, capsys, fixture_data):
     assert "smollm2-135m on demo" in printed and "left out (no USAS lexicon)" in printed
     with open(out, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    expected = fields.score_fields(smollm, "demo", min_count=3, top=3).table
+    expected = fields.fields_result(runner.run(get("fields"), smollm, "demo", min_count=3, top=3)).table
     assert [r["field"] for r in rows] == list(expected["field"]) and len(rows) == 3
     assert [float(r["up_pct"]) for r in rows] == pytest.approx(list(expected["up_pct"]))
 
@@ -102,7 +103,7 @@ def test_page_scores_on_demand_and_shows_the_engines_numbers(smollm, fixture_dat
     if at.button:  # not cached yet in this session: the page offers to score, with a progress bar
         at.button(key="sf_score").click().run()
         assert not at.exception
-    engine = fields.score_fields(smollm, "demo", min_count=1, top=None)
+    engine = fields.fields_result(runner.run(get("fields"), smollm, "demo", min_count=1, top=0))
     at.slider(key="sf_min_count").set_value(3).run()
     shown = at.dataframe[0].value.reset_index(drop=True)
     pd.testing.assert_frame_equal(shown, fields.field_table(engine.words, 3, 10), check_dtype=False)

@@ -13,9 +13,11 @@ from biascore.stats.tests import one_sample_t_greater
 import torch
 from scipy import stats
 
+from biascore.methods import get
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking as hmask
 from biascore.methods.heads.masks import HeadMask, head_layout, mask_from_heads
+from biascore.core import runner
 from biascore.core.cache import ResultCache
 from biascore.core.models import LanguageModel
 from biascore.methods.heads import scorer as heads
@@ -158,7 +160,7 @@ def test_batched_gradient_equals_single_batch(random_mlm):
 
 def test_head_scores_shapes_and_frame(random_mlm, minilm, smollm, small_seat):
     for lm, shape in ((random_mlm, (2, 4)), (minilm, (6, 12)), (smollm, (30, 9))):
-        frame = heads.head_scores(lm, small_seat)
+        frame = runner.run(get("heads"), lm, small_seat).frame
         assert list(frame.columns[:3]) == ["layer", "head", "score"]
         assert len(frame) == shape[0] * shape[1]
         assert (frame["layer"].min(), frame["head"].min()) == (1, 1)
@@ -169,10 +171,10 @@ def test_head_scores_shapes_and_frame(random_mlm, minilm, smollm, small_seat):
 @pytest.mark.exactness
 def test_cached_head_scores_match_a_fresh_computation(random_mlm, small_seat, tmp_path, monkeypatch):
     cache = ResultCache(tmp_path)
-    heads.head_scores(random_mlm, small_seat, cache=cache)
+    runner.run(get("heads"), random_mlm, small_seat, cache=cache)
     with monkeypatch.context() as m:  # the second call must read the cache, not recompute
         m.setattr(heads, "head_score_matrix", lambda *a, **k: pytest.fail("recomputed instead of read from the cache"))
-        cached = heads.head_scores(random_mlm, small_seat, cache=cache)
+        cached = runner.run(get("heads"), random_mlm, small_seat, cache=cache).frame
     # independent of the cache: the batched two-step gradient path (8 texts in batches of 3)
     b, _ = heads.head_score_matrix(random_mlm, small_seat, batch_size=3)
     np.testing.assert_allclose(heads.scores_to_matrix(cached), b, rtol=1e-4, atol=1e-7)
@@ -241,7 +243,7 @@ def test_t_test_matches_scipy_and_hand_formula():
 def test_counter_attention_frame_tiny_mlm(which, data, request):
     lm = request.getfixturevalue(which)
     request.getfixturevalue(data)  # the fixture sentences and word lists, or the real ones
-    frame = cs.counter_attention_frame(lm)
+    frame = runner.run(get("heads-counter"), lm).frame
     assert len(frame) >= 10
     d = cs.d_array(frame)
     assert d.shape == (len(frame), 2, 4)
@@ -252,8 +254,8 @@ def test_counter_attention_frame_tiny_mlm(which, data, request):
 
 
 def test_page_helpers_match_the_flattened_frame(random_mlm, small_seat, fixture_data):
-    frame = cs.counter_attention_frame(random_mlm)
-    scores = heads.head_scores(random_mlm, small_seat)
+    frame = runner.run(get("heads-counter"), random_mlm).frame
+    scores = runner.run(get("heads"), random_mlm, small_seat).frame
     row = frame.iloc[1]
     for layer, head in ((1, 1), (2, 3)):
         expected = (np.reshape(row["w_orig"], (2, 4))[layer - 1, head - 1],
@@ -324,8 +326,8 @@ def test_causal_perplexity_matches_hf_loss(smollm):
 
 @pytest.mark.exactness
 def test_masking_table_tiny_mlm_and_encoder(random_mlm, minilm, small_seat, fixture_data):
-    frame = heads.head_scores(random_mlm, small_seat)
-    table = hmask.masking_table(random_mlm, small_seat, frame, k=2, draws=2, n_held_out=4)
+    frame = runner.run(get("heads"), random_mlm, small_seat).frame
+    table = runner.run(get("heads-masking"), random_mlm, small_seat, k=2, draws=2, held_out=4).frame
     assert list(table["strategy"])[:3] == ["none (full model)", "top-2", "bottom-2"]
     full = table.iloc[0]
     assert full["effect_size"] == pytest.approx(frame["effect_size"].iloc[0], rel=1e-5)
@@ -334,7 +336,7 @@ def test_masking_table_tiny_mlm_and_encoder(random_mlm, minilm, small_seat, fixt
     emb = SeatEmbedder(random_mlm, small_seat)
     mask = mask_from_heads((2, 4), hmask.masking_strategies(heads.scores_to_matrix(frame), 2, 2)[1][1][0])
     assert top["effect_size"] == pytest.approx(hmask.masked_effect_size(random_mlm, emb, mask), rel=1e-6)
-    enc_table = hmask.masking_table(minilm, small_seat, heads.head_scores(minilm, small_seat), k=1, draws=1)
+    enc_table = runner.run(get("heads-masking"), minilm, small_seat, k=1, draws=1).frame
     assert (enc_table["ppl_kind"] == "n/a").all() and enc_table["perplexity"].isna().all()
 
 
@@ -346,7 +348,7 @@ def test_cli_writes_one_row_per_head(tmp_path, random_mlm, capsys, fixture_data)
                  "--mask-eval", "2", "--held-out", "3", "--draws", "2"]) == 0
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["layer", "head", "score"] and len(frame) == 8
-    expected = heads.head_scores(random_mlm, "names-career-family")
+    expected = runner.run(get("heads"), random_mlm, "names-career-family").frame
     np.testing.assert_allclose(frame["score"], expected["score"], rtol=1e-6)
     masking = pd.read_csv(tmp_path / "heads_masking.csv")
     assert len(masking) == 5 and "top-2" in set(masking["strategy"])
@@ -369,14 +371,14 @@ def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir, monkeypatch):
         for button in [b for b in at.button if b.key == key]:
             button.click().run()
             assert not at.exception, at.exception
-    frame = heads.head_scores(tiny_mlm, "weat6b")
+    frame = runner.run(get("heads"), tiny_mlm, "weat6b").frame
     top = heads.top_heads(frame, 5)
     shown = next(df.value for df in at.dataframe if "name" in df.value.columns)
     assert list(shown["name"])[:5] == list(top["name"])
     np.testing.assert_allclose(shown["score"].to_numpy()[:5], top["score"].to_numpy(), rtol=1e-6)
     text = " ".join(m.value for m in at.markdown)
     assert "2 layers × 4 heads" in text
-    counter = cs.counter_stereotype_test(cs.d_array(cs.counter_attention_frame(tiny_mlm)),
+    counter = cs.counter_stereotype_test(cs.d_array(runner.run(get("heads-counter"), tiny_mlm).frame),
                                          heads.scores_to_matrix(frame))
     shown = next(df.value for df in at.dataframe if "group" in df.value.columns)
     np.testing.assert_allclose(shown["t"], counter["t"], rtol=1e-9)
@@ -385,7 +387,7 @@ def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir, monkeypatch):
     at.checkbox(key="run_mask").check()
     at.run()
     assert not at.exception, at.exception
-    table = hmask.masking_table(tiny_mlm, load_seat_test("weat6b"), frame, k=3, n_held_out=3)
+    table = runner.run(get("heads-masking"), tiny_mlm, load_seat_test("weat6b"), k=3, held_out=3).frame
     shown = next(df.value for df in at.dataframe if "strategy" in df.value.columns)
     np.testing.assert_allclose(shown["effect_size"], table["effect_size"], rtol=1e-9)
     np.testing.assert_allclose(shown["perplexity"], table["perplexity"], rtol=1e-9)
@@ -402,8 +404,8 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
 
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("BIASCORE_MODELS", str(TINY_MLM))
-    frame = heads.head_scores(tiny_mlm, "weat6b")  # cached, as by the CLI or an earlier visit
-    counter = cs.counter_attention_frame(tiny_mlm)
+    frame = runner.run(get("heads"), tiny_mlm, "weat6b").frame  # cached, as by the CLI or an earlier visit
+    counter = runner.run(get("heads-counter"), tiny_mlm).frame
     loads: list[str] = []  # every way a page can load weights: a handle (the runner) or views.models.get_model
 
     def load(name, **kw):

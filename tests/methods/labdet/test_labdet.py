@@ -10,6 +10,8 @@ import pytest
 import torch
 from scipy import stats
 
+from biascore.core import runner
+from biascore.methods import get
 from biascore.methods.labdet.probes import PROBES, heldout_accuracy, template_split
 from biascore.methods.labdet import scorer as labdet
 from biascore.core.embeddings import embed_sentences
@@ -250,15 +252,16 @@ def test_random_model_on_the_fixture_data_is_cached_and_reported(random_mlm, tmp
     """The whole pipeline on a hermetic model and data: features, probes, summary, cache, CLI."""
     from biascore.cli.main import main
 
-    result = labdet.score_labdet(random_mlm, "en", data_dir=FIXTURE_DATA, n_boot=200)
+    result = runner.run(get("labdet"), random_mlm, "en", data_dir=FIXTURE_DATA, n_boot=200)
     data = labdet.load_labdet("en", FIXTURE_DATA)
     assert list(result.table["mean"]) == sorted(result.table["mean"])  # most negative first
     assert set(result.table["nationality"]) == set(data.words) and result.neutral_filler == "[MASK]"
     assert set(result.table["direction"]) <= set(labdet.DIRECTIONS)
     assert all(0 <= a <= 1 for a in result.accuracy.values())
-    again = labdet.score_labdet(random_mlm, "en", data_dir=FIXTURE_DATA, n_boot=200, only_cached=True)
+    again = runner.run(get("labdet"), random_mlm, "en", data_dir=FIXTURE_DATA, n_boot=200, only_cached=True)
     pd.testing.assert_frame_equal(again.table, result.table)  # the cache's answer: the same bits
-    assert labdet.score_labdet(random_mlm, "en", data_dir=FIXTURE_DATA, nationalities=["de"], only_cached=True) is None
+    assert runner.run(get("labdet"), random_mlm, "en", data_dir=FIXTURE_DATA, nationalities=["de"],
+                      only_cached=True) is None
     out = tmp_path / "labdet.csv"
     assert main(["labdet", "--model", random_mlm.name, "--lang", "en", "--data-dir", str(FIXTURE_DATA),
                  "--out", str(out)]) == 0
@@ -269,7 +272,7 @@ def test_random_model_on_the_fixture_data_is_cached_and_reported(random_mlm, tmp
 
 @pytest.fixture(scope="module")
 def tiny_result(tiny_mlm, data_dir):
-    return labdet.score_labdet(tiny_mlm, "en")
+    return runner.run(get("labdet"), tiny_mlm, "en")
 
 
 def test_real_model_all_nationalities_and_cache(tiny_mlm, tiny_result):
@@ -277,10 +280,10 @@ def test_real_model_all_nationalities_and_cache(tiny_mlm, tiny_result):
     assert tiny_result.neutral_filler == "[MASK]"
     assert all(0 <= a <= 1 for a in tiny_result.accuracy.values())
     assert np.isfinite(list(tiny_result.correlations.values())).all()
-    again = labdet.score_labdet(tiny_mlm, "en", only_cached=True)
+    again = runner.run(get("labdet"), tiny_mlm, "en", only_cached=True)
     pd.testing.assert_frame_equal(again.table, tiny_result.table)
-    assert labdet.score_labdet(tiny_mlm, "en", probe="mlp", alpha=0.01, only_cached=True) is not None
-    assert labdet.score_labdet(tiny_mlm, "en", nationalities=["de"], only_cached=True) is None
+    assert runner.run(get("labdet"), tiny_mlm, "en", probe="mlp", alpha=0.01, only_cached=True) is not None
+    assert runner.run(get("labdet"), tiny_mlm, "en", nationalities=["de"], only_cached=True) is None
 
 
 def test_cli_writes_one_row_per_nationality(tiny_result, tmp_path, capsys):
@@ -347,7 +350,7 @@ def test_page_shows_engine_numbers(tiny_mlm, tiny_result, data_dir, tmp_path, mo
     button = next(b for b in at.button if b.label == "Score now")
     button.click().run()
     assert not at.exception
-    scored = labdet.score_labdet(tiny_mlm, "nl", only_cached=True)
+    scored = runner.run(get("labdet"), tiny_mlm, "nl", only_cached=True)
     assert scored is not None and len(scored.table) == 3
     pd.testing.assert_frame_equal(at.dataframe[0].value[labdet.OUTPUT_COLUMNS].reset_index(drop=True),
                                   scored.table[labdet.OUTPUT_COLUMNS])

@@ -9,15 +9,14 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW
 
+from biascore.core import runner
+from biascore.methods import get
 from biascore.methods.words.table import (compare_words, max_pair_count, word_occurrences, word_pairs, word_table,
                                                 word_types)
 
 
 def occurrences_for_run(entry, cache, **options):
     """The words of one stored attribution run, asked of the runner's door as the Words page asks."""
-    from biascore.core import runner
-    from biascore.methods import get
-
     return runner.run_on_stored(get("words"), entry, cache=cache, **options).frame
 
 # A constructed attribution frame: pair 1 has "are" twice, pair 4 was skipped (no words), "." and "—" are
@@ -155,9 +154,7 @@ def test_two_models_joined_on_word_type():
 
 def test_real_frame_matches_a_per_pair_loop(random_mlm):
     """On the engine's own attribution frame (demo, a masked LM): occurrences equal a plain loop over the pairs."""
-    from biascore.methods.attribution.scorer import score_benchmark
-
-    frame = score_benchmark(random_mlm, "demo")
+    frame = runner.run(get("attribution"), random_mlm, "demo").frame
     occ = word_occurrences(frame)
     loop = [(int(r.pair_id), w.casefold(), float(b)) for r in frame.itertuples()
             for w, b in zip(r.words, r.word_bu) if any(c.isalnum() for c in w)]
@@ -172,10 +169,8 @@ def test_real_frame_matches_a_per_pair_loop(random_mlm):
 def test_occurrences_are_cached_per_run(random_mlm, tmp_path):
     from biascore.core.cache import ResultCache
     from biascore.methods.attribution.results import best_runs, cached_runs
-    from biascore.methods.attribution.scorer import score_benchmark
-
     cache = ResultCache(tmp_path / "cache")
-    frame = score_benchmark(random_mlm, "demo", cache=cache)
+    frame = runner.run(get("attribution"), random_mlm, "demo", cache=cache).frame
     run = best_runs(cached_runs(cache)).iloc[0]
     first = occurrences_for_run(run.entry, cache)
     pd.testing.assert_frame_equal(first, word_occurrences(frame))
@@ -200,14 +195,12 @@ def run_cli(*argv: str) -> int:
 
 
 def test_cli_on_demo_with_the_tiny_mlm(random_mlm, tmp_path, capsys):
-    from biascore.methods.attribution.scorer import score_benchmark
-
     out = tmp_path / "words.csv"
     assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--min-count", "2",
                    "--out", str(out)) == 0
     printed = capsys.readouterr().out
     assert "word types in >= 2 pair(s)" in printed
-    expected = word_table(word_occurrences(score_benchmark(random_mlm, "demo")), min_count=2)
+    expected = word_table(word_occurrences(runner.run(get("attribution"), random_mlm, "demo").frame), min_count=2)
     got = pd.read_csv(out, keep_default_na=False, na_values=[""])
     assert got.word_type.tolist() == expected.word_type.tolist()
     np.testing.assert_allclose(got[["mean_b", "ci_low", "ci_high", "share_biased"]].to_numpy(float),
@@ -215,11 +208,11 @@ def test_cli_on_demo_with_the_tiny_mlm(random_mlm, tmp_path, capsys):
     assert got.n_pairs.tolist() == expected.n_pairs.tolist()
 
     # bias-type filter, one word's pairs
-    bias_type = str(score_benchmark(random_mlm, "demo").bias_type.iloc[0])
+    bias_type = str(runner.run(get("attribution"), random_mlm, "demo").frame.bias_type.iloc[0])
     assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--bias-type", bias_type,
                    "--out", str(out)) == 0
     got = pd.read_csv(out, keep_default_na=False, na_values=[""])
-    occ = word_occurrences(score_benchmark(random_mlm, "demo"))
+    occ = word_occurrences(runner.run(get("attribution"), random_mlm, "demo").frame)
     assert got.word_type.tolist() == word_table(occ, [bias_type]).word_type.tolist()
     word = expected.word_type.iloc[0]
     capsys.readouterr()
@@ -227,7 +220,8 @@ def test_cli_on_demo_with_the_tiny_mlm(random_mlm, tmp_path, capsys):
                    "--out", str(out)) == 0
     assert f"pair(s) with the word {word!r}" in capsys.readouterr().out
     got = pd.read_csv(out)
-    assert got.pair_id.tolist() == word_pairs(occ, score_benchmark(random_mlm, "demo"), word).pair_id.tolist()
+    frame = runner.run(get("attribution"), random_mlm, "demo").frame
+    assert got.pair_id.tolist() == word_pairs(occ, frame, word).pair_id.tolist()
 
 
 def test_cli_help_lists_the_command(capsys):
@@ -241,14 +235,12 @@ def test_cli_help_lists_the_command(capsys):
 
 
 def test_cli_compare_and_bad_input(random_mlm, smollm, tmp_path, capsys):
-    from biascore.methods.attribution.scorer import score_benchmark
-
     out = tmp_path / "cmp.csv"
     assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--compare", "smollm2-135m",
                    "--min-count", "3", "--out", str(out)) == 0
     got = pd.read_csv(out)
-    expected = compare_words({random_mlm.name: word_occurrences(score_benchmark(random_mlm, "demo")),
-                              "smollm2-135m": word_occurrences(score_benchmark(smollm, "demo"))}, min_count=3)
+    expected = compare_words({lm.name: word_occurrences(runner.run(get("attribution"), lm, "demo").frame)
+                              for lm in (random_mlm, smollm)}, min_count=3)
     assert got.word_type.tolist() == expected.word_type.tolist()
     np.testing.assert_allclose(got["mean_b difference"].to_numpy(float),
                                expected["mean_b difference"].to_numpy(float))
@@ -267,10 +259,8 @@ def test_concurrent_callers_get_the_same_occurrences(random_mlm, tmp_path):
 
     from biascore.core.cache import ResultCache
     from biascore.methods.attribution.results import best_runs, cached_runs
-    from biascore.methods.attribution.scorer import score_benchmark
-
     cache = ResultCache(tmp_path / "cache")
-    frame = score_benchmark(random_mlm, "demo", cache=cache)
+    frame = runner.run(get("attribution"), random_mlm, "demo", cache=cache).frame
     entry = best_runs(cached_runs(cache)).iloc[0].entry
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda _: occurrences_for_run(entry, ResultCache(cache.root)), range(8)))
