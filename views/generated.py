@@ -48,7 +48,7 @@ def method_page(name: str) -> None:
             st.rerun()
         st.stop()
     result_caption(result)
-    headline_metric(method, method.summary(result))
+    headline_metric(result)
     draw_views(method, result, key=name)
 
 

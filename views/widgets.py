@@ -15,6 +15,7 @@ from biascore.core.display import code_span
 from biascore.core.method import Method
 from biascore.core.options import OptionError, Options
 from biascore.core.presentation import Headline, View, Widget, option_widgets, widget_value
+from biascore.core.result import Result
 from views.common import csv_download, show_error
 from views.models import active_snapshot, model_label
 from views.scoring import query_param
@@ -78,13 +79,14 @@ def input_picker(method: Method, key: str = "input", widget_key: str | None = No
     return choice
 
 
-def headline_metric(method: Method, summary: pd.DataFrame, label: str | None = None) -> float | None:
-    """The method's headline number (:class:`~biascore.core.presentation.Headline`) as a metric, its direction
-    in the help; None when the method declares none or the summary has no such rows."""
-    headline: Headline | None = method.headline
+def headline_metric(result: Result, label: str | None = None) -> float | None:
+    """The headline number of ``result`` (its method's :class:`~biascore.core.presentation.Headline` for its
+    options) as a metric, its direction in the help; None when the method declares none or the summary has no
+    such rows."""
+    headline: Headline | None = result.method.headline(result.options)
     if headline is None:
         return None
-    value = headline.value(summary)
+    value = headline.value(result.method.summary(result))
     if value is None:
         return None
     st.metric(label or headline.name, f"{value:.4g}", help=headline.direction)

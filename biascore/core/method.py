@@ -10,8 +10,8 @@ A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) is a sub
   (default, help text, choices and bounds, whether the option changes the cached result). The CLI flags, the
   Python API's keyword arguments, the dashboard's controls and their validation (one-line
   :class:`~biascore.core.options.OptionError`) all come from it;
-* what its result looks like — ``schema`` (:class:`~biascore.core.schema.Column` s), and for the shells a
-  ``headline`` metric and default ``views`` (:mod:`biascore.core.presentation`);
+* what its result looks like — ``schema`` (:class:`~biascore.core.schema.Column` s), and for the shells its
+  :meth:`Method.headline` metric (per options) and default ``views`` (:mod:`biascore.core.presentation`);
 * what it computes — :meth:`Method.compute` ``(ctx, input, options) -> frame``: the frame that is cached, with
   the columns of ``stored_schema``; :meth:`Method.derive` turns it into the result frame (``schema``);
 * what it reports — :meth:`Method.summary` (the table the CLI prints and the Overview shows, with intervals),
@@ -81,8 +81,6 @@ class Method:
     cache_name: ClassVar[str | None] = None
     #: where the method sits in listings and menus (lower first; then by name)
     order: ClassVar[int] = 100
-    #: the one number the method is read by (its name, column, aggregation and direction), or None
-    headline: ClassVar[Headline | None] = None
     #: the default views of a result (a generated page draws them); default: the summary table
     views: ClassVar[tuple[View, ...]] = (View("table"),)
     #: option values that make a small, quick run on a small input (tests run every registered method with
@@ -175,10 +173,13 @@ class Method:
         """What ``--out`` writes (default: the result frame)."""
         return result.frame
 
-    def headline_score(self, options: Options) -> tuple[str, str] | None:
-        """The summary column that is this method's score per bias type, and its label, for tables that put
-        several models side by side (a sweep's Overview: one row per model × input × label, one column per
-        ``bias_type`` of the summary, which must also have ``n``); None: the summary is shown as its own table."""
+    def headline(self, options: Options) -> Headline | None:
+        """The one number a result with these ``options`` is read by (:class:`~biascore.core.presentation.Headline`:
+        its name, the summary column and rows it is taken from, their aggregation and its direction in words), or
+        None. A page shows it as a metric; one taken from the ``all`` row of a summary per ``bias_type``
+        (``where=(("bias_type", "all"),)``) is also the score of tables that put several models side by side (a
+        sweep's Overview: one row per model × input × name, one column per bias type; the summary must also have
+        ``n``). Methods without one show their summary table as it is."""
         return None
 
     #: a CLI flag for more models run the same way and shown side by side (e.g. ``--also``), or None

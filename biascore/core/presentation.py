@@ -8,9 +8,9 @@ flags from the same option specs (:mod:`biascore.cli.options`). Nothing here dra
 * :class:`View` — a default view of a result declared on the method (``Method.views``): a ``table``, a ``bar``
   chart with an interval (value, low, high per label) or a ``heatmap`` (rows × columns → value), drawn from the
   method's summary table (``frame="summary"``) or its result frame (``frame="result"``);
-* :class:`Headline` — the one number a method is read by (``Method.headline``, lm-eval's metric spec is the
-  model): its name, the column and rows it is taken from, how they are aggregated, and its direction in words
-  (e.g. "50 = unbiased").
+* :class:`Headline` — the one number a result is read by (``Method.headline(options)``, lm-eval's metric spec
+  is the model): its name, the column and rows it is taken from, how they are aggregated, and its direction in
+  words (e.g. "50 = unbiased").
 """
 from __future__ import annotations
 
@@ -112,6 +112,12 @@ class Headline:
     direction: str
     aggregation: Literal["first", "mean", "max_abs"] = "first"
     where: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def group(self) -> str | None:
+        """The column the summary is split by when the headline is taken from its ``all`` row (e.g. ``bias_type``),
+        so a table of several results can put each group in a column of its own; None otherwise."""
+        return next((column for column, wanted in self.where if wanted == "all"), None)
 
     def value(self, summary: pd.DataFrame) -> float | None:
         """The headline number of one result's summary table, or None when it has no such rows."""

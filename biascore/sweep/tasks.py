@@ -42,7 +42,7 @@ class TaskResult:
     #: metric → rows: attribution/pll the engine's summarize() rows, fields the field table, seat one row,
     #: labdet the per-nationality table
     summaries: dict[str, list[dict]] = field(default_factory=dict)
-    #: metric → (summary column, label) of its score per bias type (:meth:`Method.headline_score`), if it has one
+    #: metric → (summary column, name) of its headline when it is read per bias type (:meth:`Method.headline`)
     headlines: dict[str, tuple[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     attempt: int = 1
@@ -66,9 +66,9 @@ def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method
             out.notes.append(f"{metric}: {one_line(exc)}")
             continue
         out.summaries[metric] = _records(method.summary(result))
-        headline = method.headline_score(result.options)
-        if headline is not None:
-            out.headlines[metric] = tuple(headline)
+        headline = method.headline(result.options)
+        if headline is not None and headline.group == "bias_type":
+            out.headlines[metric] = (headline.column, headline.name)
         out.notes += [f"{metric}: {k} {v}" for k, v in result.conventions.items()
                       if k not in values and k not in ("jsd", "senses")]
 

@@ -203,9 +203,11 @@ def toy_method():
                           ("diff", "int64", "len(more) − len(less), scaled")])
         needs_model = False
         one_row_per_input_row = True
-        headline = Headline("mean difference", "mean_diff", "0 = equally long", where=(("bias_type", "all"),))
         views = (View("bar", title="By bias type", label="bias_type", value="mean_diff", low="low", high="high",
                       reference=0.0), View("table"))
+
+        def headline(self, options):
+            return Headline("mean difference", "mean_diff", "0 = equally long", where=(("bias_type", "all"),))
 
         def compute(self, ctx, bench, options):
             f = bench.frame

@@ -57,7 +57,9 @@ class _EffectSizeTable(Method):
     """Seat and Ceat: a small table of effect sizes, printed and written with its leading columns first."""
 
     leading: tuple[str, ...] = ()
-    headline = Headline("effect size", "effect_size", "Cohen's d-like effect size of the association; 0 = no "
+
+    def headline(self, options) -> Headline:
+        return Headline("effect size", "effect_size", "Cohen's d-like effect size of the association; 0 = no "
                         "association, larger magnitude = stronger (sign: towards the first attribute set)",
                         aggregation="max_abs")
 

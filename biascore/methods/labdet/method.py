@@ -80,10 +80,12 @@ class Labdet(Method):
     Options = LabdetOptions
     schema = ITEMS
     result_type = scorer.LabdetResult
-    headline = Headline("largest relative sentiment", "mean", "P(pos | nationality) − P(pos | neutral); 0 = no bias, "
-                        "< 0 = negative towards that nationality", aggregation="max_abs")
     views = (View("bar", title="Relative sentiment per nationality (95% bootstrap interval)", label="word",
                   value="mean", low="ci_low", high="ci_high", reference=0.0), View("table"))
+
+    def headline(self, options: LabdetOptions) -> Headline:
+        return Headline("largest relative sentiment", "mean", "P(pos | nationality) − P(pos | neutral); 0 = no "
+                        "bias, < 0 = negative towards that nationality", aggregation="max_abs")
 
     def validate_input(self, data: scorer.LabdetData, options: LabdetOptions) -> None:
         unknown = sorted(set(options.nationalities or ()) - set(data.words))
