@@ -11,6 +11,9 @@ With no other file edited by hand, the toy then:
 * runs in a sweep with a non-default option (``--options toy.scale=3``), which stores the entry that
   ``biascore run toy --scale 3`` then reads;
 * goes into a snapshot that verifies and, opened read-only, gives back the same frame;
+* is on the dashboard's menu with a generated page (Streamlit's AppTest, in the copy): its option as a control
+  drawn from its Options, and for the stored result the headline its ``headline(options)`` declares and its
+  summary table — the numbers the Python API gave;
 * passes, in the copy, the tests that read the registry: README's methods table and docs/methods.md (after
   ``biascore methods --update-docs`` regenerates them; before it, the docs test fails and says so),
   tests/test_layout.py, and tests/test_api.py's run of every registered method (on the fixture data).
@@ -48,6 +51,7 @@ import torch
 from biascore.core.inputs import PAIRS
 from biascore.core.method import Method
 from biascore.core.options import Options, option
+from biascore.core.presentation import Headline
 from biascore.core.schema import columns
 from biascore.core.registry import register
 
@@ -93,6 +97,9 @@ class Toy(Method):
                 fh.write(f"computed {len(frame)}\\n")
         return pd.DataFrame({"pair_id": frame["pair_id"].astype("int64"),
                              "diff": [(a - b) * options.scale for a, b in zip(more, less)]})
+
+    def headline(self, options):
+        return Headline("mean difference", "mean_diff", f"x{options.scale}; 0 = the model finds both alike")
 
     def summary(self, result):
         return pd.DataFrame({"pairs": [len(result.frame)], "mean_diff": [float(result.frame["diff"].mean())]})
@@ -168,6 +175,31 @@ print(json.dumps({{"name": name, "diff": r.frame["diff"].tolist()}}))
 """
 
 
+#: the toy's generated page under AppTest (run as a file in the copy: AppTest reads the page function's source)
+PAGE = """
+import json
+from streamlit.testing.v1 import AppTest
+from views.menu import menu_pages
+
+
+def page():
+    from views.generated import method_page
+
+    method_page("toy")
+
+
+at = AppTest.from_function(page, default_timeout=300)
+at.query_params.update(model={model!r}, input="demo")
+at.run()
+at.number_input(key="toy_opt_scale").set_value(2).run()
+print(json.dumps({{"menu": [p.method for p in menu_pages() if p.path is None], "controls": [w.key for w in at.number_input],
+                  "exceptions": [e.value for e in at.exception], "errors": [e.value for e in at.error],
+                  "metrics": [(m.label, m.value) for m in at.metric],
+                  "tables": [json.loads(df.value.to_json(orient="records", double_precision=15))
+                             for df in at.dataframe]}}))
+"""
+
+
 def test_a_new_method_is_one_folder(project_with_toy, model_folder, tmp_path):
     root, calls, cache = project_with_toy, tmp_path / "calls.txt", tmp_path / "cache"
     calls.write_text("")
@@ -211,6 +243,20 @@ def test_a_new_method_is_one_folder(project_with_toy, model_folder, tmp_path):
     assert "ok:" in _cli(root, "snapshot", "verify", str(snap), calls=calls, cache=cache).stdout
     opened = _python(root, OPEN_SNAPSHOT.format(zip=str(snap)), calls=calls, cache=tmp_path / "elsewhere")
     assert opened["name"] == "random-mlm" and opened["diff"] == api["diff"]
+
+    # the dashboard: a generated page on the menu, its option a control, the stored result's headline and table
+    page = tmp_path / "toy_page.py"
+    page.write_text(PAGE.format(model=str(model_folder)))
+    done = subprocess.run([sys.executable, str(page)], cwd=root, capture_output=True, text=True, timeout=600,
+                          env=_env(root, calls, cache, BIASCORE_MODELS=str(model_folder)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "toy" in shown["menu"] and shown["controls"] == ["toy_opt_scale"]
+    assert shown["exceptions"] == [] and shown["errors"] == []
+    mean_diff = api["summary"][0]["mean_diff"]
+    assert shown["metrics"] == [["mean difference", f"{mean_diff:.4g}"]]
+    assert [{"pairs": 38, "mean_diff": pytest.approx(mean_diff, rel=1e-12)}] in shown["tables"]
+    assert _computed(calls) == after_sweep  # shown from the store: nothing computed
 
 
 def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess:
