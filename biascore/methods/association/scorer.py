@@ -33,8 +33,8 @@ SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole 
 
 
 # ----------------------------------------------------------------------------- WEAT / SEAT
-def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str = "mean", word_mode: str = "contextual",
-             seed: int = 0, n_samples: int = 100_000, progress: ProgressFn | None = None) -> pd.DataFrame:
+def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str, word_mode: str, seed: int, n_samples: int,
+             progress: ProgressFn | None = None) -> pd.DataFrame:
     """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how).
 
     Sentence tests (``sent-*`` and the Heilman tests: see :mod:`biascore.core.seat_tests`) embed each
@@ -97,9 +97,8 @@ def corpus_for(t: SeatTest, corpus: str | Path | None, data_dir: str | Path | No
     return read_corpus(corpus) if corpus else default_corpus(t.language, data_dir)
 
 
-def ceat_rows(lm: LanguageModel, t: SeatTest, label: str, text: str, *,
-              segment_lengths: Sequence[int | None] = SEGMENT_LENGTHS, n_contexts: int = 50, n_draws: int = 1000,
-              seed: int = 0, progress: ProgressFn | None = None) -> pd.DataFrame:
+def ceat_rows(lm: LanguageModel, t: SeatTest, label: str, text: str, *, segment_lengths: Sequence[int | None],
+              n_contexts: int, n_draws: int, seed: int, progress: ProgressFn | None = None) -> pd.DataFrame:
     """One row per segment length: CES, SE, two-sided p, σ²_between, Q, counts (``segment_length`` "all" = line)."""
     indexed = Corpus(text)
     rows = []

@@ -95,8 +95,8 @@ def masked_perplexity(lm, sentences: list[str], mask: torch.Tensor) -> float:
         return perplexity(lm, sentences)
 
 
-def masking_rows(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int = 3, draws: int = 5,
-                 n_held_out: int = 40, data_dir=None, progress: ProgressFn | None = None) -> pd.DataFrame:
+def masking_rows(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int, draws: int, n_held_out: int,
+                 data_dir=None, progress: ProgressFn | None = None) -> pd.DataFrame:
     """Table 1a: one row per strategy with ``strategy, heads, n_masked, effect_size, abs_effect_size,
     ppl_kind, perplexity, n_held_out`` (random: means over the draws, ``heads`` lists the first draw)."""
     scores = scores_to_matrix(scores_frame)

@@ -57,7 +57,7 @@ def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 256,
     return grad.detach().double().cpu().numpy(), float(es.detach())
 
 
-def head_frame(lm, test: SeatTest, *, batch_size: int = 256, progress: ProgressFn | None = None) -> pd.DataFrame:
+def head_frame(lm, test: SeatTest, *, batch_size: int, progress: ProgressFn | None = None) -> pd.DataFrame:
     """Per-head bias scores for one SEAT test: columns ``layer, head, score, effect_size`` (``effect_size``:
     the signed SEAT effect size of the unmasked model, the same on every row)."""
     b, es = head_score_matrix(lm, test, batch_size=batch_size, progress=progress)
