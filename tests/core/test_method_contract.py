@@ -14,13 +14,15 @@ With no other file edited by hand, the toy then:
 * is on the dashboard's menu with a generated page (Streamlit's AppTest, in the copy): its option as a control
   drawn from its Options, and for the stored result the headline its ``headline(options)`` declares and its
   summary table — the numbers the Python API gave;
-* passes, in the copy, the tests that read the registry: README's methods table and docs/methods.md (after
-  ``biascore methods --update-docs`` regenerates them; before it, the docs test fails and says so),
-  tests/test_layout.py, and tests/test_api.py's run of every registered method (on the fixture data).
+* passes, in the copy, the hermetic tests whose outcome depends on which methods are registered: README's
+  methods table and docs/methods.md (after ``biascore methods --update-docs`` regenerates them; before it, the
+  docs test fails and says so) and the rest of tests/test_docs.py, tests/test_layout.py, tests/test_api.py (every
+  registered method through the API on the fixture data), tests/cli/test_cli_help.py (every method's generated
+  help), tests/core/test_method_plugins.py (entry-point plugins beside it), the sweep's spec and options tests
+  and the generated-page test of tests/views/test_dashboard_pages.py (about 1.5 minutes on a 2-core machine).
 
 README's full test command is not run in the copy: it would run the whole suite (about 13 minutes on a 2-core
-machine) a second time inside itself; the tests run here are those whose outcome depends on which methods are
-registered. Also: options are validated the same way for the CLI and the API.
+machine) a second time inside itself. Also: options are validated the same way for the CLI and the API.
 """
 from __future__ import annotations
 
@@ -265,9 +267,19 @@ def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess:
                           env=env, capture_output=True, text=True, timeout=1200)
 
 
+#: the hermetic tests run in the copy besides the generated-docs check (see the module docstring)
+REGISTRY_TESTS = ("tests/test_docs.py", "tests/test_layout.py", "tests/test_api.py", "tests/cli/test_cli_help.py",
+                  "tests/core/test_method_plugins.py",
+                  *(f"tests/sweep/test_sweep.py::{t}" for t in (
+                      "test_every_input_kind_has_a_sweep_flag", "test_spec_from_yaml_and_toml_with_cli_overrides",
+                      "test_bad_spec_is_one_clear_line", "test_a_sweep_with_options_stores_what_run_stores_with_them",
+                      "test_removed_fast_exact_is_refused_with_one_line")),
+                  "tests/views/test_dashboard_pages.py::test_a_method_without_a_page_gets_a_generated_one")
+
+
 def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy):
-    """The generated docs are checked (stale after adding the folder, current after --update-docs); the
-    layout rules and the API's run of every registered method hold with the toy."""
+    """The generated docs are checked (stale after adding the folder, current after --update-docs); the docs,
+    layout, API, CLI help, plugin, sweep-spec and generated-page tests hold with the toy."""
     root = project_with_toy
     docs_test = "tests/test_docs.py::test_readme_table_and_methods_doc_are_the_registry_listing"
     stale = _pytest(root, docs_test)
@@ -277,8 +289,7 @@ def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy):
     assert updated.returncode == 0 and "README.md" in updated.stdout and "docs/methods.md" in updated.stdout
     assert "| `toy` |" in (root / "README.md").read_text()
     assert "## `toy`" in (root / "docs" / "methods.md").read_text()
-    done = _pytest(root, docs_test, "tests/test_layout.py", "tests/test_api.py", "-m", "not shared", "-k",
-                   "registry_listing or test_layout or small_run or (every_method_runs_through_the_api and toy)")
+    done = _pytest(root, *REGISTRY_TESTS, "-m", "not shared")
     assert done.returncode == 0, done.stdout[-3000:]
     assert "test_every_method_runs_through_the_api[fixture-toy]" in _pytest(
         root, "tests/test_api.py", "--collect-only", "-m", "not shared").stdout  # the toy did run above
