@@ -21,7 +21,7 @@ from biascore.core import settings
 from biascore.core.display import code_span, plotly_label, script_token
 from views.common import csv_download, literal
 from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
-                          read_only_notice)
+                          read_only_notice, served_refusal)
 from views.scoring import run_with_progress, score_now_button, watched
 
 st.title("Attention heads")
@@ -68,6 +68,8 @@ with c2:
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
+if served_refusal(model_name, get("heads")):
+    st.stop()
 lm = model_for_cache(model_name)  # a handle: reads cached results; the weights load only to compute
 if lm is None:
     st.stop()

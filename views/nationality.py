@@ -14,7 +14,7 @@ from biascore.core import runner
 from biascore.methods import get
 from biascore.core.display import code_span, plotly_label
 from views.common import csv_download, show_error
-from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice
+from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice, served_refusal
 from views.scoring import score_now_for
 from views.widgets import input_picker, option_inputs
 
@@ -54,6 +54,8 @@ def result_or_button(name: str, lang: str, options, key: str):
     """The stored result for one model (the runner's door), or a "Score now" button (with progress) when there
     is none."""
     method = get("labdet")
+    if served_refusal(name, method):
+        return None
     handle = model_for_cache(name)
     if handle is None:
         return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from typing import Literal
 
 from biascore.core.models import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, ModelLoadError,
@@ -35,8 +36,14 @@ def open_model(name: str, **options) -> LanguageModel:
     return load_model(name, **options)
 
 
+#: seconds after which a served model that failed to connect is tried again (a server started later, or back
+#: after a restart); a model loaded in this process that failed to load fails again at once
+SERVED_RETRY_S = 15.0
+
+
 class ModelHandle:
-    """A model by name (alias, hub id, folder or GGUF file) with its load options; loaded lazily, once."""
+    """A model by name (alias, hub id, folder, GGUF file or ``served:URL``) with its load options; loaded lazily,
+    once."""
 
     def __init__(self, name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, device: str = "auto",
                  dtype: str = "auto", kind: ModelKind | Literal["auto"] = "auto", trust_remote_code: bool = False,
@@ -49,6 +56,7 @@ class ModelHandle:
         self.label = label or name
         self._lm: LanguageModel | None = None
         self._error: Exception | None = None
+        self._error_at = 0.0
         self._identity: ModelIdentity | None = None
         self._identity_read = False
         self._lock = threading.Lock()
@@ -108,13 +116,17 @@ class ModelHandle:
 
     def load(self) -> LanguageModel:
         """The loaded model (loaded on the first call, by one thread; a model that failed to load fails again
-        at once, without a second attempt)."""
+        at once, without a second attempt — a served model's server is asked again once :data:`SERVED_RETRY_S`
+        have passed)."""
         if self._lm is not None:
             return self._lm
         if self._refuse is not None:
             raise ReadOnlySnapshotError(self._refuse)
         with self._lock:
             if self._lm is None:
+                if self._error is not None and is_served(self.name) \
+                        and time.monotonic() - self._error_at >= SERVED_RETRY_S:
+                    self._error = None
                 if self._error is not None:
                     raise self._error
                 try:
@@ -123,7 +135,7 @@ class ModelHandle:
                                           attn_implementation=self.attn_implementation,
                                           placement=self.placement, quantize=self.quantize)
                 except Exception as exc:
-                    self._error = exc
+                    self._error, self._error_at = exc, time.monotonic()
                     raise
                 self.loads += 1
         return self._lm
