@@ -279,6 +279,16 @@ class Process:
             self.proc.stdout.close()
 
 
+def serving(*args: str):
+    """A reference server started with ``args`` for as long as the generator lives (a pytest fixture's body:
+    ``yield from serving(...)``), killed after."""
+    proc = Process(*args).start()
+    try:
+        yield proc
+    finally:
+        proc.kill()
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m")

@@ -28,7 +28,7 @@ from biascore.core.errors import one_line
 from biascore.methods.attribution.live import SJSD_TOLERANCE
 from biascore.methods.attribution.reproducibility import bu_tolerance
 from biascore.methods.attribution.scorer import score_benchmark, score_pair, summarize
-from served_reference import Process
+from served_reference import serving
 
 LABEL = "smollm-gpu-box"
 MORE, LESS = "Women are bad at math.", "Men are bad at math."
@@ -39,11 +39,7 @@ pytestmark = pytest.mark.usefixtures("private_cache")
 
 @pytest.fixture(scope="module")
 def server():
-    proc = Process().start()
-    try:
-        yield proc
-    finally:
-        proc.kill()
+    yield from serving()
 
 
 @pytest.fixture
@@ -117,7 +113,8 @@ def test_a_method_that_needs_the_weights_says_so_in_one_line(listed):
 def test_an_unreachable_server_is_one_line_and_the_rest_works(monkeypatch):
     monkeypatch.setenv("BIASCORE_PUBLIC", "1")
     monkeypatch.setenv("BIASCORE_MODELS", "offline-gpu=served:http://127.0.0.1:9/v1,smollm2-135m")
-    at = open_page("try_pair", model="offline-gpu")
+    at = open_page("try_pair")
+    at.selectbox(key="model_select").set_value("offline-gpu").run()
     type_pair(at, MORE, LESS)
     assert not at.exception
     assert len(at.error) == 1
