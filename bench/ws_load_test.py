@@ -299,8 +299,9 @@ def proc_cpu_s(pid: int) -> float:
 
 
 def run_locust(url: str, server_pid: int, pairs, expected, exact, args, tmp: Path, tag: str,
-               tolerances: list[float] | None = None) -> dict:
-    """The Locust child at low priority; returns its output plus the server's CPU-seconds of the submit phase.
+               tolerances: list[float] | None = None, model_pid: int | None = None) -> dict:
+    """The Locust child at low priority; returns its output plus the server's CPU-seconds of the submit phase
+    (and those of the model's completions server, process ``model_pid``, when it runs here).
     ``tolerances``: per pair, how far a shown S_JSD may be from ``exact`` (default: the live queue's)."""
     spec, out = tmp / f"spec_{tag}.json", tmp / f"out_{tag}.json"
     from biascore.methods.attribution.live import SJSD_TOLERANCE
@@ -316,6 +317,7 @@ def run_locust(url: str, server_pid: int, pairs, expected, exact, args, tmp: Pat
             if line.startswith("{") and json.loads(line).get("ready") == "submit":
                 break
         cpu0, t0 = proc_cpu_s(server_pid), time.time()
+        model_cpu0 = proc_cpu_s(model_pid) if model_pid else 0.0
         child.stdin.write("go\n")
         child.stdin.flush()
         child.stdout.read()
@@ -323,6 +325,8 @@ def run_locust(url: str, server_pid: int, pairs, expected, exact, args, tmp: Pat
             raise RuntimeError(f"the Locust process failed (exit {child.returncode})")
         result = json.loads(out.read_text(encoding="utf-8"))
         result["server_cpu_s"] = proc_cpu_s(server_pid) - cpu0
+        if model_pid:
+            result["model_server_cpu_s"] = proc_cpu_s(model_pid) - model_cpu0
         result["submit_phase_start"] = t0
         return result
     finally:
@@ -432,14 +436,16 @@ def served_note(report: dict) -> list[str]:
              "model; Try a pair scores through the server, each live round as concurrent echo requests (at most "
              f"{served['concurrency']} in flight, the served client's pool). A shown score passes when it is within "
              "the reproducibility contract's bound for that pair (mean β(u)) plus the live queue's tolerance of the "
-             "in-process engine's S_JSD.", ""]
+             "in-process engine's S_JSD. *Server CPU-s* in the main table is the dashboard process's; the completions "
+             "server's own (the forward passes, when it runs on this machine) is in the table below.", ""]
     if any(r.get("server_counters") for r in report["runs"]):
-        lines += ["| N | completions requests | most in flight at once | largest forward batch of the server |",
-                  "|---|---|---|---|"]
+        lines += ["| N | completions requests | most in flight at once | largest forward batch of the server | "
+                  "completions server CPU-s per person |",
+                  "|---|---|---|---|---|"]
         for r in report["runs"]:
             c = r.get("server_counters") or {}
             lines.append(f"| {r['users']} | {c.get('completions', '—')} | {c.get('max_in_flight', '—')} | "
-                         f"{c.get('largest_batch', '—')} |")
+                         f"{c.get('largest_batch', '—')} | {c.get('cpu_s_per_person', '—')} |")
         lines.append("")
     return lines
 
@@ -550,7 +556,7 @@ def main() -> int:
             reference = Process("--model", MODEL, "--threads", str(args.served_threads)).start()
             target = reference.url
             where = (f"the reference server of tests/served_reference.py ({MODEL} float32, its own process on this "
-                     f"machine, {args.served_threads} torch thread(s))")
+                     f"machine at nice {os.nice(0)}, {args.served_threads} torch thread(s))")
         label = f"{MODEL}-served"
         served_env = {"BIASCORE_PUBLIC": "1", "BIASCORE_MODELS": f"{label}=served:{target.removeprefix('served:')}"}
         served_info = {"label": label, "server": where, "concurrency": DEFAULT_CONCURRENCY}
@@ -581,14 +587,15 @@ def main() -> int:
                 if reference is not None:
                     reference.stats(reset=True)
                 out = run_locust(url, proc.pid, pairs[chunk], expected[chunk], exact[chunk], args, tmp, f"n{n}",
-                                 tolerances and tolerances[chunk])
+                                 tolerances and tolerances[chunk], reference and reference.proc.pid)
                 lines = [json.loads(x) for x in timing.read_text().splitlines()] if timing.exists() else []
                 lines = [x for x in lines if x["t"] >= out["submit_phase_start"]]
                 timing.write_text("")  # the next N starts a fresh log
                 r = summarise(n, out, pairs[chunk], lines, before, loadavg())
                 r["warmup_errors"] = [e for p in warm["people"] for e in p["errors"]]
                 if reference is not None:
-                    r["server_counters"] = reference.stats()
+                    r["server_counters"] = {**reference.stats(), "cpu_s_per_person":
+                                            round(out["model_server_cpu_s"] / n, 3)}
                 runs.append(r)
                 t = r["submit_to_score_s"]
                 print(f"N={n}: errors {r['errors']}, scores shown {r['scores_shown']}/{n}, equal to the engine "
@@ -606,8 +613,9 @@ def main() -> int:
               + (" --served" if args.served and not args.served_url else "")
               + (" --served-url URL" if args.served_url else ""),
               "machine": f"{os.cpu_count()} CPU cores ({platform.machine()})", "model": MODEL,
-              "torch_threads": threads, "nice": args.nice, "server_nice": args.server_nice, "served": served_info,
-              "runs": runs}
+              # the niceness each process ran at (this process's own plus the options: children inherit it)
+              "torch_threads": threads, "nice": min(19, os.nice(0) + args.nice),
+              "server_nice": os.nice(0) + args.server_nice, "served": served_info, "runs": runs}
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
