@@ -127,13 +127,14 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
 
 def stored_identity(name: str) -> tuple[str, str | None] | None:
     """The model name (and, for a served model, the fingerprint measured on its server) that ``name``'s results
-    are stored under; None for a served model not connected yet (its identity is measured, never assumed)."""
+    are stored under. A served model is connected for it (once per process: its identity is measured, never
+    assumed); None when its server cannot be used now (the page offers "Score now", which says why)."""
     if not served(name):
         return name, None
-    handle = get_handle(name)
-    if not handle.loaded:
+    try:
+        ident = get_handle(name).load().identity()
+    except engine_models.ModelLoadError:
         return None
-    ident = handle.identity()
     return ident.name, ident.fingerprint
 
 

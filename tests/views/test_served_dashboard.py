@@ -5,7 +5,8 @@ a test double of vLLM's completions protocol serving SmolLM2 in float32 over rea
 * Try a pair scores a typed pair through the server and shows the in-process engine's S_JSD within the
   reproducibility contract's bound (mean β(u)) plus the live queue's tolerance;
 * public mode offers the label only, and no page element or link names the server's URL, host or port;
-* the Overview's "Score now" stores the served run and shows it, labelled served, with the in-process B;
+* the Overview's "Score now" stores the served run and shows it, labelled served, with the in-process B, and
+  Token attributions browses it under the label;
 * a page whose methods need the model's weights (Association tests) says so in one line per method;
 * an unreachable server is one line on Try a pair, naming the label and no URL; the other pages still open;
 * the settings' parsing (labels, bare entries, a served entry without a label) and public-mode URL redaction.
@@ -100,6 +101,10 @@ def test_overview_score_now_stores_the_served_run(listed, smollm):
     assert shown.n.tolist() == here.n.tolist()
     assert shown.B.tolist() == pytest.approx(here.score.tolist())  # no verdict flips on the demo pairs
     assert any(LABEL in s.value and "is scored" in s.value for s in at.success)
+    # the other attribution pages browse the served run under the label
+    pairs = open_page("token_attributions", model=LABEL, benchmark="demo")
+    assert not pairs.error and pairs.selectbox(key="model_select").value == LABEL
+    assert len(frame_with(pairs, "strongest_token")) == int(shown.n.iloc[0]) and metric_values(pairs)
 
 
 def test_a_method_that_needs_the_weights_says_so_in_one_line(listed):
