@@ -238,6 +238,16 @@ class Process:
             self.proc.stdout.close()
 
 
+def serving(*args: str):
+    """A reference server for as long as a fixture lasts: ``yield from serving(...)`` starts it, yields the
+    :class:`Process` and kills it afterwards."""
+    proc = Process(*args).start()
+    try:
+        yield proc
+    finally:
+        proc.kill()
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m")

@@ -13,7 +13,7 @@ import pytest
 import biascore
 from biascore.cli.main import main
 from biascore.sweep.spec import SpecError, Task, build_spec
-from served_reference import Process
+from served_reference import serving
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
 pytestmark = pytest.mark.usefixtures("private_cache")
@@ -129,11 +129,7 @@ def test_sweep_with_a_quantized_model_labels_every_row(hermetic_models, tmp_path
 @pytest.fixture(scope="module")
 def reference_server():
     """The reference completions server (tests/served_reference.py: vLLM's protocol, SmolLM2 in float32)."""
-    proc = Process().start()
-    try:
-        yield proc
-    finally:
-        proc.kill()
+    yield from serving()
 
 
 def test_sweep_through_the_reference_server(reference_server, tmp_path):
