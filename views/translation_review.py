@@ -455,15 +455,16 @@ def exports_panel(r: Review) -> tuple[pd.DataFrame, bytes]:
                "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`."
                + ("" if me.adjudicator else " Built from the reviews you can see."))
     st.download_button(f"Download the reviews you can see ({len(seen.reviews)}, CSV)", reviews_csv(seen.reviews),
-                       file_name=f"reviews_{benchmark}.csv", mime="text/csv", key="tr_csv", disabled=seen.reviews.empty)
+                       file_name=f"reviews_{benchmark}.csv", mime="text/csv", key="tr_csv", disabled=seen.reviews.empty,
+                       on_click="ignore")
     st.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
                        file_name=f"{benchmark}_corrected.csv", mime="text/csv", key="tr_corrected_csv",
-                       disabled=corrected.empty)
+                       disabled=corrected.empty, on_click="ignore")
     if me.adjudicator:
         st.download_button("Download the dataset (parquet files and a dataset card, zip)",
                            partial(dataset_zip, load_benchmark(benchmark), seen.reviews, seen.adjudications),
                            file_name=f"{benchmark}-reviewed.zip", mime="application/zip", key="tr_dataset",
-                           disabled=seen.reviews.empty)
+                           disabled=seen.reviews.empty, on_click="ignore")
     return corrected, corrected_csv
 
 
