@@ -280,8 +280,8 @@ class Process:
 
 
 def serving(*args: str):
-    """A reference server started with ``args`` for as long as the generator lives (a pytest fixture's body:
-    ``yield from serving(...)``), killed after."""
+    """A reference server for as long as a fixture lasts: ``yield from serving(...)`` starts it, yields the
+    :class:`Process` and kills it afterwards."""
     proc = Process(*args).start()
     try:
         yield proc

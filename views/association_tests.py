@@ -12,9 +12,10 @@ from biascore.methods import get
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
 from views.common import csv_download
-from views.models import active_snapshot, data_dir_notice, model_for_cache, model_selector, served, served_refusal
+from views.models import (active_snapshot, data_dir_notice, model_for_cache, model_label, model_selector, served,
+                          served_refusal)
 from views.scoring import score_now_button
-from views.widgets import option_inputs
+from views.widgets import option_inputs, precision_caption
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -44,8 +45,7 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
     all tests) when the user presses the "Score now" button ``key`` (None: no button, cached results only)."""
 
     def run(lm, name, **kwargs):
-        result = runner.run(get(method), lm, name, **options, **kwargs)
-        return None if result is None else (result.stored if stored else result.frame)
+        return runner.run(get(method), lm, name, **options, **kwargs)
 
     lm = model_for_cache(model_name)  # a handle: cached results are read without loading; Score now loads
     if lm is None:
@@ -62,17 +62,18 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
 
     if key is not None:
         score_now_button("Score now", key, f"{label}:", run_all)
-    frames = []
+    frames, labelled = [], stored  # the stored frames are a second read of the same results: labelled once
     for name in names:
         if name in failed:
             continue
         try:
-            frame = run(lm, name, only_cached=True)
+            result = run(lm, name, only_cached=True)
         except (ValueError, FileNotFoundError) as exc:
             st.error(f"{code_span(name)}: {one_line(exc)}")
             continue
-        if frame is not None:
-            frames.append(frame)
+        if result is not None:
+            frames.append(result.stored if stored else result.frame)
+            labelled = labelled or precision_caption(result, model_label(model_name))
     return pd.concat(frames, ignore_index=True) if frames else None
 
 

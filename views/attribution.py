@@ -20,6 +20,7 @@ from biascore.methods.attribution.results import best_runs, cached_runs as engin
 from biascore.methods.attribution.token_view import pair_table as engine_pair_table
 from views.models import get_model, model_label, model_selector, served_labels, set_model_param, stored_identity
 from views.scoring import benchmark_selector, query_param, score_now_for, watch_computing
+from views.widgets import precision_caption
 
 
 def limit_torch_threads() -> None:
@@ -196,7 +197,23 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     run = require_run(model, benchmark, key=score_key)
     with top[2]:
         compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
+    label_run(run)
+    if compare is not None:
+        label_run(best_run(compare, benchmark))
     return benchmark, model, run, compare
+
+
+def run_label(run) -> str:
+    """A cached run's model as the pages name it: a quantized model is a model of its own, named with its
+    weights (``smollm2-135m (int8 weights)``)."""
+    return model_label(run.model) + (f" ({run.weights} weights)" if run.weights else "")
+
+
+def label_run(run: pd.Series | None) -> None:
+    """The precision label of a cached run the page shows, when it is not exact (quantized, bf16/fp16, served):
+    :func:`views.widgets.precision_caption`, from the run's stored ``dtype`` and ``weights``."""
+    if run is not None:
+        precision_caption(run, run_label(run))
 
 
 def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None,

@@ -24,14 +24,37 @@ from biascore.core.served import is_served, load_served
 from biascore.core.settings import ReadOnlySnapshotError
 
 
+def _refuse_served(name: str, placement: Placement | None, quantize: str | None) -> None:
+    if is_served(name) and (placement is not None or quantize):
+        raise ModelLoadError(f"{name!r} is a served model: --device-map, --max-memory and --quantize apply to "
+                             "models loaded in this process, not to a server's")
+
+
+def reach_options(name: str, *, dtype: str = "auto", quantize: str | None = None,
+                  device_map: str | dict | None = None, max_memory: str | dict | None = None,
+                  offload_folder: str | None = None) -> dict:
+    """The :class:`ModelHandle` keyword arguments ``placement`` and ``quantize`` for model ``name``, checked before
+    anything loads (a one-line ``ValueError`` / :class:`~biascore.core.models.ModelLoadError`): a bad device map
+    or memory budget, an unknown or unavailable ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a
+    malformed served name, or a served model given any of them."""
+    from biascore.core.quantize import check_quantize
+    from biascore.core.served.client import ServedName
+
+    placement = Placement.make(device_map, max_memory, offload_folder)
+    if is_served(name):
+        ServedName.parse(name)
+        _refuse_served(name, placement, quantize)
+        return {}
+    check_quantize(quantize, dtype, placement)
+    return {"placement": placement, "quantize": quantize or None}
+
+
 def open_model(name: str, **options) -> LanguageModel:
     """The model ``name`` names, loaded: a ``served:http://…`` name connects to its completions server
     (:func:`biascore.core.served.load_served`; load options do not apply), anything else loads in this process
     (:func:`biascore.core.models.load_model` with ``options``)."""
     if is_served(name):
-        if options.get("placement") or options.get("quantize"):
-            raise ModelLoadError(f"{name!r} is a served model: --device-map, --max-memory and --quantize apply to "
-                                 "models loaded in this process, not to a server's")
+        _refuse_served(name, options.get("placement"), options.get("quantize"))
         return load_served(name)
     return load_model(name, **options)
 
