@@ -59,6 +59,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
+from report_lines import error_sections  # noqa: E402
+
 PAGE = "try_pair"
 MORE_LABEL, LESS_LABEL, SUBMIT_LABEL = "More-biased sentence", "Less-biased sentence", "Score"
 SCORE_LABEL = "S_JSD"  # the metric's label starts with it
@@ -485,10 +487,7 @@ def markdown(report: dict) -> str:
         lines.append(f"| {r['users']} | {f('to_page_script')} | {f('page_to_queue')} | {f('queue_wait')} "
                      f"({f('of_it_gathering')}) | {f('forward_passes')} | {f('drawing')} | "
                      f"{f('delivery_to_client')} | {w['forward_s_total']} ({w.get('forward_cpu_s_total')}) |")
-    for r in report["runs"]:
-        if r["error_samples"]:
-            lines += ["", f"Errors at N = {r['users']} (first {len(r['error_samples'])}):", ""]
-            lines += [f"- {e}" for e in r["error_samples"]]
+    lines += error_sections(report["runs"])
     return "\n".join(lines) + "\n"
 
 
