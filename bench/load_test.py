@@ -48,6 +48,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from dashboard_server import CHROMIUM, dashboard_process  # noqa: E402  (the e2e tests' server start)
 
+sys.path.insert(0, str(REPO / "bench"))
+from report_lines import error_sections  # noqa: E402
+
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--disable-dev-shm-usage"]
@@ -391,10 +394,7 @@ def markdown(report: dict) -> str:
                      f"{srv.get('p50')} / {srv.get('p95')} | "
                      f"{r['longest_blind_s']['p95']} | {cpu.get('C')} ({bc}) [{cpu.get('A')}] | "
                      f"{tok['p50']} / {tok['p95']} |")
-    for r in report["runs"]:
-        if r["error_samples"]:
-            lines += ["", f"Errors at N = {r['users']} (first {len(r['error_samples'])}):", ""]
-            lines += [f"- {e}" for e in r["error_samples"]]
+    lines += error_sections(report["runs"])
     return "\n".join(lines) + "\n"
 
 

@@ -28,6 +28,16 @@ utime + stime of the server process) per participant for the submit phase, and w
 server's timing lines (``BIASCORE_TIMING_LOG``, biascore/core/timing_log.py): Streamlit's hand-over to the page
 script, the page up to the live queue, the queue's wait (of it, the gathering window), the forward passes of
 the round, drawing, and delivery of the score to the participant.
+
+**Against a served model** (``--served``; results in bench/results/ws_load_test_served.json and .md): the same
+participants, with the model behind a completions server — the reference server of tests/served_reference.py
+(vLLM's protocol, SmolLM2 in float32, its own process; ``--served-threads`` torch threads) started here, or a
+running server given by ``--served-url http://HOST:PORT/v1[#NAME]`` (e.g. vLLM on a GPU box). The dashboard runs
+in public mode with ``BIASCORE_MODELS=<label>=served:URL`` as its only model, so Try a pair scores through the
+server: each live round goes out as concurrent requests (the served client's bounded pool). A shown score is
+checked against the in-process engine's within the reproducibility contract's bound for that pair (mean β(u),
+biascore/methods/attribution/reproducibility.py) plus the live queue's tolerance; the reference server's own
+counters (completions requests, most in flight at once, largest forward batch) are recorded per N.
 """
 from __future__ import annotations
 
@@ -48,6 +58,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
+
+from report_lines import error_sections  # noqa: E402
 
 PAGE = "try_pair"
 MORE_LABEL, LESS_LABEL, SUBMIT_LABEL = "More-biased sentence", "Less-biased sentence", "Score"
@@ -233,7 +245,8 @@ def drive(spec: dict) -> dict:
         def try_a_pair(self):
             i = state["next"]
             state["next"] += 1
-            r = participant(self.host, i, spec["pairs"][i], spec["expected"][i], spec["exact"][i], spec["tolerance"],
+            tolerance = spec["tolerances"][i] if spec.get("tolerances") else spec["tolerance"]
+            r = participant(self.host, i, spec["pairs"][i], spec["expected"][i], spec["exact"][i], tolerance,
                             spec["timeout"], opened, go)
             fire = self.environment.events.request.fire
             if r["open_s"] is not None:
@@ -287,14 +300,17 @@ def proc_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_locust(url: str, server_pid: int, pairs, expected, exact, args, tmp: Path, tag: str) -> dict:
-    """The Locust child at low priority; returns its output plus the server's CPU-seconds of the submit phase."""
+def run_locust(url: str, server_pid: int, pairs, expected, exact, args, tmp: Path, tag: str,
+               tolerances: list[float] | None = None, model_pid: int | None = None) -> dict:
+    """The Locust child at low priority; returns its output plus the server's CPU-seconds of the submit phase
+    (and those of the model's completions server, process ``model_pid``, when it runs here).
+    ``tolerances``: per pair, how far a shown S_JSD may be from ``exact`` (default: the live queue's)."""
     spec, out = tmp / f"spec_{tag}.json", tmp / f"out_{tag}.json"
     from biascore.methods.attribution.live import SJSD_TOLERANCE
 
     spec.write_text(json.dumps({"url": url, "pairs": pairs, "expected": expected, "exact": exact,
-                                "tolerance": SJSD_TOLERANCE, "timeout": args.timeout}, ensure_ascii=False),
-                    encoding="utf-8")
+                                "tolerance": SJSD_TOLERANCE, "tolerances": tolerances, "timeout": args.timeout},
+                               ensure_ascii=False), encoding="utf-8")
     argv = ["nice", "-n", str(args.nice), sys.executable, str(Path(__file__).resolve()), "--drive", str(spec),
             "--drive-out", str(out)]
     child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
@@ -303,6 +319,7 @@ def run_locust(url: str, server_pid: int, pairs, expected, exact, args, tmp: Pat
             if line.startswith("{") and json.loads(line).get("ready") == "submit":
                 break
         cpu0, t0 = proc_cpu_s(server_pid), time.time()
+        model_cpu0 = proc_cpu_s(model_pid) if model_pid else 0.0
         child.stdin.write("go\n")
         child.stdin.flush()
         child.stdout.read()
@@ -310,6 +327,8 @@ def run_locust(url: str, server_pid: int, pairs, expected, exact, args, tmp: Pat
             raise RuntimeError(f"the Locust process failed (exit {child.returncode})")
         result = json.loads(out.read_text(encoding="utf-8"))
         result["server_cpu_s"] = proc_cpu_s(server_pid) - cpu0
+        if model_pid:
+            result["model_server_cpu_s"] = proc_cpu_s(model_pid) - model_cpu0
         result["submit_phase_start"] = t0
         return result
     finally:
@@ -378,33 +397,65 @@ def summarise(n: int, out: dict, pairs, timing_lines: list[dict], load_before, l
     }
 
 
-def expected_scores(pairs: list[list[str]]) -> tuple[list[str], list[float]]:
-    """The engine's S_JSD of each pair, computed here and not by the server: page strings and values. Through
+def expected_scores(pairs: list[list[str]]) -> tuple[list[str], list[float], list[float]]:
+    """The engine's S_JSD of each pair, computed here and not by the server: page strings, values, and the
+    reproducibility contract's bound on each pair's S_JSD (mean β(u), the tolerance of a served score). Through
     ``score_pairs`` in groups of 16 (the engine's typed-pair function; ``score_pair`` is one pair of it, and a
     pair's row does not depend on the others in its call beyond ``live.SJSD_TOLERANCE``, tests/methods/attribution/
     test_live.py). Remembered in cache/ws_load_expected.json (keyed by model and pair) so reruns skip the work."""
+    import numpy as np
+
     from biascore.core.models import load_model
     from biascore.core.timing_log import pair_tag
+    from biascore.methods.attribution.reproducibility import bu_tolerance
     from biascore.methods.attribution.scorer import score_pairs
     from load_test import MODEL
 
     store = REPO / "cache" / "ws_load_expected.json"
     known = json.loads(store.read_text()) if store.exists() else {}
-    todo = [(m, s) for m, s in pairs if f"{MODEL}:{pair_tag(m, s)}" not in known]
+    todo = [(m, s) for m, s in pairs if f"{MODEL}:bound:{pair_tag(m, s)}" not in known]
     if todo:
         lm = load_model(MODEL)
         for i in range(0, len(todo), 16):
             group = todo[i:i + 16]
             for (m, s), row in zip(group, score_pairs(lm, group)):
                 known[f"{MODEL}:{pair_tag(m, s)}"] = float(row["sjsd"])
+                beta = bu_tolerance(row["logp_more"], row["logp_less"])
+                known[f"{MODEL}:bound:{pair_tag(m, s)}"] = float(np.mean(beta)) if len(beta) else 0.0
             store.parent.mkdir(parents=True, exist_ok=True)
             store.write_text(json.dumps(known))
     exact = [known[f"{MODEL}:{pair_tag(m, s)}"] for m, s in pairs]
-    return [f"{v:+.5f}" for v in exact], exact
+    bounds = [known[f"{MODEL}:bound:{pair_tag(m, s)}"] for m, s in pairs]
+    return [f"{v:+.5f}" for v in exact], exact, bounds
+
+
+def served_note(report: dict) -> list[str]:
+    """The served run's own paragraph and table: where the model ran, and what the completions server saw."""
+    served = report.get("served")
+    if not served:
+        return []
+    lines = [f"Served model: the dashboard (public mode) lists `{served['label']}` = {served['server']} as its only "
+             "model; Try a pair scores through the server, each live round as concurrent echo requests (at most "
+             f"{served['concurrency']} in flight, the served client's pool). A shown score passes when it is within "
+             "the reproducibility contract's bound for that pair (mean β(u)) plus the live queue's tolerance of the "
+             "in-process engine's S_JSD. *Server CPU-s* in the main table is the dashboard process's; the completions "
+             "server's own (the forward passes, when it runs on this machine) is in the table below.", ""]
+    if any(r.get("server_counters") for r in report["runs"]):
+        lines += ["| N | completions requests | most in flight at once | largest forward batch of the server | "
+                  "completions server CPU-s per person |",
+                  "|---|---|---|---|---|"]
+        for r in report["runs"]:
+            c = r.get("server_counters") or {}
+            lines.append(f"| {r['users']} | {c.get('completions', '—')} | {c.get('max_in_flight', '—')} | "
+                         f"{c.get('largest_batch', '—')} | {c.get('cpu_s_per_person', '—')} |")
+        lines.append("")
+    return lines
 
 
 def markdown(report: dict) -> str:
-    lines = [f"# Workshop load test at the server: Streamlit's websocket protocol, Locust ({report['date']})", "",
+    title = "Workshop load test at the server" + (", model served by a completions server" if report.get("served")
+                                                   else "")
+    lines = [f"# {title}: Streamlit's websocket protocol, Locust ({report['date']})", "",
              f"`{report['command']}` — commit `{report['commit']}`, {report['machine']}, model `{report['model']}`, "
              f"one warm server (`BIASCORE_TORCH_THREADS={report['torch_threads']}`, nice "
              f"{report.get('server_nice', 0)}), Locust at nice {report['nice']}. "
@@ -413,7 +464,7 @@ def markdown(report: dict) -> str:
              "It fails on no score, an error element, or a score that is not the engine's for that pair, "
              "computed by the load test itself (5 decimals). Server CPU = utime + stime (`/proc/PID/stat`) of the "
              "server process during the submit phase, divided by N. The machine is shared: the load average is "
-             "part of every row.", "",
+             "part of every row.", "", *served_note(report),
              "| N | load avg before → after | errors | scores shown | equal to engine (identical strings) | "
              "submit → score p50 / p95 / max (s) | server CPU-s per person | client CPU-s per person | "
              "rounds (largest) |",
@@ -436,10 +487,7 @@ def markdown(report: dict) -> str:
         lines.append(f"| {r['users']} | {f('to_page_script')} | {f('page_to_queue')} | {f('queue_wait')} "
                      f"({f('of_it_gathering')}) | {f('forward_passes')} | {f('drawing')} | "
                      f"{f('delivery_to_client')} | {w['forward_s_total']} ({w.get('forward_cpu_s_total')}) |")
-    for r in report["runs"]:
-        if r["error_samples"]:
-            lines += ["", f"Errors at N = {r['users']} (first {len(r['error_samples'])}):", ""]
-            lines += [f"- {e}" for e in r["error_samples"]]
+    lines += error_sections(report["runs"])
     return "\n".join(lines) + "\n"
 
 
@@ -460,11 +508,19 @@ def main() -> int:
                     "instead of starting one; needs --server-pid")
     ap.add_argument("--server-pid", type=int, help="the running server's process id (its CPU time is read)")
     ap.add_argument("--timing-log", help="the running server's BIASCORE_TIMING_LOG file")
+    ap.add_argument("--served", action="store_true",
+                    help="score through a completions server: the reference server (tests/served_reference.py, "
+                         "SmolLM2 float32) started here, or --served-url; results in ws_load_test_served.json/.md")
+    ap.add_argument("--served-url", help="a running completions server, http://HOST:PORT/v1[#NAME] (implies --served)")
+    ap.add_argument("--served-threads", type=int, default=1, help="torch threads of the reference server")
     ap.add_argument("--drive", help=argparse.SUPPRESS)  # internal: the Locust child process
     ap.add_argument("--drive-out", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.drive:
         return child_main(args.drive, args.drive_out)
+    args.served = bool(args.served or args.served_url)
+    if args.served and args.out == ap.get_default("out"):
+        args.out = str(REPO / "bench" / "results" / "ws_load_test_served.json")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill unwinds: the server and temp files go
 
     from dashboard_server import dashboard_process
@@ -476,13 +532,36 @@ def main() -> int:
         pairs = [pairs[i % len(pairs)] for i in range(total - 1)] + [list(live_pairs(1, args.pairs_from)[0])]
     else:
         pairs = [list(p) for p in live_pairs(total, args.pairs_from)]
-    expected, exact = expected_scores([tuple(p) for p in pairs])
+    expected, exact, bounds = expected_scores([tuple(p) for p in pairs])
+    tolerances = None
+    if args.served:
+        from biascore.methods.attribution.live import SJSD_TOLERANCE
+
+        tolerances = [b + SJSD_TOLERANCE for b in bounds]
     if args.wrong_expected:
         exact = [v + 0.5 for v in exact]
         expected = [f"{v:+.5f}" for v in exact]
     threads = os.environ.get("BIASCORE_TORCH_THREADS", "1")
     runs = []
-    with tempfile.TemporaryDirectory(prefix="biascore-ws-load-") as tmp_name:
+    served_env, served_info, reference = {}, None, None
+    if args.served:
+        from biascore.core.served.client import DEFAULT_CONCURRENCY
+
+        if args.served_url:
+            target, where = args.served_url, "a running completions server (`--served-url`)"
+        else:
+            from served_reference import Process
+
+            reference = Process("--model", MODEL, "--threads", str(args.served_threads)).start()
+            target = reference.url
+            where = (f"the reference server of tests/served_reference.py ({MODEL} float32, its own process on this "
+                     f"machine at nice {os.nice(0)}, {args.served_threads} torch thread(s))")
+        label = f"{MODEL}-served"
+        served_env = {"BIASCORE_PUBLIC": "1", "BIASCORE_MODELS": f"{label}=served:{target.removeprefix('served:')}"}
+        served_info = {"label": label, "server": where, "concurrency": DEFAULT_CONCURRENCY}
+    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory(prefix="biascore-ws-load-") as tmp_name:
+        if reference is not None:
+            stack.callback(reference.kill)
         tmp = Path(tmp_name)
         cache = tmp / "cache"
         cache.mkdir()
@@ -494,20 +573,28 @@ def main() -> int:
                   dashboard_process(tmp / "streamlit.log", drop_env=("BIASCORE_RAISE_PAGE_ERRORS",),
                                     command=lambda port: ["nice", "-n", str(args.server_nice), *streamlit_argv(port)],
                                     BIASCORE_CACHE_DIR=str(cache), BIASCORE_TORCH_THREADS=threads,
-                                    BIASCORE_TIMING_LOG=str(timing), BIASCORE_REVIEW_DB=str(cache / "reviews.sqlite")))
+                                    BIASCORE_TIMING_LOG=str(timing), BIASCORE_REVIEW_DB=str(cache / "reviews.sqlite"),
+                                    **served_env))
         with server as (url, proc):
-            warm = run_locust(url, proc.pid, pairs[-1:], expected[-1:], exact[-1:], args, tmp, "warm")
+            warm = run_locust(url, proc.pid, pairs[-1:], expected[-1:], exact[-1:], args, tmp, "warm",
+                              tolerances and tolerances[-1:])
             start = 0
             for n in args.users:
                 chunk = slice(start, start + n)
                 start += n
                 before = loadavg()
-                out = run_locust(url, proc.pid, pairs[chunk], expected[chunk], exact[chunk], args, tmp, f"n{n}")
+                if reference is not None:
+                    reference.stats(reset=True)
+                out = run_locust(url, proc.pid, pairs[chunk], expected[chunk], exact[chunk], args, tmp, f"n{n}",
+                                 tolerances and tolerances[chunk], reference and reference.proc.pid)
                 lines = [json.loads(x) for x in timing.read_text().splitlines()] if timing.exists() else []
                 lines = [x for x in lines if x["t"] >= out["submit_phase_start"]]
                 timing.write_text("")  # the next N starts a fresh log
                 r = summarise(n, out, pairs[chunk], lines, before, loadavg())
                 r["warmup_errors"] = [e for p in warm["people"] for e in p["errors"]]
+                if reference is not None:
+                    r["server_counters"] = {**reference.stats(), "cpu_s_per_person":
+                                            round(out["model_server_cpu_s"] / n, 3)}
                 runs.append(r)
                 t = r["submit_to_score_s"]
                 print(f"N={n}: errors {r['errors']}, scores shown {r['scores_shown']}/{n}, equal to the engine "
@@ -521,9 +608,13 @@ def main() -> int:
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
               "command": "python bench/ws_load_test.py --users " + " ".join(map(str, args.users))
               + (f" --pairs-from {args.pairs_from}" if args.pairs_from != "crows-en" else "")
-              + (" --wrong-expected" if args.wrong_expected else ""),
+              + (" --wrong-expected" if args.wrong_expected else "")
+              + (" --served" if args.served and not args.served_url else "")
+              + (" --served-url URL" if args.served_url else ""),
               "machine": f"{os.cpu_count()} CPU cores ({platform.machine()})", "model": MODEL,
-              "torch_threads": threads, "nice": args.nice, "server_nice": args.server_nice, "runs": runs}
+              # the niceness each process ran at (this process's own plus the options: children inherit it)
+              "torch_threads": threads, "nice": min(19, os.nice(0) + args.nice),
+              "server_nice": os.nice(0) + args.server_nice, "served": served_info, "runs": runs}
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from biascore.core.handle import ModelHandle, as_handle
+from biascore.core.handle import ModelHandle, as_handle, reach_options
 from biascore.core.method import Method
 from biascore.core.models import LanguageModel
 from biascore.core.registry import ProgressFn
@@ -70,13 +70,10 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
     weights (:mod:`biascore.core.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
     result. Bad values raise a one-line ``ValueError`` before anything is loaded.
     """
-    from biascore.core.placement import Placement
-    from biascore.core.quantize import check_quantize
-
-    placement = Placement.make(device_map, max_memory, offload_folder)
-    check_quantize(quantize, dtype, placement)
+    reach = reach_options(name_or_path, dtype=dtype, quantize=quantize, device_map=device_map, max_memory=max_memory,
+                          offload_folder=offload_folder)
     handle = ModelHandle(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
-                         trust_remote_code=trust_remote_code, placement=placement, quantize=quantize)
+                         trust_remote_code=trust_remote_code, **reach)
     if load:
         handle.load()
     return handle

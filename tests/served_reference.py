@@ -14,7 +14,10 @@ float32) with vLLM's semantics for what :mod:`biascore.core.served` reads:
   ``--enable-tokenizer-info-endpoint``; ``--no-tokenizer-info`` leaves it out, a 404 as in vLLM's default).
 
 Requests arriving together are batched into one padded forward pass (as a serving engine batches), so
-concurrent clients see the server's throughput. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
+concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own, not part of the
+protocol) counts what it served: ``completions`` requests, the most of them in flight at once
+(``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
+concurrency; ``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
 does, each token's log-probability from the distribution *after* it (abetlen/llama-cpp-python#1983), to test the
 conformance check; ``--perturb SEED`` adds small noise to the weights (a different model under the same name).
 
@@ -53,7 +56,22 @@ class Engine:
         self.max_len = int(getattr(self.model.config, "max_position_embeddings", 2048))
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.jobs: queue.Queue = queue.Queue()
+        self.stats_lock = threading.Lock()
+        self.in_flight = 0
+        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0}
         threading.Thread(target=self._loop, daemon=True).start()
+
+    def count(self, delta: int) -> None:
+        """A completions request starts (+1) or ends (-1)."""
+        with self.stats_lock:
+            self.in_flight += delta
+            if delta > 0:
+                self.stats["completions"] += 1
+                self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self.in_flight)
+
+    def reset_stats(self) -> None:
+        with self.stats_lock:
+            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0}
 
     def _loop(self) -> None:
         while True:
@@ -63,6 +81,8 @@ class Engine:
                     batch.append(self.jobs.get_nowait())
                 except queue.Empty:
                     break
+            with self.stats_lock:
+                self.stats["largest_batch"] = max(self.stats["largest_batch"], len(batch))
             try:
                 results = self._forward([ids for ids, _ in batch])
             except Exception as exc:  # noqa: BLE001 - handed to each waiting request
@@ -177,6 +197,9 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool):
             if self.path.rstrip("/") == "/v1/models":
                 self._send(200, {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "reference",
                                                              "max_model_len": engine.max_len}]})
+            elif self.path.rstrip("/") == "/reference/stats":
+                with engine.stats_lock:
+                    self._send(200, dict(engine.stats))
             elif self.path.rstrip("/") == "/tokenizer_info" and tokenizer_info:
                 self._send(200, {"tokenizer_class": type(engine.tok).__name__, "bos_token": engine.tok.bos_token,
                                  "eos_token": engine.tok.eos_token})
@@ -189,8 +212,16 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool):
                 if body.get("model") not in (None, name):
                     self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
                     return
-                if self.path.rstrip("/") == "/v1/completions":
-                    self._send(200, engine.complete(body))
+                if self.path.rstrip("/") == "/reference/stats/reset":
+                    engine.reset_stats()
+                    self._send(200, {})
+                elif self.path.rstrip("/") == "/v1/completions":
+                    engine.count(+1)
+                    try:
+                        answer = engine.complete(body)
+                    finally:
+                        engine.count(-1)
+                    self._send(200, answer)
                 elif self.path.rstrip("/") == "/tokenize":
                     ids = list(engine.tok(body["prompt"], add_special_tokens=bool(body.get("add_special_tokens", True)))
                                ["input_ids"])
@@ -230,12 +261,32 @@ class Process:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def stats(self, reset: bool = False) -> dict:
+        """The double's counters (``GET /reference/stats``); ``reset``: zero them after reading."""
+        import httpx
+
+        root = f"http://127.0.0.1:{self.port}"
+        out = httpx.get(f"{root}/reference/stats", timeout=30).json()
+        if reset:
+            httpx.post(f"{root}/reference/stats/reset", json={}, timeout=30)
+        return out
+
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         if self.proc is not None:
             self.proc.wait()
             self.proc.stdout.close()
+
+
+def serving(*args: str):
+    """A reference server for as long as a fixture lasts: ``yield from serving(...)`` starts it, yields the
+    :class:`Process` and kills it afterwards."""
+    proc = Process(*args).start()
+    try:
+        yield proc
+    finally:
+        proc.kill()
 
 
 def main(argv=None) -> None:

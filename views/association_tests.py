@@ -12,9 +12,10 @@ from biascore.methods import get
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
 from views.common import csv_download
-from views.models import active_snapshot, data_dir_notice, model_for_cache, model_selector
+from views.models import (active_snapshot, data_dir_notice, model_for_cache, model_label, model_selector, served,
+                          served_refusal)
 from views.scoring import score_now_button
-from views.widgets import option_inputs
+from views.widgets import option_inputs, precision_caption
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 
@@ -44,8 +45,7 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
     all tests) when the user presses the "Score now" button ``key`` (None: no button, cached results only)."""
 
     def run(lm, name, **kwargs):
-        result = runner.run(get(method), lm, name, **options, **kwargs)
-        return None if result is None else (result.stored if stored else result.frame)
+        return runner.run(get(method), lm, name, **options, **kwargs)
 
     lm = model_for_cache(model_name)  # a handle: cached results are read without loading; Score now loads
     if lm is None:
@@ -62,17 +62,18 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
 
     if key is not None:
         score_now_button("Score now", key, f"{label}:", run_all)
-    frames = []
+    frames, labelled = [], stored  # the stored frames are a second read of the same results: labelled once
     for name in names:
         if name in failed:
             continue
         try:
-            frame = run(lm, name, only_cached=True)
+            result = run(lm, name, only_cached=True)
         except (ValueError, FileNotFoundError) as exc:
             st.error(f"{code_span(name)}: {one_line(exc)}")
             continue
-        if frame is not None:
-            frames.append(frame)
+        if result is not None:
+            frames.append(result.stored if stored else result.frame)
+            labelled = labelled or precision_caption(result, model_label(model_name))
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
@@ -96,9 +97,10 @@ with tab_seat:
     chosen = st.multiselect("Tests", tests, default=default, key="seat_tests",
                             help="sentence tests (sent-*, Heilman) embed sentences (SEAT); the others embed words (WEAT)")
     seat_options = option_inputs(get("seat"), key="seat", only=("pooling", "word_mode"), columns=2)
-    result = None if seat_options is None else _collect("seat", seat_options.as_dict(), chosen, "seat_score",
-                                                         "Embedding")
-    _show_table(result, "seat", "WEAT/SEAT")
+    if not served_refusal(model_name, get("seat")):
+        result = None if seat_options is None else _collect("seat", seat_options.as_dict(), chosen, "seat_score",
+                                                             "Embedding")
+        _show_table(result, "seat", "WEAT/SEAT")
 
 with tab_ceat:
     tests = list_seat_tests(language=language, kind="words")
@@ -113,10 +115,12 @@ with tab_ceat:
                "Bangla words are matched with their suffixes. Words absent from the corpus are left out.")
     segs = [None if x == "all" else int(x) for x in sorted(lengths, key=lambda v: (v == "all", int(v) if v != "all" else 0))]
     result = None
-    if segs:
+    if served_refusal(model_name, get("ceat")):
+        segs = []
+    elif segs:
         result = _collect("ceat", {"segment_lengths": tuple(segs), "n_contexts": int(n_contexts), "draws": int(n_draws)},
                           chosen, "ceat_score", "CEAT")
-    shown = _show_table(result, "ceat", "CEAT")
+    shown = None if served(model_name) else _show_table(result, "ceat", "CEAT")
     if shown is not None:
         order = ["9", "25", "75", "all"]
         chart = alt.Chart(shown).mark_line(point=True).encode(
@@ -130,10 +134,11 @@ with tab_logprob:
     chosen = st.multiselect("Tests", tests, default=tests[:1], key="logprob_tests")
     st.caption("Needs a masked LM. score = log(p_tgt / p_prior); effect size of the two target groups per "
                "sentence structure (English: template T1…; Bangla: structures S1–S5).")
-    table = _collect("logprob", {}, chosen, "logprob_score", "Masked sentences")
+    refused = served_refusal(model_name, get("logprob"))
+    table = None if refused else _collect("logprob", {}, chosen, "logprob_score", "Masked sentences")
     scores = None if table is None else _collect("logprob", {}, chosen, None, "", stored=True)
     parts = [] if scores is None else [(load_logprob_test(n), scores[scores["test"] == n]) for n in chosen]
-    if _show_table(table, "logprob", "log-probability") is not None and scores is not None:
+    if not refused and _show_table(table, "logprob", "log-probability") is not None and scores is not None:
         csv_download(scores, "association_logprob_scores.csv", label="Download per-sentence scores",
                      key="logprob_scores_csv")
         skipped = int((scores["skipped_reason"] != "").sum())

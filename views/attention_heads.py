@@ -21,8 +21,9 @@ from biascore.core import settings
 from biascore.core.display import code_span, plotly_label, script_token
 from views.common import csv_download, literal
 from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
-                          read_only_notice)
+                          read_only_notice, served_refusal)
 from views.scoring import run_with_progress, score_now_button, watched
+from views.widgets import precision_caption
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
@@ -68,6 +69,8 @@ with c2:
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
+if served_refusal(model_name, get("heads")):
+    st.stop()
 lm = model_for_cache(model_name)  # a handle: reads cached results; the weights load only to compute
 if lm is None:
     st.stop()
@@ -84,7 +87,10 @@ st.caption(f"SEAT test {code_span(seat)}: "
 def _frame(name: str, input, **kwargs):
     """The frame of the registered method ``name``'s result through the runner's door (None: not stored)."""
     result = runner.run(get(name), lm, input, **kwargs)
-    return None if result is None else result.frame
+    if result is None:
+        return None
+    precision_caption(result, model_label(model_name))
+    return result.frame
 
 
 scores = _frame("heads", seat, only_cached=True)

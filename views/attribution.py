@@ -18,8 +18,9 @@ from biascore.core.errors import one_line
 from biascore.methods import get
 from biascore.methods.attribution.results import best_runs, cached_runs as engine_cached_runs, load_run
 from biascore.methods.attribution.token_view import pair_table as engine_pair_table
-from views.models import get_model, model_label, model_selector, set_model_param
+from views.models import get_model, model_label, model_selector, served_labels, set_model_param, stored_identity
 from views.scoring import benchmark_selector, query_param, score_now_for, watch_computing
+from views.widgets import precision_caption
 
 
 def limit_torch_threads() -> None:
@@ -49,9 +50,17 @@ def _cached_runs(version: tuple, cache_dir: str, data_dir: str) -> pd.DataFrame:
 
 
 def best_run(model: str, benchmark: str) -> pd.Series | None:
-    """The cached run to show for ``model`` on ``benchmark``, or None."""
-    runs = best_runs(cached_runs())
-    hit = runs[(runs.model == model) & (runs.benchmark == benchmark)]
+    """The cached run to show for ``model`` on ``benchmark``, or None. A served model's runs are those stored
+    under its server's model name with the fingerprint measured on it now (none before it is connected)."""
+    stored = stored_identity(model)
+    if stored is None:
+        return None
+    name, fingerprint = stored
+    runs = cached_runs()
+    if fingerprint is not None:
+        runs = runs[runs.model_fingerprint == fingerprint]
+    runs = best_runs(runs)
+    hit = runs[(runs.model == name) & (runs.benchmark == benchmark)]
     hit = hit[hit.entry.map(lambda e: e.path.exists())]  # a damaged file found earlier in this run has been removed
     return hit.iloc[0] if len(hit) else None
 
@@ -124,10 +133,11 @@ def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
 
 def scored_models(benchmark: str) -> list[str]:
     """Models with a usable (not stale) cached attribution run on ``benchmark`` (in public mode only the
-    allowed ones)."""
+    allowed ones; a served model this process is connected to by its label)."""
     runs = cached_runs()
-    return [m for m in sorted(runs[(runs.benchmark == benchmark) & ~runs.stale.astype(bool)].model.unique())
-            if not settings.public_mode() or m in settings.allowed_models()]
+    labels = served_labels()  # a connected served model's runs are offered under the settings' label
+    names = [labels.get(m, m) for m in runs[(runs.benchmark == benchmark) & ~runs.stale.astype(bool)].model.unique()]
+    return [m for m in sorted(set(names)) if not settings.public_mode() or m in settings.allowed_models()]
 
 
 def score_now(model: str, benchmark: str, key: str, keep_watching: bool = True) -> bool:
@@ -187,7 +197,23 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     run = require_run(model, benchmark, key=score_key)
     with top[2]:
         compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
+    label_run(run)
+    if compare is not None:
+        label_run(best_run(compare, benchmark))
     return benchmark, model, run, compare
+
+
+def run_label(run) -> str:
+    """A cached run's model as the pages name it: a quantized model is a model of its own, named with its
+    weights (``smollm2-135m (int8 weights)``)."""
+    return model_label(run.model) + (f" ({run.weights} weights)" if run.weights else "")
+
+
+def label_run(run: pd.Series | None) -> None:
+    """The precision label of a cached run the page shows, when it is not exact (quantized, bf16/fp16, served):
+    :func:`views.widgets.precision_caption`, from the run's stored ``dtype`` and ``weights``."""
+    if run is not None:
+        precision_caption(run, run_label(run))
 
 
 def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None,

@@ -17,8 +17,10 @@ def public_text(text: object) -> str:
 
 
 def csv_download(frame: pd.DataFrame, file_name: str, label: str = "Download CSV", key: str | None = None) -> None:
+    """A CSV download. Downloads never rerun the page (``on_click="ignore"``): a rerun renews the page's deferred
+    downloads' ids, and a second download clicked before the browser has the new ids fails (Streamlit 1.67)."""
     st.download_button(label, frame.to_csv(index=False).encode("utf-8"), file_name=file_name, mime="text/csv",
-                       key=key or f"dl_{file_name}")
+                       key=key or f"dl_{file_name}", on_click="ignore")
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from biascore.core.display import code_span, markdown_literal
 from biascore.core.method import NotApplicable
 from biascore.methods import get
 from views.common import show_error
-from views.models import data_dir_notice, model_for_cache, model_label, model_selector
+from views.models import data_dir_notice, model_for_cache, model_label, model_selector, served_refusal
 from views.scoring import score_now_for
 from views.widgets import draw_views, headline_metric, input_picker, option_inputs, result_caption
 
@@ -30,6 +30,8 @@ def method_page(name: str) -> None:
         input_name = input_picker(method)
     options = option_inputs(method, key=f"{name}_opt")
     if options is None:
+        st.stop()
+    if served_refusal(model, method):
         st.stop()
     handle = model_for_cache(model)
     if handle is None:

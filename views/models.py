@@ -1,5 +1,10 @@
 """Which models a page may show, and their handles: one handle per model and server process (the weights load
-once, on first use), or in an offline snapshot (``BIASCORE_SNAPSHOT``) a stand-in that never loads."""
+once, on first use), or in an offline snapshot (``BIASCORE_SNAPSHOT``) a stand-in that never loads.
+
+A model the operator lists as ``LABEL=served:http://HOST:PORT/v1[#NAME]`` in ``BIASCORE_MODELS``
+(:func:`biascore.core.settings.served_models`) is named ``LABEL`` on every page, in every picker and link; its
+handle connects to the server (conformance check, measured fingerprint) on first use, and the methods that need
+a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
 
 import os
@@ -11,6 +16,7 @@ from biascore.core import settings
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
 from biascore.core.model_names import display_name, is_local_path
+from biascore.core.served import is_served
 from views.common import show_error
 
 #: Models offered in selectors before the user types their own (embedded ones first).
@@ -61,20 +67,85 @@ def get_handle(name: str):
     the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
     exported results' identity that never loads (only the embedded default model runs live)."""
     snap = active_snapshot()
-    return _handle(name, str(snap.root) if snap is not None else None)
+    return _handle(name, settings.model_target(name), str(snap.root) if snap is not None else None)
 
 
 @st.cache_resource(show_spinner=False)
-def _handle(name: str, snapshot_root: str | None):
+def _handle(name: str, target: str, snapshot_root: str | None):
     """Keyed by the snapshot too, so that a handle made before a snapshot was opened (or for another one) is
-    never reused in it: a live handle would compute where only the snapshot's results may be shown."""
+    never reused in it: a live handle would compute where only the snapshot's results may be shown. ``target``:
+    what ``name`` loads (a served label's ``served:URL``; keyed by it, so a label pointed elsewhere is a new
+    handle); the handle is labelled ``name``."""
     from biascore.core.handle import ModelHandle
 
     if snapshot_root is not None and name != engine_models.DEFAULT_MODEL:
         from biascore.snapshot.standin import standin_handle
 
         return standin_handle(name, active_snapshot().model_facts(name) or {})
-    return ModelHandle(name)
+    return ModelHandle(target, label=name)
+
+
+def served(name: str) -> bool:
+    """True when the dashboard's model ``name`` is served (a served label of the settings, or a typed
+    ``served:`` name outside public mode)."""
+    return is_served(settings.model_target(name))
+
+
+def served_refusal(name: str, *methods) -> bool:
+    """When ``name`` is a served model and every one of ``methods`` (registered :class:`Method` objects) needs
+    the model's weights: say so in one line on the page and return True (the page stops drawing that part)."""
+    if not served(name) or active_snapshot() is not None:
+        return False
+    refusing = [m for m in methods if m.needs_model and not m.runs_served]
+    if not methods or len(refusing) < len(methods):
+        return False
+    names = ", ".join(m.name for m in refusing)
+    st.info(f"{code_span(model_label(name))} is a served model: it gives prompt log-probabilities only, and "
+            f"{names} needs the model's weights in this process (masked-LM scoring, hidden states or gradients). "
+            "Pick a model loaded here, or use the attribution pages with the served model.")
+    return True
+
+
+def served_error_line(name: str, exc: BaseException) -> str | None:
+    """A served model's loading error as a line that names the model by its label, not by its URL (public
+    mode), else None (not a served label)."""
+    target = settings.model_target(name)
+    if target == name or not is_served(target):
+        return None
+    line = one_line(exc, public=False)
+    from biascore.core.served import ServedName
+
+    try:
+        parsed = ServedName.parse(target)
+        urls = sorted({target, target[len("served:"):], parsed.base, parsed.root}, key=len, reverse=True)
+    except engine_models.ModelLoadError:
+        urls = [target, target[len("served:"):]]
+    for url in urls:
+        line = line.replace(url, name)
+    return f"The served model {name} cannot be used now: {one_line(RuntimeError(line))}"
+
+
+def stored_identity(name: str) -> tuple[str, str | None] | None:
+    """The model name (and, for a served model, the fingerprint measured on its server) that ``name``'s results
+    are stored under. A served model is connected for it (once per process: its identity is measured, never
+    assumed); None when its server cannot be used now (the page offers "Score now", which says why)."""
+    if not served(name):
+        return name, None
+    try:
+        ident = get_handle(name).load().identity()
+    except engine_models.ModelLoadError:
+        return None
+    return ident.name, ident.fingerprint
+
+
+def served_labels() -> dict[str, str]:
+    """Stored model name -> the settings' label, for the served models this process is connected to."""
+    out = {}
+    for label in settings.served_models():
+        handle = get_handle(label)
+        if handle.loaded:
+            out.setdefault(handle.identity().name, label)
+    return out
 
 
 def get_model(name: str):
@@ -105,7 +176,7 @@ def model_or_error(name: str, live: bool = False, **kwargs):
         get_model(name)
         return get_handle(name)
     except (engine_models.ModelLoadError, settings.ReadOnlySnapshotError) as exc:
-        show_error(exc)
+        show_error(exc, served_error_line(name, exc))
         return None
 
 
@@ -114,7 +185,7 @@ def model_for_cache(name: str):
     the runner finds a cached result from the identity the handle reads off the model's files, and loads the
     weights only when a computation needs them (Score now). In a snapshot its stand-in; None after an inline
     line when the snapshot has no results of it."""
-    if active_snapshot() is not None:
+    if active_snapshot() is not None or served(name):  # a served model: connected (identity measured) first
         return model_or_error(name)
     return get_handle(name)
 
@@ -150,8 +221,11 @@ def set_model_param(model: str, key: str = "model") -> None:
 
 
 def offered_models() -> list[str]:
-    """The models the dashboard offers: the server's allow-list in public mode, else the suggested models."""
-    return list(settings.allowed_models()) if settings.public_mode() else list(SUGGESTED_MODELS)
+    """The models the dashboard offers: the server's allow-list in public mode, else the suggested models and
+    the settings' served models (by label)."""
+    if settings.public_mode():
+        return list(settings.allowed_models())
+    return list(SUGGESTED_MODELS) + [m for m in settings.served_models() if m not in SUGGESTED_MODELS]
 
 
 def _trusted_link_models() -> set[str]:
@@ -188,7 +262,8 @@ def model_selector(label: str = "Model", key: str = "model", default: str = engi
     """A select box of models, synced with the URL parameter ``key``.
 
     Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
-    Otherwise: suggested models plus an "other…" field for any hub id, local folder or .gguf path.
+    Otherwise: suggested models and the settings' served models, plus an "other…" field for any hub id, local
+    folder, .gguf path or ``served:URL``.
     A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
     In a snapshot: its models only (those with results of cache scorer ``scorer`` when given); nothing is loaded.
     """
@@ -223,7 +298,7 @@ def model_selector(label: str = "Model", key: str = "model", default: str = engi
     choice = st.selectbox(label, options + (["other…"] if free else []), format_func=model_label,
                           index=options.index(qp) if qp in options else options.index(default), key=f"{key}_select")
     if choice == "other…":
-        choice = st.text_input("Hub id, local folder or .gguf path", key=f"{key}_custom").strip() or default
+        choice = st.text_input("Hub id, local folder, .gguf path or served:URL", key=f"{key}_custom").strip() or default
     return choice
 
 

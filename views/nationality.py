@@ -14,9 +14,9 @@ from biascore.core import runner
 from biascore.methods import get
 from biascore.core.display import code_span, plotly_label
 from views.common import csv_download, show_error
-from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice
+from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice, served_refusal
 from views.scoring import score_now_for
-from views.widgets import input_picker, option_inputs
+from views.widgets import input_picker, option_inputs, precision_caption
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
@@ -54,6 +54,8 @@ def result_or_button(name: str, lang: str, options, key: str):
     """The stored result for one model (the runner's door), or a "Score now" button (with progress) when there
     is none."""
     method = get("labdet")
+    if served_refusal(name, method):
+        return None
     handle = model_for_cache(name)
     if handle is None:
         return None
@@ -86,6 +88,7 @@ def show_result(res, key: str) -> None:
     """One model's LABDet result (the method's result type: table, accuracies, correlations)."""
     table = res.table
     acc, cor = res.accuracy, res.correlations
+    precision_caption(res, model_label(res.model))
     cols = st.columns(4)
     cols[0].metric("Probe accuracy (SVM, unseen templates)", f"{acc['svm']:.3f}")
     cols[1].metric("Probe accuracy (MLP, unseen templates)", f"{acc['mlp']:.3f}")

@@ -13,12 +13,13 @@ from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.core.display import code_span
 from biascore.core.errors import one_line
-from biascore.core.precision import precision_label
+from biascore.core.presentation import precision_of
 from biascore.core.runner import UnreadableResult
-from views.attribution import best_run, cached_runs, run_result_frame, score_now, summary
+from views.attribution import best_run, cached_runs, run_label, run_result_frame, score_now, summary
 from views.common import csv_download, literal
 from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible
 from views.scoring import benchmark_selector
+from views.widgets import precision_caption
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
@@ -77,8 +78,8 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
                                       else "not scored (--metric lmeval)")
         part.insert(0, "benchmark", run.benchmark)
         # a quantized model is a row of its own, named with its weights (never mixed into the full-weight row)
-        part.insert(0, "model", model_label(run.model) + (f" ({run.weights} weights)" if run.weights else ""))
-        part.insert(2, "precision", precision_label(run.dtype or "float32", run.weights))
+        part.insert(0, "model", run_label(run))
+        part.insert(2, "precision", precision_of(run).label)
         part["complete"] = bool(run.complete)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -97,10 +98,8 @@ if not grid.empty:
     st.dataframe(wide[order].reset_index(), hide_index=True, key="overview_wide",
                  column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in order})
     partial = grid[~grid.complete][["model", "benchmark"]].drop_duplicates()
-    for row in grid[grid.precision.str.startswith("approximate")][["model", "benchmark", "precision"]] \
-            .drop_duplicates().itertuples(index=False):
-        st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: {code_span(row.precision)} — a fast "
-                   "reduced-precision or quantized run; verdicts can differ from the exact float32 numbers.")
+    for _, run in runs.iterrows():  # every row that is not exact says so (quantized, bf16/fp16, served)
+        precision_caption(run, f"{run_label(run)} on {run.benchmark}")
     for row in partial.itertuples(index=False):
         st.caption(f"⚠️ {code_span(row.model)} on {code_span(row.benchmark)}: only part of the benchmark was scored "
                    "(a `--limit` run).")
@@ -121,23 +120,27 @@ def _paired_comparison(versions: tuple, model_a: str, model_b: str, benchmark: s
     from biascore.methods.attribution.compare import compare_frames
 
     out = compare_frames(run_result_frame(_run_a), run_result_frame(_run_b), model_a=model_a, model_b=model_b,
-                         benchmark=benchmark, lmeval=lmeval)
+                         benchmark=benchmark, lmeval=lmeval, precision_a=precision_of(_run_a),
+                         precision_b=precision_of(_run_b))
     return out.summary(), out.describe(), out.notes
 
 
 def paired_comparison(run_a: pd.Series, run_b: pd.Series, benchmark: str) -> tuple[pd.DataFrame, str, list[str]]:
-    """The engine's paired comparison of two cached runs (summary, how it was computed, notes)."""
-    return _paired_comparison((run_a.entry.version, run_b.entry.version), model_label(run_a.model),
-                              model_label(run_b.model), benchmark,
-                              bool(run_a.lmeval_prefix) and bool(run_b.lmeval_prefix), run_a, run_b)
+    """The engine's paired comparison of two cached runs (summary, how it was computed — each side's precision
+    named —, notes)."""
+    return _paired_comparison((run_a.entry.version, run_b.entry.version), run_label(run_a), run_label(run_b),
+                              benchmark, bool(run_a.lmeval_prefix) and bool(run_b.lmeval_prefix), run_a, run_b)
 
 
 def model_comparison(runs: pd.DataFrame) -> None:
     """Two models scored on one benchmark, compared on the same pairs: B − A (and PLL) with the paired
-    bootstrap interval, McNemar's exact test, Holm across bias types, the mean paired S_JSD difference."""
+    bootstrap interval, McNemar's exact test, Holm across bias types, the mean paired S_JSD difference. A
+    quantized model is a choice of its own (its row's name), so a model can be compared with its quantized self;
+    the side that is not exact is named."""
     st.subheader("Compare two models on the same pairs (paired)")
     runs = runs[runs.model.map(model_allowed).astype(bool)]  # public mode: pickers offer the allow-list only
-    shared = runs.groupby("benchmark").model.nunique()
+    runs = runs.assign(shown=[run_label(run) for _, run in runs.iterrows()])
+    shared = runs.groupby("benchmark").shown.nunique()
     benchmarks = sorted(shared[shared >= 2].index)
     if not benchmarks:
         st.caption("Score a second model on a benchmark to compare two models pair by pair.")
@@ -145,11 +148,11 @@ def model_comparison(runs: pd.DataFrame) -> None:
     c0, c1, c2 = st.columns(3)
     benchmark = c0.selectbox("Benchmark", benchmarks, key="ov_cmp_benchmark")
     on = runs[runs.benchmark == benchmark]
-    models = on.model.tolist()
-    model_a = c1.selectbox("Model A", models, key="ov_cmp_a", format_func=model_label)
-    model_b = c2.selectbox("Model B", [m for m in models if m != model_a], key="ov_cmp_b", format_func=model_label)
+    models = on.shown.tolist()
+    model_a = c1.selectbox("Model A", models, key="ov_cmp_a")
+    model_b = c2.selectbox("Model B", [m for m in models if m != model_a], key="ov_cmp_b")
     try:
-        table, how, notes = paired_comparison(on[on.model == model_a].iloc[0], on[on.model == model_b].iloc[0],
+        table, how, notes = paired_comparison(on[on.shown == model_a].iloc[0], on[on.shown == model_b].iloc[0],
                                               benchmark)
     except (UnreadableResult, ValueError) as exc:  # one line on the page, never a traceback
         st.error(f"Cannot compare them: {one_line(exc)}")

@@ -46,7 +46,8 @@ class Watched:
         if active() is not None:
             return None
         try:
-            return selection(get(self.method), handle or ModelHandle(self.model), self.input, **dict(self.options))
+            handle = handle or ModelHandle(settings.model_target(self.model), label=self.model)  # a served label
+            return selection(get(self.method), handle, self.input, **dict(self.options))
         except user_errors():
             return None
 

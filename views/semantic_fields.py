@@ -16,13 +16,14 @@ from biascore.core.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import table as fields
 from biascore.core.display import code_span
 from biascore.core import runner
+from biascore.core.presentation import Precision, precision_of
 from biascore.methods import get
 from views.attribution import token_page_link
 from views.common import csv_download, show_error
 from views.models import (active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models,
                           set_model_param)
 from views.scoring import benchmark_selector, score_now_for, watch_computing
-from views.widgets import option_inputs
+from views.widgets import option_inputs, precision_caption
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -37,16 +38,22 @@ def scored_elsewhere(model: str, benchmark) -> list[str]:
 
 
 def result_for(model: str, benchmark, senses: str) -> pd.DataFrame:
-    """The tagged words of ``model``'s ``fields`` result on ``benchmark`` (one row per word: field, b, sentence)."""
-    return fields_result(model, benchmark.name, benchmark.content_hash, senses, runner.stored_version(get("fields")))
+    """The tagged words of ``model``'s ``fields`` result on ``benchmark`` (one row per word: field, b, sentence),
+    its precision labelled when it is not exact."""
+    frame, precision = fields_result(model, benchmark.name, benchmark.content_hash, senses,
+                                     runner.stored_version(get("fields")))
+    precision_caption(precision, model_label(model))
+    return frame
 
 
 @st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
                max_entries=32)
-def fields_result(model: str, benchmark: str, content_hash: str, senses: str, version: tuple) -> pd.DataFrame:
+def fields_result(model: str, benchmark: str, content_hash: str, senses: str,
+                  version: tuple) -> tuple[pd.DataFrame, Precision]:
     """The engine's fields result for a model already scored on ``benchmark`` (through the runner; ``version``:
-    the runner's fingerprint of the stored fields results, so a replaced result is read again)."""
-    return runner.run(get("fields"), get_handle(model), benchmark, min_count=1, top=0, senses=senses).frame
+    the runner's fingerprint of the stored fields results, so a replaced result is read again) and its precision."""
+    result = runner.run(get("fields"), get_handle(model), benchmark, min_count=1, top=0, senses=senses)
+    return result.frame, precision_of(result)
 
 
 def bar_chart(table: pd.DataFrame) -> alt.Chart:

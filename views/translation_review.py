@@ -35,11 +35,12 @@ from biascore.review.export import dataset_zip
 from biascore.review.minimal_pair import check_pair
 from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
 from biascore.review.visibility import Viewer, Visible, viewer, visible
-from views.attribution import live_pair, run_frame, score_now
+from views.attribution import best_run, label_run, live_pair, run_frame, score_now
 from views.common import error_text
 from views.models import data_dir_notice, get_model, model_label, model_or_error, model_selector
 from views.scoring import ProgressBar, benchmark_selector, query_param, watch_computing
 from views.pair_view import draw_pair, level_toggle, pair_limit
+from views.widgets import precision_caption
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
 MY_TODO = "my assigned pairs, not reviewed yet"
@@ -299,11 +300,15 @@ def pair_panel(r: Review) -> None:
         level = level_toggle("tr_level")
         lm = model_or_error(model)
         scored = run_frame(model, benchmark) if lm is not None else None
+        if scored is not None:
+            label_run(best_run(model, benchmark))
         tl_row = None
         if scored is not None and (scored.pair_id == pair_id).any():
             tl_row = scored.loc[scored.pair_id == pair_id].iloc[0].to_dict()
         has_en = bool(pair.sent_more_en and pair.sent_less_en)
         en_row = live_pair(model, pair.sent_more_en, pair.sent_less_en) if lm is not None and has_en else None
+        if en_row is not None:
+            precision_caption(lm.identity(), f"{model_label(model)} (the English source, scored live)")
         limit = pair_limit([r for r in (en_row, tl_row) if r is not None], level)
 
         left, right = st.columns(2)
@@ -450,15 +455,16 @@ def exports_panel(r: Review) -> tuple[pd.DataFrame, bytes]:
                "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`."
                + ("" if me.adjudicator else " Built from the reviews you can see."))
     st.download_button(f"Download the reviews you can see ({len(seen.reviews)}, CSV)", reviews_csv(seen.reviews),
-                       file_name=f"reviews_{benchmark}.csv", mime="text/csv", key="tr_csv", disabled=seen.reviews.empty)
+                       file_name=f"reviews_{benchmark}.csv", mime="text/csv", key="tr_csv", disabled=seen.reviews.empty,
+                       on_click="ignore")
     st.download_button(f"Download the corrected benchmark ({len(corrected)} pairs, CSV)", corrected_csv,
                        file_name=f"{benchmark}_corrected.csv", mime="text/csv", key="tr_corrected_csv",
-                       disabled=corrected.empty)
+                       disabled=corrected.empty, on_click="ignore")
     if me.adjudicator:
         st.download_button("Download the dataset (parquet files and a dataset card, zip)",
                            partial(dataset_zip, load_benchmark(benchmark), seen.reviews, seen.adjudications),
                            file_name=f"{benchmark}-reviewed.zip", mime="application/zip", key="tr_dataset",
-                           disabled=seen.reviews.empty)
+                           disabled=seen.reviews.empty, on_click="ignore")
     return corrected, corrected_csv
 
 
@@ -489,6 +495,7 @@ def before_after_panel(r: Review, corrected: pd.DataFrame, corrected_csv: bytes)
                 st.error(error_text(exc, "B cannot be computed for this model on this server"))
             else:
                 bar.bar.empty()
+                precision_caption(get_model(model).identity(), model_label(model))
                 st.dataframe(table, hide_index=True, key="tr_before_after")
                 st.caption("B = % of pairs with S_JSD < 0 (50 = unbiased). before: every reviewed-benchmark pair as "
                            "published; kept_before: the kept pairs as published; after: the corrected benchmark. "

@@ -19,6 +19,7 @@ from views.attribution import live_pair
 from views.common import literal
 from views.models import active_snapshot, model_label, model_or_error, model_selector
 from views.pair_view import draw_pair, level_toggle
+from views.widgets import precision_caption
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
 script_start = time.time()  # for the load test's timing lines (biascore/core/timing_log.py; off by default)
@@ -114,5 +115,6 @@ if explain_input(more, less):
         status.caption(f"Scored with {code_span(model_label(model))} in {time.perf_counter() - t0:.2f} s.")
         scored_at = time.time()
         draw_pair(row, level=level, key="tp")
+        precision_caption(lm.identity(), model_label(model))  # a served or quantized model's pairs say so
         timing_log.record("try_pair", pair=timing_log.pair_tag(more.strip(), less.strip()), script_start=script_start,
                           queued=queued_at, scored=scored_at, drawn=time.time(), **timing)

@@ -14,7 +14,7 @@ from biascore.core import settings
 from biascore.core.display import code_span
 from biascore.core.method import Method
 from biascore.core.options import OptionError, Options
-from biascore.core.presentation import Headline, View, Widget, option_widgets, widget_value
+from biascore.core.presentation import Headline, View, Widget, option_widgets, precision_of, widget_value
 from biascore.core.result import Result
 from views.common import csv_download, show_error
 from views.models import active_snapshot, model_label
@@ -132,9 +132,27 @@ def draw_views(method: Method, result, key: str) -> None:
             st.altair_chart(_heatmap(view, frame), width="stretch", key=f"{key}_heatmap_{i}")
 
 
+def precision_caption(source, subject: str | None = None) -> bool:
+    """Label a result whose numbers are not exact — quantized or bf16/fp16 (``approximate (int8 weights)``), or
+    from a completions server (``served (precision as the server computes)``) — from what the result stored
+    (its ``meta``, a cached-runs row or a model identity: :func:`biascore.core.presentation.precision_of`). Every
+    page that shows a result labels it through here; nothing is drawn for an exact result. ``subject`` names the
+    result as the page shows it (e.g. the model's label; literal text). True when labelled."""
+    precision = precision_of(source)
+    if precision.exact:
+        return False
+    who = f"{code_span(subject)}: " if subject else ""
+    st.caption(f"{'⚠️' if precision.kind == 'approximate' else 'ℹ️'} {who}{code_span(precision.label)} — "
+               f"{precision.note}.")
+    return True
+
+
 def result_caption(result) -> None:
-    """What a result was computed from and how (model, input, conventions), as a caption."""
+    """What a result was computed from and how (model, input, precision, conventions), as a caption, and the
+    precision label of a result that is not exact (:func:`precision_caption`)."""
     conventions = "; ".join(f"{k} {v}" for k, v in result.conventions.items())
-    st.caption(f"{code_span(model_label(result.model))} on {code_span(result.input_name)}"
+    st.caption(f"{code_span(model_label(result.model))} on {code_span(result.input_name)} · "
+               f"{code_span(result.precision)}"
                + (f" · conventions: {code_span(conventions)}" if conventions else "")
                + (" · read-only snapshot" if active_snapshot() is not None else ""))
+    precision_caption(result, model_label(result.model))

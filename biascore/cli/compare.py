@@ -5,12 +5,16 @@ scores it, then :func:`biascore.methods.attribution.compare.compare_results` com
 CrowS PLL score and (with ``--prefix lmeval`` on causal models) the lm-eval-compatible score, each with the
 difference B − A, its paired bootstrap interval and McNemar's exact test, per bias type and ``all``, Holm-adjusted
 across bias types; and the mean paired S_JSD difference. ``--out`` writes the summary table (CSV or parquet).
+
+Either model may be quantized (``--quantize none int8``: A with its own weights, B with int8 weights), split
+(``--device-map``, both) or served (``served:http://…``): such a paired test is legitimate, and its method line,
+its notes and the summary's ``precision_a`` / ``precision_b`` say which side is approximate or served.
 """
 from __future__ import annotations
 
 import argparse
 
-from biascore.core.args import add_common_args, float_between, int_at_least
+from biascore.core.args import add_common_args, add_reach_args, float_between, int_at_least
 from biascore.core.prefix import PREFIX_CONVENTIONS
 
 
@@ -36,15 +40,35 @@ def register_cli(sub) -> None:
     p.add_argument("--dtype", default="auto", metavar="DTYPE", help="auto = fp32 (exact); bf16 / fp16 approximate (default auto)")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the models' own Python code to run (off unless you turn it on)")
+    p.add_argument("--quantize", nargs="+", default=None, metavar="Q",
+                   help="quantized weights: int8 or int4 for both models, or one value per model (A B; none = the "
+                        "model's own weights), e.g. --quantize none int8 compares a model with its int8 weights; "
+                        "the output names the side that is approximate")
+    add_reach_args(p, scope="; both models", quantize=False)
     p.add_argument("--out", default=None, metavar="FILE", help="write the summary table to this .csv or .parquet file")
     add_common_args(p)
     p.set_defaults(func=run_compare)
 
 
+def per_model_quantize(values: list[str] | None) -> tuple[str | None, str | None]:
+    """``--quantize``'s values as (A's, B's): one value holds for both, two are A's and B's; ``none`` = the model's
+    own weights. A bad value or count is a one-line ``ValueError``."""
+    from biascore.core.quantize import QUANTIZE_CHOICES
+
+    values = list(values or ["none"])
+    if len(values) > 2:
+        raise ValueError(f"--quantize takes one value (both models) or two (A B), not {len(values)}")
+    for v in values:
+        if v not in ("none", *QUANTIZE_CHOICES):
+            raise ValueError(f"--quantize: {v!r} is not one of none, {', '.join(QUANTIZE_CHOICES)}")
+    a, b = (values * 2)[:2]
+    return (None if a == "none" else a), (None if b == "none" else b)
+
+
 def run_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from biascore.core.handle import ModelHandle
+    from biascore.core.handle import ModelHandle, reach_options
     from biascore.core.result import write_frame
     from biascore.core.runner import run
     from biascore.methods import get
@@ -53,9 +77,12 @@ def run_compare(args: argparse.Namespace) -> int:
 
     method = get("attribution")
     options = method.Options.build(**({"prefix": args.prefix} if args.prefix else {}))
+    handles = [ModelHandle(name, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
+                           **reach_options(name, dtype=args.dtype, quantize=quantize, device_map=args.device_map,
+                                           max_memory=args.max_memory, offload_folder=args.offload_folder))
+               for name, quantize in zip(args.models, per_model_quantize(args.quantize))]  # checked before any load
     results = []
-    for name in args.models:
-        handle = ModelHandle(name, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code)
+    for handle in handles:
         with Bar(f"{handle.label} on {args.benchmark}", unit="pair") as bar:
             results.append(run(method, handle, args.benchmark, options, limit=args.limit, progress=bar,
                                waiting=bar.waiting))

@@ -13,6 +13,7 @@ from typing import Callable
 
 from biascore.core.errors import one_line
 from biascore.core.models import DEFAULT_MODEL
+from biascore.core.quantize import QUANTIZE_CHOICES
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -68,17 +69,26 @@ def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MOD
                         "fp64 = reference numerics for cross-checks (slow) (default auto)")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model's own Python code to run (default off)")
+    add_reach_args(p)
+
+
+def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool = True) -> None:
+    """How a model too large for one device, or with quantized weights, is loaded: ``--device-map``,
+    ``--max-memory``, ``--offload-folder`` and ``--quantize`` (models loaded in this process; a served model
+    refuses them). ``scope`` ends each help text (e.g. which models they apply to); ``quantize=False`` leaves
+    ``--quantize`` to the caller."""
     p.add_argument("--device-map", default=None, metavar="MAP",
                    help="split the model over devices with accelerate: auto, balanced, sequential, or a JSON "
-                        "{module: device} (object or file); numbers equal the one-device run")
+                        "{module: device} (object or file); numbers equal the one-device run" + scope)
     p.add_argument("--max-memory", default=None, metavar="DEV=SIZE,...",
                    help="per-device budget for --device-map, e.g. cpu=300MiB or 0=20GiB,cpu=60GiB; what does not "
-                        "fit goes to disk (implies --device-map auto)")
+                        "fit goes to disk (implies --device-map auto)" + scope)
     p.add_argument("--offload-folder", default=None, metavar="DIR",
-                   help="where disk-offloaded weights go (default: a fresh folder under <cache>/offload/)")
-    p.add_argument("--quantize", default=None, choices=["int8", "int4"],
-                   help="quantized weights (see docs/performance.md): numbers approximate, labelled "
-                        "'approximate (int8 weights)'")
+                   help="where disk-offloaded weights go (default: a fresh folder under <cache>/offload/)" + scope)
+    if quantize:
+        p.add_argument("--quantize", default=None, choices=list(QUANTIZE_CHOICES),
+                       help="quantized weights (see docs/performance.md): numbers approximate, labelled "
+                            "'approximate (int8 weights)'" + scope)
 
 
 def placement_from_args(args: argparse.Namespace):

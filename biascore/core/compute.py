@@ -147,12 +147,13 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
 
 
 def _served_name(model: Any) -> str | None:
-    """The name of a served model (``served:…`` handle or name, or a loaded served model), else None."""
+    """The name of a served model (``served:…`` handle — by its label — or name, or a loaded served model), else
+    None."""
     from biascore.core.served import is_served
 
     name = model if isinstance(model, str) else getattr(model, "name", "")
     if is_served(str(name)):
-        return str(name)
+        return str(getattr(model, "label", None) or name)  # a dashboard's label names no URL
     if isinstance(model, ModelHandle) and model.loaded:
         model = model.load()  # a handle around a model already loaded (or connected to)
     if isinstance(model, LanguageModel) and model.extra.get("dtype") == "served":

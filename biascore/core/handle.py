@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from typing import Literal
 
 from biascore.core.models import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, ModelLoadError,
@@ -23,20 +24,49 @@ from biascore.core.served import is_served, load_served
 from biascore.core.settings import ReadOnlySnapshotError
 
 
+def _refuse_served(name: str, placement: Placement | None, quantize: str | None) -> None:
+    if is_served(name) and (placement is not None or quantize):
+        raise ModelLoadError(f"{name!r} is a served model: --device-map, --max-memory and --quantize apply to "
+                             "models loaded in this process, not to a server's")
+
+
+def reach_options(name: str, *, dtype: str = "auto", quantize: str | None = None,
+                  device_map: str | dict | None = None, max_memory: str | dict | None = None,
+                  offload_folder: str | None = None) -> dict:
+    """The :class:`ModelHandle` keyword arguments ``placement`` and ``quantize`` for model ``name``, checked before
+    anything loads (a one-line ``ValueError`` / :class:`~biascore.core.models.ModelLoadError`): a bad device map
+    or memory budget, an unknown or unavailable ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a
+    malformed served name, or a served model given any of them."""
+    from biascore.core.quantize import check_quantize
+    from biascore.core.served.client import ServedName
+
+    placement = Placement.make(device_map, max_memory, offload_folder)
+    if is_served(name):
+        ServedName.parse(name)
+        _refuse_served(name, placement, quantize)
+        return {}
+    check_quantize(quantize, dtype, placement)
+    return {"placement": placement, "quantize": quantize or None}
+
+
 def open_model(name: str, **options) -> LanguageModel:
     """The model ``name`` names, loaded: a ``served:http://…`` name connects to its completions server
     (:func:`biascore.core.served.load_served`; load options do not apply), anything else loads in this process
     (:func:`biascore.core.models.load_model` with ``options``)."""
     if is_served(name):
-        if options.get("placement") or options.get("quantize"):
-            raise ModelLoadError(f"{name!r} is a served model: --device-map, --max-memory and --quantize apply to "
-                                 "models loaded in this process, not to a server's")
+        _refuse_served(name, options.get("placement"), options.get("quantize"))
         return load_served(name)
     return load_model(name, **options)
 
 
+#: seconds after which a served model that failed to connect is tried again (a server started later, or back
+#: after a restart); a model loaded in this process that failed to load fails again at once
+SERVED_RETRY_S = 15.0
+
+
 class ModelHandle:
-    """A model by name (alias, hub id, folder or GGUF file) with its load options; loaded lazily, once."""
+    """A model by name (alias, hub id, folder, GGUF file or ``served:URL``) with its load options; loaded lazily,
+    once."""
 
     def __init__(self, name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, device: str = "auto",
                  dtype: str = "auto", kind: ModelKind | Literal["auto"] = "auto", trust_remote_code: bool = False,
@@ -49,6 +79,7 @@ class ModelHandle:
         self.label = label or name
         self._lm: LanguageModel | None = None
         self._error: Exception | None = None
+        self._error_at = 0.0
         self._identity: ModelIdentity | None = None
         self._identity_read = False
         self._lock = threading.Lock()
@@ -108,13 +139,17 @@ class ModelHandle:
 
     def load(self) -> LanguageModel:
         """The loaded model (loaded on the first call, by one thread; a model that failed to load fails again
-        at once, without a second attempt)."""
+        at once, without a second attempt — a served model's server is asked again once :data:`SERVED_RETRY_S`
+        have passed)."""
         if self._lm is not None:
             return self._lm
         if self._refuse is not None:
             raise ReadOnlySnapshotError(self._refuse)
         with self._lock:
             if self._lm is None:
+                if self._error is not None and is_served(self.name) \
+                        and time.monotonic() - self._error_at >= SERVED_RETRY_S:
+                    self._error = None
                 if self._error is not None:
                     raise self._error
                 try:
@@ -123,7 +158,7 @@ class ModelHandle:
                                           attn_implementation=self.attn_implementation,
                                           placement=self.placement, quantize=self.quantize)
                 except Exception as exc:
-                    self._error = exc
+                    self._error, self._error_at = exc, time.monotonic()
                     raise
                 self.loads += 1
         return self._lm

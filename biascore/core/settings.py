@@ -8,7 +8,9 @@ Server settings for a shared dashboard (read from the environment of the process
 * ``BIASCORE_PUBLIC=1`` — public mode (workshops): no page offers a field for a server path or a free model
   name, URL parameters are checked against the same lists, errors are one line without paths;
 * ``BIASCORE_MODELS`` — comma-separated allow-list of models that may be loaded or scored from the dashboard
-  in public mode (default: the embedded default model);
+  in public mode (default: the embedded default model). An entry ``LABEL=served:http://HOST:PORT/v1[#NAME]``
+  is a model behind a completions server (:mod:`biascore.core.served`) that every page names ``LABEL``: the
+  URL stays on the server (:func:`served_models`); such entries are offered outside public mode too;
 * ``BIASCORE_REVIEW_DB`` — the translation-review database (default ``<cache>/reviews.sqlite``);
 * ``BIASCORE_ADJUDICATORS`` — comma-separated reviewer names who see every review and adjudicate (docs/review.md);
 * ``BIASCORE_REVIEW_KEEP_BLIND=1`` — reviewers never see the others' reviews, not even after saving their own.
@@ -128,10 +130,56 @@ def public_mode() -> bool:
 
 def allowed_models() -> list[str]:
     """Models the dashboard may load in public mode: ``BIASCORE_MODELS`` (comma-separated), else the embedded
-    default model alone."""
-    raw = os.environ.get("BIASCORE_MODELS", "")
-    names = [m.strip() for m in raw.split(",") if m.strip()]
+    default model alone. A served entry is listed by its label (:func:`served_models`)."""
+    names = [label for label, _ in _model_entries()]
     return names or [DEFAULT_MODEL]
+
+
+class SettingsError(ValueError):
+    """A server setting that cannot be used; the message is one line and names no URL."""
+
+
+def served_models() -> dict[str, str]:
+    """The served models of ``BIASCORE_MODELS``: label -> ``served:http://HOST:PORT/v1[#NAME]``, in order.
+
+    An entry ``LABEL=served:URL`` names its model ``LABEL`` wherever the dashboard shows it (public mode shows
+    no URL and no host). A bare ``served:URL`` entry is named by its ``#NAME`` when it has one, else
+    ``served model N`` (its place among the served entries)."""
+    return {label: target for label, target in _model_entries() if target != label}
+
+
+def model_target(name: str) -> str:
+    """What the dashboard loads for the model it names ``name``: a served entry's ``served:URL``, else ``name``."""
+    return served_models().get(name, name)
+
+
+def _model_entries() -> list[tuple[str, str]]:
+    """(label, target) per entry of ``BIASCORE_MODELS`` (see :func:`served_models`); one line on a bad entry."""
+    entries: list[tuple[str, str]] = []
+    served = 0
+    for raw in os.environ.get("BIASCORE_MODELS", "").split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        label, sep, target = item.partition("=")
+        label, target = label.strip(), target.strip()
+        if sep and target.startswith(_SERVED):
+            if not label or label.startswith(_SERVED):
+                raise SettingsError(f"BIASCORE_MODELS entry {len(entries) + 1}: a served model needs a label before "
+                                    "'=' (LABEL=served:http://HOST:PORT/v1)")
+        elif item.startswith(_SERVED):
+            served += 1
+            fragment = item.partition("#")[2].strip()
+            label, target = fragment or f"served model {served}", item
+        else:
+            label = target = item
+        if any(label == seen for seen, _ in entries):
+            raise SettingsError(f"BIASCORE_MODELS names {label!r} twice")
+        entries.append((label, target))
+    return entries
+
+
+_SERVED = "served:"
 
 
 def review_db_path() -> Path:

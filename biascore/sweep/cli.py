@@ -4,6 +4,8 @@
     python -m biascore sweep --spec sweep.yaml --ray            # a local Ray instance
     python -m biascore sweep --spec sweep.yaml --ray auto       # the Ray cluster this node belongs to
     python -m biascore sweep --models A --labdet-langs en --metrics labdet --options labdet.n_boot=500
+    python -m biascore sweep --models A B --benchmarks demo --quantize int8   # every model with int8 weights
+    python -m biascore sweep --models A served:http://gpu-box:8000/v1 --benchmarks demo
 
 Exit code 0 when every task succeeded, 1 when any failed (each failure is printed by name with its error),
 2 for an unusable spec.
@@ -19,7 +21,7 @@ SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locall
 
 def register_cli(sub) -> None:
     """Add the ``sweep`` subcommand to ``sub`` (an argparse subparsers object)."""
-    from biascore.core.args import add_common_args, int_at_least
+    from biascore.core.args import add_common_args, add_reach_args, int_at_least
     from biascore.sweep.spec import input_field, input_kinds, known_metrics
 
     metrics = list(known_metrics())
@@ -27,7 +29,8 @@ def register_cli(sub) -> None:
     p.add_argument("--spec", default=None, metavar="FILE",
                    help="YAML or TOML file with the sweep (keys as these options)")
     p.add_argument("--models", nargs="+", default=None, metavar="MODEL",
-                   help="hub ids, local folders, .gguf files or embedded aliases")
+                   help="hub ids, local folders, .gguf files, embedded aliases or served models "
+                        "(served:http://HOST:PORT/v1[#NAME]); per-model load options: model entries in --spec")
     p.add_argument("--metrics", nargs="+", default=None, choices=metrics, metavar="METRIC",
                    help=f"registered methods: {', '.join(metrics)} (default attribution pll)")
     for kind in input_kinds().values():  # one flag per input kind a registered method reads
@@ -49,6 +52,7 @@ def register_cli(sub) -> None:
                         "(default auto)")
     p.add_argument("--trust-remote-code", action="store_true", default=None,
                    help="allow the models' own Python code to run (off unless you turn it on)")
+    add_reach_args(p, scope="; every model loaded in this process (a spec file's model entry may set its own)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: without ADDRESS a local instance, else a cluster (auto, ray://host:10001)")
     p.add_argument("--ray-cpus", type=int_at_least(1), default=None, metavar="N", help="CPUs of a local Ray instance (default: all)")
@@ -61,13 +65,13 @@ def register_cli(sub) -> None:
 def run_cli(args: argparse.Namespace) -> int:
     from biascore.core import settings
     from biascore.sweep.report import format_report
-    from biascore.sweep.spec import INPUT_FIELDS, build_spec, parse_option_args
+    from biascore.sweep.spec import INPUT_FIELDS, REACH_OPTIONS, build_spec, parse_option_args
     from biascore.sweep.status import SweepStatus
 
     spec = build_spec(args.spec, models=args.models, metrics=args.metrics, inputs=_input_args(args),
                       options=parse_option_args(args.options or []), limit=args.limit, device=args.device,
                       dtype=args.dtype, trust_remote_code=args.trust_remote_code, retries=args.retries,
-                      **{f: getattr(args, f) for f in INPUT_FIELDS})
+                      **{f: getattr(args, f) for f in INPUT_FIELDS}, **{f: getattr(args, f) for f in REACH_OPTIONS})
     tasks = spec.tasks()
     cache_dir = str(settings.cache_dir(args.cache_dir))
     data_dir = str(settings.data_dir(args.data_dir))

@@ -1,16 +1,15 @@
 """The local executor: one process, one model loaded at a time, a progress bar over tasks and within each.
 
-Tasks arrive grouped by model (:meth:`biascore.sweep.spec.SweepSpec.tasks`); the model is loaded by the
+Tasks arrive grouped by model (a model loaded another way — quantized, split — is a model of its own) (:meth:`biascore.sweep.spec.SweepSpec.tasks`); the model is loaded by the
 first of its tasks that needs it, shared by the rest, and released before the next model's tasks start.
 """
 from __future__ import annotations
 
 from itertools import groupby
 
-from biascore.core.handle import ModelHandle
 from biascore.progress import Bar
 from biascore.sweep.spec import Task
-from biascore.sweep.tasks import TaskResult, run_task
+from biascore.sweep.tasks import TaskResult, run_task, task_handle
 
 
 def run_local(tasks: list[Task], *, cache_dir: str, data_dir: str | None, limit: int | None = None,
@@ -19,8 +18,9 @@ def run_local(tasks: list[Task], *, cache_dir: str, data_dir: str | None, limit:
     results: list[TaskResult] = []
     with Bar("sweep", unit="task", disable=not show_progress) as outer:
         outer(0, len(tasks))
-        for model, group in groupby(tasks, key=lambda t: t.model):
-            handle = ModelHandle(model, **(load_options or {}))
+        for _, group in groupby(tasks, key=lambda t: (t.model, t.load)):
+            group = list(group)
+            handle = task_handle(group[0], load_options)
             try:
                 for task in group:
                     with Bar(task.name, unit="item", leave=False, disable=not show_progress) as inner:

@@ -5,8 +5,9 @@ the two cached results are read back (never computed here: ``only_cached``) and 
 :func:`biascore.methods.attribution.compare.compare_results` — B and the PLL score of the second model minus the
 first, with the paired bootstrap interval, McNemar's exact test on the discordant verdicts and the mean paired
 S_JSD difference, on the pairs both scored (overall, the ``all`` row; per bias type with Holm's correction:
-``biascore compare``). When both models also ran ``lmeval``, their lm-eval-prefix results give the lm-eval
-score's columns. ``mcnemar_p_holm`` adjusts B's overall p-values across every row of the table (Holm).
+``biascore compare``). Each side's precision (``precision_a``, ``precision_b``: exact, approximate or served, from
+the stored results) is shown whenever a side is not exact. When both models also ran ``lmeval``, their
+lm-eval-prefix results give the lm-eval score's columns. ``mcnemar_p_holm`` adjusts B's overall p-values across every row of the table (Holm).
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from itertools import combinations
 
 import pandas as pd
 
+from biascore.core.precision import precision_label
 from biascore.stats.paired import holm
 
-COLUMNS = ["benchmark", "model_a", "model_b", "n", "score_a", "score_b", "delta", "ci_low", "ci_high",
+COLUMNS = ["benchmark", "model_a", "model_b", "precision_a", "precision_b", "n", "score_a", "score_b", "delta", "ci_low", "ci_high",
            "n_discordant", "mcnemar_p", "mcnemar_p_holm", "sjsd_delta", "sjsd_ci_low", "sjsd_ci_high",
            "pll_score_a", "pll_score_b", "pll_delta", "pll_ci_low", "pll_ci_high", "pll_n_discordant",
            "pll_mcnemar_p", "lmeval_delta", "lmeval_ci_low", "lmeval_ci_high", "lmeval_mcnemar_p"]
@@ -28,6 +30,8 @@ def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limi
     """(table, notes): one row per benchmark × two models (columns :data:`COLUMNS`; B unprefixed)."""
     from biascore.core.cache import ResultCache
     from biascore.core.handle import ModelHandle
+    from biascore.core.models import ModelLoadError
+    from biascore.core.served import is_served
     from biascore.core.runner import run
     from biascore.methods import get
     from biascore.methods.attribution.compare import compare_results
@@ -36,21 +40,31 @@ def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limi
     cache = ResultCache(cache_dir)
     values = dict((method_options or {}).get("attribution", {}))
 
-    def cached(model: str, benchmark: str, **extra):
-        return run(method, ModelHandle(model, **(load_options or {})), benchmark, limit=limit, cache=cache,
-                   data_dir=data_dir, only_cached=True, **values, **extra)
+    handles: dict[tuple[str, tuple], ModelHandle] = {}  # one per model: a served model is measured once
 
-    swept: dict[str, dict[str, set]] = {}
+    def cached(model: tuple[str, tuple], benchmark: str, **extra):
+        name, load = model
+        if model not in handles:
+            handles[model] = ModelHandle(name, **{**(load_options or {}), **dict(load)})
+            if is_served(name):  # its identity is measured on the server: connect (nothing is scored)
+                handles[model].load()
+        return run(method, handles[model], benchmark, limit=limit, cache=cache, data_dir=data_dir, only_cached=True,
+                   **values, **extra)
+
+    # a model loaded another way (quantized, bf16, split) is a model of its own, named with it
+    swept: dict[str, dict[tuple[str, tuple], set]] = {}
+    shown: dict[tuple[str, tuple], str] = {}
     for r in results:
         if r.ok and {"attribution", "pll"} & set(r.metrics):
-            swept.setdefault(r.input, {}).setdefault(r.model, set()).update(r.metrics)
+            swept.setdefault(r.input, {}).setdefault((r.model, r.load), set()).update(r.metrics)
+            shown[(r.model, r.load)] = r.shown_model
     rows, notes = [], []
     for benchmark, models in swept.items():
         for a, b in combinations(list(models), 2):
             try:
                 ra, rb = cached(a, benchmark), cached(b, benchmark)
                 if ra is None or rb is None:
-                    notes.append(f"{benchmark}: {a} vs {b}: a result is no longer in the cache")
+                    notes.append(f"{benchmark}: {shown[a]} vs {shown[b]}: a result is no longer in the cache")
                     continue
                 row = compare_results(ra, rb, n_boot=n_boot, seed=seed).summary().iloc[0].to_dict()
                 if "lmeval" in models[a] and "lmeval" in models[b]:
@@ -58,10 +72,10 @@ def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limi
                     if la is not None and lb is not None:
                         lm = compare_results(la, lb, n_boot=n_boot, seed=seed).summary().iloc[0]
                         row.update({k: lm[k] for k in lm.index if k.startswith("lmeval_")})
-            except ValueError as exc:  # e.g. different pairs under one name: said, the report goes on
-                notes.append(f"{benchmark}: {a} vs {b}: {exc}")
+            except (ValueError, ModelLoadError) as exc:  # different pairs under one name, a server gone: said
+                notes.append(f"{benchmark}: {shown[a]} vs {shown[b]}: {exc}")
                 continue
-            rows.append({**row, "benchmark": benchmark, "model_a": a, "model_b": b})
+            rows.append({**row, "benchmark": benchmark, "model_a": shown[a], "model_b": shown[b]})
     table = pd.DataFrame.from_records(rows).reindex(columns=COLUMNS)
     if len(table):
         table["mcnemar_p_holm"] = holm(table["mcnemar_p"].to_numpy())
@@ -72,8 +86,11 @@ def format_pairwise(table: pd.DataFrame, notes: list[str]) -> list[str]:
     """The report's lines for the pairwise table (nothing when fewer than two models share a benchmark)."""
     if table.empty and not notes:
         return []
-    shown = ["benchmark", "model_a", "model_b", "n", "score_a", "score_b", "delta", "ci_low", "ci_high",
-             "n_discordant", "mcnemar_p", "mcnemar_p_holm", "sjsd_delta", "pll_delta", "pll_ci_low", "pll_ci_high",
+    exact = {precision_label("float32"), precision_label("float64")}
+    labels = set(table["precision_a"].dropna()) | set(table["precision_b"].dropna())
+    mixed = bool(labels - exact)  # any side not exact: each row says which side is which
+    shown = ["benchmark", "model_a", "model_b", *(["precision_a", "precision_b"] if mixed else []), "n", "score_a",
+             "score_b", "delta", "ci_low", "ci_high", "n_discordant", "mcnemar_p", "mcnemar_p_holm", "sjsd_delta", "pll_delta", "pll_ci_low", "pll_ci_high",
              "pll_mcnemar_p"]
     if table["lmeval_delta"].notna().any():
         shown += ["lmeval_delta", "lmeval_ci_low", "lmeval_ci_high", "lmeval_mcnemar_p"]
@@ -86,4 +103,8 @@ def format_pairwise(table: pd.DataFrame, notes: list[str]) -> list[str]:
     if len(table):
         lines.append(table[shown].to_string(index=False, formatters=fmt, float_format=lambda x: f"{x:.2f}",
                                             na_rep="—"))
+    if mixed:
+        lines.append("note: pairwise: a row whose precision_a or precision_b is not exact compares an approximate or "
+                     "served result: its delta holds that side's numerical error beside any difference between the "
+                     "models")
     return lines + [f"note: pairwise: {n}" for n in notes]

@@ -49,8 +49,7 @@ def task_options(cluster_gpus: float, retries: int, cache_dir: str, data_dir: st
 def _crashed(task: Task, exc: BaseException, retries: int) -> TaskResult:
     error = one_line(RuntimeError(f"{type(exc).__name__}: the worker running it died ({retries + 1} attempt(s)); "
                                   f"{one_line(exc, public=False)}"), public=False)
-    return TaskResult(task.name, task.model, task.kind, task.input, task.metrics, ok=False, error=error,
-                      attempt=retries + 1)
+    return TaskResult.of(task, error=error, attempt=retries + 1)
 
 
 def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir: str | None,

@@ -12,13 +12,34 @@ A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as th
     options: {labdet: {n_boot: 500}, seat: {n_samples: 10000}}  # any method's options, by method name
     device: auto
     dtype: auto
+    quantize: null                            # int8 / int4 for every model loaded in this process
+    device_map: null                          # split every model: auto, balanced, sequential or {module: device}
+    max_memory: null                          # e.g. "cpu=300MiB" (implies device_map auto)
+    offload_folder: null                      # where disk-offloaded weights go (default under <cache>/offload/)
     limit: null                               # score only the first N pairs of each benchmark
     retries: 2                                # Ray: times a task is retried after its worker died
 
+A model may also be an entry of its own, with the load options that hold for it alone (``quantize``,
+``device_map``, ``max_memory``, ``offload_folder``, ``dtype``) on top of the sweep's: e.g. a model beside its
+own int8 weights, a 70B model split over devices, a model behind a completions server::
+
+    models:
+      - smollm2-135m
+      - {name: smollm2-135m, quantize: int8}
+      - {name: meta-llama/Llama-3.1-70B, device_map: auto, max_memory: "0=70GiB,cpu=200GiB"}
+      - served:http://gpu-box:8000/v1
+
+Every model's options are checked before any task runs (an unknown value, ``quantize`` with a split or a
+bf16 dtype, a missing quantization library, a served model given load options: one line). A model loaded
+another way is a model of its own in the report, named with it (``smollm2-135m (int8 weights)``), and every
+row of the report says its precision (``exact (float32)``, ``approximate (int8 weights)``, ``served (precision
+as the server computes)``), read from the stored result.
+
 Command-line options given explicitly override the file's values (``--options labdet.n_boot=500`` adds to
-the file's ``options``). A method's options are those of ``biascore run <method>`` (its ``Options`` specs:
-the same names, defaults, bounds and one-line refusals); the options of ``attribution`` also hold for ``pll``
-and ``lmeval``, its two other summaries.
+the file's ``options``; ``--quantize`` and the split options hold for every model without an entry's own). A
+method's options are those of ``biascore run <method>`` (its ``Options`` specs: the same names, defaults, bounds
+and one-line refusals); the options of ``attribution`` also hold for ``pll`` and ``lmeval``, its two other
+summaries.
 
 A task is one model × one input: it carries every requested method that reads that kind of input
 (``attribution`` and ``pll`` come from the same forward passes, ``fields`` and ``words`` reuse them).
@@ -34,11 +55,18 @@ from typing import Any
 from biascore.core.errors import one_line
 from biascore.core.method import Method
 from biascore.core.options import OptionError, OptionSpec
+from biascore.core.handle import reach_options
+from biascore.core.models import ModelLoadError
+from biascore.core.served.client import is_served
 
 #: the spec fields that list inputs of one input kind: field → input kind
 INPUT_FIELDS = {"benchmarks": "pairs", "seat_tests": "seat", "labdet_langs": "labdet"}
 #: metric names that are summaries of another method (the same result): name → method
 ALIASES = {"pll": "attribution", "lmeval": "attribution"}
+#: the load options of models loaded in this process that a sweep sets for every model (CLI, spec file)
+REACH_OPTIONS = ("quantize", "device_map", "max_memory", "offload_folder")
+#: the keys of a spec file's model entry besides ``name``: the load options that may differ per model
+MODEL_OPTIONS = REACH_OPTIONS + ("dtype",)
 
 
 def known_metrics() -> dict[str, str]:
@@ -142,6 +170,18 @@ class SpecError(ValueError):
     """The sweep spec is unusable; the message says which key and why."""
 
 
+def variant_label(model: str, load: tuple = ()) -> str:
+    """A model as a sweep names it: with the load options that make it a model of its own
+    (``smollm2-135m (int8 weights)``, ``… (bf16)``, ``… (split auto)``)."""
+    options = dict(load)
+    parts = [f"{options['quantize']} weights"] if options.get("quantize") else []
+    parts += [str(options["dtype"])] if options.get("dtype") else []
+    placement = options.get("placement")
+    if placement is not None:
+        parts.append("split " + (placement.device_map if isinstance(placement.device_map, str) else "explicit map"))
+    return model + (f" ({', '.join(parts)})" if parts else "")
+
+
 @dataclass(frozen=True)
 class Task:
     """One unit of work: one model on one input with the metrics that input carries."""
@@ -150,17 +190,31 @@ class Task:
     kind: str                 # the input kind: "pairs" (a pair benchmark), "seat" (a SEAT test), "labdet" …
     input: str                # benchmark name, SEAT test name or LABDet language code
     metrics: tuple[str, ...]
+    #: the model's own load options (``placement``, ``quantize``, ``dtype``) as sorted (name, value) pairs: on top
+    #: of the sweep's (:meth:`SweepSpec.load_options`), checked by :meth:`SweepSpec.validate`
+    load: tuple = ()
+
+    @property
+    def label(self) -> str:
+        """The model as the report names it (:func:`variant_label`)."""
+        return variant_label(self.model, self.load)
 
     @property
     def name(self) -> str:
         """How the task is reported: ``model × input`` (``seat:`` / ``labdet:`` prefixed for those inputs)."""
         where = self.input if self.kind == "pairs" else f"{self.kind}:{self.input}"
-        return f"{self.model} × {where}"
+        return f"{self.label} × {where}"
+
+    def handle_options(self, load_options: dict | None = None) -> dict:
+        """The keyword arguments of the task's :class:`~biascore.core.handle.ModelHandle`: the sweep's load options
+        with the model's own on top."""
+        return {**(load_options or {}), **dict(self.load)}
 
 
 @dataclass
 class SweepSpec:
-    models: list[str] = field(default_factory=list)
+    #: model names, or entries ``{name: …, quantize: …, device_map: …, max_memory: …, offload_folder: …, dtype: …}``
+    models: list = field(default_factory=list)
     benchmarks: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=lambda: ["attribution", "pll"])
     seat_tests: list[str] = field(default_factory=list)
@@ -171,6 +225,10 @@ class SweepSpec:
     device: str = "auto"
     dtype: str = "auto"
     trust_remote_code: bool = False
+    quantize: str | None = None
+    device_map: str | dict | None = None
+    max_memory: str | dict | None = None
+    offload_folder: str | None = None
     limit: int | None = None
     retries: int = 2
 
@@ -181,6 +239,8 @@ class SweepSpec:
                 raise SpecError(f"'{name}' must be {what}, not {value!r}")
         if not self.models:
             raise SpecError("no models: give --models or 'models:' in the spec file")
+        _check_dtype(self.dtype, "dtype")
+        self.model_entries()  # every model's load options, checked before any task runs
         metrics = known_metrics()
         unknown = [m for m in self.metrics if m not in metrics]
         if unknown:
@@ -233,6 +293,37 @@ class SweepSpec:
                 out[kind.name] = [kind.default]
         return out
 
+    def model_entries(self) -> list[tuple[str, tuple]]:
+        """Every model as ``(name, load)``: its name and its own load options (:attr:`Task.load`: the sweep's
+        ``quantize`` and split options, with a spec-file entry's on top), each checked (one-line
+        :class:`SpecError`), each model × options once."""
+        return list(dict.fromkeys(self._entry(raw) for raw in self.models))
+
+    def _entry(self, raw) -> tuple[str, tuple]:
+        if isinstance(raw, str):
+            name, own = raw, {}
+        elif isinstance(raw, dict) and isinstance(raw.get("name"), str) and raw["name"].strip():
+            name, own = raw["name"], {k.replace("-", "_"): v for k, v in raw.items() if k != "name"}
+            unknown = sorted(set(own) - set(MODEL_OPTIONS))
+            if unknown:
+                raise SpecError(f"model {name}: unknown key(s) {', '.join(unknown)}; a model entry takes name, "
+                                + ", ".join(MODEL_OPTIONS))
+        else:
+            raise SpecError(f"a model must be a name or an entry {{name: ..., quantize: ...}}, not {raw!r}")
+        options = {k: getattr(self, k) for k in REACH_OPTIONS if getattr(self, k) not in (None, "")}
+        options.update({k: v for k, v in own.items() if v not in (None, "")})
+        dtype = options.pop("dtype", None)
+        if dtype is not None:
+            if is_served(name):
+                raise SpecError(f"model {name}: a served model computes in its server's precision; drop its dtype")
+            _check_dtype(dtype, f"model {name}: dtype")
+        try:
+            load = reach_options(name, dtype=dtype or self.dtype, **options)
+        except (ValueError, ModelLoadError) as exc:  # PlacementError, ServedError too
+            raise SpecError(f"model {name}: {one_line(exc, public=False)}") from None
+        load["dtype"] = dtype
+        return name, tuple(sorted((k, v) for k, v in load.items() if v is not None))
+
     def tasks(self) -> list[Task]:
         """Every task, grouped by model (so a local run loads each model once)."""
         metrics = known_metrics()
@@ -241,9 +332,9 @@ class SweepSpec:
         for m in self.metrics:
             by_kind[metrics[m]] = by_kind.get(metrics[m], ()) + (m,)
         out = []
-        for model in dict.fromkeys(self.models):
+        for model, load in self.model_entries():
             for kind, names in by_kind.items():
-                out += [Task(model, kind, x, names) for x in dict.fromkeys(inputs.get(kind, []))]
+                out += [Task(model, kind, x, names, load) for x in dict.fromkeys(inputs.get(kind, []))]
         return out
 
     def method_options(self) -> dict[str, dict]:
@@ -258,11 +349,24 @@ class SweepSpec:
         return {"device": self.device, "dtype": self.dtype, "trust_remote_code": self.trust_remote_code}
 
 
+def _check_dtype(dtype: str, what: str) -> None:
+    from biascore.core.precision import resolve_dtype
+
+    try:
+        resolve_dtype(dtype)
+    except ValueError as exc:
+        raise SpecError(f"{what}: {exc}") from None
+
+
 _FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec)}
 #: the spec's single values: (field, accepted types, how the error names them)
 _SCALARS = [("limit", (int, type(None)), "a number of pairs or null"), ("retries", (int,), "a whole number"),
             ("device", (str,), "auto, cpu, cuda or mps"), ("dtype", (str,), "a dtype name"),
-            ("trust_remote_code", (bool,), "true or false")]
+            ("trust_remote_code", (bool,), "true or false"),
+            ("quantize", (str, type(None)), "int8, int4 or null"),
+            ("device_map", (str, dict, type(None)), "a strategy name, a {module: device} mapping or null"),
+            ("max_memory", (str, dict, type(None)), "DEVICE=SIZE pairs (e.g. cpu=300MiB), a mapping or null"),
+            ("offload_folder", (str, type(None)), "a folder or null")]
 _LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING
           and n not in ("inputs", "options")}
 
@@ -294,9 +398,10 @@ def read_spec_file(path: str | Path) -> dict:
     for key in _LISTS & set(raw):
         if isinstance(raw[key], str):
             raw[key] = [raw[key]]
-        if not isinstance(raw[key], list) or not all(isinstance(x, (str, int, float)) for x in raw[key]):
-            raise SpecError(f"{p}: '{key}' must be a list of names")
-        raw[key] = [str(x) for x in raw[key]]
+        entries = (dict,) if key == "models" else ()  # a model may be an entry with its own load options
+        if not isinstance(raw[key], list) or not all(isinstance(x, (str, int, float) + entries) for x in raw[key]):
+            raise SpecError(f"{p}: '{key}' must be a list of names" + (" or model entries" if entries else ""))
+        raw[key] = [x if isinstance(x, dict) else str(x) for x in raw[key]]
     return raw
 
 

@@ -22,6 +22,7 @@ from biascore.core import settings
 from biascore.core.errors import one_line
 from biascore.core.handle import ModelHandle
 from biascore.core.method import NotApplicable
+from biascore.core.presentation import Precision, precision_of
 from biascore.core.registry import ProgressFn
 from biascore.sweep.spec import Task, resolve_metric
 
@@ -46,6 +47,22 @@ class TaskResult:
     headlines: dict[str, tuple[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     attempt: int = 1
+    #: the model's own load options (:attr:`Task.load`) and its name in the report (:attr:`Task.label`)
+    load: tuple = ()
+    label: str = ""
+    #: the precision of the task's results, read from the stored result (None before one is read)
+    precision: Precision | None = None
+
+    @classmethod
+    def of(cls, task: Task, **values) -> "TaskResult":
+        """The result record of ``task`` (not run yet: ``ok=False`` unless ``values`` say otherwise)."""
+        return cls(task.name, task.model, task.kind, task.input, task.metrics, **{"ok": False, **values},
+                   load=task.load, label=task.label)
+
+    @property
+    def shown_model(self) -> str:
+        """The model as the report names it: with the load options that make it a model of its own."""
+        return self.label or self.model
 
 
 def _records(frame) -> list[dict]:
@@ -65,6 +82,7 @@ def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method
         except NotApplicable as exc:
             out.notes.append(f"{metric}: {one_line(exc)}")
             continue
+        out.precision = out.precision or precision_of(result)
         out.summaries[metric] = _records(method.summary(result))
         headline = method.headline(result.options)
         if headline is not None and headline.group == "bias_type":
@@ -88,6 +106,11 @@ def _reporting(progress: ProgressFn | None, status, task_name: str, every_s: flo
     return report
 
 
+def task_handle(task: Task, load_options: dict | None = None) -> ModelHandle:
+    """The model handle of ``task``: its model with the sweep's load options and its own on top."""
+    return ModelHandle(task.model, **task.handle_options(load_options))
+
+
 def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: int | None = None,
              load_options: dict | None = None, method_options: dict | None = None,
              source: ModelHandle | None = None, status=None, progress: ProgressFn | None = None) -> TaskResult:
@@ -99,9 +122,9 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
     """
     from biascore.core.cache import ResultCache
 
-    source = source or ModelHandle(task.model, **(load_options or {}))
+    source = source or task_handle(task, load_options)
     loads_before = source.loads
-    out = TaskResult(task.name, task.model, task.kind, task.input, task.metrics, ok=False)
+    out = TaskResult.of(task)
     if status is not None:
         status.task(task.name, "running")
         out.attempt = int(status.read_task(task.name).get("attempt", 1))

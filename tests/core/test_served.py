@@ -23,36 +23,28 @@ from biascore.methods.attribution.reproducibility import compare_frames, logp_to
 from biascore.methods.attribution.scorer import summarize
 from biascore.core import runner
 from biascore.methods import get
-from served_reference import Process
+from served_reference import Process, serving
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
 pytestmark = pytest.mark.usefixtures("private_cache")
 
 
-def _serving(*args: str):
-    proc = Process(*args).start()
-    try:
-        yield proc
-    finally:
-        proc.kill()
-
-
 @pytest.fixture(scope="module")
 def good_server():
     """The faithful reference server (SmolLM2, float32)."""
-    yield from _serving()
+    yield from serving()
 
 
 @pytest.fixture(scope="module")
 def perturbed_server():
     """SmolLM2 with perturbed weights under the same name, without /tokenizer_info."""
-    yield from _serving("--perturb", "1", "--no-tokenizer-info")
+    yield from serving("--perturb", "1", "--no-tokenizer-info")
 
 
 @pytest.fixture(scope="module")
 def shifted_server():
     """Log-probabilities shifted by one, as llama-cpp-python's server reports them."""
-    yield from _serving("--shift")
+    yield from serving("--shift")
 
 
 @pytest.fixture(scope="module")

@@ -148,9 +148,9 @@ def test_ray_sweep_results_equal_the_single_commands(ray_sweep, single_commands,
             assert_same_run(cached_frame(model, bench, single_commands), swept)
             for metric, label in (("attribution", "B"), ("pll", "PLL")):
                 overall = summarize(swept, metric).set_index("bias_type").loc["all", "score"]
-                row = next(l for l in overview_lines(ray_sweep["out"])
-                           if l.split()[:3] == [model, bench, label])
-                assert row.split()[4] == f"{overall:.2f}"
+                row = next(l for l in overview_lines(ray_sweep["out"])  # model, precision, benchmark, metric
+                           if l.split()[:5] == [model, "exact", "(float32)", bench, label])
+                assert row.split()[6] == f"{overall:.2f}"
 
 
 @SHARED

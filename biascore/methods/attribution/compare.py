@@ -16,6 +16,12 @@ left out, and for the lm-eval score a pair without whole-sentence log-likelihood
   the ``all`` row is a single pre-specified test and keeps its own p);
 * ``sjsd_delta`` = mean over pairs of S_JSD(B) − S_JSD(A), with its paired bootstrap interval.
 
+**Precision**: a paired test of an exact result against an approximate one (quantized weights, bf16/fp16) or a
+served one is legitimate — e.g. how far int8 weights move a model's verdicts — but its delta then holds that
+side's numerical error beside any difference between the models. So every comparison says which side is which:
+``precision_a`` / ``precision_b`` (the results' stored precision, :func:`biascore.core.presentation.precision_of`)
+in the method line, the summary table's columns and a note naming the side that is not exact.
+
 **Ties in McNemar**: a pair enters each model's 2 × 2 table as the score counts it (each score's own
 definition, docs/scores.md): a PLL or lm-eval tie is "not counted"; a B tie (|S_JSD| ≤ 1e-6) by its sign
 (S_JSD < 0 counted), as B counts it. So McNemar tests exactly the difference that ``delta`` reports. A pair
@@ -29,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from biascore.core.presentation import Precision, precision_of
 from biascore.methods.attribution.ties import score_difference, verdicts
 from biascore.stats.paired import holm, mcnemar_exact, paired_bootstrap_ci
 
@@ -86,6 +93,9 @@ class Comparison:
     seed: int = 0
     level: float = 0.95
     notes: list[str] = field(default_factory=list)
+    #: each side's precision label (``exact (float32)``, ``approximate (int8 weights)``, ``served (…)``); "" unknown
+    precision_a: str = ""
+    precision_b: str = ""
 
     def summary(self) -> pd.DataFrame:
         """One row per bias type plus ``all``: B's columns (``n, score_a, score_b, delta, ci_low, ci_high,
@@ -102,10 +112,16 @@ class Comparison:
             out = part if out is None else out.merge(part, on="bias_type", how="left")
             if metric == "attribution":
                 out = out.merge(self.sjsd, on="bias_type", how="left")
+        if self.precision_a or self.precision_b:
+            out = out.assign(precision_a=self.precision_a, precision_b=self.precision_b)
         return out.reset_index(drop=True)
 
     def describe(self) -> str:
-        return (f"B = {self.model_b} against A = {self.model_a} on {self.benchmark or 'the same pairs'} (delta = B − A), "
+        def side(model: str, precision: str) -> str:
+            return f"{model} [{precision}]" if precision else model
+
+        return (f"B = {side(self.model_b, self.precision_b)} against A = {side(self.model_a, self.precision_a)} on "
+                f"{self.benchmark or 'the same pairs'} (delta = B − A), "
                 "paired over the pairs both scored; "
                 f"{int(self.level * 100)}% paired percentile bootstrap ({self.n_boot} resamples, seed {self.seed}); "
                 "McNemar's exact test on the discordant pairs (ties counted as each score counts them); "
@@ -135,11 +151,31 @@ class Comparison:
         return f"<Comparison {self.model_b} − {self.model_a} on {self.benchmark}; {len(self.sjsd) - 1} bias type(s)>"
 
 
+def precision_notes(model_a: str, precision_a: Precision | None, model_b: str,
+                    precision_b: Precision | None) -> list[str]:
+    """One note per side of a comparison whose numbers are not exact, naming the side and the other side's
+    precision (none when both are exact or unknown)."""
+    if precision_a is not None and precision_b is not None and not precision_a.exact \
+            and precision_a.label == precision_b.label:
+        return [f"both sides are {precision_a.label}: {precision_a.note}"]
+    notes = []
+    for name, model, mine, theirs in (("A", model_a, precision_a, precision_b), ("B", model_b, precision_b, precision_a)):
+        if mine is None or mine.exact:
+            continue
+        other = theirs.label if theirs is not None else "of unknown precision"
+        notes.append(f"{name} = {model} is {mine.label} while the other side is {other}: delta = B − A holds "
+                     f"{name}'s numerical error beside any difference between the models ({mine.note})")
+    return notes
+
+
 def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, model_a: str = "A", model_b: str = "B",
                    benchmark: str = "", lmeval: bool = True, n_boot: int = N_BOOT, seed: int = 0,
-                   level: float = 0.95) -> Comparison:
+                   level: float = 0.95, precision_a: Precision | None = None,
+                   precision_b: Precision | None = None) -> Comparison:
     """Compare two attribution frames pair by pair (module docstring). ``lmeval=False`` leaves the
-    lm-eval-compatible score out (e.g. when a model's prefix token is not lm-eval's)."""
+    lm-eval-compatible score out (e.g. when a model's prefix token is not lm-eval's). ``precision_a`` /
+    ``precision_b``: each result's precision (:func:`biascore.core.presentation.precision_of`), named in the
+    method line, the summary and a note for a side that is not exact."""
     if n_boot < 100:
         raise ValueError(f"n_boot must be at least 100, got {n_boot}")
     if not 0 < level < 1:
@@ -187,8 +223,10 @@ def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, model_a: str
     n_a, n_b = len(frame_a), len(frame_b)
     if len(joined) < max(n_a, n_b):
         notes.append(f"compared on the {len(joined)} pairs both scored ({model_a}: {n_a} rows, {model_b}: {n_b} rows)")
+    notes += precision_notes(model_a, precision_a, model_b, precision_b)
     return Comparison(model_a, model_b, benchmark, pd.DataFrame.from_records(rows, columns=LONG_COLUMNS),
-                      pd.DataFrame.from_records(sjsd_rows), n_boot, seed, level, notes)
+                      pd.DataFrame.from_records(sjsd_rows), n_boot, seed, level, notes,
+                      precision_a.label if precision_a else "", precision_b.label if precision_b else "")
 
 
 def _lmeval_prefix(result) -> bool:
@@ -204,10 +242,9 @@ def compare_results(result_a, result_b, *, n_boot: int = N_BOOT, seed: int = 0, 
             raise ValueError("compare needs two attribution results (biascore.run('attribution', model, benchmark))")
     lm_ok = _lmeval_prefix(result_a) and _lmeval_prefix(result_b)
     out = compare_frames(result_a.frame, result_b.frame, model_a=result_a.model, model_b=result_b.model,
-                         benchmark=result_a.input_name, lmeval=lm_ok, n_boot=n_boot, seed=seed, level=level)
+                         benchmark=result_a.input_name, lmeval=lm_ok, n_boot=n_boot, seed=seed, level=level,
+                         precision_a=precision_of(result_a), precision_b=precision_of(result_b))
     if not lm_ok and result_a.frame["ll_more"].notna().any() and result_b.frame["ll_more"].notna().any():
         out.notes.append("lm-eval score not compared: a result's prefix token is not lm-eval's "
                          "(run both with prefix='lmeval' to compare it)")
-    if result_a.approximate or result_b.approximate:
-        out.notes.append("a result is approximate (reduced precision): verdicts can differ from float32")
     return out
