@@ -30,7 +30,7 @@ from biascore.progress import Bar
 def handle_from_args(args: argparse.Namespace, name: str | None = None) -> ModelHandle:
     """The model handle the command's model options describe (``name`` replaces ``--model``)."""
     return ModelHandle(name or args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
-                       trust_remote_code=args.trust_remote_code, placement=placement_from_args(args),
+                       trust_remote_code=args.trust_remote_code, placement=placement_from_args(args, name),
                        quantize=getattr(args, "quantize", None))
 
 

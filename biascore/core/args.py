@@ -91,20 +91,24 @@ def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool =
                             "'approximate (int8 weights)'" + scope)
 
 
-def placement_from_args(args: argparse.Namespace):
-    """The split asked for by --device-map / --max-memory / --offload-folder (None: one device); bad values are
-    one line (exit 2)."""
-    from biascore.core.placement import Placement, PlacementError
-    from biascore.core.quantize import check_quantize
+def placement_from_args(args: argparse.Namespace, name: str | None = None):
+    """The split asked for by --device-map / --max-memory / --offload-folder (None: one device) for the model
+    ``name`` (default ``--model``), checked with --quantize and --dtype by the same
+    :func:`~biascore.core.handle.reach_options` as the API, sweeps and compare; bad values are one line (exit 2;
+    a malformed served name, or a served model given these options, raises ``ModelLoadError`` to the command's own
+    one-line handling)."""
+    from biascore.core.handle import reach_options
+    from biascore.core.placement import PlacementError
 
     try:
-        placement = Placement.make(getattr(args, "device_map", None), getattr(args, "max_memory", None),
-                                   getattr(args, "offload_folder", None))
-        check_quantize(getattr(args, "quantize", None), getattr(args, "dtype", "auto"), placement)
+        reach = reach_options(name or args.model, dtype=getattr(args, "dtype", "auto"),
+                              quantize=getattr(args, "quantize", None), device_map=getattr(args, "device_map", None),
+                              max_memory=getattr(args, "max_memory", None),
+                              offload_folder=getattr(args, "offload_folder", None))
     except (PlacementError, ValueError) as exc:
         print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         raise SystemExit(2) from None
-    return placement
+    return reach.get("placement")
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
