@@ -10,23 +10,24 @@
     biascore.score_pair(lm, "Women can't drive.", "Men can't drive.")
     bench = biascore.load_benchmark("pairs.parquet", columns={"sent_more": "stereo", "sent_less": "anti"})
 
-Every call goes through the one runner (:func:`biascore.core.runner.run`), so a result computed here is the
+Every call goes through the one runner (:func:`biascore.runs.runner.run`), so a result computed here is the
 one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
 loading the model when the model's identity can be read from its files.
 """
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from biascore.core.handle import ModelHandle, as_handle, reach_options
-from biascore.core.method import Method
-from biascore.core.models import LanguageModel
-from biascore.core.registry import ProgressFn
-from biascore.core.result import Result, load_result  # noqa: F401 - load_result is part of the API
+from biascore.models.handle import ModelHandle, as_handle, reach_options
+from biascore.contract.method import Method
+from biascore.models.loading import LanguageModel
+from biascore.progress import ProgressFn
+from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
 
 Model = "ModelHandle | LanguageModel | str"
 
@@ -47,7 +48,7 @@ def method(name: str) -> Method:
 
 def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
     """The registered pair benchmarks: name, whether present in the data directory, language, description."""
-    from biascore.core.datasets import available_benchmarks
+    from biascore.inputs.datasets import available_benchmarks
 
     rows = available_benchmarks(data_dir)
     return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description"]]
@@ -67,7 +68,7 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
     ``max_memory={"cpu": "300MiB", 0: "10GiB"}`` (or ``"cpu=300MiB,0=10GiB"``) caps each device and what does not
     fit goes to disk under ``<cache>/offload/`` unless ``offload_folder`` names another folder; the numbers equal
     the one-device run within the reproducibility contract. ``quantize="int8"`` / ``"int4"`` loads quantized
-    weights (:mod:`biascore.core.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
+    weights (:mod:`biascore.models.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
     result. Bad values raise a one-line ``ValueError`` before anything is loaded.
     """
     reach = reach_options(name_or_path, dtype=dtype, quantize=quantize, device_map=device_map, max_memory=max_memory,
@@ -85,7 +86,7 @@ def load_benchmark(name_or_path: str | Path, *, columns: dict[str, str] | None =
     a dataset name in the local HuggingFace cache; ``columns`` maps ``sent_more``/``sent_less``/``bias_type``
     to your column names, ``split`` picks a split. Pass it as the ``input`` of :func:`run`.
     ``benchmark.duplicates`` lists the pair ids that repeat an earlier pair."""
-    from biascore.core.datasets import load_benchmark as load
+    from biascore.inputs.datasets import load_benchmark as load
 
     return load(name_or_path, data_dir, columns=columns, split=split)
 
@@ -94,18 +95,18 @@ def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", i
         limit: int | None = None, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
         data_dir: str | Path | None = None, only_cached: bool = False, columns: dict[str, str] | None = None,
         split: str | None = None, **options: Any) -> Result | None:
-    """Run a registered method (cached, resumable) and return its :class:`~biascore.core.result.Result`.
+    """Run a registered method (cached, resumable) and return its :class:`~biascore.contract.result.Result`.
 
     ``input``: a benchmark / SEAT test / language name or path (None: the method's default); for a pair
     benchmark of your own, ``columns`` and ``split`` as in :func:`load_benchmark` (a benchmark with duplicated
     pairs gives a :class:`DuplicatePairsWarning`). ``options``:
     the method's options as keyword arguments (``biascore.method(name).Options.specs()`` lists them; bad
-    values raise :class:`~biascore.core.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
+    values raise :class:`~biascore.contract.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
     a widget in Jupyter), False none, or pass your own ``progress(done, total)``. ``only_cached=True``
     returns None instead of computing.
     """
-    from biascore.core.cache import ResultCache
-    from biascore.core.runner import run as run_method
+    from biascore.store.cache import ResultCache
+    from biascore.runs.runner import run as run_method
     from biascore.methods import get
 
     m = get(method_name) if isinstance(method_name, str) else method_name
@@ -138,7 +139,7 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad text (empty, identical,
     not a minimal pair) comes back with ``skipped_reason`` set; a sentence that is not a string (None) raises
     one TypeError."""
-    from biascore.core.runner import live_result
+    from biascore.runs.runner import live_result
     from biascore.methods import get
     from biascore.methods.attribution.scorer import check_pair_texts, score_pair as score_one
 
@@ -161,3 +162,45 @@ def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int
     from biascore.methods.attribution.compare import compare_results
 
     return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)
+
+
+def load_result(path: str | Path, *, data_dir: str | Path | None = None) -> Result:
+    """The :class:`Result` a :meth:`Result.to_parquet` file holds: the same frame, meta, options, summary
+    (and ``pair(i)`` for attribution results). No model is loaded and nothing is recomputed. The input is
+    reloaded by name from the data directory when its content hash still matches (a method's summary may
+    need it, e.g. the counter-stereotype sources); otherwise ``input`` is None. ``stored`` is the frame
+    itself (a derived result is saved as the derived frame)."""
+    import pyarrow.parquet as pq
+
+    from biascore.methods import get
+
+    path = Path(path)
+    if not path.is_file():
+        raise ResultFileError(f"no result file at {path}")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a non-parquet file
+        raise ResultFileError(f"{path} is not a parquet file ({type(exc).__name__})") from None
+    raw = (table.schema.metadata or {}).get(RECORD_KEY)
+    if raw is None:
+        raise ResultFileError(f"{path} holds no biascore result record (write it with Result.to_parquet)")
+    try:
+        record = json.loads(raw)
+        method = get(record["method"])
+        options = method.Options.from_values(record["options"])
+        meta = dict(record["meta"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ResultFileError(f"{path}: its result record cannot be read ({exc})") from None
+    if int(record.get("format", 0)) > RECORD_FORMAT:
+        raise ResultFileError(f"{path} was written by a newer biascore (record format {record['format']})")
+    return (method.result_type or Result)(method=method, frame=table.to_pandas(), meta=meta, options=options,
+                                          input=_reload_input(method, meta, data_dir))
+
+
+def _reload_input(method: "Method", meta: dict, data_dir: str | Path | None) -> Any:
+    try:
+        loaded = method.input_kind.load(str(meta.get("input", "")), Path(data_dir) if data_dir else None)
+    except Exception:  # noqa: BLE001 - an input that is gone or changed is simply not attached
+        return None
+    same = getattr(loaded, "content_hash", None) == meta.get("input_hash")
+    return loaded if same else None
