@@ -10,6 +10,12 @@
     biascore.score_pair(lm, "Women can't drive.", "Men can't drive.")
     bench = biascore.load_benchmark("pairs.parquet", columns={"sent_more": "stereo", "sent_less": "anti"})
 
+The dashboard's pages import this module (and the runner's door, :mod:`biascore.runs.runner`) and nothing
+deeper: besides the functions below it names what a shell draws with — the contract's types and presentation
+(``Method``, ``Options``, ``Headline``, ``View``, ``Widget``, ``Precision``), a model's handle and names
+(``ModelHandle``, ``display_name``, ``is_served``), the inputs' lists (``available_benchmarks``,
+``list_seat_tests``) and the registry (``discover``); a method's own drawing helpers are its ``drawing``.
+
 Every call goes through the one runner (:func:`biascore.runs.runner.run`), so a result computed here is the
 one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
 loading the model when the model's identity can be read from its files.
@@ -23,11 +29,20 @@ from typing import Any
 
 import pandas as pd
 
-from biascore.models.handle import ModelHandle, as_handle, reach_options
-from biascore.contract.method import Method
-from biascore.models.loading import LanguageModel
-from biascore.progress import ProgressFn
+from biascore.contract.method import Method, NotApplicable  # noqa: F401 - the names below are the shells' too
+from biascore.contract.options import OptionError, Options  # noqa: F401
+from biascore.contract.presentation import (Headline, Precision, View, Widget, option_widgets,  # noqa: F401
+                                            precision_of, widget_value)
 from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
+from biascore.inputs.datasets import available_benchmarks  # noqa: F401
+from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
+from biascore.methods import discover  # noqa: F401
+from biascore.models.handle import ModelHandle, as_handle, reach_options
+from biascore.models.loading import LanguageModel, list_embedded  # noqa: F401
+from biascore.models.names import display_name, is_local_path, redact_paths  # noqa: F401
+from biascore.models.served import ServedName, is_served  # noqa: F401
+from biascore.progress import ProgressFn
+from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)
 
 Model = "ModelHandle | LanguageModel | str"
 

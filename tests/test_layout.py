@@ -307,3 +307,39 @@ def test_no_page_imports_a_scorer_module():
     for path in (REPO / "views").rglob("*.py"):
         bad = {n for n in _imports(path) if n.startswith("biascore.methods.") and ".scorer" in n}
         assert not bad, f"{path.relative_to(REPO)} imports {sorted(bad)}"
+
+
+def dashboard_imports(root: Path = REPO) -> set[str]:
+    """The biascore modules app.py and views/ import (anywhere in a file; ``from pkg import name`` counts as
+    ``pkg.name`` when that is a module, else as ``pkg``)."""
+    modules = {**project_modules(root), "app": root / "app.py"}
+    graph = import_graph(modules)
+    return {t for name, targets in graph.items() if name == "app" or name.startswith("views")
+            for t in targets if t.startswith("biascore")}
+
+
+def test_pages_go_through_few_doors_and_never_into_a_method():
+    """Pages import the public API (biascore.api), the runner's door, the ground floor's text helpers and the
+    faces of review, snapshots and sweeps: at most 8 biascore modules, and no module of a method's folder (what
+    a bespoke page draws with is the method's declared ``drawing``, read through the registry)."""
+    used = dashboard_imports()
+    assert len(used) <= 8, sorted(used)
+    inner = sorted(m for m in used if m.startswith("biascore.methods"))
+    assert not inner, inner
+
+
+def test_the_door_count_sees_a_method_module(tmp_path):
+    (tmp_path / "biascore" / "methods" / "m").mkdir(parents=True)
+    (tmp_path / "views").mkdir()
+    for init in ("biascore", "biascore/methods", "biascore/methods/m"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "biascore" / "methods" / "m" / "table.py").write_text("")
+    (tmp_path / "app.py").write_text("from biascore.methods import m\n")
+    (tmp_path / "views" / "page.py").write_text("def f():\n    from biascore.methods.m.table import x\n")
+    assert dashboard_imports(tmp_path) == {"biascore.methods.m", "biascore.methods.m.table"}
+
+
+def test_no_page_builds_a_result_cache():
+    """Pages ask the runner for results; none opens the cache itself."""
+    for path in [REPO / "app.py", *(REPO / "views").rglob("*.py")]:
+        assert "ResultCache" not in path.read_text(encoding="utf-8"), path.relative_to(REPO)

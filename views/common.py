@@ -8,7 +8,7 @@ import streamlit as st
 from biascore import settings
 from biascore.display import markdown_literal
 from biascore.errors import one_line
-from biascore.models.names import redact_paths
+from biascore.api import redact_paths
 
 
 def public_text(text: object) -> str:

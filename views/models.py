@@ -11,12 +11,10 @@ import os
 
 import streamlit as st
 
-from biascore.models import loading as engine_models
-from biascore import settings
+from biascore import api, settings
 from biascore.display import code_span
-from biascore.errors import one_line
-from biascore.models.names import display_name, is_local_path
-from biascore.models.served import is_served
+from biascore.errors import ModelLoadError, one_line
+from biascore.api import display_name, is_local_path, is_served
 from views.common import show_error
 
 #: Models offered in selectors before the user types their own (embedded ones first).
@@ -76,13 +74,11 @@ def _handle(name: str, target: str, snapshot_root: str | None):
     never reused in it: a live handle would compute where only the snapshot's results may be shown. ``target``:
     what ``name`` loads (a served label's ``served:URL``; keyed by it, so a label pointed elsewhere is a new
     handle); the handle is labelled ``name``."""
-    from biascore.models.handle import ModelHandle
-
-    if snapshot_root is not None and name != engine_models.DEFAULT_MODEL:
-        from biascore.snapshot.standin import standin_handle
+    if snapshot_root is not None and name != settings.DEFAULT_MODEL:
+        from biascore.snapshot import standin_handle
 
         return standin_handle(name, active_snapshot().model_facts(name) or {})
-    return ModelHandle(target, label=name)
+    return api.ModelHandle(target, label=name)
 
 
 def served(name: str) -> bool:
@@ -113,12 +109,10 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     if target == name or not is_served(target):
         return None
     line = one_line(exc, public=False)
-    from biascore.models.served import ServedName
-
     try:
-        parsed = ServedName.parse(target)
+        parsed = api.ServedName.parse(target)
         urls = sorted({target, target[len("served:"):], parsed.base, parsed.root}, key=len, reverse=True)
-    except engine_models.ModelLoadError:
+    except ModelLoadError:
         urls = [target, target[len("served:"):]]
     for url in urls:
         line = line.replace(url, name)
@@ -133,7 +127,7 @@ def stored_identity(name: str) -> tuple[str, str | None] | None:
         return name, None
     try:
         ident = get_handle(name).load().identity()
-    except engine_models.ModelLoadError:
+    except ModelLoadError:
         return None
     return ident.name, ident.fingerprint
 
@@ -175,7 +169,7 @@ def model_or_error(name: str, live: bool = False, **kwargs):
     try:
         get_model(name)
         return get_handle(name)
-    except (engine_models.ModelLoadError, settings.ReadOnlySnapshotError) as exc:
+    except (ModelLoadError, settings.ReadOnlySnapshotError) as exc:
         show_error(exc, served_error_line(name, exc))
         return None
 
@@ -241,23 +235,19 @@ def _trusted_link_models() -> set[str]:
 def stored_models() -> set[str]:
     """Every model with a stored result of a registered method (read again when the runner's lists change)."""
     from biascore.runs import runner
-    from biascore.methods import discover
 
-    methods = discover()
+    methods = api.discover()
     return _stored_models(tuple(runner.stored_version(m) for m in methods), str(settings.cache_dir()))
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _stored_models(versions: tuple, cache_dir: str) -> set[str]:
+def _stored_models(versions: tuple, cache_dir: str) -> set[str]:  # cache_dir: a memo key only
     from biascore.runs import runner
-    from biascore.store.cache import ResultCache
-    from biascore.methods import discover
 
-    cache = ResultCache(cache_dir)
-    return {entry.model for m in discover() for entry in runner.stored(m, cache=cache)}
+    return {entry.model for m in api.discover() for entry in runner.stored(m)}
 
 
-def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
+def model_selector(label: str = "Model", key: str = "model", default: str = settings.DEFAULT_MODEL,
                    options: list[str] | None = None, scorer: str | tuple[str, ...] | None = None) -> str:
     """A select box of models, synced with the URL parameter ``key``.
 

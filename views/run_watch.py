@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from biascore.runs import announce
-from biascore import settings
+from biascore import api, settings
+from biascore.runs import runner
 from biascore.display import code_span, markdown_literal
-from biascore.models.names import display_name
 
 #: Seconds between two looks at a run in progress or at a result not stored yet.
 RUN_POLL_S = 2.0
@@ -34,37 +33,34 @@ class Watched:
     unit: str = "pairs"
     options: tuple = ()
 
-    def selection(self, handle=None) -> announce.Selection | None:
+    def selection(self, handle=None) -> runner.Selection | None:
         """Where to look (tag, key); ``handle`` (the page's shared one) or a fresh handle, whose identity is read
         from the model's files now (e.g. once a GGUF file has been converted elsewhere). None in a read-only
         snapshot or for an input that cannot be read."""
         from biascore.errors import user_errors
-        from biascore.models.handle import ModelHandle
-        from biascore.runs.runner import selection
-        from biascore.methods import get
         from biascore.snapshot import active
 
         if active() is not None:
             return None
         try:
-            handle = handle or ModelHandle(settings.model_target(self.model), label=self.model)  # a served label
-            return selection(get(self.method), handle, self.input, **dict(self.options))
+            handle = handle or api.ModelHandle(settings.model_target(self.model), label=self.model)  # a served label
+            return runner.selection(api.method(self.method), handle, self.input, **dict(self.options))
         except user_errors():
             return None
 
     @property
     def label(self) -> str:
-        name = display_name(self.model) if settings.public_mode() else self.model
+        name = api.display_name(self.model) if settings.public_mode() else self.model
         if self.input is None:  # the method's default input
             return code_span(name)
         return f"{code_span(name)} on {code_span(getattr(self.input, 'name', self.input))}"
 
 
-def _line(watched: Watched, run: announce.Announcement) -> str:
+def _line(watched: Watched, run: runner.Announcement) -> str:
     ago = max(0, int(time.time() - run.started))
-    if run.state == announce.SCORING and run.total:
+    if run.state == runner.SCORING and run.total:
         state = f"{run.done}/{run.total} {watched.unit}"
-    elif run.state == announce.CONVERTING:
+    elif run.state == runner.CONVERTING:
         state = "converting the model (a GGUF file's first load, once per cache)"
     else:
         state = markdown_literal(run.describe(watched.unit))
@@ -72,7 +68,7 @@ def _line(watched: Watched, run: announce.Announcement) -> str:
             f"started {ago} s ago): {state}. The result shows here when it is stored.")
 
 
-def _draw(watched: Watched, run: announce.Announcement) -> None:
+def _draw(watched: Watched, run: runner.Announcement) -> None:
     share = run.done / run.total if run.total else 0.0
     st.progress(min(max(share, 0.0), 1.0), text=_line(watched, run))
 
@@ -94,7 +90,7 @@ def follow(watched: Watched, handle=None) -> bool:
         now = sel.runs()
         if not now or (sel.stored() and not stored_before):
             st.rerun()  # the run has ended: the whole page again, now with its result
-        _draw(watched, announce.furthest(now))
+        _draw(watched, runner.furthest(now))
 
     run_in_progress()
     return True
@@ -107,7 +103,7 @@ def keep_watching(watched: Watched, handle=None) -> None:
     sel = watched.selection(handle)
     if sel is None:
         return
-    failed = [a for a in sel.runs(live_only=False) if a.state == announce.FAILED]
+    failed = [a for a in sel.runs(live_only=False) if a.state == runner.FAILED]
     if failed:
         st.caption(f"The last run of {watched.label} failed: {markdown_literal(failed[-1].error or '')}")
 

@@ -6,7 +6,7 @@ from typing import Callable, TypeVar
 
 import streamlit as st
 
-from biascore.models.loading import ModelLoadError
+from biascore.errors import BenchmarkError, ModelLoadError
 from views import run_watch
 from views.common import show_error
 from views.models import active_snapshot, get_handle, read_only_notice
@@ -31,7 +31,7 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
 
     Registered benchmarks whose files are missing are named below it with the download command.
     """
-    from biascore.inputs.datasets import available_benchmarks
+    from biascore.api import available_benchmarks
 
     benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
@@ -122,7 +122,6 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
     caller reruns to show the new result). ``keep_watching=False``: no light watch under the button (a page
     where people type, and whose main content is not this result: the translation review)."""
     from biascore.runs import runner
-    from biascore.inputs.datasets import BenchmarkError
 
     if watch_computing(method, model, input, **options):
         return False

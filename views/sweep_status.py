@@ -11,7 +11,7 @@ import time
 import streamlit as st
 
 from biascore import settings
-from biascore.sweep.status import SweepProgress, read_sweeps
+from biascore.sweep import SweepProgress, read_sweeps
 from views.common import public_text
 
 REFRESH_S = 3.0

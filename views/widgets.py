@@ -12,10 +12,8 @@ import streamlit as st
 
 from biascore import settings
 from biascore.display import code_span
-from biascore.contract.method import Method
-from biascore.contract.options import OptionError, Options
-from biascore.contract.presentation import Headline, View, Widget, option_widgets, precision_of, widget_value
-from biascore.contract.result import Result
+from biascore.api import (Headline, Method, OptionError, Options, Result, View, Widget, option_widgets, precision_of,
+                          widget_value)
 from views.common import csv_download, show_error
 from views.models import active_snapshot, model_label
 from views.scoring import query_param

@@ -31,7 +31,7 @@ import pandas as pd
 
 from biascore.contract.input_kind import InputKind
 from biascore.contract.options import Options
-from biascore.contract.presentation import Headline, View
+from biascore.contract.presentation import Drawing, Headline, View
 from biascore.contract.schema import Column
 
 class NotApplicable(ValueError):
@@ -83,6 +83,8 @@ class Method:
     order: ClassVar[int] = 100
     #: the default views of a result (a generated page draws them); default: the summary table
     views: ClassVar[tuple[View, ...]] = (View("table"),)
+    #: what a bespoke page draws with besides the views (token units, tie labels, tables): none by default
+    drawing: ClassVar[Drawing] = Drawing()
     #: option values that make a small, quick run on a small input (tests run every registered method with
     #: them, through the API and the contract test); never used for real results
     quick_options: ClassVar[dict[str, Any]] = {}

@@ -19,6 +19,7 @@ flags from the same option specs (:mod:`biascore.cli.options`). Nothing here dra
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import pandas as pd
@@ -103,6 +104,12 @@ class View:
     columns: str | None = None
     #: a line drawn across a bar chart (e.g. 50 for B, 0 for an effect size)
     reference: float | None = None
+
+
+class Drawing(SimpleNamespace):
+    """What a bespoke page draws with beyond a method's headline and views (its token and word units, tie
+    labels, head and word tables): the functions and names the method declares as ``drawing``, read through the
+    registry (``biascore.method(name).drawing.…``), so that a page imports no module of a method's folder."""
 
 
 @dataclass(frozen=True)

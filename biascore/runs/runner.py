@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biascore.runs.announce import Announcement, Selection, furthest, run_tag
+from biascore.runs.announce import CONVERTING, FAILED, SCORING, Announcement, Selection, furthest, run_tag  # noqa: F401
 from biascore.store.cache import ResultCache
 from biascore.runs.compute import (Context, build_options, live_result, method_handle, model_key,  # noqa: F401
                                    resolve_input, run)

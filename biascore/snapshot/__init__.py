@@ -19,5 +19,7 @@ from __future__ import annotations
 
 from biascore.snapshot.manifest import SnapshotError
 from biascore.snapshot.reader import OpenedSnapshot, activate, active, deactivate, open_snapshot, verify
+from biascore.snapshot.standin import standin_handle
 
-__all__ = ["SnapshotError", "OpenedSnapshot", "activate", "active", "deactivate", "open_snapshot", "verify"]
+__all__ = ["SnapshotError", "OpenedSnapshot", "activate", "active", "deactivate", "open_snapshot", "standin_handle",
+           "verify"]

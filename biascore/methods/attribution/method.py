@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from biascore.inputs.kinds import PAIRS
-from biascore.contract.presentation import Headline, View
+from biascore.contract.presentation import Drawing, Headline, View
 from biascore.contract.method import Method, NotApplicable
 from biascore.contract.options import Options, option
 from biascore.contract.schema import Column, columns
@@ -22,7 +22,7 @@ from biascore.models.precision import SERVED_DTYPE, SERVED_LABEL
 from biascore.models.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
 from biascore.contract.registry import register
 from biascore.contract.result import Result
-from biascore.methods.attribution import scorer
+from biascore.methods.attribution import compare, lmeval, live, results, scorer, ties, token_view
 from biascore.methods.attribution.crows_metric import crows_lines
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS
@@ -101,6 +101,14 @@ class AttributionOptions(Options):
 @register
 class Attribution(Method):
     name = "attribution"
+    #: the token and overview pages draw with these: the cached runs, a pair's token and word units, the tie
+    #: labels, the live queue, lm-eval's caption and the paired comparison of two runs
+    drawing = Drawing(cached_runs=results.cached_runs, best_runs=results.best_runs, lmeval_runs=results.lmeval_runs,
+                      load_run=results.load_run, pair_table=token_view.pair_table, filter_pairs=token_view.filter_pairs,
+                      sentence_units=token_view.sentence_units, ranked_units=token_view.ranked_units,
+                      color_limit=token_view.color_limit, verdict_label=ties.verdict_label,
+                      verdict_text=ties.verdict_text, score_live=live.score_live, lmeval_caption=lmeval.CAPTION,
+                      LmevalUnavailable=lmeval.LmevalUnavailable, compare_frames=compare.compare_frames)
     command = "score"
     order = 10
     summary_line = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
