@@ -114,8 +114,8 @@ def test_no_model_based_scorer_builds_its_key_by_hand():
     """Only keys without a model (lexicons, tagging, a derived frame keyed by its run's digest) may call
     CacheKey.make directly; everything else goes through result_key."""
     root = Path(__file__).resolve().parents[2] / "biascore"
-    allowed = {"core/cache.py", "core/keys.py", "methods/fields/tagging.py",
-               "core/compute.py"}  # the runner's computing path: a derived frame keyed by its stored result's digest
+    allowed = {"store/cache.py", "store/keys.py", "methods/fields/tagging.py",
+               "runs/compute.py"}  # the runner's computing path: a derived frame keyed by its stored result's digest
     offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
                  if re.search(r"CacheKey\.make\(", p.read_text()) and str(p.relative_to(root)) not in allowed]
     assert offenders == []
