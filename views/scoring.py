@@ -106,12 +106,12 @@ def watch_computing(method, model: str, input, **options) -> bool:
     for ``model`` on ``input`` right now (from its first second: loading or converting the model, waiting,
     scoring): show its state and progress, followed without anyone pressing anything, redraw the whole page once
     it has ended, and return True (:func:`views.run_watch.follow`). False when nothing is being computed."""
-    return run_watch.follow(watched(method, model, input, **options), get_handle(model))
+    return run_watch.follow(watched(method, model, input, **options))
 
 
 def watched(method, model: str, input, **options) -> run_watch.Watched:
     """``method``'s result for ``model`` on ``input`` as a page watches it (:mod:`views.run_watch`)."""
-    return run_watch.Watched(method.name, model, input, f"{method.input_kind.unit}s", tuple(options.items()))
+    return run_watch.Watched(method, model, input, f"{method.input_kind.unit}s", tuple(options.items()))
 
 
 def score_now_for(method, model: str, input, *, key: str, label: str, text: str,

@@ -14,11 +14,11 @@ is shown) → ``scoring`` (n of N) → ``done`` / ``failed`` (kept :data:`LINGER
 looks every few seconds sees how it ended). Several callers may announce the same result: each has its own
 file (``<id>`` = tag, host, pid, a counter), one computes and the others wait.
 
-A result is found by its **tag** — the method's cache folder, the model's name and everything besides the
-model that goes into the cache key (input and its content hash, key options, method version) — which a page
-computes without loading or even identifying the model (a GGUF file not yet converted, a hub id not yet
-downloaded), and by the cache key's **digest** when both sides know it (the digest then decides: another
-fingerprint or dtype of the same name is another result).
+A result is found by its **tag** — the method's cache folder and version, the model's name, the input's name,
+the item limit and the key options: names alone, which a page matches on every render without reading the input
+or loading or even identifying the model (a GGUF file not yet converted, a hub id not yet downloaded) — and by
+the cache key's **digest** when both sides know it (the digest then decides: another fingerprint or dtype of the
+same name is another result).
 
 Every write is atomic (a temporary file, then ``os.replace``). An announcement whose run is gone is **stale**:
 its lock is not held (the operating system releases a ``flock`` lock when its process dies, also by SIGKILL)
@@ -70,9 +70,14 @@ def model_name(name: str) -> str:
     return str(path.resolve()) if path.exists() else name
 
 
-def run_tag(scorer: str, model: str, key_parts: dict) -> str:
-    """The tag of a result: what identifies it besides the model's identity (see the module's docstring)."""
-    blob = json.dumps([scorer, model_name(model), _jsonable(key_parts)], default=str)
+def run_tag(method: Any, model: str, input: Any, limit: int | None, options: Any) -> str:
+    """The tag of a result, made from names alone (see the module's docstring): the method's cache folder and
+    version, the model's name, the input's name (a loaded input's ``name``; None: the method's default input),
+    the item limit and the key options. A page matches runs by it on every render without reading the input or
+    identifying the model."""
+    name = method.input_kind.default if input is None else str(getattr(input, "name", input))
+    blob = json.dumps([method.cache_folder, method.version, model_name(model), name, limit,
+                       _jsonable(options.key_parts())], default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -128,11 +133,10 @@ class Announcer:
     """The runner's announcement of one result (silent until :meth:`start`): use it as a context manager; its
     end writes ``done`` or ``failed`` (with the error's line) and releases the lock."""
 
-    def __init__(self, cache: ResultCache, method: Any, handle: Any, loaded: Any, options: Any,
-                 data_dir: Path | None = None):
+    def __init__(self, cache: ResultCache, method: Any, handle: Any, loaded: Any, tag: str):
         self.cache, self.handle = cache, handle
         self.enabled = not cache.read_only
-        self._of = (method, loaded, options, data_dir)  # the tag is made when the run is announced
+        self._of = (method, loaded, tag)  # written when the run is announced
         self.tag = self.id = self.method = self.model = self.input = ""
         self.digest: str | None = None
         self.state: str | None = None
@@ -156,10 +160,9 @@ class Announcer:
         if not self.enabled:
             return
         if self._lock is None:
-            method, loaded, options, data_dir = self._of
+            method, loaded, self.tag = self._of
             self.method, self.model = method.name, model_name(self.handle.name)
             self.input = str(getattr(loaded, "name", ""))
-            self.tag = run_tag(method.cache_folder, self.handle.name, method.key_parts(loaded, options, data_dir))
             self.id = f"{self.tag[:16]}-{_safe(_HOST)}-{os.getpid()}-{next(_counter)}"
             self.folder.mkdir(parents=True, exist_ok=True)
             self._lock = file_lock(self.folder / f"{self.id}.lock")

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from biascore.runs.announce import Announcer
+from biascore.runs.announce import Announcer, run_tag
 from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
 from biascore.models.handle import ModelHandle, as_handle
 from biascore.store.keys import result_key
@@ -141,7 +141,8 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     handle = as_handle(model)
     cache = cache or ResultCache()
     run_handle = method_handle(method, handle, opts)
-    with Announcer(cache, method, run_handle, loaded, opts, data_dir) as announcer:  # silent until it must compute
+    tag = run_tag(method, run_handle.name, input, limit, opts)
+    with Announcer(cache, method, run_handle, loaded, tag) as announcer:  # silent until it must compute
         return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,
                                 shard_size, announcer, started)
 

@@ -8,8 +8,10 @@ results — every question a shell asks is answered here, and nothing else reads
     is_cached(m, model, input, **options)      is it stored (no load, no read)
     computing(m, model, input, **options)      is it being computed right now, and how far (an Announcement
                                                of the run, from its first second, or None)
-    selection(m, model, input, **options)      where a page watches one result: the runs announced for it, and
+    selection(m, model, input, **options)      one result as announced and stored: the runs announced for it, and
                                                whether it is stored (no load, no read)
+    watch(m, model_name, input, **options)     the same result as a page watches it on every render: its
+                                               announced runs, matched by names alone (no key built)
     stored(m, model=…, input=…)                the stored results of a method (Stored, newest first)
     stored_version(m)                          a fingerprint of that list (a shell's memo key)
     open_stored(m, entry)                      one listed result, verified (DamagedResult / StaleResult)
@@ -26,7 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biascore.runs.announce import CONVERTING, FAILED, SCORING, Announcement, Selection, furthest, run_tag  # noqa: F401
+from biascore.runs.announce import (CONVERTING, FAILED, SCORING, Announcement, Selection, furthest,  # noqa: F401
+                                    run_tag)
 from biascore.store.cache import ResultCache
 from biascore.runs.compute import (Context, build_options, live_result, method_handle, model_key,  # noqa: F401
                                    resolve_input, run)
@@ -57,7 +60,15 @@ def selection(method: Method, model: ModelHandle | LanguageModel | str, input: A
     run_handle = method_handle(method, as_handle(model), opts)
     identity = run_handle.known_identity()
     key = model_key(method, identity, loaded, opts, data_dir) if identity is not None else None
-    return Selection(run_tag(method.cache_folder, run_handle.name, method.key_parts(loaded, opts, data_dir)), key)
+    return Selection(run_tag(method, run_handle.name, input, limit, opts), key)
+
+
+def watch(method: Method, model: str, input: Any = None, *, limit: int | None = None,
+          **option_values: Any) -> Selection:
+    """``method``'s result for the model named ``model`` on ``input`` as a page watches it on every render: the
+    runs announced for it, matched by names alone (its tag) — no input read, no model identity, no key, so its
+    ``stored()`` is always False; a page sees a result stored through :func:`stored_version`."""
+    return Selection(run_tag(method, model, input, limit, build_options(method, None, option_values)), None)
 
 
 def computing(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
