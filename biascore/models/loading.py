@@ -88,11 +88,6 @@ class LanguageModel:
     def config(self):
         return self.model.config
 
-    @property
-    def cache_id(self) -> str:
-        """A file-system-safe, human-readable id (file names of downloads)."""
-        return self.identity().cache_id
-
     def identity(self) -> "ModelIdentity":
         specials = None
         if self.kind == "causal":
