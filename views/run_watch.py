@@ -15,9 +15,10 @@ from typing import Any
 
 import streamlit as st
 
-from biascore import api, settings
+from biascore import settings
 from biascore.runs import runner
 from biascore.display import code_span, markdown_literal
+from views.models import model_label
 
 #: Seconds between two looks at a run in progress or at a result not stored yet.
 RUN_POLL_S = 2.0
@@ -51,7 +52,7 @@ class Watched:
 
     @property
     def label(self) -> str:
-        name = api.display_name(self.model) if settings.public_mode() else self.model
+        name = model_label(self.model)
         if self.input is None:  # the method's default input
             return code_span(name)
         return f"{code_span(name)} on {code_span(getattr(self.input, 'name', self.input))}"
