@@ -31,8 +31,7 @@ import pandas as pd
 
 from biascore.contract.method import Method, NotApplicable  # noqa: F401 - the names below are the shells' too
 from biascore.contract.options import OptionError, Options  # noqa: F401
-from biascore.contract.presentation import (Headline, Precision, View, Widget, option_widgets,  # noqa: F401
-                                            precision_of, widget_value)
+from biascore.contract.presentation import Headline, View, Widget, option_widgets, widget_value  # noqa: F401
 from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
 from biascore.inputs.datasets import available_benchmarks  # noqa: F401
 from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
@@ -40,6 +39,7 @@ from biascore.methods import discover  # noqa: F401
 from biascore.models.handle import ModelHandle, as_handle, reach_options
 from biascore.models.loading import LanguageModel, list_embedded  # noqa: F401
 from biascore.models.names import display_name, is_local_path, redact_paths  # noqa: F401
+from biascore.models.precision import Precision, precision_of  # noqa: F401
 from biascore.models.served import ServedName, is_served  # noqa: F401
 from biascore.progress import ProgressFn
 from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)

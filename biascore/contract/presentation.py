@@ -25,7 +25,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from biascore.contract.options import Options, OptionSpec
-from biascore.models.precision import SERVED_DTYPE, is_approximate, precision_label
+from biascore.models.precision import Precision, PrecisionKind, precision_of  # noqa: F401 - the one precision type
 
 WidgetKind = Literal["switch", "choice", "choices", "integer", "number", "text"]
 
@@ -144,49 +144,3 @@ class Headline:
         if self.aggregation == "max_abs":
             return float(values.loc[values.abs().idxmax()])
         return float(values.iloc[0])
-
-
-PrecisionKind = Literal["exact", "approximate", "served"]
-
-
-@dataclass(frozen=True)
-class Precision:
-    """How one result's numbers were computed (:mod:`biascore.models.precision`): ``label`` is what every shell
-    writes beside them, ``kind`` whether they are ``exact`` (float32/float64 forward passes), ``approximate``
-    (quantized weights, bf16/fp16) or ``served`` (prompt log-probabilities from a completions server)."""
-
-    label: str
-    kind: PrecisionKind
-
-    @property
-    def exact(self) -> bool:
-        return self.kind == "exact"
-
-    @property
-    def note(self) -> str:
-        """The one line shown beside numbers that are not exact ("" for exact ones)."""
-        if self.kind == "approximate":
-            return ("a quantized or reduced-precision run: verdicts can differ from the exact float32 run of the same "
-                    "model; do not mix it with exact results unlabelled")
-        if self.kind == "served":
-            return ("prompt log-probabilities from a completions server, computed in the server's own precision "
-                    "(often bf16 on a GPU server): equal to an exact run only where the server computes in float32")
-        return ""
-
-
-def precision_of(source: Any) -> Precision:
-    """The precision of a result from what it stored: a result's ``meta`` (or the result itself), a row of the
-    cached-runs table, or a :class:`~biascore.models.loading.ModelIdentity` — anything with ``dtype`` and
-    ``weights`` (``""`` for the model's own weights); a :class:`Precision` as it is."""
-    if isinstance(source, Precision):
-        return source
-    meta = getattr(source, "meta", source)
-    if hasattr(meta, "get"):  # a dict or a pandas row (whose attribute ``dtype`` is the row's own dtype)
-        dtype, weights = meta.get("dtype", ""), meta.get("weights", "")
-    else:
-        dtype, weights = getattr(meta, "dtype", ""), getattr(meta, "weights", "")
-    dtype = "" if dtype is None or dtype != dtype else str(dtype)  # None / NaN: a row without one
-    weights = "" if weights is None or weights != weights else str(weights)
-    kind: PrecisionKind = ("served" if dtype == SERVED_DTYPE and not weights
-                           else "approximate" if is_approximate(dtype, weights) else "exact")
-    return Precision(precision_label(dtype or "float32", weights), kind)

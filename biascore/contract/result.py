@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biascore import display
-from biascore.models.precision import is_approximate, precision_label
+from biascore.models.precision import precision_of
 
 
 @dataclass
@@ -70,14 +70,14 @@ class Result:
 
     @property
     def approximate(self) -> bool:
-        return is_approximate(str(self.meta.get("dtype", "")), str(self.meta.get("weights", "")))
+        return precision_of(self.meta).kind == "approximate"
 
     @property
     def precision(self) -> str:
         """``exact (float32)``, ``approximate (bfloat16)`` (a fast reduced-precision run), ``approximate (int8
-        weights)`` (a quantized model) or ``served (precision as the server computes)``
-        (:func:`biascore.models.precision.precision_label`)."""
-        return precision_label(str(self.meta.get("dtype", "")), str(self.meta.get("weights", "")))
+        weights)`` (a quantized model) or ``served (precision as the server computes)``: the label of the one
+        :class:`~biascore.models.precision.Precision` (:func:`~biascore.models.precision.precision_of`)."""
+        return precision_of(self.meta).label
 
     def headline(self) -> str:
         """One line naming the result: method, model, input, precision and conventions."""

@@ -30,8 +30,8 @@ from biascore.store.hashing import file_sha256
 from biascore.store.locks import held
 from biascore.models.placement import Placement
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token
-from biascore.models.precision import (cuda_attention_without_cudnn, dtype_name, exact_matmuls, is_approximate,
-                                     resolve_dtype)
+from biascore.models.precision import (Precision, cuda_attention_without_cudnn, dtype_name, exact_matmuls,
+                                       precision_of, resolve_dtype)
 
 log = logging.getLogger(__name__)
 
@@ -340,10 +340,14 @@ class ModelIdentity:
     weights: str = ""
 
     @property
+    def precision(self) -> Precision:
+        """How this model's numbers are computed (:func:`biascore.models.precision.precision_of`)."""
+        return precision_of(self)
+
+    @property
     def approximate(self) -> bool:
-        """True for a bf16/fp16 model or quantized weights: its numbers are an approximation
-        (see :mod:`biascore.models.precision`)."""
-        return is_approximate(self.dtype, self.weights)
+        """True for a bf16/fp16 model or quantized weights: its numbers are an approximation."""
+        return self.precision.kind == "approximate"
 
     @property
     def cache_id(self) -> str:

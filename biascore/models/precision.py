@@ -12,8 +12,15 @@ TF32 matmuls flip 1; CUDA float32 (TF32 off) stays within 5.4e-7 of it (issue 11
 * quantized weights (``--quantize int8`` / ``int4``, :mod:`biascore.models.quantize`) are approximate too: the
   forward pass computes in float32 from rounded weights, so :func:`precision_label` says
   ``approximate (int8 weights)`` wherever a dtype alone would say ``exact (float32)``.
+
+A model's identity, a stored result, a row of the cached runs: each says how its numbers were computed with the
+one :class:`Precision` (:func:`precision_of`): its label and kind, and the one warning line beside numbers that are
+not exact (:attr:`Precision.note`).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import torch
 
@@ -85,3 +92,49 @@ def exact_matmuls() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
+
+
+PrecisionKind = Literal["exact", "approximate", "served"]
+
+
+@dataclass(frozen=True)
+class Precision:
+    """How one result's numbers were computed (this module): ``label`` is what every shell
+    writes beside them, ``kind`` whether they are ``exact`` (float32/float64 forward passes), ``approximate``
+    (quantized weights, bf16/fp16) or ``served`` (prompt log-probabilities from a completions server)."""
+
+    label: str
+    kind: PrecisionKind
+
+    @property
+    def exact(self) -> bool:
+        return self.kind == "exact"
+
+    @property
+    def note(self) -> str:
+        """The one line shown beside numbers that are not exact ("" for exact ones)."""
+        if self.kind == "approximate":
+            return ("a quantized or reduced-precision run: verdicts can differ from the exact float32 run of the same "
+                    "model; do not mix it with exact results unlabelled")
+        if self.kind == "served":
+            return ("prompt log-probabilities from a completions server, computed in the server's own precision "
+                    "(often bf16 on a GPU server): equal to an exact run only where the server computes in float32")
+        return ""
+
+
+def precision_of(source: Any) -> Precision:
+    """The precision of a result from what it stored: a result's ``meta`` (or the result itself), a row of the
+    cached-runs table, or a :class:`~biascore.models.loading.ModelIdentity` — anything with ``dtype`` and
+    ``weights`` (``""`` for the model's own weights); a :class:`Precision` as it is."""
+    if isinstance(source, Precision):
+        return source
+    meta = getattr(source, "meta", source)
+    if hasattr(meta, "get"):  # a dict or a pandas row (whose attribute ``dtype`` is the row's own dtype)
+        dtype, weights = meta.get("dtype", ""), meta.get("weights", "")
+    else:
+        dtype, weights = getattr(meta, "dtype", ""), getattr(meta, "weights", "")
+    dtype = "" if dtype is None or dtype != dtype else str(dtype)  # None / NaN: a row without one
+    weights = "" if weights is None or weights != weights else str(weights)
+    kind: PrecisionKind = ("served" if dtype == SERVED_DTYPE and not weights
+                           else "approximate" if is_approximate(dtype, weights) else "exact")
+    return Precision(precision_label(dtype or "float32", weights), kind)

@@ -22,7 +22,7 @@ from biascore import settings
 from biascore.errors import one_line
 from biascore.models.handle import ModelHandle
 from biascore.contract.method import NotApplicable
-from biascore.contract.presentation import Precision, precision_of
+from biascore.models.precision import Precision, precision_of
 from biascore.progress import ProgressFn
 from biascore.sweep.spec import Task, resolve_metric
 
