@@ -284,7 +284,7 @@ def test_model_hash_memo_keeps_every_concurrent_entry(tmp_path, monkeypatch):
     import hashlib
     import json
 
-    from biascore.models import loading
+    from biascore.models import loading as models
 
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
     files = []

@@ -448,9 +448,9 @@ def test_association_same_numbers(served):
 def test_try_pair_says_which_model_runs(served, monkeypatch):
     at = open_page("try_pair")
     assert "embedded default model smollm2-135m" in texts(at)
-    from biascore.models import loading
+    from biascore import api  # the public API the page asks
 
-    monkeypatch.setattr(models, "list_embedded", lambda: [{"alias": "smollm2-135m", "installed": False}])
+    monkeypatch.setattr(api, "list_embedded", lambda: [{"alias": "smollm2-135m", "installed": False}])
     at = open_page("try_pair")
     assert any("not installed" in w.value for w in at.warning)
 

@@ -41,7 +41,7 @@ def public(monkeypatch, tiny_mlm):
 @pytest.fixture
 def opened_models(monkeypatch):
     """Every name the engine is asked to resolve into model files (a URL must not choose them)."""
-    from biascore.models import loading
+    from biascore.models import loading as models
 
     seen: list[str] = []
     original = models.resolve_source
