@@ -13,7 +13,7 @@
 The dashboard's pages import this module (and the runner's door, :mod:`biascore.runs.runner`) and nothing
 deeper: besides the functions below it names what a shell draws with — the contract's types and presentation
 (``Method``, ``Options``, ``Headline``, ``View``, ``Widget``, ``Precision``), a model's handle and names
-(``ModelHandle``, ``display_name``, ``is_served``), the inputs' lists (``available_benchmarks``,
+(``ModelSpec``, ``ModelHandle``, ``display_name``, ``is_served``), the inputs' lists (``available_benchmarks``,
 ``list_seat_tests``) and the registry (``discover``); a method's own drawing helpers are its ``drawing``.
 
 Every call goes through the one runner (:func:`biascore.runs.runner.run`), so a result computed here is the
@@ -36,11 +36,12 @@ from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFi
 from biascore.inputs.datasets import available_benchmarks  # noqa: F401
 from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
 from biascore.methods import discover  # noqa: F401
-from biascore.models.handle import ModelHandle, as_handle, reach_options
+from biascore.models.handle import ModelHandle, as_handle
 from biascore.models.loading import LanguageModel, list_embedded  # noqa: F401
 from biascore.models.names import display_name, is_local_path, redact_paths  # noqa: F401
 from biascore.models.precision import Precision, precision_of  # noqa: F401
 from biascore.models.served import ServedName, is_served  # noqa: F401
+from biascore.models.spec import ModelSpec
 from biascore.progress import ProgressFn
 from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)
 
@@ -63,8 +64,6 @@ def method(name: str) -> Method:
 
 def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
     """The registered pair benchmarks: name, whether present in the data directory, language, description."""
-    from biascore.inputs.datasets import available_benchmarks
-
     rows = available_benchmarks(data_dir)
     return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description"]]
 
@@ -86,10 +85,9 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
     weights (:mod:`biascore.models.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
     result. Bad values raise a one-line ``ValueError`` before anything is loaded.
     """
-    reach = reach_options(name_or_path, dtype=dtype, quantize=quantize, device_map=device_map, max_memory=max_memory,
-                          offload_folder=offload_folder)
-    handle = ModelHandle(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
-                         trust_remote_code=trust_remote_code, **reach)
+    handle = ModelHandle(ModelSpec.parse(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
+                                         trust_remote_code=trust_remote_code, device_map=device_map,
+                                         max_memory=max_memory, offload_folder=offload_folder, quantize=quantize))
     if load:
         handle.load()
     return handle

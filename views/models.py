@@ -78,7 +78,7 @@ def _handle(name: str, target: str, snapshot_root: str | None):
         from biascore.snapshot import standin_handle
 
         return standin_handle(name, active_snapshot().model_facts(name) or {})
-    return api.ModelHandle(target, label=name)
+    return api.ModelHandle(api.ModelSpec(target, label=name))
 
 
 def served(name: str) -> bool:

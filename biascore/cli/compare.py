@@ -68,7 +68,8 @@ def per_model_quantize(values: list[str] | None) -> tuple[str | None, str | None
 def run_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from biascore.models.handle import ModelHandle, reach_options
+    from biascore.models.handle import ModelHandle
+    from biascore.models.spec import ModelSpec
     from biascore.contract.result import write_frame
     from biascore.runs.runner import run
     from biascore.methods import get
@@ -77,9 +78,10 @@ def run_compare(args: argparse.Namespace) -> int:
 
     method = get("attribution")
     options = method.Options.build(**({"prefix": args.prefix} if args.prefix else {}))
-    handles = [ModelHandle(name, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
-                           **reach_options(name, dtype=args.dtype, quantize=quantize, device_map=args.device_map,
-                                           max_memory=args.max_memory, offload_folder=args.offload_folder))
+    handles = [ModelHandle(ModelSpec.parse(name, device=args.device, dtype=args.dtype,
+                                           trust_remote_code=args.trust_remote_code, device_map=args.device_map,
+                                           max_memory=args.max_memory, offload_folder=args.offload_folder,
+                                           quantize=quantize))
                for name, quantize in zip(args.models, per_model_quantize(args.quantize))]  # checked before any load
     results = []
     for handle in handles:

@@ -91,24 +91,24 @@ def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool =
                             "'approximate (int8 weights)'" + scope)
 
 
-def placement_from_args(args: argparse.Namespace, name: str | None = None):
-    """The split asked for by --device-map / --max-memory / --offload-folder (None: one device) for the model
-    ``name`` (default ``--model``), checked with --quantize and --dtype by the same
-    :func:`~biascore.models.handle.reach_options` as the API, sweeps and compare; bad values are one line (exit 2;
-    a malformed served name, or a served model given these options, raises ``ModelLoadError`` to the command's own
-    one-line handling)."""
-    from biascore.models.handle import reach_options
+def spec_from_args(args: argparse.Namespace, name: str | None = None):
+    """The model description (:class:`~biascore.models.spec.ModelSpec`) the command's model options give for the
+    model ``name`` (default ``--model``), parsed and checked by the same :meth:`ModelSpec.parse` as the API,
+    sweeps and compare; bad values are one line (exit 2; a malformed served name, or a served model given a split
+    or --quantize, raises ``ModelLoadError`` to the command's own one-line handling)."""
     from biascore.models.placement import PlacementError
+    from biascore.models.spec import ModelSpec
 
     try:
-        reach = reach_options(name or args.model, dtype=getattr(args, "dtype", "auto"),
-                              quantize=getattr(args, "quantize", None), device_map=getattr(args, "device_map", None),
-                              max_memory=getattr(args, "max_memory", None),
-                              offload_folder=getattr(args, "offload_folder", None))
+        return ModelSpec.parse(name or args.model, gguf_file=getattr(args, "gguf_file", None),
+                               device=getattr(args, "device", "auto"), dtype=getattr(args, "dtype", "auto"),
+                               trust_remote_code=getattr(args, "trust_remote_code", False),
+                               device_map=getattr(args, "device_map", None), max_memory=getattr(args, "max_memory", None),
+                               offload_folder=getattr(args, "offload_folder", None),
+                               quantize=getattr(args, "quantize", None))
     except (PlacementError, ValueError) as exc:
         print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         raise SystemExit(2) from None
-    return reach.get("placement")
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
@@ -118,8 +118,8 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
                    help="result cache directory (overrides BIASCORE_CACHE_DIR)")
 
 
-def model_from_args(args: argparse.Namespace, **kwargs):
+def model_from_args(args: argparse.Namespace):
+    """The model the command's model options describe, loaded."""
     from biascore.models.handle import open_model
-    return open_model(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
-                      trust_remote_code=args.trust_remote_code, placement=placement_from_args(args),
-                      quantize=getattr(args, "quantize", None), **kwargs)
+
+    return open_model(spec_from_args(args))

@@ -1,4 +1,5 @@
-"""One model handle: a model's name and load options, its cache identity, and the model loaded on first use.
+"""One model handle: a model's description (:class:`~biascore.models.spec.ModelSpec`), its cache identity, and the
+model loaded on first use.
 
 Every shell passes models around as a :class:`ModelHandle` — the CLI, the Python API, sweeps, the dashboard
 (one handle per model per server process, shared by every session) and snapshots (a stand-in that has an
@@ -17,46 +18,25 @@ import threading
 import time
 from typing import Literal
 
-from biascore.models.loading import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, ModelLoadError,
-                                  load_model, model_identity)
-from biascore.models.placement import Placement
+from biascore.models.loading import DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model, model_identity
 from biascore.models.served import is_served, load_served
+from biascore.models.spec import ModelSpec
 from biascore.settings import ReadOnlySnapshotError
 
 
-def _refuse_served(name: str, placement: Placement | None, quantize: str | None) -> None:
-    if is_served(name) and (placement is not None or quantize):
-        raise ModelLoadError(f"{name!r} is a served model: --device-map, --max-memory and --quantize apply to "
-                             "models loaded in this process, not to a server's")
+def open_model(spec: "ModelSpec | str", **options) -> LanguageModel:
+    """The model ``spec`` describes (or the model ``spec`` names, with ``options``), loaded: a served model
+    connects to its completions server (:func:`biascore.models.served.load_served`; load options do not apply),
+    anything else loads in this process (:func:`biascore.models.loading.load_model`)."""
+    spec = spec if isinstance(spec, ModelSpec) else ModelSpec(spec, **options)
+    if spec.served:
+        spec.check_served()
+        return load_served(spec.target)
+    return load_model(spec.target, **spec.load_options())
 
 
-def reach_options(name: str, *, dtype: str = "auto", quantize: str | None = None,
-                  device_map: str | dict | None = None, max_memory: str | dict | None = None,
-                  offload_folder: str | None = None) -> dict:
-    """The :class:`ModelHandle` keyword arguments ``placement`` and ``quantize`` for model ``name``, checked before
-    anything loads (a one-line ``ValueError`` / :class:`~biascore.models.loading.ModelLoadError`): a bad device map
-    or memory budget, an unknown or unavailable ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a
-    malformed served name, or a served model given any of them."""
-    from biascore.models.quantize import check_quantize
-    from biascore.models.served.client import ServedName
-
-    placement = Placement.make(device_map, max_memory, offload_folder)
-    if is_served(name):
-        ServedName.parse(name)
-        _refuse_served(name, placement, quantize)
-        return {}
-    check_quantize(quantize, dtype, placement)
-    return {"placement": placement, "quantize": quantize or None}
-
-
-def open_model(name: str, **options) -> LanguageModel:
-    """The model ``name`` names, loaded: a ``served:http://…`` name connects to its completions server
-    (:func:`biascore.models.served.load_served`; load options do not apply), anything else loads in this process
-    (:func:`biascore.models.loading.load_model` with ``options``)."""
-    if is_served(name):
-        _refuse_served(name, options.get("placement"), options.get("quantize"))
-        return load_served(name)
-    return load_model(name, **options)
+def _of_spec(field: str) -> property:
+    return property(lambda self: getattr(self.spec, field), doc=f"the model description's ``{field}``")
 
 
 #: seconds after which a served model that failed to connect is tried again (a server started later, or back
@@ -65,18 +45,18 @@ SERVED_RETRY_S = 15.0
 
 
 class ModelHandle:
-    """A model by name (alias, hub id, folder, GGUF file or ``served:URL``) with its load options; loaded lazily,
-    once."""
+    """A model described by one :class:`~biascore.models.spec.ModelSpec` (or by a name and its fields); loaded
+    lazily, once."""
 
-    def __init__(self, name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, device: str = "auto",
-                 dtype: str = "auto", kind: ModelKind | Literal["auto"] = "auto", trust_remote_code: bool = False,
-                 attn_implementation: str | None = None, label: str | None = None,
-                 placement: Placement | None = None, quantize: str | None = None):
-        self.name, self.gguf_file, self.device, self.dtype = name, gguf_file, device, dtype
-        #: a split over devices (:mod:`biascore.models.placement`) and quantized weights (:mod:`biascore.models.quantize`)
-        self.placement, self.quantize = placement, quantize or None
-        self.kind, self.trust_remote_code, self.attn_implementation = kind, trust_remote_code, attn_implementation
-        self.label = label or name
+    name = _of_spec("target")
+    label, gguf_file, device, dtype = _of_spec("label"), _of_spec("gguf_file"), _of_spec("device"), _of_spec("dtype")
+    kind, trust_remote_code = _of_spec("kind"), _of_spec("trust_remote_code")
+    attn_implementation, placement = _of_spec("attn_implementation"), _of_spec("placement")
+    quantize = _of_spec("quantize")
+
+    def __init__(self, spec: ModelSpec | str = DEFAULT_MODEL, **fields):
+        #: what the user named and how it runs (frozen; parsed and checked at the shell's edge)
+        self.spec = spec if isinstance(spec, ModelSpec) else ModelSpec(spec, **fields)
         self._lm: LanguageModel | None = None
         self._error: Exception | None = None
         self._error_at = 0.0
@@ -90,7 +70,7 @@ class ModelHandle:
     @classmethod
     def of(cls, lm: LanguageModel) -> "ModelHandle":
         """A handle around a model that is already loaded."""
-        handle = cls(lm.name, kind=lm.kind, label=lm.name)
+        handle = cls(ModelSpec(lm.name, kind=lm.kind))
         handle._lm = lm
         return handle
 
@@ -98,7 +78,7 @@ class ModelHandle:
     def standin(cls, name: str, identity: ModelIdentity, why: str) -> "ModelHandle":
         """A handle with a known identity that never loads (an offline snapshot's model): :meth:`load` raises
         :class:`~biascore.settings.ReadOnlySnapshotError` with ``why``."""
-        handle = cls(name, label=name)
+        handle = cls(ModelSpec(name))
         handle._identity, handle._identity_read, handle._refuse = identity, True, why
         return handle
 
@@ -109,10 +89,7 @@ class ModelHandle:
             return self
         if self._refuse is not None or (self._lm is not None and self._lm.extra.get("dtype") == "served"):
             return self  # a stand-in, or a served model: no other way to load it (methods refuse it in one line)
-        return ModelHandle(self.name, gguf_file=self.gguf_file, device=self.device, dtype=self.dtype,
-                           kind=kind or self.kind, trust_remote_code=self.trust_remote_code,
-                           attn_implementation=attn_implementation or self.attn_implementation, label=self.label,
-                           placement=self.placement, quantize=self.quantize)
+        return ModelHandle(self.spec.variant(kind=kind, attn_implementation=attn_implementation))
 
     # ------------------------------------------------------------------ identity and load
     @property
@@ -153,10 +130,7 @@ class ModelHandle:
                 if self._error is not None:
                     raise self._error
                 try:
-                    self._lm = open_model(self.name, gguf_file=self.gguf_file, kind=self.kind, device=self.device,
-                                          dtype=self.dtype, trust_remote_code=self.trust_remote_code,
-                                          attn_implementation=self.attn_implementation,
-                                          placement=self.placement, quantize=self.quantize)
+                    self._lm = open_model(self.spec)
                 except Exception as exc:
                     self._error, self._error_at = exc, time.monotonic()
                     raise

@@ -55,7 +55,7 @@ from typing import Any
 from biascore.errors import one_line
 from biascore.contract.method import Method
 from biascore.contract.options import OptionError, OptionSpec
-from biascore.models.handle import reach_options
+from biascore.models.spec import ModelSpec
 from biascore.models.loading import ModelLoadError
 from biascore.models.served.client import is_served
 
@@ -318,10 +318,10 @@ class SweepSpec:
                 raise SpecError(f"model {name}: a served model computes in its server's precision; drop its dtype")
             _check_dtype(dtype, f"model {name}: dtype")
         try:
-            load = reach_options(name, dtype=dtype or self.dtype, **options)
+            spec = ModelSpec.parse(name, dtype=dtype or self.dtype, **options)
         except (ValueError, ModelLoadError) as exc:  # PlacementError, ServedError too
             raise SpecError(f"model {name}: {one_line(exc, public=False)}") from None
-        load["dtype"] = dtype
+        load = {"placement": spec.placement, "quantize": spec.quantize, "dtype": dtype}
         return name, tuple(sorted((k, v) for k, v in load.items() if v is not None))
 
     def tasks(self) -> list[Task]:
