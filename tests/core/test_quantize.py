@@ -11,6 +11,7 @@ import biascore
 from biascore.cli.main import main
 from biascore.core.handle import ModelHandle
 from biascore.core.precision import precision_label
+from conftest import FIXTURE_DATA
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
 pytestmark = pytest.mark.usefixtures("private_cache")
@@ -52,12 +53,55 @@ def test_heads_gradients_run_on_a_quantized_model(quantize, hermetic_models):
     assert np.corrcoef(b.ravel(), b_exact.ravel())[0, 1] > 0.5  # the same heads stand out
 
 
+def _precision_line(out: str, model: str, label: str) -> None:
+    """The CLI's one precision line (biascore.core.presentation.precision_lines) for ``model``, with its note."""
+    lines = [line for line in out.splitlines() if line.startswith("precision: ")]
+    assert len(lines) == 1, out
+    assert lines[0].startswith(f"precision: {model}: {label} — a quantized or reduced-precision run"), lines[0]
+
+
 @pytest.mark.parametrize("quantize", OPTIONS)
 def test_cli_prints_the_approximate_label(quantize, hermetic_models, tmp_path, capsys):
-    assert main(["score", "--model", str(hermetic_models / "random-llama"), "--benchmark", "demo", "--limit", "4",
-                 "--cache-dir", str(tmp_path), "--quantize", quantize]) == 0
+    """score's title line, summary table, precision line and --out CSV all carry the precision (issue 33, item 4)."""
+    import pandas as pd
+
+    model = str(hermetic_models / "random-llama")
+    out_csv = tmp_path / "out.csv"
+    assert main(["score", "--model", model, "--benchmark", "demo", "--limit", "4",
+                 "--cache-dir", str(tmp_path), "--quantize", quantize, "--out", str(out_csv)]) == 0
     out = capsys.readouterr().out
-    assert f"numbers: approximate ({quantize} weights)" in out
+    label = f"approximate ({quantize} weights)"
+    title = out.splitlines()[0]
+    assert title.startswith(f"{model} on demo ({label}) — ") or f"({label}) — " in title, out
+    header = next(line for line in out.splitlines() if line.split()[:2] == ["bias_type", "n"])
+    assert header.split()[-1] == "precision" and out.count(f" {label}") >= 3  # title, summary rows, precision line
+    _precision_line(out, model, label)
+    written = pd.read_csv(out_csv)
+    assert (written["precision"] == label).all() and len(written) == 4
+
+
+@pytest.mark.parametrize("argv, quantize", [
+    (["run", "heads", "--seat-test", "names-career-family"], "int4"),
+    (["words", "--benchmark", "demo", "--limit", "6"], "int8"),
+])
+def test_every_command_prints_the_precision_line(argv, quantize, hermetic_models, fixture_data, tmp_path, capsys):
+    import pandas as pd
+
+    model = str(hermetic_models / "random-llama")
+    out_csv = tmp_path / "out.csv"
+    assert main([*argv, "--model", model, "--cache-dir", str(tmp_path), "--quantize", quantize,
+                 "--out", str(out_csv)]) == 0
+    label = f"approximate ({quantize} weights)"
+    _precision_line(capsys.readouterr().out, model, label)
+    assert (pd.read_csv(out_csv)["precision"] == label).all()
+
+
+def test_an_exact_run_says_so_in_one_line(hermetic_models, tmp_path, capsys):
+    model = str(hermetic_models / "random-llama")
+    assert main(["run", "heads", "--seat-test", "names-career-family", "--model", model, "--cache-dir",
+                 str(tmp_path), "--data-dir", str(FIXTURE_DATA)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("precision: ")]
+    assert lines == [f"precision: {model}: exact (float32)"]
 
 
 @pytest.mark.parametrize("argv, needle", [

@@ -352,7 +352,8 @@ def test_cli_writes_one_row_per_head(tmp_path, random_mlm, capsys, fixture_data)
     assert main(["heads", "--model", random_mlm.name, "--seat-test", "names-career-family", "--out", str(out),
                  "--mask-eval", "2", "--held-out", "3", "--draws", "2"]) == 0
     frame = pd.read_csv(out)
-    assert list(frame.columns) == ["layer", "head", "score"] and len(frame) == 8
+    assert list(frame.columns) == ["layer", "head", "score", "precision"] and len(frame) == 8
+    assert (frame["precision"] == "exact (float32)").all()
     expected = runner.run(get("heads"), random_mlm, "names-career-family").frame
     np.testing.assert_allclose(frame["score"], expected["score"], rtol=1e-6)
     masking = pd.read_csv(tmp_path / "heads_masking.csv")
