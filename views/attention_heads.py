@@ -20,6 +20,7 @@ from biascore.core.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_
 from biascore.core import settings
 from biascore.core.display import code_span, plotly_label, script_token
 from views.common import csv_download, literal
+from views.links import keep, link_choice
 from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
                           read_only_notice, served_refusal)
 from views.scoring import run_with_progress, score_now_button, watched
@@ -65,8 +66,10 @@ c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
     model_name = model_selector(scorer="heads")
 with c2:
-    wanted = st.query_params.get("seat", get("heads").input_kind.default)
-    seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
+    default = get("heads").input_kind.default
+    wanted = link_choice("seat", tests, default if default in tests else tests[0], noun="SEAT tests")
+    seat = st.selectbox("SEAT test", tests, index=tests.index(wanted))
+    keep("seat", seat)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
 if served_refusal(model_name, get("heads")):

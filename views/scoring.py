@@ -9,6 +9,7 @@ import streamlit as st
 from biascore.core.models import ModelLoadError
 from views import run_watch
 from views.common import show_error
+from views.links import keep, link_choice
 from views.models import active_snapshot, get_handle, read_only_notice
 
 T = TypeVar("T")
@@ -42,10 +43,10 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
     if not present:
         st.info("No benchmark available yet — see the download command above.")
         return None
-    wanted = query_param(key, default)
-    index = present.index(wanted) if wanted in present else (present.index(default) if default in present else 0)
-    choice = st.selectbox(label, present, index=index, key=f"{key}_select")
-    st.query_params[key] = choice
+    fallback = default if default in present else present[0]
+    wanted = link_choice(key, present, fallback, noun="benchmarks in the data directory", control=f"{key}_select")
+    choice = st.selectbox(label, present, index=present.index(wanted), key=f"{key}_select")
+    keep(key, choice)
     return choice
 
 
