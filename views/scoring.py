@@ -21,11 +21,6 @@ T = TypeVar("T")
 DEFAULT_BENCHMARK = "demo"
 
 
-def query_param(key: str, default: str | None = None) -> str | None:
-    value = st.query_params.get(key)
-    return value if value not in (None, "") else default
-
-
 def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: list[str] | None = None,
                        default: str = DEFAULT_BENCHMARK) -> str | None:
     """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``).
