@@ -26,7 +26,8 @@ from biascore.core.handle import ModelHandle, as_handle, reach_options
 from biascore.core.method import Method
 from biascore.core.models import LanguageModel
 from biascore.core.registry import ProgressFn
-from biascore.core.result import Result, load_result  # noqa: F401 - load_result is part of the API
+from biascore.core.result import Result
+from biascore.core.result_files import load_result  # noqa: F401 - load_result is part of the API
 
 Model = "ModelHandle | LanguageModel | str"
 

@@ -15,7 +15,7 @@ from biascore.methods.words.table import compare_words, max_pair_count, word_pai
 from views.attribution import best_run, pair_table, run_picker, token_page_link, word_occurrences
 from views.common import csv_download
 from views.models import data_dir_notice, model_label
-from views.scoring import query_param
+from views.links import link_value
 
 DEFAULT_MIN_COUNT = 2
 NUMBER = {"mean_b": "%.5f", "ci_low": "%.5f", "ci_high": "%.5f", "mean_b difference": "%+.5f", "b": "%.5f",
@@ -93,7 +93,7 @@ if rows and rows[0] < len(table):
     chosen = str(table.iloc[rows[0]].word_type)
     if chosen != st.query_params.get("word"):
         st.query_params["word"] = chosen
-word = query_param("word")
+word = link_value("word") or None  # any word: one the table lacks says so per model below
 if word is None:
     st.stop()
 word = get("words").word_type(word)

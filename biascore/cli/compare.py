@@ -69,6 +69,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from biascore.core.handle import ModelHandle, reach_options
+    from biascore.core.presentation import precision_lines
     from biascore.core.result import write_frame
     from biascore.core.runner import run
     from biascore.methods import get
@@ -87,7 +88,7 @@ def run_compare(args: argparse.Namespace) -> int:
             results.append(run(method, handle, args.benchmark, options, limit=args.limit, progress=bar,
                                waiting=bar.waiting))
     comparison = compare_results(*results, n_boot=args.n_boot, seed=args.seed, level=args.level)
-    print("\n".join(comparison.report_lines()))
+    print("\n".join(comparison.report_lines() + precision_lines(results)))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         summary = comparison.summary()

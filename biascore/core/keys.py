@@ -16,18 +16,22 @@ from typing import Union
 
 from biascore.core.cache import CacheKey
 from biascore.core.models import LanguageModel, ModelIdentity
+from biascore.core.quantize import SCHEMES
 
 Model = Union[LanguageModel, ModelIdentity]
 
 
 def model_parts(model: Model) -> dict:
     """The model part of every key: ``model, model_fingerprint, model_kind, dtype, device`` (+ ``weights``,
-    ``approximate``)."""
+    ``weights_scheme``, ``approximate``)."""
     ident = model.identity() if isinstance(model, LanguageModel) else model
     parts = {"model": ident.name, "model_fingerprint": ident.fingerprint, "model_kind": ident.kind,
              "dtype": ident.dtype, "device": ident.device}
     if ident.weights:  # quantized weights: never answered from (or answering for) the model's own weights
         parts["weights"] = ident.weights
+        scheme = SCHEMES.get(ident.weights)
+        if scheme is not None and scheme.key:  # how it computes, where that changed (int4: float32, not CPU bf16)
+            parts["weights_scheme"] = scheme.key
     if ident.approximate:
         parts["approximate"] = True
     return parts
@@ -36,7 +40,7 @@ def model_parts(model: Model) -> dict:
 def result_key(scorer: str, model: Model, **inputs) -> CacheKey:
     """The cache key of ``scorer``'s result for ``model`` on ``inputs`` (benchmark hash, test, options...)."""
     clash = set(inputs) & {"model", "model_fingerprint", "model_kind", "dtype", "device", "approximate",
-                           "weights", "engine_version"}
+                           "weights", "weights_scheme", "engine_version"}
     if clash:
         raise ValueError(f"{scorer}: input names {sorted(clash)} are reserved for the model identity")
     return CacheKey.make(scorer, **model_parts(model), **inputs)

@@ -529,12 +529,13 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
         extra["compute_device"] = placing.devices_compute_type(placing.device_map_of(model).values())
         extra["placement"] = placing.describe(model, placement, offload)
     elif quantize:
-        from biascore.core.quantize import check_quantized
+        from biascore.core.quantize import check_quantized, keep_float32_compute
 
         try:
             check_quantized(model, quantize, name)
         except ValueError as exc:
             raise ModelLoadError(str(exc)) from None
+        keep_float32_compute(model)  # before any forward: bitsandbytes' CPU bf16 repack never happens
         extra["weights"] = quantize
     else:
         model.to(device=dev, dtype=torch_dtype)

@@ -12,8 +12,8 @@ Every result comes from :func:`biascore.core.runner.run` and carries
   stay literal text there too); :meth:`Result.show` and :meth:`Result.save_html` outside Jupyter;
 * :meth:`Result.to_json` — the results record of the run (config, package versions, model fingerprint,
   input hash, seeds, timings, summary; the fields of lm-eval-harness's results file);
-* :func:`load_result` — a parquet written by :meth:`Result.to_parquet` read back as the same ``Result``
-  (equal frame, meta, options, summary, pairs).
+* :func:`biascore.core.result_files.load_result` — a parquet written by :meth:`Result.to_parquet` (or a cache
+  file) read back as the same ``Result`` (equal frame, meta, options, summary, pairs).
 """
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ class Result:
 
     def to_parquet(self, path: str | Path) -> Path:
         """The frame as parquet, with :meth:`describe` in the file's metadata (key ``biascore``) and what
-        :func:`load_result` needs to rebuild this result (key ``biascore_result``: method, meta, options)."""
+        :func:`~biascore.core.result_files.load_result` needs to rebuild this result (key ``biascore_result``: method, meta, options)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -192,52 +192,6 @@ class Result:
 
 RECORD_KEY = b"biascore_result"
 RECORD_FORMAT = 1
-
-
-class ResultFileError(ValueError):
-    """A file :func:`load_result` cannot read as a result (one line)."""
-
-
-def load_result(path: str | Path, *, data_dir: str | Path | None = None) -> Result:
-    """The :class:`Result` a :meth:`Result.to_parquet` file holds: the same frame, meta, options, summary
-    (and ``pair(i)`` for attribution results). No model is loaded and nothing is recomputed. The input is
-    reloaded by name from the data directory when its content hash still matches (a method's summary may
-    need it, e.g. the counter-stereotype sources); otherwise ``input`` is None. ``stored`` is the frame
-    itself (a derived result is saved as the derived frame)."""
-    import pyarrow.parquet as pq
-
-    from biascore.methods import get
-
-    path = Path(path)
-    if not path.is_file():
-        raise ResultFileError(f"no result file at {path}")
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a non-parquet file
-        raise ResultFileError(f"{path} is not a parquet file ({type(exc).__name__})") from None
-    raw = (table.schema.metadata or {}).get(RECORD_KEY)
-    if raw is None:
-        raise ResultFileError(f"{path} holds no biascore result record (write it with Result.to_parquet)")
-    try:
-        record = json.loads(raw)
-        method = get(record["method"])
-        options = method.Options.from_values(record["options"])
-        meta = dict(record["meta"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ResultFileError(f"{path}: its result record cannot be read ({exc})") from None
-    if int(record.get("format", 0)) > RECORD_FORMAT:
-        raise ResultFileError(f"{path} was written by a newer biascore (record format {record['format']})")
-    return (method.result_type or Result)(method=method, frame=table.to_pandas(), meta=meta, options=options,
-                                          input=_reload_input(method, meta, data_dir))
-
-
-def _reload_input(method: "Method", meta: dict, data_dir: str | Path | None) -> Any:
-    try:
-        loaded = method.input_kind.load(str(meta.get("input", "")), Path(data_dir) if data_dir else None)
-    except Exception:  # noqa: BLE001 - an input that is gone or changed is simply not attached
-        return None
-    same = getattr(loaded, "content_hash", None) == meta.get("input_hash")
-    return loaded if same else None
 
 
 def _in_notebook() -> bool:
