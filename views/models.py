@@ -2,7 +2,7 @@
 once, on first use), or in an offline snapshot (``BIASCORE_SNAPSHOT``) a stand-in that never loads.
 
 A model the operator lists as ``LABEL=served:http://HOST:PORT/v1[#NAME]`` in ``BIASCORE_MODELS``
-(:func:`biascore.core.settings.served_models`) is named ``LABEL`` on every page, in every picker and link; its
+(:func:`biascore.settings.served_models`) is named ``LABEL`` on every page, in every picker and link; its
 handle connects to the server (conformance check, measured fingerprint) on first use, and the methods that need
 a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
@@ -11,12 +11,12 @@ import os
 
 import streamlit as st
 
-from biascore.core import models as engine_models
-from biascore.core import settings
-from biascore.core.display import code_span
-from biascore.core.errors import one_line
-from biascore.core.model_names import display_name, is_local_path
-from biascore.core.served import is_served
+from biascore.models import loading as engine_models
+from biascore import settings
+from biascore.display import code_span
+from biascore.errors import one_line
+from biascore.models.names import display_name, is_local_path
+from biascore.models.served import is_served
 from views.common import show_error
 from views.links import link_choice, link_value, refuse
 
@@ -77,7 +77,7 @@ def _handle(name: str, target: str, snapshot_root: str | None):
     never reused in it: a live handle would compute where only the snapshot's results may be shown. ``target``:
     what ``name`` loads (a served label's ``served:URL``; keyed by it, so a label pointed elsewhere is a new
     handle); the handle is labelled ``name``."""
-    from biascore.core.handle import ModelHandle
+    from biascore.models.handle import ModelHandle
 
     if snapshot_root is not None and name != engine_models.DEFAULT_MODEL:
         from biascore.snapshot.standin import standin_handle
@@ -114,7 +114,7 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     if target == name or not is_served(target):
         return None
     line = one_line(exc, public=False)
-    from biascore.core.served import ServedName
+    from biascore.models.served import ServedName
 
     try:
         parsed = ServedName.parse(target)
@@ -193,7 +193,7 @@ def model_for_cache(name: str):
 
 def model_label(name: str) -> str:
     """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
-    :mod:`biascore.core.model_names`); otherwise as given."""
+    :mod:`biascore.models.names`); otherwise as given."""
     return display_name(name) if settings.public_mode() else str(name)
 
 
@@ -241,7 +241,7 @@ def _trusted_link_models() -> set[str]:
 
 def stored_models() -> set[str]:
     """Every model with a stored result of a registered method (read again when the runner's lists change)."""
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import discover
 
     methods = discover()
@@ -250,8 +250,8 @@ def stored_models() -> set[str]:
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def _stored_models(versions: tuple, cache_dir: str) -> set[str]:
-    from biascore.core import runner
-    from biascore.core.cache import ResultCache
+    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
     from biascore.methods import discover
 
     cache = ResultCache(cache_dir)

@@ -1,0 +1,17 @@
+"""Models behind an OpenAI-compatible completions server (vLLM, SGLang, …), named ``served:http://HOST:PORT/v1``
+(the server's only model) or ``served:http://HOST:PORT/v1#NAME`` wherever a model is named.
+
+* :mod:`.client` — the HTTP requests (bounded pool, retries with back-off, timeout; one-line errors);
+* :mod:`.conformance` — the check every server passes before anything is scored (aligned prompt log-probs);
+* :mod:`.fingerprint` — the measured identity (log-probabilities of a fixed probe text);
+* :mod:`.model` — :class:`ServedModel`, a causal LM whose tokens and gold log-probabilities come from the server.
+
+Only methods built on prompt log-probabilities run on a served model (bias attribution b(u)/S_JSD, the PLL and
+the lm-eval-compatible score, and what derives from their results); the others refuse it in one line.
+"""
+from biascore.models.served.client import ServedError, ServedName, is_served
+from biascore.models.served.conformance import ConformanceError, check_conformance
+from biascore.models.served.model import ServedModel, load_served
+
+__all__ = ["ConformanceError", "ServedError", "ServedModel", "ServedName", "check_conformance", "is_served",
+           "load_served"]
