@@ -17,6 +17,7 @@ from biascore import api
 from biascore import settings
 from biascore.display import code_span, plotly_label, script_token
 from views.common import csv_download, literal
+from views.links import keep, link_choice
 from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
                           read_only_notice, served_refusal)
 from views.scoring import run_with_progress, score_now_button, watched
@@ -64,8 +65,10 @@ c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
     model_name = model_selector(scorer="heads")
 with c2:
-    wanted = st.query_params.get("seat", api.method("heads").input_kind.default)
-    seat = st.selectbox("SEAT test", tests, index=tests.index(wanted) if wanted in tests else 0)
+    default = api.method("heads").input_kind.default
+    wanted = link_choice("seat", tests, default if default in tests else tests[0], noun="SEAT tests")
+    seat = st.selectbox("SEAT test", tests, index=tests.index(wanted))
+    keep("seat", seat)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
 if served_refusal(model_name, api.method("heads")):
@@ -113,17 +116,17 @@ st.markdown(f"**{L} layers × {H} heads** · SEAT effect size of the full model 
 # --------------------------------------------------------------------------- heatmap, histogram, top heads
 clip = st.checkbox("Clip negative scores to 0 (as the paper's Figure 2)", value=True)
 z = np.clip(b, 0, None) if clip else b
-fig = go.Figure(go.Heatmap(z=z, x=list(range(1, H + 1)), y=list(range(1, L + 1)),
+fig = go.Figure(go.Heatmap(z=z, x=list(range(H)), y=list(range(L)),
                            colorscale="Reds" if clip else "RdBu_r", zmid=None if clip else 0,
                            colorbar_title="b"))
-fig.update_layout(xaxis_title="head", yaxis_title="layer", yaxis_autorange="reversed",
+fig.update_layout(xaxis_title="head (0-based)", yaxis_title="layer (0-based)", yaxis_autorange="reversed",
                   height=max(300, 22 * L + 120), margin=dict(l=10, r=10, t=10, b=10))
 left, right = st.columns([3, 2])
 with left:
     st.plotly_chart(fig, width="stretch")
 with right:
     st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
-    st.markdown("Top heads (layer-head, 1-based)")
+    st.markdown("Top heads (layer-head, 0-based: the paper's 9-12 is 8-11)")
     st.dataframe(HEADS.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
 csv_download(scores[["layer", "head", "score"]], f"heads_{lm.identity().cache_id}_{seat}.csv")
 
@@ -178,11 +181,11 @@ if counter is not None and not counter.empty and st.checkbox(
     row = counter.iloc[pick]
     top = HEADS.top_heads(scores, 1).iloc[0]
     h1, h2 = st.columns(2)
-    layer = int(h1.number_input("Layer", 1, L, int(top["layer"])))
-    head = int(h2.number_input("Head", 1, H, int(top["head"])))
+    layer = int(h1.number_input("Layer (0-based)", 0, L - 1, int(top["layer"])))
+    head = int(h2.number_input("Head (0-based)", 0, H - 1, int(top["head"])))
     literal(f"target word {row['target']}, attribute {row['attribute']} → {row['counterpart']}")
     w_orig, w_counter = COUNTER.head_attention(row, layer, head)
-    st.caption(f"Head {layer}-{head}: b = {b[layer - 1, head - 1]:+.4f}, "
+    st.caption(f"Head {layer}-{head}: b = {b[layer, head]:+.4f}, "
                f"normalised attention original {w_orig:.3f}, counter {w_counter:.3f}.")
     # bertviz's page loads require.js, d3 and jQuery from cdnjs.cloudflare.com: an outside request from every
     # viewer's browser, so it is opt-in, and not offered in public mode.
@@ -194,10 +197,10 @@ if counter is not None and not counter.empty and st.checkbox(
         tokens, att = _attentions(model_name, text)
         with col:
             literal(text, label=label)
-            st.plotly_chart(_attention_heatmap(tokens, att[layer - 1, head - 1], f"{label}: head {layer}-{head}"),
+            st.plotly_chart(_attention_heatmap(tokens, att[layer, head], f"{label}: head {layer}-{head}"),
                             width="stretch")
             if show_bertviz:
-                view = _head_view_html(tokens, att, layer - 1, head - 1)
+                view = _head_view_html(tokens, att, layer, head)
                 if hasattr(st, "iframe"):  # streamlit >= 1.5x: components.v1.html is deprecated
                     st.iframe(view, height=520)
                 else:

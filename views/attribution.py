@@ -16,8 +16,9 @@ from biascore import api, settings
 from biascore.runs import runner
 from biascore.display import code_span
 from biascore.errors import one_line
+from views.links import link_choice
 from views.models import get_model, model_label, model_selector, served_labels, set_model_param, stored_identity
-from views.scoring import benchmark_selector, query_param, score_now_for, watch_computing
+from views.scoring import benchmark_selector, score_now_for, watch_computing
 from views.widgets import precision_caption
 
 #: the attribution method's drawing helpers (its cached runs, token units, tie labels, live queue)
@@ -166,8 +167,8 @@ def compare_selector(others: list[str], key: str, url_key: str | None = None) ->
     """A "compare with a second model" box over ``others`` (models scored on the same benchmark); None for
     none. With ``url_key`` the choice is read from and written to that URL parameter."""
     options = ["(none)"] + others
-    wanted = query_param(url_key) if url_key else None
-    wanted = next((m for m in others if wanted in (m, model_label(m))), None)
+    wanted = link_choice(url_key, others, None, noun="models scored on this benchmark", label=model_label) \
+        if url_key else None
     choice = st.selectbox("Compare with a second model", options, format_func=model_label,
                           index=options.index(wanted) if wanted else 0, key=key,
                           help="Models already scored on this benchmark (score more on the Overview page).")

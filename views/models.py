@@ -16,6 +16,7 @@ from biascore.display import code_span
 from biascore.errors import ModelLoadError, one_line
 from biascore.api import display_name, is_local_path, is_served
 from views.common import show_error
+from views.links import link_choice, link_value, refuse
 
 #: Models offered in selectors before the user types their own (embedded ones first).
 SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2",
@@ -260,9 +261,8 @@ def model_selector(label: str = "Model", key: str = "model", default: str = sett
     snap = active_snapshot()
     if snap is not None:
         names = list(options or snap.model_names(scorer)) or [default]
-        qp = st.query_params.get(key)
-        index = names.index(qp) if qp in names else (names.index(default) if default in names else 0)
-        return st.selectbox(label, names, index=index, key=f"{key}_select")
+        wanted = link_choice(key, names, default if default in names else names[0], noun="models of this snapshot")
+        return st.selectbox(label, names, index=names.index(wanted), key=f"{key}_select")
     allowed = settings.allowed_models()
     if settings.public_mode():
         options = [m for m in (options or allowed) if m in allowed] or list(allowed)
@@ -274,7 +274,7 @@ def model_selector(label: str = "Model", key: str = "model", default: str = sett
             options.insert(0, default)
         else:
             default = options[0]
-    qp = st.query_params.get(key)
+    qp = link_value(key)
     if qp and qp not in options:
         labelled = [m for m in options if model_label(m) == qp]  # a link written in public mode: display names
         if labelled:
@@ -282,8 +282,8 @@ def model_selector(label: str = "Model", key: str = "model", default: str = sett
         elif qp in _trusted_link_models():
             options.append(qp)
         else:
-            st.warning(f"The link names a model this server does not offer; showing {code_span(model_label(default))} "
-                       "instead.")
+            refuse(key, None, f"this server does not offer that model; showing {model_label(default)}",
+                   replacement=model_label(default))
             qp = None
     choice = st.selectbox(label, options + (["other…"] if free else []), format_func=model_label,
                           index=options.index(qp) if qp in options else options.index(default), key=f"{key}_select")

@@ -9,6 +9,7 @@ import streamlit as st
 from biascore.errors import BenchmarkError, ModelLoadError
 from views import run_watch
 from views.common import show_error
+from views.links import keep, link_choice
 from views.models import active_snapshot, get_handle, read_only_notice
 
 T = TypeVar("T")
@@ -18,11 +19,6 @@ T = TypeVar("T")
 # Inputs, progress and "Score now": every result is asked of the runner's door (biascore.runs.runner)
 # ---------------------------------------------------------------------------------------------------------
 DEFAULT_BENCHMARK = "demo"
-
-
-def query_param(key: str, default: str | None = None) -> str | None:
-    value = st.query_params.get(key)
-    return value if value not in (None, "") else default
 
 
 def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: list[str] | None = None,
@@ -42,10 +38,10 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
     if not present:
         st.info("No benchmark available yet — see the download command above.")
         return None
-    wanted = query_param(key, default)
-    index = present.index(wanted) if wanted in present else (present.index(default) if default in present else 0)
-    choice = st.selectbox(label, present, index=index, key=f"{key}_select")
-    st.query_params[key] = choice
+    fallback = default if default in present else present[0]
+    wanted = link_choice(key, present, fallback, noun="benchmarks in the data directory", control=f"{key}_select")
+    choice = st.selectbox(label, present, index=present.index(wanted), key=f"{key}_select")
+    keep(key, choice)
     return choice
 
 

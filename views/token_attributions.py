@@ -10,7 +10,7 @@ from biascore.display import code_span
 from views.attribution import DRAWING, best_run, pair_table, run_picker, verified_run
 from views.common import literal
 from views.models import data_dir_notice, model_label
-from views.scoring import query_param
+from views.links import keep, link_choice
 from views.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
@@ -63,11 +63,10 @@ if frame is None:
     st.stop()
 table = pair_table(run)
 pair_browser(table)
-wanted = query_param("pair")
-known = set(table.pair_id)
-pair_id = int(wanted) if wanted is not None and wanted.isdigit() and int(wanted) in known else int(
-    table.sort_values(["sjsd", "pair_id"], kind="stable").pair_id.iloc[0])
-st.query_params["pair"] = str(pair_id)
+pair_id = int(link_choice("pair", [int(p) for p in table.pair_id],
+                          int(table.sort_values(["sjsd", "pair_id"], kind="stable").pair_id.iloc[0]),
+                          noun="pair ids of this run"))
+keep("pair", pair_id)
 
 row = frame.loc[frame.pair_id == pair_id].iloc[0].to_dict()
 st.subheader(f"Pair {pair_id}")

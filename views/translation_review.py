@@ -31,8 +31,9 @@ from biascore.review import (NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, Revi
                              viewer, visible)
 from views.attribution import best_run, label_run, live_pair, run_frame, score_now
 from views.common import error_text
+from views.links import link_choice
 from views.models import data_dir_notice, get_model, model_label, model_or_error, model_selector
-from views.scoring import ProgressBar, benchmark_selector, query_param, watch_computing
+from views.scoring import ProgressBar, benchmark_selector, watch_computing
 from views.pair_view import draw_pair, level_toggle, pair_limit
 from views.widgets import precision_caption
 
@@ -282,8 +283,8 @@ def pair_panel(r: Review) -> None:
                                                   my_assigned else ""))
     else:
         ids = [int(x) for x in subset.pair_id]
-        wanted = query_param("pair")
-        index = ids.index(int(wanted)) if wanted and wanted.isdigit() and int(wanted) in ids else 0
+        linked = link_choice("pair", [int(x) for x in pairs.pair_id], None, noun="pair ids of this benchmark")
+        index = ids.index(linked) if linked in ids else 0  # a known pair outside this filter: the filter's first
         labels = dict(zip(pairs.pair_id, pairs.sent_more))
         pair_id = st.selectbox(f"Pair ({len(ids)} shown)", ids, index=index, key=Session.PAIR,
                                format_func=lambda i: f"{i}: {labels[i][:90]}")

@@ -4,6 +4,7 @@ describes them; this module only draws). Generated pages (:mod:`views.generated`
 bespoke pages use them for the options they offer."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import altair as alt
@@ -16,7 +17,7 @@ from biascore.api import (Headline, Method, OptionError, Options, Result, View, 
                           widget_value)
 from views.common import csv_download, show_error
 from views.models import active_snapshot, model_label
-from views.scoring import query_param
+from views.links import UNSET, keep, link_choice, link_option
 
 
 def _control(w: Widget, key: str):
@@ -44,13 +45,19 @@ def _control(w: Widget, key: str):
 
 def option_inputs(method: Method, key: str, only: Sequence[str] | None = None, columns: int = 3) -> Options | None:
     """Controls for ``method``'s options (``only`` these, the rest at their defaults), in ``columns`` columns;
-    the validated ``Options``, or None after a one-line error (the same check as the CLI's and the API's)."""
+    the validated ``Options``, or None after a one-line error (the same check as the CLI's and the API's).
+    Each control starts at the link's value of its option (``?name=value``; a bad one is refused in one line,
+    :mod:`views.links`), and the address bar follows what the controls show."""
     widgets = [w for w in option_widgets(method.Options) if only is None or w.name in only]
     values = {}
     cols = st.columns(max(1, min(columns, len(widgets)))) if widgets else []
     for i, w in enumerate(widgets):
+        control = f"{key}_{w.name}"
+        linked = link_option(method.Options, w, control)
+        shown = w if linked is UNSET else dataclasses.replace(w, default=linked)
         with cols[i % len(cols)]:
-            values[w.name] = widget_value(w, _control(w, f"{key}_{w.name}"))
+            values[w.name] = widget_value(w, _control(shown, control))
+        keep(w.name, values[w.name], default=w.default)
     try:
         return method.Options.build(**values)
     except OptionError as exc:
@@ -69,11 +76,12 @@ def input_picker(method: Method, key: str = "input", widget_key: str | None = No
     if not names:
         st.info(f"No {kind.noun} in the data directory yet.")
         return None
-    wanted = query_param(key, kind.default)
-    index = names.index(wanted) if wanted in names else (names.index(kind.default) if kind.default in names else 0)
-    choice = st.selectbox(kind.noun[:1].upper() + kind.noun[1:], names, index=index, key=widget_key or f"{key}_select",
-                          help=kind.help, format_func=kind.label or str)
-    st.query_params[key] = choice
+    default = kind.default if kind.default in names else names[0]
+    control = widget_key or f"{key}_select"
+    wanted = link_choice(key, names, default, noun=kind.noun + "s", control=control)
+    choice = st.selectbox(kind.noun[:1].upper() + kind.noun[1:], names, index=names.index(wanted),
+                          key=control, help=kind.help, format_func=kind.label or str)
+    keep(key, choice)
     return choice
 
 

@@ -70,6 +70,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
     from biascore.models.handle import ModelHandle
     from biascore.models.spec import ModelSpec
+    from biascore.contract.presentation import precision_lines
     from biascore.contract.result import write_frame
     from biascore.runs.runner import run
     from biascore.methods import get
@@ -89,7 +90,7 @@ def run_compare(args: argparse.Namespace) -> int:
             results.append(run(method, handle, args.benchmark, options, limit=args.limit, progress=bar,
                                waiting=bar.waiting))
     comparison = compare_results(*results, n_boot=args.n_boot, seed=args.seed, level=args.level)
-    print("\n".join(comparison.report_lines()))
+    print("\n".join(comparison.report_lines() + precision_lines(results)))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         summary = comparison.summary()

@@ -12,7 +12,7 @@ import argparse
 
 from biascore.models.args import add_common_args, add_model_args, float_between, int_at_least
 from biascore.contract.method import Method
-from biascore.contract.options import OptionSpec
+from biascore.contract.options import OptionSpec, bounds_text
 
 #: argparse ``dest`` prefix of the generated option flags (keeps them apart from the shell's own flags)
 DEST = "opt__"
@@ -44,15 +44,9 @@ def describe(spec: OptionSpec) -> str:
         facts.append(f"default {_show(spec.default)}")
     elif "default" not in spec.help.lower():
         facts.append("default: not set")
-    low, high = spec.minimum, spec.maximum
-    if spec.exclusive and low is not None and high is not None:
-        facts.append(f"between {low:g} and {high:g}, exclusive")
-    elif low is not None and high is not None:
-        facts.append(f"from {low:g} to {high:g}")
-    elif low is not None:
-        facts.append(f"{'above' if spec.exclusive else 'at least'} {low:g}")
-    elif high is not None:
-        facts.append(f"{'below' if spec.exclusive else 'at most'} {high:g}")
+    bounds = bounds_text(spec.minimum, spec.maximum, spec.exclusive)
+    if bounds:
+        facts.append(bounds)
     if spec.is_tuple:
         facts.append("several values" if spec.repeat else "repeatable")
     if not spec.key:

@@ -22,6 +22,8 @@ from biascore.models.handle import ModelHandle
 from biascore.contract.method import Method
 from biascore.contract.schema import schema_table
 from biascore.contract.result import write_frame
+from biascore.contract.presentation import precision_lines, with_precision
+from biascore.contract.result import write_result_file
 from biascore.runs.runner import run
 from biascore.methods import discover, get
 from biascore.progress import Bar
@@ -170,9 +172,9 @@ def run_command(args: argparse.Namespace) -> int:
         for name in inputs:
             results.append(_one(method, handle, name, options, args))
     elapsed = time.perf_counter() - t0
-    print("\n".join(method.report_all(results)))
+    print("\n".join(method.report_all(results) + precision_lines(results)))
     print(f"({elapsed:.2f} s)", file=sys.stderr)
-    _write(method.outputs(results), args.out)
+    _write(method.outputs(results), args.out, results)
     return 0
 
 
@@ -200,9 +202,10 @@ def _one(method: Method, handle: ModelHandle, name: str | None, options, args: a
     return result
 
 
-def _write(frames: dict[str, pd.DataFrame], out: str | None) -> None:
+def _write(frames: dict[str, pd.DataFrame], out: str | None, results: list) -> None:
     """Write a method's outputs: ``""`` to ``out``, ``"_suffix"`` beside it, any other key is a path of its own
-    (written even without ``--out``)."""
+    (written even without ``--out``). A CSV carries each row's ``precision`` (:func:`with_precision`); a ``.parquet`` file of the results (``""``) or of their follow-up
+    ``suffix`` is a result file :func:`biascore.load_result` reads back (:func:`write_result_file`)."""
     path = Path(out) if out else None
     for name, frame in frames.items():
         if name and not name.startswith("_"):
@@ -212,5 +215,10 @@ def _write(frames: dict[str, pd.DataFrame], out: str | None) -> None:
         else:
             target = path if not name else path.with_name(f"{path.stem}{name}{path.suffix or '.csv'}")
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_frame(frame, str(target))
+        extra = name[1:] if name.startswith("_") else None
+        sources = results if not name else [r.extras[extra] for r in results if extra in r.extras]
+        if target.suffix == ".parquet" and sources and (name == "" or len(sources) == len(results)):
+            write_result_file(sources, frame, target)
+        else:
+            write_frame(with_precision(frame, sources or results), str(target))
         print(f"wrote {len(frame)} rows to {target}")

@@ -58,10 +58,12 @@ class OptionSpec:
 
     @property
     def base(self) -> type:
-        """The value type without ``None`` and without the tuple around a repeated option."""
-        t = _without_none(self.type)
-        if typing.get_origin(t) is tuple:
-            t = _without_none(typing.get_args(t)[0])
+        """The value type without ``None`` and without the tuple around a repeated option (a ``Literal``'s: the
+        type of its values)."""
+        t = _item_type(self.type)
+        if typing.get_origin(t) is typing.Literal:
+            kinds = {type(v) for v in typing.get_args(t)}
+            return kinds.pop() if len(kinds) == 1 else str
         return t if isinstance(t, type) else str
 
     @property
@@ -75,6 +77,18 @@ class OptionSpec:
 
 def _allows_none(t: Any) -> bool:
     return typing.get_origin(t) in (typing.Union, types.UnionType) and type(None) in typing.get_args(t)
+
+
+def _item_type(t: Any) -> Any:
+    """The annotation of one value: without ``None`` and without the tuple around a repeated option."""
+    t = _without_none(t)
+    return _without_none(typing.get_args(t)[0]) if typing.get_origin(t) is tuple else t
+
+
+def _literal_choices(t: Any) -> tuple | None:
+    """The values of a ``Literal[...]`` annotation (also inside ``| None`` or ``tuple[..., ...]``), else None."""
+    t = _item_type(t)
+    return tuple(typing.get_args(t)) if typing.get_origin(t) is typing.Literal else None
 
 
 def _without_none(t: Any) -> Any:
@@ -100,7 +114,10 @@ class Options:
             m = f.metadata
             default = f.default if f.default is not dataclasses.MISSING else (
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
-            out.append(OptionSpec(f.name, hints[f.name], default, m.get("help", ""), m.get("choices"),
+            choices = m.get("choices")
+            if choices is None:
+                choices = _literal_choices(hints[f.name])
+            out.append(OptionSpec(f.name, hints[f.name], default, m.get("help", ""), choices,
                                   m.get("minimum"), m.get("maximum"), bool(m.get("exclusive")), m.get("key", True),
                                   bool(m.get("convention")),
                                   m.get("flag") or "--" + f.name.replace("_", "-"), m.get("parse"),
@@ -189,13 +206,24 @@ def _check(s: OptionSpec, value: Any) -> None:
             if isinstance(item, bool) or not isinstance(item, (int, float)) or (s.base is int and isinstance(item, float)):
                 raise OptionError(f"{where}: expected a {'whole number' if s.base is int else 'number'}, got {item!r}")
             low, high = s.minimum, s.maximum
-            if s.exclusive and ((low is not None and not item > low) or (high is not None and not item < high)):
-                raise OptionError(f"{where}: must be between {low:g} and {high:g} (exclusive), got {item:g}")
-            if not s.exclusive and low is not None and item < low:
-                raise OptionError(f"{where}: must be at least {low:g}, got {item:g}")
-            if not s.exclusive and high is not None and item > high:
-                raise OptionError(f"{where}: must be at most {high:g}, got {item:g}")
+            below = low is not None and (item <= low if s.exclusive else item < low)
+            above = high is not None and (item >= high if s.exclusive else item > high)
+            if below or above:
+                raise OptionError(f"{where}: must be {bounds_text(low, high, s.exclusive)}, got {item:g}")
         elif s.base is str and not isinstance(item, str):
             raise OptionError(f"{where}: expected text, got {item!r}")
         if s.choices is not None and item not in s.choices:
             raise OptionError(f"{where}: {item!r} is not one of {', '.join(map(str, s.choices))}")
+
+
+def bounds_text(low: float | None, high: float | None, exclusive: bool) -> str:
+    """A number's allowed range in words, whichever bounds it has: ``between 0 and 1, exclusive``, ``from 0 to 1``,
+    ``above 0``, ``at least 0``, ``below 1``, ``at most 1`` (empty without bounds). The one wording of the range
+    for the refusal and the CLI's ``--help``."""
+    if low is not None and high is not None:
+        return f"between {low:g} and {high:g}, exclusive" if exclusive else f"from {low:g} to {high:g}"
+    if low is not None:
+        return f"{'above' if exclusive else 'at least'} {low:g}"
+    if high is not None:
+        return f"{'below' if exclusive else 'at most'} {high:g}"
+    return ""

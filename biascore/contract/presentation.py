@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 import pandas as pd
 
@@ -144,3 +144,27 @@ class Headline:
         if self.aggregation == "max_abs":
             return float(values.loc[values.abs().idxmax()])
         return float(values.iloc[0])
+
+
+def precision_lines(results: Sequence[Any]) -> list[str]:
+    """What every CLI command prints about its numbers: one line per model and precision among ``results``
+    (results, or anything with ``model`` that :func:`precision_of` reads): ``precision: M: exact (float32)``, or
+    ``precision: M: approximate (int4 weights) — <its note>``."""
+    seen: dict[tuple[str, str], Precision] = {}
+    for r in results:
+        p = precision_of(r)
+        seen.setdefault((str(r.model), p.label), p)
+    return [f"precision: {model}: {p.label}" + (f" — {p.note}" if p.note else "") for (model, _), p in seen.items()]
+
+
+def with_precision(frame: pd.DataFrame, results: Sequence[Any]) -> pd.DataFrame:
+    """``frame`` (a table of ``results``) with a ``precision`` column: the one label when the results share one,
+    else by each row's ``model`` (a stacked table), else ``model: label`` for each model (a side-by-side table)."""
+    if "precision" in frame.columns or not results:
+        return frame
+    labels = {str(r.model): precision_of(r).label for r in results}
+    if len(set(labels.values())) == 1:
+        return frame.assign(precision=next(iter(labels.values())))
+    if "model" in frame.columns:
+        return frame.assign(precision=frame["model"].astype(str).map(labels))
+    return frame.assign(precision="; ".join(f"{m}: {label}" for m, label in labels.items()))

@@ -12,8 +12,8 @@ Every result comes from :func:`biascore.runs.runner.run` and carries
   stay literal text there too); :meth:`Result.show` and :meth:`Result.save_html` outside Jupyter;
 * :meth:`Result.to_json` — the results record of the run (config, package versions, model fingerprint,
   input hash, seeds, timings, summary; the fields of lm-eval-harness's results file);
-* :func:`biascore.api.load_result` — a parquet written by :meth:`Result.to_parquet` read back as the same ``Result``
-  (equal frame, meta, options, summary, pairs).
+* :func:`biascore.api.load_result` — a parquet written by :meth:`Result.to_parquet` (or a cache
+  file) read back as the same ``Result`` (equal frame, meta, options, summary, pairs).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -240,3 +240,23 @@ def write_frame(frame: pd.DataFrame, path: str) -> None:
             out[col] = out[col].map(lambda v: json.dumps(np.asarray(v).tolist() if len(v) else [],
                                                          ensure_ascii=False))
     out.to_csv(path, index=False)
+
+
+def write_result_file(results: Sequence[Result], frame: pd.DataFrame, path: str | Path) -> Path:
+    """What ``--out`` writes for ``results``: ``frame`` (the method's output table) as CSV, or as parquet — one
+    result: its result file (:meth:`Result.to_parquet`, read back by :func:`load_result`); several results:
+    the stacked ``frame`` with a record saying how many it holds (:func:`load_result` refuses it in one line)."""
+    path = Path(path)
+    if path.suffix != ".parquet":
+        write_frame(frame, str(path))
+    elif len(results) == 1:
+        results[0].to_parquet(path)
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        record = {"format": RECORD_FORMAT, "method": results[0].method.name, "stacked": len(results)}
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                                      RECORD_KEY: json.dumps(record).encode()}), path)
+    return path

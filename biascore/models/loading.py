@@ -350,6 +350,15 @@ class ModelIdentity:
         return self.precision.kind == "approximate"
 
     @property
+    def weights_scheme(self) -> str:
+        """How quantized weights compute, where that is part of a result's key (int4: dequantized to float32);
+        "" otherwise (:data:`biascore.models.quantize.SCHEMES`)."""
+        from biascore.models.quantize import SCHEMES
+
+        scheme = SCHEMES.get(self.weights)
+        return scheme.key if scheme is not None and scheme.key else ""
+
+    @property
     def cache_id(self) -> str:
         """A file-system-safe, human-readable id: the name's last part and the fingerprint's start."""
         base = self.name.rstrip("/").split("/")[-1].replace(".gguf", "")
@@ -525,12 +534,13 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
         extra["compute_device"] = placing.devices_compute_type(placing.device_map_of(model).values())
         extra["placement"] = placing.describe(model, placement, offload)
     elif quantize:
-        from biascore.models.quantize import check_quantized
+        from biascore.models.quantize import check_quantized, keep_float32_compute
 
         try:
             check_quantized(model, quantize, name)
         except ValueError as exc:
             raise ModelLoadError(str(exc)) from None
+        keep_float32_compute(model)  # before any forward: bitsandbytes' CPU bf16 repack never happens
         extra["weights"] = quantize
     else:
         model.to(device=dev, dtype=torch_dtype)

@@ -1,7 +1,8 @@
 """Quantized weights: ``--quantize int8`` / ``int4`` (``load_model(..., quantize="int8")``), through transformers'
 quantizer integrations — approximate numbers, labelled ``approximate (int8 weights)`` everywhere.
 
-The linear layers' weights are rounded to 8 or 4 bits on load; activations stay float32. Which library serves
+The linear layers' weights are rounded to 8 or 4 bits on load; activations stay float32 (for ``int4`` on a CPU
+with AVX512-BF16 only because :func:`keep_float32_compute` switches off bitsandbytes' bf16 inference kernel). Which library serves
 which option was picked by measurement on this project's CPU machines (SmolLM2-135M, float32 vs quantized,
 per-token |Δ log P| over four CrowS sentences, max / median; forward time relative to float32 on the same
 loaded machine; ``bench/quantization_agreement.py`` re-measures them on whole benchmarks):
@@ -46,12 +47,15 @@ class Scheme:
     library: str  # the PyPI package
     module: str  # its import name
     description: str
+    #: what the cache key says of how the scheme computes, when that changed since its first release ("": none)
+    key: str = ""
 
 
 SCHEMES: dict[str, Scheme] = {
     "int8": Scheme("int8", "optimum-quanto", "optimum.quanto", "optimum-quanto int8 weights (per-channel scales), "
                                                                "float32 activations"),
-    "int4": Scheme("int4", "bitsandbytes", "bitsandbytes", "bitsandbytes NF4 4-bit weights, float32 compute"),
+    "int4": Scheme("int4", "bitsandbytes", "bitsandbytes", "bitsandbytes NF4 4-bit weights, float32 compute",
+                   key="nf4 dequantized to float32 (no CPU bf16 repack)"),
 }
 QUANTIZE_CHOICES = tuple(SCHEMES)
 
@@ -98,6 +102,37 @@ def load_kwargs(quantize: str, device: torch.device) -> dict:
     """``from_pretrained`` arguments that load the model quantized, on ``device``."""
     where = device.index if device.type == "cuda" and device.index is not None else device.type
     return {"quantization_config": quantization_config(quantize), "device_map": {"": where}}
+
+
+def keep_float32_compute(model: torch.nn.Module) -> int:
+    """Make every bitsandbytes 4-bit layer of ``model`` compute in float32 on every path; the number of 4-bit
+    layers (0 for other models).
+
+    bitsandbytes 0.50.2 (``nn/modules.py``, ``Linear4bit.forward``): on a CPU with AVX512-BF16, the first forward
+    pass in eval mode whose input needs no gradient **repacks** the layer's NF4 weights into a CPU-only layout
+    (``functional._convert_weight_packed_for_cpu``: absmax scales cast to bfloat16) and from then on calls the fused
+    ``gemv_4bit`` kernel (``backends/cpu/ops.py``), which casts the activations to **bfloat16**, computes in bfloat16
+    and has no backward — so a later gradient pass (the heads method) fails, or, for a first layer whose input
+    needs no gradient, silently computes in bf16. Elsewhere (no AVX512-BF16, training mode, an input that needs a
+    gradient, or here) the layer dequantizes NF4 to the compute dtype (float32) and runs a float32 matmul
+    (``autograd/_functions.matmul_4bit``: ``gemm_4bit`` without gradients, ``MatMul4Bit`` with them).
+
+    So the repack is switched off (the layer's ``support_avx512bf16_for_cpu`` flag, read only by that branch) and
+    a layer already repacked is unpacked with bitsandbytes' own inverse: the same float32 numbers whatever ran
+    before on the model, whatever the batch size, on every CPU."""
+    n = 0
+    for module in model.modules():
+        if type(module).__module__.startswith("bitsandbytes") and hasattr(module, "weight") \
+                and hasattr(module.weight, "quant_state"):
+            n += 1
+            module.support_avx512bf16_for_cpu = False
+            state = getattr(module.weight, "quant_state", None)
+            if state is not None and getattr(state, "packing_format_for_cpu", False):
+                from bitsandbytes.functional import _convert_weight_packed_for_cpu_inverse
+
+                module.weight.data, module.weight.quant_state = _convert_weight_packed_for_cpu_inverse(
+                    module.weight.data, state)
+    return n
 
 
 def quantized_layers(model: torch.nn.Module) -> int:

@@ -24,13 +24,26 @@ from statsmodels.stats.multitest import multipletests
 def paired_bootstrap_ci(a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, level: float = 0.95,
                         seed: int = 0) -> tuple[float, float]:
     """The ``level`` percentile bootstrap interval of mean(b) − mean(a), resampling items jointly (``n_boot``
-    resamples, ``seed``); (nan, nan) with fewer than 2 items. Identical ``a`` and ``b`` give (0, 0)."""
+    resamples, ``seed``).
+
+    Small samples, whatever ``n``:
+
+    * ``a`` and ``b`` equal on every item (a model against itself), n ≥ 1: (0, 0) — every resample's difference
+      is 0, an exact statement rather than an estimate;
+    * no items: (nan, nan);
+    * one item with a non-zero difference d: (nan, nan). One item has one possible resample, so the percentile
+      interval would be the zero-width point [d, d]: it says nothing about uncertainty and is left undefined
+      (blank), never shown as zero width;
+    * n ≥ 2 with the same difference d on every item: (d, d), the bootstrap distribution's single point.
+    """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(a) != len(b):
         raise ValueError(f"paired samples differ in length: {len(a)} and {len(b)}")
+    diff = b - a
+    if len(a) and np.all(diff == 0):
+        return 0.0, 0.0
     if len(a) < 2:
         return float("nan"), float("nan")
-    diff = b - a
     if np.all(diff == diff[0]):  # every resample gives the same mean: the interval is that point
         return float(diff[0]), float(diff[0])
 

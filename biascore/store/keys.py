@@ -23,6 +23,8 @@ def model_parts(model) -> dict:
              "dtype": ident.dtype, "device": ident.device}
     if ident.weights:  # quantized weights: never answered from (or answering for) the model's own weights
         parts["weights"] = ident.weights
+        if ident.weights_scheme:  # how it computes, where that changed (int4: float32, not CPU bf16)
+            parts["weights_scheme"] = ident.weights_scheme
     if ident.approximate:
         parts["approximate"] = True
     return parts
@@ -31,7 +33,7 @@ def model_parts(model) -> dict:
 def result_key(scorer: str, model, **inputs) -> CacheKey:
     """The cache key of ``scorer``'s result for ``model`` on ``inputs`` (benchmark hash, test, options...)."""
     clash = set(inputs) & {"model", "model_fingerprint", "model_kind", "dtype", "device", "approximate",
-                           "weights", "engine_version"}
+                           "weights", "weights_scheme", "engine_version"}
     if clash:
         raise ValueError(f"{scorer}: input names {sorted(clash)} are reserved for the model identity")
     return CacheKey.make(scorer, **model_parts(model), **inputs)

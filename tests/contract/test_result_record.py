@@ -61,7 +61,7 @@ def test_not_a_result_file_is_one_line(tmp_path):
     junk.write_bytes(bytes(range(256)) * 4)
     plain = tmp_path / "plain.parquet"
     pd.DataFrame({"a": [1]}).to_parquet(plain)
-    for path, match in ((junk, "not a parquet file"), (plain, "no biascore result record"),
+    for path, match in ((junk, "not a parquet file"), (plain, "holds a table but no biascore result"),
                         (tmp_path / "missing.parquet", "no result file")):
         with pytest.raises(ResultFileError, match=match) as err:
             load_result(path)
@@ -110,3 +110,97 @@ def test_api_names_are_in_dir_and_the_docstring_links_exist():
     code = "import sys, biascore; dir(biascore); print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------- every result file (issue 33, item 3)
+def _rewrite_record(src, dst, **meta_changes):
+    """A copy of a result file whose record's meta has ``meta_changes`` (another engine, another method version)."""
+    import pyarrow.parquet as pq
+
+    from biascore.contract.result import RECORD_KEY
+
+    table = pq.read_table(src)
+    record = json.loads(table.schema.metadata[RECORD_KEY])
+    record["meta"].update(meta_changes)
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, RECORD_KEY: json.dumps(record)}), dst)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def score_out(random_mlm, tmp_path_factory):
+    """`score --out x.parquet` of one model on one benchmark and on two, into a private cache, and the result the
+    API gives."""
+    from biascore.cli.main import main
+
+    tmp = tmp_path_factory.mktemp("score-out")
+    cache = tmp / "cache"
+    common = ["--benchmark", "demo", "--limit", "6", "--cache-dir", str(cache)]
+    assert main(["score", "--model", str(random_mlm.source), *common, "--out", str(tmp / "one.parquet")]) == 0
+    assert main(["score", "--model", str(random_mlm.source), "--benchmark", "demo,crows-en-gso", "--limit", "6",
+                 "--data-dir", str(FIXTURE_DATA), "--cache-dir", str(cache), "--out", str(tmp / "two.parquet")]) == 0
+    result = biascore.run("attribution", random_mlm, "demo", limit=6, cache_dir=cache, progress=False)
+    return tmp, cache, result
+
+
+def test_score_out_parquet_loads_back_as_the_result(score_out):
+    tmp, _, result = score_out
+    back = biascore.load_result(tmp / "one.parquet")
+    pd.testing.assert_frame_equal(back.frame, result.frame, check_dtype=False)
+    pd.testing.assert_frame_equal(back.summary(), result.summary())
+    assert back.pair(int(result.frame.pair_id.iloc[0])).tokens == result.pair(int(result.frame.pair_id.iloc[0])).tokens
+    with pytest.raises(ResultFileError) as err:
+        biascore.load_result(tmp / "two.parquet")
+    assert str(err.value).endswith("holds 2 attribution results stacked (--out of several models or inputs): write "
+                                   "one model on one input to a file to load it as a result")
+
+
+def test_the_caches_own_files_load_as_the_result(score_out):
+    _, cache, result = score_out
+    stored = cache / "attribution" / f"{result.digest}.parquet"
+    assert stored.is_file()
+    back = biascore.load_result(stored, data_dir=FIXTURE_DATA)
+    pd.testing.assert_frame_equal(back.frame, result.frame, check_dtype=False)
+    pd.testing.assert_frame_equal(back.summary(), result.summary())
+    derived = list((cache / "attribution.derived").glob("*.parquet"))
+    assert len(derived) == 2  # demo's and crows-en-gso's: each read as the result it was derived for
+    loaded = {r.input_name: r for r in (biascore.load_result(p, data_dir=FIXTURE_DATA) for p in derived)}
+    pd.testing.assert_frame_equal(loaded["demo"].summary(), result.summary())
+    assert len(loaded["crows-en-gso"].frame) == 6
+
+
+def test_files_of_another_engine_or_method_version_are_refused_at_load(score_out, tmp_path):
+    from biascore.store.cache import ResultCache, rekey_file
+    from biascore.runs.stored import key_of
+    from biascore.version import ENGINE_VERSION
+
+    tmp, cache, result = score_out
+    old = _rewrite_record(tmp / "one.parquet", tmp_path / "old.parquet", engine_version="1.0.0")
+    with pytest.raises(ResultFileError) as err:
+        biascore.load_result(old)
+    assert str(err.value) == (f"{old} was computed by biascore engine 1.0.0, not this engine ({ENGINE_VERSION}): its "
+                              "numbers are not this engine's; run attribution on this model and input again")
+    older = _rewrite_record(tmp / "one.parquet", tmp_path / "older.parquet", method_version=0)
+    with pytest.raises(ResultFileError, match=r"computed by version 0 of attribution, not this one \(1\)"):
+        biascore.load_result(older)
+    src = cache / "attribution" / f"{result.digest}.parquet"
+    key = key_of(ResultCache.entry_meta(src), engine_version="1.0.0")
+    old_cache = tmp_path / "cache" / "attribution" / f"{key.digest}.parquet"
+    old_cache.parent.mkdir(parents=True)
+    rekey_file(src, key, old_cache)
+    with pytest.raises(ResultFileError, match=r"computed by biascore engine 1\.0\.0, not this engine") as err:
+        biascore.load_result(old_cache)
+    assert "\n" not in str(err.value) and "Result.to_parquet" not in str(err.value)
+
+
+def test_a_file_whose_columns_are_not_its_schema_is_refused_at_load(score_out, tmp_path):
+    import pyarrow.parquet as pq
+
+    tmp, _, _ = score_out
+    table = pq.read_table(tmp / "one.parquet")
+    for drop in (["skipped_reason"], ["sjsd"]):
+        bad = tmp_path / f"no_{drop[0]}.parquet"
+        pq.write_table(table.drop_columns(drop), bad)
+        with pytest.raises(ResultFileError) as err:  # at load, not a KeyError in summary() or pair() later
+            biascore.load_result(bad)
+        assert str(err.value) == (f"{bad}: its columns are not the attribution result schema (missing {drop[0]}; "
+                                  "`biascore methods --schema attribution` lists them)")

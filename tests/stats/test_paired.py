@@ -70,3 +70,12 @@ def test_paired_bootstrap_edge_cases():
     assert all(np.isnan(paired_bootstrap_ci([1.0], [2.0])))
     with pytest.raises(ValueError):
         paired_bootstrap_ci([1.0, 2.0], [1.0])
+
+
+def test_one_item_gives_zero_for_identical_sides_and_no_interval_otherwise():
+    """n = 1 (issue 33, item 7): a model against itself is [0, 0] exactly; a single non-zero difference has one
+    possible resample, so no interval (not the zero-width [d, d])."""
+    assert paired_bootstrap_ci([100.0], [100.0]) == (0.0, 0.0)
+    assert paired_bootstrap_ci([0.0], [0.0]) == (0.0, 0.0)
+    assert all(np.isnan(paired_bootstrap_ci([], [])))
+    assert all(np.isnan(paired_bootstrap_ci([0.0], [100.0])))

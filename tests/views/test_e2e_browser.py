@@ -141,6 +141,21 @@ def test_shared_link_works_as_the_first_visit_to_a_fresh_server(browser, server)
     page.close()
 
 
+def test_a_bad_value_in_a_link_is_refused_in_one_line_and_leaves_the_address_bar(browser, server):
+    """Issue 33, item 5, in a real browser: a pair id the run does not have is refused in one visible line, and
+    the address bar then holds the pair the page shows (views/links.py)."""
+    page = open_page(browser, server, "token_attributions?benchmark=demo&model=smollm2-135m&pair=99999")
+    refused = page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="was not applied")
+    assert refused.count() == 1, page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
+    text = refused.first.inner_text()
+    lines = [line for line in text.splitlines() if line.strip() and line.strip() != "🔗"]  # the icon, then one line
+    assert len(lines) == 1 and lines[0].startswith("The link's pair=99999 was not applied"), text
+    assert "; showing " in lines[0], text
+    assert "pair=99999" not in page.url and "pair=" in page.url, page.url
+    assert_no_errors(page, "bad link")
+    page.close()
+
+
 def test_overview_and_try_a_pair(browser, server, smollm):
     page = open_page(browser, server, "")  # the home page is the Overview
     assert_no_errors(page, "overview")

@@ -6,7 +6,8 @@ left out, and for the lm-eval score a pair without whole-sentence log-likelihood
 
 * ``score_a``, ``score_b`` — each model's score on those pairs (100 · share of pairs the score counts:
   S_JSD < 0 for B, rounded PLL(more) > rounded PLL(less) for PLL, ll_more > ll_less for lm-eval);
-* ``delta`` = score_b − score_a with a paired percentile bootstrap interval (``ci_low``, ``ci_high``):
+* ``delta`` = score_b − score_a with a paired percentile bootstrap interval (``ci_low``, ``ci_high``; n = 1: [0, 0]
+  for a model against itself, else blank):
   pairs resampled jointly, so both models' verdicts on a pair stay together
   (:func:`biascore.stats.paired.paired_bootstrap_ci`);
 * McNemar's exact test on the discordant pairs (``a_only``: counted for A only; ``b_only``: for B only;

@@ -18,7 +18,6 @@ from biascore.contract.presentation import Drawing, Headline, View
 from biascore.contract.method import Method, NotApplicable
 from biascore.contract.options import Options, option
 from biascore.contract.schema import Column, columns
-from biascore.models.precision import SERVED_DTYPE, SERVED_LABEL
 from biascore.models.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
 from biascore.contract.registry import register
 from biascore.contract.result import Result
@@ -180,15 +179,9 @@ class Attribution(Method):
                         "both rounded to 3 decimals)",
                  "lmeval": f"{LMEVAL_LABEL} (lm-eval-compatible, NOT the CrowS paper's PLL: % pairs whose whole "
                            "sentence is more likely in its stereotyped version)"}[metric]
-        if result.meta.get("dtype") == SERVED_DTYPE:
-            numbers = SERVED_LABEL + ": prompt log-probabilities from the server (echo + logprobs)"
-        elif result.approximate:
-            numbers = f"{result.precision}: a fast reduced-precision run; verdicts can differ"
-        else:
-            numbers = f"exact ({result.meta.get('dtype') or 'float32'} forward passes, TF32 off)"
-        summary = self.summary(result)
-        lines = [f"{result.model} on {result.input_name} — {label}; 50 = unbiased", self._prefix_line(result),
-                 f"numbers: {numbers}"]
+        summary = self.summary(result).assign(precision=result.precision)  # the CLI's precision line says more
+        lines = [f"{result.model} on {result.input_name} ({result.precision}) — {label}; 50 = unbiased",
+                 self._prefix_line(result)]
         if metric == "lmeval":
             lines.append("stderr: standard error of the mean, as lm-eval reports it (pct_stereotype in %, "
                          "likelihood_diff in nats)")

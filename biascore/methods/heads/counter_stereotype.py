@@ -271,11 +271,11 @@ def counter_stereotype_table(counter: pd.DataFrame, scores: pd.DataFrame) -> pd.
 
 
 def head_attention(row: pd.Series, layer: int, head: int) -> tuple[float, float]:
-    """Normalised attention target → attribute of head ``layer``-``head`` (1-based) in one row of
+    """Normalised attention target → attribute of head ``layer``-``head`` (0-based, as the head table) in one row of
     a ``heads-counter`` result frame: (original sentence, counter sentence)."""
     L, H = int(row["layers"]), int(row["heads"])
-    at = (layer - 1) * H + (head - 1)
-    if not (1 <= layer <= L and 1 <= head <= H):
-        raise ValueError(f"head {layer}-{head} outside {L} layers x {H} heads")
+    if not (0 <= layer < L and 0 <= head < H):
+        raise ValueError(f"head {layer}-{head} outside {L} layers x {H} heads (0-based: 0-0 to {L - 1}-{H - 1})")
+    at = layer * H + head
     return float(row["w_orig"][at]), float(row["w_counter"][at])
 

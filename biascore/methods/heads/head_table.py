@@ -1,7 +1,12 @@
 """The per-head score table: one row per (layer, head) ↔ the (layers, heads) matrix b, and the top heads.
 
 Shared by the scorer (which writes the table), the masking experiment and the counter-stereotype test
-(which read it back as a matrix). Layers and heads are 1-based in the table, as in the paper ("9-12").
+(which read it back as a matrix).
+
+**Numbering**: layers and heads are **0-based** everywhere — the table's ``layer``/``head`` (the schema), a head's
+``name`` ``"<layer>-<head>"``, the masking table's head lists, the page's heatmap axes and head inputs — as
+``model.layers[i]`` and the attention tensors index them. The paper names heads 1-based (its footnote 2: "9-12"
+is the 12th head of the 9th layer); that head is ``8-11`` here.
 """
 from __future__ import annotations
 
@@ -10,20 +15,26 @@ import pandas as pd
 
 
 def scores_frame(b: np.ndarray) -> pd.DataFrame:
-    """One row per head: 1-based ``layer``, ``head`` (the paper's "9-12") and ``score``."""
+    """One row per head: 0-based ``layer``, ``head`` (``b[layer, head]``) and ``score``."""
     layers, heads = np.meshgrid(np.arange(b.shape[0]), np.arange(b.shape[1]), indexing="ij")
-    return pd.DataFrame({"layer": layers.ravel() + 1, "head": heads.ravel() + 1, "score": b.ravel()})
+    return pd.DataFrame({"layer": layers.ravel(), "head": heads.ravel(), "score": b.ravel()})
 
 
 def scores_to_matrix(frame: pd.DataFrame) -> np.ndarray:
     """Back from :func:`scores_frame` rows to the (layers, heads) matrix."""
-    b = np.full((int(frame["layer"].max()), int(frame["head"].max())), np.nan)
-    b[frame["layer"].to_numpy() - 1, frame["head"].to_numpy() - 1] = frame["score"].to_numpy()
+    b = np.full((int(frame["layer"].max()) + 1, int(frame["head"].max()) + 1), np.nan)
+    b[frame["layer"].to_numpy(), frame["head"].to_numpy()] = frame["score"].to_numpy()
     return b
 
 
+def head_name(layer: int, head: int) -> str:
+    """A head's name, ``"<layer>-<head>"``, 0-based like the table."""
+    return f"{layer}-{head}"
+
+
 def top_heads(frame: pd.DataFrame, k: int = 10) -> pd.DataFrame:
-    """The k heads with the largest scores, with a ``name`` column like the paper's "9-12"."""
+    """The k heads with the largest scores, with a ``name`` column ``"<layer>-<head>"`` (0-based: the paper's
+    "9-12" is "8-11")."""
     top = frame.nlargest(k, "score").copy()
-    top.insert(0, "name", [f"{l}-{h}" for l, h in zip(top["layer"], top["head"])])
+    top.insert(0, "name", [head_name(l, h) for l, h in zip(top["layer"], top["head"])])
     return top.reset_index(drop=True)

@@ -23,7 +23,7 @@ import torch
 
 from biascore.inputs.datasets import load_benchmark
 from biascore.progress import ProgressFn
-from biascore.methods.heads.head_table import scores_to_matrix
+from biascore.methods.heads.head_table import head_name, scores_to_matrix
 from biascore.methods.heads.masks import HeadMask, mask_from_heads, mask_home
 from biascore.models.lm_scoring import causal_gold_logprobs, masked_gold_logprobs
 from biascore.inputs.seat_tests import SeatTest
@@ -115,7 +115,7 @@ def masking_rows(lm, test: SeatTest, scores_frame: pd.DataFrame, *, k: int, draw
             done += 1
             if progress:
                 progress(done, total)
-        rows.append({"strategy": label, "heads": ", ".join(f"{l + 1}-{h + 1}" for l, h in head_sets[0]),
+        rows.append({"strategy": label, "heads": ", ".join(head_name(l, h) for l, h in head_sets[0]),
                      "n_masked": len(head_sets[0]), "effect_size": float(np.mean(es)),
                      "abs_effect_size": float(np.mean(np.abs(es))), "ppl_kind": perplexity_kind(lm),
                      "perplexity": float(np.mean(ppl)), "n_held_out": len(sentences)})

@@ -51,6 +51,8 @@ class HeadBias(Method):
     name = "heads"
     #: the heads page draws the layer × head matrix and the top heads
     drawing = Drawing(scores_to_matrix=scores_to_matrix, top_heads=top_heads)
+    #: 2: layers and heads 0-based (1-based before, against the schema)
+    version = 2
     order = 30
     summary_line = "attention-head bias scores: gradient of |SEAT effect size| w.r.t. head masks"
     paper = PAPER + ", eqs. 2–4"
@@ -105,6 +107,8 @@ class MaskingOptions(Options):
 @register
 class HeadMasking(Method):
     name = "heads-masking"
+    #: 2: the masked heads named 0-based (1-based before)
+    version = 2
     order = 31
     quick_options = {"k": 1, "draws": 1, "held_out": 2}
     summary_line = "targeted head masking: SEAT effect size and (pseudo-)perplexity with chosen heads masked"
@@ -113,7 +117,7 @@ class HeadMasking(Method):
     input_kind = SEAT
     Options = MaskingOptions
     schema = columns([
-        ("strategy", "str", "which heads are masked"), ("heads", "str", "the masked heads (layer-head, 1-based)"),
+        ("strategy", "str", "which heads are masked"), ("heads", "str", "the masked heads (layer-head, 0-based)"),
         ("n_masked", "int64", "number of heads masked"),
         ("effect_size", "float64", "SEAT effect size of the masked model (mean over random draws)"),
         ("abs_effect_size", "float64", "mean |effect size|"),

@@ -159,3 +159,23 @@ def test_api_and_cli_on_hermetic_models(random_mlm, random_causal, tmp_path, cap
     with pytest.raises(SystemExit) as exited:  # argparse's one line, exit code 2
         main(["compare", "--models", str(random_mlm.source), str(random_causal.source), "--n-boot", "5"])
     assert exited.value.code == 2 and "must be at least 100" in capsys.readouterr().err
+
+
+def test_a_bias_type_with_one_pair_against_itself_is_zero_with_interval_zero(random_mlm, tmp_path):
+    """Issue 33, item 7: docs/api.md's promise for a model against itself ([0, 0]) holds for a bias type with
+    n = 1 too; against another model that one pair gets no interval (blank), not a zero-width one."""
+    import biascore
+
+    bench = tmp_path / "three.csv"
+    pd.DataFrame({"sent_more": ["He is a nurse.", "She is a nurse.", "The poor man stole it."],
+                  "sent_less": ["She is a nurse.", "He is a nurse.", "The rich man stole it."],
+                  "bias_type": ["gender", "gender", "socioeconomic"]}).to_csv(bench, index=False)
+    mlm = biascore.run("attribution", random_mlm, str(bench), progress=False, cache_dir=tmp_path / "cache")
+    same = biascore.compare(mlm, mlm, n_boot=200).summary().set_index("bias_type")
+    assert same.loc["socioeconomic", "n"] == 1
+    for prefix in ("", "pll_"):
+        assert same[prefix + "ci_low"].tolist() == [0.0] * 3 and same[prefix + "ci_high"].tolist() == [0.0] * 3
+    assert same.sjsd_ci_low.tolist() == [0.0] * 3 and same.sjsd_ci_high.tolist() == [0.0] * 3
+    other = compare_frames(mlm.frame, negation(mlm.frame), n_boot=200).summary().set_index("bias_type")
+    assert np.isnan(other.loc["socioeconomic", "ci_low"]) and np.isnan(other.loc["socioeconomic", "sjsd_ci_high"])
+    assert other.loc["socioeconomic", "n_discordant"] == 1

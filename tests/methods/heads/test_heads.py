@@ -163,7 +163,9 @@ def test_head_scores_shapes_and_frame(random_mlm, minilm, smollm, small_seat):
         frame = runner.run(get("heads"), lm, small_seat).frame
         assert list(frame.columns[:3]) == ["layer", "head", "score"]
         assert len(frame) == shape[0] * shape[1]
-        assert (frame["layer"].min(), frame["head"].min()) == (1, 1)
+        # 0-based, as the schema says (issue 33, item 2)
+        assert (frame["layer"].min(), frame["head"].min()) == (0, 0)
+        assert (frame["layer"].max(), frame["head"].max()) == (shape[0] - 1, shape[1] - 1)
         assert heads.scores_to_matrix(frame).shape == shape
         assert np.isfinite(frame["score"]).all()
 
@@ -257,12 +259,13 @@ def test_page_helpers_match_the_flattened_frame(random_mlm, small_seat, fixture_
     frame = runner.run(get("heads-counter"), random_mlm).frame
     scores = runner.run(get("heads"), random_mlm, small_seat).frame
     row = frame.iloc[1]
-    for layer, head in ((1, 1), (2, 3)):
-        expected = (np.reshape(row["w_orig"], (2, 4))[layer - 1, head - 1],
-                    np.reshape(row["w_counter"], (2, 4))[layer - 1, head - 1])
+    for layer, head in ((0, 0), (1, 3)):  # 0-based, as the head table
+        expected = (np.reshape(row["w_orig"], (2, 4))[layer, head],
+                    np.reshape(row["w_counter"], (2, 4))[layer, head])
         assert cs.head_attention(row, layer, head) == pytest.approx(expected)
-    with pytest.raises(ValueError):
-        cs.head_attention(row, 3, 1)
+    for layer, head in ((2, 0), (0, 4), (-1, 0)):
+        with pytest.raises(ValueError, match="outside 2 layers x 4 heads"):
+            cs.head_attention(row, layer, head)
     b = scores.pivot(index="layer", columns="head", values="score").to_numpy()
     pd.testing.assert_frame_equal(cs.counter_stereotype_table(frame, scores),
                                   cs.counter_stereotype_test(cs.d_array(frame), b))
@@ -336,6 +339,8 @@ def test_masking_table_tiny_mlm_and_encoder(random_mlm, minilm, small_seat, fixt
     emb = SeatEmbedder(random_mlm, small_seat)
     mask = mask_from_heads((2, 4), hmask.masking_strategies(heads.scores_to_matrix(frame), 2, 2)[1][1][0])
     assert top["effect_size"] == pytest.approx(hmask.masked_effect_size(random_mlm, emb, mask), rel=1e-6)
+    from biascore.methods.heads.head_table import top_heads
+    assert top["heads"] == ", ".join(top_heads(frame, 2)["name"])  # the top heads' 0-based names (issue 33, item 2)
     enc_table = runner.run(get("heads-masking"), minilm, small_seat, k=1, draws=1).frame
     assert (enc_table["ppl_kind"] == "n/a").all() and enc_table["perplexity"].isna().all()
 
@@ -347,7 +352,8 @@ def test_cli_writes_one_row_per_head(tmp_path, random_mlm, capsys, fixture_data)
     assert main(["heads", "--model", random_mlm.name, "--seat-test", "names-career-family", "--out", str(out),
                  "--mask-eval", "2", "--held-out", "3", "--draws", "2"]) == 0
     frame = pd.read_csv(out)
-    assert list(frame.columns) == ["layer", "head", "score"] and len(frame) == 8
+    assert list(frame.columns) == ["layer", "head", "score", "precision"] and len(frame) == 8
+    assert (frame["precision"] == "exact (float32)").all()
     expected = runner.run(get("heads"), random_mlm, "names-career-family").frame
     np.testing.assert_allclose(frame["score"], expected["score"], rtol=1e-6)
     masking = pd.read_csv(tmp_path / "heads_masking.csv")
@@ -391,6 +397,15 @@ def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir, monkeypatch):
     shown = next(df.value for df in at.dataframe if "strategy" in df.value.columns)
     np.testing.assert_allclose(shown["effect_size"], table["effect_size"], rtol=1e-9)
     np.testing.assert_allclose(shown["perplexity"], table["perplexity"], rtol=1e-9)
+    # one counter pair: the head inputs are 0-based like the table, and name the top head (issue 33, item 2)
+    at.checkbox(key="ah_one_pair").check()
+    at.run()
+    assert not at.exception, at.exception
+    layer, head = (n for n in at.number_input if n.label.startswith(("Layer", "Head")))
+    assert (layer.min, layer.max, head.min, head.max) == (0, 1, 0, 3)
+    best = heads.top_heads(frame, 1).iloc[0]
+    assert (layer.value, head.value) == (best["layer"], best["head"])
+    assert any(c.value.startswith(f"Head {best['name']}: b = {best['score']:+.4f}") for c in at.caption)
 
 
 def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, monkeypatch, tmp_path):
@@ -428,3 +443,28 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
     at.checkbox(key="ah_one_pair").check().run()
     assert not at.exception, at.exception
     assert loads and len(at.get("plotly_chart")) >= 4  # the two attention heatmaps need the model
+
+
+def test_head_numbering_is_zero_based_in_every_consumer(smollm, small_seat, capsys, tmp_path):
+    """Issue 33, item 2: the schema's 0-based layer/head in the frame, the report ("30 layers x 9 heads" for
+    SmolLM2), the top heads' names, the masking table's head lists and the matrix all name the same head."""
+    from biascore.cli.main import main
+    from biascore.methods.heads.head_table import top_heads
+
+    frame = runner.run(get("heads"), smollm, small_seat).frame
+    b = heads.scores_to_matrix(frame)
+    assert b.shape == (30, 9) and not np.isnan(b).any()
+    top = top_heads(frame, 3)
+    for _, row in top.iterrows():
+        assert row["name"] == f"{row['layer']}-{row['head']}" and b[row["layer"], row["head"]] == row["score"]
+    report = get("heads").report(runner.run(get("heads"), smollm, small_seat))
+    assert "30 layers x 9 heads" in report[0]
+    strategies = hmask.masking_strategies(b, 2, 1)
+    assert strategies[1][0] == "top-2" and strategies[1][1][0] == [(int(top.loc[0, "layer"]), int(top.loc[0, "head"])),
+                                   (int(top.loc[1, "layer"]), int(top.loc[1, "head"]))]
+    seat = tmp_path / "small.jsonl"
+    seat.write_text(json.dumps(SMALL_SEAT))
+    assert main(["heads", "--model", "smollm2-135m", "--seat-test", str(seat), "--cache-dir",
+                 str(tmp_path / "cache")]) == 0
+    out = capsys.readouterr().out
+    assert "30 layers x 9 heads" in out and "31 layers" not in out and f" {top.loc[0, 'name']} " in out

@@ -266,7 +266,7 @@ def test_random_model_on_the_fixture_data_is_cached_and_reported(random_mlm, tmp
     assert main(["labdet", "--model", random_mlm.name, "--lang", "en", "--data-dir", str(FIXTURE_DATA),
                  "--out", str(out)]) == 0
     frame = pd.read_csv(out, keep_default_na=False)
-    assert list(frame.columns) == labdet.OUTPUT_COLUMNS and len(frame) == len(data.words)
+    assert list(frame.columns) == [*labdet.OUTPUT_COLUMNS, "precision"] and len(frame) == len(data.words)
     assert "held-out accuracy" in capsys.readouterr().out
 
 
@@ -293,7 +293,7 @@ def test_cli_writes_one_row_per_nationality(tiny_result, tmp_path, capsys):
     assert main(["labdet", "--model", str(TINY_MLM), "--lang", "en", "--out", str(out)]) == 0
     frame = pd.read_csv(out, keep_default_na=False)
     assert list(frame.columns) == ["nationality", "word", "mean", "ci_low", "ci_high", "p_value", "direction",
-                                   "p_template"]
+                                   "p_template", "precision"]
     assert len(frame) == 30
     np.testing.assert_allclose(frame["mean"], tiny_result.table["mean"], rtol=1e-9)
     printed = capsys.readouterr().out
