@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from biascore.contract.options import OptionError, Options, option
 from biascore.contract.presentation import option_widgets
-from tests.core.test_method_plugins import cli
+from tests.contract.test_method_plugins import cli
 from tests.conftest import REPO
 
 
