@@ -19,7 +19,8 @@ Requests arriving together are batched into one padded forward pass (as a servin
 concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own, not part of the
 protocol) counts what it served: ``completions`` requests, the most of them in flight at once
 (``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
-concurrency; ``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
+concurrency; ``prompts`` counts the prompts they carried and ``in_flight`` the requests being answered now;
+``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
 does, each token's log-probability from the distribution *after* it (abetlen/llama-cpp-python#1983), to test the
 conformance check; ``--perturb SEED`` adds small noise to the weights (a different model under the same name);
 ``--api-key KEY`` answers 401 to ``/v1`` requests without ``Authorization: Bearer KEY`` (as ``vllm serve
@@ -258,7 +259,7 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                                                              "max_model_len": engine.max_len}]})
             elif self.path.rstrip("/") == "/reference/stats":
                 with engine.stats_lock:
-                    self._send(200, dict(engine.stats))
+                    self._send(200, {**engine.stats, "in_flight": engine.in_flight})
             elif self.path.rstrip("/") == "/tokenizer_info" and tokenizer_info:
                 self._send(200, {"tokenizer_class": type(engine.tok).__name__, "bos_token": engine.tok.bos_token,
                                  "eos_token": engine.tok.eos_token})
@@ -284,13 +285,13 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                 elif self.path.rstrip("/") == "/v1/completions":
                     fault = engine.take_fault()
                     kind = fault.get("kind")
-                    if kind == "status":
-                        self._send(int(fault.get("code", 500)), {"error": {"message": "injected fault"}})
-                        return
-                    if kind == "slow":
-                        threading.Event().wait(float(fault.get("delay_s", 60)))
                     engine.count(+1)
                     try:
+                        if kind == "status":
+                            self._send(int(fault.get("code", 500)), {"error": {"message": "injected fault"}})
+                            return
+                        if kind == "slow":
+                            threading.Event().wait(float(fault.get("delay_s", 60)))
                         answer = engine.complete(body, shift_ids=kind == "shift")
                         with engine.stats_lock:
                             engine.stats["prompts"] += len(answer["choices"])

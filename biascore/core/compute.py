@@ -236,11 +236,16 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
 def _check_unchanged(ctx: Context, method: Method) -> None:
     """Before a computed shard is written: a model that can change under its name (a served model, whose server
     may swap weights or misbehave mid-run) checks it still computes what its identity says, else raises (one
-    line) and the shard is discarded (:meth:`biascore.core.served.ServedModel.check_unchanged`)."""
+    line) and the shard is discarded (:meth:`biascore.core.served.ServedModel.check_unchanged`); the handle lets
+    the model go, so the next run connects afresh (conformance check and fingerprint measured again)."""
     if method.needs_model and ctx.handle.loaded:
         check = getattr(ctx.handle.load(), "check_unchanged", None)
         if check is not None:
-            check()
+            try:
+                check()
+            except Exception:
+                ctx.handle.release()
+                raise
 
 
 def _shard_size(method: Method, ctx: Context) -> int | None:

@@ -277,6 +277,9 @@ class ServedClient:
             _current.abort = abort
             try:
                 return fn(x)
+            except BaseException:
+                abort.set()  # here, before this worker takes the next item
+                raise
             finally:
                 _current.abort = None
 

@@ -226,6 +226,8 @@ class ServedModel(LanguageModel):
         now = measure_probe(self.client)
         first = self.extra["probe"]
         if not first.same_as(now):
+            with self._lock:
+                self._memo.clear()  # what the server answered since it changed is not kept either
             raise ServedChanged(
                 f"the server at {self.client.name.base} no longer computes what it did when this run began (its "
                 f"fingerprint probe moved by {first.drift(now):.3g} nats, more than {DRIFT_TOLERANCE}): the pairs "
