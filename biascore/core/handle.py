@@ -130,6 +130,11 @@ class ModelHandle:
     def loaded(self) -> bool:
         return self._lm is not None
 
+    @property
+    def load_error(self) -> Exception | None:
+        """Why the last load failed (None when it has not failed, or the model is loaded)."""
+        return None if self._lm is not None else self._error
+
     def known_identity(self) -> ModelIdentity | None:
         """The cache identity without loading anything: the loaded model's, else read from the model's files
         (memoised), else None (a hub id that is not in the local HuggingFace cache)."""
@@ -173,6 +178,8 @@ class ModelHandle:
                     self._error, self._error_at = exc, time.monotonic()
                     raise
                 self.loads += 1
+                if is_served(self.name):
+                    _remember_served(self.name, self._lm)
         return self._lm
 
     def release(self) -> None:
@@ -190,6 +197,19 @@ class ModelHandle:
     def __repr__(self) -> str:
         state = "loaded" if self.loaded else "stand-in" if self._refuse else "not loaded"
         return f"ModelHandle({self.label!r}, {state})"
+
+
+def _remember_served(name: str, lm: LanguageModel) -> None:
+    """Record what the server said it serves (:mod:`biascore.core.served.last_seen`), in a writable cache."""
+    from biascore.core.cache import ResultCache
+    from biascore.core.served.last_seen import remember
+
+    cache = ResultCache()
+    if not cache.read_only:
+        try:
+            remember(cache.root, name, lm.name, lm.fingerprint)
+        except OSError:  # a hint for reading while the server is down; never a reason to fail a load
+            pass
 
 
 def as_handle(model: "ModelHandle | LanguageModel | str", **load_options) -> ModelHandle:

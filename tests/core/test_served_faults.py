@@ -5,7 +5,6 @@ wrong stored, a prompt exit — plus the API key, the request options and the re
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
