@@ -16,7 +16,7 @@ from biascore.cli.main import main
 from biascore.core import runner
 from biascore.core.cache import ResultCache
 from biascore.core.served import ServedError, load_served
-from biascore.core.served.client import ServedName, served_name_with
+from biascore.core.served.client import ServedName
 from biascore.core.served.model import ServedChanged
 from biascore.methods import get
 from biascore.methods.attribution.frame import UnscoredPairs, check_scored
@@ -140,7 +140,7 @@ def test_request_options_are_one_model_description():
         ("http://h:8000/v1", "m", 5.0, 0, "MY_KEY")
     assert ServedName.parse(str(parsed)) == parsed
     assert ServedName.parse("served:http://h:8000/v1?retries=2").retries == 2
-    assert ServedName.parse(served_name_with("served:http://h:8000/v1#m", timeout_s=3)).timeout_s == 3.0
+    assert ServedName.parse("served:http://h:8000/v1#m").with_options(timeout_s=3).timeout_s == 3.0
     for bad, needle in (("served:http://h/v1?tries=2", "unknown option 'tries'"),
                         ("served:http://h/v1?timeout=soon", "timeout='soon' is not a number"),
                         ("served:http://h/v1?retries=-1", "retries must be 0 or more"),

@@ -154,14 +154,6 @@ class ServedName:
         return self.base[:-3] if self.base.endswith("/v1") else self.base
 
 
-def served_name_with(name: str, *, timeout_s: float | None = None, retries: int | None = None) -> str:
-    """``name`` with ``timeout`` / ``retries`` set (None keeps its own): how the CLI's ``--timeout`` /
-    ``--retries`` and the API's ``timeout`` / ``retries`` reach the one model description."""
-    if timeout_s is None and retries is None:
-        return name
-    return str(ServedName.parse(name).with_options(timeout_s=timeout_s, retries=retries))
-
-
 def _public(name: str) -> str:
     return name.strip().partition("?")[0]
 
