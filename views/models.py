@@ -13,7 +13,7 @@ import streamlit as st
 
 from biascore.core import models as engine_models
 from biascore.core import settings
-from biascore.core.display import code_span
+from biascore.core.display import code_span, markdown_literal
 from biascore.core.errors import one_line
 from biascore.core.model_names import display_name, is_local_path
 from biascore.core.served import is_served
@@ -129,7 +129,7 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
         return one_line(RuntimeError(line))
 
     if isinstance(exc, ServedUnavailable):
-        return (f"The server of {name} is down: it {named(exc.reason)}. Its stored runs can still be browsed; "
+        return (f"The server of {name} is down: it {named(exc.cause)}. Its stored runs can still be browsed; "
                 "scoring needs the server back.")
     return f"The served model {name} cannot be used now: {named(one_line(exc, public=False))}"
 
@@ -209,7 +209,11 @@ def model_or_error(name: str, live: bool = False, **kwargs):
         get_model(name)
         return get_handle(name)
     except (engine_models.ModelLoadError, settings.ReadOnlySnapshotError) as exc:
-        show_error(exc, served_error_line(name, exc))
+        line = served_error_line(name, exc)
+        if line is not None:  # named by its label, never by its URL
+            st.error(markdown_literal(line), icon="⚠️")
+        else:
+            show_error(exc)
         return None
 
 

@@ -66,11 +66,11 @@ class ServedError(ModelLoadError):
 
 
 class ServedUnavailable(ServedError):
-    """The server did not answer (after the retries): ``reason`` says why, without the CLI's advice."""
+    """The server did not answer (after the retries): ``cause`` says why (no URL), without the CLI's advice."""
 
-    def __init__(self, base: str, reason: str):
-        super().__init__(f"the server at {base} {reason}; {RESUME_ADVICE}")
-        self.base, self.reason = base, reason
+    def __init__(self, base: str, cause: str):
+        super().__init__(f"the server at {base} {cause}; {RESUME_ADVICE}")
+        self.base, self.cause = base, cause
 
 
 class ServedBadAnswer(ServedError):
