@@ -6,7 +6,7 @@ Measures, each run in a fresh cache, all with the lm-eval prefix convention (<|i
 clients put in front):
 
 * in-process float32 (the attribution method through the runner, on the loaded model): time, pairs/s;
-* served at each ``--concurrency`` (``served:http://127.0.0.1:PORT/v1``; 16 prompts per request): pairs/s (load,
+* served at each ``--concurrency`` (``served:http://127.0.0.1:PORT/v1``; 32 prompts per request): pairs/s (load,
   conformance check and fingerprint included), the prompts and HTTP requests the server saw per pair, and
   against in-process: max |Δ log P(u)|, max |Δ S_JSD|, S_JSD and PLL verdict flips, max |Δ ll| of the
   lm-eval-compatible whole-sentence log-likelihood, within the contract or not;
@@ -166,7 +166,8 @@ def report(out: dict) -> str:
              "", f"Machine: {out['machine']}, shared with other sessions: `{out['uptime_start']}` at the start, "
              f"`{out['uptime_end']}` at the end; load average beside each run. Server: tests/served_reference.py "
              "(vLLM's protocol, SmolLM2 float32, 1 torch thread, the prompts of concurrent requests batched). Ours "
-             f"and lm-eval's runs alternate, {out['rounds']} rounds; each row is the median round. Command: "
+             f"and lm-eval's runs alternate, {out['rounds']} rounds; each row is the median round (of two, the slower). "
+             "Command: "
              "`python bench/served_compare.py" + (f" --limit {out['limit']}" if out.get("limit") else "")
              + f" --concurrency {' '.join(out['served'])} --rounds {out['rounds']}`.", "",
              "| run | s | pairs/s (each round) | load | prompts/pair | requests/pair | max abs Δlog P | max abs ΔS_JSD "
@@ -187,7 +188,7 @@ def report(out: dict) -> str:
                  "served) | – | – |")
     speed = ", ".join(f"{c} concurrent: {x:.1f}×" for c, x in out["speedup_vs_lmeval"].items())
     last = out["served"][max(out["served"], key=int)]
-    lines += ["", f"Ours served vs lm-eval's sequential client, pairs/s (medians): {speed}.",
+    lines += ["", f"Ours served vs lm-eval's sequential client, pairs/s of the rows above: {speed}.",
               f"pct_stereotype: lm-eval {100 * lm['pct_stereotype']:.2f} (prefix id {lm['prefix_token_id']}), ours "
               f"served (lm-eval-compatible score) {last['lmeval_pct_stereotype']:.2f}, in-process B {ip['B']:.2f}, "
               f"ours served B {last['B']:.2f}."]

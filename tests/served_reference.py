@@ -28,7 +28,8 @@ conformance check; ``--perturb SEED`` adds small noise to the weights (a differe
 
 Faults, for tests of a client's checks (this double's own, not part of the protocol): ``POST /reference/fault``
 with ``{"kind": K, "times": N, ...}`` makes the next N completions requests (-1: all) misbehave — ``null`` (one
-``token_logprobs`` entry, at ``at``, becomes null), ``shift`` (token-id prompts get llama-cpp-python's shifted
+``token_logprobs`` entry, at ``at``, becomes null), ``wrong_id`` (the token echoed at ``at`` becomes
+``token_id:0``), ``text_tokens`` (``return_tokens_as_token_ids`` ignored: token texts echoed), ``shift`` (token-id prompts get llama-cpp-python's shifted
 log-probabilities while text prompts stay right: a replica that differs), ``slow`` (answer after ``delay_s``
 seconds), ``cut`` (send half the answer, then close the connection), ``status`` (answer ``code``); ``{}``
 clears it.
@@ -97,21 +98,25 @@ class Engine:
             self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0}
 
     def _loop(self) -> None:
+        """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts);
+        the items waiting are gathered up to MAX_BATCH prompts and run in forward batches of MAX_BATCH at most."""
         while True:
-            batch = [self.jobs.get()]
+            batch = list(self.jobs.get())
             while len(batch) < MAX_BATCH:
                 try:
-                    batch.append(self.jobs.get_nowait())
+                    batch.extend(self.jobs.get_nowait())
                 except queue.Empty:
                     break
-            with self.stats_lock:
-                self.stats["largest_batch"] = max(self.stats["largest_batch"], len(batch))
-            try:
-                results = self._forward([ids for ids, _ in batch])
-            except Exception as exc:  # noqa: BLE001 - handed to each waiting request
-                results = [exc] * len(batch)
-            for (_, box), res in zip(batch, results):
-                box.put(res)
+            for k in range(0, len(batch), MAX_BATCH):
+                part = batch[k:k + MAX_BATCH]
+                with self.stats_lock:
+                    self.stats["largest_batch"] = max(self.stats["largest_batch"], len(part))
+                try:
+                    results = self._forward([ids for ids, _ in part])
+                except Exception as exc:  # noqa: BLE001 - handed to each waiting request
+                    results = [exc] * len(part)
+                for (_, box), res in zip(part, results):
+                    box.put(res)
 
     @torch.inference_mode()
     def _forward(self, seqs: list[list[int]]) -> list[torch.Tensor]:
@@ -129,13 +134,10 @@ class Engine:
         return self.logprobs_many([ids])[0]
 
     def logprobs_many(self, seqs: list[list[int]]) -> list[torch.Tensor]:
-        """Every sequence queued at once (one forward batch where they fit), then waited for."""
-        boxes = []
-        for ids in seqs:
-            box: queue.Queue = queue.Queue(maxsize=1)
-            self.jobs.put((ids, box))
-            boxes.append(box)
-        out = [box.get() for box in boxes]
+        """Every sequence queued at once, as one item (one forward batch where they fit), then waited for."""
+        item = [(ids, queue.Queue(maxsize=1)) for ids in seqs]
+        self.jobs.put(item)
+        out = [box.get() for _, box in item]
         for res in out:
             if isinstance(res, Exception):
                 raise res
@@ -292,14 +294,20 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                             return
                         if kind == "slow":
                             threading.Event().wait(float(fault.get("delay_s", 60)))
+                        if kind == "text_tokens":
+                            body.pop("return_tokens_as_token_ids", None)
                         answer = engine.complete(body, shift_ids=kind == "shift")
                         with engine.stats_lock:
                             engine.stats["prompts"] += len(answer["choices"])
                     finally:
                         engine.count(-1)
-                    if kind == "null":
-                        values = answer["choices"][0]["logprobs"]["token_logprobs"]
-                        values[min(int(fault.get("at", 1)), len(values) - 1)] = None
+                    if kind in ("null", "wrong_id"):
+                        lp = answer["choices"][0]["logprobs"]
+                        at = min(int(fault.get("at", 1)), len(lp["tokens"]) - 1)
+                        if kind == "null":
+                            lp["token_logprobs"][at] = None
+                        else:
+                            lp["tokens"][at] = "token_id:0"
                     if kind == "cut":
                         self._cut(answer)
                         return

@@ -82,6 +82,21 @@ def test_a_null_through_the_cli_exits_2_with_one_line(server, tmp_path, capsys):
     assert code == 2 and len(err) == 1 and "log-probability" in err[0] and "Traceback" not in err[0], err
 
 
+def test_an_echoed_id_that_differs_from_the_one_sent_is_one_line(server, tmp_path):
+    lm = load_served("served:" + server.url)
+    server.fault("wrong_id", times=1, at=4)
+    with pytest.raises(ServedError, match=r"echoed token 0 at position 4 of a prompt that has \d+ there") as info:
+        runner.run(get("attribution"), lm, "demo", limit=4, cache=ResultCache(tmp_path / "cache"))
+    assert "\n" not in str(info.value)
+    assert not list((tmp_path / "cache").rglob("*.parquet"))
+
+
+def test_a_server_that_does_not_echo_token_ids_is_refused(server):
+    server.fault("text_tokens", times=-1)
+    with pytest.raises(ServedError, match=r"does not echo token ids \(vLLM's return_tokens_as_token_ids\)"):
+        load_served("served:" + server.url)
+
+
 def test_positions_shifted_after_the_conformance_check_discard_the_shard(server, smollm, tmp_path):
     """A server (a replica) whose token-id answers shift by one after the model was connected: the probe measured
     again after the shard moves, the shard is discarded with one line, nothing is stored."""

@@ -52,7 +52,7 @@ DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 4
 #: the most prompts sent in one completions request (vLLM schedules a request's prompts together)
-DEFAULT_BATCH = 16
+DEFAULT_BATCH = 32
 #: the options a served model description takes after ``?``
 OPTIONS = ("timeout", "retries", "api_key_env")
 #: what the CLI says after a final failure (the dashboard says the server is down instead)
