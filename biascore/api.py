@@ -57,7 +57,8 @@ def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
 def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,
                trust_remote_code: bool = False, device_map: str | dict | None = None,
                max_memory: str | dict | None = None, offload_folder: str | None = None,
-               quantize: str | None = None, load: bool = False) -> ModelHandle:
+               quantize: str | None = None, timeout: float | None = None, retries: int | None = None,
+               load: bool = False) -> ModelHandle:
     """A model by hub name, local folder, ``.gguf`` file or embedded alias, as a :class:`ModelHandle`.
 
     Nothing is loaded until a computation needs the weights (``load=True`` loads now); ``device`` is
@@ -70,9 +71,14 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
     the one-device run within the reproducibility contract. ``quantize="int8"`` / ``"int4"`` loads quantized
     weights (:mod:`biascore.core.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
     result. Bad values raise a one-line ``ValueError`` before anything is loaded.
+
+    A served model (``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``, see docs/cli.md) takes ``timeout`` (seconds
+    per request) and ``retries`` (tries after the first; a request that still fails ends the run at once); they
+    override the description's own ``timeout=`` / ``retries=``. Its API key comes from the environment variable
+    the description names (``?api_key_env=VARIABLE``), never from an argument.
     """
     reach = reach_options(name_or_path, dtype=dtype, quantize=quantize, device_map=device_map, max_memory=max_memory,
-                          offload_folder=offload_folder)
+                          offload_folder=offload_folder, timeout=timeout, retries=retries)
     handle = ModelHandle(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
                          trust_remote_code=trust_remote_code, **reach)
     if load:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core.args import placement_from_args
+from biascore.core.args import reach_from_args
 from biascore.cli.options import add_method_args, column_mapping, option_values
 from biascore.core.handle import ModelHandle
 from biascore.core.method import Method
@@ -32,8 +32,7 @@ from biascore.progress import Bar
 def handle_from_args(args: argparse.Namespace, name: str | None = None) -> ModelHandle:
     """The model handle the command's model options describe (``name`` replaces ``--model``)."""
     return ModelHandle(name or args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
-                       trust_remote_code=args.trust_remote_code, placement=placement_from_args(args, name),
-                       quantize=getattr(args, "quantize", None))
+                       trust_remote_code=args.trust_remote_code, **reach_from_args(args, name))
 
 
 def register_method_commands(sub) -> None:

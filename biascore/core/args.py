@@ -70,6 +70,17 @@ def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MOD
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model's own Python code to run (default off)")
     add_reach_args(p)
+    add_served_args(p)
+
+
+def add_served_args(p: argparse.ArgumentParser) -> None:
+    """``--timeout`` / ``--retries`` of a served model's requests (override its description's ``timeout=`` /
+    ``retries=``)."""
+    p.add_argument("--timeout", type=float_between(0, float("inf")), default=None, metavar="SECONDS",
+                   help="served models: seconds one request may take before it is tried again (default 120)")
+    p.add_argument("--retries", type=int_at_least(0), default=None, metavar="N",
+                   help="served models: tries after the first for a request that times out, cannot connect or "
+                        "gets a 5xx/429; the first request that still fails ends the run at once (default 4)")
 
 
 def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool = True) -> None:
@@ -91,24 +102,25 @@ def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool =
                             "'approximate (int8 weights)'" + scope)
 
 
-def placement_from_args(args: argparse.Namespace, name: str | None = None):
-    """The split asked for by --device-map / --max-memory / --offload-folder (None: one device) for the model
-    ``name`` (default ``--model``), checked with --quantize and --dtype by the same
+def reach_from_args(args: argparse.Namespace, name: str | None = None) -> dict:
+    """The :class:`~biascore.core.handle.ModelHandle` keyword arguments of --device-map / --max-memory /
+    --offload-folder / --quantize (a model loaded in this process) or --timeout / --retries (a served model) for
+    the model ``name`` (default ``--model``), checked with --dtype by the same
     :func:`~biascore.core.handle.reach_options` as the API, sweeps and compare; bad values are one line (exit 2;
-    a malformed served name, or a served model given these options, raises ``ModelLoadError`` to the command's own
+    a malformed served name, or a served model given a split, raises ``ModelLoadError`` to the command's own
     one-line handling)."""
     from biascore.core.handle import reach_options
     from biascore.core.placement import PlacementError
 
     try:
-        reach = reach_options(name or args.model, dtype=getattr(args, "dtype", "auto"),
-                              quantize=getattr(args, "quantize", None), device_map=getattr(args, "device_map", None),
-                              max_memory=getattr(args, "max_memory", None),
-                              offload_folder=getattr(args, "offload_folder", None))
+        return reach_options(name or args.model, dtype=getattr(args, "dtype", "auto"),
+                             quantize=getattr(args, "quantize", None), device_map=getattr(args, "device_map", None),
+                             max_memory=getattr(args, "max_memory", None),
+                             offload_folder=getattr(args, "offload_folder", None),
+                             timeout=getattr(args, "timeout", None), retries=getattr(args, "retries", None))
     except (PlacementError, ValueError) as exc:
         print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         raise SystemExit(2) from None
-    return reach.get("placement")
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
@@ -121,5 +133,4 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
 def model_from_args(args: argparse.Namespace, **kwargs):
     from biascore.core.handle import open_model
     return open_model(args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
-                      trust_remote_code=args.trust_remote_code, placement=placement_from_args(args),
-                      quantize=getattr(args, "quantize", None), **kwargs)
+                      trust_remote_code=args.trust_remote_code, **reach_from_args(args), **kwargs)

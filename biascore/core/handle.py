@@ -32,30 +32,37 @@ def _refuse_served(name: str, placement: Placement | None, quantize: str | None)
 
 def reach_options(name: str, *, dtype: str = "auto", quantize: str | None = None,
                   device_map: str | dict | None = None, max_memory: str | dict | None = None,
-                  offload_folder: str | None = None) -> dict:
-    """The :class:`ModelHandle` keyword arguments ``placement`` and ``quantize`` for model ``name``, checked before
-    anything loads (a one-line ``ValueError`` / :class:`~biascore.core.models.ModelLoadError`): a bad device map
-    or memory budget, an unknown or unavailable ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a
-    malformed served name, or a served model given any of them."""
+                  offload_folder: str | None = None, timeout: float | None = None,
+                  retries: int | None = None) -> dict:
+    """The :class:`ModelHandle` keyword arguments for model ``name`` — ``placement`` and ``quantize`` (a model
+    loaded in this process), ``timeout`` and ``retries`` (a served model's requests: seconds per request, tries
+    after the first) — checked before anything loads (a one-line ``ValueError`` /
+    :class:`~biascore.core.models.ModelLoadError`): a bad device map or memory budget, an unknown or unavailable
+    ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a malformed served name or option, a served
+    model given a split or ``quantize``, or another model given ``timeout`` / ``retries``."""
     from biascore.core.quantize import check_quantize
     from biascore.core.served.client import ServedName
 
     placement = Placement.make(device_map, max_memory, offload_folder)
     if is_served(name):
-        ServedName.parse(name)
+        ServedName.parse(name).with_options(timeout_s=timeout, retries=retries)
         _refuse_served(name, placement, quantize)
-        return {}
+        return {"timeout": timeout, "retries": retries}
+    if timeout is not None or retries is not None:
+        raise ValueError(f"{name!r} is loaded in this process: --timeout and --retries apply to served models "
+                         "(served:http://HOST:PORT/v1)")
     check_quantize(quantize, dtype, placement)
     return {"placement": placement, "quantize": quantize or None}
 
 
 def open_model(name: str, **options) -> LanguageModel:
     """The model ``name`` names, loaded: a ``served:http://…`` name connects to its completions server
-    (:func:`biascore.core.served.load_served`; load options do not apply), anything else loads in this process
-    (:func:`biascore.core.models.load_model` with ``options``)."""
+    (:func:`biascore.core.served.load_served`; only ``timeout`` / ``retries`` apply), anything else loads in this
+    process (:func:`biascore.core.models.load_model` with ``options``)."""
+    timeout, retries = options.pop("timeout", None), options.pop("retries", None)
     if is_served(name):
         _refuse_served(name, options.get("placement"), options.get("quantize"))
-        return load_served(name)
+        return load_served(name, timeout_s=timeout, retries=retries)
     return load_model(name, **options)
 
 
@@ -71,8 +78,11 @@ class ModelHandle:
     def __init__(self, name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, device: str = "auto",
                  dtype: str = "auto", kind: ModelKind | Literal["auto"] = "auto", trust_remote_code: bool = False,
                  attn_implementation: str | None = None, label: str | None = None,
-                 placement: Placement | None = None, quantize: str | None = None):
+                 placement: Placement | None = None, quantize: str | None = None, timeout: float | None = None,
+                 retries: int | None = None):
         self.name, self.gguf_file, self.device, self.dtype = name, gguf_file, device, dtype
+        #: a served model's request timeout (seconds) and retries (None: its description's, else the defaults)
+        self.timeout, self.retries = timeout, retries
         #: a split over devices (:mod:`biascore.core.placement`) and quantized weights (:mod:`biascore.core.quantize`)
         self.placement, self.quantize = placement, quantize or None
         self.kind, self.trust_remote_code, self.attn_implementation = kind, trust_remote_code, attn_implementation
@@ -112,12 +122,18 @@ class ModelHandle:
         return ModelHandle(self.name, gguf_file=self.gguf_file, device=self.device, dtype=self.dtype,
                            kind=kind or self.kind, trust_remote_code=self.trust_remote_code,
                            attn_implementation=attn_implementation or self.attn_implementation, label=self.label,
-                           placement=self.placement, quantize=self.quantize)
+                           placement=self.placement, quantize=self.quantize, timeout=self.timeout,
+                           retries=self.retries)
 
     # ------------------------------------------------------------------ identity and load
     @property
     def loaded(self) -> bool:
         return self._lm is not None
+
+    @property
+    def load_error(self) -> Exception | None:
+        """Why the last load failed (None when it has not failed, or the model is loaded)."""
+        return None if self._lm is not None else self._error
 
     def known_identity(self) -> ModelIdentity | None:
         """The cache identity without loading anything: the loaded model's, else read from the model's files
@@ -156,11 +172,14 @@ class ModelHandle:
                     self._lm = open_model(self.name, gguf_file=self.gguf_file, kind=self.kind, device=self.device,
                                           dtype=self.dtype, trust_remote_code=self.trust_remote_code,
                                           attn_implementation=self.attn_implementation,
-                                          placement=self.placement, quantize=self.quantize)
+                                          placement=self.placement, quantize=self.quantize,
+                                          timeout=self.timeout, retries=self.retries)
                 except Exception as exc:
                     self._error, self._error_at = exc, time.monotonic()
                     raise
                 self.loads += 1
+                if is_served(self.name):
+                    _remember_served(self.name, self._lm)
         return self._lm
 
     def release(self) -> None:
@@ -178,6 +197,19 @@ class ModelHandle:
     def __repr__(self) -> str:
         state = "loaded" if self.loaded else "stand-in" if self._refuse else "not loaded"
         return f"ModelHandle({self.label!r}, {state})"
+
+
+def _remember_served(name: str, lm: LanguageModel) -> None:
+    """Record what the server said it serves (:mod:`biascore.core.served.last_seen`), in a writable cache."""
+    from biascore.core.cache import ResultCache
+    from biascore.core.served.last_seen import remember
+
+    cache = ResultCache()
+    if not cache.read_only:
+        try:
+            remember(cache.root, name, lm.name, lm.fingerprint)
+        except OSError:  # a hint for reading while the server is down; never a reason to fail a load
+            pass
 
 
 def as_handle(model: "ModelHandle | LanguageModel | str", **load_options) -> ModelHandle:
