@@ -40,7 +40,7 @@ def server(smollm, tmp_path_factory):
     """Score the demo benchmark into the test cache, then start the dashboard on a free loopback port."""
     import torch
 
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import get
 
     torch.set_num_threads(1)  # faster on a shared CPU (see views.attribution.limit_torch_threads)
