@@ -1,25 +1,31 @@
 """Served vs in-process SmolLM2-135M on crows-en-gso through the reference server (tests/served_reference.py: vLLM's
-completions protocol, SmolLM2 in float32, batching concurrent requests into one forward pass).
+completions protocol, SmolLM2 in float32, batching the prompts of concurrent requests into one forward pass), and
+against lm-evaluation-harness 0.4.13's ``local-completions`` client on the same server, in the same run.
 
 Measures, each run in a fresh cache, all with the lm-eval prefix convention (<|im_start|>, what lm-eval's own
 clients put in front):
 
 * in-process float32 (the attribution method through the runner, on the loaded model): time, pairs/s;
-* served at 1, 4 and 16 concurrent requests (``served:http://127.0.0.1:PORT/v1``): pairs/s (load, conformance
-  check and fingerprint included), and against in-process: max |Δ log P(u)|, max |Δ S_JSD|, S_JSD and PLL verdict
-  flips, max |Δ ll| of the lm-eval-compatible whole-sentence log-likelihood, within the contract or not;
-* lm-evaluation-harness 0.4.13's ``local-completions`` client (one request at a time, ``num_concurrent=1``) on the
-  same server with its own ``crows_pairs_english`` task: pairs/s, pct_stereotype, and its per-pair ll against ours.
+* served at each ``--concurrency`` (``served:http://127.0.0.1:PORT/v1``; 32 prompts per request): pairs/s (load,
+  conformance check and fingerprint included), the prompts and HTTP requests the server saw per pair, and
+  against in-process: max |Δ log P(u)|, max |Δ S_JSD|, S_JSD and PLL verdict flips, max |Δ ll| of the
+  lm-eval-compatible whole-sentence log-likelihood, within the contract or not;
+* lm-eval 0.4.13's ``local-completions`` client (one request at a time, ``num_concurrent=1``, token-id prompts) on
+  the same server with its own ``crows_pairs_english`` task: pairs/s, prompts and requests per pair,
+  pct_stereotype, and its per-pair ll against ours.
 
-Writes bench/results/served_compare.json and .md.
+The machine is shared, so ours and lm-eval's runs alternate (``--rounds`` rounds of: each served concurrency,
+then lm-eval), the load average is recorded beside every run, and the ratio reported is the median of ours over
+the median of lm-eval's. Writes bench/results/served_compare.json and .md.
 
-    BIASCORE_DATA_DIR=../shared/data python bench/served_compare.py [--limit N]
+    BIASCORE_DATA_DIR=../shared/data python bench/served_compare.py [--limit N] [--concurrency 1 16] [--rounds 2]
 """
 from __future__ import annotations
 
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -33,7 +39,7 @@ import numpy as np  # noqa: E402
 
 BENCH = "crows-en-gso"
 PREFIX = "lmeval"
-CONCURRENCY = (1, 4, 16)
+CONCURRENCY = (1, 16)
 
 
 def agreement(here, there) -> dict:
@@ -53,11 +59,10 @@ def agreement(here, there) -> dict:
 def main() -> None:
     import argparse
 
-    ap = argparse.ArgumentParser(description="served vs in-process SmolLM2 on crows-en-gso")
+    ap = argparse.ArgumentParser(description="served vs in-process SmolLM2 on crows-en-gso, and lm-eval's client")
     ap.add_argument("--limit", type=int, default=None, help="the first N pairs only (default: all 231)")
     ap.add_argument("--concurrency", type=int, nargs="*", default=list(CONCURRENCY), help="served runs to make")
-    ap.add_argument("--keep", action="store_true", help="keep the runs already in bench/results/served_compare.json "
-                    "(same --limit) and skip the in-process run when it is there")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of ours and lm-eval's (default 2)")
     args = ap.parse_args()
     limit = args.limit
     from biascore.runs import runner
@@ -71,13 +76,10 @@ def main() -> None:
     from tests.lmeval_harness import run_lmeval_crows
 
     res = REPO / "bench" / "results"
-    old = json.loads((res / "served_compare.json").read_text()) if args.keep else {}
-    out: dict = {"benchmark": BENCH, "prefix": PREFIX, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-                 "load_average_start": os.getloadavg()[0]}
-    n = len(load_benchmark(BENCH).first(limit).frame) if limit else len(load_benchmark(BENCH).frame)
-    out["pairs"], out["limit"] = n, limit
-    if old.get("limit") == limit:
-        out.update({k: old[k] for k in ("in_process", "served", "load_average_start") if k in old})
+    pairs = load_benchmark(BENCH).first(limit).frame if limit else load_benchmark(BENCH).frame
+    n = len(pairs)
+    out: dict = {"benchmark": BENCH, "prefix": PREFIX, "pairs": n, "limit": limit, "rounds": args.rounds,
+                 "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "uptime_start": _uptime()}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
 
@@ -85,78 +87,111 @@ def main() -> None:
             return runner.run(get("attribution"), lm, BENCH, limit=limit, prefix=PREFIX,
                               cache=ResultCache(work / cache)).frame
 
-        here = None
-        if "in_process" not in out or args.concurrency:
-            smollm = load_model("smollm2-135m", device="cpu")
-            t0 = time.perf_counter()
-            here = scores(smollm, "inproc")
-            dt = time.perf_counter() - t0
-            if "in_process" not in out:
-                out["in_process"] = {"seconds": dt, "pairs_per_s": n / dt,
-                                     "B": float(summarize(here, "attribution")["score"].iloc[0])}
-            print("in-process", out["in_process"], flush=True)
+        smollm = load_model("smollm2-135m", device="cpu")
+        t0 = time.perf_counter()
+        here = scores(smollm, "inproc")
+        dt = time.perf_counter() - t0
+        out["in_process"] = {"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
+                             "B": float(summarize(here, "attribution")["score"].iloc[0])}
+        print("in-process", out["in_process"], flush=True)
         server = Process().start()
         try:
-            out.setdefault("served", {})
-            there = None
-            for c in args.concurrency:
-                t0 = time.perf_counter()
-                lm = load_served("served:" + server.url, concurrency=c)
-                there = scores(lm, f"served{c}")
-                dt = time.perf_counter() - t0
-                lm.client.close()
-                out["served"][str(c)] = {"seconds": dt, "load_average": os.getloadavg()[0], "pairs_per_s": n / dt,
-                                         **agreement(here, there)}
-                print("served", c, out["served"][str(c)], flush=True)
-            lm = load_served("served:" + server.url, concurrency=16)
-            if there is None:  # ours through the server, for the per-pair comparison with lm-eval's client
-                there = scores(lm, "served")
             from lm_eval.models.openai_completions import LocalCompletionsAPI
 
             folder = resolve_source("smollm2-135m").converted_folder
-            client = LocalCompletionsAPI(base_url=server.url + "/completions", model=lm.client.model,
-                                         tokenizer=str(folder), tokenizer_backend="huggingface",
-                                         tokenized_requests=True, num_concurrent=1, max_length=2048)
-            pairs = load_benchmark(BENCH).first(limit).frame if limit else load_benchmark(BENCH).frame
-            t0 = time.perf_counter()
-            per_pair, results = run_lmeval_crows(folder, pairs, work / "lmeval", per_type=False, lm=client)
-            dt = time.perf_counter() - t0
-            d_ll = np.concatenate([np.abs(per_pair[c].to_numpy(float) - there[c].to_numpy(float))
-                                   for c in ("ll_more", "ll_less")])
-            out["lmeval_local_completions"] = {
-                "seconds": dt, "pairs_per_s": n / dt, "num_concurrent": 1,
-                "pct_stereotype": float(results["local_all"]["pct_stereotype"]),
-                "prefix_token_id": results["prefix_token_id"],
-                "max_abs_dll_vs_ours_served": float(np.nanmax(d_ll))}
-            print("lm-eval", out["lmeval_local_completions"], flush=True)
+            served: dict[str, list] = {str(c): [] for c in args.concurrency}
+            lmeval: list = []
+            there = None
+            for r in range(args.rounds):
+                for c in args.concurrency:
+                    server.stats(reset=True)
+                    t0 = time.perf_counter()
+                    lm = load_served("served:" + server.url, concurrency=c)
+                    there = scores(lm, f"served{c}-{r}")
+                    dt = time.perf_counter() - t0
+                    lm.client.close()
+                    seen = server.stats()
+                    served[str(c)].append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
+                                           "prompts_per_pair": seen["prompts"] / n,
+                                           "requests_per_pair": seen["completions"] / n, **agreement(here, there)})
+                    print("served", c, served[str(c)][-1], flush=True)
+                client = LocalCompletionsAPI(base_url=server.url + "/completions", model=lm.client.model,
+                                             tokenizer=str(folder), tokenizer_backend="huggingface",
+                                             tokenized_requests=True, num_concurrent=1, max_length=2048)
+                server.stats(reset=True)
+                t0 = time.perf_counter()
+                per_pair, results = run_lmeval_crows(folder, pairs, work / f"lmeval{r}", per_type=False, lm=client)
+                dt = time.perf_counter() - t0
+                seen = server.stats()
+                d_ll = np.concatenate([np.abs(per_pair[c].to_numpy(float) - there[c].to_numpy(float))
+                                       for c in ("ll_more", "ll_less")])
+                lmeval.append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
+                               "prompts_per_pair": seen["prompts"] / n, "requests_per_pair": seen["completions"] / n,
+                               "num_concurrent": 1, "pct_stereotype": float(results["local_all"]["pct_stereotype"]),
+                               "prefix_token_id": results["prefix_token_id"],
+                               "max_abs_dll_vs_ours_served": float(np.nanmax(d_ll))})
+                print("lm-eval", lmeval[-1], flush=True)
         finally:
             server.kill()
+    out["served"] = {c: _median_run(runs) for c, runs in served.items()}
+    out["served_rounds"] = served
+    out["lmeval_local_completions"] = _median_run(lmeval)
+    out["lmeval_rounds"] = lmeval
+    out["uptime_end"] = _uptime()
+    base = out["lmeval_local_completions"]["pairs_per_s"]
+    out["speedup_vs_lmeval"] = {c: r["pairs_per_s"] / base for c, r in out["served"].items()}
     (res / "served_compare.json").write_text(json.dumps(out, indent=2) + "\n")
     (res / "served_compare.md").write_text(report(out))
+
+
+def _uptime() -> str:
+    try:
+        import subprocess
+
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return f"load average {os.getloadavg()}"
+
+
+def _median_run(runs: list[dict]) -> dict:
+    """The run with the median pairs/s (the lower middle one of an even number), with every round's pairs/s."""
+    ranked = sorted(runs, key=lambda r: r["pairs_per_s"])
+    return {**ranked[(len(ranked) - 1) // 2], "pairs_per_s_rounds": [r["pairs_per_s"] for r in runs],
+            "pairs_per_s_median": statistics.median(r["pairs_per_s"] for r in runs)}
 
 
 def report(out: dict) -> str:
     ip = out["in_process"]
     lines = [f"# Served vs in-process SmolLM2-135M, {out['benchmark']} ({out['pairs']} pairs, prefix {out['prefix']})",
-             "", f"Machine: {out['machine']}, load average at start {out['load_average_start']:.2f} (shared by other "
-             "sessions: times are indicative). Server: tests/served_reference.py (vLLM's protocol, SmolLM2 float32, "
-             "1 torch thread, concurrent requests batched). Command: `python bench/served_compare.py" + (f" --limit {out['limit']}" if out.get("limit") else "") + "`.", "",
-             "| run | s | pairs/s | max abs Δlog P | max rel Δlog P | max abs ΔS_JSD | S_JSD flips | PLL flips | "
-             "max abs Δll | in contract | B |", "|---|---|---|---|---|---|---|---|---|---|---|",
-             f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} | – | – | – | – | – | – | – | "
-             f"{ip['B']:.2f} |"]
-    for c, r in out.get("served", {}).items():
-        lines.append(f"| served, {c} concurrent | {r['seconds']:.1f} | {r['pairs_per_s']:.2f} | {r['max_abs_dlogp']:.2g} "
-                     f"| {r['max_rel_dlogp']:.2g} | {r['max_abs_dsjsd']:.2g} | {r['sjsd_flips']} | {r['pll_flips']} | "
+             "", f"Machine: {out['machine']}, shared with other sessions: `{out['uptime_start']}` at the start, "
+             f"`{out['uptime_end']}` at the end; load average beside each run. Server: tests/served_reference.py "
+             "(vLLM's protocol, SmolLM2 float32, 1 torch thread, the prompts of concurrent requests batched). Ours "
+             f"and lm-eval's runs alternate, {out['rounds']} rounds; each row is the median round (of two, the slower). "
+             "Command: "
+             "`python bench/served_compare.py" + (f" --limit {out['limit']}" if out.get("limit") else "")
+             + f" --concurrency {' '.join(out['served'])} --rounds {out['rounds']}`.", "",
+             "| run | s | pairs/s (each round) | load | prompts/pair | requests/pair | max abs Δlog P | max abs ΔS_JSD "
+             "| S_JSD flips | PLL flips | max abs Δll | in contract | B |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+             f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} | {ip['load_average']:.1f} | – | – | – "
+             f"| – | – | – | – | – | {ip['B']:.2f} |"]
+    for c, r in out["served"].items():
+        rounds = ", ".join(f"{x:.2f}" for x in r["pairs_per_s_rounds"])
+        lines.append(f"| ours served, {c} concurrent | {r['seconds']:.1f} | {r['pairs_per_s']:.2f} ({rounds}) | "
+                     f"{r['load_average']:.1f} | {r['prompts_per_pair']:.2f} | {r['requests_per_pair']:.2f} | "
+                     f"{r['max_abs_dlogp']:.2g} | {r['max_abs_dsjsd']:.2g} | {r['sjsd_flips']} | {r['pll_flips']} | "
                      f"{r['max_abs_dll']:.2g} | {r['within_contract']} | {r['B']:.2f} |")
-    lm = out.get("lmeval_local_completions")
-    if lm:
-        lines += ["", f"lm-eval 0.4.13 `local-completions` (num_concurrent=1, token-id prompts, prefix id "
-                  f"{lm['prefix_token_id']}) on the same server: {lm['seconds']:.1f} s, {lm['pairs_per_s']:.2f} pairs/s, "
-                  f"pct_stereotype {100 * lm['pct_stereotype']:.2f}; its per-pair ll vs ours served: max abs diff "
-                  f"{lm['max_abs_dll_vs_ours_served']:.2g}."]
-        last = out["served"][max(out["served"], key=int)]
-        lines.append(f"Ours served (lm-eval-compatible score): pct_stereotype {last['lmeval_pct_stereotype']:.2f}.")
+    lm = out["lmeval_local_completions"]
+    rounds = ", ".join(f"{x:.2f}" for x in lm["pairs_per_s_rounds"])
+    lines.append(f"| lm-eval 0.4.13 local-completions, 1 at a time | {lm['seconds']:.1f} | {lm['pairs_per_s']:.2f} "
+                 f"({rounds}) | {lm['load_average']:.1f} | {lm['prompts_per_pair']:.2f} | "
+                 f"{lm['requests_per_pair']:.2f} | – | – | – | – | {lm['max_abs_dll_vs_ours_served']:.2g} (vs ours "
+                 "served) | – | – |")
+    speed = ", ".join(f"{c} concurrent: {x:.1f}×" for c, x in out["speedup_vs_lmeval"].items())
+    last = out["served"][max(out["served"], key=int)]
+    lines += ["", f"Ours served vs lm-eval's sequential client, pairs/s of the rows above: {speed}.",
+              f"pct_stereotype: lm-eval {100 * lm['pct_stereotype']:.2f} (prefix id {lm['prefix_token_id']}), ours "
+              f"served (lm-eval-compatible score) {last['lmeval_pct_stereotype']:.2f}, in-process B {ip['B']:.2f}, "
+              f"ours served B {last['B']:.2f}."]
     return "\n".join(lines) + "\n"
 
 

@@ -42,6 +42,8 @@ from biascore.models.loading import LanguageModel, list_embedded  # noqa: F401
 from biascore.models.names import display_name, is_local_path, redact_paths  # noqa: F401
 from biascore.models.precision import Precision, precision_of  # noqa: F401
 from biascore.models.served import ServedName, is_served  # noqa: F401
+from biascore.models.served.client import ServedUnavailable  # noqa: F401
+from biascore.models.served.last_seen import recall as recall_served  # noqa: F401 - what a server last said it serves
 from biascore.models.spec import ModelSpec
 from biascore.progress import ProgressFn
 from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)
@@ -74,7 +76,8 @@ def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
 def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,
                trust_remote_code: bool = False, device_map: str | dict | None = None,
                max_memory: str | dict | None = None, offload_folder: str | None = None,
-               quantize: str | None = None, load: bool = False) -> ModelHandle:
+               quantize: str | None = None, timeout: float | None = None, retries: int | None = None,
+               load: bool = False) -> ModelHandle:
     """A model by hub name, local folder, ``.gguf`` file or embedded alias, as a :class:`ModelHandle`.
 
     Nothing is loaded until a computation needs the weights (``load=True`` loads now); ``device`` is
@@ -87,10 +90,16 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
     the one-device run within the reproducibility contract. ``quantize="int8"`` / ``"int4"`` loads quantized
     weights (:mod:`biascore.models.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
     result. Bad values raise a one-line ``ValueError`` before anything is loaded.
+
+    A served model (``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``, see docs/cli.md) takes ``timeout`` (seconds
+    per request) and ``retries`` (tries after the first; a request that still fails ends the run at once); they
+    override the description's own ``timeout=`` / ``retries=``. Its API key comes from the environment variable
+    the description names (``?api_key_env=VARIABLE``), never from an argument.
     """
     handle = ModelHandle(ModelSpec.parse(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
                                          trust_remote_code=trust_remote_code, device_map=device_map,
-                                         max_memory=max_memory, offload_folder=offload_folder, quantize=quantize))
+                                         max_memory=max_memory, offload_folder=offload_folder, quantize=quantize,
+                                         timeout=timeout, retries=retries))
     if load:
         handle.load()
     return handle

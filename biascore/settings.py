@@ -169,7 +169,7 @@ def _model_entries() -> list[tuple[str, str]]:
                                     "'=' (LABEL=served:http://HOST:PORT/v1)")
         elif item.startswith(_SERVED):
             served += 1
-            fragment = item.partition("#")[2].strip()
+            fragment = item.partition("#")[2].partition("?")[0].strip()
             label, target = fragment or f"served model {served}", item
         else:
             label = target = item

@@ -5,10 +5,12 @@ serving a real model (an embedded alias such as ``smollm2-135m`` or a local fold
 float32) with vLLM's semantics for what :mod:`biascore.models.served` reads:
 
 * ``GET /v1/models`` — ``{"data": [{"id": NAME, "max_model_len": N}]}``;
-* ``POST /v1/completions`` — ``prompt`` a text (tokenised with the tokenizer's special tokens, as vLLM does) or
-  a list of token ids; with ``echo`` and ``logprobs`` the answer's ``choices[0].logprobs`` holds ``tokens``,
-  ``text_offset``, ``token_logprobs`` (log P(token i | tokens before it); None for the first) and
-  ``top_logprobs``, followed by ``max_tokens`` greedily generated tokens;
+* ``POST /v1/completions`` — ``prompt`` a text (tokenised with the tokenizer's special tokens, as vLLM does),
+  a list of token ids, or a list of either (one choice per prompt, by ``index``; the prompts of one request go
+  to the engine together, as vLLM schedules them); with ``echo`` and ``logprobs`` each choice's ``logprobs``
+  holds ``tokens`` (``token_id:N`` with ``return_tokens_as_token_ids``, as vLLM writes them), ``text_offset``,
+  ``token_logprobs`` (log P(token i | tokens before it); None for the first) and ``top_logprobs``, followed by
+  ``max_tokens`` greedily generated tokens;
 * ``POST /tokenize`` — ``{"tokens": ids, "count": n, "max_model_len": N}`` (+ ``token_strs`` when asked);
 * ``GET /tokenizer_info`` — the tokenizer's ``bos_token`` / ``eos_token`` (vLLM with
   ``--enable-tokenizer-info-endpoint``; ``--no-tokenizer-info`` leaves it out, a 404 as in vLLM's default).
@@ -17,9 +19,20 @@ Requests arriving together are batched into one padded forward pass (as a servin
 concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own, not part of the
 protocol) counts what it served: ``completions`` requests, the most of them in flight at once
 (``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
-concurrency; ``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
+concurrency; ``prompts`` counts the prompts they carried and ``in_flight`` the requests being answered now;
+``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
 does, each token's log-probability from the distribution *after* it (abetlen/llama-cpp-python#1983), to test the
-conformance check; ``--perturb SEED`` adds small noise to the weights (a different model under the same name).
+conformance check; ``--perturb SEED`` adds small noise to the weights (a different model under the same name);
+``--api-key KEY`` answers 401 to ``/v1`` requests without ``Authorization: Bearer KEY`` (as ``vllm serve
+--api-key``); ``--text-only`` refuses token-id prompts with a 400 (a server that takes text only).
+
+Faults, for tests of a client's checks (this double's own, not part of the protocol): ``POST /reference/fault``
+with ``{"kind": K, "times": N, ...}`` makes the next N completions requests (-1: all) misbehave — ``null`` (one
+``token_logprobs`` entry, at ``at``, becomes null), ``wrong_id`` (the token echoed at ``at`` becomes
+``token_id:0``), ``text_tokens`` (``return_tokens_as_token_ids`` ignored: token texts echoed), ``shift`` (token-id prompts get llama-cpp-python's shifted
+log-probabilities while text prompts stay right: a replica that differs), ``slow`` (answer after ``delay_s``
+seconds), ``cut`` (send half the answer, then close the connection), ``status`` (answer ``code``); ``{}``
+clears it.
 
 Run: ``python tests/served_reference.py --model smollm2-135m --port 0``; it prints ``READY <port>`` once it
 serves.
@@ -42,12 +55,12 @@ MAX_BATCH = 32
 class Engine:
     """The model with a batching loop: requests wait in a queue, one thread runs them in padded batches."""
 
-    def __init__(self, model_name: str, shift: bool = False, perturb: int | None = None):
+    def __init__(self, model_name: str, shift: bool = False, perturb: int | None = None, text_only: bool = False):
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from biascore.models.loading import load_model
 
         self.lm = load_model(model_name, device="cpu", dtype="fp32")
-        self.model, self.tok, self.shift = self.lm.model, self.lm.tokenizer, shift
+        self.model, self.tok, self.shift, self.text_only = self.lm.model, self.lm.tokenizer, shift, text_only
         if perturb is not None:
             gen = torch.Generator().manual_seed(perturb)
             with torch.no_grad():
@@ -58,8 +71,19 @@ class Engine:
         self.jobs: queue.Queue = queue.Queue()
         self.stats_lock = threading.Lock()
         self.in_flight = 0
-        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0}
+        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0}
+        self.fault: dict = {}
         threading.Thread(target=self._loop, daemon=True).start()
+
+    def take_fault(self) -> dict:
+        """The fault this completions request gets (and one fewer left), or {}."""
+        with self.stats_lock:
+            fault = dict(self.fault)
+            if fault and fault.get("times", -1) > 0:
+                self.fault["times"] -= 1
+                if self.fault["times"] == 0:
+                    self.fault = {}
+            return fault
 
     def count(self, delta: int) -> None:
         """A completions request starts (+1) or ends (-1)."""
@@ -71,24 +95,28 @@ class Engine:
 
     def reset_stats(self) -> None:
         with self.stats_lock:
-            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0}
+            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0}
 
     def _loop(self) -> None:
+        """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts);
+        the items waiting are gathered up to MAX_BATCH prompts and run in forward batches of MAX_BATCH at most."""
         while True:
-            batch = [self.jobs.get()]
+            batch = list(self.jobs.get())
             while len(batch) < MAX_BATCH:
                 try:
-                    batch.append(self.jobs.get_nowait())
+                    batch.extend(self.jobs.get_nowait())
                 except queue.Empty:
                     break
-            with self.stats_lock:
-                self.stats["largest_batch"] = max(self.stats["largest_batch"], len(batch))
-            try:
-                results = self._forward([ids for ids, _ in batch])
-            except Exception as exc:  # noqa: BLE001 - handed to each waiting request
-                results = [exc] * len(batch)
-            for (_, box), res in zip(batch, results):
-                box.put(res)
+            for k in range(0, len(batch), MAX_BATCH):
+                part = batch[k:k + MAX_BATCH]
+                with self.stats_lock:
+                    self.stats["largest_batch"] = max(self.stats["largest_batch"], len(part))
+                try:
+                    results = self._forward([ids for ids, _ in part])
+                except Exception as exc:  # noqa: BLE001 - handed to each waiting request
+                    results = [exc] * len(part)
+                for (_, box), res in zip(part, results):
+                    box.put(res)
 
     @torch.inference_mode()
     def _forward(self, seqs: list[list[int]]) -> list[torch.Tensor]:
@@ -103,26 +131,34 @@ class Engine:
         return [torch.log_softmax(logits[r, :len(s)].double(), dim=-1) for r, s in enumerate(seqs)]
 
     def logprobs(self, ids: list[int]) -> torch.Tensor:
-        box: queue.Queue = queue.Queue(maxsize=1)
-        self.jobs.put((ids, box))
-        res = box.get()
-        if isinstance(res, Exception):
-            raise res
-        return res
+        return self.logprobs_many([ids])[0]
 
-    def complete(self, body: dict) -> dict:
-        """One choice per prompt (``prompt`` may be a batch: a list of texts or of token-id lists, as vLLM takes)."""
+    def logprobs_many(self, seqs: list[list[int]]) -> list[torch.Tensor]:
+        """Every sequence queued at once, as one item (one forward batch where they fit), then waited for."""
+        item = [(ids, queue.Queue(maxsize=1)) for ids in seqs]
+        self.jobs.put(item)
+        out = [box.get() for _, box in item]
+        for res in out:
+            if isinstance(res, Exception):
+                raise res
+        return out
+
+    def complete(self, body: dict, shift_ids: bool = False) -> dict:
+        """One choice per prompt (``prompt`` may be a batch: a list of texts or of token-id lists, as vLLM takes).
+        ``shift_ids``: token-id prompts get shifted log-probabilities (a fault)."""
         prompt = body.get("prompt")
         batch = prompt if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)) else [prompt]
-        choices, used = [], 0
-        for index, one in enumerate(batch):
-            choice, n_prompt = self._choice(one, body)
-            choices.append({"index": index, **choice})
-            used += n_prompt
+        texts = [isinstance(one, str) for one in batch]
+        if self.text_only and not all(texts):
+            raise ValueError("this server takes text prompts only")
+        ids = [self._ids(one) for one in batch]
+        first = self.logprobs_many(ids)
+        choices = [{"index": index, **self._choice(one, lp, body, self.shift or (shift_ids and not text))}
+                   for index, (one, lp, text) in enumerate(zip(ids, first, texts))]
         return {"id": "cmpl-reference", "object": "text_completion", "model": body.get("model"), "choices": choices,
-                "usage": {"prompt_tokens": used}}
+                "usage": {"prompt_tokens": sum(len(one) for one in ids)}}
 
-    def _choice(self, prompt, body: dict) -> tuple[dict, int]:
+    def _ids(self, prompt) -> list[int]:
         if isinstance(prompt, str):
             ids = list(self.tok(prompt, add_special_tokens=True)["input_ids"])
         elif isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt):
@@ -131,15 +167,17 @@ class Engine:
             raise ValueError("prompt must be a string or a list of token ids")
         if not ids or len(ids) > self.max_len:
             raise ValueError(f"prompt of {len(ids)} tokens (1 to {self.max_len} allowed)")
+        return ids
+
+    def _choice(self, ids: list[int], lp: torch.Tensor, body: dict, shift: bool) -> dict:
         n_new = int(body.get("max_tokens", 16) or 0)
         echo, want = bool(body.get("echo", False)), body.get("logprobs")
         seq, values, tops = list(ids), [None], [None]
-        lp = self.logprobs(seq)
         for i in range(1, len(ids)):
-            row = lp[i] if self.shift else lp[i - 1]
+            row = lp[i] if shift else lp[i - 1]
             values.append(float(row[ids[i]]))
             tops.append(self._top(row, ids[i]))
-        if self.shift:  # llama-cpp-python: the first token gets the distribution after it too
+        if shift:  # llama-cpp-python: the first token gets the distribution after it too
             values[0] = float(lp[0][ids[0]])
         for step in range(n_new):
             nxt = int(lp[-1].argmax())
@@ -154,9 +192,10 @@ class Engine:
         text = "".join(texts[start:])
         choice = {"text": text, "finish_reason": "length", "logprobs": None}
         if want is not None:
-            choice["logprobs"] = {"tokens": texts[start:], "text_offset": offsets[start:],
+            tokens = [f"token_id:{t}" for t in seq] if body.get("return_tokens_as_token_ids") else texts
+            choice["logprobs"] = {"tokens": tokens[start:], "text_offset": offsets[start:],
                                   "token_logprobs": values[start:], "top_logprobs": tops[start:]}
-        return choice, len(ids)
+        return choice
 
     def _top(self, row: torch.Tensor, gold: int) -> dict:
         best = int(row.argmax())
@@ -174,7 +213,7 @@ class Engine:
         return texts, offsets
 
 
-def make_handler(engine: Engine, name: str, tokenizer_info: bool):
+def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str | None = None):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -189,17 +228,40 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool):
             self.end_headers()
             self.wfile.write(data)
 
+        def _authorized(self) -> bool:
+            """``--api-key``: /v1 requests carry ``Authorization: Bearer KEY`` (vLLM checks /v1 only)."""
+            if api_key is None or not self.path.startswith("/v1"):
+                return True
+            if self.headers.get("Authorization", "") == f"Bearer {api_key}":
+                return True
+            self._send(401, {"error": "Unauthorized"})
+            return False
+
+        def _cut(self, body: dict) -> None:
+            """Half an answer, then the connection closed (a fault)."""
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:len(data) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+
         def _body(self) -> dict:
             n = int(self.headers.get("Content-Length") or 0)
             return json.loads(self.rfile.read(n) or b"{}")
 
         def do_GET(self):  # noqa: N802
+            if not self._authorized():
+                return
             if self.path.rstrip("/") == "/v1/models":
                 self._send(200, {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "reference",
                                                              "max_model_len": engine.max_len}]})
             elif self.path.rstrip("/") == "/reference/stats":
                 with engine.stats_lock:
-                    self._send(200, dict(engine.stats))
+                    self._send(200, {**engine.stats, "in_flight": engine.in_flight})
             elif self.path.rstrip("/") == "/tokenizer_info" and tokenizer_info:
                 self._send(200, {"tokenizer_class": type(engine.tok).__name__, "bos_token": engine.tok.bos_token,
                                  "eos_token": engine.tok.eos_token})
@@ -209,6 +271,13 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool):
         def do_POST(self):  # noqa: N802
             try:
                 body = self._body()
+                if not self._authorized():
+                    return
+                if self.path.rstrip("/") == "/reference/fault":
+                    with engine.stats_lock:
+                        engine.fault = dict(body)
+                    self._send(200, {})
+                    return
                 if body.get("model") not in (None, name):
                     self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
                     return
@@ -216,11 +285,32 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool):
                     engine.reset_stats()
                     self._send(200, {})
                 elif self.path.rstrip("/") == "/v1/completions":
+                    fault = engine.take_fault()
+                    kind = fault.get("kind")
                     engine.count(+1)
                     try:
-                        answer = engine.complete(body)
+                        if kind == "status":
+                            self._send(int(fault.get("code", 500)), {"error": {"message": "injected fault"}})
+                            return
+                        if kind == "slow":
+                            threading.Event().wait(float(fault.get("delay_s", 60)))
+                        if kind == "text_tokens":
+                            body.pop("return_tokens_as_token_ids", None)
+                        answer = engine.complete(body, shift_ids=kind == "shift")
+                        with engine.stats_lock:
+                            engine.stats["prompts"] += len(answer["choices"])
                     finally:
                         engine.count(-1)
+                    if kind in ("null", "wrong_id"):
+                        lp = answer["choices"][0]["logprobs"]
+                        at = min(int(fault.get("at", 1)), len(lp["tokens"]) - 1)
+                        if kind == "null":
+                            lp["token_logprobs"][at] = None
+                        else:
+                            lp["tokens"][at] = "token_id:0"
+                    if kind == "cut":
+                        self._cut(answer)
+                        return
                     self._send(200, answer)
                 elif self.path.rstrip("/") == "/tokenize":
                     ids = list(engine.tok(body["prompt"], add_special_tokens=bool(body.get("add_special_tokens", True)))
@@ -261,6 +351,13 @@ class Process:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def fault(self, kind: str | None = None, times: int = -1, **params) -> None:
+        """Make the next ``times`` completions requests misbehave (module docstring); no ``kind``: clear it."""
+        import httpx
+
+        body = {"kind": kind, "times": times, **params} if kind else {}
+        httpx.post(f"http://127.0.0.1:{self.port}/reference/fault", json=body, timeout=30).raise_for_status()
+
     def stats(self, reset: bool = False) -> dict:
         """The double's counters (``GET /reference/stats``); ``reset``: zero them after reading."""
         import httpx
@@ -299,10 +396,13 @@ def main(argv=None) -> None:
     ap.add_argument("--perturb", type=int, default=None, help="add seeded noise to the weights")
     ap.add_argument("--no-tokenizer-info", action="store_true")
     ap.add_argument("--threads", type=int, default=1, help="torch threads of the forward passes")
+    ap.add_argument("--api-key", default=None, help="answer 401 to /v1 requests without this bearer key")
+    ap.add_argument("--text-only", action="store_true", help="refuse token-id prompts (a text-only server)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    engine = Engine(args.model, shift=args.shift, perturb=args.perturb)
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(engine, args.name, not args.no_tokenizer_info))
+    engine = Engine(args.model, shift=args.shift, perturb=args.perturb, text_only=args.text_only)
+    server = ThreadingHTTPServer((args.host, args.port),
+                                 make_handler(engine, args.name, not args.no_tokenizer_info, args.api_key))
     server.daemon_threads = True
     print(f"READY {server.server_address[1]}", flush=True)
     server.serve_forever()

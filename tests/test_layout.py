@@ -281,12 +281,15 @@ CACHE_READS = ("read_table", "read_parquet", "read_entry(", "load_entry(", ".ent
                ".progress(key", "result_key(", "CacheKey(", "CacheKey.make(", "get_or_compute(", ".fingerprint(")
 #: intermediate caches kept beside the results (not a method's result; no shell reads them): the USAS tags and
 #: the one embedder's features; the benchmark loader, which reads a parquet benchmark file (an input, not the
-#: cache), and load_result, which reads a result file the user saved (Result.to_parquet) or a cache file the user
-#: names (its key from the footer; the file itself is opened through the runner's door)
+#: cache), load_result, which reads a result file the user saved (Result.to_parquet) or a cache file the user
+#: names (its key from the footer; the file itself is opened through the runner's door), and a served model, whose
+#: weights fingerprint is measured on its server (not the cache's fingerprint)
 INTERMEDIATE = {"biascore/methods/fields/tagging.py": {"CacheKey.make(", "get_or_compute("},
                 "biascore/models/embeddings.py": {"CacheKey(", "result_key(", "get_or_compute("},
                 "biascore/inputs/datasets.py": {"read_table", "read_parquet"},
-                "biascore/api.py": {"read_table", "entry_meta("}}
+                "biascore/api.py": {"read_table", "entry_meta("},
+                "biascore/models/served/model.py": {".fingerprint("},
+                "biascore/models/served/fingerprint.py": {".fingerprint("}}
 
 
 def test_no_cache_reads_outside_the_runner():

@@ -17,7 +17,8 @@ from biascore.runs import runner
 from biascore.display import code_span
 from biascore.errors import one_line
 from views.links import link_choice
-from views.models import get_model, model_label, model_selector, served_labels, set_model_param, stored_identity
+from views.models import (get_model, model_label, model_selector, served_down, served_labels, set_model_param,
+                          stored_identity)
 from views.scoring import benchmark_selector, score_now_for, watch_computing
 from views.widgets import precision_caption
 
@@ -160,7 +161,15 @@ def require_run(model: str, benchmark: str, key: str) -> pd.Series:
         if score_now(model, benchmark, key=key):
             st.rerun()
         st.stop()
+    stored_notice(model)
     return run
+
+
+def stored_notice(model: str) -> None:
+    """Over a stored run of a served model whose server is down: say the run is stored and the server down."""
+    down = served_down(model)
+    if down:
+        st.info(f"Showing the stored run of {code_span(model_label(model))}. {down}")
 
 
 def compare_selector(others: list[str], key: str, url_key: str | None = None) -> str | None:

@@ -8,6 +8,7 @@ import streamlit as st
 from biascore import settings
 from biascore.display import markdown_literal
 from biascore.errors import one_line
+from biascore import api
 from biascore.api import redact_paths
 
 
@@ -37,8 +38,13 @@ def error_text(exc: BaseException, public_text: str | None = None) -> str:
     """An exception as one line for a markdown-rendering element (``st.error``, toasts), every character literal
     (:func:`biascore.display.markdown_literal`). In public mode the line names no server path: an error's
     path-free ``reason`` when it has one (e.g. ``ReviewError``), else ``public_text`` when given, else
-    :func:`biascore.errors.one_line`'s line with paths replaced."""
+    :func:`biascore.errors.one_line`'s line with paths replaced. A served model's server that stopped
+    answering is said to be down, without the command line's advice."""
     line = one_line(exc)
+    if isinstance(exc, api.ServedUnavailable):
+        line = one_line(RuntimeError(f"The model's server is down: it {exc.cause}. The pairs finished so far are "
+                                     "kept; scoring resumes from them once it is back."))
+        public_text = public_text or line
     if settings.public_mode():
         line = getattr(exc, "reason", None) or public_text or line
     return markdown_literal(line)

@@ -12,7 +12,7 @@ import os
 import streamlit as st
 
 from biascore import api, settings
-from biascore.display import code_span
+from biascore.display import code_span, markdown_literal
 from biascore.errors import ModelLoadError, one_line
 from biascore.api import display_name, is_local_path, is_served
 from views.common import show_error
@@ -105,41 +105,67 @@ def served_refusal(name: str, *methods) -> bool:
 
 def served_error_line(name: str, exc: BaseException) -> str | None:
     """A served model's loading error as a line that names the model by its label, not by its URL (public
-    mode), else None (not a served label)."""
+    mode), else None (not a served label). A server that does not answer is said to be down (its stored runs
+    stay browsable), without the command line's advice."""
     target = settings.model_target(name)
     if target == name or not is_served(target):
         return None
-    line = one_line(exc, public=False)
     try:
         parsed = api.ServedName.parse(target)
-        urls = sorted({target, target[len("served:"):], parsed.base, parsed.root}, key=len, reverse=True)
+        urls = sorted({target, target[len("served:"):], parsed.base, parsed.root, parsed.describe()}, key=len,
+                      reverse=True)
     except ModelLoadError:
         urls = [target, target[len("served:"):]]
-    for url in urls:
-        line = line.replace(url, name)
-    return f"The served model {name} cannot be used now: {one_line(RuntimeError(line))}"
+
+    def named(line: str) -> str:
+        for url in urls:
+            line = line.replace(url, name)
+        return one_line(RuntimeError(line))
+
+    if isinstance(exc, api.ServedUnavailable):
+        return (f"The server of {name} is down: it {named(exc.cause)}. Its stored runs can still be browsed; "
+                "scoring needs the server back.")
+    return f"The served model {name} cannot be used now: {named(one_line(exc, public=False))}"
+
+
+def served_down(name: str) -> str | None:
+    """The line saying ``name``'s server is down (after a connection that failed for that reason), else None."""
+    if not served(name) or active_snapshot() is not None:
+        return None
+    error = get_handle(name).load_error
+    return served_error_line(name, error) if isinstance(error, api.ServedUnavailable) else None
+
+
+def _last_seen(name: str) -> tuple[str, str] | None:
+    """What ``name``'s server last said it serves (:mod:`biascore.models.served.last_seen`), or None."""
+    return api.recall_served(settings.cache_dir(), settings.model_target(name))
 
 
 def stored_identity(name: str) -> tuple[str, str | None] | None:
     """The model name (and, for a served model, the fingerprint measured on its server) that ``name``'s results
     are stored under. A served model is connected for it (once per process: its identity is measured, never
-    assumed); None when its server cannot be used now (the page offers "Score now", which says why)."""
+    assumed); while its server is down, what the server last said it serves (its stored runs are shown, said to
+    be stored: :func:`served_down`); None when it cannot be used for another reason (the page offers "Score
+    now", which says why)."""
     if not served(name):
         return name, None
     try:
         ident = get_handle(name).load().identity()
-    except ModelLoadError:
-        return None
+    except ModelLoadError as exc:
+        return _last_seen(name) if isinstance(exc, api.ServedUnavailable) else None
     return ident.name, ident.fingerprint
 
 
 def served_labels() -> dict[str, str]:
-    """Stored model name -> the settings' label, for the served models this process is connected to."""
+    """Stored model name -> the settings' label, for the served models this process is connected to, and (not
+    connected yet, or the server down) the name each last served; which runs are shown is still decided by the
+    fingerprint measured now (:func:`stored_identity`)."""
     out = {}
     for label in settings.served_models():
         handle = get_handle(label)
-        if handle.loaded:
-            out.setdefault(handle.identity().name, label)
+        seen = handle.identity().name if handle.loaded else (_last_seen(label) or (None,))[0]
+        if seen is not None:
+            out.setdefault(seen, label)
     return out
 
 
@@ -171,7 +197,11 @@ def model_or_error(name: str, live: bool = False, **kwargs):
         get_model(name)
         return get_handle(name)
     except (ModelLoadError, settings.ReadOnlySnapshotError) as exc:
-        show_error(exc, served_error_line(name, exc))
+        line = served_error_line(name, exc)
+        if line is not None:  # named by its label, never by its URL
+            st.error(markdown_literal(line), icon="⚠️")
+        else:
+            show_error(exc)
         return None
 
 

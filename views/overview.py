@@ -13,7 +13,8 @@ from biascore.display import code_span
 from biascore.errors import one_line
 from biascore.api import precision_of
 from biascore.runs.runner import UnreadableResult
-from views.attribution import DRAWING, best_run, cached_runs, run_label, run_result_frame, score_now, summary
+from views.attribution import (DRAWING, best_run, cached_runs, run_label, run_result_frame, score_now, stored_notice,
+                               summary)
 from views.common import csv_download, literal
 from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible
 from views.scoring import benchmark_selector
@@ -177,6 +178,7 @@ if benchmark:
     run = best_run(model, benchmark)
     if run is not None and bool(run.complete):
         st.success(f"{code_span(model_label(model))} on {benchmark} is scored ({int(run.n_pairs)} pairs) and shown above.")
+        stored_notice(model)
     else:
         st.caption("Scoring runs the model on every pair and caches the result; an interrupted run resumes.")
         if score_now(model, benchmark, key="overview_score_now"):

@@ -21,9 +21,8 @@ from biascore.cli.options import add_method_args, column_mapping, option_values
 from biascore.models.handle import ModelHandle
 from biascore.contract.method import Method
 from biascore.contract.schema import schema_table
-from biascore.contract.result import write_frame
+from biascore.contract.result import write_frame, write_result_file
 from biascore.contract.presentation import precision_lines, with_precision
-from biascore.contract.result import write_result_file
 from biascore.runs.runner import run
 from biascore.methods import discover, get
 from biascore.progress import Bar

@@ -70,6 +70,17 @@ def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MOD
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model's own Python code to run (default off)")
     add_reach_args(p)
+    add_served_args(p)
+
+
+def add_served_args(p: argparse.ArgumentParser) -> None:
+    """``--timeout`` / ``--retries`` of a served model's requests (override its description's ``timeout=`` /
+    ``retries=``)."""
+    p.add_argument("--timeout", type=float_between(0, float("inf")), default=None, metavar="SECONDS",
+                   help="served models: seconds one request may take before it is tried again (default 120)")
+    p.add_argument("--retries", type=int_at_least(0), default=None, metavar="N",
+                   help="served models: tries after the first for a request that times out, cannot connect or "
+                        "gets a 5xx/429; the first request that still fails ends the run at once (default 4)")
 
 
 def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool = True) -> None:
@@ -94,8 +105,9 @@ def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool =
 def spec_from_args(args: argparse.Namespace, name: str | None = None):
     """The model description (:class:`~biascore.models.spec.ModelSpec`) the command's model options give for the
     model ``name`` (default ``--model``), parsed and checked by the same :meth:`ModelSpec.parse` as the API,
-    sweeps and compare; bad values are one line (exit 2; a malformed served name, or a served model given a split
-    or --quantize, raises ``ModelLoadError`` to the command's own one-line handling)."""
+    sweeps and compare (--timeout / --retries: a served model's requests); bad values are one line (exit 2; a
+    malformed served name, or a served model given a split or --quantize, raises ``ModelLoadError`` to the
+    command's own one-line handling)."""
     from biascore.models.placement import PlacementError
     from biascore.models.spec import ModelSpec
 
@@ -103,9 +115,11 @@ def spec_from_args(args: argparse.Namespace, name: str | None = None):
         return ModelSpec.parse(name or args.model, gguf_file=getattr(args, "gguf_file", None),
                                device=getattr(args, "device", "auto"), dtype=getattr(args, "dtype", "auto"),
                                trust_remote_code=getattr(args, "trust_remote_code", False),
-                               device_map=getattr(args, "device_map", None), max_memory=getattr(args, "max_memory", None),
+                               device_map=getattr(args, "device_map", None),
+                               max_memory=getattr(args, "max_memory", None),
                                offload_folder=getattr(args, "offload_folder", None),
-                               quantize=getattr(args, "quantize", None))
+                               quantize=getattr(args, "quantize", None), timeout=getattr(args, "timeout", None),
+                               retries=getattr(args, "retries", None))
     except (PlacementError, ValueError) as exc:
         print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         raise SystemExit(2) from None

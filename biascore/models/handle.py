@@ -26,12 +26,12 @@ from biascore.settings import ReadOnlySnapshotError
 
 def open_model(spec: "ModelSpec | str", **options) -> LanguageModel:
     """The model ``spec`` describes (or the model ``spec`` names, with ``options``), loaded: a served model
-    connects to its completions server (:func:`biascore.models.served.load_served`; load options do not apply),
-    anything else loads in this process (:func:`biascore.models.loading.load_model`)."""
+    connects to its completions server (:func:`biascore.models.served.load_served`; only ``timeout`` / ``retries``
+    apply), anything else loads in this process (:func:`biascore.models.loading.load_model`)."""
     spec = spec if isinstance(spec, ModelSpec) else ModelSpec(spec, **options)
     if spec.served:
         spec.check_served()
-        return load_served(spec.target)
+        return load_served(spec.target, timeout_s=spec.timeout, retries=spec.retries)
     return load_model(spec.target, **spec.load_options())
 
 
@@ -52,7 +52,7 @@ class ModelHandle:
     label, gguf_file, device, dtype = _of_spec("label"), _of_spec("gguf_file"), _of_spec("device"), _of_spec("dtype")
     kind, trust_remote_code = _of_spec("kind"), _of_spec("trust_remote_code")
     attn_implementation, placement = _of_spec("attn_implementation"), _of_spec("placement")
-    quantize = _of_spec("quantize")
+    quantize, timeout, retries = _of_spec("quantize"), _of_spec("timeout"), _of_spec("retries")
 
     def __init__(self, spec: ModelSpec | str = DEFAULT_MODEL, **fields):
         #: what the user named and how it runs (frozen; parsed and checked at the shell's edge)
@@ -96,6 +96,11 @@ class ModelHandle:
     def loaded(self) -> bool:
         return self._lm is not None
 
+    @property
+    def load_error(self) -> Exception | None:
+        """Why the last load failed (None when it has not failed, or the model is loaded)."""
+        return None if self._lm is not None else self._error
+
     def known_identity(self) -> ModelIdentity | None:
         """The cache identity without loading anything: the loaded model's, else read from the model's files
         (memoised), else None (a hub id that is not in the local HuggingFace cache)."""
@@ -135,6 +140,8 @@ class ModelHandle:
                     self._error, self._error_at = exc, time.monotonic()
                     raise
                 self.loads += 1
+                if self.spec.served:
+                    _remember_served(self.name, self._lm)
         return self._lm
 
     def release(self) -> None:
@@ -152,6 +159,19 @@ class ModelHandle:
     def __repr__(self) -> str:
         state = "loaded" if self.loaded else "stand-in" if self._refuse else "not loaded"
         return f"ModelHandle({self.label!r}, {state})"
+
+
+def _remember_served(name: str, lm: LanguageModel) -> None:
+    """Record what the server said it serves (:mod:`biascore.models.served.last_seen`), in a writable cache."""
+    from biascore.store.cache import ResultCache
+    from biascore.models.served.last_seen import remember
+
+    cache = ResultCache()
+    if not cache.read_only:
+        try:
+            remember(cache.root, name, lm.name, lm.fingerprint)
+        except OSError:  # a hint for reading while the server is down; never a reason to fail a load
+            pass
 
 
 def as_handle(model: "ModelHandle | LanguageModel | str", **load_options) -> ModelHandle:

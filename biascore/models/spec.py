@@ -36,6 +36,9 @@ class ModelSpec:
     #: a split over devices (:mod:`biascore.models.placement`) and quantized weights (:mod:`biascore.models.quantize`)
     placement: Placement | None = None
     quantize: str | None = None
+    #: a served model's request timeout (seconds) and retries (None: its description's, else the defaults)
+    timeout: float | None = None
+    retries: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label", self.label or self.target)
@@ -45,19 +48,24 @@ class ModelSpec:
     def parse(cls, target: str, *, label: str | None = None, gguf_file: str | None = None, device: str = "auto",
               dtype: str = "auto", trust_remote_code: bool = False, device_map: str | dict | None = None,
               max_memory: str | dict | None = None, offload_folder: str | None = None,
-              quantize: str | None = None) -> "ModelSpec":
+              quantize: str | None = None, timeout: float | None = None, retries: int | None = None) -> "ModelSpec":
         """``target`` with these options, checked before anything loads (a one-line ``ValueError`` /
         :class:`~biascore.errors.ModelLoadError`): a bad device map or memory budget, an unknown or unavailable
-        ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a malformed served name, or a served model
-        given a split or ``quantize``."""
+        ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a malformed served name or option, a served
+        model given a split or ``quantize``, or a model loaded in this process given ``timeout`` / ``retries`` (a
+        served model's requests: seconds per request, tries after the first)."""
         from biascore.models.quantize import check_quantize
         from biascore.models.served.client import ServedName
 
         spec = cls(target, label or "", gguf_file, device, dtype, trust_remote_code=trust_remote_code,
-                   placement=Placement.make(device_map, max_memory, offload_folder), quantize=quantize)
+                   placement=Placement.make(device_map, max_memory, offload_folder), quantize=quantize,
+                   timeout=timeout, retries=retries)
         if spec.served:
-            ServedName.parse(target)
+            ServedName.parse(target).with_options(timeout_s=timeout, retries=retries)
             spec.check_served()
+        elif timeout is not None or retries is not None:
+            raise ValueError(f"{target!r} is loaded in this process: --timeout and --retries apply to served models "
+                             "(served:http://HOST:PORT/v1)")
         else:
             check_quantize(quantize, dtype, spec.placement)
         return spec

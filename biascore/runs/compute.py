@@ -225,12 +225,28 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             stored = _sharded(ctx, method, loaded, opts, key, verify, size, started)
         else:
             stored = method.compute(ctx, loaded, opts)
+            _check_unchanged(ctx, method)
             info = _info(ctx, method, loaded, opts, started)
             cache.save(key, stored, verify, info)
         found = cache.load_entry(key, verify)
         if found is None:  # pragma: no cover - a store that cannot be read back is a broken disk
             raise CorruptCacheFile(f"{method.name}: the result just stored cannot be read back")
         return found
+
+
+def _check_unchanged(ctx: Context, method: Method) -> None:
+    """Before a computed shard is written: a model that can change under its name (a served model, whose server
+    may swap weights or misbehave mid-run) checks it still computes what its identity says, else raises (one
+    line) and the shard is discarded (:meth:`biascore.models.served.ServedModel.check_unchanged`); the handle lets
+    the model go, so the next run connects afresh (conformance check and fingerprint measured again)."""
+    if method.needs_model and ctx.handle.loaded:
+        check = getattr(ctx.handle.load(), "check_unchanged", None)
+        if check is not None:
+            try:
+                check()
+            except Exception:
+                ctx.handle.release()
+                raise
 
 
 def _shard_size(method: Method, ctx: Context) -> int | None:
@@ -273,6 +289,7 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
 
             ctx.progress = inner
             frame = method.compute(ctx, kind.subset(loaded, a, b), opts)
+            _check_unchanged(ctx, method)
             shards.write(a, b, frame)
             done[(a, b)] = frame
             finished += b - a

@@ -159,3 +159,42 @@ def test_public_mode_lines_name_no_url(monkeypatch):
     assert "10.1.2.3" in one_line(exc, public=False)
     line = one_line(exc, public=True)
     assert "10.1.2.3" not in line and "8000" not in line and "cannot be reached (ConnectError)" in line
+
+
+def test_stored_served_runs_are_browsable_while_the_server_is_down(monkeypatch):
+    """A served run stored, then the server stopped and the dashboard started afresh: the run is browsed under
+    its label, said to be stored, and the page says the server is down — no command-line advice, no URL. The
+    settings' entry carries the request options (``?retries=0&timeout=5``)."""
+    import streamlit as st
+
+    from served_reference import Process
+
+    proc = Process().start()
+    try:
+        monkeypatch.setenv("BIASCORE_MODELS", f"smollm2-135m,{LABEL}=served:{proc.url}?retries=0&timeout=5")
+        monkeypatch.setenv("BIASCORE_PUBLIC", "1")
+        stored = runner.run(get("attribution"), f"served:{proc.url}", "demo").frame
+    finally:
+        proc.kill()
+    st.cache_resource.clear()  # a dashboard process started afresh: no handle, nothing connected
+    st.cache_data.clear()
+    at = open_page("token_attributions", model=LABEL, benchmark="demo")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="model_select").value == LABEL
+    notes = [i.value for i in at.info if "stored run" in i.value]
+    assert len(notes) == 1 and f"The server of {LABEL} is down" in notes[0] and "cannot be reached" in notes[0]
+    assert "run the same command" not in notes[0] and "127.0.0.1" not in notes[0] and "\n" not in notes[0]
+    assert len(frame_with(at, "strongest_token")) == int((stored["skipped_reason"] == "").sum())
+    overview = open_page("overview", model=LABEL, benchmark="demo")
+    assert not overview.exception and not overview.error
+    lines = [m.value for m in (*overview.info, *overview.success, *overview.warning)]
+    assert any("is scored" in line for line in lines) and any(f"The server of {LABEL} is down" in line for line in lines)
+    assert not any("run the same command" in line for line in lines)
+
+
+def test_a_served_model_whose_server_is_down_says_so_without_cli_advice(monkeypatch):
+    monkeypatch.setenv("BIASCORE_MODELS", "offline-gpu=served:http://127.0.0.1:9/v1?retries=0,smollm2-135m")
+    at = open_page("try_pair", model="offline-gpu")
+    type_pair(at, MORE, LESS)
+    line = re.sub(r"\\(.)", r"\1", at.error[0].value)
+    assert "The server of offline-gpu is down" in line and "run the same command" not in line

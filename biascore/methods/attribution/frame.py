@@ -98,10 +98,29 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
     return words, word_spans_out, word_bu
 
 
+class UnscoredPairs(ValueError):
+    """Pairs not marked skipped whose log-probabilities are not all finite numbers: never stored, never summed."""
+
+
+def check_scored(logp: pd.DataFrame) -> None:
+    """Every pair without a ``skipped_reason`` has a finite log P(u) for each shared token in both sentences: a
+    NaN/inf would make its S_JSD NaN and B would count it as "not biased" without saying so. One line, else."""
+    reasons = logp["skipped_reason"].fillna("").astype(str).to_numpy()
+    bad = [int(pid) for pid, why, a, b in zip(logp["pair_id"], reasons, logp["logp_more"], logp["logp_less"])
+           if why == "" and not (np.isfinite(np.asarray(a, dtype=np.float64)).all()
+                                 and np.isfinite(np.asarray(b, dtype=np.float64)).all())]
+    if bad:
+        raise UnscoredPairs(f"{len(bad)} pair(s) (pair_id {', '.join(map(str, bad[:5]))}{', …' if len(bad) > 5 else ''}) "
+                            "have log-probabilities that are not finite numbers; no score is computed over them "
+                            "and nothing of them is stored")
+
+
 def attribution_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: JsdVariant = "reference") -> pd.DataFrame:
-    """Join the benchmark's pairs with their log-probabilities and derive b(u), words, S_JSD, B flags, PLL."""
+    """Join the benchmark's pairs with their log-probabilities and derive b(u), words, S_JSD, B flags, PLL.
+    Pairs not skipped must all be scored (:func:`check_scored`)."""
     if jsd not in JSD_VARIANTS:
         raise ValueError(f"unknown --jsd {jsd!r}; choose one of {', '.join(JSD_VARIANTS)}")
+    check_scored(logp)
     pairs = benchmark.frame.drop(columns=["load_issue"]).set_index("pair_id")
     logp = logp.reset_index(drop=True)
     pair_ids = logp["pair_id"].astype(int).to_numpy()

@@ -31,7 +31,7 @@ import pandas as pd
 
 from biascore.inputs.datasets import Benchmark
 from biascore.progress import ProgressFn
-from biascore.methods.attribution.frame import attribution_frame
+from biascore.methods.attribution.frame import attribution_frame, check_scored
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, require_causal, summarize_lmeval
 from biascore.methods.attribution.crows_metric import crows_counts
@@ -234,7 +234,9 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
         rec["ll_more"], rec["ll_less"] = ll_more, ll_less
         rec["prefix_token_id"] = token.id if token else -1
         rec["prefix_token"] = token.text if token else ""
-    return pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS + LL_COLUMNS)
+    frame = pd.DataFrame.from_records(recs, columns=LOGP_COLUMNS + LL_COLUMNS)
+    check_scored(frame)  # a non-finite log P never reaches the cache
+    return frame
 
 
 # --------------------------------------------------------------------------- entry points

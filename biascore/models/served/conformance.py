@@ -4,7 +4,8 @@ Popular servers return prompt log-probabilities that are wrong without saying so
 server (``--logits_all true``) reports for each prompt token the log-probability it gets in the distribution
 *after* it (abetlen/llama-cpp-python#1983), and llama.cpp's ``llama-server`` returns none at all
 (ggml-org/llama.cpp#27174). So, on first use, two probe texts whose continuations any language model predicts
-are scored (echo + logprobs) and the answer must show:
+are scored (echo + logprobs) **as token-id prompts, in one request of two prompts** — the very form every scoring
+request takes — and the answer must show:
 
 1. **presence** — every prompt token after the first has a log-probability (a number ≤ 0);
 2. **alignment** — the predictable tokens of a counting sequence get high probability *at their own position*
@@ -15,6 +16,11 @@ are scored (echo + logprobs) and the answer must show:
    position i fails here), while the last token differs as expected: the counting continuation is far more
    probable than an unrelated word.
 
+Before these, the request form itself: a server that refuses token-id prompts (text-only servers) is refused,
+since biascore scores exactly the tokens it tokenised; one that does not echo the ids it was sent
+(``return_tokens_as_token_ids``) too, since no answer could be checked against its request. A server that takes
+one prompt per request (not a list) is used one prompt at a time (``batch`` 1 in what is returned).
+
 A failing server is refused with one line saying which of these failed; nothing is computed or stored.
 """
 from __future__ import annotations
@@ -22,7 +28,8 @@ from __future__ import annotations
 import math
 import statistics
 
-from biascore.models.served.client import EchoedPrompt, ServedClient, ServedError, ServedHTTPError
+from biascore.models.served.client import (EchoedPrompt, ServedBadAnswer, ServedClient, ServedError, ServedHTTPError,
+                                         check_echo)
 
 #: the counting probe and its twin with an unpredictable last word (shared tokens up to "11,")
 PROBE = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12"
@@ -42,12 +49,22 @@ class ConformanceError(ServedError):
 def check_conformance(client: ServedClient) -> dict:
     """Run the probes (module docstring); returns what was measured, raises :class:`ConformanceError`."""
     where = f"the server at {client.name.base} ({client.model})"
+    ids = [client.tokenize(text, True) for text in (PROBE, TWIN)]
     try:
-        probe, twin = client.echo(PROBE), client.echo(TWIN)
+        probe, twin, batch = _echo_both(client, ids)
     except ServedHTTPError as exc:
+        if exc.status in (400, 422):
+            raise ConformanceError(
+                f"{where} refuses token-id prompts ({exc}): biascore scores exactly the tokens it tokenised, so the "
+                "server must take prompts as lists of token ids (vLLM and SGLang do; text-only servers cannot be "
+                "used)") from None
         raise ConformanceError(f"{where} refused an echo + logprobs completion request: {exc}") from None
-    for got in (probe, twin):
+    for got, sent in ((probe, ids[0]), (twin, ids[1])):
         _check_presence(got, where)
+        try:
+            check_echo(sent, got, where)
+        except ServedBadAnswer as exc:
+            raise ConformanceError(str(exc)) from None
     values = [v for v in probe.logprobs[1:]]
     tail = values[len(values) // 2:]
     median_p = math.exp(statistics.median(tail))
@@ -76,7 +93,20 @@ def check_conformance(client: ServedClient) -> dict:
         raise ConformanceError(
             f"{where}: after '1, …, 11,' the continuation ' 12' is only {margin:.3g} nats more probable than "
             "' elephant' in its log-probabilities; they are not the model's log P(token | tokens before it)")
-    return {"median_p": median_p, "shared_drift": drift, "margin": margin, "tokens": len(probe.tokens)}
+    return {"median_p": median_p, "shared_drift": drift, "margin": margin, "tokens": len(probe.tokens),
+            "batch": batch}
+
+
+def _echo_both(client: ServedClient, ids: list[list[int]]) -> tuple[EchoedPrompt, EchoedPrompt, int]:
+    """The two probes in one request when the server takes a list of prompts (then ``client.batch`` stays),
+    else one at a time (``client.batch`` becomes 1); unchecked (the checks above say what failed)."""
+    try:
+        probe, twin = client.echo_many(ids, check=False)
+        return probe, twin, client.batch
+    except (ServedHTTPError, ServedBadAnswer):
+        probe, twin = client.echo(ids[0], check=False), client.echo(ids[1], check=False)
+        client.batch = 1
+        return probe, twin, 1
 
 
 def _check_presence(got: EchoedPrompt, where: str) -> None:

@@ -1,6 +1,7 @@
 """The live queue on a served model: the pairs of one round (many people pressing Score at once on Try a pair)
-go to the completions server as concurrent requests on the served client's bounded pool, not one by one, and
-every caller gets the in-process engine's numbers within the reproducibility contract.
+go to the completions server as one prompt per sentence, many prompts per request, the requests concurrent on
+the served client's bounded pool — not one by one — and every caller gets the in-process engine's numbers
+within the reproducibility contract.
 
 The server is the reference server of tests/served_reference.py (a test double of vLLM's completions protocol,
 SmolLM2 in float32 over real HTTP, in its own process); its own counters say how many completions requests were
@@ -30,6 +31,7 @@ def server():
 @pytest.mark.exactness
 def test_a_round_goes_to_the_server_as_concurrent_requests(server, smollm):
     served = open_model("served:" + server.url)
+    served.client.batch = 4  # 24 sentences in 6 requests: several in flight at once
     frame = load_benchmark("demo").frame
     pairs = list(zip(frame.sent_more[:ROUND], frame.sent_less[:ROUND]))
     server.stats(reset=True)  # the connection's own requests (conformance probes, fingerprint) are not counted
@@ -40,7 +42,8 @@ def test_a_round_goes_to_the_server_as_concurrent_requests(server, smollm):
     assert queue.stats["pairs"] == ROUND and queue.stats["largest"] > 1
 
     seen = server.stats()
-    assert seen["completions"] >= 2 * ROUND  # one echo per sentence at least
+    assert seen["prompts"] == 2 * ROUND, seen  # one echo per sentence, no more
+    assert seen["completions"] == 2 * ROUND // 4, seen  # many prompts per request
     assert seen["max_in_flight"] > 1, seen  # concurrent, not one by one …
     assert seen["max_in_flight"] <= served.client.concurrency, seen  # … on the bounded pool
     assert seen["largest_batch"] > 1, seen  # and the server batched them into shared forward passes
