@@ -18,14 +18,15 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
 from dashboard_server import CHROMIUM, dashboard
-from test_e2e_browser import LAUNCH_ARGS, assert_no_errors, wait_idle
-from waits import SAFETY_MS
+from test_e2e_browser import LAUNCH_ARGS, assert_no_errors
+from waits import SAFETY_MS, SAFETY_S
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "tests" / "artifacts" / "bare_clone"
@@ -63,17 +64,38 @@ def bare_server(bare_clone, tmp_path_factory):
         yield url
 
 
+def settle(page) -> None:
+    """Wait until the page's script has run and nothing on it is computing: no spinner, progress bar or skeleton,
+    twice in a row (a page watching for runs reruns a fragment every few seconds, so it is never "idle" for long)."""
+    quiet, deadline = 0, time.monotonic() + SAFETY_S
+    while quiet < 2:
+        assert time.monotonic() < deadline, "the page kept running"
+        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+        busy = page.locator('[data-testid="stSpinner"], [data-testid="stProgress"], [data-testid="stSkeleton"], '
+                            '[data-testid="stSkeletonElement"]').count()
+        quiet = quiet + 1 if state == "notRunning" and not busy else 0
+        time.sleep(0.25)
+
+
 def press_score_buttons(page) -> list[str]:
     """Press every visible "Score now" / "Compute …" button, one after the other (a page may offer the next one
-    once the first result is there), waiting for the page to finish after each; the labels pressed."""
+    once the first result is there): after each, wait until that button is gone (its result replaced it) or an
+    error is shown; the labels pressed."""
     pressed: list[str] = []
     for _ in range(6):
         buttons = [b for b in page.get_by_role("button", name=SCORE_BUTTON).all() if b.is_visible()]
         if not buttons:
             break
-        pressed.append(buttons[0].inner_text().strip())
+        label = buttons[0].inner_text().strip()
+        pressed.append(label)
         buttons[0].click()
-        wait_idle(page)
+        page.wait_for_function(
+            """label => [...document.querySelectorAll('button')].every(b => b.innerText.trim() !== label)
+                        || document.querySelector('[data-testid="stAlertContentError"], [data-testid="stException"]')""",
+            arg=label, timeout=SAFETY_MS)
+        settle(page)
+        if page.locator('[data-testid="stAlertContentError"], [data-testid="stException"]').count():
+            break  # the caller reports it
     return pressed
 
 
@@ -86,8 +108,8 @@ def test_every_page_shows_a_result_on_a_bare_clone(bare_server):
         page = browser.new_page(viewport={"width": 1400, "height": 2200})
         page.set_default_timeout(SAFETY_MS)
         page.goto(bare_server, wait_until="domcontentloaded")
-        page.locator('[data-testid="stApp"]').wait_for()
-        wait_idle(page)
+        page.locator('[data-testid="stSidebarNav"] a').first.wait_for()
+        settle(page)
         links = page.locator('[data-testid="stSidebarNav"] a')
         menu = [(links.nth(i).inner_text().strip(), urlparse(links.nth(i).get_attribute("href")).path.strip("/")
                  or "overview") for i in range(links.count())]
@@ -95,7 +117,9 @@ def test_every_page_shows_a_result_on_a_bare_clone(bare_server):
         seen = {}
         for title, name in menu:
             page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
-            wait_idle(page)
+            page.wait_for_url(re.compile(rf"/{name}(\?|$)") if name != "overview" else re.compile(r":\d+/?(\?|$)"))
+            page.locator("h1").first.wait_for()
+            settle(page)
             pressed = press_score_buttons(page)
             page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
             main = page.locator('[data-testid="stMain"]').inner_text()
