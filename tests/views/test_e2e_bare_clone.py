@@ -65,13 +65,14 @@ def bare_server(bare_clone, tmp_path_factory):
 
 
 def settle(page) -> None:
-    """Wait until the page's script has run and nothing on it is computing: no spinner, progress bar or skeleton,
-    twice in a row (a page watching for runs reruns a fragment every few seconds, so it is never "idle" for long)."""
+    """Wait until the page's script has run and nothing on it is computing: not running, no spinner or skeleton,
+    twice in a row (a page watching for runs reruns a fragment every few seconds, so it is never "idle" for long;
+    a progress bar is no sign: Translation review shows one for the pairs reviewed)."""
     quiet, deadline = 0, time.monotonic() + SAFETY_S
     while quiet < 2:
         assert time.monotonic() < deadline, "the page kept running"
         state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
-        busy = page.locator('[data-testid="stSpinner"], [data-testid="stProgress"], [data-testid="stSkeleton"], '
+        busy = page.locator('[data-testid="stSpinner"], [data-testid="stSkeleton"], '
                             '[data-testid="stSkeletonElement"]').count()
         quiet = quiet + 1 if state == "notRunning" and not busy else 0
         time.sleep(0.25)
