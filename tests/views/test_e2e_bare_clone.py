@@ -79,21 +79,20 @@ def settle(page) -> None:
 
 
 def press_score_buttons(page) -> list[str]:
-    """Press every visible "Score now" / "Compute …" button, one after the other (a page may offer the next one
-    once the first result is there): after each, wait until that button is gone (its result replaced it) or an
-    error is shown; the labels pressed."""
+    """Press every visible "Score now" / "Compute …" button once, one after the other (a page may offer the next
+    one once the first result is there): after each, wait for the run it starts to begin and to end (a button may
+    stay on the page beside its result); the labels pressed."""
     pressed: list[str] = []
     for _ in range(6):
-        buttons = [b for b in page.get_by_role("button", name=SCORE_BUTTON).all() if b.is_visible()]
+        buttons = [b for b in page.get_by_role("button", name=SCORE_BUTTON).all()
+                   if b.is_visible() and b.inner_text().strip() not in pressed]
         if not buttons:
             break
-        label = buttons[0].inner_text().strip()
-        pressed.append(label)
+        pressed.append(buttons[0].inner_text().strip())
         buttons[0].click()
-        page.wait_for_function(
-            """label => [...document.querySelectorAll('button')].every(b => b.innerText.trim() !== label)
-                        || document.querySelector('[data-testid="stAlertContentError"], [data-testid="stException"]')""",
-            arg=label, timeout=SAFETY_MS)
+        page.wait_for_function("""() => document.querySelector('[data-testid="stApp"]')
+                                            .getAttribute('data-test-script-state') === 'running'""",
+                               timeout=SAFETY_MS)
         settle(page)
         if page.locator('[data-testid="stAlertContentError"], [data-testid="stException"]').count():
             break  # the caller reports it
