@@ -47,11 +47,13 @@ def bare_env(clone: Path) -> dict[str, str]:
     return env
 
 
-def measure(workdir: Path) -> dict:
+def measure(workdir: Path, ref: str | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
     clone = workdir / "biascore"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    if ref:
+        subprocess.run(["git", "checkout", "-q", ref], cwd=clone, check=True)
     port = _port()
     log = (workdir / "streamlit.log").open("w")
     t0 = time.monotonic()
@@ -108,18 +110,24 @@ def measure(workdir: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--ref", nargs="+", default=[None], metavar="REF",
+                        help="measure these commits of the clone, one after the other (e.g. main HEAD main HEAD: "
+                             "a before/after under the same machine load)")
     args = parser.parse_args()
-    load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="biascore-first-minute-") as tmp:
-        steps = measure(Path(tmp))
-    load_after = os.getloadavg()
-    out = {"steps_s": {k: round(v, 2) for k, v in steps.items()}, "cpus": os.cpu_count(),
-           "loadavg_before": load_before, "loadavg_after": load_after}
-    for name, t in steps.items():
-        print(f"{t:8.2f} s  {name}")
-    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} ({os.cpu_count()} CPUs)")
+    runs = []
+    for ref in args.ref:
+        load_before = os.getloadavg()
+        with tempfile.TemporaryDirectory(prefix="biascore-first-minute-") as tmp:
+            steps = measure(Path(tmp), ref)
+        load_after = os.getloadavg()
+        runs.append({"ref": ref or "HEAD", "steps_s": {k: round(v, 2) for k, v in steps.items()},
+                     "cpus": os.cpu_count(), "loadavg_before": load_before, "loadavg_after": load_after})
+        print(f"{ref or 'HEAD'}:")
+        for name, t in steps.items():
+            print(f"{t:8.2f} s  {name}")
+        print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} ({os.cpu_count()} CPUs)")
     if args.json:
-        args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+        args.json.write_text(json.dumps(runs, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
