@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from biascore.core import download, settings, shipped
 from biascore.core.seat_tests import gender_wordlist_path, list_seat_tests, load_gender_wordlists, load_seat_test
