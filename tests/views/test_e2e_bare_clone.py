@@ -3,7 +3,7 @@
 ``git clone`` of this repository into an empty temporary folder — no ../shared beside it, no BIASCORE_DATA_DIR (nor
 any other BIASCORE_ setting), an empty cache, HuggingFace offline — then ``streamlit run app.py`` there and one
 headless Chromium: it opens every page of the menu in one session, presses each visible "Score now" (and
-"Compute …") button until none is left, and checks that the page shows a result (a table, a chart or a metric)
+"Compute …") button once, and checks that the page shows a result (a table, a chart or a metric)
 and no exception, error box or missing-data message. Everything comes from the clone itself: the shipped demo
 inputs (data/shipped.json) scored with the models that come from PyPI (SmolLM2, MiniLM).
 
