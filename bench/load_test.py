@@ -181,13 +181,17 @@ class Person:
             less = self.page.get_by_label("Less-biased sentence")
             await more.fill(self.pair[0])
             await less.fill(self.pair[1])
+            before = (await self.page.evaluate(PAGE_STATE_JS))["score"]  # the demo pair a first visit shows
             t1 = time.perf_counter()
             await (more if self.index % 2 == 0 else less).press("Enter")
-            last_seen, longest, state, idle_since = t1, 0.0, None, None
+            last_seen, longest, state, idle_since, ran = t1, 0.0, None, None, False
             while time.perf_counter() - t1 < self.timeout:
                 state = await self.page.evaluate(PAGE_STATE_JS)
                 now = time.perf_counter()
-                if state["score"] is not None or state["errors"]:
+                ran = ran or state["running"]
+                # this pair's score: a new number, or the same one once the run this Enter started has ended
+                fresh = state["score"] is not None and (state["score"] != before or (ran and not state["running"]))
+                if fresh or state["errors"]:
                     break
                 if state["progress"]:
                     last_seen = now
