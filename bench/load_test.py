@@ -81,18 +81,21 @@ PAGE_STATE_JS = """() => {
 # =========================================================================== inputs and expected numbers
 def live_pairs(n: int, source: str = PAIR_SOURCE) -> list[tuple[str, str]]:
     """``n`` different real minimal pairs (of ``source``, CrowS-Pairs by default, in file order) that Try a pair
-    accepts."""
+    accepts; never the demo pair that Try a pair scores on every first visit (the server remembers it: typing it
+    would measure no forward pass)."""
     from biascore.core.datasets import load_benchmark
     from biascore.review.minimal_pair import check_pair
 
+    demo = load_benchmark("demo").frame
+    first_visit = (demo.sent_more.iloc[0], demo.sent_less.iloc[0])
     frame = load_benchmark(source).frame
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str]] = [first_visit]
     for more, less in zip(frame.sent_more, frame.sent_less):
         if len(more) <= 300 and len(less) <= 300 and check_pair(more, less).minimal and (more, less) not in out:
             out.append((more, less))
-        if len(out) == n:
-            return out
-    raise SystemExit(f"only {len(out)} usable pairs in {source}")
+        if len(out) == n + 1:
+            return out[1:]
+    raise SystemExit(f"only {len(out) - 1} usable pairs in {source}")
 
 
 def engine_scores(pairs: list[tuple[str, str]]) -> list[str]:
