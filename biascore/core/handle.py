@@ -18,7 +18,7 @@ import time
 from typing import Literal
 
 from biascore.core.models import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, ModelLoadError,
-                                  load_model, model_identity)
+                                  load_model, model_identity, needs_conversion)
 from biascore.core.placement import Placement
 from biascore.core.served import is_served, load_served
 from biascore.core.settings import ReadOnlySnapshotError
@@ -134,6 +134,11 @@ class ModelHandle:
     def load_error(self) -> Exception | None:
         """Why the last load failed (None when it has not failed, or the model is loaded)."""
         return None if self._lm is not None else self._error
+
+    @property
+    def converts(self) -> bool:
+        """True when the next :meth:`load` converts a GGUF file first (slow, once per machine)."""
+        return self._lm is None and self._refuse is None and needs_conversion(self.name, self.gguf_file)
 
     def known_identity(self) -> ModelIdentity | None:
         """The cache identity without loading anything: the loaded model's, else read from the model's files

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core import settings
 from biascore.core.datasets import benchmark_path
 from biascore.core.hashing import bytes_sha256
 from biascore.core.inputs import SEAT
@@ -24,7 +23,7 @@ from biascore.core.method import Method
 from biascore.core.options import Options, option
 from biascore.core.schema import Column, columns
 from biascore.core.registry import register
-from biascore.core.seat_tests import WORD_TEMPLATES
+from biascore.core.seat_tests import WORD_TEMPLATES, gender_wordlist_path
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking, scorer
 from biascore.methods.heads.head_table import top_heads
@@ -142,11 +141,12 @@ class HeadMasking(Method):
 COUNTER_SOURCES = InputKind(
     name="counter", flag="--input", noun="CrowS-Pairs gender sentences + gender word lists",
     default="crows-gender-pairs",
-    help="the counter-stereotype sentences: gender pairs of crows-en / crows-en-gso and the gender word lists",
+    help="the counter-stereotype sentences: gender pairs of crows-en / crows-en-gso (without them: the shipped "
+         "demo pairs) and the gender word lists",
     load=lambda name, data_dir: cs.counter_sources(data_dir),
     names=lambda data_dir: ["crows-gender-pairs"],
     files=lambda src, data_dir: [
-        *(settings.data_dir(data_dir) / "wordlists" / f"gender_{part}.txt" for part in ("female", "male", "stereotype")),
+        *(gender_wordlist_path(part, data_dir) for part in ("female", "male", "stereotype")),
         *(benchmark_path(name, data_dir) for name in src.sources)],
     selectable=False,
 )
