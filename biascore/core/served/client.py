@@ -12,12 +12,14 @@ The endpoints used, with the semantics vLLM implements:
   tokenizer's BOS/EOS text, when the server offers it.
 
 Requests go through one :class:`httpx.Client` (a connection pool, safe across threads) with a timeout, and are
-retried with exponential back-off on connection errors, timeouts and 5xx/429 answers; a request that still
-fails raises :class:`ServedError` with one line. :meth:`ServedClient.map` runs requests on a bounded thread
+retried with exponential back-off on connection errors, timeouts and 5xx/429 answers (``BIASCORE_SERVED_RETRIES``,
+default 4 retries, and ``BIASCORE_SERVED_BACKOFF_S``, default 0.5 s doubling each time, change them: the tests retry
+without waiting); a request that still fails raises :class:`ServedError` with one line. :meth:`ServedClient.map` runs requests on a bounded thread
 pool (``concurrency`` requests in flight at most).
 """
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +38,22 @@ PREFIX = "served:"
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 4
+DEFAULT_BACKOFF_S = 0.5
+
+
+def _setting(name: str, default: float) -> float:
+    """A number from the environment (``BIASCORE_SERVED_RETRIES`` / ``_BACKOFF_S``), else ``default``; a value that
+    is not a number, or negative, is one line."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ServedError(f"{name}={text!r} is not a number") from None
+    if value < 0:
+        raise ServedError(f"{name}={text!r} must be 0 or more")
+    return value
 
 
 class ServedError(ModelLoadError):
@@ -87,8 +105,10 @@ class ServedClient:
     """One server: the requests above with a pool, retries and a timeout (thread-safe)."""
 
     def __init__(self, name: ServedName, *, concurrency: int = DEFAULT_CONCURRENCY,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES, backoff_s: float = 0.5):
-        self.name, self.concurrency, self.retries, self.backoff_s = name, max(1, int(concurrency)), retries, backoff_s
+                 timeout_s: float = DEFAULT_TIMEOUT_S, retries: int | None = None, backoff_s: float | None = None):
+        self.name, self.concurrency = name, max(1, int(concurrency))
+        self.retries = int(_setting("BIASCORE_SERVED_RETRIES", DEFAULT_RETRIES)) if retries is None else retries
+        self.backoff_s = _setting("BIASCORE_SERVED_BACKOFF_S", DEFAULT_BACKOFF_S) if backoff_s is None else backoff_s
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         self._http = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)), limits=limits)
         self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="served")
