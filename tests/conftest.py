@@ -139,12 +139,15 @@ def pytest_collection_modifyitems(config, items):
 
 # ------------------------------------------------------------------------------------------------ the fast tier
 _SPAWNED: list[str] | None = None  # the processes a fast-tier test started (None: not watching)
+#: a library's quick look-up, allowed in the fast tier (lm-evaluation-harness asks `git describe` for its version)
+QUICK_TOOLS = {"git", "uname", "ldconfig", "lscpu", "nvidia-smi"}
 _popen_init = subprocess.Popen.__init__
 
 
 def _watched_popen_init(self, args, *rest, **kwargs):
-    if _SPAWNED is not None:
-        _SPAWNED.append(" ".join(map(str, args))[:200] if isinstance(args, (list, tuple)) else str(args)[:200])
+    argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else str(args).split()
+    if _SPAWNED is not None and argv and Path(argv[0]).name not in QUICK_TOOLS:
+        _SPAWNED.append(" ".join(argv)[:200])
     _popen_init(self, args, *rest, **kwargs)
 
 

@@ -39,7 +39,8 @@ def test_new_helper_with_the_fixture(processes):
     subprocess.run([sys.executable, "-c", "pass"], check=True)
 
 
-def test_new_unit_test():
+def test_new_unit_test():  # a library's quick look-up (lm-evaluation-harness asks git for its version) is allowed
+    subprocess.run(["git", "--version"], capture_output=True)
     assert 1 + 1 == 2
 '''
 
