@@ -15,9 +15,10 @@ Two kinds of test (docs/reproducibility.md, README "Run the tests"):
 Two tiers (docs/testing.md): a test that starts processes — a browser, a Streamlit or reference server, Ray, a
 CLI or Python helper — is marked ``slow`` here, from the fixtures it uses (:data:`SLOW_FIXTURES`, directly or
 through a fixture of its own); the fast tier is ``-m "not slow"``. A test outside the slow tier that starts a
-process anyway fails (:func:`_spawn_guard`), so a new browser or server test cannot slip into the fast tier: it
-asks for ``processes`` (or a fixture that does). The browser, the reference server and Ray are started once per
-session (per xdist worker), and tests that share one run on one worker (their ``xdist_group``).
+process anyway fails (:func:`pytest_runtest_makereport`), so a new browser or server test cannot slip into the
+fast tier: it asks for ``processes`` (or a fixture that does). Chromium, the demo dashboard, the reference server
+and Ray are started once per session (per xdist worker), and the tests that share one run on one worker (their
+``xdist_group``).
 """
 from __future__ import annotations
 
