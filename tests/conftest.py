@@ -14,9 +14,10 @@ Two kinds of test (docs/reproducibility.md, README "Run the tests"):
 
 Two tiers (docs/testing.md): a test that starts processes — a browser, a Streamlit or reference server, Ray, a
 CLI or Python helper — is marked ``slow`` here, from the fixtures it uses (:data:`SLOW_FIXTURES`, directly or
-through a fixture of its own); the fast tier is ``-m "not slow"``. A test outside the slow tier that starts a
-process anyway fails (:func:`pytest_runtest_makereport`), so a new browser or server test cannot slip into the
-fast tier: it asks for ``processes`` (or a fixture that does). Chromium, the demo dashboard, the reference server
+through a fixture of its own); a test that is neither ``slow`` nor ``shared`` (the hermetic core without
+processes, the same set on every clone) is marked ``fast``: the fast tier is ``-m fast``. A test that is not
+``slow`` but starts a process anyway fails (:func:`pytest_runtest_makereport`), so a new browser or server test
+cannot slip into the fast tier: it asks for ``processes`` (or a fixture that does). Chromium, the demo dashboard, the reference server
 and Ray are started once per session (per xdist worker), and the tests that share one run on one worker (their
 ``xdist_group``).
 """
@@ -122,8 +123,8 @@ def _xdist_group(item) -> str | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark every test that needs the shared files ``shared`` (before ``-m`` selects), remembering its needs; mark
-    every test that starts processes ``slow`` (from its fixtures) and give tests that share a fixture too costly
-    to build twice one xdist group."""
+    every test that starts processes ``slow`` (from its fixtures), every other hermetic test ``fast``, and give
+    tests that share a fixture too costly to build twice one xdist group."""
     for item in items:
         needs = _needs(item)
         if needs:
@@ -133,6 +134,8 @@ def pytest_collection_modifyitems(config, items):
         reasons = slow_reasons(item)
         if reasons:
             item.add_marker(pytest.mark.slow(*reasons))
+        elif not needs and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.fast)
         group = _xdist_group(item)
         if group and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))

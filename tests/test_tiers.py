@@ -1,7 +1,7 @@
 """The two tiers (tests/conftest.py, docs/testing.md): a test is ``slow`` exactly when a fixture it uses (directly or
 through another fixture) starts processes — Chromium, a Streamlit or reference server, Ray, the CLI or a Python
-helper — so the fast tier (``-m "not slow"``) never holds a browser or server test, and a fast-tier test that
-starts a process anyway fails, naming it."""
+helper — and ``fast`` exactly when it is neither slow nor ``shared``, so the fast tier (``-m fast``) never holds a
+browser or server test, and a test outside the slow tier that starts a process anyway fails, naming it."""
 from __future__ import annotations
 
 import os
@@ -46,7 +46,8 @@ def test_new_unit_test():  # a library's quick look-up (lm-evaluation-harness as
 
 
 def test_every_test_using_a_process_fixture_is_slow_and_no_other(request):
-    """Over the whole collected suite: the ``slow`` marker follows the fixtures, both ways."""
+    """Over the whole collected suite: the ``slow`` marker follows the fixtures, both ways; ``fast`` is the rest of
+    the hermetic core."""
     from tests.conftest import slow_reasons
 
     items = request.session.items
@@ -55,8 +56,10 @@ def test_every_test_using_a_process_fixture_is_slow_and_no_other(request):
         uses = set(item.fixturenames) & set(SLOW_FIXTURES)
         marked = item.get_closest_marker("slow") is not None
         assert marked == bool(uses), (item.nodeid, sorted(uses))
+        fast = item.get_closest_marker("fast") is not None
+        assert fast == (not uses and item.get_closest_marker("shared") is None), item.nodeid
         if "browser" in item.fixturenames:  # a browser test is never in the fast tier
-            assert "Chromium" in slow_reasons(item), item.nodeid
+            assert "Chromium" in slow_reasons(item) and not fast, item.nodeid
     # every process-starting fixture asks for `processes`, so one fixture decides the tier
     browser_tests = [i for i in items if "browser" in i.fixturenames]
     assert all("processes" in i.fixturenames for i in browser_tests)
@@ -70,7 +73,7 @@ def test_a_new_browser_server_or_helper_test_cannot_enter_the_fast_tier(tmp_path
     test.write_text(NEW_TESTS)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
-         "-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO), "-m", "not slow", str(test)],
+         "-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO), "-m", "fast", str(test)],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=600)
     out = done.stdout
     assert done.returncode == 1, out[-3000:]
