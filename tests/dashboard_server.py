@@ -15,6 +15,8 @@ from waits import SAFETY_S
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def free_port() -> int:
