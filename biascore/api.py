@@ -10,7 +10,7 @@
     biascore.score_pair(lm, "Women can't drive.", "Men can't drive.")
     bench = biascore.load_benchmark("pairs.parquet", columns={"sent_more": "stereo", "sent_less": "anti"})
 
-Every call goes through the one runner (:func:`biascore.core.runner.run`), so a result computed here is the
+Every call goes through the one runner (:func:`biascore.runs.runner.run`), so a result computed here is the
 one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
 loading the model when the model's identity can be read from its files.
 """
@@ -22,12 +22,12 @@ from typing import Any
 
 import pandas as pd
 
-from biascore.core.handle import ModelHandle, as_handle, reach_options
-from biascore.core.method import Method
-from biascore.core.models import LanguageModel
-from biascore.core.registry import ProgressFn
-from biascore.core.result import Result
-from biascore.core.result_files import load_result  # noqa: F401 - load_result is part of the API
+from biascore.models.handle import ModelHandle, as_handle, reach_options
+from biascore.contract.method import Method
+from biascore.models.loading import LanguageModel
+from biascore.progress import ProgressFn
+from biascore.contract.result import Result
+from biascore.contract.result_files import load_result  # noqa: F401 - load_result is part of the API
 
 Model = "ModelHandle | LanguageModel | str"
 
@@ -48,7 +48,7 @@ def method(name: str) -> Method:
 
 def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
     """The registered pair benchmarks: name, whether present in the data directory, language, description."""
-    from biascore.core.datasets import available_benchmarks
+    from biascore.inputs.datasets import available_benchmarks
 
     rows = available_benchmarks(data_dir)
     return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description"]]
@@ -69,7 +69,7 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
     ``max_memory={"cpu": "300MiB", 0: "10GiB"}`` (or ``"cpu=300MiB,0=10GiB"``) caps each device and what does not
     fit goes to disk under ``<cache>/offload/`` unless ``offload_folder`` names another folder; the numbers equal
     the one-device run within the reproducibility contract. ``quantize="int8"`` / ``"int4"`` loads quantized
-    weights (:mod:`biascore.core.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
+    weights (:mod:`biascore.models.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
     result. Bad values raise a one-line ``ValueError`` before anything is loaded.
 
     A served model (``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``, see docs/cli.md) takes ``timeout`` (seconds
@@ -92,7 +92,7 @@ def load_benchmark(name_or_path: str | Path, *, columns: dict[str, str] | None =
     a dataset name in the local HuggingFace cache; ``columns`` maps ``sent_more``/``sent_less``/``bias_type``
     to your column names, ``split`` picks a split. Pass it as the ``input`` of :func:`run`.
     ``benchmark.duplicates`` lists the pair ids that repeat an earlier pair."""
-    from biascore.core.datasets import load_benchmark as load
+    from biascore.inputs.datasets import load_benchmark as load
 
     return load(name_or_path, data_dir, columns=columns, split=split)
 
@@ -101,18 +101,18 @@ def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", i
         limit: int | None = None, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
         data_dir: str | Path | None = None, only_cached: bool = False, columns: dict[str, str] | None = None,
         split: str | None = None, **options: Any) -> Result | None:
-    """Run a registered method (cached, resumable) and return its :class:`~biascore.core.result.Result`.
+    """Run a registered method (cached, resumable) and return its :class:`~biascore.contract.result.Result`.
 
     ``input``: a benchmark / SEAT test / language name or path (None: the method's default); for a pair
     benchmark of your own, ``columns`` and ``split`` as in :func:`load_benchmark` (a benchmark with duplicated
     pairs gives a :class:`DuplicatePairsWarning`). ``options``:
     the method's options as keyword arguments (``biascore.method(name).Options.specs()`` lists them; bad
-    values raise :class:`~biascore.core.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
+    values raise :class:`~biascore.contract.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
     a widget in Jupyter), False none, or pass your own ``progress(done, total)``. ``only_cached=True``
     returns None instead of computing.
     """
-    from biascore.core.cache import ResultCache
-    from biascore.core.runner import run as run_method
+    from biascore.store.cache import ResultCache
+    from biascore.runs.runner import run as run_method
     from biascore.methods import get
 
     m = get(method_name) if isinstance(method_name, str) else method_name
@@ -145,7 +145,7 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad text (empty, identical,
     not a minimal pair) comes back with ``skipped_reason`` set; a sentence that is not a string (None) raises
     one TypeError."""
-    from biascore.core.runner import live_result
+    from biascore.runs.runner import live_result
     from biascore.methods import get
     from biascore.methods.attribution.scorer import check_pair_texts, score_pair as score_one
 

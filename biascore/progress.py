@@ -1,6 +1,6 @@
 """The one progress adapter: the engine's ``progress(done, total)`` callbacks drawn as a tqdm bar.
 
-The engine reports progress only through :data:`biascore.core.registry.ProgressFn` and never draws a bar
+The engine reports progress only through :data:`biascore.progress.ProgressFn` and never draws a bar
 itself; the shells draw it — the CLI and sweeps on the terminal (stderr), the Python API in a notebook
 (``tqdm.auto`` picks the widget there) — all through :class:`Bar`, and the dashboard through its own widget
 (its ``ProgressBar`` widget)::

@@ -153,8 +153,8 @@ def _draws_a_title(path: Path) -> bool:
 
 def test_cli_and_dashboard_menus_come_from_the_registry():
     from biascore.cli.main import build_parser
-    from biascore.core.method import Method
-    from biascore.core.registry import register
+    from biascore.contract.method import Method
+    from biascore.contract.registry import register
     from biascore.methods import discover
     from views.menu import PAGES, menu_pages
 
@@ -199,7 +199,7 @@ def test_the_engine_never_imports_its_shells():
 
 def test_no_module_outside_the_cli_imports_the_cli():
     """Only biascore/cli/ itself and the entry point biascore/__main__.py import ``biascore.cli``: the review,
-    snapshot and sweep subcommands declare their arguments with biascore/core/args.py, a leaf below them all
+    snapshot and sweep subcommands declare their arguments with biascore/models/args.py, a leaf below them all
     (imports inside functions count)."""
     graph = import_graph(project_modules())
     allowed = {"biascore.__main__"}
@@ -207,7 +207,7 @@ def test_no_module_outside_the_cli_imports_the_cli():
            for name, targets in graph.items()
            if name.startswith("biascore") and not name.startswith("biascore.cli") and name not in allowed}
     assert not {k: v for k, v in bad.items() if v}
-    assert all(t.startswith("biascore.core.") for t in graph["biascore.core.args"])  # below the CLI and methods
+    assert all(t.startswith("biascore.core.") for t in graph["biascore.models.args"])  # below the CLI and methods
 
 
 def test_only_the_progress_adapter_draws_progress_bars():
@@ -250,7 +250,7 @@ INTERMEDIATE = {"biascore/methods/fields/tagging.py": {"CacheKey.make(", "get_or
 
 def test_no_cache_reads_outside_the_runner():
     """Pages, the API, snapshots, sweeps and the methods' own modules ask the runner's door
-    (biascore/core/runner.py) for results: no parquet read, no listing or glob of the cache, no key rebuilt."""
+    (biascore/runs/runner.py) for results: no parquet read, no listing or glob of the cache, no key rebuilt."""
     files = [*(REPO / "biascore").rglob("*.py"), *(REPO / "views").rglob("*.py"), REPO / "app.py"]
     for path in files:
         rel = str(path.relative_to(REPO))

@@ -5,12 +5,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore.core.seat_tests import list_seat_tests
+from biascore.inputs.seat_tests import list_seat_tests
 from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
-from biascore.core.display import code_span
-from biascore.core.errors import one_line
+from biascore.display import code_span
+from biascore.errors import one_line
 from views.common import csv_download
 from views.models import (active_snapshot, data_dir_notice, model_for_cache, model_label, model_selector, served,
                           served_refusal)

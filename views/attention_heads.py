@@ -13,12 +13,12 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from biascore.methods.heads import counter_stereotype as cs
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from biascore.methods.heads.head_table import scores_to_matrix, top_heads
-from biascore.core.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test
-from biascore.core import settings
-from biascore.core.display import code_span, plotly_label, script_token
+from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test
+from biascore import settings
+from biascore.display import code_span, plotly_label, script_token
 from views.common import csv_download, literal
 from views.links import keep, link_choice
 from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,

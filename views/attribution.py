@@ -1,7 +1,7 @@
 """The attribution pages' kit (Overview, Token attributions, Words, Try a pair, Translation review): the cached
 runs of the ``attribution`` method and what is drawn from one, all asked of the runner's door
-(:mod:`biascore.core.runner`). Page-side memos are keyed by the runner's own version of a stored result
-(:attr:`biascore.core.runner.Stored.version`, :func:`biascore.core.runner.stored_version`), so a result replaced
+(:mod:`biascore.runs.runner`). Page-side memos are keyed by the runner's own version of a stored result
+(:attr:`biascore.runs.runner.Stored.version`, :func:`biascore.runs.runner.stored_version`), so a result replaced
 or removed by anyone is read again."""
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
-from biascore.core import runner, settings
-from biascore.core.display import code_span
-from biascore.core.errors import one_line
+from biascore.runs import runner
+from biascore import settings
+from biascore.display import code_span
+from biascore.errors import one_line
 from biascore.methods import get
 from biascore.methods.attribution.results import best_runs, cached_runs as engine_cached_runs, load_run
 from biascore.methods.attribution.token_view import pair_table as engine_pair_table
@@ -46,7 +47,7 @@ def cached_runs() -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _cached_runs(version: tuple, cache_dir: str, data_dir: str) -> pd.DataFrame:
-    from biascore.core.cache import ResultCache
+    from biascore.store.cache import ResultCache
 
     return engine_cached_runs(ResultCache(cache_dir), data_dir)
 
@@ -76,7 +77,7 @@ def _run_frame(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
 
 def run_result_frame(run: pd.Series) -> pd.DataFrame:
     """The engine's attribution frame of one cached run (kept in memory; treat as read-only). Raises
-    :class:`biascore.core.runner.UnreadableResult` (one line) when it fails verification or is stale."""
+    :class:`biascore.runs.runner.UnreadableResult` (one line) when it fails verification or is stale."""
     return _run_frame(run.entry.version, run.entry)
 
 

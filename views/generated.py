@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from biascore.core import runner
-from biascore.core.display import code_span, markdown_literal
-from biascore.core.method import NotApplicable
+from biascore.runs import runner
+from biascore.display import code_span, markdown_literal
+from biascore.contract.method import NotApplicable
 from biascore.methods import get
 from views.common import show_error
 from views.models import data_dir_notice, model_for_cache, model_label, model_selector, served_refusal

@@ -2,7 +2,7 @@
 once, on first use), or in an offline snapshot (``BIASCORE_SNAPSHOT``) a stand-in that never loads.
 
 A model the operator lists as ``LABEL=served:http://HOST:PORT/v1[#NAME]`` in ``BIASCORE_MODELS``
-(:func:`biascore.core.settings.served_models`) is named ``LABEL`` on every page, in every picker and link; its
+(:func:`biascore.settings.served_models`) is named ``LABEL`` on every page, in every picker and link; its
 handle connects to the server (conformance check, measured fingerprint) on first use, and the methods that need
 a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
@@ -11,12 +11,12 @@ import os
 
 import streamlit as st
 
-from biascore.core import models as engine_models
-from biascore.core import settings
-from biascore.core.display import code_span, markdown_literal
-from biascore.core.errors import one_line
-from biascore.core.model_names import display_name, is_local_path
-from biascore.core.served import is_served
+from biascore.models import loading as engine_models
+from biascore import settings
+from biascore.display import code_span, markdown_literal
+from biascore.errors import one_line
+from biascore.models.names import display_name, is_local_path
+from biascore.models.served import is_served
 from views.common import show_error
 from views.links import link_choice, link_value, refuse
 
@@ -77,7 +77,7 @@ def _handle(name: str, target: str, snapshot_root: str | None):
     never reused in it: a live handle would compute where only the snapshot's results may be shown. ``target``:
     what ``name`` loads (a served label's ``served:URL``; keyed by it, so a label pointed elsewhere is a new
     handle); the handle is labelled ``name``."""
-    from biascore.core.handle import ModelHandle
+    from biascore.models.handle import ModelHandle
 
     if snapshot_root is not None and name != engine_models.DEFAULT_MODEL:
         from biascore.snapshot.standin import standin_handle
@@ -114,8 +114,8 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     target = settings.model_target(name)
     if target == name or not is_served(target):
         return None
-    from biascore.core.served import ServedName
-    from biascore.core.served.client import ServedUnavailable
+    from biascore.models.served import ServedName
+    from biascore.models.served.client import ServedUnavailable
 
     try:
         parsed = ServedName.parse(target)
@@ -139,15 +139,15 @@ def served_down(name: str) -> str | None:
     """The line saying ``name``'s server is down (after a connection that failed for that reason), else None."""
     if not served(name) or active_snapshot() is not None:
         return None
-    from biascore.core.served.client import ServedUnavailable
+    from biascore.models.served.client import ServedUnavailable
 
     error = get_handle(name).load_error
     return served_error_line(name, error) if isinstance(error, ServedUnavailable) else None
 
 
 def _last_seen(name: str) -> tuple[str, str] | None:
-    """What ``name``'s server last said it serves (:mod:`biascore.core.served.last_seen`), or None."""
-    from biascore.core.served.last_seen import recall
+    """What ``name``'s server last said it serves (:mod:`biascore.models.served.last_seen`), or None."""
+    from biascore.models.served.last_seen import recall
 
     return recall(settings.cache_dir(), settings.model_target(name))
 
@@ -160,7 +160,7 @@ def stored_identity(name: str) -> tuple[str, str | None] | None:
     now", which says why)."""
     if not served(name):
         return name, None
-    from biascore.core.served.client import ServedUnavailable
+    from biascore.models.served.client import ServedUnavailable
 
     try:
         ident = get_handle(name).load().identity()
@@ -230,7 +230,7 @@ def model_for_cache(name: str):
 
 def model_label(name: str) -> str:
     """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
-    :mod:`biascore.core.model_names`); otherwise as given."""
+    :mod:`biascore.models.names`); otherwise as given."""
     return display_name(name) if settings.public_mode() else str(name)
 
 
@@ -278,7 +278,7 @@ def _trusted_link_models() -> set[str]:
 
 def stored_models() -> set[str]:
     """Every model with a stored result of a registered method (read again when the runner's lists change)."""
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import discover
 
     methods = discover()
@@ -287,8 +287,8 @@ def stored_models() -> set[str]:
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def _stored_models(versions: tuple, cache_dir: str) -> set[str]:
-    from biascore.core import runner
-    from biascore.core.cache import ResultCache
+    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
     from biascore.methods import discover
 
     cache = ResultCache(cache_dir)

@@ -9,10 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from biascore.core.datasets import BenchmarkError
-from biascore.core import runner
+from biascore.inputs.datasets import BenchmarkError
+from biascore.runs import runner
 from biascore.methods import get
-from biascore.core.display import code_span, plotly_label
+from biascore.display import code_span, plotly_label
 from views.common import csv_download, show_error
 from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice, served_refusal
 from views.scoring import score_now_for

@@ -11,10 +11,10 @@ from biascore.methods.attribution.lmeval import CAPTION as LMEVAL_CAPTION, Lmeva
 from biascore.methods.attribution.results import best_runs, lmeval_runs
 from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
-from biascore.core.display import code_span
-from biascore.core.errors import one_line
-from biascore.core.presentation import precision_of
-from biascore.core.runner import UnreadableResult
+from biascore.display import code_span
+from biascore.errors import one_line
+from biascore.contract.presentation import precision_of
+from biascore.runs.runner import UnreadableResult
 from views.attribution import best_run, cached_runs, run_label, run_result_frame, score_now, stored_notice, summary
 from views.common import csv_download, literal
 from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible

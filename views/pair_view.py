@@ -8,7 +8,7 @@ import streamlit as st
 
 from biascore.methods.attribution.token_view import Level, color_limit, ranked_units, sentence_units
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
-from biascore.core.display import markdown_literal
+from biascore.display import markdown_literal
 from views.charts import figure_downloads
 from views.attribution import verdict_text
 from views.common import literal

@@ -1,10 +1,10 @@
 """Runs in progress on the pages: whoever started them (another person, tab, the CLI, the API, a sweep).
 
-A page whose selection has an announced run (:mod:`biascore.core.announce`) shows its state and progress
+A page whose selection has an announced run (:mod:`biascore.runs.announce`) shows its state and progress
 instead of "Score now" (:func:`follow`); a page that says "not scored yet" keeps a light watch (:func:`keep_watching`):
 every :data:`RUN_POLL_S` seconds it reads the announcements (a few small files) and looks whether the result's
 file exists (one ``stat``) — no model, no result read — and redraws itself when a run is announced or the result
-is there. Nothing here computes; the engine answers (:func:`biascore.core.runner.selection`).
+is there. Nothing here computes; the engine answers (:func:`biascore.runs.runner.selection`).
 """
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from biascore.core import announce, settings
-from biascore.core.display import code_span, markdown_literal
-from biascore.core.model_names import display_name
+from biascore.runs import announce
+from biascore import settings
+from biascore.display import code_span, markdown_literal
+from biascore.models.names import display_name
 
 #: Seconds between two looks at a run in progress or at a result not stored yet.
 RUN_POLL_S = 2.0
@@ -37,9 +38,9 @@ class Watched:
         """Where to look (tag, key); ``handle`` (the page's shared one) or a fresh handle, whose identity is read
         from the model's files now (e.g. once a GGUF file has been converted elsewhere). None in a read-only
         snapshot or for an input that cannot be read."""
-        from biascore.core.errors import user_errors
-        from biascore.core.handle import ModelHandle
-        from biascore.core.runner import selection
+        from biascore.errors import user_errors
+        from biascore.models.handle import ModelHandle
+        from biascore.runs.runner import selection
         from biascore.methods import get
         from biascore.snapshot import active
 

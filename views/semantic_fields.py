@@ -12,12 +12,13 @@ import pandas as pd
 import streamlit as st
 
 from biascore.methods.fields import tagging as semantic_tagging
-from biascore.core.datasets import BenchmarkError, load_benchmark
+from biascore.inputs.datasets import BenchmarkError, load_benchmark
 from biascore.methods.fields import table as fields
-from biascore.core import download, settings
-from biascore.core.display import code_span
-from biascore.core import runner
-from biascore.core.presentation import Precision, precision_of
+from biascore.inputs import download
+from biascore import settings
+from biascore.display import code_span
+from biascore.runs import runner
+from biascore.contract.presentation import Precision, precision_of
 from biascore.methods import get
 from views.attribution import token_page_link
 from views.common import csv_download, show_error

@@ -10,7 +10,7 @@ import time
 
 import streamlit as st
 
-from biascore.core import settings
+from biascore import settings
 from biascore.sweep.status import SweepProgress, read_sweeps
 from views.common import public_text
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from biascore.methods.attribution.token_view import filter_pairs
-from biascore.core.display import code_span
+from biascore.display import code_span
 from views.attribution import best_run, pair_table, run_picker, verified_run
 from views.common import literal
 from views.models import data_dir_notice, model_label

@@ -23,9 +23,9 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from biascore.core import settings
-from biascore.core.datasets import BenchmarkError, load_benchmark
-from biascore.core.models import ModelLoadError
+from biascore import settings
+from biascore.inputs.datasets import BenchmarkError, load_benchmark
+from biascore.models.loading import ModelLoadError
 from biascore.methods import get
 from biascore.review.agreement import agreement, confusion, disagreements, reviewer_overview
 from biascore.review.assignment import todo

@@ -11,11 +11,11 @@ import time
 
 import streamlit as st
 
-from biascore.core import timing_log
-from biascore.core.datasets import BenchmarkError, load_benchmark
-from biascore.core.models import DEFAULT_MODEL, list_embedded
+from biascore.runs import timing_log
+from biascore.inputs.datasets import BenchmarkError, load_benchmark
+from biascore.models.loading import DEFAULT_MODEL, list_embedded
 from biascore.review.minimal_pair import check_pair
-from biascore.core.display import code_span
+from biascore.display import code_span
 from views.attribution import live_pair
 from views.common import literal
 from views.models import active_snapshot, model_label, model_or_error, model_selector
@@ -23,7 +23,7 @@ from views.pair_view import draw_pair, level_toggle
 from views.widgets import precision_caption
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
-script_start = time.time()  # for the load test's timing lines (biascore/core/timing_log.py; off by default)
+script_start = time.time()  # for the load test's timing lines (biascore/runs/timing_log.py; off by default)
 
 st.title("Try a pair")
 st.caption("Write a *minimal pair*: the same sentence twice, differing only in the word(s) naming a group. "

@@ -4,7 +4,7 @@ A presenter scores models on a GPU box, then ``python -m biascore snapshot expor
 one file (:mod:`biascore.snapshot.export`); ``BIASCORE_SNAPSHOT=demo.zip streamlit run app.py`` serves the
 dashboard read-only from it on a laptop with no GPU, no network and no model files
 (:mod:`biascore.snapshot.reader`: verify every member's SHA-256 and the engine version, unpack once into a
-private read-only folder, point :mod:`biascore.core.settings` at it).
+private read-only folder, point :mod:`biascore.settings` at it).
 
 Layout of the zip::
 

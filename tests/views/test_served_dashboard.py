@@ -24,11 +24,12 @@ import torch
 from test_dashboard_pages import frame_with, metric_values, open_page, type_pair
 from test_public_mode import page_dump
 
-from biascore.core import runner, settings
-from biascore.core.errors import one_line
+from biascore.runs import runner
+from biascore import settings
+from biascore.errors import one_line
 from biascore.methods import get
 from biascore.methods.attribution.live import SJSD_TOLERANCE
-from biascore.methods.attribution.reproducibility import bu_tolerance
+from reproducibility_contract import bu_tolerance
 from biascore.methods.attribution.scorer import score_pair, summarize
 
 LABEL = "smollm-gpu-box"

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core import settings
-from biascore.core.hashing import bytes_sha256
-from biascore.core.inputs import SEAT
-from biascore.core.input_kind import InputKind
-from biascore.core.presentation import Headline
-from biascore.core.method import Method, NotApplicable
-from biascore.core.options import Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.registry import register
+from biascore import settings
+from biascore.store.hashing import bytes_sha256
+from biascore.inputs.kinds import SEAT
+from biascore.contract.input_kind import InputKind
+from biascore.contract.presentation import Headline
+from biascore.contract.method import Method, NotApplicable
+from biascore.contract.options import Options, option
+from biascore.contract.schema import Column, columns
+from biascore.contract.registry import register
 from biascore.methods.association import logprob_bias, scorer
 
 PAPER = "Bangla contextual bias paper (WEAT/SEAT, CEAT across context lengths, log-probability bias)"

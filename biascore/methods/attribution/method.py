@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from biascore.core.inputs import PAIRS
-from biascore.core.presentation import Headline, View
-from biascore.core.method import Method, NotApplicable
-from biascore.core.options import Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
-from biascore.core.registry import register
-from biascore.core.result import Result
+from biascore.inputs.kinds import PAIRS
+from biascore.contract.presentation import Headline, View
+from biascore.contract.method import Method, NotApplicable
+from biascore.contract.options import Options, option
+from biascore.contract.schema import Column, columns
+from biascore.models.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
+from biascore.contract.registry import register
+from biascore.contract.result import Result
 from biascore.methods.attribution import scorer
 from biascore.methods.attribution.crows_metric import crows_lines
 from biascore.methods.attribution.frame import attribution_frame
@@ -128,7 +128,7 @@ class Attribution(Method):
 
     def model_key_parts(self, identity, options: AttributionOptions) -> dict:
         """A causal model's prefix token under the chosen convention (id, text, every convention giving it, the
-        tokenizer's BOS/EOS facts: :mod:`biascore.core.prefix`); conventions giving one token share a result."""
+        tokenizer's BOS/EOS facts: :mod:`biascore.models.prefix`); conventions giving one token share a result."""
         return scorer.prefix_key_parts(identity, options.prefix_convention)
 
     def compute(self, ctx, loaded, options: AttributionOptions) -> pd.DataFrame:

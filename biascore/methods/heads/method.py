@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core.datasets import benchmark_path
-from biascore.core.hashing import bytes_sha256
-from biascore.core.inputs import SEAT
-from biascore.core.input_kind import InputKind
-from biascore.core.method import Method
-from biascore.core.options import Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.registry import register
-from biascore.core.seat_tests import WORD_TEMPLATES, gender_wordlist_path
+from biascore.inputs.datasets import benchmark_path
+from biascore.store.hashing import bytes_sha256
+from biascore.inputs.kinds import SEAT
+from biascore.contract.input_kind import InputKind
+from biascore.contract.method import Method
+from biascore.contract.options import Options, option
+from biascore.contract.schema import Column, columns
+from biascore.contract.registry import register
+from biascore.inputs.seat_tests import WORD_TEMPLATES, gender_wordlist_path
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking, scorer
 from biascore.methods.heads.head_table import top_heads

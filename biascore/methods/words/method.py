@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from biascore.core.inputs import PAIRS
-from biascore.core.method import Method
-from biascore.core.options import OptionError, Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.registry import register
+from biascore.inputs.kinds import PAIRS
+from biascore.contract.method import Method
+from biascore.contract.options import OptionError, Options, option
+from biascore.contract.schema import Column, columns
+from biascore.contract.registry import register
 from biascore.methods.attribution.jsd import JSD_VARIANTS
 from biascore.methods.attribution.method import Attribution
 from biascore.methods.words import table as scorer
