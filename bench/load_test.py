@@ -81,18 +81,21 @@ PAGE_STATE_JS = """() => {
 # =========================================================================== inputs and expected numbers
 def live_pairs(n: int, source: str = PAIR_SOURCE) -> list[tuple[str, str]]:
     """``n`` different real minimal pairs (of ``source``, CrowS-Pairs by default, in file order) that Try a pair
-    accepts."""
+    accepts; never the demo pair that Try a pair scores on every first visit (the server remembers it: typing it
+    would measure no forward pass)."""
     from biascore.inputs.datasets import load_benchmark
     from biascore.review.minimal_pair import check_pair
 
+    demo = load_benchmark("demo").frame
+    first_visit = (demo.sent_more.iloc[0], demo.sent_less.iloc[0])
     frame = load_benchmark(source).frame
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str]] = [first_visit]
     for more, less in zip(frame.sent_more, frame.sent_less):
         if len(more) <= 300 and len(less) <= 300 and check_pair(more, less).minimal and (more, less) not in out:
             out.append((more, less))
-        if len(out) == n:
-            return out
-    raise SystemExit(f"only {len(out)} usable pairs in {source}")
+        if len(out) == n + 1:
+            return out[1:]
+    raise SystemExit(f"only {len(out) - 1} usable pairs in {source}")
 
 
 def engine_scores(pairs: list[tuple[str, str]]) -> list[str]:
@@ -181,13 +184,17 @@ class Person:
             less = self.page.get_by_label("Less-biased sentence")
             await more.fill(self.pair[0])
             await less.fill(self.pair[1])
+            before = (await self.page.evaluate(PAGE_STATE_JS))["score"]  # the demo pair a first visit shows
             t1 = time.perf_counter()
             await (more if self.index % 2 == 0 else less).press("Enter")
-            last_seen, longest, state, idle_since = t1, 0.0, None, None
+            last_seen, longest, state, idle_since, ran = t1, 0.0, None, None, False
             while time.perf_counter() - t1 < self.timeout:
                 state = await self.page.evaluate(PAGE_STATE_JS)
                 now = time.perf_counter()
-                if state["score"] is not None or state["errors"]:
+                ran = ran or state["running"]
+                # this pair's score: a new number, or the same one once the run this Enter started has ended
+                fresh = state["score"] is not None and (state["score"] != before or (ran and not state["running"]))
+                if fresh or state["errors"]:
                     break
                 if state["progress"]:
                     last_seen = now

@@ -34,6 +34,7 @@ from biascore.contract.options import OptionError, Options  # noqa: F401
 from biascore.contract.presentation import Headline, View, Widget, option_widgets, widget_value  # noqa: F401
 from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
 from biascore.errors import one_line
+from biascore.inputs import download  # noqa: F401 - the public data files' download (`biascore data download`)
 from biascore.inputs.datasets import available_benchmarks  # noqa: F401
 from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
 from biascore.methods import discover  # noqa: F401

@@ -11,11 +11,21 @@ Two kinds of test (docs/reproducibility.md, README "Run the tests"):
   (``data_dir``, ``tiny_mlm``, ``reference_dir``) or written on the test, and skip with one line naming what is
   missing and where it comes from. With ``BIASCORE_REQUIRE_SHARED=1`` (CI, where ../shared is present) a missing
   file fails them instead, and any skipped ``shared`` test fails the session.
+
+Two tiers (docs/testing.md): a test that starts processes — a browser, a Streamlit or reference server, Ray, a
+CLI or Python helper — is marked ``slow`` here, from the fixtures it uses (:data:`SLOW_FIXTURES`, directly or
+through a fixture of its own); a test that is neither ``slow`` nor ``shared`` (the hermetic core without
+processes, the same set on every clone) is marked ``fast``: the fast tier is ``-m fast``. A test that is not
+``slow`` but starts a process anyway fails (:func:`pytest_runtest_makereport`), so a new browser or server test
+cannot slip into the fast tier: it asks for ``processes`` (or a fixture that does). Chromium, the demo dashboard, the reference server
+and Ray are started once per session (per xdist worker), and the tests that share one run on one worker (their
+``xdist_group``).
 """
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -36,6 +46,7 @@ DATA_DIR = _data_dir()
 TINY_MLM = SHARED / "models" / "tiny-trained-bert-mlm"
 REFERENCE_DIR = DATA_DIR / "reference"
 FIXTURE_DATA = REPO / "tests" / "fixtures" / "data"
+ADJUDICATOR = "Cara (browser)"  # the demo dashboard's BIASCORE_ADJUDICATORS (tests/views/test_e2e_browser.py)
 
 REQUIRE_SHARED = os.environ.get("BIASCORE_REQUIRE_SHARED", "").strip().lower() in {"1", "true", "yes", "on"}
 #: fixture -> the shared files it needs (a test using one of them is marked ``shared`` with those needs)
@@ -80,15 +91,97 @@ def _needs(item) -> set[str]:
     return needs
 
 
+#: fixture -> what a test using it (directly or through another fixture) waits on: conftest marks it ``slow``
+#: with these reasons; ``processes`` is the one every process-starting fixture asks for
+SLOW_FIXTURES = {"browser": "Chromium", "demo_dashboard": "a Streamlit server",
+                 "reference_server": "the reference completions server", "ray_instance": "Ray",
+                 "processes": "processes of its own"}
+#: fixture (session-scoped, one per xdist worker) -> the xdist group of the tests sharing it
+SHARED_GROUPS = {"ray_instance": "ray", "reference_server": "reference-server", "demo_dashboard": "demo-dashboard"}
+
+
+def slow_reasons(item) -> list[str]:
+    """What a test waits on, read from the fixtures it uses (empty: it belongs to the fast tier)."""
+    names = set(getattr(item, "fixturenames", ()))
+    return [why for name, why in SLOW_FIXTURES.items() if name in names]
+
+
+def _xdist_group(item) -> str | None:
+    """The test's xdist group: the session resource it shares (``SHARED_GROUPS``), else its module when it uses a
+    module-scoped fixture (so that fixture is built on one worker only), else none (any worker)."""
+    names = set(getattr(item, "fixturenames", ()))
+    for name, group in SHARED_GROUPS.items():
+        if name in names:
+            return group
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in (info.name2fixturedefs.values() if info else ()):
+        if defs and defs[-1].scope in ("module", "package", "class"):
+            return item.nodeid.split("::")[0]
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark every test that needs the shared files ``shared`` (before ``-m`` selects), remembering its needs."""
+    """Mark every test that needs the shared files ``shared`` (before ``-m`` selects), remembering its needs; mark
+    every test that starts processes ``slow`` (from its fixtures), every other hermetic test ``fast``, and give
+    tests that share a fixture too costly to build twice one xdist group."""
     for item in items:
         needs = _needs(item)
         if needs:
             item.stash[_NEEDS] = needs
             if not item.get_closest_marker("shared"):
                 item.add_marker(pytest.mark.shared(*sorted(needs)))
+        reasons = slow_reasons(item)
+        if reasons:
+            item.add_marker(pytest.mark.slow(*reasons))
+        elif not needs and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.fast)
+        group = _xdist_group(item)
+        if group and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+# ------------------------------------------------------------------------------------------------ the fast tier
+_SPAWNED: list[str] | None = None  # the processes a fast-tier test started (None: not watching)
+#: a library's quick look-up, allowed in the fast tier (lm-evaluation-harness asks `git describe` for its version)
+QUICK_TOOLS = {"git", "uname", "ldconfig", "lscpu", "nvidia-smi"}
+_popen_init = subprocess.Popen.__init__
+
+
+def _watched_popen_init(self, args, *rest, **kwargs):
+    argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else str(args).split()
+    if _SPAWNED is not None and argv and Path(argv[0]).name not in QUICK_TOOLS:
+        _SPAWNED.append(" ".join(argv)[:200])
+    _popen_init(self, args, *rest, **kwargs)
+
+
+if not getattr(_popen_init, "_biascore_watch", False):  # once, also when a test imports this file as tests.conftest
+    _watched_popen_init._biascore_watch = True
+    subprocess.Popen.__init__ = _watched_popen_init
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Watch a fast-tier test (set-up, call and teardown) for processes it starts."""
+    global _SPAWNED
+    _SPAWNED = [] if not item.get_closest_marker("slow") else None
+    try:
+        yield
+    finally:
+        _SPAWNED = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A fast-tier test that started a process fails, naming it: it belongs in the slow tier (ask for the
+    ``processes`` fixture, or a fixture that starts the process and asks for it)."""
+    outcome = yield
+    report = outcome.get_result()
+    if _SPAWNED and report.passed and call.when in ("call", "teardown"):
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} is in the fast tier (no fixture of {sorted(SLOW_FIXTURES)}) but started "
+                           f"a process: {_SPAWNED[0]}; ask for the `processes` fixture (tests/conftest.py)")
+        _SPAWNED.clear()
 
 
 _NEEDS = pytest.StashKey[set]()
@@ -112,7 +205,10 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     """Under BIASCORE_REQUIRE_SHARED=1 every ``shared`` test must have run: a skipped one fails the session (and is
-    listed in BIASCORE_SKIPPED_SHARED_FILE when that is set)."""
+    listed in BIASCORE_SKIPPED_SHARED_FILE when that is set). Under xdist the controller decides: it sees every
+    worker's reports."""
+    if hasattr(session.config, "workerinput"):
+        return
     listing = os.environ.get("BIASCORE_SKIPPED_SHARED_FILE")
     if listing:
         Path(listing).write_text("".join(f"{nodeid}\n" for nodeid in _SKIPPED_SHARED))
@@ -144,6 +240,7 @@ def _environment(tmp_path_factory):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ["BIASCORE_RAISE_PAGE_ERRORS"] = "1"  # a page that crashes fails its test (app.py would show one line)
+    os.environ["BIASCORE_SERVED_BACKOFF_S"] = "0"  # served clients retry at once: an unreachable host fails fast
     yield
 
 
@@ -258,3 +355,66 @@ def demo_scores(smollm, random_mlm):
     torch.set_num_threads(1)
     return {name: runner.run(get("attribution"), lm, "demo").frame
             for name, lm in (("smollm2-135m", smollm), (random_mlm.name, random_mlm))}
+
+
+# ------------------------------------------------------------------------------------------------ processes
+@pytest.fixture(scope="session")
+def processes():
+    """Declares that a test (or a fixture) starts processes: servers, browsers, Ray, the CLI or a Python helper.
+    Such a test is in the slow tier (``slow``, from this fixture); a fast-tier test that starts one fails."""
+    return subprocess
+
+
+@pytest.fixture(scope="session")
+def browser(processes):
+    """Debian's Chromium driven by Playwright, launched once per session (once per xdist worker); each test opens
+    its own pages or browser contexts and closes them. Skips without Chromium (.ci/install-browser.sh)."""
+    from dashboard_server import CHROMIUM, LAUNCH_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def reference_server(processes):
+    """The faithful reference completions server (tests/served_reference.py: vLLM's protocol, SmolLM2 in float32),
+    started once per session and shared by the tests of served models (one xdist group)."""
+    from served_reference import serving
+
+    yield from serving()
+
+
+@pytest.fixture(scope="session")
+def ray_instance(processes):
+    """A local Ray instance (2 CPUs), started once per session for the sweep's Ray tests (one xdist group)."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def demo_dashboard(smollm, tmp_path_factory, processes):
+    """`streamlit run app.py` on a free loopback port, once per session, over the session cache with the demo
+    benchmark scored by SmolLM2, a review database of its own and an adjudicator (``ADJUDICATOR``): the browser
+    tests of tests/views/test_e2e_browser.py and the Words page's share it (one xdist group)."""
+    import torch
+
+    from dashboard_server import dashboard
+
+    from biascore.runs import runner
+    from biascore.methods import get
+
+    torch.set_num_threads(1)  # faster on a shared CPU (see views.attribution.limit_torch_threads)
+    runner.run(get("attribution"), smollm, "demo")
+    review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
+    log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
+    with dashboard(log, BIASCORE_REVIEW_DB=str(review_db), BIASCORE_ADJUDICATORS=ADJUDICATOR) as url:
+        yield {"url": url, "review_db": review_db}

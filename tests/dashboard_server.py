@@ -15,6 +15,8 @@ from waits import SAFETY_S
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def free_port() -> int:
@@ -25,19 +27,20 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def dashboard(log_path: Path, *, drop_env: tuple[str, ...] = (), command: Callable[[int], list[str]] | None = None,
-              **env_overrides: str):
+              cwd: Path = REPO, **env_overrides: str):
     """The dashboard's URL while the block runs: ``streamlit run app.py`` on 127.0.0.1 with this process's
     environment plus ``env_overrides`` (minus ``drop_env``); its output goes to the file ``log_path``.
-    ``command(port)`` replaces the streamlit command line (e.g. ``python -m biascore snapshot serve``).
+    ``command(port)`` replaces the streamlit command line (e.g. ``python -m biascore snapshot serve``); ``cwd``: the
+    checkout it runs in (default: this one).
     Raises RuntimeError (with the log's tail) when the process ends, or does not answer its health check within
     the tests' safety limit (tests/waits.py)."""
-    with dashboard_process(log_path, drop_env=drop_env, command=command, **env_overrides) as (url, _):
+    with dashboard_process(log_path, drop_env=drop_env, command=command, cwd=cwd, **env_overrides) as (url, _):
         yield url
 
 
 @contextlib.contextmanager
 def dashboard_process(log_path: Path, *, drop_env: tuple[str, ...] = (),
-                      command: Callable[[int], list[str]] | None = None, **env_overrides: str):
+                      command: Callable[[int], list[str]] | None = None, cwd: Path = REPO, **env_overrides: str):
     """As :func:`dashboard`, yielding ``(url, process)`` (the server's ``subprocess.Popen``, e.g. to read its
     CPU time)."""
     port = free_port()
@@ -49,7 +52,7 @@ def dashboard_process(log_path: Path, *, drop_env: tuple[str, ...] = (),
     argv = command(port) if command else [
         sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SAFETY_S

@@ -19,7 +19,7 @@ from biascore.contract.options import OptionError
 from tests.conftest import FIXTURE_DATA, REPO
 
 
-def test_import_is_light_and_lists_the_api():
+def test_import_is_light_and_lists_the_api(processes):
     """``import biascore`` loads no torch, transformers or streamlit: the API is imported on first use."""
     code = ("import sys, biascore; assert callable(biascore.run) and callable(biascore.score_pair); "
             "print(sorted(m for m in ('torch', 'transformers', 'streamlit') if m in sys.modules))")

@@ -19,7 +19,7 @@ def _python_blocks(text: str) -> list[str]:
 
 
 @pytest.mark.shared("data")  # the example's semantic fields read the USAS lexicon
-def test_the_api_worked_example_runs_in_a_fresh_interpreter(tmp_path):
+def test_the_api_worked_example_runs_in_a_fresh_interpreter(tmp_path, processes):
     text = (DOCS / "api.md").read_text(encoding="utf-8")
     example = _python_blocks(text.split("## A worked example", 1)[1])[0]
     env = {**os.environ, "BIASCORE_CACHE_DIR": str(tmp_path)}

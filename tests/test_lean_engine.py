@@ -31,7 +31,7 @@ def _imported_heavy(body: str, tmp_path: Path, data_dir: Path) -> list[str]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_cli_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_models):
+def test_cli_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_models, processes):
     model = str(hermetic_models / "random-mlm")
     body = ("from biascore.cli.main import main\n"
             f"assert main(['score', '--model', {model!r}, '--benchmark', 'demo', '--limit', '3', "
@@ -39,7 +39,7 @@ def test_cli_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_m
     assert _imported_heavy(body, tmp_path, FIXTURE_DATA) == []
 
 
-def test_python_api_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_models):
+def test_python_api_score_imports_no_dashboard_or_tagging_packages(tmp_path, hermetic_models, processes):
     model = str(hermetic_models / "random-mlm")
     body = ("from biascore.models.loading import load_model\n"
             "from biascore.runs import runner\n"
@@ -50,7 +50,7 @@ def test_python_api_score_imports_no_dashboard_or_tagging_packages(tmp_path, her
     assert _imported_heavy(body, tmp_path, FIXTURE_DATA) == []
 
 
-def test_the_check_sees_a_heavy_import(tmp_path):
+def test_the_check_sees_a_heavy_import(tmp_path, processes):
     """The probe itself works: importing the tagging module's tagger dependencies is reported."""
     pytest.importorskip("pymusas")
     assert "pymusas" in _imported_heavy("import pymusas", tmp_path, FIXTURE_DATA)

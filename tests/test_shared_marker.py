@@ -23,11 +23,11 @@ def test_skips_for_another_reason():
 def _pytest(*args: str, **env: str) -> subprocess.CompletedProcess:
     full = {**os.environ, "BIASCORE_DATA_DIR": "/nonexistent/data", "BIASCORE_SHARED": "/nonexistent",
             "BIASCORE_REQUIRE_SHARED": "0", **env}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *args], cwd=REPO,
-                          env=full, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-q", "-rs", "-p", "no:cacheprovider", *args],
+                          cwd=REPO, env=full, capture_output=True, text=True, timeout=600)
 
 
-def test_without_the_shared_files_a_shared_test_skips_with_one_line():
+def test_without_the_shared_files_a_shared_test_skips_with_one_line(processes):
     done = _pytest(NEEDS_DATA)
     assert done.returncode == 0, done.stdout[-2000:]
     assert "1 skipped" in done.stdout
@@ -36,13 +36,13 @@ def test_without_the_shared_files_a_shared_test_skips_with_one_line():
     assert "BIASCORE_SHARED" in line  # where the tiny MLM and the reference outputs come from
 
 
-def test_where_they_are_required_a_missing_file_fails_the_test():
+def test_where_they_are_required_a_missing_file_fails_the_test(processes):
     done = _pytest(NEEDS_DATA, BIASCORE_REQUIRE_SHARED="1")
     assert done.returncode == 1 and "1 error" in done.stdout, done.stdout[-2000:]  # at set-up, before any fixture
     assert "BIASCORE_REQUIRE_SHARED=1 but this test needs the benchmark data" in done.stdout
 
 
-def test_where_they_are_required_a_skipped_shared_test_fails_the_session(tmp_path):
+def test_where_they_are_required_a_skipped_shared_test_fails_the_session(tmp_path, processes):
     from tests.conftest import _public_data_files
 
     data = tmp_path / "data"  # every public benchmark file present (empty): the marker lets the test run

@@ -93,7 +93,9 @@ tab_seat, tab_ceat, tab_logprob = st.tabs(["WEAT / SEAT", "CEAT", "Log-probabili
 
 with tab_seat:
     tests = api.list_seat_tests(language=language)
-    default = [t for t in ("sent-weat6", "sent-weat7", "sent-weat8", "bangla-c5") if t in tests][:3]
+    # the paper's SEAT tests when downloaded, else the shipped WEAT 6 (a bare clone)
+    default = [t for t in ("sent-weat6", "sent-weat7", "sent-weat8", "bangla-c5") if t in tests][:3] \
+        or [t for t in ("demo-weat6",) if t in tests]
     chosen = st.multiselect("Tests", tests, default=default, key="seat_tests",
                             help="sentence tests (sent-*, Heilman) embed sentences (SEAT); the others embed words (WEAT)")
     seat_options = option_inputs(api.method("seat"), key="seat", only=("pooling", "word_mode"), columns=2)

@@ -105,8 +105,9 @@ if scores is None:
         scores = score_now_button("Score now", "ah_score_now", "Head scores (one forward + backward pass), batches:",
                                   lambda progress: _frame("heads", seat, progress=progress),
                                   watch=watched(api.method("heads"), model_name, seat))
-    if scores is None:
-        st.stop()
+        if scores is not None:
+            st.rerun()  # drawn afresh from the cache: no "not computed yet" line beside the result
+    st.stop()
 b = HEADS.scores_to_matrix(scores)
 L, H = b.shape
 n_pos = int((b > 0).sum())
@@ -145,6 +146,8 @@ if counter is None and not read_only_notice("The counter-stereotype attentions o
                                "Counter-stereotype attentions: sentences",
                                lambda progress: _frame("heads-counter", None, progress=progress),
                                watch=watched(api.method("heads-counter"), model_name, None))
+    if counter is not None:
+        st.rerun()  # as above
 if counter is not None and counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 elif counter is not None:

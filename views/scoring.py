@@ -10,7 +10,7 @@ from biascore.errors import BenchmarkError, ModelLoadError
 from views import run_watch
 from views.common import show_error
 from views.links import keep, link_choice
-from views.models import active_snapshot, get_handle, read_only_notice
+from views.models import active_snapshot, get_handle, model_label, read_only_notice
 
 T = TypeVar("T")
 
@@ -126,7 +126,10 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
         if before is not None:
             before()
         handle = get_handle(model)  # the runner loads it, after announcing the run to every page
-        if not handle.loaded:
+        if handle.converts:  # tens of seconds, once per machine: said so, not left as a silent wait
+            progress.bar.progress(0.0, text=f"Converting {model_label(model)} from its GGUF file (first use on this "
+                                            f"machine only, about half a minute), then: {progress.text}")
+        elif not handle.loaded:
             progress.bar.progress(0.0, text=f"Loading the model (once per process), then: {progress.text}")
         runner.run(method, handle, input, progress=progress, waiting=progress.waiting, **options)
         return True

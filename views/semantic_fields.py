@@ -11,7 +11,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore import api
+from biascore import api, settings
+from biascore.api import download
 from biascore.errors import BenchmarkError
 from biascore.display import code_span
 from biascore.runs import runner
@@ -19,7 +20,7 @@ from views.attribution import token_page_link
 from views.common import csv_download, show_error
 from views.models import (active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models,
                           set_model_param)
-from views.scoring import benchmark_selector, score_now_for, watch_computing
+from views.scoring import ProgressBar, benchmark_selector, score_now_for, watch_computing
 from views.widgets import option_inputs, precision_caption
 
 #: the fields method's drawing helpers: field tables, their words and sentences, the lexicons' coverage
@@ -70,6 +71,33 @@ def bar_chart(table: pd.DataFrame) -> alt.Chart:
     ).properties(height=max(160, 28 * len(table)))
 
 
+def offer_lexicon_download() -> None:
+    """The one line saying why the USAS lexicon is not shipped, and (not in public mode) a button that downloads
+    it here, with a progress bar, its checksums verified and its licence shown (the engine's downloader)."""
+    st.info("The USAS lexicon is not shipped with biascore (its licence, CC BY-NC-SA 4.0, does not allow it): "
+            "download it to see semantic fields.", icon="📥")
+    if settings.public_mode():
+        st.caption("Ask the operator to run `python -m biascore data download --only usas` on the server "
+                   "(offline: docs/operating.md).")
+        return
+    files = download.select(download.load_manifest(), ["usas"])
+    size = sum(f.size for f in files) / 1e6
+    if not st.button(f"Download the USAS lexicon ({len(files)} files, {size:.1f} MB; checksums verified)",
+                     key="sf_download"):
+        st.caption("Or on the command line: `python -m biascore data download --only usas`; offline, from a "
+                   "mirror folder: docs/operating.md.")
+        return
+    outcomes = download.download_all(only=["usas"], progress=ProgressBar("Downloading the USAS lexicon: bytes"))
+    failed = [o for o in outcomes if not o.ok]
+    for o in failed:
+        st.error(f"{o.path}: {o.message}")
+    if failed:
+        return
+    st.success(f"{len(outcomes)} files downloaded, SHA-256 verified. "
+               + " · ".join(download.licence_lines(outcomes)))
+    st.button("Show the semantic fields", key="sf_after_download")
+
+
 st.title("Semantic fields")
 st.caption("Every scored word of the more-biased sentence is tagged with its USAS semantic field (pymusas "
            "rule-based tagger). Per field: **↑** share of words with b < 0 (pushed the model toward the "
@@ -107,6 +135,10 @@ if sum(no_lexicon.values()) == len(bench.frame):
 for lang, n in no_lexicon.items():
     st.caption(f"{n} {FIELDS.language_names.get(lang, lang)} pair(s) of {bench_name} are left out: "
                "USAS has no lexicon for that language.")
+
+if active_snapshot() is None and FIELDS.missing_lexicon_files("en"):
+    offer_lexicon_download()
+    st.stop()
 
 if not runner.is_cached(api.method("attribution"), get_handle(model), bench):
     if watch_computing(api.method("attribution"), model, bench):  # someone is scoring it right now: the page follows that run

@@ -1,4 +1,5 @@
 """Try a pair: type two sentences (or pick a demo pair), press Score, and see b(u) for every shared token live.
+A first visit opens on the first demo pair, filled in and scored.
 
 The two boxes are one form: both sentences are sent together when Score (or Enter in either box) is pressed,
 so the score is always that of the pair the boxes show. While the request waits (model load, the live queue
@@ -60,6 +61,9 @@ def demo_label(i: int) -> str:
 
 
 demos = demo_pairs()
+if "tp_demo" not in st.session_state and SUBMITTED not in st.session_state and demos:
+    st.session_state["tp_demo"] = 1  # a first visit opens on the first demo pair, filled in and scored
+    pick_demo()
 st.selectbox("Start from a demo pair", range(len(demos) + 1), key="tp_demo", on_change=pick_demo,
              format_func=demo_label)
 if active_snapshot() is None:

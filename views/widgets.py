@@ -72,11 +72,14 @@ def input_picker(method: Method, key: str = "input", widget_key: str | None = No
     kind = method.input_kind
     if kind.name == "none" or not kind.selectable:
         return None
-    names = list(kind.choices or kind.names(settings.data_dir())) or ([kind.default] if kind.default else [])
+    present = kind.names(settings.data_dir())
+    names = list(kind.choices or present) or ([kind.default] if kind.default else [])
     if not names:
         st.info(f"No {kind.noun} in the data directory yet.")
         return None
-    default = kind.default if kind.default in names else names[0]
+    # the default when present, else the first present (a bare clone: the shipped demo input)
+    fallback = kind.default if kind.default in present or not present else present[0]
+    default = fallback if fallback in names else names[0]
     control = widget_key or f"{key}_select"
     wanted = link_choice(key, names, default, noun=kind.noun + "s", control=control)
     choice = st.selectbox(kind.noun[:1].upper() + kind.noun[1:], names, index=names.index(wanted),

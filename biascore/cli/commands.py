@@ -79,6 +79,11 @@ def _cmd_download(args: argparse.Namespace) -> int:
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
     print(f"{target}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
+    lines = download.licence_lines(outcomes)
+    if lines:
+        print("Licences of these files (sources and citations: docs/data.md):")
+        for line in lines:
+            print(f"  {line}")
     failed = [o for o in outcomes if not o.ok]
     for o in failed:
         print(f"error: {o.path}: {o.message}", file=sys.stderr)

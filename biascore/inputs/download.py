@@ -200,3 +200,34 @@ def download_all(data_dir: str | Path | None = None, only: list[str] | None = No
     if partial.is_dir() and not any(partial.iterdir()):
         shutil.rmtree(partial, ignore_errors=True)
     return outcomes
+
+
+def licences(outcomes: list[Outcome], manifest: str | Path = MANIFEST_PATH) -> list[tuple[str, list[str]]]:
+    """The licences of the files the ``outcomes`` fetched or found in place: ``(licence, paths)`` per licence
+    (manifest order), so that a user sees what they may do with what they now have (docs/data.md)."""
+    have = {o.path for o in outcomes if o.status in ("downloaded", "present")}
+    groups: dict[str, list[str]] = {}
+    for entry in load_manifest(manifest):
+        if entry.path in have:
+            groups.setdefault(entry.licence or "not stated", []).append(entry.path)
+    return list(groups.items())
+
+
+def licence_lines(outcomes: list[Outcome], manifest: str | Path = MANIFEST_PATH) -> list[str]:
+    """:func:`licences` as lines of text: ``<licence>: <paths>``, the paths of a folder shortened to a glob when
+    they are all of that folder's files."""
+    lines = []
+    for licence, paths in licences(outcomes, manifest):
+        lines.append(f"{licence}: {', '.join(_shorten(paths))}")
+    return lines
+
+
+def _shorten(paths: list[str]) -> list[str]:
+    """``a/x, a/y`` → ``a/*`` when x and y are every file of the group folder ``a`` that the paths name."""
+    folders: dict[str, list[str]] = {}
+    for path in paths:
+        folders.setdefault(path.rsplit("/", 1)[0] if "/" in path else "", []).append(path)
+    out = []
+    for folder, members in folders.items():
+        out.extend([f"{folder}/* ({len(members)} files)"] if folder and len(members) > 2 else members)
+    return out

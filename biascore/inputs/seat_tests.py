@@ -4,7 +4,9 @@ A test file is one JSON object with ``targ1``, ``targ2``, ``attr1``, ``attr2``, 
 ``{"category": ..., "examples": [...]}``: X = targ1, Y = targ2 (targets), A = attr1, B = attr2
 (attributes). Files (pretty-printed JSON despite the ``.jsonl`` extension):
 
-* ``seat/<name>.jsonl`` — English SEAT/WEAT tests of May et al. (2019), from the sent-bias repository;
+* ``seat/<name>.jsonl`` — English SEAT/WEAT tests of May et al. (2019), from the sent-bias repository; and the
+  test shipped with the project (``data/seat/demo-weat6.jsonl``: Caliskan et al.'s WEAT 6 word lists;
+  :mod:`biascore.inputs.shipped`), listed and read on a bare clone too;
 * ``bangla/ceat_categories/ceat<i>.jsonl`` — the Bangla categories C1–C9, named ``bangla-c<i>``.
 
 Rules (the attention-head page and the association page read every file the same way):
@@ -35,6 +37,7 @@ from pathlib import Path
 
 from biascore import settings
 from biascore.store.hashing import bytes_sha256
+from biascore.inputs.shipped import data_file, shipped_stems
 
 ROLES = ("targ1", "targ2", "attr1", "attr2")
 MIN_ITEMS = {"targ1": 2, "targ2": 2, "attr1": 1, "attr2": 1}
@@ -127,7 +130,8 @@ def list_seat_tests(data_dir: str | Path | None = None, language: str | None = N
     """
     root = settings.data_dir(data_dir)
     folder = root / "seat"
-    names = sorted((p.stem for p in folder.glob("*.jsonl")), key=_natural) if folder.is_dir() else []
+    found = {p.stem for p in folder.glob("*.jsonl")} if folder.is_dir() else set()
+    names = sorted(found | set(shipped_stems("seat", ".jsonl", data_dir)), key=_natural)
     names += [f"bangla-c{i}" for i in range(1, 10) if (root / "bangla" / "ceat_categories" / f"ceat{i}.jsonl").is_file()]
     names = [n for n in names if language is None or _language(n) == language]
     if kind is not None:
@@ -153,7 +157,7 @@ def seat_test_path(name: str, data_dir: str | Path | None) -> Path:
         return settings.data_dir(data_dir) / "bangla" / "ceat_categories" / f"ceat{m.group(1)}.jsonl"
     if not _NAME.fullmatch(name):
         raise SeatTestError(f"not a test name: {name!r}")
-    return seat_dir(data_dir) / f"{name}.jsonl"
+    return data_file(f"seat/{name}.jsonl", data_dir)
 
 
 def load_seat_test(name: str, data_dir: str | Path | None = None) -> SeatTest:
@@ -203,12 +207,17 @@ class GenderWordLists:
         return out
 
 
+def gender_wordlist_path(part: str, data_dir: str | Path | None = None) -> Path:
+    """``wordlists/gender_<part>.txt`` (part: female, male, stereotype): the data directory's, else the copy
+    shipped with the project (MIT; an unchanged copy of the downloadable file)."""
+    return data_file(f"wordlists/gender_{part}.txt", data_dir)
+
+
 def load_gender_wordlists(data_dir: str | Path | None = None) -> GenderWordLists:
-    folder = settings.data_dir(data_dir) / "wordlists"
     h = hashlib.sha256()
     lists = {}
     for part in ("female", "male", "stereotype"):
-        path = folder / f"gender_{part}.txt"
+        path = gender_wordlist_path(part, data_dir)
         if not path.is_file():
             raise FileNotFoundError(f"gender word list {path} not found")
         raw = path.read_bytes()

@@ -18,7 +18,8 @@ import threading
 import time
 from typing import Literal
 
-from biascore.models.loading import DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model, model_identity
+from biascore.models.loading import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model, model_identity,
+                                    needs_conversion)
 from biascore.models.served import is_served, load_served
 from biascore.models.spec import ModelSpec
 from biascore.settings import ReadOnlySnapshotError
@@ -95,6 +96,11 @@ class ModelHandle:
     @property
     def loaded(self) -> bool:
         return self._lm is not None
+
+    @property
+    def converts(self) -> bool:
+        """True when the next :meth:`load` converts a GGUF file first (slow, once per machine)."""
+        return self._lm is None and self._refuse is None and needs_conversion(self.name, self.gguf_file)
 
     @property
     def load_error(self) -> Exception | None:

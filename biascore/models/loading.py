@@ -366,6 +366,18 @@ class ModelIdentity:
         return f"{safe}-{self.fingerprint[:10]}"
 
 
+def needs_conversion(name: str, gguf_file: str | None = None) -> bool:
+    """True when loading ``name`` first converts a GGUF file to float32 weights (first use on this machine: the
+    embedded SmolLM2 takes tens of seconds; later loads read the saved copy under ``<cache>/models/``)."""
+    if _is_served(name):
+        return False
+    try:
+        src = resolve_source(name, gguf_file)
+    except Exception:  # noqa: BLE001 - the load itself reports what is wrong
+        return False
+    return src.gguf_path is not None and not (src.converted_folder / "config.json").exists()
+
+
 def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
                    device: str = "auto", dtype: str = "auto", placement: Placement | None = None,
                    quantize: str | None = None) -> ModelIdentity | None:
@@ -460,12 +472,50 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
     if src.gguf_path is not None and not (src.converted_folder / "config.json").exists():
         # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
         converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock"))
-    with converting:
+    with converting, (_one_gguf_reader() if src.gguf_path is not None else contextlib.nullcontext()):
         if (placement is not None or quantize) and src.gguf_path is not None \
                 and not (src.converted_folder / "config.json").exists():
             # split or quantized loads read the de-quantised float32 copy: convert (and save) it first
             _load(name, src, kind, "cpu", "auto", trust_remote_code, None, None, None)
         return _load(name, src, kind, device, dtype, trust_remote_code, attn_implementation, placement, quantize)
+
+
+_READERS_LOCK = threading.Lock()
+_readers_users = 0
+_reader_memo: dict = {}
+
+
+@contextlib.contextmanager
+def _one_gguf_reader():
+    """While converting a GGUF file, transformers reads it three times (config, tokenizer, weights), each time
+    parsing all of its metadata (SmolLM2's 49k-token vocabulary: several seconds a parse). Within this block
+    ``gguf.GGUFReader`` returns one reader per file (read-only memory maps of the same bytes), so the file is
+    parsed once: the conversion of the embedded SmolLM2 takes about half the time (docs/performance.md)."""
+    import gguf
+
+    global _readers_users
+    with _READERS_LOCK:
+        if _readers_users == 0:
+            original = gguf.GGUFReader
+
+            def reader(path, *args, **kwargs):
+                key = (os.fspath(path), args, tuple(sorted(kwargs.items())))
+                with _READERS_LOCK:
+                    if key not in _reader_memo:
+                        _reader_memo[key] = original(path, *args, **kwargs)
+                    return _reader_memo[key]
+
+            reader.original = original
+            gguf.GGUFReader = reader
+        _readers_users += 1
+    try:
+        yield
+    finally:
+        with _READERS_LOCK:
+            _readers_users -= 1
+            if _readers_users == 0:
+                gguf.GGUFReader = gguf.GGUFReader.original
+                _reader_memo.clear()
 
 
 def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], device: str, dtype: str,

@@ -202,7 +202,7 @@ print(json.dumps({{"menu": [p.method for p in menu_pages() if p.path is None], "
 """
 
 
-def test_a_new_method_is_one_folder(project_with_toy, model_folder, tmp_path):
+def test_a_new_method_is_one_folder(project_with_toy, model_folder, tmp_path, processes):
     root, calls, cache = project_with_toy, tmp_path / "calls.txt", tmp_path / "cache"
     calls.write_text("")
     listing = _cli(root, "methods", calls=calls, cache=cache).stdout
@@ -263,7 +263,7 @@ def test_a_new_method_is_one_folder(project_with_toy, model_folder, tmp_path):
 
 def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(root), "BIASCORE_REQUIRE_SHARED": "0"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=root,
+    return subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", *args], cwd=root,
                           env=env, capture_output=True, text=True, timeout=1200)
 
 
@@ -277,7 +277,7 @@ REGISTRY_TESTS = ("tests/test_docs.py", "tests/test_layout.py", "tests/test_api.
                   "tests/views/test_dashboard_pages.py::test_a_method_without_a_page_gets_a_generated_one")
 
 
-def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy):
+def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy, processes):
     """The generated docs are checked (stale after adding the folder, current after --update-docs); the docs,
     layout, API, CLI help, plugin, sweep-spec and generated-page tests hold with the toy."""
     root = project_with_toy
@@ -295,7 +295,7 @@ def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy):
         root, "tests/test_api.py", "--collect-only", "-m", "not shared").stdout  # the toy did run above
 
 
-def test_bad_option_values_are_one_line_errors_in_the_cli(project_with_toy, model_folder, tmp_path):
+def test_bad_option_values_are_one_line_errors_in_the_cli(project_with_toy, model_folder, tmp_path, processes):
     done = _cli(project_with_toy, "run", "toy", "--model", str(model_folder), "--scale", "0",
                 calls=tmp_path / "c", cache=tmp_path, ok=False)
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "--scale" in done.stderr

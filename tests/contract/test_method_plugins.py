@@ -67,7 +67,7 @@ def cli(site: Path, tmp: Path, *argv: str) -> subprocess.CompletedProcess:
     return python(site, f"import sys; from biascore.cli.main import main; sys.exit(main({list(argv)!r}))", tmp)
 
 
-def test_an_installed_plugin_joins_every_shell_and_loads_lazily(tmp_path):
+def test_an_installed_plugin_joins_every_shell_and_loads_lazily(tmp_path, processes):
     site = tmp_path / "site"
     site.mkdir()
     install(site, "biascore-worddiff", "worddiff_plugin", "worddiff", "WordDiff", "worddiff")
@@ -92,7 +92,7 @@ def test_an_installed_plugin_joins_every_shell_and_loads_lazily(tmp_path):
     assert api.stdout.split()[0] == "38"
 
 
-def test_a_plugin_taking_a_builtin_name_is_refused_in_one_line(tmp_path):
+def test_a_plugin_taking_a_builtin_name_is_refused_in_one_line(tmp_path, processes):
     site = tmp_path / "site"
     site.mkdir()
     install(site, "biascore-impostor", "impostor_plugin", "attribution", "Impostor", "attribution")
@@ -104,7 +104,7 @@ def test_a_plugin_taking_a_builtin_name_is_refused_in_one_line(tmp_path):
             "'attribution' registered twice: biascore.methods.attribution.method and impostor_plugin") in err
 
 
-def test_two_plugins_with_one_name_are_refused_in_one_line(tmp_path):
+def test_two_plugins_with_one_name_are_refused_in_one_line(tmp_path, processes):
     site = tmp_path / "site"
     site.mkdir()
     install(site, "biascore-first", "first_plugin", "first", "First", "twin")

@@ -100,7 +100,7 @@ def test_show_and_save_html_outside_jupyter(results, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") and "biascore-result" in page and "<script" not in page
 
 
-def test_api_names_are_in_dir_and_the_docstring_links_exist():
+def test_api_names_are_in_dir_and_the_docstring_links_exist(processes):
     names = dir(biascore)
     for name in ("run", "load_model", "load_result", "score_pair", "methods", "benchmarks"):
         assert name in names and callable(getattr(biascore, name))

@@ -56,7 +56,7 @@ def test_a_malformed_file_stays_listed_and_says_what_is_wrong(tmp_path):
     (tmp_path / "seat").mkdir()
     _write(tmp_path / "seat", "good", targ1=["a", "b"], targ2=["c", "d"], attr1=["e"], attr2=["f"])
     (tmp_path / "seat" / "bad.jsonl").write_text("{not json", encoding="utf-8")
-    assert list_seat_tests(tmp_path, kind="words") == ["bad", "good"]
+    assert list_seat_tests(tmp_path, kind="words") == ["bad", "demo-weat6", "good"]  # the shipped test too
     assert list_seat_tests(tmp_path, kind="sentences") == ["bad"]
     with pytest.raises(SeatTestError, match="bad.jsonl is not one JSON object"):
         load_seat_test("bad", tmp_path)

@@ -29,27 +29,27 @@ from served_reference import Process, serving
 pytestmark = pytest.mark.usefixtures("private_cache")
 
 
-@pytest.fixture(scope="module")
-def good_server():
-    """The faithful reference server (SmolLM2, float32)."""
-    yield from serving()
+@pytest.fixture
+def good_server(reference_server):
+    """The faithful reference server (SmolLM2, float32): the session's (tests/conftest.py)."""
+    return reference_server
 
 
 @pytest.fixture(scope="module")
-def perturbed_server():
+def perturbed_server(processes):
     """SmolLM2 with perturbed weights under the same name, without /tokenizer_info."""
     yield from serving("--perturb", "1", "--no-tokenizer-info")
 
 
 @pytest.fixture(scope="module")
-def shifted_server():
+def shifted_server(processes):
     """Log-probabilities shifted by one, as llama-cpp-python's server reports them."""
     yield from serving("--shift")
 
 
 @pytest.fixture(scope="module")
-def served(good_server):
-    return open_model("served:" + good_server.url)
+def served(reference_server):
+    return open_model("served:" + reference_server.url)
 
 
 def _same_ll(a, b) -> None:
@@ -147,7 +147,7 @@ def test_a_model_the_server_does_not_serve_is_one_line(good_server):
         open_model("served:" + good_server.url + "#gpt-9")
 
 
-def test_killed_server_resumes_from_shards(tmp_path):
+def test_killed_server_resumes_from_shards(tmp_path, processes):
     """Kill the server's process after the first shard, get one line; restart it on the same port and the run
     resumes from the stored shard, ending equal (within the contract) to an uninterrupted in-process run."""
     cache = ResultCache(tmp_path / "cache")
@@ -186,3 +186,25 @@ def test_contract_bound_covers_served_logprobs(served, smollm):
     a = causal_gold_logprobs(smollm, seqs, pos)[0]
     b = causal_gold_logprobs(served, seqs, pos)[0]
     assert np.all(np.abs(a - b) <= logp_tolerance(a))
+
+
+def test_retries_and_back_off_are_settings(monkeypatch):
+    """The client retries 4 times, 0.5 s doubling, unless BIASCORE_SERVED_RETRIES / _BACKOFF_S say otherwise (the
+    tests' session sets the back-off to 0); a bad value is one line."""
+    from biascore.models.served.client import ServedClient, ServedName
+
+    name = ServedName.parse("served:http://127.0.0.1:9/v1")
+    monkeypatch.delenv("BIASCORE_SERVED_BACKOFF_S", raising=False)
+    client = ServedClient(name)
+    assert (client.retries, client.backoff_s) == (4, 0.5)
+    client.close()
+    monkeypatch.setenv("BIASCORE_SERVED_RETRIES", "1")
+    monkeypatch.setenv("BIASCORE_SERVED_BACKOFF_S", "0")
+    client = ServedClient(name)
+    assert (client.retries, client.backoff_s) == (1, 0.0)
+    with pytest.raises(ServedError, match=r"cannot be reached .*\(after 2 tries\)"):
+        client.models()
+    client.close()
+    monkeypatch.setenv("BIASCORE_SERVED_BACKOFF_S", "soon")
+    with pytest.raises(ServedError, match="BIASCORE_SERVED_BACKOFF_S='soon' is not a number"):
+        ServedClient(name)

@@ -45,7 +45,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_llama_cpp_python_server_is_refused_by_the_conformance_check(tmp_path):
+def test_llama_cpp_python_server_is_refused_by_the_conformance_check(tmp_path, processes):
     python = _server_python()
     from biascore.models.loading import resolve_source
 

@@ -167,7 +167,7 @@ for i in range(rounds):
 """
 
 
-def test_reviewers_saving_while_the_coordinator_assigns_lose_nothing(tmp_path):
+def test_reviewers_saving_while_the_coordinator_assigns_lose_nothing(tmp_path, processes):
     db = tmp_path / "r.sqlite"
     ReviewStore(db).assign("crows-tl", range(80), ["Ana", "Ben", "Cy"], 2)
     run = [sys.executable, "-c"]

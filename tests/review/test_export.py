@@ -42,7 +42,7 @@ def reviewed(tmp_path_factory):
     return db, ids
 
 
-def test_the_exported_dataset_reads_back_and_scores(reviewed, tmp_path, tiny_mlm, capsys):
+def test_the_exported_dataset_reads_back_and_scores(reviewed, tmp_path, tiny_mlm, capsys, processes):
     import datasets
 
     db, ids = reviewed

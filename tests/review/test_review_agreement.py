@@ -179,7 +179,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
-def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_path, tiny_mlm):
+def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_path, tiny_mlm, processes):
     from biascore.methods.attribution.scorer import summarize
     from biascore.runs import runner
     from biascore.methods import get
@@ -238,7 +238,7 @@ def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_pa
     assert float(shown["B_before"]) == pytest.approx(table.loc["all", "B_before"], abs=0.0005)
 
 
-def test_review_cli_agreement_export_and_adjudicate(tmp_path):
+def test_review_cli_agreement_export_and_adjudicate(tmp_path, processes):
     db = tmp_path / "reviews.sqlite"
     store = ReviewStore(db)
     ids = list(reviewable_pairs(load_benchmark("demo")).pair_id)

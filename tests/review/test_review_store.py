@@ -297,7 +297,7 @@ def _old_store(tmp_path_factory, commit: str, fallback: str, name: str):
 
 
 @pytest.fixture(scope="module")
-def v0_store(tmp_path_factory):
+def v0_store(tmp_path_factory, processes):
     """The store that wrote schema version 0 (:data:`V0_COMMIT`)."""
     module = _old_store(tmp_path_factory, V0_COMMIT, V0_FALLBACK, "review_store_v0")
     assert "verdict" in module.COLUMNS  # really the old schema
@@ -305,7 +305,7 @@ def v0_store(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def v2_store(tmp_path_factory):
+def v2_store(tmp_path_factory, processes):
     """The store that wrote schema version 2 (:data:`V2_COMMIT`)."""
     module = _old_store(tmp_path_factory, V2_COMMIT, V2_FALLBACK, "review_store_v2")
     assert module.SCHEMA_VERSION == 2  # really the old schema
@@ -442,7 +442,7 @@ def _check_written(db: Path, names: list[str], n: int, extra: int = 0) -> pd.Dat
     return frame
 
 
-def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+def test_two_processes_writing_at_once_lose_nothing(tmp_path, processes):
     db = tmp_path / "r.sqlite"  # does not exist yet: the two processes race to create it
     _run_writers(db, ["Ana", "Ben"], 150)
     _check_written(db, ["Ana", "Ben"], 150)

@@ -81,7 +81,7 @@ def cache(tmp_path, monkeypatch) -> ResultCache:
     return ResultCache(root)
 
 
-def test_a_run_is_announced_before_its_model_loads(hermetic_models, cache, tmp_path):
+def test_a_run_is_announced_before_its_model_loads(hermetic_models, cache, tmp_path, processes):
     """A GGUF model whose conversion is held by the test: the run is announced as "converting the model" (no key
     yet: the model's identity needs the load) and a page's selection finds it by its tag; once converted it
     scores, stores, and leaves no live announcement."""
@@ -103,7 +103,7 @@ def test_a_run_is_announced_before_its_model_loads(hermetic_models, cache, tmp_p
     assert not list((cache.root / announce.FOLDER).glob("*.lock"))
 
 
-def test_one_process_computes_while_the_others_wait(hermetic_models, cache, tmp_path):
+def test_one_process_computes_while_the_others_wait(hermetic_models, cache, tmp_path, processes):
     model = str(hermetic_models / "random-mlm")
     gate = tmp_path / "gate"
     page = selection(get("attribution"), model, "demo")
@@ -130,7 +130,7 @@ def test_one_process_computes_while_the_others_wait(hermetic_models, cache, tmp_
     assert len(list((cache.root / "attribution").glob("*.parquet"))) == 1
 
 
-def test_a_killed_run_leaves_no_announcement(hermetic_models, cache, tmp_path):
+def test_a_killed_run_leaves_no_announcement(hermetic_models, cache, tmp_path, processes):
     """SIGKILL a run that holds the key and scores, and one that waits for it: both announcements are cleared
     by the next reader (their locks died with them), and a new run is not blocked."""
     model = str(hermetic_models / "random-mlm")

@@ -132,7 +132,7 @@ def test_second_caller_waits_with_progress_instead_of_computing(tmp_path):
     assert cache.progress(key) is None  # nobody is computing any more
 
 
-def test_killed_lock_holder_does_not_block(tmp_path):
+def test_killed_lock_holder_does_not_block(tmp_path, processes):
     """A process killed (SIGKILL) while holding a key's lock leaves no lock behind: the OS releases flock."""
     cache = ResultCache(tmp_path)
     key = CacheKey.make("unit", what="killed")
@@ -205,7 +205,7 @@ def _wait_lines(log_dir: Path, tag: str) -> list[str]:
     return _lines(log_dir, tag, "WAIT")
 
 
-def test_two_processes_killed_and_resumed_store_each_pair_once(random_mlm, tmp_path):
+def test_two_processes_killed_and_resumed_store_each_pair_once(random_mlm, tmp_path, processes):
     """The issue's reproduction on the demo benchmark: two runs of one key, both SIGKILLed after a few shards,
     then resumed twice at once. Each pair is stored exactly once, the missing shards are computed once in
     all, and the result agrees with a clean run in this process within the reproducibility contract (other

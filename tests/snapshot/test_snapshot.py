@@ -474,17 +474,13 @@ def test_nothing_is_written_into_the_snapshot(served):
 
 
 # --------------------------------------------------------------------------------------------- real browser
-def test_real_browser_on_the_snapshot(world, tmp_path):
+def test_real_browser_on_the_snapshot(world, tmp_path, browser):
     """`streamlit run app.py` with BIASCORE_SNAPSHOT on loopback, driven by Debian's Chromium: pages open
     without errors with no model folder and no data directory; README screenshots are taken here."""
     import sys
 
-    from tests.dashboard_server import CHROMIUM, dashboard
-    from tests.views.test_e2e_browser import LAUNCH_ARGS, SCREENSHOTS, assert_no_errors, wait_idle
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
+    from tests.dashboard_server import dashboard
+    from tests.views.test_e2e_browser import SCREENSHOTS, assert_no_errors, wait_idle
 
     def serve(port: int) -> list[str]:  # `snapshot serve` checks the file, then becomes streamlit on 127.0.0.1
         return [sys.executable, "-m", "biascore", "snapshot", "serve", str(world["zip"]), "--port", str(port),
@@ -492,35 +488,33 @@ def test_real_browser_on_the_snapshot(world, tmp_path):
 
     assert not Path(os.environ["BIASCORE_DATA_DIR"]).exists()
     with dashboard(tmp_path / "streamlit.log", command=serve, BIASCORE_REVIEW_DB=str(tmp_path / "r.sqlite")) as url:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1500})
-            page.set_default_timeout(SAFETY_MS)
-            shots = {"": "", "attention_heads?model=all-minilm-l6-v2&seat=weat6b": "snapshot_heads",
-                     "nationality?model=all-minilm-l6-v2": "", "association_tests?model=all-minilm-l6-v2": "",
-                     f"token_attributions?benchmark=demo&model={world['tiny']}": "", "semantic_fields": ""}
-            for path, shot in shots.items():
-                page.goto(f"{url}/{path}", wait_until="domcontentloaded")
-                page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
-                wait_idle(page)
-                assert_no_errors(page, path)
-                assert "Read-only snapshot" in page.locator('[data-testid="stSidebar"]').inner_text()
-                assert page.get_by_role("button", name="Score now").count() == 0, path
-                if path == "":  # the Overview
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
-                    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(SCREENSHOTS / "snapshot_overview.png"))
-                if shot:
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
-                    page.screenshot(path=str(SCREENSHOTS / f"{shot}.png"), full_page=True)
-            # Try a pair: the embedded default model scores live (installed here)
-            page.goto(f"{url}/try_pair", wait_until="domcontentloaded")
+        page = browser.new_page(viewport={"width": 1400, "height": 1500})
+        page.set_default_timeout(SAFETY_MS)
+        shots = {"": "", "attention_heads?model=all-minilm-l6-v2&seat=weat6b": "snapshot_heads",
+                 "nationality?model=all-minilm-l6-v2": "", "association_tests?model=all-minilm-l6-v2": "",
+                 f"token_attributions?benchmark=demo&model={world['tiny']}": "", "semantic_fields": ""}
+        for path, shot in shots.items():
+            page.goto(f"{url}/{path}", wait_until="domcontentloaded")
+            page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
             wait_idle(page)
-            assert page.get_by_text("embedded default model smollm2-135m", exact=False).count() >= 1
-            page.get_by_label("More-biased sentence").fill("Women are bad at math.")
-            page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
-            page.get_by_label("Less-biased sentence").press("Enter")
-            wait_idle(page)
-            assert_no_errors(page, "try_pair (scored)")
-            assert page.get_by_text("Verdict:").count() == 1
-            browser.close()
+            assert_no_errors(page, path)
+            assert "Read-only snapshot" in page.locator('[data-testid="stSidebar"]').inner_text()
+            assert page.get_by_role("button", name="Score now").count() == 0, path
+            if path == "":  # the Overview
+                page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
+                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SCREENSHOTS / "snapshot_overview.png"))
+            if shot:
+                page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
+                page.screenshot(path=str(SCREENSHOTS / f"{shot}.png"), full_page=True)
+        # Try a pair: the embedded default model scores live (installed here)
+        page.goto(f"{url}/try_pair", wait_until="domcontentloaded")
+        wait_idle(page)
+        assert page.get_by_text("embedded default model smollm2-135m", exact=False).count() >= 1
+        page.get_by_label("More-biased sentence").fill("Women are bad at math.")
+        page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
+        page.get_by_label("Less-biased sentence").press("Enter")
+        wait_idle(page)
+        assert_no_errors(page, "try_pair (scored)")
+        assert page.get_by_text("Verdict:").count() == 1
+        page.close()

@@ -118,15 +118,6 @@ def kill_worker_when_computing(cache: Path, task: str, found: dict, timeout_s: f
 
 
 @pytest.fixture(scope="module")
-def ray_instance():
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def ray_sweep(ray_instance, causal_model, tmp_path_factory):
     """One sweep on the local Ray instance: two models, an unknown model, two benchmarks, two metrics; the
     worker scoring the tiny MLM on crows-en-gso is killed mid-run."""
@@ -302,7 +293,7 @@ def test_status_files_and_the_dashboard_panel_show_a_sweep_in_progress(tmp_path,
     assert read_sweeps(tmp_path, finished_since=time.time() + 1) == []
 
 
-def test_a_sweep_whose_driver_died_shows_as_interrupted(tmp_path):
+def test_a_sweep_whose_driver_died_shows_as_interrupted(tmp_path, processes):
     import subprocess
     import sys
 
@@ -330,13 +321,9 @@ def test_seat_task_equals_the_seat_command(tmp_path, random_mlm, fixture_data):
     assert (row["effect_size"], row["p_value"]) == (single["effect_size"], single["p_value"])
 
 
-def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path):
+def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path, browser):
     """A real browser on the Overview: the sweep panel updates by itself as the status files change."""
-    from tests.views.test_e2e_browser import CHROMIUM, LAUNCH_ARGS, dashboard_server
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
-    from playwright.sync_api import sync_playwright
+    from tests.views.test_e2e_browser import dashboard_server
 
     cache = tmp_path / "cache"
     status = SweepStatus.create(cache, ["m × a", "m × b", "m × c"], "ray auto")
@@ -344,9 +331,7 @@ def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path):
     status.task("m × a", "done")
     status.task("m × b", "running")
     status.progress("m × b", 10, 100)
-    with dashboard_server({"BIASCORE_CACHE_DIR": str(cache)}, tmp_path / "streamlit.log") as url, \
-            sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+    with dashboard_server({"BIASCORE_CACHE_DIR": str(cache)}, tmp_path / "streamlit.log") as url:
         page = browser.new_page()
         page.set_default_timeout(SAFETY_MS)
         page.goto(url, wait_until="domcontentloaded")
@@ -361,7 +346,7 @@ def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path):
         page.get_by_text("failed: m × c: ModelLoadError: <b>not</b> a model").wait_for(timeout=SAFETY_MS)  # literal
         status.finish()
         page.get_by_text("Sweep finished").wait_for(timeout=SAFETY_MS)
-        browser.close()
+        page.close()
 
 
 def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():

@@ -13,7 +13,6 @@ import pytest
 import biascore
 from biascore.cli.main import main
 from biascore.sweep.spec import SpecError, Task, build_spec
-from served_reference import serving
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
 pytestmark = pytest.mark.usefixtures("private_cache")
@@ -126,12 +125,6 @@ def test_sweep_with_a_quantized_model_labels_every_row(hermetic_models, tmp_path
 
 
 # --------------------------------------------------------------------------------------------- served
-@pytest.fixture(scope="module")
-def reference_server():
-    """The reference completions server (tests/served_reference.py: vLLM's protocol, SmolLM2 in float32)."""
-    yield from serving()
-
-
 def test_sweep_through_the_reference_server(reference_server, tmp_path):
     """A served model named in --models is scored through its server, stored and labelled served; beside the
     same model in-process, every row says which is which, and so does the pairwise row."""

@@ -20,51 +20,30 @@ from pathlib import Path
 
 import pytest
 
-from dashboard_server import CHROMIUM, dashboard
+from dashboard_server import CHROMIUM, LAUNCH_ARGS, dashboard  # noqa: F401 (LAUNCH_ARGS: imported from here)
 from waits import SAFETY_MS, SAFETY_S
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
 SCREENSHOTS = REPO / "docs" / "screenshots"
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PAGES = ["overview", "token_attributions", "try_pair", "translation_review"]
-ADJUDICATOR = "Cara (browser)"  # the server's BIASCORE_ADJUDICATORS
+from conftest import ADJUDICATOR  # noqa: E402 (the server's BIASCORE_ADJUDICATORS)
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
 
 
-@pytest.fixture(scope="module")
-def server(smollm, tmp_path_factory):
-    """Score the demo benchmark into the test cache, then start the dashboard on a free loopback port."""
-    import torch
-
-    from biascore.runs import runner
-    from biascore.methods import get
-
-    torch.set_num_threads(1)  # faster on a shared CPU (see views.attribution.limit_torch_threads)
-    runner.run(get("attribution"), smollm, "demo")
-    review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
-    log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
-    with dashboard_server({"BIASCORE_REVIEW_DB": str(review_db), "BIASCORE_ADJUDICATORS": ADJUDICATOR}, log) as url:
-        yield {"url": url, "review_db": review_db}
+@pytest.fixture
+def server(demo_dashboard):
+    """The session's demo dashboard (tests/conftest.py): the demo benchmark scored with SmolLM2, a review database
+    and an adjudicator, shared with the Words page's browser test."""
+    return demo_dashboard
 
 
 def dashboard_server(env: dict[str, str], log_path: Path):
     """`streamlit run app.py` on a free loopback port with ``env`` added; yields its URL once healthy
     (tests/dashboard_server.py, shared with the load test)."""
     return dashboard(log_path, **env)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield b
-        b.close()
 
 
 def wait_idle(page, timeout: float = SAFETY_S) -> None:

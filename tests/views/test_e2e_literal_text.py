@@ -17,7 +17,7 @@ import pytest
 
 from dashboard_server import dashboard
 from waits import SAFETY_MS
-from test_e2e_browser import assert_no_errors, browser, wait_idle  # noqa: F401 (browser is a fixture)
+from test_e2e_browser import assert_no_errors, wait_idle
 from test_e2e_browser import pytestmark  # noqa: F401 (skips without Chromium)
 
 
@@ -61,7 +61,7 @@ def hostile_pairs(trap: str) -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def hostile_server(smollm, trap, tmp_path_factory):
+def hostile_server(smollm, trap, tmp_path_factory, processes):
     import torch
 
     from biascore.runs import runner
@@ -98,7 +98,7 @@ def assert_rendered_nothing(page, trap: str) -> None:
     assert page.locator(".js-plotly-plot a").count() == 0  # plotly turns <a href> in labels into links
 
 
-def test_benchmark_text_shows_literally_and_fetches_nothing(browser, hostile_server, trap):  # noqa: F811
+def test_benchmark_text_shows_literally_and_fetches_nothing(browser, hostile_server, trap):
     url, pairs = hostile_server["url"], hostile_server["pairs"]
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
     page.set_default_timeout(SAFETY_MS)

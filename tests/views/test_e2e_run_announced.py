@@ -25,7 +25,7 @@ import pytest
 
 from dashboard_server import CHROMIUM, dashboard
 from gated_model import GatedGguf
-from test_e2e_browser import LAUNCH_ARGS, assert_no_errors
+from test_e2e_browser import assert_no_errors
 
 REPO = Path(__file__).resolve().parents[2]
 BENCHMARK = "demo"  # built in (38 pairs)
@@ -49,10 +49,23 @@ def _output(proc: subprocess.Popen) -> str:
     return proc.log.read()[-3000:]
 
 
-def _open(browser, url: str, model: str):
-    page = browser.new_page(viewport={"width": 1400, "height": 2000})
-    page.goto(f"{url}/token_attributions?benchmark={BENCHMARK}&model={model}", wait_until="domcontentloaded")
-    return page
+@contextlib.contextmanager
+def _pages(browser):
+    """``open(url, model)``: a new tab of the session's browser on the model's Token attributions; every tab
+    opened is closed when the block ends."""
+    opened = []
+
+    def open_(url: str, model: str):
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
+        opened.append(page)
+        page.goto(f"{url}/token_attributions?benchmark={BENCHMARK}&model={model}", wait_until="domcontentloaded")
+        return page
+
+    try:
+        yield open_
+    finally:
+        for page in opened:
+            page.close()
 
 
 def _announced(cache: Path, model: str, n: int):
@@ -98,23 +111,20 @@ def cache(tmp_path) -> Path:
     return root
 
 
-def test_a_third_tab_sees_a_run_that_is_still_loading_then_its_result(hermetic_models, cache, tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_a_third_tab_sees_a_run_that_is_still_loading_then_its_result(hermetic_models, cache, tmp_path, browser):
     cli = None
     with GatedGguf(tmp_path / "gguf", cache, hermetic_models / "random-mlm") as gguf, _reaped(lambda: cli):
         model = str(gguf.path)
         with dashboard(tmp_path / "streamlit.log", BIASCORE_CACHE_DIR=str(cache), BIASCORE_MODELS=model) as url, \
-                sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-            tab = _open(browser, url, model)
+                _pages(browser) as pages:
+            tab = pages(url, model)
             tab.get_by_text("has not been scored").first.wait_for(timeout=WAIT_MS)
             tab.get_by_role("button", name=re.compile("Score now")).click()
             _until(lambda: _announced(cache, model, 1), "the tab's run announced")
             cli = _cli_score(model, cache)  # a second caller of the same result, from another process
             _until(lambda: _announced(cache, model, 2), "the command line's run announced too", [cli])
 
-            third = _open(browser, url, model)
+            third = pages(url, model)
             state = third.locator('[data-testid="stProgress"]', has_text="converting the model")
             state.first.wait_for(timeout=WAIT_MS)
             assert "right now" in state.first.inner_text()
@@ -126,19 +136,15 @@ def test_a_third_tab_sees_a_run_that_is_still_loading_then_its_result(hermetic_m
                 page.locator("h3", has_text="Pair ").first.wait_for(timeout=WAIT_MS)
             third.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=WAIT_MS)
             assert_no_errors(third, "the third tab after the run")
-            browser.close()
             assert cli.wait(WAIT_MS / 1000) == 0, _output(cli)
     assert len(list((cache / "attribution").glob("*.parquet"))) == 1
 
 
-def test_not_scored_yet_shows_a_result_the_cli_stores_later(hermetic_models, cache, tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_not_scored_yet_shows_a_result_the_cli_stores_later(hermetic_models, cache, tmp_path, browser):
     model = str(hermetic_models / "random-mlm")
     with dashboard(tmp_path / "streamlit.log", BIASCORE_CACHE_DIR=str(cache), BIASCORE_MODELS=model) as url, \
-            sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        page = _open(browser, url, model)
+            _pages(browser) as pages:
+        page = pages(url, model)
         page.get_by_text("has not been scored").first.wait_for(timeout=WAIT_MS)
         cli = _cli_score(model, cache)
         try:
@@ -150,27 +156,22 @@ def test_not_scored_yet_shows_a_result_the_cli_stores_later(hermetic_models, cac
         page.locator("h3", has_text="Pair ").first.wait_for(timeout=WAIT_MS)  # no click
         page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=WAIT_MS)
         assert_no_errors(page, "token attributions after the CLI stored the result")
-        browser.close()
 
 
-def test_a_killed_run_gives_the_page_its_score_now_back(hermetic_models, cache, tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_a_killed_run_gives_the_page_its_score_now_back(hermetic_models, cache, tmp_path, browser):
     with GatedGguf(tmp_path / "gguf", cache, hermetic_models / "random-mlm") as gguf:
         model = str(gguf.path)
         cli = _cli_score(model, cache)
         try:
             _until(lambda: _announced(cache, model, 1), "the command-line run announced", [cli])
             with dashboard(tmp_path / "streamlit.log", BIASCORE_CACHE_DIR=str(cache), BIASCORE_MODELS=model) as url, \
-                    sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-                page = _open(browser, url, model)
+                    _pages(browser) as pages:
+                page = pages(url, model)
                 page.locator('[data-testid="stProgress"]', has_text="converting the model").first.wait_for(
                     timeout=WAIT_MS)
                 cli.send_signal(signal.SIGKILL)
                 page.get_by_role("button", name=re.compile("Score now")).wait_for(timeout=WAIT_MS)  # no click
                 assert page.locator('[data-testid="stProgress"]', has_text="right now").count() == 0
-                browser.close()
         finally:
             if cli.poll() is None:
                 cli.kill()

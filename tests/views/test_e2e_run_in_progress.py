@@ -13,7 +13,7 @@ import pytest
 
 from dashboard_server import CHROMIUM, dashboard
 from waits import SAFETY_MS, SAFETY_S, wait_until
-from test_e2e_browser import LAUNCH_ARGS, assert_no_errors, wait_idle
+from test_e2e_browser import assert_no_errors, wait_idle
 
 REPO = Path(__file__).resolve().parents[2]
 BENCHMARK = "demo"  # built in (38 pairs, 10 shards of 4); the run is held below until the page has seen it
@@ -56,9 +56,7 @@ def next_line(run: subprocess.Popen, expected: str) -> None:
     raise AssertionError(f"the run ended before {expected!r}: {''.join(seen)[-3000:]}")
 
 
-def test_a_browser_opened_mid_run_follows_it_to_the_result(tiny_mlm, data_dir, tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_a_browser_opened_mid_run_follows_it_to_the_result(tiny_mlm, data_dir, tmp_path, browser):
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "models").symlink_to(REPO / "cache" / "models", target_is_directory=True)
@@ -71,32 +69,30 @@ def test_a_browser_opened_mid_run_follows_it_to_the_result(tiny_mlm, data_dir, t
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             next_line(run, "held 1")  # holding its lock, the progress file written
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-                page = browser.new_page(viewport={"width": 1400, "height": 2000})
-                page.set_default_timeout(SAFETY_MS)
-                page.goto(f"{url}/token_attributions?benchmark={BENCHMARK}&model={model}",
-                          wait_until="domcontentloaded")
-                bar = page.locator('[data-testid="stProgress"]', has_text="right now")
-                bar.first.wait_for(timeout=SAFETY_MS)
-                assert page.get_by_role("button", name=re.compile("Score now")).count() == 0
+            page = browser.new_page(viewport={"width": 1400, "height": 2000})
+            page.set_default_timeout(SAFETY_MS)
+            page.goto(f"{url}/token_attributions?benchmark={BENCHMARK}&model={model}",
+                      wait_until="domcontentloaded")
+            bar = page.locator('[data-testid="stProgress"]', has_text="right now")
+            bar.first.wait_for(timeout=SAFETY_MS)
+            assert page.get_by_role("button", name=re.compile("Score now")).count() == 0
 
-                def shown() -> set[str]:
-                    page.wait_for_timeout(200)  # Playwright processes the page's events meanwhile
-                    return set(re.findall(r"(\d+)/\d+ pairs", bar.first.inner_text())) if bar.count() else set()
+            def shown() -> set[str]:
+                page.wait_for_timeout(200)  # Playwright processes the page's events meanwhile
+                return set(re.findall(r"(\d+)/\d+ pairs", bar.first.inner_text())) if bar.count() else set()
 
-                seen = set(wait_until(shown, "the run's progress on the page"))
-                (gates / "gate1").touch()  # no click from here on: the page looks by itself
-                next_line(run, "held 2")
-                seen |= wait_until(lambda: shown() - seen, "the page's progress to move on")
-                (gates / "gate2").touch()
-                result = page.locator("h3", has_text="Pair ")
-                result.first.wait_for(timeout=SAFETY_MS)
-                assert len(seen) >= 2, f"the progress did not move on the page: {sorted(seen)}"
-                wait_idle(page)
-                assert_no_errors(page, "token attributions after the run")
-                assert page.locator('[data-testid="stMetricValue"]').count() >= 1
-                browser.close()
+            seen = set(wait_until(shown, "the run's progress on the page"))
+            (gates / "gate1").touch()  # no click from here on: the page looks by itself
+            next_line(run, "held 2")
+            seen |= wait_until(lambda: shown() - seen, "the page's progress to move on")
+            (gates / "gate2").touch()
+            result = page.locator("h3", has_text="Pair ")
+            result.first.wait_for(timeout=SAFETY_MS)
+            assert len(seen) >= 2, f"the progress did not move on the page: {sorted(seen)}"
+            wait_idle(page)
+            assert_no_errors(page, "token attributions after the run")
+            assert page.locator('[data-testid="stMetricValue"]').count() >= 1
+            page.close()
             run.communicate(timeout=SAFETY_S)
             assert run.returncode == 0
         finally:

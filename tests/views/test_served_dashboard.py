@@ -31,7 +31,6 @@ from biascore.methods import get
 from biascore.methods.attribution.live import SJSD_TOLERANCE
 from reproducibility_contract import bu_tolerance
 from biascore.methods.attribution.scorer import score_pair, summarize
-from served_reference import serving
 
 LABEL = "smollm-gpu-box"
 MORE, LESS = "Women are bad at math.", "Men are bad at math."
@@ -40,9 +39,10 @@ MORE, LESS = "Women are bad at math.", "Men are bad at math."
 pytestmark = pytest.mark.usefixtures("private_cache")
 
 
-@pytest.fixture(scope="module")
-def server():
-    yield from serving()
+@pytest.fixture
+def server(reference_server):
+    """The session's reference server (tests/conftest.py)."""
+    return reference_server
 
 
 @pytest.fixture

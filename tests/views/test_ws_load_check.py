@@ -21,7 +21,7 @@ TOOL = REPO / "bench" / "ws_load_test.py"
 
 
 @pytest.fixture(scope="module")
-def server(smollm, tmp_path_factory):
+def server(smollm, tmp_path_factory, processes):
     tmp = tmp_path_factory.mktemp("ws-load")
     cache = tmp / "cache"
     cache.mkdir()

@@ -73,6 +73,16 @@ def _file_hash(path: Path) -> str:
     return file_sha256(path)[:16]
 
 
+def missing_lexicon_files(language: str = "en", data_dir: str | Path | None = None) -> list[str]:
+    """The lexicon files of ``language`` not in the data directory (paths relative to it; empty when the tagger
+    can be built, or when the language has no lexicon at all). The USAS lexicons are CC BY-NC-SA 4.0, so they
+    are not shipped: ``python -m biascore data download --only usas`` fetches them (the page offers it too)."""
+    if language not in LEXICONS:
+        return []
+    base = settings.data_dir(data_dir)
+    return [LEXICONS[language][kind] for kind in ("single", "mwe") if not (base / LEXICONS[language][kind]).is_file()]
+
+
 def _resource_paths(language: str, data_dir: str | Path | None = None) -> dict[str, Path]:
     if language not in LEXICONS:
         raise NoLexiconError(language)

@@ -3,7 +3,10 @@
 1. S_orig: sentences containing exactly one gender attribute word (``wordlists/gender_{female,male}``)
    and at least one stereotype target word (``gender_stereotype.txt``). Here they are the
    ``sent_more`` sentences (the more stereotyping side) of the **gender** pairs of CrowS-Pairs
-   (``crows-en``, bias_type gender, and ``crows-en-gso``, deduplicated); the paper used Reddit.
+   (``crows-en``, bias_type gender, and ``crows-en-gso``, deduplicated); the paper used Reddit. Where neither
+   is downloaded (a bare clone), those of the shipped ``demo`` benchmark's English gender pairs, so the test
+   runs (on a handful of sentences: a demonstration, not a finding); the input is then named
+   ``demo-gender-pairs``.
 2. S_counter: the same sentence with the attribute word swapped for its paired counterpart
    ("women" → "men"; case kept), nothing else changed.
 3. For head i-j: w = attention from the target word to the attribute word (eager attention). Each
@@ -41,9 +44,12 @@ from biascore.methods.heads.head_table import scores_to_matrix
 NAME = "heads-counter"
 #: (benchmark, bias_type filter) pairs the sentences come from.
 SOURCES = (("crows-en", "gender"), ("crows-en-gso", "gender"))
+#: the source on a bare clone, where neither CrowS-Pairs benchmark is downloaded: the shipped demo's English pairs
+FALLBACK = ("demo", "gender")
 SOURCE_NOTE = ("sent_more sentences of the gender pairs of CrowS-Pairs (crows-en bias_type gender and "
-               "crows-en-gso gender, deduplicated) with exactly one gender attribute word and a stereotype "
-               "target word from the gender word lists")
+               "crows-en-gso gender, deduplicated; where neither is downloaded, the shipped demo pairs' English "
+               "gender pairs) with exactly one gender attribute word and a stereotype target word from the "
+               "gender word lists")
 _WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -95,13 +101,20 @@ def collect_pairs(lists: GenderWordLists, *, attribute_first: bool = False,
                   data_dir=None) -> tuple[list[CounterPair], dict]:
     """Counter pairs from :data:`SOURCES`, deduplicated by sentence; also the sources' content hashes."""
     pairs, seen, hashes = [], set(), {}
+    benches = []
     for name, bias_type in SOURCES:
         try:
-            bench = load_benchmark(name, data_dir)
+            benches.append((load_benchmark(name, data_dir), bias_type))
         except BenchmarkError:
             continue
+    if not benches:
+        benches = [(load_benchmark(FALLBACK[0], data_dir), FALLBACK[1])]
+    for bench, bias_type in benches:
+        name = bench.name
         hashes[name] = bench.content_hash
         frame = bench.frame[bench.frame["bias_type"] == bias_type]
+        if "language" in frame:
+            frame = frame[frame["language"] == "en"]
         for pid, sent in zip(frame["pair_id"], frame["sent_more"]):
             sent = str(sent).strip()
             if sent in seen:
@@ -110,9 +123,6 @@ def collect_pairs(lists: GenderWordLists, *, attribute_first: bool = False,
             pair = make_counter_pair(sent, lists, source=f"{name}#{pid}", attribute_first=attribute_first)
             if pair is not None:
                 pairs.append(pair)
-    if not hashes:
-        raise BenchmarkError("the counter-stereotype test needs CrowS-Pairs (crows-en or crows-en-gso) in the "
-                             "data directory")
     return pairs, hashes
 
 
@@ -206,7 +216,11 @@ class CounterSources:
     lists: GenderWordLists
     sources: dict  # benchmark name -> content hash
     data_dir: object = None
-    name: str = "crows-gender-pairs"
+
+    @property
+    def name(self) -> str:
+        """``crows-gender-pairs``, or ``demo-gender-pairs`` on the shipped demo pairs (a bare clone)."""
+        return "demo-gender-pairs" if set(self.sources) == {FALLBACK[0]} else "crows-gender-pairs"
 
     @property
     def content_hash(self) -> str:

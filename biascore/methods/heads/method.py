@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore import settings
 from biascore.inputs.datasets import benchmark_path
 from biascore.store.hashing import bytes_sha256
 from biascore.inputs.kinds import SEAT
@@ -25,7 +24,7 @@ from biascore.contract.presentation import Drawing
 from biascore.contract.options import Options, option
 from biascore.contract.schema import Column, columns
 from biascore.contract.registry import register
-from biascore.inputs.seat_tests import WORD_TEMPLATES
+from biascore.inputs.seat_tests import WORD_TEMPLATES, gender_wordlist_path
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking, scorer
 from biascore.methods.heads.head_table import scores_to_matrix, top_heads
@@ -145,11 +144,12 @@ class HeadMasking(Method):
 COUNTER_SOURCES = InputKind(
     name="counter", flag="--input", noun="CrowS-Pairs gender sentences + gender word lists",
     default="crows-gender-pairs",
-    help="the counter-stereotype sentences: gender pairs of crows-en / crows-en-gso and the gender word lists",
+    help="the counter-stereotype sentences: gender pairs of crows-en / crows-en-gso (without them: the shipped "
+         "demo pairs) and the gender word lists",
     load=lambda name, data_dir: cs.counter_sources(data_dir),
     names=lambda data_dir: ["crows-gender-pairs"],
     files=lambda src, data_dir: [
-        *(settings.data_dir(data_dir) / "wordlists" / f"gender_{part}.txt" for part in ("female", "male", "stereotype")),
+        *(gender_wordlist_path(part, data_dir) for part in ("female", "male", "stereotype")),
         *(benchmark_path(name, data_dir) for name in src.sources)],
     selectable=False,
 )

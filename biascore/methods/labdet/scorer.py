@@ -31,6 +31,8 @@ Koksal et al. (2023), "Language-Agnostic Bias Detection in Language Models with 
 4. **Robustness** (the paper's §5.3): Pearson r (with p) between the SVM and the MLP nationality means,
    and between the means computed on two disjoint halves of the templates (seeded split).
 
+Data: the paper's files for ar, de, en, fr, nl, tr (downloaded), and ``demo``: small English data written for
+biascore and shipped with it (:data:`DEMO`), so the page shows bars on a bare clone.
 Data notes: the English template list names "This [NATIONALITY] person is [ADJ]." twice and the Arabic
 adjective list names one adjective twice, so the test files repeat those items; each template x
 adjective x nationality item is counted once. The Arabic file calls the nationality field ``race``.
@@ -55,7 +57,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from biascore import settings
+from biascore.inputs.shipped import data_file
 from biascore.inputs.datasets import BenchmarkError
 from biascore.models.loading import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
@@ -68,7 +70,11 @@ NAME = "labdet"
 SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
 
 LANGUAGES: dict[str, str] = {"ar": "Arabic", "de": "German", "en": "English", "fr": "French", "nl": "Dutch",
-                             "tr": "Turkish"}
+                             "tr": "Turkish", "demo": "English demo, shipped"}
+#: The LABDet data shipped with the project (``data/labdet/*/demo*.json``, written for biascore; English):
+#: 6 training templates × 20 adjectives × 5 nouns, 6 surfacing templates × 8 neutral adjectives × 12
+#: nationalities. Enough for the probe and the bars on a bare clone; the paper's data are ``en`` and the others.
+DEMO = "demo"
 NEUTRAL = "mask"  # the nationality code of the neutral-filler sentences in the data
 DIRECTIONS = ("negative", "none", "positive")
 #: The filler value meaning "remove the nationality slot" (used for models without a mask token).
@@ -97,8 +103,8 @@ class LabdetData:
 
 def labdet_files(lang: str, data_dir: str | Path | None = None) -> list[Path]:
     """The three files of one language: training templates, surfacing sentences, nationality words."""
-    root = settings.data_dir(data_dir) / "labdet"
-    return [root / "train" / f"{lang}.json", root / "test" / f"{lang}.json", root / "Templates" / f"{lang}_template.json"]
+    return [data_file(f"labdet/{part}", data_dir)
+            for part in (f"train/{lang}.json", f"test/{lang}.json", f"Templates/{lang}_template.json")]
 
 
 def _read_json(path: Path):

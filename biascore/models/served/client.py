@@ -18,8 +18,9 @@ echoed tokens equal to the ids sent, and one finite log-probability ≤ 0 for ev
 anything else raises :class:`ServedBadAnswer` (one line) and nothing of that request is used.
 
 Requests go through one :class:`httpx.Client` (a connection pool, safe across threads) with a timeout, and are
-retried with exponential back-off on connection errors, timeouts and 5xx/429 answers; a request that still
-fails raises :class:`ServedUnavailable` with one line. :meth:`ServedClient.map` runs requests on a bounded thread
+retried with exponential back-off on connection errors, timeouts and 5xx/429 answers (``BIASCORE_SERVED_RETRIES``,
+default 4 retries, and ``BIASCORE_SERVED_BACKOFF_S``, default 0.5 s doubling each time, set the defaults: the tests
+retry without waiting); a request that still fails raises :class:`ServedUnavailable` with one line. :meth:`ServedClient.map` runs requests on a bounded thread
 pool (``concurrency`` requests in flight at most) and stops at the first final failure: no request of that call
 is sent (or retried) after it, and it raises at once without waiting for the requests still in flight.
 
@@ -59,6 +60,22 @@ OPTIONS = ("timeout", "retries", "api_key_env")
 RESUME_ADVICE = "finished shards are kept: run the same command again when it is back"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN_ID = re.compile(r"token_id:(-?\d+)")
+DEFAULT_BACKOFF_S = 0.5
+
+
+def _setting(name: str, default: float) -> float:
+    """A number from the environment (``BIASCORE_SERVED_RETRIES`` / ``_BACKOFF_S``), else ``default``; a value that
+    is not a number, or negative, is one line."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ServedError(f"{name}={text!r} is not a number") from None
+    if value < 0:
+        raise ServedError(f"{name}={text!r} must be 0 or more")
+    return value
 
 
 class ServedError(ModelLoadError):
@@ -185,12 +202,13 @@ class ServedClient:
     """One server: the requests above with a pool, retries, a timeout and the API key (thread-safe)."""
 
     def __init__(self, name: ServedName, *, concurrency: int = DEFAULT_CONCURRENCY,
-                 timeout_s: float | None = None, retries: int | None = None, backoff_s: float = 0.5,
+                 timeout_s: float | None = None, retries: int | None = None, backoff_s: float | None = None,
                  batch: int = DEFAULT_BATCH):
-        self.name, self.concurrency, self.backoff_s = name, max(1, int(concurrency)), backoff_s
+        self.name, self.concurrency = name, max(1, int(concurrency))
+        self.backoff_s = _setting("BIASCORE_SERVED_BACKOFF_S", DEFAULT_BACKOFF_S) if backoff_s is None else backoff_s
         self.timeout_s = float(timeout_s or name.timeout_s or DEFAULT_TIMEOUT_S)
         self.retries = int(retries if retries is not None else name.retries if name.retries is not None
-                           else DEFAULT_RETRIES)
+                           else _setting("BIASCORE_SERVED_RETRIES", DEFAULT_RETRIES))
         #: prompts per completions request (1 where the server takes one prompt per request; see conformance)
         self.batch = max(1, int(batch))
         headers = {}

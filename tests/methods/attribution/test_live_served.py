@@ -18,14 +18,14 @@ from biascore.models.handle import open_model
 from biascore.methods.attribution.live import LiveQueue
 from reproducibility_contract import compare_frames
 from biascore.methods.attribution.scorer import score_pairs
-from served_reference import serving
 
 ROUND = 12  # pairs in one round: 24 sentences, more than the client's pool of 8
 
 
-@pytest.fixture(scope="module")
-def server():
-    yield from serving()
+@pytest.fixture
+def server(reference_server):
+    """The session's reference server (tests/conftest.py)."""
+    return reference_server
 
 
 @pytest.mark.exactness

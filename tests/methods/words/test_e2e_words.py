@@ -2,7 +2,7 @@
 
 Opens Words, clicks a word in the table, checks its pairs are listed, opens one through the table's link
 column (new tab) and follows the page link to Token attributions, which opens on that pair. Saves the README screenshot docs/screenshots/words.png.
-Uses the server, browser and helpers of tests/views/test_e2e_browser.py (same Chromium, same launch flags).
+Uses the session's browser and demo dashboard (tests/conftest.py) and the helpers of tests/views/test_e2e_browser.py.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import shutil
 import time
 
 from waits import SAFETY_MS, SAFETY_S
-from test_e2e_browser import (SCREENSHOTS, assert_no_errors, browser, open_page, pytestmark,  # noqa: F401
+from test_e2e_browser import (SCREENSHOTS, assert_no_errors, open_page, pytestmark,  # noqa: F401
                               screenshot, server, wait_idle)
 
 
