@@ -127,7 +127,7 @@ def edge_site(tmp_path_factory):
     return site
 
 
-def test_the_command_line_offers_literal_choices_and_refuses_a_one_sided_bound_in_one_line(edge_site, tmp_path):
+def test_the_command_line_offers_literal_choices_and_refuses_a_one_sided_bound_in_one_line(edge_site, tmp_path, processes):
     helped = cli(edge_site, tmp_path, "run", "edge", "--help")
     assert helped.returncode == 0, helped.stderr
     assert "--style {x,y}" in helped.stdout and "above 0" in helped.stdout

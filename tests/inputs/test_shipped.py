@@ -128,7 +128,7 @@ def test_labdet_demo_trains_the_probe_and_gives_a_bar_per_nationality(minilm, pr
     assert (table["ci_low"] <= table["mean"]).all() and (table["mean"] <= table["ci_high"]).all()
 
 
-def test_data_download_prints_the_licences_of_what_it_fetched(tmp_path):
+def test_data_download_prints_the_licences_of_what_it_fetched(tmp_path, processes):
     out = subprocess.run([sys.executable, "-m", "biascore", "data", "download", "--data-dir", str(tmp_path),
                           "--only", "wordlists", "--mirror", DATA.as_uri(), "--quiet"],
                          cwd=REPO, capture_output=True, text=True, timeout=300)
