@@ -28,12 +28,12 @@ KEY = "sk-test-3f9a1c77e2b04d5e"
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(processes):
     yield from serving()
 
 
 @pytest.fixture(scope="module")
-def keyed_server():
+def keyed_server(processes):
     yield from serving("--api-key", KEY)
 
 
@@ -216,7 +216,7 @@ def test_a_base_url_without_v1_gets_a_hint(server):
         load_served("served:" + server.url[:-3])
 
 
-def test_a_text_only_server_is_told_token_id_prompts_are_required():
+def test_a_text_only_server_is_told_token_id_prompts_are_required(processes):
     for proc in serving("--text-only"):
         with pytest.raises(ServedError, match="refuses token-id prompts.*server must take prompts as lists of "
                                               "token ids") as info:

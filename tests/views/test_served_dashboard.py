@@ -161,7 +161,7 @@ def test_public_mode_lines_name_no_url(monkeypatch):
     assert "10.1.2.3" not in line and "8000" not in line and "cannot be reached (ConnectError)" in line
 
 
-def test_stored_served_runs_are_browsable_while_the_server_is_down(monkeypatch):
+def test_stored_served_runs_are_browsable_while_the_server_is_down(monkeypatch, processes):
     """A served run stored, then the server stopped and the dashboard started afresh: the run is browsed under
     its label, said to be stored, and the page says the server is down — no command-line advice, no URL. The
     settings' entry carries the request options (``?retries=0&timeout=5``)."""
