@@ -19,8 +19,8 @@ import os
 
 import streamlit as st
 
-from biascore.core.settings import ReadOnlySnapshotError
-from biascore.core.errors import one_line
+from biascore.settings import ReadOnlySnapshotError
+from biascore.errors import one_line
 from views.common import show_error
 from views.models import open_snapshot
 from views.generated import page_for

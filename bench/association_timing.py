@@ -13,10 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from biascore.core.cache import ResultCache  # noqa: E402
+from biascore.store.cache import ResultCache  # noqa: E402
 from biascore.methods.association.logprob_bias import effect_sizes, load_logprob_test  # noqa: E402
-from biascore.core.models import load_model  # noqa: E402
-from biascore.core import runner  # noqa: E402
+from biascore.models.loading import load_model  # noqa: E402
+from biascore.runs import runner  # noqa: E402
 from biascore.methods import get  # noqa: E402
 
 TINY = os.environ.get("TINY_MLM", str(Path(__file__).resolve().parents[2] / "shared/models/tiny-trained-bert-mlm"))

@@ -45,7 +45,7 @@ def _linear_params(module) -> int:
 
 
 def model_for(workload: str, tmp: Path):
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
 
     if workload == "tiny":
         return load_model(str(TINY))
@@ -79,8 +79,8 @@ def run_one(workload: str, impl: str, pairs: int, tmp: Path) -> dict:
     import numpy as np
     import torch
 
-    from biascore.core import lm_scoring
-    from biascore.core.datasets import load_benchmark
+    from biascore.models import lm_scoring
+    from biascore.inputs.datasets import load_benchmark
     from biascore.methods.attribution.scorer import attribution_frame, compute_logprobs
 
     sys.path.insert(0, str(REPO / "bench"))

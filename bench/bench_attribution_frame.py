@@ -22,8 +22,8 @@ def main() -> None:
     import numpy as np
     import pandas as pd
 
-    from biascore.core.datasets import load_benchmark
-    from biascore.core.models import load_model
+    from biascore.inputs.datasets import load_benchmark
+    from biascore.models.loading import load_model
     from biascore.methods.attribution.frame import attribution_frame
     from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_pairs
 

@@ -121,8 +121,8 @@ def bench_pages(benchmark: str, model: str, repeats: int) -> dict:
 
 
 def bench_try_pair(model: str, repeats: int) -> dict:
-    from biascore.core.datasets import load_benchmark
-    from biascore.core.models import load_model
+    from biascore.inputs.datasets import load_benchmark
+    from biascore.models.loading import load_model
     from biascore.methods.attribution.scorer import score_pair
     from views.attribution import limit_torch_threads
 

@@ -27,7 +27,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from biascore.core.datasets import load_benchmark  # noqa: E402
+from biascore.inputs.datasets import load_benchmark  # noqa: E402
 from biascore.review.agreement import agreement, status_counts  # noqa: E402
 from biascore.review.assignment import plan  # noqa: E402
 from biascore.review.corrections import reviewable_pairs  # noqa: E402

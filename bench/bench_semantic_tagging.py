@@ -26,7 +26,7 @@ def main() -> int:
 
     t0 = time.perf_counter()
     from biascore.methods.fields import tagging
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
     t_import = time.perf_counter() - t0
 
     sentences = list(load_benchmark(args.benchmark).frame["sent_more"])

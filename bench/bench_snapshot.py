@@ -24,11 +24,11 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from biascore.core import runner  # noqa: E402
-from biascore.core.cache import ResultCache  # noqa: E402
+from biascore.runs import runner  # noqa: E402
+from biascore.store.cache import ResultCache  # noqa: E402
 from biascore.methods import get  # noqa: E402
-from biascore.core.datasets import load_benchmark  # noqa: E402
-from biascore.core.models import load_model  # noqa: E402
+from biascore.inputs.datasets import load_benchmark  # noqa: E402
+from biascore.models.loading import load_model  # noqa: E402
 from biascore.methods.attribution.results import load_run  # noqa: E402
 from biascore.methods.attribution.scorer import attribution_frame  # noqa: E402
 from biascore.snapshot import reader  # noqa: E402

@@ -77,9 +77,9 @@ def main() -> int:
 
     import numpy as np
 
-    from biascore.core.cache import ResultCache
+    from biascore.store.cache import ResultCache
     from biascore.methods.attribution.results import best_runs, cached_runs, load_run
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import get
     from biascore.methods.words.table import compare_words, word_occurrences, word_pairs, word_table
 

@@ -29,9 +29,9 @@ TINY = SHARED / "models" / "tiny-trained-bert-mlm"
 
 def worker(model: str, cache_dir: str, benchmark: str, shard_pairs: int) -> None:
     """One scoring process: prints SHARD after each shard it computes and DONE with the result's size."""
-    from biascore.core import runner
-    from biascore.core.cache import ResultCache
-    from biascore.core.models import load_model
+    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
+    from biascore.models.loading import load_model
     from biascore.methods import get
     from biascore.methods.attribution import scorer
 
@@ -74,9 +74,9 @@ def main() -> None:
 
     import pyarrow.parquet as pq
 
-    from biascore.core.cache import ResultCache
-    from biascore.core.models import load_model
-    from biascore.core import runner
+    from biascore.store.cache import ResultCache
+    from biascore.models.loading import load_model
+    from biascore.runs import runner
     from biascore.methods import get
     from biascore.methods.attribution.scorer import summarize
 

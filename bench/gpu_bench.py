@@ -83,7 +83,7 @@ def matmul_rate(dtype: torch.dtype, tf32: bool, n: int = 8192, reps: int = 10) -
 
 
 def section_rates() -> dict:
-    from biascore.core.precision import exact_matmuls
+    from biascore.models.precision import exact_matmuls
 
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "fp32_tflops": matmul_rate(torch.float32, False), "tf32_tflops": matmul_rate(torch.float32, True),
@@ -102,8 +102,8 @@ def tokenizer():
 
 
 def wrap(model, tok, name: str, kind: str, dtype: torch.dtype):
-    from biascore.core.models import LanguageModel, tokenizer_is_uncased
-    from biascore.core.precision import dtype_name
+    from biascore.models.loading import LanguageModel, tokenizer_is_uncased
+    from biascore.models.precision import dtype_name
 
     model.eval()
     dev = next(model.parameters()).device
@@ -162,8 +162,8 @@ def _bu_error(a, b) -> tuple[float, int, int]:
 
 
 def run_frame(lm, bench: str, cache_root: Path, mode_ctx=None, **kw):
-    from biascore.core.cache import ResultCache
-    from biascore.core import runner
+    from biascore.store.cache import ResultCache
+    from biascore.runs import runner
     from biascore.methods import get
     ctx = mode_ctx() if mode_ctx else _null()
     with ctx:
@@ -185,7 +185,7 @@ class tf32_on:
         torch.backends.cudnn.allow_tf32 = True
 
     def __exit__(self, *a):
-        from biascore.core.precision import exact_matmuls
+        from biascore.models.precision import exact_matmuls
         exact_matmuls()
 
 
@@ -205,7 +205,7 @@ def _flat_logp(frame) -> np.ndarray:
 def section_exactness(tmp: Path, out_dir: Path) -> dict:
     import pandas as pd
 
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
     from tests.methods.attribution.test_attribution import _parse_scores
 
     ref = pd.read_csv(DATA / "reference" / "tiny_mlm_scores.csv", index_col=0)
@@ -256,8 +256,8 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
 def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
     """The attribution method through the runner on each benchmark with a fresh cache: wall time, and its parts
     measured separately."""
-    from biascore.core import lm_scoring
-    from biascore.core.datasets import load_benchmark
+    from biascore.models import lm_scoring
+    from biascore.inputs.datasets import load_benchmark
     from biascore.methods.attribution.frame import attribution_frame
     from biascore.methods.attribution.scorer import _tokenize_pairs
 
@@ -305,7 +305,7 @@ def section_timing(tmp: Path, rates: dict) -> dict:
 
 
 def section_naive(tmp: Path) -> dict:
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
     from naive_reference import naive_pair_bu
 
     lm = bert_base(torch.float32)
@@ -323,8 +323,8 @@ def section_naive(tmp: Path) -> dict:
 
 def forward_only(lm, bench: str) -> dict:
     """The forward passes alone (tokenised beforehand, no cache, no result frame): seconds and TFLOP/s."""
-    from biascore.core import lm_scoring
-    from biascore.core.datasets import load_benchmark
+    from biascore.models import lm_scoring
+    from biascore.inputs.datasets import load_benchmark
     from biascore.methods.attribution.scorer import _logprobs_for_pairs, _tokenize_pairs
 
     pts, _ = _tokenize_pairs(lm, load_benchmark(bench, DATA).frame)
@@ -340,7 +340,7 @@ def forward_only(lm, bench: str) -> dict:
 def profile_top(lm, bench: str, out_dir: Path, pairs: int = 512) -> None:
     from torch.profiler import ProfilerActivity, profile
 
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
     from biascore.methods.attribution.scorer import compute_logprobs
 
     frame = load_benchmark(bench, DATA).frame.head(pairs)
@@ -380,7 +380,7 @@ def main() -> None:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("BIASCORE_DATA_DIR", str(DATA))
-    from biascore.core.precision import exact_matmuls
+    from biascore.models.precision import exact_matmuls
     exact_matmuls()
     rates: dict = {}
     with tempfile.TemporaryDirectory() as tmpdir:

@@ -12,9 +12,9 @@ import time
 
 import torch
 
-from biascore.core.models import load_model
+from biascore.models.loading import load_model
 from biascore.methods.heads.scorer import head_score_matrix, top_heads, scores_frame
-from biascore.core.seat_tests import load_seat_test
+from biascore.inputs.seat_tests import load_seat_test
 
 
 def main() -> None:

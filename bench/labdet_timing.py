@@ -14,10 +14,10 @@ import time
 import numpy as np
 import torch
 
-from biascore.core.models import load_model
+from biascore.models.loading import load_model
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
 from biascore.methods.labdet import scorer as labdet
-from biascore.core.embeddings import embed_sentences
+from biascore.models.embeddings import embed_sentences
 
 
 def main() -> None:

@@ -45,8 +45,8 @@ def cli(work: Path, metric: str, prefix: str) -> tuple[pd.DataFrame, str, float]
 
 
 def main() -> None:
-    from biascore.core.datasets import load_benchmark
-    from biascore.core.models import load_model, resolve_source
+    from biascore.inputs.datasets import load_benchmark
+    from biascore.models.loading import load_model, resolve_source
 
     load_model("smollm2-135m", device="cpu")  # converts the GGUF once, if it is not yet
     folder = resolve_source("smollm2-135m").converted_folder

@@ -83,7 +83,7 @@ def live_pairs(n: int, source: str = PAIR_SOURCE) -> list[tuple[str, str]]:
     """``n`` different real minimal pairs (of ``source``, CrowS-Pairs by default, in file order) that Try a pair
     accepts; never the demo pair that Try a pair scores on every first visit (the server remembers it: typing it
     would measure no forward pass)."""
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
     from biascore.review.minimal_pair import check_pair
 
     demo = load_benchmark("demo").frame
@@ -100,7 +100,7 @@ def live_pairs(n: int, source: str = PAIR_SOURCE) -> list[tuple[str, str]]:
 
 def engine_scores(pairs: list[tuple[str, str]]) -> list[str]:
     """S_JSD of each pair from the engine, alone (as the CLI computes one pair), formatted as the page shows it."""
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
     from biascore.methods.attribution.scorer import score_pair
 
     lm = load_model(MODEL)
@@ -437,8 +437,8 @@ def main() -> int:
         models.mkdir(parents=True, exist_ok=True)
         (cache / "models").symlink_to(models, target_is_directory=True)
         os.environ["BIASCORE_CACHE_DIR"] = str(cache)
-        from biascore.core.models import load_model
-        from biascore.core import runner
+        from biascore.models.loading import load_model
+        from biascore.runs import runner
         from biascore.methods import get
 
         runner.run(get("attribution"), load_model(MODEL), "demo")  # Token attributions needs a cached run to show

@@ -13,8 +13,8 @@ import numpy as np
 import torch
 from scipy.spatial.distance import jensenshannon
 
-from biascore.core.models import LanguageModel
-from biascore.core.pair_tokens import tokenize_pair
+from biascore.models.loading import LanguageModel
+from biascore.models.pair_tokens import tokenize_pair
 
 
 def _smoothed_distance(probs: np.ndarray, gold: int) -> float:

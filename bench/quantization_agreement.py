@@ -44,10 +44,10 @@ def worker(model: str, variant: str, benchmarks: list[str], limit: int | None, s
     """One model × variant in this (fresh) process: load, score each benchmark, write frames and timings."""
     import torch
 
-    from biascore.core.cache import ResultCache
-    from biascore.core.handle import ModelHandle
-    from biascore.core.placement import Placement
-    from biascore.core import runner
+    from biascore.store.cache import ResultCache
+    from biascore.models.handle import ModelHandle
+    from biascore.models.placement import Placement
+    from biascore.runs import runner
     from biascore.methods import get
 
     opts = VARIANTS[variant]
@@ -84,7 +84,7 @@ def paired_delta_b(ref, var) -> dict:
 def compare(ref_frame, frame) -> dict:
     import numpy as np
 
-    from biascore.methods.attribution.reproducibility import compare_frames
+    from tests.reproducibility_contract import compare_frames
 
     agreement = compare_frames(ref_frame, frame)
     scored = ref_frame.sjsd.notna() & frame.sjsd.notna()
@@ -99,7 +99,7 @@ def compare(ref_frame, frame) -> dict:
 
 def available(model: str) -> str:
     """"" when ``model`` can be loaded offline here, else why not."""
-    from biascore.core.models import ModelLoadError, resolve_source
+    from biascore.models.loading import ModelLoadError, resolve_source
 
     try:
         resolve_source(model)

@@ -7,7 +7,7 @@ For each model × benchmark, the attribution frame (log P(u), b(u), S_JSD and it
 verdict) is computed in a reference run — a fresh process with this machine's defaults (its best ATen kernels,
 MKL's own choice, torch's default thread count) and the engine's default token budget — and again under
 each variant, every variant compared with the reference by
-:func:`biascore.methods.attribution.reproducibility.compare_frames`:
+:func:`tests.reproducibility_contract.compare_frames`:
 
 * ``same process, same batches`` — the reference recomputed in its own process (the contract: bit-identical);
 * ``cache read-back`` — the frame stored by the runner and read back vs the fresh computation (bit-identical);
@@ -72,7 +72,7 @@ REUSED: list[str] = []  # worker runs answered from --frames-dir
 def _frame(lm, bm, plan_tokens: int):
     import pandas as pd
 
-    from biascore.core.lm_scoring import BatchPlan
+    from biascore.models.lm_scoring import BatchPlan
     from biascore.methods.attribution.scorer import attribution_frame, compute_logprobs
 
     if plan_tokens:
@@ -87,11 +87,11 @@ def worker(model: str, benchmark: str, limit: int | None, out: Path, plans: list
     import pandas as pd
     import torch
 
-    from biascore.core import runner
-    from biascore.core.cache import ResultCache
-    from biascore.core.datasets import load_benchmark
-    from biascore.core.handle import ModelHandle
-    from biascore.core.models import load_model
+    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
+    from biascore.inputs.datasets import load_benchmark
+    from biascore.models.handle import ModelHandle
+    from biascore.models.loading import load_model
     from biascore.methods import get
 
     lm = load_model(model, device="cpu")
@@ -181,7 +181,7 @@ def main() -> None:
         worker(args.model, args.benchmarks[0], args.limit, Path(args.out), args.plans, args.checks)
         return
 
-    from biascore.methods.attribution.reproducibility import LOGP_FLOOR, LOGP_RTOL, compare_frames
+    from tests.reproducibility_contract import LOGP_FLOOR, LOGP_RTOL, compare_frames
 
     rows = []
     started = time.perf_counter()
@@ -242,7 +242,7 @@ def _markdown(meta: dict, rows: list[dict]) -> str:
                 if meta["worker_runs_reused"] else "") + ". Each variant against the reference run "
              "(a fresh process, this machine's defaults, token budget 4096). "
              f"Bound: |Δ log P| ≤ {meta['logp_rtol']:g}·max(|log P|, {meta['logp_floor']:g}); the b(u), S_JSD and "
-             "PLL bounds derive from it (biascore/methods/attribution/reproducibility.py). *rel* = the largest "
+             "PLL bounds derive from it (tests/reproducibility_contract.py). *rel* = the largest "
              "|Δ log P| / max(|log P|, floor); *ratio* = largest observed deviation / its bound (≤ 1 inside the "
              "contract).", "",
              "| model | benchmark | variant | kernels, threads | pairs | bit-identical | max abs Δlog P | "

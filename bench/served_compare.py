@@ -43,7 +43,7 @@ CONCURRENCY = (1, 16)
 
 
 def agreement(here, there) -> dict:
-    from biascore.methods.attribution.reproducibility import compare_frames
+    from tests.reproducibility_contract import compare_frames
     from biascore.methods.attribution.scorer import summarize
 
     a = compare_frames(here, there)
@@ -65,11 +65,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of ours and lm-eval's (default 2)")
     args = ap.parse_args()
     limit = args.limit
-    from biascore.core import runner
-    from biascore.core.cache import ResultCache
-    from biascore.core.datasets import load_benchmark
-    from biascore.core.models import load_model, resolve_source
-    from biascore.core.served import load_served
+    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
+    from biascore.inputs.datasets import load_benchmark
+    from biascore.models.loading import load_model, resolve_source
+    from biascore.models.served import load_served
     from biascore.methods import get
     from biascore.methods.attribution.scorer import summarize
     from served_reference import Process

@@ -25,7 +25,7 @@ warmed by one participant (the model loads once, as on a server opened before th
 no earlier N sent (the live queue remembers recent pairs). The Locust process runs at ``nice -n 19``. Recorded
 per N: the load average before and after (the machine may be shared), server CPU-seconds (``/proc/PID/stat``
 utime + stime of the server process) per participant for the submit phase, and where the time went, from the
-server's timing lines (``BIASCORE_TIMING_LOG``, biascore/core/timing_log.py): Streamlit's hand-over to the page
+server's timing lines (``BIASCORE_TIMING_LOG``, biascore/runs/timing_log.py): Streamlit's hand-over to the page
 script, the page up to the live queue, the queue's wait (of it, the gathering window), the forward passes of
 the round, drawing, and delivery of the score to the participant.
 
@@ -36,7 +36,7 @@ running server given by ``--served-url http://HOST:PORT/v1[#NAME]`` (e.g. vLLM o
 in public mode with ``BIASCORE_MODELS=<label>=served:URL`` as its only model, so Try a pair scores through the
 server: each live round goes out as concurrent requests (the served client's bounded pool). A shown score is
 checked against the in-process engine's within the reproducibility contract's bound for that pair (mean β(u),
-biascore/methods/attribution/reproducibility.py) plus the live queue's tolerance; the reference server's own
+tests/reproducibility_contract.py) plus the live queue's tolerance; the reference server's own
 counters (completions requests, most in flight at once, largest forward batch) are recorded per N.
 """
 from __future__ import annotations
@@ -346,7 +346,7 @@ def percentile(values, q):
 
 def where_time_goes(people: list[dict], pairs: list[list[str]], timing_lines: list[dict]) -> dict:
     """Per participant, from the server's timing lines joined by pair: p50 / p95 of each part of submit → score."""
-    from biascore.core.timing_log import pair_tag
+    from biascore.runs.timing_log import pair_tag
 
     by_pair = {ln["pair"]: ln for ln in timing_lines if ln["event"] == "try_pair"}
     parts: dict[str, list[float]] = {k: [] for k in ("to_page_script", "page_to_queue", "queue_wait", "of_it_gathering",
@@ -405,9 +405,9 @@ def expected_scores(pairs: list[list[str]]) -> tuple[list[str], list[float], lis
     test_live.py). Remembered in cache/ws_load_expected.json (keyed by model and pair) so reruns skip the work."""
     import numpy as np
 
-    from biascore.core.models import load_model
-    from biascore.core.timing_log import pair_tag
-    from biascore.methods.attribution.reproducibility import bu_tolerance
+    from biascore.models.loading import load_model
+    from biascore.runs.timing_log import pair_tag
+    from tests.reproducibility_contract import bu_tolerance
     from biascore.methods.attribution.scorer import score_pairs
     from load_test import MODEL
 
@@ -545,7 +545,7 @@ def main() -> int:
     runs = []
     served_env, served_info, reference = {}, None, None
     if args.served:
-        from biascore.core.served.client import DEFAULT_CONCURRENCY
+        from biascore.models.served.client import DEFAULT_CONCURRENCY
 
         if args.served_url:
             target, where = args.served_url, "a running completions server (`--served-url`)"

@@ -10,24 +10,46 @@
     biascore.score_pair(lm, "Women can't drive.", "Men can't drive.")
     bench = biascore.load_benchmark("pairs.parquet", columns={"sent_more": "stereo", "sent_less": "anti"})
 
-Every call goes through the one runner (:func:`biascore.core.runner.run`), so a result computed here is the
+The dashboard's pages import this module (and the runner's door, :mod:`biascore.runs.runner`) and nothing
+deeper: besides the functions below it names what a shell draws with — the contract's types and presentation
+(``Method``, ``Options``, ``Headline``, ``View``, ``Widget``, ``Precision``), a model's handle and names
+(``ModelSpec``, ``ModelHandle``, ``display_name``, ``is_served``), the inputs' lists (``available_benchmarks``,
+``list_seat_tests``) and the registry (``discover``); a method's own drawing helpers are its ``drawing``.
+
+Every call goes through the one runner (:func:`biascore.runs.runner.run`), so a result computed here is the
 one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
 loading the model when the model's identity can be read from its files.
 """
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from biascore.core.handle import ModelHandle, as_handle, reach_options
-from biascore.core.method import Method
-from biascore.core.models import LanguageModel
-from biascore.core.registry import ProgressFn
-from biascore.core.result import Result
-from biascore.core.result_files import load_result  # noqa: F401 - load_result is part of the API
+from biascore.contract.method import Method, NotApplicable  # noqa: F401 - the names below are the shells' too
+from biascore.contract.options import OptionError, Options  # noqa: F401
+from biascore.contract.presentation import Headline, View, Widget, option_widgets, widget_value  # noqa: F401
+from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
+from biascore.errors import one_line
+from biascore.inputs import download  # noqa: F401 - the public data files' download (`biascore data download`)
+from biascore.inputs.datasets import available_benchmarks  # noqa: F401
+from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
+from biascore.methods import discover  # noqa: F401
+from biascore.models.handle import ModelHandle, as_handle
+from biascore.models.loading import LanguageModel, list_embedded  # noqa: F401
+from biascore.models.names import display_name, is_local_path, redact_paths  # noqa: F401
+from biascore.models.precision import Precision, precision_of  # noqa: F401
+from biascore.models.served import ServedName, is_served  # noqa: F401
+from biascore.models.served.client import ServedUnavailable  # noqa: F401
+from biascore.models.served.last_seen import recall as recall_served  # noqa: F401 - what a server last said it serves
+from biascore.models.spec import ModelSpec
+from biascore.progress import ProgressFn
+from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)
+from biascore.store.cache import CorruptCacheFile, ResultCache
+from biascore.version import ENGINE_VERSION
 
 Model = "ModelHandle | LanguageModel | str"
 
@@ -48,8 +70,6 @@ def method(name: str) -> Method:
 
 def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
     """The registered pair benchmarks: name, whether present in the data directory, language, description."""
-    from biascore.core.datasets import available_benchmarks
-
     rows = available_benchmarks(data_dir)
     return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description"]]
 
@@ -69,7 +89,7 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
     ``max_memory={"cpu": "300MiB", 0: "10GiB"}`` (or ``"cpu=300MiB,0=10GiB"``) caps each device and what does not
     fit goes to disk under ``<cache>/offload/`` unless ``offload_folder`` names another folder; the numbers equal
     the one-device run within the reproducibility contract. ``quantize="int8"`` / ``"int4"`` loads quantized
-    weights (:mod:`biascore.core.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
+    weights (:mod:`biascore.models.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
     result. Bad values raise a one-line ``ValueError`` before anything is loaded.
 
     A served model (``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``, see docs/cli.md) takes ``timeout`` (seconds
@@ -77,10 +97,10 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
     override the description's own ``timeout=`` / ``retries=``. Its API key comes from the environment variable
     the description names (``?api_key_env=VARIABLE``), never from an argument.
     """
-    reach = reach_options(name_or_path, dtype=dtype, quantize=quantize, device_map=device_map, max_memory=max_memory,
-                          offload_folder=offload_folder, timeout=timeout, retries=retries)
-    handle = ModelHandle(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
-                         trust_remote_code=trust_remote_code, **reach)
+    handle = ModelHandle(ModelSpec.parse(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
+                                         trust_remote_code=trust_remote_code, device_map=device_map,
+                                         max_memory=max_memory, offload_folder=offload_folder, quantize=quantize,
+                                         timeout=timeout, retries=retries))
     if load:
         handle.load()
     return handle
@@ -92,7 +112,7 @@ def load_benchmark(name_or_path: str | Path, *, columns: dict[str, str] | None =
     a dataset name in the local HuggingFace cache; ``columns`` maps ``sent_more``/``sent_less``/``bias_type``
     to your column names, ``split`` picks a split. Pass it as the ``input`` of :func:`run`.
     ``benchmark.duplicates`` lists the pair ids that repeat an earlier pair."""
-    from biascore.core.datasets import load_benchmark as load
+    from biascore.inputs.datasets import load_benchmark as load
 
     return load(name_or_path, data_dir, columns=columns, split=split)
 
@@ -101,18 +121,17 @@ def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", i
         limit: int | None = None, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
         data_dir: str | Path | None = None, only_cached: bool = False, columns: dict[str, str] | None = None,
         split: str | None = None, **options: Any) -> Result | None:
-    """Run a registered method (cached, resumable) and return its :class:`~biascore.core.result.Result`.
+    """Run a registered method (cached, resumable) and return its :class:`~biascore.contract.result.Result`.
 
     ``input``: a benchmark / SEAT test / language name or path (None: the method's default); for a pair
     benchmark of your own, ``columns`` and ``split`` as in :func:`load_benchmark` (a benchmark with duplicated
     pairs gives a :class:`DuplicatePairsWarning`). ``options``:
     the method's options as keyword arguments (``biascore.method(name).Options.specs()`` lists them; bad
-    values raise :class:`~biascore.core.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
+    values raise :class:`~biascore.contract.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
     a widget in Jupyter), False none, or pass your own ``progress(done, total)``. ``only_cached=True``
     returns None instead of computing.
     """
-    from biascore.core.cache import ResultCache
-    from biascore.core.runner import run as run_method
+    from biascore.runs.runner import run as run_method
     from biascore.methods import get
 
     m = get(method_name) if isinstance(method_name, str) else method_name
@@ -145,7 +164,7 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad text (empty, identical,
     not a minimal pair) comes back with ``skipped_reason`` set; a sentence that is not a string (None) raises
     one TypeError."""
-    from biascore.core.runner import live_result
+    from biascore.runs.runner import live_result
     from biascore.methods import get
     from biascore.methods.attribution.scorer import check_pair_texts, score_pair as score_one
 
@@ -168,3 +187,135 @@ def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int
     from biascore.methods.attribution.compare import compare_results
 
     return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)
+
+
+#: the footer key of a cache file's stored key (biascore.store.cache)
+_CACHE_KEY = b"biascore"
+
+
+def load_result(path: str | Path, *, data_dir: str | Path | None = None) -> Result:
+    """The :class:`Result` a result file or a cache file holds: the same frame, meta, options,
+    summary (and ``pair(i)`` for attribution results). No model is loaded and nothing is recomputed. A result
+    file's input is reloaded by name from the data directory when its content hash still matches (else
+    ``input`` is None); a cache file needs it. Anything else: :class:`ResultFileError`, one line.
+
+    It reads three kinds of file, each checked at load time, never later:
+
+    * a **result file** — :meth:`Result.to_parquet`, and ``--out x.parquet`` of one model on one input (the CLI writes
+      it through :func:`biascore.contract.result.write_result_file`, so it *is* that result file);
+    * a **cache file** — ``<cache>/<method>/<digest>.parquet`` (or its ``<method>.derived/`` frame), opened through
+      the runner's door (:func:`biascore.runs.stored.open_stored`: page checksums, stored key = file name,
+      schema, input unchanged), so it needs its input in the data directory;
+    * neither — refused in one line saying what the file is.
+
+    Refused in one line (:class:`ResultFileError`): a file written by **another engine version** (``engine_version``
+    of its key ≠ :data:`biascore.version.ENGINE_VERSION`) or another version of its method (``method_version``) — its
+    numbers are not this engine's, so it is run again rather than read as if it were; a result file whose columns are
+    without every column of its method's schema (:attr:`Method.schema`; the
+    cache's rule); a file stacking several results (``--out`` of several models or
+    inputs)."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if not path.is_file():
+        raise ResultFileError(f"no result file at {path}")
+    try:
+        footer = pq.read_schema(path).metadata or {}
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a non-parquet file
+        raise ResultFileError(f"{path} is not a parquet file ({type(exc).__name__})") from None
+    if RECORD_KEY in footer:
+        return _result_file(path, footer[RECORD_KEY], data_dir)
+    cache_meta = _json(footer.get(_CACHE_KEY))
+    if isinstance(cache_meta, dict) and "scorer" in cache_meta and "digest" in cache_meta:
+        return _cache_file(path, data_dir)
+    raise ResultFileError(f"{path} holds a table but no biascore result (write one with Result.to_parquet or "
+                          "`--out FILE.parquet` of one model on one input, or load a file of the result cache)")
+
+
+def _json(raw: bytes | None) -> Any:
+    try:
+        return json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def _method(name: str, path: Path) -> Method:
+    from biascore.methods import get
+
+    try:
+        return get(name)
+    except (KeyError, ValueError) as exc:
+        raise ResultFileError(f"{path} holds a result of method {name!r}, which this biascore does not have "
+                              f"({one_line(exc)})") from None
+
+
+def _check_versions(path: Path, method: Method, meta: dict) -> None:
+    engine = str(meta.get("engine_version", "unknown"))
+    if engine != ENGINE_VERSION:
+        raise ResultFileError(f"{path} was computed by biascore engine {engine}, not this engine ({ENGINE_VERSION}): "
+                              f"its numbers are not this engine's; run {method.name} on this model and input again")
+    version = meta.get("method_version")
+    if version is not None and int(version) != method.version:
+        raise ResultFileError(f"{path} was computed by version {version} of {method.name}, not this one "
+                              f"({method.version}): run it again")
+
+
+def _result_file(path: Path, raw: bytes, data_dir: str | Path | None) -> Result:
+    import pyarrow.parquet as pq
+
+    record = _json(raw)
+    if not isinstance(record, dict) or "method" not in record:
+        raise ResultFileError(f"{path}: its result record cannot be read")
+    if int(record.get("format", 0)) > RECORD_FORMAT:
+        raise ResultFileError(f"{path} was written by a newer biascore (record format {record['format']})")
+    method = _method(str(record["method"]), path)
+    if record.get("stacked"):
+        raise ResultFileError(f"{path} holds {record['stacked']} {method.name} results stacked (--out of several "
+                              "models or inputs): write one model on one input to a file to load it as a result")
+    try:
+        options = method.Options.from_values(record["options"])
+        meta = dict(record["meta"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ResultFileError(f"{path}: its result record cannot be read ({one_line(exc)})") from None
+    _check_versions(path, method, meta)
+    frame = pq.read_table(path).to_pandas()
+    missing = [c.name for c in method.schema if c.name not in frame.columns]  # the cache's rule: every column
+    if missing:                                                                 # of the schema (more may follow)
+        raise ResultFileError(f"{path}: its columns are not the {method.name} result schema (missing "
+                              f"{', '.join(missing)}; `biascore methods --schema {method.name}` lists them)")
+    return (method.result_type or Result)(method=method, frame=frame, meta=meta, options=options,
+                                          input=_reload_input(method, meta, data_dir))
+
+
+def _cache_file(path: Path, data_dir: str | Path | None) -> Result:
+    from biascore.runs.stored import Stored, UnreadableResult, open_stored
+    from biascore.methods import discover
+
+    meta = ResultCache.entry_meta(path)
+    scorer = str(meta["scorer"])
+    if scorer.endswith(".derived"):  # a derived frame: the result is the stored file it was derived from
+        source = path.parent.parent / scorer[:-len(".derived")] / f"{meta.get('run', '')}.parquet"
+        if not source.is_file():
+            raise ResultFileError(f"{path} is a derived frame of the cache whose stored result {source} is gone")
+        return _cache_file(source, data_dir)
+    method = next((m for m in discover() if m.cache_folder == scorer), None)
+    if method is None:
+        raise ResultFileError(f"{path} is a cache file of {scorer!r}, a method this biascore does not have")
+    _check_versions(path, method, meta)
+    if path.parent.name != scorer:
+        raise ResultFileError(f"{path} is a {method.name} cache file outside its cache (load it from "
+                              f"<cache>/{scorer}/, where it is verified against its key)")
+    try:
+        return open_stored(method, Stored(method.name, str(meta["digest"]), meta, path, path.stat().st_mtime_ns),
+                           cache=ResultCache(path.parent.parent), data_dir=data_dir)
+    except (UnreadableResult, CorruptCacheFile, OSError, ValueError, KeyError) as exc:
+        raise ResultFileError(f"{path}: {one_line(exc)}") from None
+
+
+def _reload_input(method: Method, meta: dict, data_dir: str | Path | None) -> Any:
+    try:
+        loaded = method.input_kind.load(str(meta.get("input", "")), Path(data_dir) if data_dir else None)
+    except Exception:  # noqa: BLE001 - an input that is gone or changed is simply not attached
+        return None
+    same = getattr(loaded, "content_hash", None) == meta.get("input_hash")
+    return loaded if same else None

@@ -1,6 +1,6 @@
 """The one progress adapter: the engine's ``progress(done, total)`` callbacks drawn as a tqdm bar.
 
-The engine reports progress only through :data:`biascore.core.registry.ProgressFn` and never draws a bar
+The engine reports progress only through :data:`biascore.progress.ProgressFn` and never draws a bar
 itself; the shells draw it — the CLI and sweeps on the terminal (stderr), the Python API in a notebook
 (``tqdm.auto`` picks the widget there) — all through :class:`Bar`, and the dashboard through its own widget
 (its ``ProgressBar`` widget)::
@@ -11,6 +11,10 @@ itself; the shells draw it — the CLI and sweeps on the terminal (stderr), the 
 from __future__ import annotations
 
 import sys
+from typing import Callable
+
+#: ``progress(done, total)``: the one progress-callback signature of the engine (items done of total).
+ProgressFn = Callable[[int, int], None]
 
 
 class Bar:

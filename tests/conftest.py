@@ -271,7 +271,7 @@ def reference_dir() -> Path:
 @pytest.fixture(scope="session")
 def tiny_mlm():
     """The tiny trained BERT MLM of ../shared/models (``shared``)."""
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
     return load_model(str(TINY_MLM))
 
 
@@ -303,7 +303,7 @@ def hermetic_models(tmp_path_factory) -> Path:
 
 
 def _load(folder: Path):
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
     return load_model(str(folder))
 
 
@@ -333,13 +333,13 @@ def random_encoder(hermetic_models):
 
 @pytest.fixture(scope="session")
 def smollm():
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
     return load_model("smollm2-135m")
 
 
 @pytest.fixture(scope="session")
 def minilm():
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
     return load_model("all-minilm-l6-v2")
 
 
@@ -349,7 +349,7 @@ def demo_scores(smollm, random_mlm):
     model, both available on any clone."""
     import torch
 
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import get
 
     torch.set_num_threads(1)
@@ -409,7 +409,7 @@ def demo_dashboard(smollm, tmp_path_factory, processes):
 
     from dashboard_server import dashboard
 
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import get
 
     torch.set_num_threads(1)  # faster on a shared CPU (see views.attribution.limit_torch_threads)

@@ -1,7 +1,7 @@
 """A model whose first load waits for the test: a "GGUF file" whose conversion the test holds.
 
 Loading a ``.gguf`` file that has not been converted on this cache takes the conversion's file lock
-(:func:`biascore.core.models.load_model`), so while the test holds that lock every run of the model stays in
+(:func:`biascore.models.loading.load_model`), so while the test holds that lock every run of the model stays in
 "converting the model" — as long as the test needs, with no sleep and no timing. :meth:`GatedGguf.convert` then
 puts a converted folder in place (a saved hermetic model, as another process's conversion would) and releases
 the lock: the waiting loads read that folder, exactly as a second loader reads the first one's conversion.
@@ -14,7 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
-from biascore.core.locks import file_lock
+from biascore.store.locks import file_lock
 
 
 class GatedGguf:

@@ -2,7 +2,7 @@
 
 Not a product and not a mock: a real HTTP server (the standard library's threading server) in its own process,
 serving a real model (an embedded alias such as ``smollm2-135m`` or a local folder, through transformers, in
-float32) with vLLM's semantics for what :mod:`biascore.core.served` reads:
+float32) with vLLM's semantics for what :mod:`biascore.models.served` reads:
 
 * ``GET /v1/models`` — ``{"data": [{"id": NAME, "max_model_len": N}]}``;
 * ``POST /v1/completions`` — ``prompt`` a text (tokenised with the tokenizer's special tokens, as vLLM does),
@@ -57,7 +57,7 @@ class Engine:
 
     def __init__(self, model_name: str, shift: bool = False, perturb: int | None = None, text_only: bool = False):
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from biascore.core.models import load_model
+        from biascore.models.loading import load_model
 
         self.lm = load_model(model_name, device="cpu", dtype="fp32")
         self.model, self.tok, self.shift, self.text_only = self.lm.model, self.lm.tokenizer, shift, text_only

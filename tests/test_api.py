@@ -12,10 +12,10 @@ import pytest
 
 import biascore
 from biascore.cli.main import main
-from biascore.core.cache import ResultCache
-from biascore.core.handle import ModelHandle
-from biascore.core.method import NotApplicable
-from biascore.core.options import OptionError
+from biascore.store.cache import ResultCache
+from biascore.models.handle import ModelHandle
+from biascore.contract.method import NotApplicable
+from biascore.contract.options import OptionError
 from tests.conftest import FIXTURE_DATA, REPO
 
 
@@ -145,7 +145,7 @@ def test_every_method_runs_through_the_api(name, where, request, tmp_path):
     ../shared is present."""
     if where == "fixture":
         request.getfixturevalue("fixture_data")
-    from biascore.core import settings
+    from biascore import settings
     from biascore.methods import get
 
     lm = request.getfixturevalue("random_mlm" if where == "fixture" else "tiny_mlm")

@@ -2,7 +2,7 @@
 
 Run on a machine with a CUDA GPU: ``python -m pytest -m gpu tests/test_gpu.py``. Skipped where torch sees no
 CUDA device, so CI on CPU stays green. The default dtype on CUDA is float32 with TF32 off
-(biascore.core.precision); these tests fail if either changes:
+(biascore.models.precision); these tests fail if either changes:
 
 * b(u) and the PLL sums of the tiny trained MLM on crows-en-gso within 1e-5 of the published reference and of
   CPU float32, and no verdict flipped; the same for a seeded random causal (Llama-shaped) model against CPU;
@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import torch
 
-from biascore.core.models import load_model
+from biascore.models.loading import load_model
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (run with -m gpu there)")]
@@ -59,8 +59,8 @@ def test_cuda_default_is_exact_float32(tiny_pair):
 
 
 def _scores(lm, benchmark, data_dir, tmp_path, limit=None):
-    from biascore.core.cache import ResultCache
-    from biascore.core import runner
+    from biascore.store.cache import ResultCache
+    from biascore.runs import runner
     from biascore.methods import get
 
     return runner.run(get("attribution"), lm, benchmark, cache=ResultCache(tmp_path / lm.device.type),
@@ -105,7 +105,7 @@ def test_random_causal_model_on_cuda_matches_cpu(causal_pair, data_dir, tmp_path
 
 
 def test_head_scores_on_cuda_match_cpu(tiny_pair, data_dir):
-    from biascore.core.inputs import SEAT
+    from biascore.inputs.kinds import SEAT
     from biascore.methods.heads.scorer import head_score_matrix
 
     test = SEAT.load(SEAT.default, data_dir)  # the heads method's default SEAT test
@@ -116,7 +116,7 @@ def test_head_scores_on_cuda_match_cpu(tiny_pair, data_dir):
 
 
 def test_labdet_features_on_cuda_match_cpu(tiny_pair, data_dir):
-    from biascore.core.embeddings import embed_sentences
+    from biascore.models.embeddings import embed_sentences
     from biascore.methods.labdet.scorer import load_labdet
 
     sentences = load_labdet("en", data_dir).train["sentence"].tolist()[:400]
@@ -126,8 +126,8 @@ def test_labdet_features_on_cuda_match_cpu(tiny_pair, data_dir):
 
 @pytest.mark.parametrize("test_name", ["sent-weat6", "weat6b"])
 def test_seat_effect_sizes_on_cuda_match_cpu(tiny_pair, test_name, tmp_path):
-    from biascore.core.cache import ResultCache
-    from biascore.core import runner
+    from biascore.store.cache import ResultCache
+    from biascore.runs import runner
     from biascore.methods import get
 
     rows = [runner.run(get("seat"), lm, test_name, n_samples=2000,

@@ -111,6 +111,38 @@ def test_the_cycle_finder_sees_function_level_imports(tmp_path):
     assert find_cycle(import_graph(project_modules(tmp_path))) is None
 
 
+#: The engine's rooms from the ground up: a module imports only from its own floor or the floors below it.
+#: ground: settings, one-line errors, literal text, the progress signature, the version; then the results store
+#: and the statistics; the model (description, loading, placement, served, log-probabilities, embedder); the
+#: method contract; the inputs; the runner; the methods; and the shells (review, sweeps, snapshots, API, CLI).
+GROUND = ("version", "settings", "errors", "display", "progress")
+FLOORS = (GROUND, ("store", "stats"), ("models",), ("contract",), ("inputs",), ("runs",), ("methods",),
+          ("review", "sweep", "snapshot", "api"), ("cli",), ("__init__", "__main__"))
+#: the engine's folders (no shell among them)
+ENGINE = ("methods", "models", "store", "inputs", "contract", "runs", "stats")
+
+
+def floor_of(module: str) -> int:
+    """The floor of a biascore module: its room is biascore.<room>[.…] (the package itself is the top)."""
+    room = module.split(".")[1] if "." in module else "__init__"
+    return next(i for i, rooms in enumerate(FLOORS) if room in rooms)
+
+
+def test_every_room_of_the_engine_is_on_a_floor():
+    rooms = {p.stem if p.is_file() else p.name for p in (REPO / "biascore").iterdir()
+             if (p.suffix == ".py" or (p / "__init__.py").is_file())}
+    assert rooms == {r for floor in FLOORS for r in floor}
+
+
+def test_no_arrow_runs_back_up():
+    """No module imports one on a higher floor (imports inside functions count): the store knows no model, the
+    model no method contract, the contract no input, the runner no method, the methods no shell."""
+    graph = import_graph(project_modules())
+    up = sorted(f"{a} -> {b}" for a, targets in graph.items() if a.startswith("biascore")
+                for b in targets if b.startswith("biascore") and floor_of(b) > floor_of(a))
+    assert not up, up
+
+
 def test_few_modules_directly_in_biascore():
     top = [p.name for p in (REPO / "biascore").glob("*.py")]
     assert len(top) <= 8, top
@@ -153,8 +185,8 @@ def _draws_a_title(path: Path) -> bool:
 
 def test_cli_and_dashboard_menus_come_from_the_registry():
     from biascore.cli.main import build_parser
-    from biascore.core.method import Method
-    from biascore.core.registry import register
+    from biascore.contract.method import Method
+    from biascore.contract.registry import register
     from biascore.methods import discover
     from views.menu import PAGES, menu_pages
 
@@ -187,19 +219,20 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_the_engine_never_imports_its_shells():
-    """No module under methods/ or core/ (or stats/) imports the CLI or the dashboard, and no engine file names
-    a dashboard page."""
-    for folder in ("methods", "core", "stats"):
-        for path in (REPO / "biascore" / folder).rglob("*.py"):
-            bad = {n for n in _imports(path) if n.startswith(("biascore.cli", "views"))}
-            assert not bad, f"{path.relative_to(REPO)} imports {sorted(bad)}"
+    """No module of the engine (methods/, models/, store/, inputs/, contract/, runs/, stats/ and the ground
+    floor's modules) imports the CLI or the dashboard, and no engine file names a dashboard page."""
+    engine = [*(p for f in ENGINE for p in (REPO / "biascore" / f).rglob("*.py")),
+              *(REPO / "biascore" / f"{m}.py" for m in GROUND)]
+    for path in engine:
+        bad = {n for n in _imports(path) if n.startswith(("biascore.cli", "views"))}
+        assert not bad, f"{path.relative_to(REPO)} imports {sorted(bad)}"
     for path in (REPO / "biascore").rglob("*.py"):
         assert "views/" not in path.read_text(encoding="utf-8"), f"{path.relative_to(REPO)} names a views/ path"
 
 
 def test_no_module_outside_the_cli_imports_the_cli():
     """Only biascore/cli/ itself and the entry point biascore/__main__.py import ``biascore.cli``: the review,
-    snapshot and sweep subcommands declare their arguments with biascore/core/args.py, a leaf below them all
+    snapshot and sweep subcommands declare their arguments with biascore/models/args.py, a leaf below them all
     (imports inside functions count)."""
     graph = import_graph(project_modules())
     allowed = {"biascore.__main__"}
@@ -207,7 +240,8 @@ def test_no_module_outside_the_cli_imports_the_cli():
            for name, targets in graph.items()
            if name.startswith("biascore") and not name.startswith("biascore.cli") and name not in allowed}
     assert not {k: v for k, v in bad.items() if v}
-    assert all(t.startswith("biascore.core.") for t in graph["biascore.core.args"])  # below the CLI and methods
+    below = ("biascore.models.", *(f"biascore.{m}" for m in GROUND))
+    assert all(t.startswith(below) for t in graph["biascore.models.args"])  # below the CLI and methods
 
 
 def test_only_the_progress_adapter_draws_progress_bars():
@@ -241,20 +275,30 @@ def test_console_script_points_at_the_cli():
     assert exc.value.code == 0
 
 
-#: What reads the result cache or makes a cache key: only the runner's door (biascore/core/) may.
+#: What reads the result cache or makes a cache key: only the results store and the runner (biascore/store/,
+#: biascore/runs/) may.
 CACHE_READS = ("read_table", "read_parquet", "read_entry(", "load_entry(", ".entries(", "entry_meta(", "open_entry",
                ".progress(key", "result_key(", "CacheKey(", "CacheKey.make(", "get_or_compute(", ".fingerprint(")
-#: intermediate caches a method keeps for itself (not a method's result; no shell reads them): the USAS tags
-INTERMEDIATE = {"biascore/methods/fields/tagging.py": {"CacheKey.make(", "get_or_compute("}}
+#: intermediate caches kept beside the results (not a method's result; no shell reads them): the USAS tags and
+#: the one embedder's features; the benchmark loader, which reads a parquet benchmark file (an input, not the
+#: cache), load_result, which reads a result file the user saved (Result.to_parquet) or a cache file the user
+#: names (its key from the footer; the file itself is opened through the runner's door), and a served model, whose
+#: weights fingerprint is measured on its server (not the cache's fingerprint)
+INTERMEDIATE = {"biascore/methods/fields/tagging.py": {"CacheKey.make(", "get_or_compute("},
+                "biascore/models/embeddings.py": {"CacheKey(", "result_key(", "get_or_compute("},
+                "biascore/inputs/datasets.py": {"read_table", "read_parquet"},
+                "biascore/api.py": {"read_table", "entry_meta("},
+                "biascore/models/served/model.py": {".fingerprint("},
+                "biascore/models/served/fingerprint.py": {".fingerprint("}}
 
 
 def test_no_cache_reads_outside_the_runner():
     """Pages, the API, snapshots, sweeps and the methods' own modules ask the runner's door
-    (biascore/core/runner.py) for results: no parquet read, no listing or glob of the cache, no key rebuilt."""
+    (biascore/runs/runner.py) for results: no parquet read, no listing or glob of the cache, no key rebuilt."""
     files = [*(REPO / "biascore").rglob("*.py"), *(REPO / "views").rglob("*.py"), REPO / "app.py"]
     for path in files:
         rel = str(path.relative_to(REPO))
-        if rel.startswith("biascore/core/"):
+        if rel.startswith(("biascore/store/", "biascore/runs/")):
             continue
         text = path.read_text(encoding="utf-8")
         bad = {s for s in CACHE_READS if s in text} - INTERMEDIATE.get(rel, set())
@@ -268,3 +312,39 @@ def test_no_page_imports_a_scorer_module():
     for path in (REPO / "views").rglob("*.py"):
         bad = {n for n in _imports(path) if n.startswith("biascore.methods.") and ".scorer" in n}
         assert not bad, f"{path.relative_to(REPO)} imports {sorted(bad)}"
+
+
+def dashboard_imports(root: Path = REPO) -> set[str]:
+    """The biascore modules app.py and views/ import (anywhere in a file; ``from pkg import name`` counts as
+    ``pkg.name`` when that is a module, else as ``pkg``)."""
+    modules = {**project_modules(root), "app": root / "app.py"}
+    graph = import_graph(modules)
+    return {t for name, targets in graph.items() if name == "app" or name.startswith("views")
+            for t in targets if t.startswith("biascore")}
+
+
+def test_pages_go_through_few_doors_and_never_into_a_method():
+    """Pages import the public API (biascore.api), the runner's door, the ground floor's text helpers and the
+    faces of review, snapshots and sweeps: at most 8 biascore modules, and no module of a method's folder (what
+    a bespoke page draws with is the method's declared ``drawing``, read through the registry)."""
+    used = dashboard_imports()
+    assert len(used) <= 8, sorted(used)
+    inner = sorted(m for m in used if m.startswith("biascore.methods"))
+    assert not inner, inner
+
+
+def test_the_door_count_sees_a_method_module(tmp_path):
+    (tmp_path / "biascore" / "methods" / "m").mkdir(parents=True)
+    (tmp_path / "views").mkdir()
+    for init in ("biascore", "biascore/methods", "biascore/methods/m"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "biascore" / "methods" / "m" / "table.py").write_text("")
+    (tmp_path / "app.py").write_text("from biascore.methods import m\n")
+    (tmp_path / "views" / "page.py").write_text("def f():\n    from biascore.methods.m.table import x\n")
+    assert dashboard_imports(tmp_path) == {"biascore.methods.m", "biascore.methods.m.table"}
+
+
+def test_no_page_builds_a_result_cache():
+    """Pages ask the runner for results; none opens the cache itself."""
+    for path in [REPO / "app.py", *(REPO / "views").rglob("*.py")]:
+        assert "ResultCache" not in path.read_text(encoding="utf-8"), path.relative_to(REPO)

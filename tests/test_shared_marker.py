@@ -10,7 +10,7 @@ import sys
 
 from tests.conftest import REPO
 
-NEEDS_DATA = "tests/core/test_datasets.py::test_gender_so_subset_split_and_curly_apostrophe"
+NEEDS_DATA = "tests/inputs/test_datasets.py::test_gender_so_subset_split_and_curly_apostrophe"
 SKIPS_ITSELF = '''import pytest
 
 

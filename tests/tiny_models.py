@@ -14,7 +14,7 @@ from pathlib import Path
 
 def default_tokenizer_folder() -> str:
     """The folder of the embedded all-MiniLM-L6-v2 (its tokenizer files), found without loading the model."""
-    from biascore.core.models import resolve_source
+    from biascore.models.loading import resolve_source
 
     return resolve_source("all-minilm-l6-v2").folder
 

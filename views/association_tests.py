@@ -5,12 +5,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore.core.seat_tests import list_seat_tests
-from biascore.methods.association.logprob_bias import list_logprob_tests, load_logprob_test, prior_vs_corrected
-from biascore.core import runner
-from biascore.methods import get
-from biascore.core.display import code_span
-from biascore.core.errors import one_line
+from biascore.runs import runner
+from biascore import api
+from biascore.display import code_span
+from biascore.errors import one_line
 from views.common import csv_download
 from views.models import (active_snapshot, data_dir_notice, model_for_cache, model_label, model_selector, served,
                           served_refusal)
@@ -18,6 +16,8 @@ from views.scoring import score_now_button
 from views.widgets import option_inputs, precision_caption
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
+#: the log-probability method's drawing helpers: its tests and each sentence's prior against its corrected score
+LOGPROB = api.method("logprob").drawing
 
 st.title("Association tests")
 st.caption("WEAT/SEAT (Caliskan et al.; May et al.) with one-sided permutation p-values, CEAT with a "
@@ -45,7 +45,7 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
     all tests) when the user presses the "Score now" button ``key`` (None: no button, cached results only)."""
 
     def run(lm, name, **kwargs):
-        return runner.run(get(method), lm, name, **options, **kwargs)
+        return runner.run(api.method(method), lm, name, **options, **kwargs)
 
     lm = model_for_cache(model_name)  # a handle: cached results are read without loading; Score now loads
     if lm is None:
@@ -92,20 +92,20 @@ def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFr
 tab_seat, tab_ceat, tab_logprob = st.tabs(["WEAT / SEAT", "CEAT", "Log-probability bias"])
 
 with tab_seat:
-    tests = list_seat_tests(language=language)
+    tests = api.list_seat_tests(language=language)
     # the paper's SEAT tests when downloaded, else the shipped WEAT 6 (a bare clone)
     default = [t for t in ("sent-weat6", "sent-weat7", "sent-weat8", "bangla-c5") if t in tests][:3] \
         or [t for t in ("demo-weat6",) if t in tests]
     chosen = st.multiselect("Tests", tests, default=default, key="seat_tests",
                             help="sentence tests (sent-*, Heilman) embed sentences (SEAT); the others embed words (WEAT)")
-    seat_options = option_inputs(get("seat"), key="seat", only=("pooling", "word_mode"), columns=2)
-    if not served_refusal(model_name, get("seat")):
+    seat_options = option_inputs(api.method("seat"), key="seat", only=("pooling", "word_mode"), columns=2)
+    if not served_refusal(model_name, api.method("seat")):
         result = None if seat_options is None else _collect("seat", seat_options.as_dict(), chosen, "seat_score",
                                                              "Embedding")
         _show_table(result, "seat", "WEAT/SEAT")
 
 with tab_ceat:
-    tests = list_seat_tests(language=language, kind="words")
+    tests = api.list_seat_tests(language=language, kind="words")
     default = [t for t in ("weat6", "bangla-c5") if t in tests]
     chosen = st.multiselect("Tests", tests, default=default, key="ceat_tests")
     c1, c2, c3 = st.columns(3)
@@ -117,7 +117,7 @@ with tab_ceat:
                "Bangla words are matched with their suffixes. Words absent from the corpus are left out.")
     segs = [None if x == "all" else int(x) for x in sorted(lengths, key=lambda v: (v == "all", int(v) if v != "all" else 0))]
     result = None
-    if served_refusal(model_name, get("ceat")):
+    if served_refusal(model_name, api.method("ceat")):
         segs = []
     elif segs:
         result = _collect("ceat", {"segment_lengths": tuple(segs), "n_contexts": int(n_contexts), "draws": int(n_draws)},
@@ -132,14 +132,14 @@ with tab_ceat:
         st.altair_chart(chart, use_container_width=True)
 
 with tab_logprob:
-    tests = list_logprob_tests(language)
+    tests = LOGPROB.tests(language)
     chosen = st.multiselect("Tests", tests, default=tests[:1], key="logprob_tests")
     st.caption("Needs a masked LM. score = log(p_tgt / p_prior); effect size of the two target groups per "
                "sentence structure (English: template T1…; Bangla: structures S1–S5).")
-    refused = served_refusal(model_name, get("logprob"))
+    refused = served_refusal(model_name, api.method("logprob"))
     table = None if refused else _collect("logprob", {}, chosen, "logprob_score", "Masked sentences")
     scores = None if table is None else _collect("logprob", {}, chosen, None, "", stored=True)
-    parts = [] if scores is None else [(load_logprob_test(n), scores[scores["test"] == n]) for n in chosen]
+    parts = [] if scores is None else [(LOGPROB.load_test(n), scores[scores["test"] == n]) for n in chosen]
     if not refused and _show_table(table, "logprob", "log-probability") is not None and scores is not None:
         csv_download(scores, "association_logprob_scores.csv", label="Download per-sentence scores",
                      key="logprob_scores_csv")
@@ -150,7 +150,7 @@ with tab_logprob:
         st.caption("Each point is one attribute: prior bias = mean log p_prior(X) − mean log p_prior(Y); "
                    "corrected bias = mean score(X) − mean score(Y) (the Bangla paper's Figure 2).")
         for test, own in parts:
-            points = prior_vs_corrected(own, test)
+            points = LOGPROB.prior_vs_corrected(own, test)
             chart = alt.Chart(points).mark_circle(opacity=0.6).encode(
                 x=alt.X("prior_bias:Q", title="prior bias score"),
                 y=alt.Y("corrected_bias:Q", title="corrected bias score"), color="attribute_group:N",

@@ -12,13 +12,10 @@ import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components
 
-from biascore.methods.heads import counter_stereotype as cs
-from biascore.core import runner
-from biascore.methods import get
-from biascore.methods.heads.head_table import scores_to_matrix, top_heads
-from biascore.core.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test
-from biascore.core import settings
-from biascore.core.display import code_span, plotly_label, script_token
+from biascore.runs import runner
+from biascore import api
+from biascore import settings
+from biascore.display import code_span, plotly_label, script_token
 from views.common import csv_download, literal
 from views.links import keep, link_choice
 from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
@@ -31,11 +28,13 @@ st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / �
            "on head j of layer i (attention-head bias paper). Positive = removing the head would lower the "
            "measured bias (a *biased head*).")
 data_dir_notice()
+#: the heads methods' drawing helpers: the layer × head matrix, the top heads; the counter-stereotype table
+HEADS, COUNTER = api.method("heads").drawing, api.method("heads-counter").drawing
 
 
 @st.cache_data(show_spinner=False)
 def _attentions(model: str, text: str):
-    tokens, att, _, _ = cs.sentence_attentions(get_model(model), text)
+    tokens, att, _, _ = COUNTER.sentence_attentions(get_model(model), text)
     return tokens, att
 
 
@@ -58,7 +57,7 @@ def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.
 
 
 # --------------------------------------------------------------------------- controls
-tests = list_seat_tests(language="en")
+tests = api.list_seat_tests(language="en")
 if not tests:
     st.error("No SEAT tests found: the data directory needs seat/*.jsonl.")
     st.stop()
@@ -66,30 +65,30 @@ c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
     model_name = model_selector(scorer="heads")
 with c2:
-    default = get("heads").input_kind.default
+    default = api.method("heads").input_kind.default
     wanted = link_choice("seat", tests, default if default in tests else tests[0], noun="SEAT tests")
     seat = st.selectbox("SEAT test", tests, index=tests.index(wanted))
     keep("seat", seat)
 with c3:
     k = int(st.number_input("K (heads to mask)", min_value=1, max_value=50, value=3))
-if served_refusal(model_name, get("heads")):
+if served_refusal(model_name, api.method("heads")):
     st.stop()
 lm = model_for_cache(model_name)  # a handle: reads cached results; the weights load only to compute
 if lm is None:
     st.stop()
-test = load_seat_test(seat)
+test = api.load_seat_test(seat)
 literal(test.describe(), label=f"SEAT test {seat}")
 st.caption(f"SEAT test {code_span(seat)}: "
            + ("sentence-level: each example's mean-pooled final-layer embedding."
               if test.sentence_level else
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
-              f"{len(WORD_TEMPLATES)} bleached context sentences."))
+              f"{len(api.WORD_TEMPLATES)} bleached context sentences."))
 
 
 
 def _frame(name: str, input, **kwargs):
     """The frame of the registered method ``name``'s result through the runner's door (None: not stored)."""
-    result = runner.run(get(name), lm, input, **kwargs)
+    result = runner.run(api.method(name), lm, input, **kwargs)
     if result is None:
         return None
     precision_caption(result, model_label(model_name))
@@ -105,11 +104,11 @@ if scores is None:
                 "for it).")
         scores = score_now_button("Score now", "ah_score_now", "Head scores (one forward + backward pass), batches:",
                                   lambda progress: _frame("heads", seat, progress=progress),
-                                  watch=watched(get("heads"), model_name, seat))
+                                  watch=watched(api.method("heads"), model_name, seat))
         if scores is not None:
             st.rerun()  # drawn afresh from the cache: no "not computed yet" line beside the result
     st.stop()
-b = scores_to_matrix(scores)
+b = HEADS.scores_to_matrix(scores)
 L, H = b.shape
 n_pos = int((b > 0).sum())
 st.markdown(f"**{L} layers × {H} heads** · SEAT effect size of the full model "
@@ -129,12 +128,12 @@ with left:
 with right:
     st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
     st.markdown("Top heads (layer-head, 0-based: the paper's 9-12 is 8-11)")
-    st.dataframe(top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
+    st.dataframe(HEADS.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
 csv_download(scores[["layer", "head", "score"]], f"heads_{lm.identity().cache_id}_{seat}.csv")
 
 # --------------------------------------------------------------------------- counter-stereotype
 st.subheader("Counter-stereotype test")
-st.caption(f"Sentences: {cs.SOURCE_NOTE}. d = attention(target → attribute) in the original minus in the "
+st.caption(f"Sentences: {COUNTER.source_note}. d = attention(target → attribute) in the original minus in the "
            "counter sentence (min–max normalised rows, special tokens and punctuation excluded); one-tailed "
            "t-test that d > 0 over sentences, d averaged over each head group."
            + (" Causal model: only sentences whose attribute word precedes the target word." if lm.identity().kind == "causal"
@@ -146,13 +145,13 @@ if counter is None and not read_only_notice("The counter-stereotype attentions o
     counter = score_now_button("Compute the counter-stereotype attentions", "ah_counter_now",
                                "Counter-stereotype attentions: sentences",
                                lambda progress: _frame("heads-counter", None, progress=progress),
-                               watch=watched(get("heads-counter"), model_name, None))
+                               watch=watched(api.method("heads-counter"), model_name, None))
     if counter is not None:
         st.rerun()  # as above
 if counter is not None and counter.empty:
     st.info("No sentence with exactly one gender attribute word and a stereotype target word was found.")
 elif counter is not None:
-    st.dataframe(cs.counter_stereotype_table(counter, scores), hide_index=True)
+    st.dataframe(COUNTER.table(counter, scores), hide_index=True)
 
 # --------------------------------------------------------------------------- masking
 st.subheader("Targeted head masking")
@@ -183,12 +182,12 @@ if counter is not None and not counter.empty and st.checkbox(
     options = list(range(len(counter)))
     pick = st.selectbox("Pair", options, format_func=lambda i: counter["sentence"].iloc[i])
     row = counter.iloc[pick]
-    top = top_heads(scores, 1).iloc[0]
+    top = HEADS.top_heads(scores, 1).iloc[0]
     h1, h2 = st.columns(2)
     layer = int(h1.number_input("Layer (0-based)", 0, L - 1, int(top["layer"])))
     head = int(h2.number_input("Head (0-based)", 0, H - 1, int(top["head"])))
     literal(f"target word {row['target']}, attribute {row['attribute']} → {row['counterpart']}")
-    w_orig, w_counter = cs.head_attention(row, layer, head)
+    w_orig, w_counter = COUNTER.head_attention(row, layer, head)
     st.caption(f"Head {layer}-{head}: b = {b[layer, head]:+.4f}, "
                f"normalised attention original {w_orig:.3f}, counter {w_counter:.3f}.")
     # bertviz's page loads require.js, d3 and jQuery from cdnjs.cloudflare.com: an outside request from every

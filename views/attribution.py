@@ -1,7 +1,7 @@
 """The attribution pages' kit (Overview, Token attributions, Words, Try a pair, Translation review): the cached
 runs of the ``attribution`` method and what is drawn from one, all asked of the runner's door
-(:mod:`biascore.core.runner`). Page-side memos are keyed by the runner's own version of a stored result
-(:attr:`biascore.core.runner.Stored.version`, :func:`biascore.core.runner.stored_version`), so a result replaced
+(:mod:`biascore.runs.runner`). Page-side memos are keyed by the runner's own version of a stored result
+(:attr:`biascore.runs.runner.Stored.version`, :func:`biascore.runs.runner.stored_version`), so a result replaced
 or removed by anyone is read again."""
 from __future__ import annotations
 
@@ -12,17 +12,18 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
-from biascore.core import runner, settings
-from biascore.core.display import code_span
-from biascore.core.errors import one_line
-from biascore.methods import get
-from biascore.methods.attribution.results import best_runs, cached_runs as engine_cached_runs, load_run
-from biascore.methods.attribution.token_view import pair_table as engine_pair_table
+from biascore import api, settings
+from biascore.runs import runner
+from biascore.display import code_span
+from biascore.errors import one_line
 from views.links import link_choice
 from views.models import (get_model, model_label, model_selector, served_down, served_labels, set_model_param,
                           stored_identity)
 from views.scoring import benchmark_selector, score_now_for, watch_computing
 from views.widgets import precision_caption
+
+#: the attribution method's drawing helpers (its cached runs, token units, tie labels, live queue)
+DRAWING = api.method("attribution").drawing
 
 
 def limit_torch_threads() -> None:
@@ -40,15 +41,13 @@ def limit_torch_threads() -> None:
 
 def cached_runs() -> pd.DataFrame:
     """The attribution runs in the result cache (read again when the runner's list of them changes)."""
-    method = get("attribution")
+    method = api.method("attribution")
     return _cached_runs(runner.stored_version(method), str(settings.cache_dir()), str(settings.data_dir()))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _cached_runs(version: tuple, cache_dir: str, data_dir: str) -> pd.DataFrame:
-    from biascore.core.cache import ResultCache
-
-    return engine_cached_runs(ResultCache(cache_dir), data_dir)
+def _cached_runs(version: tuple, cache_dir: str, data_dir: str) -> pd.DataFrame:  # cache_dir: a memo key only
+    return DRAWING.cached_runs(data_dir=data_dir)
 
 
 def best_run(model: str, benchmark: str) -> pd.Series | None:
@@ -61,7 +60,7 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
     runs = cached_runs()
     if fingerprint is not None:
         runs = runs[runs.model_fingerprint == fingerprint]
-    runs = best_runs(runs)
+    runs = DRAWING.best_runs(runs)
     hit = runs[(runs.model == name) & (runs.benchmark == benchmark)]
     hit = hit[hit.entry.map(lambda e: e.path.exists())]  # a damaged file found earlier in this run has been removed
     return hit.iloc[0] if len(hit) else None
@@ -71,18 +70,18 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
 def _run_frame(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
     """``st.cache_resource`` rather than ``st.cache_data``: the frame holds list columns for every pair and
     copying it on each rerun would cost more than the page budget for a 12,089-pair benchmark."""
-    return load_run(_entry)
+    return DRAWING.load_run(_entry)
 
 
 def run_result_frame(run: pd.Series) -> pd.DataFrame:
     """The engine's attribution frame of one cached run (kept in memory; treat as read-only). Raises
-    :class:`biascore.core.runner.UnreadableResult` (one line) when it fails verification or is stale."""
+    :class:`biascore.runs.runner.UnreadableResult` (one line) when it fails verification or is stale."""
     return _run_frame(run.entry.version, run.entry)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _pair_table(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
-    return engine_pair_table(_run_frame(version, _entry))
+    return DRAWING.pair_table(_run_frame(version, _entry))
 
 
 def pair_table(run: pd.Series) -> pd.DataFrame:
@@ -92,7 +91,7 @@ def pair_table(run: pd.Series) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _summary(version: tuple, metric: str, _entry: runner.Stored) -> pd.DataFrame:
-    method = get("attribution")
+    method = api.method("attribution")
     return method.summary(runner.open_stored(method, _entry, metric=metric))
 
 
@@ -103,7 +102,7 @@ def summary(run: pd.Series, metric: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Collecting the words of every pair…", max_entries=16)
 def _word_occurrences(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
-    return runner.run_on_stored(get("words"), _entry).frame
+    return runner.run_on_stored(api.method("words"), _entry).frame
 
 
 def word_occurrences(run: pd.Series) -> pd.DataFrame:
@@ -145,7 +144,7 @@ def scored_models(benchmark: str) -> list[str]:
 def score_now(model: str, benchmark: str, key: str, keep_watching: bool = True) -> bool:
     """"Score now" for the attribution pages (the one door: :func:`views.scoring.score_now_for`); True when it
     just finished (the caller reruns to show the new numbers)."""
-    return score_now_for(get("attribution"), model, benchmark, key=key,
+    return score_now_for(api.method("attribution"), model, benchmark, key=key,
                          label=f"Score now: {model_label(model)} on {benchmark}",
                          text=f"Scoring {benchmark} with {model_label(model)}: pairs", before=limit_torch_threads,
                          keep_watching=keep_watching)
@@ -156,7 +155,7 @@ def require_run(model: str, benchmark: str, key: str) -> pd.Series:
     so and offer "Score now", and stop the page (it reruns when a run finishes or the result is stored)."""
     run = best_run(model, benchmark)
     if run is None:
-        if watch_computing(get("attribution"), model, benchmark):  # someone is scoring it: the page follows
+        if watch_computing(api.method("attribution"), model, benchmark):  # someone is scoring it: the page follows
             st.stop()
         st.info(f"{code_span(model_label(model))} has not been scored on {benchmark} yet.")
         if score_now(model, benchmark, key=key):
@@ -232,15 +231,11 @@ def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str
     people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
     hears what the request waits for (queue, round) while it waits; ``timing`` receives where the wait went
     (:meth:`~biascore.methods.attribution.live.LiveQueue.score`). The row is shared: read-only."""
-    from biascore.methods.attribution.live import score_live
-
     lm = get_model(model)
     limit_torch_threads()
-    return score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)
+    return DRAWING.score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)
 
 
 def verdict_text(sjsd: float) -> str:
     """The pair's verdict in words, the engine's (S_JSD < 0: biased; |S_JSD| ≤ 1e-6: tie)."""
-    from biascore.methods.attribution.ties import verdict_label, verdict_text as words
-
-    return words(verdict_label(sjsd, "attribution"), "attribution")
+    return DRAWING.verdict_text(DRAWING.verdict_label(sjsd, "attribution"), "attribution")

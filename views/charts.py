@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from biascore.core.display import plotly_label
+from biascore.display import plotly_label
 
 COLORSCALE = "RdBu"  # low (red) = toward biased, high (blue) = away
 MODIFIED_COLOR = "#d9d9d9"

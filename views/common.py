@@ -1,14 +1,15 @@
 """The shell kit every page uses: text that stays text, one-line errors, downloads. No scoring logic here:
-pages ask the runner's door (:mod:`biascore.core.runner`) through :mod:`views.scoring` and :mod:`views.models`."""
+pages ask the runner's door (:mod:`biascore.runs.runner`) through :mod:`views.scoring` and :mod:`views.models`."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from biascore.core import settings
-from biascore.core.display import markdown_literal
-from biascore.core.errors import one_line
-from biascore.core.model_names import redact_paths
+from biascore import settings
+from biascore.display import markdown_literal
+from biascore.errors import one_line
+from biascore import api
+from biascore.api import redact_paths
 
 
 def public_text(text: object) -> str:
@@ -35,14 +36,12 @@ def literal(text: object, label: str | None = None) -> None:
 
 def error_text(exc: BaseException, public_text: str | None = None) -> str:
     """An exception as one line for a markdown-rendering element (``st.error``, toasts), every character literal
-    (:func:`biascore.core.display.markdown_literal`). In public mode the line names no server path: an error's
+    (:func:`biascore.display.markdown_literal`). In public mode the line names no server path: an error's
     path-free ``reason`` when it has one (e.g. ``ReviewError``), else ``public_text`` when given, else
-    :func:`biascore.core.errors.one_line`'s line with paths replaced. A served model's server that stopped
+    :func:`biascore.errors.one_line`'s line with paths replaced. A served model's server that stopped
     answering is said to be down, without the command line's advice."""
-    from biascore.core.served import ServedUnavailable
-
     line = one_line(exc)
-    if isinstance(exc, ServedUnavailable):
+    if isinstance(exc, api.ServedUnavailable):
         line = one_line(RuntimeError(f"The model's server is down: it {exc.cause}. The pairs finished so far are "
                                      "kept; scoring resumes from them once it is back."))
         public_text = public_text or line

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from biascore.core import runner
-from biascore.core.display import code_span, markdown_literal
-from biascore.core.method import NotApplicable
-from biascore.methods import get
+from biascore import api
+from biascore.runs import runner
+from biascore.display import code_span, markdown_literal
 from views.common import show_error
 from views.models import data_dir_notice, model_for_cache, model_label, model_selector, served_refusal
 from views.scoring import score_now_for
@@ -18,7 +17,7 @@ from views.widgets import draw_views, headline_metric, input_picker, option_inpu
 
 def method_page(name: str) -> None:
     """Draw the generated page of the registered method ``name``."""
-    method = get(name)
+    method = api.method(name)
     st.title(method.summary_line[:1].upper() + method.summary_line[1:])
     st.caption(markdown_literal(f"{method.name} · {method.paper}") + (f"  \n{markdown_literal(method.formula)}"
                                                                         if method.formula else ""))
@@ -39,7 +38,7 @@ def method_page(name: str) -> None:
     values = options.as_dict()
     try:
         result = runner.run(method, handle, input_name, only_cached=True, **values)
-    except (NotApplicable, ValueError, FileNotFoundError) as exc:
+    except (api.NotApplicable, ValueError, FileNotFoundError) as exc:
         show_error(exc)
         st.stop()
     if result is None:

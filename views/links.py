@@ -6,7 +6,7 @@ or is **refused** in one visible line naming it, and removed from the address ba
 on in a shared link. Nothing falls back silently. Values from a URL reach the page as literal text.
 
 * :func:`link_choice` — one of a list of choices (a model, a benchmark, a SEAT test, a pair, a method's input);
-* :func:`link_option` — a method option, parsed as its :class:`~biascore.core.presentation.Widget` takes it and
+* :func:`link_option` — a method option, parsed as its :class:`~biascore.contract.presentation.Widget` takes it and
   checked by the same :meth:`Options.build` as the CLI's and the API's values;
 * :func:`keep` — write what the page shows back to the address bar (a default value is left out of it).
 """
@@ -16,9 +16,8 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
-from biascore.core.display import code_span, markdown_literal
-from biascore.core.options import OptionError, Options
-from biascore.core.presentation import Widget
+from biascore.display import code_span, markdown_literal
+from biascore.api import OptionError, Options, Widget
 
 #: a parameter of the link that was absent or refused (the caller uses its default)
 UNSET = object()

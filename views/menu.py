@@ -1,6 +1,6 @@
 """The dashboard's menu: which pages draw which method's results (the engine names no page).
 
-Each registered method (:func:`biascore.methods.discover`) is on the menu, in the registry's order: through
+Each registered method (:func:`biascore.api.discover`) is on the menu, in the registry's order: through
 its bespoke pages listed here (a page once even when it draws several methods), or else through a page
 generated from its contract (:mod:`views.generated`: its options, input, headline metric and declared
 views), so a new method folder is on the dashboard with no view code. A bespoke page is one file under
@@ -52,10 +52,10 @@ PAGES: dict[str, tuple[Page, ...]] = {
 def menu_pages() -> list[Page]:
     """The pages of the registered methods, in registry order, each once; a generated page for a method that
     no bespoke page draws."""
-    from biascore.methods import discover
+    from biascore import api
 
     seen: dict[str, Page] = {}
-    for method in discover():
+    for method in api.discover():
         pages = PAGES.get(method.name) or (Page(None, method.name, GENERATED_ICON, method.name),)
         for page in pages:
             seen.setdefault(page.url_path, page)

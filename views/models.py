@@ -2,7 +2,7 @@
 once, on first use), or in an offline snapshot (``BIASCORE_SNAPSHOT``) a stand-in that never loads.
 
 A model the operator lists as ``LABEL=served:http://HOST:PORT/v1[#NAME]`` in ``BIASCORE_MODELS``
-(:func:`biascore.core.settings.served_models`) is named ``LABEL`` on every page, in every picker and link; its
+(:func:`biascore.settings.served_models`) is named ``LABEL`` on every page, in every picker and link; its
 handle connects to the server (conformance check, measured fingerprint) on first use, and the methods that need
 a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
@@ -11,12 +11,10 @@ import os
 
 import streamlit as st
 
-from biascore.core import models as engine_models
-from biascore.core import settings
-from biascore.core.display import code_span, markdown_literal
-from biascore.core.errors import one_line
-from biascore.core.model_names import display_name, is_local_path
-from biascore.core.served import is_served
+from biascore import api, settings
+from biascore.display import code_span, markdown_literal
+from biascore.errors import ModelLoadError, one_line
+from biascore.api import display_name, is_local_path, is_served
 from views.common import show_error
 from views.links import link_choice, link_value, refuse
 
@@ -77,13 +75,11 @@ def _handle(name: str, target: str, snapshot_root: str | None):
     never reused in it: a live handle would compute where only the snapshot's results may be shown. ``target``:
     what ``name`` loads (a served label's ``served:URL``; keyed by it, so a label pointed elsewhere is a new
     handle); the handle is labelled ``name``."""
-    from biascore.core.handle import ModelHandle
-
-    if snapshot_root is not None and name != engine_models.DEFAULT_MODEL:
-        from biascore.snapshot.standin import standin_handle
+    if snapshot_root is not None and name != settings.DEFAULT_MODEL:
+        from biascore.snapshot import standin_handle
 
         return standin_handle(name, active_snapshot().model_facts(name) or {})
-    return ModelHandle(target, label=name)
+    return api.ModelHandle(api.ModelSpec(target, label=name))
 
 
 def served(name: str) -> bool:
@@ -114,14 +110,11 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     target = settings.model_target(name)
     if target == name or not is_served(target):
         return None
-    from biascore.core.served import ServedName
-    from biascore.core.served.client import ServedUnavailable
-
     try:
-        parsed = ServedName.parse(target)
+        parsed = api.ServedName.parse(target)
         urls = sorted({target, target[len("served:"):], parsed.base, parsed.root, parsed.describe()}, key=len,
                       reverse=True)
-    except engine_models.ModelLoadError:
+    except ModelLoadError:
         urls = [target, target[len("served:"):]]
 
     def named(line: str) -> str:
@@ -129,7 +122,7 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
             line = line.replace(url, name)
         return one_line(RuntimeError(line))
 
-    if isinstance(exc, ServedUnavailable):
+    if isinstance(exc, api.ServedUnavailable):
         return (f"The server of {name} is down: it {named(exc.cause)}. Its stored runs can still be browsed; "
                 "scoring needs the server back.")
     return f"The served model {name} cannot be used now: {named(one_line(exc, public=False))}"
@@ -139,17 +132,13 @@ def served_down(name: str) -> str | None:
     """The line saying ``name``'s server is down (after a connection that failed for that reason), else None."""
     if not served(name) or active_snapshot() is not None:
         return None
-    from biascore.core.served.client import ServedUnavailable
-
     error = get_handle(name).load_error
-    return served_error_line(name, error) if isinstance(error, ServedUnavailable) else None
+    return served_error_line(name, error) if isinstance(error, api.ServedUnavailable) else None
 
 
 def _last_seen(name: str) -> tuple[str, str] | None:
-    """What ``name``'s server last said it serves (:mod:`biascore.core.served.last_seen`), or None."""
-    from biascore.core.served.last_seen import recall
-
-    return recall(settings.cache_dir(), settings.model_target(name))
+    """What ``name``'s server last said it serves (:mod:`biascore.models.served.last_seen`), or None."""
+    return api.recall_served(settings.cache_dir(), settings.model_target(name))
 
 
 def stored_identity(name: str) -> tuple[str, str | None] | None:
@@ -160,12 +149,10 @@ def stored_identity(name: str) -> tuple[str, str | None] | None:
     now", which says why)."""
     if not served(name):
         return name, None
-    from biascore.core.served.client import ServedUnavailable
-
     try:
         ident = get_handle(name).load().identity()
-    except engine_models.ModelLoadError as exc:
-        return _last_seen(name) if isinstance(exc, ServedUnavailable) else None
+    except ModelLoadError as exc:
+        return _last_seen(name) if isinstance(exc, api.ServedUnavailable) else None
     return ident.name, ident.fingerprint
 
 
@@ -209,7 +196,7 @@ def model_or_error(name: str, live: bool = False, **kwargs):
     try:
         get_model(name)
         return get_handle(name)
-    except (engine_models.ModelLoadError, settings.ReadOnlySnapshotError) as exc:
+    except (ModelLoadError, settings.ReadOnlySnapshotError) as exc:
         line = served_error_line(name, exc)
         if line is not None:  # named by its label, never by its URL
             st.error(markdown_literal(line), icon="⚠️")
@@ -230,7 +217,7 @@ def model_for_cache(name: str):
 
 def model_label(name: str) -> str:
     """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
-    :mod:`biascore.core.model_names`); otherwise as given."""
+    :mod:`biascore.models.names`); otherwise as given."""
     return display_name(name) if settings.public_mode() else str(name)
 
 
@@ -278,24 +265,20 @@ def _trusted_link_models() -> set[str]:
 
 def stored_models() -> set[str]:
     """Every model with a stored result of a registered method (read again when the runner's lists change)."""
-    from biascore.core import runner
-    from biascore.methods import discover
+    from biascore.runs import runner
 
-    methods = discover()
+    methods = api.discover()
     return _stored_models(tuple(runner.stored_version(m) for m in methods), str(settings.cache_dir()))
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _stored_models(versions: tuple, cache_dir: str) -> set[str]:
-    from biascore.core import runner
-    from biascore.core.cache import ResultCache
-    from biascore.methods import discover
+def _stored_models(versions: tuple, cache_dir: str) -> set[str]:  # cache_dir: a memo key only
+    from biascore.runs import runner
 
-    cache = ResultCache(cache_dir)
-    return {entry.model for m in discover() for entry in runner.stored(m, cache=cache)}
+    return {entry.model for m in api.discover() for entry in runner.stored(m)}
 
 
-def model_selector(label: str = "Model", key: str = "model", default: str = engine_models.DEFAULT_MODEL,
+def model_selector(label: str = "Model", key: str = "model", default: str = settings.DEFAULT_MODEL,
                    options: list[str] | None = None, scorer: str | tuple[str, ...] | None = None) -> str:
     """A select box of models, synced with the URL parameter ``key``.
 

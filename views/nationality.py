@@ -9,10 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from biascore.core.datasets import BenchmarkError
-from biascore.core import runner
-from biascore.methods import get
-from biascore.core.display import code_span, plotly_label
+from biascore import api
+from biascore.errors import BenchmarkError
+from biascore.runs import runner
+from biascore.display import code_span, plotly_label
 from views.common import csv_download, show_error
 from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice, served_refusal
 from views.scoring import score_now_for
@@ -53,7 +53,7 @@ def nationality_bars(table: pd.DataFrame, title: str) -> go.Figure:
 def result_or_button(name: str, lang: str, options, key: str):
     """The stored result for one model (the runner's door), or a "Score now" button (with progress) when there
     is none."""
-    method = get("labdet")
+    method = api.method("labdet")
     if served_refusal(name, method):
         return None
     handle = model_for_cache(name)
@@ -122,8 +122,8 @@ c1, c2 = st.columns([3, 2])
 with c1:
     model_name = model_selector("Model", key="model", default="all-minilm-l6-v2", scorer="labdet")
 with c2:
-    lang = input_picker(get("labdet"), key="lang", widget_key="lang")
-options = option_inputs(get("labdet"), key="labdet", only=("probe", "alpha", "pooling"))  # the rest: defaults
+    lang = input_picker(api.method("labdet"), key="lang", widget_key="lang")
+options = option_inputs(api.method("labdet"), key="labdet", only=("probe", "alpha", "pooling"))  # the rest: defaults
 if options is None or lang is None:
     st.stop()
 compare = st.checkbox("Compare with a second model", key="compare")

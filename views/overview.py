@@ -7,15 +7,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from biascore.methods.attribution.lmeval import CAPTION as LMEVAL_CAPTION, LmevalUnavailable
-from biascore.methods.attribution.results import best_runs, lmeval_runs
 from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
-from biascore.core.display import code_span
-from biascore.core.errors import one_line
-from biascore.core.presentation import precision_of
-from biascore.core.runner import UnreadableResult
-from views.attribution import best_run, cached_runs, run_label, run_result_frame, score_now, stored_notice, summary
+from biascore.display import code_span
+from biascore.errors import one_line
+from biascore.api import precision_of
+from biascore.runs.runner import UnreadableResult
+from views.attribution import (DRAWING, best_run, cached_runs, run_label, run_result_frame, score_now, stored_notice,
+                               summary)
 from views.common import csv_download, literal
 from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible
 from views.scoring import benchmark_selector
@@ -29,7 +28,7 @@ st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased se
            "CrowS script's neutral; lm-eval sums within 1e-3 nats); each score counts them by its own strict "
            "inequality, so an exact tie counts as not biased. prefix = the token a causal model gets in front of each sentence "
            "(published-code convention for B and PLL).")
-st.caption(LMEVAL_CAPTION + " Masked LMs: lm-eval has no such task — their column stays empty; quote the PLL "
+st.caption(DRAWING.lmeval_caption + " Masked LMs: lm-eval has no such task — their column stays empty; quote the PLL "
            "score. Causal models: `python -m biascore score --metric lmeval` computes it (lm-eval's prefix).")
 data_dir_notice()
 sweep_status.show()
@@ -43,7 +42,7 @@ def _lmeval_part(lm_runs: pd.DataFrame, model: str, benchmark: str, weights: str
     run = hit.iloc[0]
     try:
         table = summary(run, "lmeval")
-    except LmevalUnavailable:  # a run cached before whole-sentence log-likelihoods were stored
+    except DRAWING.LmevalUnavailable:  # a run cached before whole-sentence log-likelihoods were stored
         return None
     out = table[["bias_type", "pct_stereotype", "pct_stereotype_stderr", "ties"]].rename(
         columns={"pct_stereotype": "lm-eval pct_stereotype", "pct_stereotype_stderr": "lm-eval stderr",
@@ -85,12 +84,12 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-runs = best_runs(cached_runs())
+runs = DRAWING.best_runs(cached_runs())
 runs = runs[runs.model.map(model_visible).astype(bool)]  # public mode: the allow-list, and no model named by a path
 if runs.empty:
     st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
             "(or run `python -m biascore score --benchmark demo`).")
-grid = pd.DataFrame() if runs.empty else summary_grid(runs, lmeval_runs(cached_runs()))
+grid = pd.DataFrame() if runs.empty else summary_grid(runs, DRAWING.lmeval_runs(cached_runs()))
 if not grid.empty:
     wide = grid.pivot_table(index=["model", "benchmark"], columns="bias_type", values="B", sort=False)
     order = ["all"] + sorted(c for c in wide.columns if c != "all")
@@ -117,9 +116,7 @@ if not grid.empty:
 @st.cache_data(show_spinner="Comparing the two models pair by pair…", max_entries=16)
 def _paired_comparison(versions: tuple, model_a: str, model_b: str, benchmark: str, lmeval: bool,
                        _run_a: pd.Series, _run_b: pd.Series) -> tuple[pd.DataFrame, str, list[str]]:
-    from biascore.methods.attribution.compare import compare_frames
-
-    out = compare_frames(run_result_frame(_run_a), run_result_frame(_run_b), model_a=model_a, model_b=model_b,
+    out = DRAWING.compare_frames(run_result_frame(_run_a), run_result_frame(_run_b), model_a=model_a, model_b=model_b,
                          benchmark=benchmark, lmeval=lmeval, precision_a=precision_of(_run_a),
                          precision_b=precision_of(_run_b))
     return out.summary(), out.describe(), out.notes

@@ -6,30 +6,29 @@ from typing import Mapping
 
 import streamlit as st
 
-from biascore.methods.attribution.token_view import Level, color_limit, ranked_units, sentence_units
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
-from biascore.core.display import markdown_literal
+from biascore.display import markdown_literal
 from views.charts import figure_downloads
-from views.attribution import verdict_text
+from views.attribution import DRAWING, verdict_text
 from views.common import literal
 
 LEVELS = {"sub-word tokens": "token", "words": "word"}
 
 
-def level_toggle(key: str = "level") -> Level:
+def level_toggle(key: str = "level") -> str:
     """Sub-word / word level switch (b of a word = mean b(u) of its shared tokens)."""
     choice = st.radio("Units", list(LEVELS), horizontal=True, key=key,
                       help="Word level: a word's b is the mean b(u) of its shared (unmodified) sub-word tokens.")
     return LEVELS[choice]  # type: ignore[return-value]
 
 
-def pair_limit(rows: list[Mapping], level: Level) -> float:
+def pair_limit(rows: list[Mapping], level: str) -> float:
     """One symmetric colour limit for several rows (e.g. two models), so their colours compare."""
-    return color_limit(*[sentence_units(r, side, level) for r in rows if not r.get("skipped_reason")
+    return DRAWING.color_limit(*[DRAWING.sentence_units(r, side, level) for r in rows if not r.get("skipped_reason")
                          for side in ("more", "less")])
 
 
-def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: str, heading: str = "",
+def draw_pair(row: Mapping, *, level: str, limit: float | None = None, key: str, heading: str = "",
               labels: tuple[str, str] = ("more-biased", "less-biased"), ranked: bool = True, wrap: int = 90) -> None:
     """Draw one pair. ``key`` keeps widget ids unique when a page shows several pairs; ``wrap``: characters
     per heatmap line (smaller in narrow columns)."""
@@ -42,13 +41,13 @@ def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: st
     c1, c2 = st.columns([1, 2])
     c1.metric("S_JSD (mean b(u))", f"{sjsd:+.5f}")
     c2.markdown(f"**Verdict:** {markdown_literal(verdict_text(sjsd))}")
-    more, less = sentence_units(row, "more", level), sentence_units(row, "less", level)
-    limit = limit if limit is not None else color_limit(more, less)
+    more, less = DRAWING.sentence_units(row, "more", level), DRAWING.sentence_units(row, "less", level)
+    limit = limit if limit is not None else DRAWING.color_limit(more, less)
     heat = token_heatmap([(labels[0], more), (labels[1], less)], limit=limit, wrap=wrap)
     st.plotly_chart(heat, config=PLOTLY_CONFIG, key=f"{key}_heat", width="stretch")
     figure_downloads(heat, f"{key}_heatmap", key=f"{key}_heat_dl")
     if ranked:
-        bars = ranked_bar_chart(ranked_units(row, level), limit=limit,
+        bars = ranked_bar_chart(DRAWING.ranked_units(row, level), limit=limit,
                                 title="Shared units ranked by b(u) (top: strongest push toward the biased sentence)")
         st.plotly_chart(bars, config=PLOTLY_CONFIG, key=f"{key}_bars", width="stretch")
         figure_downloads(bars, f"{key}_ranked", key=f"{key}_bars_dl")

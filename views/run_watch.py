@@ -1,21 +1,24 @@
 """Runs in progress on the pages: whoever started them (another person, tab, the CLI, the API, a sweep).
 
-A page whose selection has an announced run (:mod:`biascore.core.announce`) shows its state and progress
+A page whose selection has an announced run (:mod:`biascore.runs.announce`) shows its state and progress
 instead of "Score now" (:func:`follow`); a page that says "not scored yet" keeps a light watch (:func:`keep_watching`):
-every :data:`RUN_POLL_S` seconds it reads the announcements (a few small files) and looks whether the result's
-file exists (one ``stat``) — no model, no result read — and redraws itself when a run is announced or the result
-is there. Nothing here computes; the engine answers (:func:`biascore.core.runner.selection`).
+every :data:`RUN_POLL_S` seconds it reads the announcements (a few small files) and the fingerprint of the
+method's stored results (file names and times) — no model, no key, no result read — and redraws itself when a
+run is announced or a result is stored. Nothing here computes; the engine answers, matching runs by names alone
+(:func:`biascore.runs.runner.watch`).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
-from biascore.core import announce, settings
-from biascore.core.display import code_span, markdown_literal
-from biascore.core.model_names import display_name
+from biascore import settings
+from biascore.runs import runner
+from biascore.display import code_span, markdown_literal
+from views.models import model_label
 
 #: Seconds between two looks at a run in progress or at a result not stored yet.
 RUN_POLL_S = 2.0
@@ -25,7 +28,8 @@ RUN_POLL_S = 2.0
 class Watched:
     """One method's result for a model (by name) on an input, as a page shows it."""
 
-    method: str
+    #: the registered method
+    method: Any
     model: str
     #: the input's name (a benchmark, a language, a SEAT test) or the loaded input
     input: object
@@ -33,37 +37,32 @@ class Watched:
     unit: str = "pairs"
     options: tuple = ()
 
-    def selection(self, handle=None) -> announce.Selection | None:
-        """Where to look (tag, key); ``handle`` (the page's shared one) or a fresh handle, whose identity is read
-        from the model's files now (e.g. once a GGUF file has been converted elsewhere). None in a read-only
-        snapshot or for an input that cannot be read."""
-        from biascore.core.errors import user_errors
-        from biascore.core.handle import ModelHandle
-        from biascore.core.runner import selection
-        from biascore.methods import get
+    def watch(self) -> runner.Selection | None:
+        """Where to look: the runs announced for it, matched by names (a served label by its target). None in a
+        read-only snapshot or for options the method refuses."""
+        from biascore.errors import user_errors
         from biascore.snapshot import active
 
         if active() is not None:
             return None
         try:
-            handle = handle or ModelHandle(settings.model_target(self.model), label=self.model)  # a served label
-            return selection(get(self.method), handle, self.input, **dict(self.options))
+            return runner.watch(self.method, settings.model_target(self.model), self.input, **dict(self.options))
         except user_errors():
             return None
 
     @property
     def label(self) -> str:
-        name = display_name(self.model) if settings.public_mode() else self.model
+        name = model_label(self.model)
         if self.input is None:  # the method's default input
             return code_span(name)
         return f"{code_span(name)} on {code_span(getattr(self.input, 'name', self.input))}"
 
 
-def _line(watched: Watched, run: announce.Announcement) -> str:
+def _line(watched: Watched, run: runner.Announcement) -> str:
     ago = max(0, int(time.time() - run.started))
-    if run.state == announce.SCORING and run.total:
+    if run.state == runner.SCORING and run.total:
         state = f"{run.done}/{run.total} {watched.unit}"
-    elif run.state == announce.CONVERTING:
+    elif run.state == runner.CONVERTING:
         state = "converting the model (a GGUF file's first load, once per cache)"
     else:
         state = markdown_literal(run.describe(watched.unit))
@@ -71,51 +70,50 @@ def _line(watched: Watched, run: announce.Announcement) -> str:
             f"started {ago} s ago): {state}. The result shows here when it is stored.")
 
 
-def _draw(watched: Watched, run: announce.Announcement) -> None:
+def _draw(watched: Watched, run: runner.Announcement) -> None:
     share = run.done / run.total if run.total else 0.0
     st.progress(min(max(share, 0.0), 1.0), text=_line(watched, run))
 
 
-def follow(watched: Watched, handle=None) -> bool:
+def follow(watched: Watched) -> bool:
     """When a run of ``watched`` is announced: show its state and progress, looked at again every
     :data:`RUN_POLL_S` seconds without anyone pressing anything, redraw the whole page once it has ended (its
     result then shows, or "Score now" again if it failed), and return True. False when none is going on."""
-    sel = watched.selection(handle)
+    sel = watched.watch()
     if sel is None:
         return False
     runs = sel.runs()
     if not runs:
         return False
-    stored_before = sel.stored()
+    stored_before = runner.stored_version(watched.method)
 
     @st.fragment(run_every=RUN_POLL_S)
     def run_in_progress() -> None:
         now = sel.runs()
-        if not now or (sel.stored() and not stored_before):
+        if not now or runner.stored_version(watched.method) != stored_before:
             st.rerun()  # the run has ended: the whole page again, now with its result
-        _draw(watched, announce.furthest(now))
+        _draw(watched, runner.furthest(now))
 
     run_in_progress()
     return True
 
 
-def keep_watching(watched: Watched, handle=None) -> None:
+def keep_watching(watched: Watched) -> None:
     """Under a "not scored yet": look every :data:`RUN_POLL_S` seconds for a run announced for ``watched`` or its
     stored result (from any tab, the CLI, the API or a sweep) and redraw the whole page when either appears.
     The last failed run of it, if it ended moments ago, is named."""
-    sel = watched.selection(handle)
+    sel = watched.watch()
     if sel is None:
         return
-    failed = [a for a in sel.runs(live_only=False) if a.state == announce.FAILED]
+    failed = [a for a in sel.runs(live_only=False) if a.state == runner.FAILED]
     if failed:
         st.caption(f"The last run of {watched.label} failed: {markdown_literal(failed[-1].error or '')}")
 
-    stored_before = sel.stored()  # (a result the page did not show stays so: no redraw for it)
+    stored_before = runner.stored_version(watched.method)  # (what is stored now the page has drawn already)
 
     @st.fragment(run_every=RUN_POLL_S)
     def result_watch() -> None:
-        now = sel if sel.key is not None else (watched.selection() or sel)
-        if now.runs() or (now.stored() and not stored_before):
+        if sel.runs() or runner.stored_version(watched.method) != stored_before:
             st.rerun()
 
     result_watch()

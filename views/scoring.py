@@ -1,12 +1,12 @@
 """Inputs, the one progress bar and "Score now": every result a page computes or watches is asked of the
-runner's door (:mod:`biascore.core.runner`: ``run`` and ``computing``)."""
+runner's door (:mod:`biascore.runs.runner`: ``run`` and ``computing``)."""
 from __future__ import annotations
 
 from typing import Callable, TypeVar
 
 import streamlit as st
 
-from biascore.core.models import ModelLoadError
+from biascore.errors import BenchmarkError, ModelLoadError
 from views import run_watch
 from views.common import show_error
 from views.links import keep, link_choice
@@ -16,7 +16,7 @@ T = TypeVar("T")
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Inputs, progress and "Score now": every result is asked of the runner's door (biascore.core.runner)
+# Inputs, progress and "Score now": every result is asked of the runner's door (biascore.runs.runner)
 # ---------------------------------------------------------------------------------------------------------
 DEFAULT_BENCHMARK = "demo"
 
@@ -27,7 +27,7 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
 
     Registered benchmarks whose files are missing are named below it with the download command.
     """
-    from biascore.core.datasets import available_benchmarks
+    from biascore.api import available_benchmarks
 
     benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
@@ -102,23 +102,22 @@ def watch_computing(method, model: str, input, **options) -> bool:
     for ``model`` on ``input`` right now (from its first second: loading or converting the model, waiting,
     scoring): show its state and progress, followed without anyone pressing anything, redraw the whole page once
     it has ended, and return True (:func:`views.run_watch.follow`). False when nothing is being computed."""
-    return run_watch.follow(watched(method, model, input, **options), get_handle(model))
+    return run_watch.follow(watched(method, model, input, **options))
 
 
 def watched(method, model: str, input, **options) -> run_watch.Watched:
     """``method``'s result for ``model`` on ``input`` as a page watches it (:mod:`views.run_watch`)."""
-    return run_watch.Watched(method.name, model, input, f"{method.input_kind.unit}s", tuple(options.items()))
+    return run_watch.Watched(method, model, input, f"{method.input_kind.unit}s", tuple(options.items()))
 
 
 def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
                   before: Callable[[], None] | None = None, keep_watching: bool = True, **options) -> bool:
-    """"Score now" for one result of ``method``: computes it through the runner (``biascore.core.runner.run``,
+    """"Score now" for one result of ``method``: computes it through the runner (``biascore.runs.runner.run``,
     cached) under the one progress bar; while someone else computes that very result, its progress instead
     (:func:`watch_computing`). ``before()`` runs just before computing. True when it just finished (the
     caller reruns to show the new result). ``keep_watching=False``: no light watch under the button (a page
     where people type, and whose main content is not this result: the translation review)."""
-    from biascore.core import runner
-    from biascore.core.datasets import BenchmarkError
+    from biascore.runs import runner
 
     if watch_computing(method, model, input, **options):
         return False

@@ -1,7 +1,7 @@
 """Semantic fields: which USAS fields hold the words that push a model toward bias (the paper's Table 6).
 
 Draws only: the ``fields`` method's result (tagging, alignment) is asked of the runner's door; the ↑/∘/↓ table
-and its drill-downs are :mod:`biascore.methods.fields.table`'s.
+and its drill-downs are :mod:`biascore.methods.fields.table`'s (the method's ``drawing``).
 URL parameters ``model`` and ``benchmark`` preselect the view.
 """
 from __future__ import annotations
@@ -11,20 +11,20 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore.methods.fields import tagging as semantic_tagging
-from biascore.core.datasets import BenchmarkError, load_benchmark
-from biascore.methods.fields import table as fields
-from biascore.core import download, settings
-from biascore.core.display import code_span
-from biascore.core import runner
-from biascore.core.presentation import Precision, precision_of
-from biascore.methods import get
+from biascore import api, settings
+from biascore.api import download
+from biascore.errors import BenchmarkError
+from biascore.display import code_span
+from biascore.runs import runner
 from views.attribution import token_page_link
 from views.common import csv_download, show_error
 from views.models import (active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models,
                           set_model_param)
 from views.scoring import ProgressBar, benchmark_selector, score_now_for, watch_computing
 from views.widgets import option_inputs, precision_caption
+
+#: the fields method's drawing helpers: field tables, their words and sentences, the lexicons' coverage
+FIELDS = api.method("fields").drawing
 
 DIRECTIONS = {"up_pct": "↑ bias (b < 0)", "zero_pct": "∘ (b = 0)", "down_pct": "↓ bias (b > 0)"}
 COLOURS = ["#d62728", "#bdbdbd", "#1f77b4"]
@@ -35,14 +35,14 @@ def scored_elsewhere(model: str, benchmark) -> list[str]:
     (no model load)."""
     snap = active_snapshot()
     names = snap.model_names("attribution") if snap else offered_models()
-    return [other for other in names if other != model and runner.is_cached(get("attribution"), get_handle(other), benchmark)]
+    return [other for other in names if other != model and runner.is_cached(api.method("attribution"), get_handle(other), benchmark)]
 
 
 def result_for(model: str, benchmark, senses: str) -> pd.DataFrame:
     """The tagged words of ``model``'s ``fields`` result on ``benchmark`` (one row per word: field, b, sentence),
     its precision labelled when it is not exact."""
     frame, precision = fields_result(model, benchmark.name, benchmark.content_hash, senses,
-                                     runner.stored_version(get("fields")))
+                                     runner.stored_version(api.method("fields")))
     precision_caption(precision, model_label(model))
     return frame
 
@@ -50,11 +50,11 @@ def result_for(model: str, benchmark, senses: str) -> pd.DataFrame:
 @st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
                max_entries=32)
 def fields_result(model: str, benchmark: str, content_hash: str, senses: str,
-                  version: tuple) -> tuple[pd.DataFrame, Precision]:
+                  version: tuple) -> tuple[pd.DataFrame, api.Precision]:
     """The engine's fields result for a model already scored on ``benchmark`` (through the runner; ``version``:
     the runner's fingerprint of the stored fields results, so a replaced result is read again) and its precision."""
-    result = runner.run(get("fields"), get_handle(model), benchmark, min_count=1, top=0, senses=senses)
-    return result.frame, precision_of(result)
+    result = runner.run(api.method("fields"), get_handle(model), benchmark, min_count=1, top=0, senses=senses)
+    return result.frame, api.precision_of(result)
 
 
 def bar_chart(table: pd.DataFrame) -> alt.Chart:
@@ -113,38 +113,38 @@ with c2:
 if bench_name is None:
     st.stop()
 with c3:
-    sense_options = option_inputs(get("fields"), key="sf", only=("senses",))  # the method's own control
+    sense_options = option_inputs(api.method("fields"), key="sf", only=("senses",))  # the method's own control
 if sense_options is None:
     st.stop()
 senses = sense_options.senses
 set_model_param(model)
 
 try:
-    bench = load_benchmark(bench_name)
+    bench = api.load_benchmark(bench_name)
 except BenchmarkError as exc:
     show_error(exc)
     st.stop()
 
-no_lexicon = semantic_tagging.lexicon_coverage(bench)
+no_lexicon = FIELDS.lexicon_coverage(bench)
 if sum(no_lexicon.values()) == len(bench.frame):
     lang = next(iter(no_lexicon))
-    st.info(f"{semantic_tagging.NoLexiconError(lang)}. USAS has no "
-            f"{semantic_tagging.LANGUAGE_NAMES.get(lang, lang)} lexicon, so this page cannot show semantic fields "
+    st.info(f"{FIELDS.NoLexiconError(lang)}. USAS has no "
+            f"{FIELDS.language_names.get(lang, lang)} lexicon, so this page cannot show semantic fields "
             f"for **{bench_name}**. The Token attributions page still shows its per-word scores.")
     st.stop()
 for lang, n in no_lexicon.items():
-    st.caption(f"{n} {semantic_tagging.LANGUAGE_NAMES.get(lang, lang)} pair(s) of {bench_name} are left out: "
+    st.caption(f"{n} {FIELDS.language_names.get(lang, lang)} pair(s) of {bench_name} are left out: "
                "USAS has no lexicon for that language.")
 
-if active_snapshot() is None and semantic_tagging.missing_lexicon_files("en"):
+if active_snapshot() is None and FIELDS.missing_lexicon_files("en"):
     offer_lexicon_download()
     st.stop()
 
-if not runner.is_cached(get("attribution"), get_handle(model), bench):
-    if watch_computing(get("attribution"), model, bench):  # someone is scoring it right now: the page follows that run
+if not runner.is_cached(api.method("attribution"), get_handle(model), bench):
+    if watch_computing(api.method("attribution"), model, bench):  # someone is scoring it right now: the page follows that run
         st.stop()
     st.info(f"{code_span(model_label(model))} has not been scored on {bench_name} yet ({len(bench.frame)} pairs).")
-    if score_now_for(get("fields"), model, bench, key="sf_score", text="Scoring: pairs",
+    if score_now_for(api.method("fields"), model, bench, key="sf_score", text="Scoring: pairs",
                      label=f"Score {code_span(model_label(model))} on {bench_name} now"):
         st.rerun()
     st.stop()
@@ -158,7 +158,7 @@ s1, s2 = st.columns([2, 1])
 min_count = s1.slider("Leave out fields with fewer words than", 1, 100, 30, key="sf_min_count",
                       help="The paper used 30 (about 1% of its words).")
 top = s2.number_input("Fields shown (by ↑ share)", 1, 200, 10, key="sf_top")
-table = fields.field_table(tagged, min_count=min_count, top=int(top))
+table = FIELDS.field_table(tagged, min_count=min_count, top=int(top))
 n_words = tagged.drop_duplicates(["pair_id", "word_index"]).shape[0]
 st.caption(f"{n_words:,} tagged words in {tagged['pair_id'].nunique():,} pairs · "
            f"{len(table)} field(s) shown with n ≥ {min_count}")
@@ -180,9 +180,9 @@ compare = st.multiselect("Side by side with (models already scored on this bench
 tables = {model: table}
 for other in compare:
     other_words = result_for(other, bench, senses)
-    tables[other] = fields.field_table(other_words, min_count=min_count, top=int(top))
+    tables[other] = FIELDS.field_table(other_words, min_count=min_count, top=int(top))
 if compare:
-    wide = fields.side_by_side(tables)
+    wide = FIELDS.side_by_side(tables)
     wide.columns = [f"{m} · {c}" for m, c in wide.columns]
     st.dataframe(wide, key="sf_side_by_side")
 csv_download(pd.concat([t.assign(model=m, benchmark=bench_name) for m, t in tables.items()], ignore_index=True),
@@ -190,7 +190,7 @@ csv_download(pd.concat([t.assign(model=m, benchmark=bench_name) for m, t in tabl
 
 st.subheader("Words of a field")
 chosen = st.selectbox("Field", list(table["field"]), key="sf_field")
-words = fields.field_words(tagged, chosen)
+words = FIELDS.field_words(tagged, chosen)
 wcol, scol = st.columns([1, 2])
 with wcol:
     st.dataframe(words, hide_index=True, key="sf_words", column_config={
@@ -198,7 +198,7 @@ with wcol:
         "up_pct": st.column_config.NumberColumn("↑ %", format="%.1f")})
 with scol:
     word = st.selectbox("Sentences of", ["(all words)"] + list(words["word"]), key="sf_word")
-    sentences = fields.field_sentences(tagged, chosen, None if word == "(all words)" else word)
+    sentences = FIELDS.field_sentences(tagged, chosen, None if word == "(all words)" else word)
     sentences["open"] = [token_page_link(bench_name, model, p) for p in sentences["pair_id"]]
     st.dataframe(sentences, hide_index=True, key="sf_sentences", column_config={
         "b": st.column_config.NumberColumn("b", format="%.5f"),

@@ -10,8 +10,8 @@ import time
 
 import streamlit as st
 
-from biascore.core import settings
-from biascore.sweep.status import SweepProgress, read_sweeps
+from biascore import settings
+from biascore.sweep import SweepProgress, read_sweeps
 from views.common import public_text
 
 REFRESH_S = 3.0

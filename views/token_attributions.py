@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from biascore.methods.attribution.token_view import filter_pairs
-from biascore.core.display import code_span
-from views.attribution import best_run, pair_table, run_picker, verified_run
+from biascore.display import code_span
+from views.attribution import DRAWING, best_run, pair_table, run_picker, verified_run
 from views.common import literal
 from views.models import data_dir_notice, model_label
 from views.links import keep, link_choice
@@ -39,7 +38,7 @@ def pair_browser(table) -> None:
     text = f3.text_input("Search text", key="ta_search", placeholder="a word in either sentence")
     sort_label = f4.selectbox("Sort by", list(SORTS), key="ta_sort")
     sort_by, ascending = SORTS[sort_label]
-    shown = filter_pairs(table, bias_types=types, text=text, sort_by=sort_by, ascending=ascending,
+    shown = DRAWING.filter_pairs(table, bias_types=types, text=text, sort_by=sort_by, ascending=ascending,
                          verdict=None if verdict == "all" else verdict)
     st.caption(f"{len(shown):,} of {len(table):,} pairs match · click a row to open it"
                + (f" · the table lists the first {TABLE_ROWS} in this order; search or sort to reach the others"

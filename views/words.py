@@ -10,12 +10,14 @@ import re
 
 import streamlit as st
 
-from biascore.methods import get
-from biascore.methods.words.table import compare_words, max_pair_count, word_pairs, word_table
+from biascore import api
 from views.attribution import best_run, pair_table, run_picker, token_page_link, word_occurrences
 from views.common import csv_download
 from views.models import data_dir_notice, model_label
 from views.links import link_value
+
+#: the words method's drawing helpers: the word table, two models side by side, the pairs of one word
+WORDS = api.method("words").drawing
 
 DEFAULT_MIN_COUNT = 2
 NUMBER = {"mean_b": "%.5f", "ci_low": "%.5f", "ci_high": "%.5f", "mean_b difference": "%+.5f", "b": "%.5f",
@@ -65,7 +67,7 @@ occ = word_occurrences(run)
 f1, f2 = st.columns([2, 1])
 types = f1.multiselect("Bias type", sorted(occ.bias_type.unique()), key="words_types",
                        help="Count only the pairs of these bias types (all when empty).")
-most = max_pair_count(occ)
+most = WORDS.max_pair_count(occ)
 min_count = f2.slider("Minimum number of pairs", 1, max(2, min(most, 100)), min(DEFAULT_MIN_COUNT, most),
                       key="words_min_count")
 
@@ -77,11 +79,11 @@ if compare is not None:
     else:
         occurrences[compare] = word_occurrences(other_run)
 if len(occurrences) > 1:
-    table = compare_words({model_label(name): occ for name, occ in occurrences.items()}, types, min_count)
+    table = WORDS.compare_words({model_label(name): occ for name, occ in occurrences.items()}, types, min_count)
     st.caption(f"{len(table):,} word types in at least {min_count} pair(s) for either model · mean_b difference "
                f"= {model_label(compare)} − {model_label(model)}")
 else:
-    table = word_table(occ, types, min_count)
+    table = WORDS.word_table(occ, types, min_count)
     st.caption(f"{len(table):,} word types in at least {min_count} pair(s)")
 event = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="words_table",
                      height=420, column_config={"word_type": "word", **column_config(table.columns)})
@@ -96,7 +98,7 @@ if rows and rows[0] < len(table):
 word = link_value("word") or None  # any word: one the table lacks says so per model below
 if word is None:
     st.stop()
-word = get("words").word_type(word)
+word = api.method("words").word_type(word)
 if not isinstance(word, str):
     st.stop()
 
@@ -106,7 +108,7 @@ tabs = st.tabs([model_label(name) for name in occurrences]) if len(occurrences) 
 for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
     with tab:
         run = best_run(name, benchmark)
-        pairs = word_pairs(name_occ, pair_table(run), word, types)
+        pairs = WORDS.word_pairs(name_occ, pair_table(run), word, types)
         if pairs.empty:
             st.info(f"{model_label(name)} has no scored occurrence of this word"
                     + (" in the chosen bias types." if types else "."))

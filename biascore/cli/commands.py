@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from biascore.core.args import add_common_args, float_between
+from biascore.models.args import add_common_args, float_between
 from biascore.cli.compare import register_cli as register_compare
-from biascore.core import download, settings
-from biascore.core.datasets import BenchmarkError, available_benchmarks, load_benchmark
+from biascore.inputs import download
+from biascore import settings
+from biascore.inputs.datasets import BenchmarkError, available_benchmarks, load_benchmark
 from biascore.progress import Bar
 from biascore.review.cli import register_cli as register_review
 from biascore.snapshot.cli import register_cli as register_snapshot

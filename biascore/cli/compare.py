@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from biascore.core.args import add_common_args, add_reach_args, float_between, int_at_least
-from biascore.core.prefix import PREFIX_CONVENTIONS
+from biascore.models.args import add_common_args, add_reach_args, float_between, int_at_least
+from biascore.models.prefix import PREFIX_CONVENTIONS
 
 
 def register_cli(sub) -> None:
@@ -53,7 +53,7 @@ def register_cli(sub) -> None:
 def per_model_quantize(values: list[str] | None) -> tuple[str | None, str | None]:
     """``--quantize``'s values as (A's, B's): one value holds for both, two are A's and B's; ``none`` = the model's
     own weights. A bad value or count is a one-line ``ValueError``."""
-    from biascore.core.quantize import QUANTIZE_CHOICES
+    from biascore.models.quantize import QUANTIZE_CHOICES
 
     values = list(values or ["none"])
     if len(values) > 2:
@@ -68,19 +68,21 @@ def per_model_quantize(values: list[str] | None) -> tuple[str | None, str | None
 def run_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from biascore.core.handle import ModelHandle, reach_options
-    from biascore.core.presentation import precision_lines
-    from biascore.core.result import write_frame
-    from biascore.core.runner import run
+    from biascore.models.handle import ModelHandle
+    from biascore.models.spec import ModelSpec
+    from biascore.contract.presentation import precision_lines
+    from biascore.contract.result import write_frame
+    from biascore.runs.runner import run
     from biascore.methods import get
     from biascore.methods.attribution.compare import compare_results
     from biascore.progress import Bar
 
     method = get("attribution")
     options = method.Options.build(**({"prefix": args.prefix} if args.prefix else {}))
-    handles = [ModelHandle(name, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
-                           **reach_options(name, dtype=args.dtype, quantize=quantize, device_map=args.device_map,
-                                           max_memory=args.max_memory, offload_folder=args.offload_folder))
+    handles = [ModelHandle(ModelSpec.parse(name, device=args.device, dtype=args.dtype,
+                                           trust_remote_code=args.trust_remote_code, device_map=args.device_map,
+                                           max_memory=args.max_memory, offload_folder=args.offload_folder,
+                                           quantize=quantize))
                for name, quantize in zip(args.models, per_model_quantize(args.quantize))]  # checked before any load
     results = []
     for handle in handles:

@@ -2,7 +2,7 @@
 plus ``benchmarks``, ``data download``, ``sweep``, ``review`` and ``snapshot``.
 
 Common options (every method command): ``--data-dir`` (overrides BIASCORE_DATA_DIR), ``--cache-dir``
-(overrides BIASCORE_CACHE_DIR), the model options of :func:`biascore.core.args.add_model_args`, the method's
+(overrides BIASCORE_CACHE_DIR), the model options of :func:`biascore.models.args.add_model_args`, the method's
 input flag and its options (generated from the method's contract: :mod:`biascore.cli.options`).
 Errors are one line (``error: …``) with exit code 2; an interrupted run keeps its finished shards.
 """
@@ -13,11 +13,11 @@ import logging
 import sys
 
 from biascore.version import ENGINE_VERSION
-from biascore.core.args import OneLineParser
+from biascore.models.args import OneLineParser
 from biascore.cli.commands import register_builtin_commands
 from biascore.cli.run import register_method_commands
-from biascore.core import settings
-from biascore.core.errors import one_line, user_errors
+from biascore import settings
+from biascore.errors import one_line, user_errors
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,16 +3,16 @@
 Every option of a method's ``Options`` dataclass becomes one flag (``--name-with-dashes`` unless the option
 names its own): booleans are switches, numbers are checked against the option's bounds, choices are
 offered as such, tuple options take several values. Values are checked by the same
-:meth:`~biascore.core.options.Options.build` as the Python API's keyword arguments, so the CLI and the API
+:meth:`~biascore.contract.options.Options.build` as the Python API's keyword arguments, so the CLI and the API
 accept and refuse exactly the same values (the CLI says so in one line, exit code 2).
 """
 from __future__ import annotations
 
 import argparse
 
-from biascore.core.args import add_common_args, add_model_args, float_between, int_at_least
-from biascore.core.method import Method
-from biascore.core.options import OptionSpec, bounds_text
+from biascore.models.args import add_common_args, add_model_args, float_between, int_at_least
+from biascore.contract.method import Method
+from biascore.contract.options import OptionSpec, bounds_text
 
 #: argparse ``dest`` prefix of the generated option flags (keeps them apart from the shell's own flags)
 DEST = "opt__"

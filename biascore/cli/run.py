@@ -16,23 +16,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core.args import reach_from_args
+from biascore.models.args import spec_from_args
 from biascore.cli.options import add_method_args, column_mapping, option_values
-from biascore.core.handle import ModelHandle
-from biascore.core.method import Method
-from biascore.core.schema import schema_table
-from biascore.core.result import write_frame
-from biascore.core.presentation import precision_lines, with_precision
-from biascore.core.result_files import write_result_file
-from biascore.core.runner import run
+from biascore.models.handle import ModelHandle
+from biascore.contract.method import Method
+from biascore.contract.schema import schema_table
+from biascore.contract.result import write_frame, write_result_file
+from biascore.contract.presentation import precision_lines, with_precision
+from biascore.runs.runner import run
 from biascore.methods import discover, get
 from biascore.progress import Bar
 
 
 def handle_from_args(args: argparse.Namespace, name: str | None = None) -> ModelHandle:
     """The model handle the command's model options describe (``name`` replaces ``--model``)."""
-    return ModelHandle(name or args.model, gguf_file=args.gguf_file, device=args.device, dtype=args.dtype,
-                       trust_remote_code=args.trust_remote_code, **reach_from_args(args, name))
+    return ModelHandle(spec_from_args(args, name))
 
 
 def register_method_commands(sub) -> None:
@@ -139,7 +137,7 @@ def update_docs(root: Path) -> list[str]:
 
 def list_methods(args: argparse.Namespace) -> int:
     if args.update_docs:
-        from biascore.core import settings
+        from biascore import settings
 
         changed = update_docs(settings.REPO_ROOT)
         print("updated: " + (", ".join(changed) if changed else "nothing (already current)"))
@@ -183,7 +181,7 @@ def _one(method: Method, handle: ModelHandle, name: str | None, options, args: a
     label = f"{handle.label} on {name or method.input_kind.default}"
     columns, split = column_mapping(getattr(args, "columns", None)), getattr(args, "split", None)
     if columns or split:
-        from biascore.core.datasets import load_benchmark
+        from biascore.inputs.datasets import load_benchmark
 
         name = load_benchmark(name or method.input_kind.default, getattr(args, "data_dir", None), columns=columns,
                               split=split)

@@ -1,5 +1,5 @@
 """The bias methods, one folder per paper's method: ``methods/<name>/`` holds its mathematics and its
-``method.py`` with the :class:`~biascore.core.method.Method` (see docs/adding-a-method.md).
+``method.py`` with the :class:`~biascore.contract.method.Method` (see docs/adding-a-method.md).
 
 :func:`discover` imports every method folder's ``method.py`` (found by listing this package: no hand-kept
 list) and returns the registry; a folder without ``method.py``, or one that fails to import, is an error —
@@ -26,9 +26,9 @@ import types
 from importlib import metadata
 from typing import TYPE_CHECKING
 
-from biascore.core.errors import one_line
-from biascore.core.method import Method
-from biascore.core.registry import NameClash, lookup, register, registered
+from biascore.errors import one_line
+from biascore.contract.method import Method
+from biascore.contract.registry import NameClash, lookup, register, registered
 
 #: the entry-point group other packages register methods in
 ENTRY_POINT_GROUP = "biascore.methods"

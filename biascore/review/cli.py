@@ -12,7 +12,7 @@ import pandas as pd
 
 
 def register_cli(sub) -> None:
-    from biascore.core.args import add_common_args, add_model_args
+    from biascore.models.args import add_common_args, add_model_args
     from biascore.review.store import STATUSES
 
     review = sub.add_parser("review", help="translation reviews: export, agreement, adjudication, corrected benchmark")
@@ -87,7 +87,7 @@ def _existing_store(args: argparse.Namespace):
 
 def _reviewed(args: argparse.Namespace):
     """(store, benchmark, reviewable pairs, reviews, adjudications) for a subcommand that needs a benchmark."""
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
     from biascore.review.corrections import reviewable_pairs
 
     store = _existing_store(args)
@@ -121,7 +121,7 @@ def _cmd_export_dataset(args: argparse.Namespace) -> int:
 
 
 def _cmd_assign(args: argparse.Namespace) -> int:
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
     from biascore.review.corrections import reviewable_pairs
     from biascore.review.store import ReviewStore
 
@@ -200,7 +200,7 @@ def _cmd_corrected(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from biascore.core.args import model_from_args
+    from biascore.models.args import model_from_args
     from biascore.review.corrections import before_after
 
     bm, frame, _ = _corrected(args)

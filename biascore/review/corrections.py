@@ -13,14 +13,14 @@
 sentence replaces the original; an empty one keeps it). Rejected, unresolved, unreviewed pairs and corrections
 that were asked for but not written (``needs correction`` without a corrected sentence) are left out; their
 counts are in :func:`decision_counts`. The CSV has the columns the custom-CSV loader of
-:func:`biascore.core.datasets.load_benchmark` reads (``sent_more``, ``sent_less``, ``bias_type``,
+:func:`biascore.inputs.datasets.load_benchmark` reads (``sent_more``, ``sent_less``, ``bias_type``,
 ``sent_more_en``, ``sent_less_en``, ``language`` when the source has it) plus ``source_pair_id``,
 ``review_status`` and ``corrected`` for the record, so ``python -m biascore score --benchmark corrected.csv``
 scores it directly.
 
 **B before and after** (:func:`before_after`): the engine's B (``summarize``, attribution) of one model on the
 original benchmark (all pairs), on the kept pairs with their original sentences, and on the corrected benchmark;
-both benchmarks are scored by the ``attribution`` method through :func:`biascore.core.runner.run`, so they are
+both benchmarks are scored by the ``attribution`` method through :func:`biascore.runs.runner.run`, so they are
 cached like any run (the corrected one under ``<benchmark>-corrected`` and its own content hash).
 """
 from __future__ import annotations
@@ -29,8 +29,8 @@ from dataclasses import replace
 
 import pandas as pd
 
-from biascore.core.registry import ProgressFn
-from biascore.core.datasets import Benchmark, _row_issue
+from biascore.progress import ProgressFn
+from biascore.inputs.datasets import Benchmark, _row_issue
 from biascore.review.agreement import review_summary
 from biascore.review.store import ACCEPT, NEEDS_CORRECTION, REJECT
 
@@ -129,10 +129,10 @@ def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
     :func:`reviewable_pairs`), ``B_kept_before`` (the kept pairs with their original sentences) and ``B_after``
     (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before.
 
-    ``lm``: a loaded :class:`~biascore.core.models.LanguageModel`. The original benchmark is scored whole (the
+    ``lm``: a loaded :class:`~biascore.models.loading.LanguageModel`. The original benchmark is scored whole (the
     same cached run every page uses), the corrected one as ``<benchmark>-corrected``; both are cached.
     """
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import get
     from biascore.methods.attribution.scorer import summarize
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core.datasets import Benchmark, registry
+from biascore.inputs.datasets import Benchmark, registry
 from biascore.review.agreement import agreement
 from biascore.review.corrections import corrected_frame, decision_counts, final_decisions, reviewable_pairs
 from biascore.review.store import ReviewError
@@ -53,7 +53,7 @@ class DatasetExport:
 def source_licence(bm: Benchmark) -> tuple[str, str]:
     """(licence, source URL) of a registered benchmark's file from data/downloads.json; for the demo pairs and a
     user's own file, what is known."""
-    from biascore.core.download import load_manifest
+    from biascore.inputs.download import load_manifest
 
     spec = registry().get(bm.name)
     if spec is None:

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from biascore.core.pair_tokens import split_words
+from biascore.models.pair_tokens import split_words
 
 _WORD_RE = re.compile(r"\w", re.UNICODE)
 

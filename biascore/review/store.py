@@ -40,7 +40,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from biascore.core import settings
+from biascore import settings
 
 ACCEPT, NEEDS_CORRECTION, REJECT = "accept", "needs correction", "reject"
 #: What a reviewer (or an adjudicator) decides for a pair.
@@ -292,7 +292,7 @@ def _reviewable_ids(benchmark) -> frozenset[int] | None:
     benchmark's pairs — or None when a registered benchmark's file is not in the data directory (then only the
     name and the sign are checked). (Which of them a page offers for review is the page's and the CLI's
     business: :func:`biascore.review.corrections.reviewable_pairs`.)"""
-    from biascore.core.datasets import Benchmark, benchmark_path, registry
+    from biascore.inputs.datasets import Benchmark, benchmark_path, registry
 
     if isinstance(benchmark, Benchmark):
         return frozenset(int(i) for i in benchmark.frame.pair_id)
@@ -311,7 +311,7 @@ def _reviewable_ids(benchmark) -> frozenset[int] | None:
 @functools.lru_cache(maxsize=16)
 def _ids_of_file(benchmark: str, path: str, mtime_ns: int, size: int) -> frozenset[int]:
     """(memoised per file version: a save does not reload a 12,000-pair benchmark)"""
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
 
     return frozenset(int(i) for i in load_benchmark(benchmark).frame.pair_id)
 

@@ -21,7 +21,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from biascore.core import settings
+from biascore import settings
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A presenter scores models on a GPU box, then ``python -m biascore snapshot expor
 one file (:mod:`biascore.snapshot.export`); ``BIASCORE_SNAPSHOT=demo.zip streamlit run app.py`` serves the
 dashboard read-only from it on a laptop with no GPU, no network and no model files
 (:mod:`biascore.snapshot.reader`: verify every member's SHA-256 and the engine version, unpack once into a
-private read-only folder, point :mod:`biascore.core.settings` at it).
+private read-only folder, point :mod:`biascore.settings` at it).
 
 Layout of the zip::
 
@@ -19,5 +19,7 @@ from __future__ import annotations
 
 from biascore.snapshot.manifest import SnapshotError
 from biascore.snapshot.reader import OpenedSnapshot, activate, active, deactivate, open_snapshot, verify
+from biascore.snapshot.standin import standin_handle
 
-__all__ = ["SnapshotError", "OpenedSnapshot", "activate", "active", "deactivate", "open_snapshot", "verify"]
+__all__ = ["SnapshotError", "OpenedSnapshot", "activate", "active", "deactivate", "open_snapshot", "standin_handle",
+           "verify"]

@@ -5,11 +5,11 @@ import argparse
 import os
 import sys
 
-from biascore.core.errors import one_line
+from biascore.errors import one_line
 
 
 def register_cli(sub) -> None:
-    from biascore.core.args import add_common_args
+    from biascore.models.args import add_common_args
 
     p = sub.add_parser("snapshot", help="offline snapshots for workshops: export cached results, verify a file",
                        description="Write the cached results of every scorer (and the data they refer to) to one "
@@ -90,7 +90,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     """Verify, then replace this process by ``streamlit run app.py`` bound to 127.0.0.1 with BIASCORE_SNAPSHOT."""
-    from biascore.core import settings
+    from biascore import settings
 
     if _cmd_verify(args) != 0:
         return 2

@@ -13,7 +13,7 @@ verified footer read:
   first view.
 
 Models are stored by a display name and their fingerprint, never by a local path: a model scored from a folder
-(or a .gguf file) is stored under the folder's name (:func:`biascore.core.model_names.display_name`) or a name
+(or a .gguf file) is stored under the folder's name (:func:`biascore.models.names.display_name`) or a name
 given at export (``names``, ``--name MODEL=NAME``); its results are re-keyed to that name (each such file is
 rewritten with the new key in its metadata, the data unchanged, and results that refer to it follow), and the
 manifest says per model where its name came from. An alias or hub id stays as it is, and so does every other
@@ -36,11 +36,12 @@ from pathlib import Path
 from typing import Sequence
 
 from biascore.version import ENGINE_VERSION
-from biascore.core import runner, settings
-from biascore.core.cache import ResultCache, rekey_file
-from biascore.core.errors import one_line
-from biascore.core.method import Method
-from biascore.core.model_names import display_name, is_local_path, redact_paths
+from biascore.runs import runner
+from biascore import settings
+from biascore.store.cache import ResultCache, rekey_file
+from biascore.errors import one_line
+from biascore.contract.method import Method
+from biascore.models.names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
 
 
@@ -96,7 +97,7 @@ def _input_of(plan: _Plan, method: Method, meta: dict):
     if isinstance(loaded, _Skip):
         raise loaded
     if kind.name == "pairs":
-        from biascore.core.datasets import registry
+        from biascore.inputs.datasets import registry
 
         if name not in registry():
             raise _Skip(f"it was computed on a CSV file ({name!r}) that is not a registered benchmark")
@@ -155,7 +156,7 @@ def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
 
 def _add_builtin_benchmarks(plan: _Plan) -> None:
     """The project's built-in benchmarks (the demo pairs) go into every snapshot: Try a pair offers them."""
-    from biascore.core.datasets import registry
+    from biascore.inputs.datasets import registry
 
     for spec in registry().values():
         if spec.get("builtin"):

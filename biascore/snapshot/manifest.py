@@ -38,8 +38,8 @@ class SnapshotError(ValueError):
 
 def package_versions() -> dict[str, str]:
     """The versions of Python, the engine and :data:`RECORDED_PACKAGES` that are installed
-    (:func:`biascore.core.provenance.package_versions`, with the engine under ``biascore-engine``)."""
-    from biascore.core.provenance import package_versions as versions
+    (:func:`biascore.store.provenance.package_versions`, with the engine under ``biascore-engine``)."""
+    from biascore.store.provenance import package_versions as versions
 
     out = versions(RECORDED_PACKAGES)
     out["biascore-engine"] = out.pop("biascore")

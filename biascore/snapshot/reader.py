@@ -8,7 +8,7 @@ Any failure is a :class:`SnapshotError` with a one-line message, and nothing is 
 
 :func:`activate` does the same while unpacking (each member is read once: hashed as it is written) into
 ``<tmp>/biascore-snapshot-XXXX`` (mode 0700, files 0444, folders 0555, removed when the process exits) and
-calls :func:`biascore.core.settings.use_snapshot`: from then on the result cache and the benchmark data
+calls :func:`biascore.settings.use_snapshot`: from then on the result cache and the benchmark data
 directory are the snapshot's, and the cache is read-only. Opening is memoised per file (path, size, mtime).
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from biascore.core import settings
+from biascore import settings
 from biascore.snapshot.manifest import MANIFEST, SnapshotError, check_engine, check_format, safe_member
 
 _CHUNK = 1 << 20

@@ -3,15 +3,15 @@
 Every method keys its cache by the model's identity (name, weights fingerprint, kind, dtype, device; for a
 causal model also its tokenizer's BOS/EOS facts, which decide the prefix token). The
 snapshot's manifest records it per model (:func:`biascore.snapshot.export._model_facts`), and
-:func:`standin_handle` turns it into a :class:`~biascore.core.handle.ModelHandle` that has that identity and
-refuses to load (:class:`~biascore.core.settings.ReadOnlySnapshotError`, one line): the runner finds the
+:func:`standin_handle` turns it into a :class:`~biascore.models.handle.ModelHandle` that has that identity and
+refuses to load (:class:`~biascore.settings.ReadOnlySnapshotError`, one line): the runner finds the
 exported results with it unchanged, and anything that would run the model says the snapshot has none.
 """
 from __future__ import annotations
 
-from biascore.core.handle import ModelHandle
-from biascore.core.models import ModelIdentity
-from biascore.core.prefix import SpecialTokens
+from biascore.models.handle import ModelHandle
+from biascore.models.loading import ModelIdentity
+from biascore.models.prefix import SpecialTokens
 
 
 def standin_handle(name: str, facts: dict) -> ModelHandle:

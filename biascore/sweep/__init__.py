@@ -8,3 +8,6 @@
 * :mod:`~biascore.sweep.report` — the Overview table (the engine's :func:`summarize`) and the failures
 * :mod:`~biascore.sweep.cli` — ``python -m biascore sweep``
 """
+from biascore.sweep.status import SweepProgress, read_sweeps
+
+__all__ = ["SweepProgress", "read_sweeps"]

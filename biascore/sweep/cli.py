@@ -21,7 +21,7 @@ SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locall
 
 def register_cli(sub) -> None:
     """Add the ``sweep`` subcommand to ``sub`` (an argparse subparsers object)."""
-    from biascore.core.args import add_common_args, add_reach_args, int_at_least
+    from biascore.models.args import add_common_args, add_reach_args, int_at_least
     from biascore.sweep.spec import input_field, input_kinds, known_metrics
 
     metrics = list(known_metrics())
@@ -63,7 +63,7 @@ def register_cli(sub) -> None:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from biascore.core import settings
+    from biascore import settings
     from biascore.sweep.report import format_report
     from biascore.sweep.spec import INPUT_FIELDS, REACH_OPTIONS, build_spec, parse_option_args
     from biascore.sweep.status import SweepStatus

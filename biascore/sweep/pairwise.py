@@ -15,7 +15,7 @@ from itertools import combinations
 
 import pandas as pd
 
-from biascore.core.precision import precision_label
+from biascore.models.precision import precision_label
 from biascore.stats.paired import holm
 
 COLUMNS = ["benchmark", "model_a", "model_b", "precision_a", "precision_b", "n", "score_a", "score_b", "delta", "ci_low", "ci_high",
@@ -28,11 +28,11 @@ def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limi
                    load_options: dict | None = None, method_options: dict | None = None, n_boot: int = 2000,
                    seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """(table, notes): one row per benchmark × two models (columns :data:`COLUMNS`; B unprefixed)."""
-    from biascore.core.cache import ResultCache
-    from biascore.core.handle import ModelHandle
-    from biascore.core.models import ModelLoadError
-    from biascore.core.served import is_served
-    from biascore.core.runner import run
+    from biascore.store.cache import ResultCache
+    from biascore.models.handle import ModelHandle
+    from biascore.models.loading import ModelLoadError
+    from biascore.models.served import is_served
+    from biascore.runs.runner import run
     from biascore.methods import get
     from biascore.methods.attribution.compare import compare_results
 

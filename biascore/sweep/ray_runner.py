@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 
-from biascore.core import settings
-from biascore.core.errors import one_line
+from biascore import settings
+from biascore.errors import one_line
 from biascore.sweep.spec import Task
 from biascore.sweep.tasks import TaskResult, run_task
 

@@ -3,7 +3,7 @@
 The Overview table is the dashboard's Overview layout (Table 3 of the bias-attribution paper): one row per
 model × input × score, labelled with its precision (exact, approximate or served: never an unlabelled mix), the
 score overall (``all``) and per bias type. Which summary column is a method's score and how it is named come
-from the method itself (its :meth:`~biascore.core.method.Method.headline` for the result's options when that is
+from the method itself (its :meth:`~biascore.contract.method.Method.headline` for the result's options when that is
 read per bias type, e.g. attribution: B = % of pairs with S_JSD < 0, PLL, lm-eval's pct_stereotype; 50 =
 unbiased); the numbers are the rows of the method's own ``summary`` that each task sent back; nothing is
 recomputed here. Any other method prints its summary table as it is. The pairwise model comparison's lines come from

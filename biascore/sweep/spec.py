@@ -52,12 +52,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biascore.core.errors import one_line
-from biascore.core.method import Method
-from biascore.core.options import OptionError, OptionSpec
-from biascore.core.handle import reach_options
-from biascore.core.models import ModelLoadError
-from biascore.core.served.client import is_served
+from biascore.errors import one_line
+from biascore.contract.method import Method
+from biascore.contract.options import OptionError, OptionSpec
+from biascore.models.spec import ModelSpec
+from biascore.models.loading import ModelLoadError
+from biascore.models.served.client import is_served
 
 #: the spec fields that list inputs of one input kind: field → input kind
 INPUT_FIELDS = {"benchmarks": "pairs", "seat_tests": "seat", "labdet_langs": "labdet"}
@@ -91,7 +91,7 @@ def resolve_metric(metric: str) -> tuple[Method, dict]:
 
 
 def input_kinds() -> dict:
-    """Every input kind a registered method reads: name → :class:`~biascore.core.method.InputKind`."""
+    """Every input kind a registered method reads: name → :class:`~biascore.contract.method.InputKind`."""
     from biascore.methods import discover
 
     return {m.input_kind.name: m.input_kind for m in discover()}
@@ -206,7 +206,7 @@ class Task:
         return f"{self.label} × {where}"
 
     def handle_options(self, load_options: dict | None = None) -> dict:
-        """The keyword arguments of the task's :class:`~biascore.core.handle.ModelHandle`: the sweep's load options
+        """The keyword arguments of the task's :class:`~biascore.models.handle.ModelHandle`: the sweep's load options
         with the model's own on top."""
         return {**(load_options or {}), **dict(self.load)}
 
@@ -318,10 +318,10 @@ class SweepSpec:
                 raise SpecError(f"model {name}: a served model computes in its server's precision; drop its dtype")
             _check_dtype(dtype, f"model {name}: dtype")
         try:
-            load = reach_options(name, dtype=dtype or self.dtype, **options)
+            spec = ModelSpec.parse(name, dtype=dtype or self.dtype, **options)
         except (ValueError, ModelLoadError) as exc:  # PlacementError, ServedError too
             raise SpecError(f"model {name}: {one_line(exc, public=False)}") from None
-        load["dtype"] = dtype
+        load = {"placement": spec.placement, "quantize": spec.quantize, "dtype": dtype}
         return name, tuple(sorted((k, v) for k, v in load.items() if v is not None))
 
     def tasks(self) -> list[Task]:
@@ -345,12 +345,12 @@ class SweepSpec:
         return out
 
     def load_options(self) -> dict:
-        """Keyword arguments of :func:`biascore.core.models.load_model` shared by every task."""
+        """Keyword arguments of :func:`biascore.models.loading.load_model` shared by every task."""
         return {"device": self.device, "dtype": self.dtype, "trust_remote_code": self.trust_remote_code}
 
 
 def _check_dtype(dtype: str, what: str) -> None:
-    from biascore.core.precision import resolve_dtype
+    from biascore.models.precision import resolve_dtype
 
     try:
         resolve_dtype(dtype)

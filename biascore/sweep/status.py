@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from biascore.core.locks import pid_alive
+from biascore.store.locks import pid_alive
 
 STATES = ("pending", "running", "done", "failed")
 SWEEPS_DIR = "sweeps"

@@ -2,7 +2,7 @@
 
 A task is ``model × input`` (a pair benchmark, a SEAT test, a LABDet language — any registered input kind)
 carrying every requested method of that input kind; each method runs through
-:func:`biascore.core.runner.run` (cached, one computation per key across processes, resumable shards), so a
+:func:`biascore.runs.runner.run` (cached, one computation per key across processes, resumable shards), so a
 sweep stores exactly what ``biascore run`` and the dashboard store, and a task whose results are cached loads
 no model (when the model's identity can be read from its files). ``pll`` is the attribution method's
 second summary (the same forward passes); ``lmeval`` its lm-eval-compatible score, from the run with lm-eval's
@@ -18,12 +18,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from biascore.core import settings
-from biascore.core.errors import one_line
-from biascore.core.handle import ModelHandle
-from biascore.core.method import NotApplicable
-from biascore.core.presentation import Precision, precision_of
-from biascore.core.registry import ProgressFn
+from biascore import settings
+from biascore.errors import one_line
+from biascore.models.handle import ModelHandle
+from biascore.contract.method import NotApplicable
+from biascore.models.precision import Precision, precision_of
+from biascore.progress import ProgressFn
 from biascore.sweep.spec import Task, resolve_metric
 
 
@@ -71,7 +71,7 @@ def _records(frame) -> list[dict]:
 
 def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method_options: dict, progress,
                  out: TaskResult) -> None:
-    from biascore.core.runner import run
+    from biascore.runs.runner import run
 
     for metric in task.metrics:
         method, summary_options = resolve_metric(metric)
@@ -120,7 +120,7 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
     maps a method name to its option values (e.g. ``{"labdet": {"n_boot": 500}}``); ``status`` (a
     :class:`biascore.sweep.status.SweepStatus`) records running / done / failed for readers of the cache.
     """
-    from biascore.core.cache import ResultCache
+    from biascore.store.cache import ResultCache
 
     source = source or task_handle(task, load_options)
     loads_before = source.loads

@@ -7,7 +7,7 @@ import torch
 
 from biascore.cli.main import main
 from biascore.methods.attribution.scorer import ONLY_PUNCTUATION, score_pair, summarize
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 
 

@@ -197,7 +197,7 @@ def test_reviewers_saving_while_the_coordinator_assigns_lose_nothing(tmp_path, p
 
 def test_the_assign_and_progress_commands(tmp_path, capsys):
     from biascore.cli.main import main
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
     from biascore.review.corrections import reviewable_pairs
 
     db = tmp_path / "r.sqlite"

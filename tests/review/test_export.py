@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from biascore.cli.main import main
-from biascore.core.datasets import load_benchmark
+from biascore.inputs.datasets import load_benchmark
 from biascore.review.agreement import agreement
 from biascore.review.corrections import corrected_frame, decision_counts, final_decisions, reviewable_pairs
 from biascore.review.export import TABLES, export_dataset
@@ -98,7 +98,7 @@ def test_the_exported_dataset_reads_back_and_scores(reviewed, tmp_path, tiny_mlm
     assert main(["score", "--model", tiny_mlm.name, "--benchmark", str(out / "corrected.csv")]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("all"))
     from biascore.methods.attribution.scorer import summarize
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import get
 
     direct = summarize(runner.run(get("attribution"), tiny_mlm, loaded).frame).set_index("bias_type").loc["all"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from biascore.core.datasets import load_benchmark
+from biascore.inputs.datasets import load_benchmark
 from biascore.review.minimal_pair import check_pair, diff_units, split_units
 
 

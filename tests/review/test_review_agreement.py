@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from biascore.core.datasets import load_benchmark
+from biascore.inputs.datasets import load_benchmark
 from biascore.review.agreement import agreement, confusion, disagreements, reviewer_agreement, reviewer_overview
 from biascore.review.corrections import (before_after, corrected_benchmark, corrected_frame, decision_counts,
                                          final_decisions, reviewable_pairs)
@@ -181,7 +181,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_path, tiny_mlm, processes):
     from biascore.methods.attribution.scorer import summarize
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import get
 
     db, out = tmp_path / "reviews.sqlite", tmp_path / "corrected.csv"

@@ -102,7 +102,7 @@ def test_reviews_of_pairs_that_do_not_exist_are_refused_by_the_store(tmp_path, b
 
 
 def test_a_loaded_benchmark_is_validated_against_its_own_pairs(tmp_path):
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
 
     mine = load_benchmark("demo").first(5)
     store = ReviewStore(tmp_path / "r.sqlite")

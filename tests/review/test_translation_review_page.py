@@ -12,9 +12,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from biascore.core.model_names import display_name
-from biascore.core.datasets import load_benchmark
-from biascore.core import runner
+from biascore.models.names import display_name
+from biascore.inputs.datasets import load_benchmark
+from biascore.runs import runner
 from biascore.methods import get
 from biascore.review.agreement import agreement
 from biascore.review.corrections import before_after, corrected_frame, final_decisions, reviewable_pairs

@@ -23,8 +23,8 @@ from streamlit.testing.v1 import AppTest
 
 from biascore import snapshot
 from biascore.version import ENGINE_VERSION
-from biascore.core import settings
-from biascore.core.cache import CacheKey, ResultCache
+from biascore import settings
+from biascore.store.cache import CacheKey, ResultCache
 from biascore.methods.attribution.ties import verdicts
 from biascore.snapshot.export import export_snapshot
 from tests.conftest import DATA_DIR, REPO, TINY_MLM
@@ -49,8 +49,8 @@ def _small_data_dir(target: Path) -> Path:
 def world(tmp_path_factory, minilm, smollm):
     """Score everything into a private cache with a private copy of the tiny MLM, record the engine's numbers,
     export the snapshot, then delete the model copy and the data directory."""
-    from biascore.core import runner
-    from biascore.core.models import load_model
+    from biascore.runs import runner
+    from biascore.models.loading import load_model
     from biascore.methods import get
     from biascore.methods.association.logprob_bias import effect_sizes, load_logprob_test
     from biascore.methods.attribution.scorer import summarize
@@ -448,9 +448,9 @@ def test_association_same_numbers(served):
 def test_try_pair_says_which_model_runs(served, monkeypatch):
     at = open_page("try_pair")
     assert "embedded default model smollm2-135m" in texts(at)
-    from biascore.core import models
+    from biascore import api  # the public API the page asks
 
-    monkeypatch.setattr(models, "list_embedded", lambda: [{"alias": "smollm2-135m", "installed": False}])
+    monkeypatch.setattr(api, "list_embedded", lambda: [{"alias": "smollm2-135m", "installed": False}])
     at = open_page("try_pair")
     assert any("not installed" in w.value for w in at.warning)
 

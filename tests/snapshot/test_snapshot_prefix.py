@@ -3,9 +3,9 @@ and its identity-only model — which has no tokenizer — finds them: the token
 result keys and the manifest."""
 from __future__ import annotations
 
-from biascore.core import runner
-from biascore.core.cache import ResultCache
-from biascore.core.datasets import load_benchmark
+from biascore.runs import runner
+from biascore.store.cache import ResultCache
+from biascore.inputs.datasets import load_benchmark
 from biascore.methods import get
 from biascore.snapshot.export import export_snapshot
 from biascore.snapshot.standin import standin_handle

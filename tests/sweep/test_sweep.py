@@ -17,12 +17,12 @@ import pandas as pd
 import pytest
 
 from biascore.cli.main import main
-from biascore.core.cache import ResultCache
-from biascore.core.handle import ModelHandle
-from biascore.core.models import model_identity
-from biascore.methods.attribution.reproducibility import compare_frames
+from biascore.store.cache import ResultCache
+from biascore.models.handle import ModelHandle
+from biascore.models.loading import model_identity
+from reproducibility_contract import compare_frames
 from biascore.methods.attribution.scorer import summarize
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from biascore.sweep.spec import SpecError, Task, build_spec
 from biascore.sweep.status import SweepStatus, read_sweeps
@@ -221,7 +221,7 @@ def test_local_sweep_equals_the_ray_sweep_and_resumes_from_the_cache(ray_sweep, 
     def no_load(*args, **kwargs):
         raise AssertionError("a model was loaded for a cached result")
 
-    monkeypatch.setattr("biascore.core.models.load_model", no_load)
+    monkeypatch.setattr("biascore.models.loading.load_model", no_load)
     rc, again = run_cli(*sweep_args([TINY_MLM, causal_model], tmp_path))
     assert rc == 0 and "model loads: 0" in again and overview_lines(again) == overview_lines(out)
 
@@ -350,7 +350,7 @@ def test_browser_overview_follows_a_running_sweep_without_reload(tmp_path, brows
 
 
 def test_ray_task_options_ask_for_a_gpu_only_on_a_gpu_cluster():
-    from biascore.core import settings
+    from biascore import settings
     from biascore.sweep.ray_runner import task_options
 
     cpu, gpu = task_options(0, 3, "/c", "/d"), task_options(8, 3, "/c", "/d")

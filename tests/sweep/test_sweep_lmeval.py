@@ -6,10 +6,10 @@ import contextlib
 import io
 
 from biascore.cli.main import main
-from biascore.core.cache import ResultCache
-from biascore.core.models import load_model, resolve_source
+from biascore.store.cache import ResultCache
+from biascore.models.loading import load_model, resolve_source
 from biascore.methods.attribution.scorer import summarize
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from tests.tiny_models import save_random_llama
 

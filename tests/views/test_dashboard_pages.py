@@ -10,7 +10,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from biascore.methods.attribution.scorer import score_pair, summarize
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from biascore.methods.attribution.token_view import filter_pairs, pair_table
 
@@ -64,7 +64,7 @@ def test_overview_shows_the_engines_scores(demo_scores):
 
 
 def test_overview_score_now_caches_a_new_run(demo_scores, data_dir, tmp_path, monkeypatch):
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
 
     # a cache of its own: other test files may already have scored the tiny MLM on crows-en-gso
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
@@ -180,12 +180,12 @@ def toy_method():
     views. Removed from the registry afterwards."""
     from dataclasses import dataclass
 
-    from biascore.core import registry
-    from biascore.core.inputs import PAIRS
-    from biascore.core.method import Method
-    from biascore.core.options import Options, option
-    from biascore.core.presentation import Headline, View
-    from biascore.core.schema import columns
+    from biascore.contract import registry
+    from biascore.inputs.kinds import PAIRS
+    from biascore.contract.method import Method
+    from biascore.contract.options import Options, option
+    from biascore.contract.presentation import Headline, View
+    from biascore.contract.schema import columns
 
     @dataclass(frozen=True)
     class ToyOptions(Options):
@@ -235,8 +235,8 @@ def _toy_page():
 def test_a_method_without_a_page_gets_a_generated_one(toy_method, smollm, tmp_path, monkeypatch):
     """Registered with no view code: the menu lists it, its page offers its options, scores it through the
     runner on "Score now" and then shows the engine's headline number, its declared bar chart and its table."""
-    from biascore.core import runner
-    from biascore.core.cache import ResultCache
+    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
     from views.menu import menu_pages
 
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))

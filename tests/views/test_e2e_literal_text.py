@@ -64,7 +64,7 @@ def hostile_pairs(trap: str) -> list[tuple[str, str, str]]:
 def hostile_server(smollm, trap, tmp_path_factory, processes):
     import torch
 
-    from biascore.core import runner
+    from biascore.runs import runner
     from biascore.methods import get
 
     data = tmp_path_factory.mktemp("hostile_data")

@@ -70,8 +70,8 @@ def _pages(browser):
 
 def _announced(cache: Path, model: str, n: int):
     """The announcements of the model's demo run, once there are ``n`` of them (the engine's own reading)."""
-    from biascore.core.cache import ResultCache
-    from biascore.core.runner import selection
+    from biascore.store.cache import ResultCache
+    from biascore.runs.runner import selection
     from biascore.methods import get
 
     sel = selection(get("attribution"), model, BENCHMARK)

@@ -28,8 +28,8 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 HELD_RUN = """
 import sys, time
 from pathlib import Path
-from biascore.core.models import load_model
-from biascore.core import runner
+from biascore.models.loading import load_model
+from biascore.runs import runner
 from biascore.methods import get
 lm = load_model(sys.argv[1])
 gates, passed = Path(sys.argv[3]), []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from biascore.methods.attribution.scorer import summarize
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from test_dashboard_pages import MODEL, frame_with, open_page
 

@@ -20,11 +20,11 @@ def linked_method(tmp_path, monkeypatch):
 
     import pandas as pd
 
-    from biascore.core import registry
-    from biascore.core.inputs import PAIRS
-    from biascore.core.method import Method
-    from biascore.core.options import Options, option
-    from biascore.core.schema import columns
+    from biascore.contract import registry
+    from biascore.inputs.kinds import PAIRS
+    from biascore.contract.method import Method
+    from biascore.contract.options import Options, option
+    from biascore.contract.schema import columns
 
     @dataclass(frozen=True)
     class LinkedOptions(Options):

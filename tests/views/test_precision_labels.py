@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import biascore
-from biascore.core import runner
+from biascore.runs import runner
 from test_dashboard_pages import frame_with, open_page, toy_method  # noqa: F401 - toy_method is a fixture
 
 # results stored here (quantized models) stay out of the session cache that the page tests list

@@ -20,7 +20,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_dashboard_pages import open_page as run_page, type_pair
 
-from biascore.core.model_names import display_name
+from biascore.models.names import display_name
 from tests.conftest import DATA_DIR, TINY_MLM
 from views.menu import menu_pages
 
@@ -41,7 +41,7 @@ def public(monkeypatch, tiny_mlm):
 @pytest.fixture
 def opened_models(monkeypatch):
     """Every name the engine is asked to resolve into model files (a URL must not choose them)."""
-    from biascore.core import models
+    from biascore.models import loading as models
 
     seen: list[str] = []
     original = models.resolve_source
@@ -98,8 +98,8 @@ def assert_no_path_or_free_model_field(at: AppTest, page: str, allowed: list[str
 def scored_world(tmp_path_factory, tiny_mlm, smollm):
     """The session cache holds runs on the demo pairs of: the allowed model, given as a folder (the tiny MLM);
     another local folder that is not on the allow-list; smollm2-135m (not on it, named by its alias)."""
-    from biascore.core.models import load_model
-    from biascore.core import runner
+    from biascore.models.loading import load_model
+    from biascore.runs import runner
     from biascore.methods import get
 
     other = tmp_path_factory.mktemp("private-models") / "secret-checkpoint"

@@ -24,11 +24,12 @@ import torch
 from test_dashboard_pages import frame_with, metric_values, open_page, type_pair
 from test_public_mode import page_dump
 
-from biascore.core import runner, settings
-from biascore.core.errors import one_line
+from biascore.runs import runner
+from biascore import settings
+from biascore.errors import one_line
 from biascore.methods import get
 from biascore.methods.attribution.live import SJSD_TOLERANCE
-from biascore.methods.attribution.reproducibility import bu_tolerance
+from reproducibility_contract import bu_tolerance
 from biascore.methods.attribution.scorer import score_pair, summarize
 
 LABEL = "smollm-gpu-box"
@@ -160,7 +161,7 @@ def test_public_mode_lines_name_no_url(monkeypatch):
     assert "10.1.2.3" not in line and "8000" not in line and "cannot be reached (ConnectError)" in line
 
 
-def test_stored_served_runs_are_browsable_while_the_server_is_down(monkeypatch):
+def test_stored_served_runs_are_browsable_while_the_server_is_down(monkeypatch, processes):
     """A served run stored, then the server stopped and the dashboard started afresh: the run is browsed under
     its label, said to be stored, and the page says the server is down — no command-line advice, no URL. The
     settings' entry carries the request options (``?retries=0&timeout=5``)."""

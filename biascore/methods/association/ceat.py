@@ -21,13 +21,13 @@ from typing import Sequence
 
 import numpy as np
 
-from biascore.core.registry import ProgressFn
-from biascore.core.seat_tests import SeatTest
+from biascore.progress import ProgressFn
+from biascore.inputs.seat_tests import SeatTest
 from biascore.methods.association.corpus_contexts import Context, Corpus
 from biascore.stats.effect_size import association, effect_size_from_associations
 from biascore.stats.meta_analysis import random_effects
-from biascore.core.models import LanguageModel
-from biascore.core.embeddings import embed_spans
+from biascore.models.loading import LanguageModel
+from biascore.models.embeddings import embed_spans
 
 
 def draw_effect_sizes(embeddings: dict[str, np.ndarray], test: SeatTest, n_draws: int,

@@ -19,7 +19,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from biascore.core import settings
+from biascore import settings
 
 #: Characters that continue a word: Bengali block, zero-width (non-)joiners, and any Unicode word char.
 _BN_LETTER = r"\u0980-\u09FF\u200c\u200d"

@@ -35,14 +35,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from biascore.core.registry import ProgressFn
-from biascore.core import settings
+from biascore.progress import ProgressFn
+from biascore import settings
 from biascore.methods.association.corpus_contexts import normalize
 from biascore.stats.effect_size import effect_size_from_associations
-from biascore.core.lm_scoring import pad_batch, position_logits
-from biascore.core.models import LanguageModel
+from biascore.models.lm_scoring import pad_batch, position_logits
+from biascore.models.loading import LanguageModel
 from biascore.stats.permutation import permutation_p_value
-from biascore.core.pair_tokens import max_input_length
+from biascore.models.pair_tokens import max_input_length
 
 TARGET, ATTRIBUTE = "{target}", "{attribute}"
 _SLOT = re.compile(r"(\{target\}|\{attribute\})")
@@ -165,7 +165,7 @@ def _pieces(lm: LanguageModel, word: str) -> list[int]:
 def masked_position_logits(lm: LanguageModel, input_ids: list[list[int]]) -> list[torch.Tensor]:
     """Vocabulary logits at the [MASK] positions of each sequence (in order), from one batched pass.
 
-    The LM head runs only at the mask positions (:func:`biascore.core.lm_scoring.position_logits`).
+    The LM head runs only at the mask positions (:func:`biascore.models.lm_scoring.position_logits`).
     """
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     ids, att = pad_batch([list(x) for x in input_ids], pad, lm.device)

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core import settings
-from biascore.core.hashing import bytes_sha256
-from biascore.core.inputs import SEAT
-from biascore.core.input_kind import InputKind
-from biascore.core.presentation import Headline
-from biascore.core.method import Method, NotApplicable
-from biascore.core.options import Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.registry import register
+from biascore import settings
+from biascore.store.hashing import bytes_sha256
+from biascore.inputs.kinds import SEAT
+from biascore.contract.input_kind import InputKind
+from biascore.contract.presentation import Drawing, Headline
+from biascore.contract.method import Method, NotApplicable
+from biascore.contract.options import Options, option
+from biascore.contract.schema import Column, columns
+from biascore.contract.registry import register
 from biascore.methods.association import logprob_bias, scorer
 
 PAPER = "Bangla contextual bias paper (WEAT/SEAT, CEAT across context lengths, log-probability bias)"
@@ -185,6 +185,9 @@ class LogprobOptions(Options):
 @register
 class Logprob(Method):
     name = "logprob"
+    #: the association page lists the tests and draws each sentence's prior against its corrected score
+    drawing = Drawing(tests=logprob_bias.list_logprob_tests, load_test=logprob_bias.load_logprob_test,
+                      prior_vs_corrected=logprob_bias.prior_vs_corrected)
     order = 52
     summary_line = "masked-LM log-probability bias (Kurita et al.): effect size per sentence structure"
     paper = PAPER + "; Kurita et al. (log-probability bias)"

@@ -1,7 +1,7 @@
 """Embedding association tests (WEAT, SEAT, CEAT) and masked-LM log-probability bias, cached.
 
 Entry points: the ``seat``, ``ceat`` and ``logprob`` methods (:mod:`.method`; each result through
-:func:`biascore.core.runner.run`, cached under the model, the test's content hash and every key option), built
+:func:`biascore.runs.runner.run`, cached under the model, the test's content hash and every key option), built
 from :func:`seat_row` (WEAT on word lists, SEAT on sentence lists), :func:`ceat_rows` (one row per segment
 length) and, for ``logprob``, per-sentence scores (``Result.stored``) and the effect size and permutation p per
 sentence structure (``Result.frame``; the Figure-2 points come from
@@ -18,11 +18,11 @@ from typing import Sequence
 
 import pandas as pd
 
-from biascore.core import settings
-from biascore.core.embeddings import embed_sentences, embed_words
-from biascore.core.models import LanguageModel
-from biascore.core.registry import ProgressFn
-from biascore.core.seat_tests import SeatTest
+from biascore import settings
+from biascore.models.embeddings import embed_sentences, embed_words
+from biascore.models.loading import LanguageModel
+from biascore.progress import ProgressFn
+from biascore.inputs.seat_tests import SeatTest
 from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
 from biascore.methods.association.weat import weat
@@ -37,7 +37,7 @@ def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str, word_mode: str, se
              progress: ProgressFn | None = None) -> pd.DataFrame:
     """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how).
 
-    Sentence tests (``sent-*`` and the Heilman tests: see :mod:`biascore.core.seat_tests`) embed each
+    Sentence tests (``sent-*`` and the Heilman tests: see :mod:`biascore.inputs.seat_tests`) embed each
     sentence (``pooling`` mean over non-special tokens, or first); word tests embed each word alone
     (``word_mode`` contextual) or take its input embedding.
     """
@@ -70,7 +70,7 @@ def default_corpus(language: str, data_dir: str | Path | None = None) -> tuple[s
         if not path.exists():
             raise FileNotFoundError(f"Bangla sample corpus not found at {path}")
         return "bangla-sample-corpus", path.read_text(encoding="utf-8-sig", errors="replace")
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
     frame = load_benchmark("crows-en", data_dir=root).frame
     lines = list(dict.fromkeys(frame["sent_more"].tolist() + frame["sent_less"].tolist()))
     return "crows-pairs-sentences", "\n".join(lines)
@@ -78,7 +78,7 @@ def default_corpus(language: str, data_dir: str | Path | None = None) -> tuple[s
 
 def default_corpus_files(language: str, data_dir: str | Path | None = None) -> list[Path]:
     """The data files :func:`default_corpus` reads (what a snapshot must carry)."""
-    from biascore.core.datasets import benchmark_path
+    from biascore.inputs.datasets import benchmark_path
 
     root = settings.data_dir(data_dir)
     return [root / "bangla" / "sample_corpus_porjotonlipi.bn"] if language == "bn" else [benchmark_path("crows-en", root)]

@@ -1,6 +1,6 @@
 """The WEAT/SEAT test on embedding matrices (target sets X, Y; attribute sets A, B).
 
-The test files (English SEAT/WEAT, Bangla C1–C9) are read by :func:`biascore.core.seat_tests.load_seat_test`,
+The test files (English SEAT/WEAT, Bangla C1–C9) are read by :func:`biascore.inputs.seat_tests.load_seat_test`,
 the one loader shared with the attention-head method (its docstring states the dedup, minimum-size and
 sentence-test rules).
 

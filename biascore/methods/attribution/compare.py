@@ -20,7 +20,7 @@ left out, and for the lm-eval score a pair without whole-sentence log-likelihood
 **Precision**: a paired test of an exact result against an approximate one (quantized weights, bf16/fp16) or a
 served one is legitimate — e.g. how far int8 weights move a model's verdicts — but its delta then holds that
 side's numerical error beside any difference between the models. So every comparison says which side is which:
-``precision_a`` / ``precision_b`` (the results' stored precision, :func:`biascore.core.presentation.precision_of`)
+``precision_a`` / ``precision_b`` (the results' stored precision, :func:`biascore.models.precision.precision_of`)
 in the method line, the summary table's columns and a note naming the side that is not exact.
 
 **Ties in McNemar**: a pair enters each model's 2 × 2 table as the score counts it (each score's own
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from biascore.core.presentation import Precision, precision_of
+from biascore.models.precision import Precision, precision_of
 from biascore.methods.attribution.ties import score_difference, verdicts
 from biascore.stats.paired import holm, mcnemar_exact, paired_bootstrap_ci
 
@@ -144,7 +144,7 @@ class Comparison:
         return lines
 
     def _repr_html_(self) -> str:
-        from biascore.core.result import html_card
+        from biascore.contract.result import html_card
 
         return html_card(self.describe(), self.summary())
 
@@ -175,7 +175,7 @@ def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, model_a: str
                    precision_b: Precision | None = None) -> Comparison:
     """Compare two attribution frames pair by pair (module docstring). ``lmeval=False`` leaves the
     lm-eval-compatible score out (e.g. when a model's prefix token is not lm-eval's). ``precision_a`` /
-    ``precision_b``: each result's precision (:func:`biascore.core.presentation.precision_of`), named in the
+    ``precision_b``: each result's precision (:func:`biascore.models.precision.precision_of`), named in the
     method line, the summary and a note for a side that is not exact."""
     if n_boot < 100:
         raise ValueError(f"n_boot must be at least 100, got {n_boot}")
@@ -236,7 +236,7 @@ def _lmeval_prefix(result) -> bool:
 
 
 def compare_results(result_a, result_b, *, n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95) -> Comparison:
-    """Compare two attribution :class:`~biascore.core.result.Result` objects (:func:`compare_frames`); the
+    """Compare two attribution :class:`~biascore.contract.result.Result` objects (:func:`compare_frames`); the
     lm-eval score is compared only when both results used lm-eval's prefix token (else a note says so)."""
     for r in (result_a, result_b):
         if getattr(getattr(r, "method", None), "name", None) != "attribution":

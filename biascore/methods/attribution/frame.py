@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biascore.core.datasets import Benchmark
-from biascore.core.pair_tokens import word_spans
+from biascore.inputs.datasets import Benchmark
+from biascore.models.pair_tokens import word_spans
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant, bias_attribution
 from biascore.methods.attribution.ties import VERDICT_COLUMNS, verdicts
 
@@ -54,8 +54,8 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
            bu_off: np.ndarray, scored: np.ndarray) -> tuple[list, list, list]:
     """Per pair: the words holding scored tokens, their [start, end) spans (flattened) and mean b(u).
 
-    Words are the engine's one definition (:func:`biascore.core.pair_tokens.word_spans`); a word's b is the
-    mean b(u) of the scored tokens whose spans overlap it (:func:`biascore.core.pair_tokens.word_groups`),
+    Words are the engine's one definition (:func:`biascore.models.pair_tokens.word_spans`); a word's b is the
+    mean b(u) of the scored tokens whose spans overlap it (:func:`biascore.models.pair_tokens.word_groups`),
     in token order, so each value equals ``np.mean`` of those b(u). A token without characters overlaps
     nothing. Positions of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the
     words every token overlaps.

@@ -6,7 +6,7 @@ pass; on a CPU a model such as SmolLM2-135M is then both slower per token (small
 serialised behind the others. :class:`LiveQueue` gathers the pairs for one loaded model that arrive together
 (until ``window`` = 50 ms pass without a new one, at most ``max_gather`` = 0.5 s) and scores them in one call of
 :func:`biascore.methods.attribution.scorer.score_pairs` — the same tokenisation, batching by length
-(:mod:`biascore.core.lm_scoring`) and formulas as :func:`~biascore.methods.attribution.scorer.score_pair`
+(:mod:`biascore.models.lm_scoring`) and formulas as :func:`~biascore.methods.attribution.scorer.score_pair`
 (b(u) = d(P_u,more) − d(P_u,less), S_JSD = mean b(u); bias attribution score paper, Gamboa & Lee).
 
 Numbers: each person gets the row a lone ``score_pair`` call gives, up to float32 rounding. Sharing a batch
@@ -36,8 +36,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable
 
-from biascore.core import timing_log
-from biascore.core.models import LanguageModel
+from biascore.runs import timing_log
+from biascore.models.loading import LanguageModel
 from biascore.methods.attribution.jsd import JsdVariant
 
 #: Gathering window (seconds): a round starts once no new pair has arrived for this long — short enough not to

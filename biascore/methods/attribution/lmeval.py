@@ -8,7 +8,7 @@ What EleutherAI's lm-evaluation-harness computes for its ``crows_pairs_english``
 * the task is ``multiple_choice`` with an empty context (``doc_to_text: ""``, ``target_delimiter: ""``), the two
   choices being the two sentences; so each sentence S = t_1 … t_n (tokenised without special tokens) is scored as
   a continuation of the **prefix token** p alone — BOS if the tokenizer defines one, else EOS (lm-eval ≥ 0.4.2;
-  ``--prefix lmeval``, :mod:`biascore.core.prefix`):
+  ``--prefix lmeval``, :mod:`biascore.models.prefix`):
 
       ll(S) = Σ_{i=1..n} log P(t_i | p, t_1 … t_{i−1})        (whole sentence: modified tokens included)
 

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from biascore.core.inputs import PAIRS
-from biascore.core.presentation import Headline, View
-from biascore.core.method import Method, NotApplicable
-from biascore.core.options import Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
-from biascore.core.registry import register
-from biascore.core.result import Result
-from biascore.methods.attribution import scorer
+from biascore.inputs.kinds import PAIRS
+from biascore.contract.presentation import Drawing, Headline, View
+from biascore.contract.method import Method, NotApplicable
+from biascore.contract.options import Options, option
+from biascore.contract.schema import Column, columns
+from biascore.models.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
+from biascore.contract.registry import register
+from biascore.contract.result import Result
+from biascore.methods.attribution import compare, lmeval, live, results, scorer, ties, token_view
 from biascore.methods.attribution.crows_metric import crows_lines
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import JSD_VARIANTS
@@ -100,6 +100,14 @@ class AttributionOptions(Options):
 @register
 class Attribution(Method):
     name = "attribution"
+    #: the token and overview pages draw with these: the cached runs, a pair's token and word units, the tie
+    #: labels, the live queue, lm-eval's caption and the paired comparison of two runs
+    drawing = Drawing(cached_runs=results.cached_runs, best_runs=results.best_runs, lmeval_runs=results.lmeval_runs,
+                      load_run=results.load_run, pair_table=token_view.pair_table, filter_pairs=token_view.filter_pairs,
+                      sentence_units=token_view.sentence_units, ranked_units=token_view.ranked_units,
+                      color_limit=token_view.color_limit, verdict_label=ties.verdict_label,
+                      verdict_text=ties.verdict_text, score_live=live.score_live, lmeval_caption=lmeval.CAPTION,
+                      LmevalUnavailable=lmeval.LmevalUnavailable, compare_frames=compare.compare_frames)
     command = "score"
     order = 10
     summary_line = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
@@ -128,7 +136,7 @@ class Attribution(Method):
 
     def model_key_parts(self, identity, options: AttributionOptions) -> dict:
         """A causal model's prefix token under the chosen convention (id, text, every convention giving it, the
-        tokenizer's BOS/EOS facts: :mod:`biascore.core.prefix`); conventions giving one token share a result."""
+        tokenizer's BOS/EOS facts: :mod:`biascore.models.prefix`); conventions giving one token share a result."""
         return scorer.prefix_key_parts(identity, options.prefix_convention)
 
     def compute(self, ctx, loaded, options: AttributionOptions) -> pd.DataFrame:

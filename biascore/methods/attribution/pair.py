@@ -1,10 +1,10 @@
 """One scored pair as an object: its tokens, b(u), words and verdict, drawn as a red/blue heatmap in notebooks.
 
-:class:`PairResult` is the attribution method's :class:`~biascore.core.result.Result`; ``result.pair(i)``
+:class:`PairResult` is the attribution method's :class:`~biascore.contract.result.Result`; ``result.pair(i)``
 gives the :class:`Pair` with pair id ``i``, and :func:`biascore.score_pair` returns a one-pair result. In
 Jupyter a pair shows as two rows of coloured tokens (red: b(u) < 0, the token pushes the model toward the
 more-biased sentence; blue: away; grey: modified, not scored) — the dashboard's colour convention — with every
-piece of text escaped (:func:`biascore.core.display.html`), so benchmark text stays literal.
+piece of text escaped (:func:`biascore.display.html`), so benchmark text stays literal.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from biascore.core import display
-from biascore.core.result import Result, html_card
+from biascore import display
+from biascore.contract.result import Result, html_card
 from biascore.methods.attribution.ties import verdict_label, verdict_text
 from biascore.methods.attribution.token_view import Level, color_limit, sentence_units
 
@@ -108,7 +108,7 @@ def _box(text: str, b: float, scored: bool, limit: float) -> str:
 
 
 class PairResult(Result):
-    """An attribution result: a :class:`~biascore.core.result.Result` whose rows are pairs."""
+    """An attribution result: a :class:`~biascore.contract.result.Result` whose rows are pairs."""
 
     def pair(self, pair_id: int) -> Pair:
         """The pair with this pair id (its tokens, b(u), words, verdict; a heatmap in notebooks)."""

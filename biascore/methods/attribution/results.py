@@ -1,21 +1,21 @@
 """The cached attribution runs, as the dashboard browses them: listed and opened through the one runner's door.
 
 Each run is one stored result of the ``attribution`` method (per model × benchmark × pair count ×
-numerics). :func:`cached_runs` tabulates what :func:`biascore.core.runner.stored` lists (with whether the
-benchmark changed since: ``stale``); :func:`load_run` opens one through :func:`biascore.core.runner.open_stored`
+numerics). :func:`cached_runs` tabulates what :func:`biascore.runs.runner.stored` lists (with whether the
+benchmark changed since: ``stale``); :func:`load_run` opens one through :func:`biascore.runs.runner.open_stored`
 — the same verified read, the same derived frame (cached per JSD variant) as the CLI and the Python API.
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from biascore.core import runner
-from biascore.core.cache import ResultCache
-from biascore.core.datasets import Benchmark, BenchmarkError, load_benchmark
-from biascore.core.precision import is_approximate
-from biascore.core.runner import DamagedResult, StaleResult, Stored  # noqa: F401 - what opening a run raises
+from biascore.runs import runner
+from biascore.store.cache import ResultCache
+from biascore.inputs.datasets import Benchmark, BenchmarkError, load_benchmark
+from biascore.models.precision import is_approximate
+from biascore.runs.runner import DamagedResult, StaleResult, Stored  # noqa: F401 - what opening a run raises
 
-#: ``entry`` is the runner's :class:`~biascore.core.runner.Stored` (open it with :func:`load_run`), ``version``
+#: ``entry`` is the runner's :class:`~biascore.runs.runner.Stored` (open it with :func:`load_run`), ``version``
 #: its version (a memo key that changes when the run is replaced)
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
                "model_fingerprint", "dtype", "weights", "device", "approximate", "conventions", "entry", "version",
@@ -97,7 +97,7 @@ def lmeval_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def load_run(entry: Stored, *, data_dir=None, cache: ResultCache | None = None, **options) -> pd.DataFrame:
     """The attribution frame (one row per pair, the engine's columns) of one cached run, opened by the runner
-    (:func:`biascore.core.runner.open_stored`): page checksums, stored key, schema, every pair of the benchmark
+    (:func:`biascore.runs.runner.open_stored`): page checksums, stored key, schema, every pair of the benchmark
     exactly once; a file failing it is removed and :class:`DamagedResult` raised with a one-line reason
     (:class:`StaleResult` when the benchmark changed since), so the caller can report it and offer to score
     again. ``options``: the method's options outside the key (``jsd``; default: the method's). The derived frame

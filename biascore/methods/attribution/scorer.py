@@ -21,7 +21,7 @@ Both come from the same forward passes: the cached quantity is log P(u) per shar
 either distance variant and the PLL sums are derived from it in microseconds.
 
 Entry points: the ``attribution`` method (:mod:`.method`; its result, cached and resumable, through
-:func:`biascore.core.runner.run`), :func:`score_pair` / :func:`score_pairs` (live), :func:`summarize`.
+:func:`biascore.runs.runner.run`), :func:`score_pair` / :func:`score_pairs` (live), :func:`summarize`.
 """
 from __future__ import annotations
 
@@ -29,18 +29,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biascore.core.datasets import Benchmark
-from biascore.core.registry import ProgressFn
+from biascore.inputs.datasets import Benchmark
+from biascore.progress import ProgressFn
 from biascore.methods.attribution.frame import attribution_frame, check_scored
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
 from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, require_causal, summarize_lmeval
 from biascore.methods.attribution.crows_metric import crows_counts
 from biascore.methods.attribution.ties import score_difference, ties
-from biascore.core.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
-from biascore.core.models import LanguageModel, ModelIdentity
-from biascore.core.precision import SERVED_DTYPE
-from biascore.core.prefix import DEFAULT_PREFIX, PrefixError, prefix_token, untold_prefix_message
-from biascore.core.pair_tokens import PairTokens, flatten_spans, pair_of, shares_only_punctuation, tokenize_sentences
+from biascore.models.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
+from biascore.models.loading import LanguageModel, ModelIdentity
+from biascore.models.precision import SERVED_DTYPE
+from biascore.models.prefix import DEFAULT_PREFIX, PrefixError, prefix_token, untold_prefix_message
+from biascore.models.pair_tokens import PairTokens, flatten_spans, pair_of, shares_only_punctuation, tokenize_sentences
 from biascore.stats.intervals import proportion_ci
 
 METRICS = ("attribution", "pll", "lmeval")
@@ -218,7 +218,7 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
     prefix token used (LL_COLUMNS).
 
     Forward passes run in the model's own dtype (float32 by default). ``prefix``: the causal prefix convention
-    (:mod:`biascore.core.prefix`; the default is the published code's).
+    (:mod:`biascore.models.prefix`; the default is the published code's).
     """
     pts, recs, rows = _tokenize_rows(lm, frame)
     plan = plan or BatchPlan.for_model(lm)
@@ -281,7 +281,7 @@ def score_pairs(lm: LanguageModel, pairs: list[tuple[str, str]], *, jsd: JsdVari
 
     Each row holds the numbers :func:`score_pair` gives for that pair alone up to float rounding: batch
     composition changes float32 results in the last bits (see :mod:`biascore.methods.attribution.live`)."""
-    from biascore.core.datasets import _row_issue
+    from biascore.inputs.datasets import _row_issue
 
     check_pair_texts(pairs)
     frame = pd.DataFrame({"pair_id": range(len(pairs)), "sent_more": [m for m, _ in pairs],

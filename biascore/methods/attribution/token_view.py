@@ -7,7 +7,7 @@ No scoring happens here; this only regroups what :mod:`biascore.methods.attribut
   token's offsets, so byte-level markers such as ``Ġ`` or ``▁`` never show), and b(u) of the shared
   token it is, or NaN for a modified token (those are not scored);
 * word level: the sentence's words and punctuation marks (the engine's one word definition,
-  :func:`biascore.core.pair_tokens.word_spans`);
+  :func:`biascore.models.pair_tokens.word_spans`);
   a word's b is the mean b(u) of the shared tokens that overlap it (the same rule as the engine's
   ``word_bu``); a word without any shared token is modified and not scored.
 
@@ -21,7 +21,7 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from biascore.core.pair_tokens import unflatten_spans, word_spans
+from biascore.models.pair_tokens import unflatten_spans, word_spans
 from biascore.methods.attribution.ties import verdicts
 
 Side = Literal["more", "less"]

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from biascore.core.inputs import PAIRS
-from biascore.core.method import Method
-from biascore.core.options import Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.registry import register
+from biascore.inputs.kinds import PAIRS
+from biascore.contract.method import Method
+from biascore.contract.presentation import Drawing
+from biascore.contract.options import Options, option
+from biascore.contract.schema import Column, columns
+from biascore.contract.registry import register
 from biascore.methods.attribution.method import Attribution
-from biascore.methods.fields import scorer
+from biascore.methods.fields import scorer, table
 from biascore.methods.fields import tagging as st_tags
 
 
@@ -33,6 +34,11 @@ class FieldsOptions(Options):
 @register
 class Fields(Method):
     name = "fields"
+    #: the semantic fields page draws the field tables, their words and sentences, and the lexicons' coverage
+    drawing = Drawing(field_table=table.field_table, side_by_side=table.side_by_side, field_words=table.field_words,
+                      field_sentences=table.field_sentences, lexicon_coverage=st_tags.lexicon_coverage,
+                      missing_lexicon_files=st_tags.missing_lexicon_files, NoLexiconError=st_tags.NoLexiconError,
+                      language_names=st_tags.LANGUAGE_NAMES)
     order = 20
     quick_options = {"min_count": 1}
     summary_line = "USAS semantic fields of bias-inducing words: share of words with b<0 / b=0 / b>0 per field"

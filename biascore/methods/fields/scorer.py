@@ -22,7 +22,7 @@ counts in both fields; a word counts once per field. Punctuation and ``Df`` are 
 (unmatched) is its own field, "Unmatched". Causal models give b = 0 exactly for tokens before the first
 modified token: those words count as ∘, never dropped.
 
-Entry points: the ``fields`` method (:mod:`.method`; its result through :func:`biascore.core.runner.run`, and
+Entry points: the ``fields`` method (:mod:`.method`; its result through :func:`biascore.runs.runner.run`, and
 :func:`fields_result` for its :class:`FieldsResult`), and the pure functions :func:`word_fields` and
 :func:`field_table` it is made of.
 """
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from biascore.core.pair_tokens import unflatten_spans
-from biascore.core.registry import ProgressFn
+from biascore.models.pair_tokens import unflatten_spans
+from biascore.progress import ProgressFn
 from biascore.methods.fields import tagging as st_tags
 from biascore.methods.fields.table import TABLE_COLUMNS, field_sentences, field_table, field_words, side_by_side  # noqa: F401
 from biascore.methods.fields.tagging import NoLexiconError, lexicon_coverage, row_languages  # noqa: F401
@@ -144,7 +144,7 @@ def fields_from_scores(attribution: pd.DataFrame, language: str | pd.Series = "e
 
 
 def _load(benchmark):
-    from biascore.core.datasets import Benchmark, load_benchmark
+    from biascore.inputs.datasets import Benchmark, load_benchmark
 
     return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
 
@@ -156,7 +156,7 @@ def require_lexicon(benchmark) -> None:
 
 
 def fields_result(result) -> FieldsResult:
-    """The page's and the CLI's view of a ``fields`` :class:`~biascore.core.result.Result`: the Table-6 table
+    """The page's and the CLI's view of a ``fields`` :class:`~biascore.contract.result.Result`: the Table-6 table
     (with the result's ``min_count`` and ``top``), every tagged word, and the pairs left untagged."""
     o = result.options
     untagged = dict(result.conventions.get("untagged_pairs") or {})

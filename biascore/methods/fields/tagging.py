@@ -31,11 +31,11 @@ from typing import Iterable
 
 import pandas as pd
 
-from biascore.core.registry import ProgressFn
-from biascore.core import settings
-from biascore.core.cache import CacheKey, ResultCache
-from biascore.core.method import NotApplicable
-from biascore.core.hashing import file_sha256, sentences_hash
+from biascore.progress import ProgressFn
+from biascore import settings
+from biascore.store.cache import CacheKey, ResultCache
+from biascore.contract.method import NotApplicable
+from biascore.store.hashing import file_sha256, sentences_hash
 
 #: Tagger resources per language (paths relative to the data directory). A language not listed has no tagger.
 LEXICONS: dict[str, dict] = {
@@ -282,7 +282,7 @@ def row_languages(frame: pd.DataFrame, benchmark_language: str) -> pd.Series:
 
 def lexicon_coverage(benchmark) -> dict[str, int]:
     """Pairs per language of ``benchmark`` that have no USAS lexicon (empty when every pair can be tagged)."""
-    from biascore.core.datasets import Benchmark, load_benchmark
+    from biascore.inputs.datasets import Benchmark, load_benchmark
 
     bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
     langs = row_languages(bench.frame, bench.language)

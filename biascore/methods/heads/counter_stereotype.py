@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from biascore.core.datasets import BenchmarkError, load_benchmark
-from biascore.core.registry import ProgressFn
-from biascore.core.seat_tests import GenderWordLists, load_gender_wordlists
+from biascore.inputs.datasets import BenchmarkError, load_benchmark
+from biascore.progress import ProgressFn
+from biascore.inputs.seat_tests import GenderWordLists, load_gender_wordlists
 from biascore.stats.tests import one_sample_t_greater
 from biascore.methods.heads.head_table import scores_to_matrix
 
@@ -224,7 +224,7 @@ class CounterSources:
 
     @property
     def content_hash(self) -> str:
-        from biascore.core.hashing import bytes_sha256
+        from biascore.store.hashing import bytes_sha256
 
         return bytes_sha256(repr((sorted(self.sources.items()), self.lists.content_hash)))[:20]
 

@@ -7,7 +7,7 @@ quality on held-out sentences:
 
 * masked LM: pseudo-perplexity (Salazar et al. 2020): PPPL = exp(−(1/N) Σ_s Σ_t log P(w_t | s∖t)),
   each token masked in turn, N = all scored tokens (batched gold log-probabilities from
-  :mod:`biascore.core.lm_scoring`);
+  :mod:`biascore.models.lm_scoring`);
 * causal LM: perplexity exp(−(1/N) Σ log p(w_t | w_<t)) with the start token in front;
 * an encoder without an LM head: no perplexity (reported as n/a).
 
@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from biascore.core.datasets import load_benchmark
-from biascore.core.registry import ProgressFn
+from biascore.inputs.datasets import load_benchmark
+from biascore.progress import ProgressFn
 from biascore.methods.heads.head_table import head_name, scores_to_matrix
 from biascore.methods.heads.masks import HeadMask, mask_from_heads, mask_home
-from biascore.core.lm_scoring import causal_gold_logprobs, masked_gold_logprobs
-from biascore.core.seat_tests import SeatTest
+from biascore.models.lm_scoring import causal_gold_logprobs, masked_gold_logprobs
+from biascore.inputs.seat_tests import SeatTest
 from biascore.methods.heads.seat_embeddings import SeatEmbedder
 
 HELD_OUT_EXCLUDE = ("gender", "sexual-orientation")

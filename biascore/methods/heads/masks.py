@@ -131,7 +131,7 @@ def _mask_hook(token: int, layer: int, heads: int, head_dim: int):
         if mask is None:
             return None  # no mask in this context: the input passes unchanged
         x = args[0]
-        # .to(x.device): a split model's layers compute on several devices (biascore.core.placement)
+        # .to(x.device): a split model's layers compute on several devices (biascore.models.placement)
         scaled = x.unflatten(-1, (heads, head_dim)) * mask[layer].to(device=x.device, dtype=x.dtype).unsqueeze(-1)
         return (scaled.flatten(-2), *args[1:])
     return pre_hook

@@ -15,18 +15,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from biascore.core.datasets import benchmark_path
-from biascore.core.hashing import bytes_sha256
-from biascore.core.inputs import SEAT
-from biascore.core.input_kind import InputKind
-from biascore.core.method import Method
-from biascore.core.options import Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.registry import register
-from biascore.core.seat_tests import WORD_TEMPLATES, gender_wordlist_path
+from biascore.inputs.datasets import benchmark_path
+from biascore.store.hashing import bytes_sha256
+from biascore.inputs.kinds import SEAT
+from biascore.contract.input_kind import InputKind
+from biascore.contract.method import Method
+from biascore.contract.presentation import Drawing
+from biascore.contract.options import Options, option
+from biascore.contract.schema import Column, columns
+from biascore.contract.registry import register
+from biascore.inputs.seat_tests import WORD_TEMPLATES, gender_wordlist_path
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking, scorer
-from biascore.methods.heads.head_table import top_heads
+from biascore.methods.heads.head_table import scores_to_matrix, top_heads
 
 PAPER = "Yang et al., Bias A-head? Analyzing bias in transformer-based language model attention heads"
 
@@ -47,6 +48,8 @@ class HeadOptions(Options):
 @register
 class HeadBias(Method):
     name = "heads"
+    #: the heads page draws the layer × head matrix and the top heads
+    drawing = Drawing(scores_to_matrix=scores_to_matrix, top_heads=top_heads)
     #: 2: layers and heads 0-based (1-based before, against the schema)
     version = 2
     order = 30
@@ -155,6 +158,9 @@ COUNTER_SOURCES = InputKind(
 @register
 class HeadCounterStereotype(Method):
     name = "heads-counter"
+    #: the heads page draws the counter-stereotype table, its sentences' source and one pair's attentions
+    drawing = Drawing(table=cs.counter_stereotype_table, source_note=cs.SOURCE_NOTE,
+                      sentence_attentions=cs.sentence_attentions, head_attention=cs.head_attention)
     order = 32
     summary_line = "counter-stereotype attentions: target→attribute attention per head, original vs counter sentence"
     paper = PAPER + ", §5.2, Figure 4"

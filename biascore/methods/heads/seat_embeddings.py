@@ -3,7 +3,7 @@
 Embedding rule (attention-head bias paper, footnote 3; Kaneko & Bollegala 2021):
 
 * a **word-level** test item (a word or short phrase) is embedded in every context sentence of
-  :data:`biascore.core.seat_tests.WORD_TEMPLATES`; its embedding is the final-layer hidden state averaged over
+  :data:`biascore.inputs.seat_tests.WORD_TEMPLATES`; its embedding is the final-layer hidden state averaged over
   the item's sub-tokens in each context, then averaged over the contexts;
 * a **sentence-level** item (``sent-*`` tests, Heilman sentence tests) is one context: the final-layer
   hidden states averaged over all its non-special tokens (mean pooling, as SEAT does for encoders
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from biascore.core.embeddings import last_hidden_state
-from biascore.core.registry import ProgressFn
+from biascore.models.embeddings import last_hidden_state
+from biascore.progress import ProgressFn
 from biascore.stats.effect_size import effect_size
-from biascore.core.seat_tests import ROLES, WORD_TEMPLATES, SeatTest
+from biascore.inputs.seat_tests import ROLES, WORD_TEMPLATES, SeatTest
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def encode(lm, texts: list[str], spans: list[tuple[int, int] | None]) -> Encoded
 
 def pooled(lm, batch: EncodedBatch) -> torch.Tensor:
     """Each row's weighted mean of the final layer (the engine's one forward pass,
-    :func:`biascore.core.embeddings.last_hidden_state`, run with gradients for the head mask)."""
+    :func:`biascore.models.embeddings.last_hidden_state`, run with gradients for the head mask)."""
     hidden = last_hidden_state(lm, batch.input_ids, batch.attention_mask)
     return torch.einsum("bt,btd->bd", batch.pool.to(device=hidden.device, dtype=hidden.dtype), hidden)
 

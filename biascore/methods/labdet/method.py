@@ -14,13 +14,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from biascore.core.embeddings import POOLINGS, cached_embeddings
-from biascore.core.input_kind import InputKind
-from biascore.core.method import Method
-from biascore.core.presentation import Headline, View
-from biascore.core.options import OptionError, Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.registry import register
+from biascore.models.embeddings import POOLINGS, cached_embeddings
+from biascore.contract.input_kind import InputKind
+from biascore.contract.method import Method
+from biascore.contract.presentation import Headline, View
+from biascore.contract.options import OptionError, Options, option
+from biascore.contract.schema import Column, columns
+from biascore.contract.registry import register
 from biascore.methods.labdet import scorer
 from biascore.methods.labdet.probes import PROBES
 

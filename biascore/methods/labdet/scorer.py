@@ -5,7 +5,7 @@ Koksal et al. (2023), "Language-Agnostic Bias Detection in Language Models with 
 
 1. **Sentiment training.** Sentences with no nationality in them (``labdet/train/<lang>.json``:
    sentence, sentiment, template, noun, adj) are embedded by the frozen model
-   (:mod:`biascore.core.embeddings`, mean of the last hidden layer by default) and a linear SVM
+   (:mod:`biascore.models.embeddings`, mean of the last hidden layer by default) and a linear SVM
    (calibrated) and an MLP are trained on them (:mod:`biascore.methods.labdet.probes`). Held-out accuracy is measured on
    templates the probe never saw.
 2. **Sentiment surfacing.** ``labdet/test/<lang>.json`` holds neutral sentences built from templates with a
@@ -40,7 +40,7 @@ A probe is only meaningful when the model matches the language of the data (e.g.
 ``en``); nothing stops a mismatch, but its numbers mean little.
 
 Entry points: the ``labdet`` method (:mod:`.method`; its :class:`LabdetResult` through
-:func:`biascore.core.runner.run`); the pure pipeline is :func:`probe_items` (features from any
+:func:`biascore.runs.runner.run`); the pure pipeline is :func:`probe_items` (features from any
 ``featurize(sentences) -> array``) followed by :func:`summarize` and :func:`robustness`.
 """
 from __future__ import annotations
@@ -57,12 +57,12 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from biascore.core.shipped import data_file
-from biascore.core.datasets import BenchmarkError
-from biascore.core.models import LanguageModel
+from biascore.inputs.shipped import data_file
+from biascore.inputs.datasets import BenchmarkError
+from biascore.models.loading import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
-from biascore.core.embeddings import POOLINGS, cached_embeddings
-from biascore.core.result import Result
+from biascore.models.embeddings import POOLINGS, cached_embeddings
+from biascore.contract.result import Result
 from biascore.stats.intervals import cluster_bootstrap_ci
 from biascore.stats.tests import cluster_wilcoxon_p, pearson, wilcoxon_p
 

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from biascore.core.inputs import PAIRS
-from biascore.core.method import Method
-from biascore.core.options import OptionError, Options, option
-from biascore.core.schema import Column, columns
-from biascore.core.registry import register
+from biascore.inputs.kinds import PAIRS
+from biascore.contract.method import Method
+from biascore.contract.presentation import Drawing
+from biascore.contract.options import OptionError, Options, option
+from biascore.contract.schema import Column, columns
+from biascore.contract.registry import register
 from biascore.methods.attribution.jsd import JSD_VARIANTS
 from biascore.methods.attribution.method import Attribution
 from biascore.methods.words import table as scorer
@@ -35,6 +36,9 @@ class WordsOptions(Options):
 @register
 class Words(Method):
     name = "words"
+    #: the words page draws the word table, two models side by side and the pairs of one word
+    drawing = Drawing(word_table=scorer.word_table, compare_words=scorer.compare_words, word_pairs=scorer.word_pairs,
+                      max_pair_count=scorer.max_pair_count)
     order = 15
     summary_line = "every word type of a benchmark with its pair count, mean b, 95 percent t-interval and share of b<0"
     paper = "Gamboa & Lee, A Novel Interpretability Metric for Explaining Bias in Language Models, §3.3–3.4, §4.3"

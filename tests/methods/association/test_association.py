@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import torch
 
-from biascore.core import runner
-from biascore.core.seat_tests import list_seat_tests as list_tests, load_seat_test as load_test
+from biascore.runs import runner
+from biascore.inputs.seat_tests import list_seat_tests as list_tests, load_seat_test as load_test
 from biascore.methods import get
 from biascore.methods.association.weat import weat
 from biascore.methods.association.ceat import draw_effect_sizes
@@ -23,8 +23,8 @@ from biascore.stats.effect_size import effect_size_from_associations
 from biascore.methods.association.logprob_bias import (LogProbTest, bangla_structure_items, effect_sizes, load_logprob_test,
                                    prior_vs_corrected, score_logprob)
 from biascore.stats.permutation import permutation_p_value
-from biascore.core.embeddings import embed_sentences, embed_spans, embed_words
-from biascore.methods.attribution.reproducibility import logp_tolerance
+from biascore.models.embeddings import embed_sentences, embed_spans, embed_words
+from reproducibility_contract import logp_tolerance
 from conftest import FIXTURE_DATA
 
 #: a words test the project wrote itself (tests/fixtures/data/seat): 6 names per target, 6 words per attribute
@@ -187,7 +187,7 @@ def test_embedder_never_runs_the_vocabulary_head(random_mlm):
 
 
 def test_logprob_effect_sizes_are_cached_by_the_engine(random_mlm, tmp_path):
-    from biascore.core.cache import ResultCache
+    from biascore.store.cache import ResultCache
 
     cache = ResultCache(tmp_path)
     logprob = get("logprob")

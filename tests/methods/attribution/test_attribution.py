@@ -11,16 +11,16 @@ import pytest
 import torch
 from scipy.spatial.distance import jensenshannon
 
-from biascore.core.cache import ResultCache
-from biascore.core.datasets import load_benchmark
+from biascore.store.cache import ResultCache
+from biascore.inputs.datasets import load_benchmark
 from biascore.methods.attribution.jsd import bias_attribution, distance, jsd_to_onehot
-from biascore.core.lm_scoring import BatchPlan, _run_batches
-from biascore.core.models import LanguageModel, ModelLoadError, load_model
-from biascore.core.pair_tokens import tokenize_pair, word_groups
-from biascore.core.handle import ModelHandle
-from biascore.methods.attribution.reproducibility import compare_frames, logp_tolerance
+from biascore.models.lm_scoring import BatchPlan, _run_batches
+from biascore.models.loading import LanguageModel, ModelLoadError, load_model
+from biascore.models.pair_tokens import tokenize_pair, word_groups
+from biascore.models.handle import ModelHandle
+from reproducibility_contract import compare_frames, logp_tolerance
 from biascore.methods.attribution.scorer import compute_logprobs, score_pair, summarize
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from conftest import MASKED_LMS
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biascore.core.datasets import Benchmark, load_benchmark
-from biascore.core.pair_tokens import word_groups
+from biascore.inputs.datasets import Benchmark, load_benchmark
+from biascore.models.pair_tokens import word_groups
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import distance
 from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_pairs

@@ -8,7 +8,7 @@ import pytest
 
 import biascore
 from biascore.cli.main import main
-from biascore.core.presentation import Precision, precision_of
+from biascore.contract.presentation import Precision, precision_of
 from biascore.methods.attribution.compare import compare_frames, precision_notes
 
 # results stored here (quantized models) stay out of the session cache that the page tests list

@@ -29,10 +29,10 @@ import pandas as pd
 import pytest
 import torch
 
-from biascore.core.datasets import load_benchmark
+from biascore.inputs.datasets import load_benchmark
 from biascore.methods.attribution.crows_metric import crows_counts
 from biascore.methods.attribution.scorer import summarize
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 
 FIXTURE_CROWS = Path(__file__).resolve().parents[2] / "fixtures" / "data" / "crows_pairs"

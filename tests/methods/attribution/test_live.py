@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from biascore.core.datasets import load_benchmark
+from biascore.inputs.datasets import load_benchmark
 from biascore.methods.attribution.live import (BU_TOLERANCE, LOGP_TOLERANCE, SJSD_TOLERANCE, LiveQueue,
                                                live_queue, score_live)
 from biascore.methods.attribution.scorer import score_pair, score_pairs

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 import torch
 
-from biascore.core.datasets import load_benchmark
-from biascore.core.handle import open_model
+from biascore.inputs.datasets import load_benchmark
+from biascore.models.handle import open_model
 from biascore.methods.attribution.live import LiveQueue
-from biascore.methods.attribution.reproducibility import compare_frames
+from reproducibility_contract import compare_frames
 from biascore.methods.attribution.scorer import score_pairs
 
 ROUND = 12  # pairs in one round: 24 sentences, more than the client's pool of 8

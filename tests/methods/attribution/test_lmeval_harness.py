@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biascore.core import runner
-from biascore.core.cache import ResultCache
-from biascore.core.datasets import load_benchmark
-from biascore.core.models import load_model, resolve_source
-from biascore.core.handle import ModelHandle
+from biascore.runs import runner
+from biascore.store.cache import ResultCache
+from biascore.inputs.datasets import load_benchmark
+from biascore.models.loading import load_model, resolve_source
+from biascore.models.handle import ModelHandle
 from biascore.methods import get
 from biascore.methods.attribution.scorer import summarize
 from biascore.stats.standard_error import mean_stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import biascore
-from biascore.core.handle import ModelHandle
+from biascore.models.handle import ModelHandle
 from biascore.methods.attribution.scorer import score_pair, score_pairs
 
 

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from biascore.cli.main import main
-from biascore.core import runner
-from biascore.core.cache import CacheKey
-from biascore.core.datasets import load_benchmark
-from biascore.core.keys import model_parts
-from biascore.core.prefix import PrefixError, SpecialTokens, conventions_giving, prefix_token
+from biascore.runs import runner
+from biascore.store.cache import CacheKey
+from biascore.inputs.datasets import load_benchmark
+from biascore.store.keys import model_parts
+from biascore.models.prefix import PrefixError, SpecialTokens, conventions_giving, prefix_token
 from biascore.methods.attribution.lmeval import summarize_lmeval
 from biascore.methods import get
 from biascore.methods.attribution.scorer import score_pair, summarize
@@ -118,7 +118,7 @@ def _cli(capsys, *argv) -> tuple[int, str, str]:
 def test_cli_prints_the_prefix_token_and_every_tie(smollm, tmp_path, capsys):
     """A benchmark where every pair is a tie for B and PLL: the modified word comes last, so the shared tokens
     before it have the same context in both sentences (a random Llama with SmolLM2's tokenizer: quick to load)."""
-    from biascore.core.models import resolve_source
+    from biascore.models.loading import resolve_source
 
     model = save_random_llama(tmp_path / "llama", resolve_source("smollm2-135m").converted_folder)
     path = tmp_path / "ties.csv"

@@ -40,7 +40,7 @@ def test_verdicts_follow_each_scores_tie_rule():
 @pytest.fixture(scope="module")
 def tie_model(tmp_path_factory) -> str:
     """A random Llama with SmolLM2's tokenizer: causal and quick to load, so a last-word pair ties exactly."""
-    from biascore.core.models import resolve_source
+    from biascore.models.loading import resolve_source
 
     return save_random_llama(tmp_path_factory.mktemp("tie-llama") / "llama",
                              resolve_source("smollm2-135m").converted_folder)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from biascore.methods.fields import tagging
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from biascore.methods.fields import scorer as fields
 
@@ -113,7 +113,7 @@ def mwe_lookup_both_ways(nlp, sentences: list[str]) -> tuple[list, list]:
 
 def test_indexed_mwe_lookup_matches_pymusas(tagger, data_dir):
     """Our MWE index gives exactly pymusas's own tags and MWE spans (checked against its linear scan)."""
-    from biascore.core.datasets import load_benchmark
+    from biascore.inputs.datasets import load_benchmark
 
     sentences = list(load_benchmark("crows-en-gso").frame["sent_more"][:40]) + [
         "She took care of the kids and put up with him in New York City.",
@@ -137,7 +137,7 @@ def test_cached_lexicons_equal_pymusas_readers(tagger, data_dir):
 
 
 def test_tags_are_cached_by_content(tagger):
-    from biascore.core.cache import ResultCache
+    from biascore.store.cache import ResultCache
 
     before = len(ResultCache().entries(tagging.CACHE_SCORER))
     first = tagging.tag_sentences(["A cached sentence about nurses."])

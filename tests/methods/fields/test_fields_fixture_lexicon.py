@@ -10,7 +10,7 @@ import re
 import pandas as pd
 import pytest
 
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from biascore.methods.fields import scorer as fields
 from biascore.methods.fields import tagging

@@ -17,11 +17,11 @@ from biascore.methods import get
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking as hmask
 from biascore.methods.heads.masks import HeadMask, head_layout, mask_from_heads
-from biascore.core import runner
-from biascore.core.cache import ResultCache
-from biascore.core.models import LanguageModel
+from biascore.runs import runner
+from biascore.store.cache import ResultCache
+from biascore.models.loading import LanguageModel
 from biascore.methods.heads import scorer as heads
-from biascore.core.seat_tests import load_gender_wordlists, load_seat_test
+from biascore.inputs.seat_tests import load_gender_wordlists, load_seat_test
 from biascore.methods.heads.seat_embeddings import SeatEmbedder
 from conftest import FIXTURE_DATA
 
@@ -274,7 +274,7 @@ def test_page_helpers_match_the_flattened_frame(random_mlm, small_seat, fixture_
 def test_eager_view_leaves_the_shared_model_alone(random_mlm, smollm):
     """Attention weights come from a weight-sharing eager copy: the shared model keeps its implementation,
     and the weights equal those of a model loaded with eager attention from the start."""
-    from biascore.core.models import load_model
+    from biascore.models.loading import load_model
 
     for lm in (random_mlm, smollm):
         before = lm.model.config._attn_implementation
@@ -414,7 +414,7 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
     from streamlit.testing.v1 import AppTest
 
     import views.models
-    from biascore.core import handle as handle_module
+    from biascore.models import handle as handle_module
     from tests.conftest import REPO, TINY_MLM
 
     monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))

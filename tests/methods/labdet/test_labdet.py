@@ -10,11 +10,11 @@ import pytest
 import torch
 from scipy import stats
 
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from biascore.methods.labdet.probes import PROBES, heldout_accuracy, template_split
 from biascore.methods.labdet import scorer as labdet
-from biascore.core.embeddings import embed_sentences
+from biascore.models.embeddings import embed_sentences
 
 from conftest import FIXTURE_DATA, REPO, TINY_MLM
 from waits import SAFETY_S
@@ -357,6 +357,6 @@ def test_page_shows_engine_numbers(tiny_mlm, tiny_result, data_dir, tmp_path, mo
     # compare two models: a second column for the second model (not scored yet: it offers a button)
     at.checkbox(key="compare").check().run()
     assert not at.exception
-    from biascore.core.display import code_span  # model names are shown verbatim, as code spans (never markdown)
+    from biascore.display import code_span  # model names are shown verbatim, as code spans (never markdown)
     assert [h.value for h in at.subheader] == [code_span(TINY_MLM), code_span("smollm2-135m")]
     assert len(at.dataframe) == 1 and any(b.label == "Score now" for b in at.button)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW
 
-from biascore.core import runner
+from biascore.runs import runner
 from biascore.methods import get
 from biascore.methods.words.table import (compare_words, max_pair_count, word_occurrences, word_pairs, word_table,
                                                 word_types)
@@ -167,7 +167,7 @@ def test_real_frame_matches_a_per_pair_loop(random_mlm):
 
 
 def test_occurrences_are_cached_per_run(random_mlm, tmp_path):
-    from biascore.core.cache import ResultCache
+    from biascore.store.cache import ResultCache
     from biascore.methods.attribution.results import best_runs, cached_runs
     cache = ResultCache(tmp_path / "cache")
     frame = runner.run(get("attribution"), random_mlm, "demo", cache=cache).frame
@@ -257,7 +257,7 @@ def test_concurrent_callers_get_the_same_occurrences(random_mlm, tmp_path):
     temporary files left behind (the cache computes once under a file lock, writes atomically, verifies reads)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from biascore.core.cache import ResultCache
+    from biascore.store.cache import ResultCache
     from biascore.methods.attribution.results import best_runs, cached_runs
     cache = ResultCache(tmp_path / "cache")
     frame = runner.run(get("attribution"), random_mlm, "demo", cache=cache).frame

@@ -1,0 +1,139 @@
+"""Command-line declarations shared by every command line (the `biascore` CLI and the review, snapshot and sweep
+subcommands): one-line parser errors, bounded number types, the model and directory options. A leaf below all
+of them (it imports nothing of the CLI or the methods), so that no module outside `biascore/cli/` imports the CLI.
+
+``--data-dir`` overrides BIASCORE_DATA_DIR and ``--cache-dir`` BIASCORE_CACHE_DIR for one command; the model
+options are those of :func:`biascore.models.loading.load_model`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable
+
+from biascore.errors import one_line
+from biascore.models.loading import DEFAULT_MODEL
+from biascore.models.quantize import QUANTIZE_CHOICES
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``prog: error: message``, exit code 2), without the usage
+    block; ``--help`` still shows the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer ≥ ``low`` (e.g. ``--limit 0`` and ``--limit -5`` are refused)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    parse.__name__ = f"integer ≥ {low}"
+    return parse
+
+
+def float_between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number strictly between ``low`` and ``high``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not low < value < high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} (exclusive), got {value:g}")
+        return value
+    parse.__name__ = f"number in ({low:g}, {high:g})"
+    return parse
+
+
+def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL) -> None:
+    """The model options every model-based subcommand shares."""
+    p.add_argument("--model", default=default, required=default is None, metavar="MODEL",
+                   help="hub id, local folder, .gguf file or embedded alias (smollm2-135m, all-minilm-l6-v2, "
+                        f"gemma3-270m); default {default}")
+    p.add_argument("--gguf-file", default=None, metavar="FILE",
+                   help="GGUF file name inside --model's folder (default: the first .gguf file of a folder "
+                        "without config.json)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"],
+                   help="where the model runs: auto = a CUDA GPU when there is one, else Apple's MPS, else the CPU "
+                        "(default auto)")
+    p.add_argument("--dtype", default="auto", metavar="DTYPE",
+                   help="auto = fp32 on every device (exact; TF32 off); bf16 / fp16 = fast mode, numbers approximate; "
+                        "fp64 = reference numerics for cross-checks (slow) (default auto)")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="allow the model's own Python code to run (default off)")
+    add_reach_args(p)
+    add_served_args(p)
+
+
+def add_served_args(p: argparse.ArgumentParser) -> None:
+    """``--timeout`` / ``--retries`` of a served model's requests (override its description's ``timeout=`` /
+    ``retries=``)."""
+    p.add_argument("--timeout", type=float_between(0, float("inf")), default=None, metavar="SECONDS",
+                   help="served models: seconds one request may take before it is tried again (default 120)")
+    p.add_argument("--retries", type=int_at_least(0), default=None, metavar="N",
+                   help="served models: tries after the first for a request that times out, cannot connect or "
+                        "gets a 5xx/429; the first request that still fails ends the run at once (default 4)")
+
+
+def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool = True) -> None:
+    """How a model too large for one device, or with quantized weights, is loaded: ``--device-map``,
+    ``--max-memory``, ``--offload-folder`` and ``--quantize`` (models loaded in this process; a served model
+    refuses them). ``scope`` ends each help text (e.g. which models they apply to); ``quantize=False`` leaves
+    ``--quantize`` to the caller."""
+    p.add_argument("--device-map", default=None, metavar="MAP",
+                   help="split the model over devices with accelerate: auto, balanced, sequential, or a JSON "
+                        "{module: device} (object or file); numbers equal the one-device run" + scope)
+    p.add_argument("--max-memory", default=None, metavar="DEV=SIZE,...",
+                   help="per-device budget for --device-map, e.g. cpu=300MiB or 0=20GiB,cpu=60GiB; what does not "
+                        "fit goes to disk (implies --device-map auto)" + scope)
+    p.add_argument("--offload-folder", default=None, metavar="DIR",
+                   help="where disk-offloaded weights go (default: a fresh folder under <cache>/offload/)" + scope)
+    if quantize:
+        p.add_argument("--quantize", default=None, choices=list(QUANTIZE_CHOICES),
+                       help="quantized weights (see docs/performance.md): numbers approximate, labelled "
+                            "'approximate (int8 weights)'" + scope)
+
+
+def spec_from_args(args: argparse.Namespace, name: str | None = None):
+    """The model description (:class:`~biascore.models.spec.ModelSpec`) the command's model options give for the
+    model ``name`` (default ``--model``), parsed and checked by the same :meth:`ModelSpec.parse` as the API,
+    sweeps and compare (--timeout / --retries: a served model's requests); bad values are one line (exit 2; a
+    malformed served name, or a served model given a split or --quantize, raises ``ModelLoadError`` to the
+    command's own one-line handling)."""
+    from biascore.models.placement import PlacementError
+    from biascore.models.spec import ModelSpec
+
+    try:
+        return ModelSpec.parse(name or args.model, gguf_file=getattr(args, "gguf_file", None),
+                               device=getattr(args, "device", "auto"), dtype=getattr(args, "dtype", "auto"),
+                               trust_remote_code=getattr(args, "trust_remote_code", False),
+                               device_map=getattr(args, "device_map", None),
+                               max_memory=getattr(args, "max_memory", None),
+                               offload_folder=getattr(args, "offload_folder", None),
+                               quantize=getattr(args, "quantize", None), timeout=getattr(args, "timeout", None),
+                               retries=getattr(args, "retries", None))
+    except (PlacementError, ValueError) as exc:
+        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def add_common_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="benchmark data directory (overrides BIASCORE_DATA_DIR)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="result cache directory (overrides BIASCORE_CACHE_DIR)")
+
+
+def model_from_args(args: argparse.Namespace):
+    """The model the command's model options describe, loaded."""
+    from biascore.models.handle import open_model
+
+    return open_model(spec_from_args(args))

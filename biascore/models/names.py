@@ -1,0 +1,48 @@
+"""How a model is named where its location must not show: a public dashboard, a snapshot shared with others.
+
+A model is named as the user gave it (:attr:`biascore.models.loading.LanguageModel.name`): an embedded alias
+(``smollm2-135m``), a hub id (``bert-base-uncased``, ``org/model``) or a local path (a folder or a .gguf file).
+A path names the server's or the exporter's folders, so where others see the name — public mode
+(``BIASCORE_PUBLIC=1``), a snapshot — a path is shown by its *display name*: the folder's name (a .gguf file's
+name without the suffix). What identifies the weights is the fingerprint (hub revision or content hash), which
+every cached result stores beside the name.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def is_local_path(name: str) -> bool:
+    """True when ``name`` names a local folder or file rather than an alias or a hub id: absolute, home- or
+    dot-relative, a Windows path, a .gguf file, or a relative path that exists here or has more than one ``/``
+    (a hub id has at most one)."""
+    name = str(name).strip()
+    if not name:
+        return False
+    if name.startswith(("/", "~", "./", "../", "\\")) or _DRIVE.match(name) or name.lower().endswith(".gguf"):
+        return True
+    if "/" in name or "\\" in name:
+        return name.count("/") > 1 or "\\" in name or Path(name).expanduser().exists()
+    return False
+
+
+def display_name(name: str) -> str:
+    """``name`` without its location: a path becomes its last component (a .gguf file's without ``.gguf``);
+    an alias or hub id stays as it is."""
+    name = str(name).strip()
+    if not is_local_path(name):
+        return name
+    last = re.split(r"[\\/]", name.rstrip("/\\"))[-1] or "model"
+    return last[: -len(".gguf")] if last.lower().endswith(".gguf") and len(last) > 5 else last
+
+
+#: an absolute path inside a text (POSIX, home-relative or Windows), not part of a word such as ``a/b``
+_PATH_IN_TEXT = re.compile(r"(?<![\w.~])(?:[A-Za-z]:|~)?(?:[\\/][^\s'\"`,;:()\[\]{}<>]+)+")
+
+
+def redact_paths(text: str) -> str:
+    """``text`` with every absolute path replaced by its display name (its last component)."""
+    return _PATH_IN_TEXT.sub(lambda m: display_name(m.group(0)), str(text))

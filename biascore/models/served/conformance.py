@@ -1,0 +1,123 @@
+"""The conformance check a served model passes before anything is scored through it.
+
+Popular servers return prompt log-probabilities that are wrong without saying so: llama-cpp-python 0.3.36's
+server (``--logits_all true``) reports for each prompt token the log-probability it gets in the distribution
+*after* it (abetlen/llama-cpp-python#1983), and llama.cpp's ``llama-server`` returns none at all
+(ggml-org/llama.cpp#27174). So, on first use, two probe texts whose continuations any language model predicts
+are scored (echo + logprobs) **as token-id prompts, in one request of two prompts** — the very form every scoring
+request takes — and the answer must show:
+
+1. **presence** — every prompt token after the first has a log-probability (a number ≤ 0);
+2. **alignment** — the predictable tokens of a counting sequence get high probability *at their own position*
+   (median P over the second half of the probe ≥ :data:`MIN_MEDIAN_P`; a server off by one in either direction
+   gives them the probability of a neighbour instead), and
+3. **causality** — two probes that share their first tokens and differ in the last have the same log-probabilities
+   over the shared tokens (log P(token i) depends on tokens ≤ i only; a server reporting log P(token i+1) at
+   position i fails here), while the last token differs as expected: the counting continuation is far more
+   probable than an unrelated word.
+
+Before these, the request form itself: a server that refuses token-id prompts (text-only servers) is refused,
+since biascore scores exactly the tokens it tokenised; one that does not echo the ids it was sent
+(``return_tokens_as_token_ids``) too, since no answer could be checked against its request. A server that takes
+one prompt per request (not a list) is used one prompt at a time (``batch`` 1 in what is returned).
+
+A failing server is refused with one line saying which of these failed; nothing is computed or stored.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+from biascore.models.served.client import (EchoedPrompt, ServedBadAnswer, ServedClient, ServedError, ServedHTTPError,
+                                         check_echo)
+
+#: the counting probe and its twin with an unpredictable last word (shared tokens up to "11,")
+PROBE = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12"
+TWIN = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, elephant"
+#: the median probability the counting tokens of the probe's second half must reach at their own positions
+MIN_MEDIAN_P = 0.5
+#: how far (nats) the shared tokens' log-probabilities of the two probes may differ (server numerics, batching)
+SHARED_TOLERANCE = 0.5
+#: how much more probable (nats) the counting continuation must be than "elephant"
+MIN_MARGIN = 2.0
+
+
+class ConformanceError(ServedError):
+    """The server's prompt log-probabilities do not have the echo + logprobs semantics; one line."""
+
+
+def check_conformance(client: ServedClient) -> dict:
+    """Run the probes (module docstring); returns what was measured, raises :class:`ConformanceError`."""
+    where = f"the server at {client.name.base} ({client.model})"
+    ids = [client.tokenize(text, True) for text in (PROBE, TWIN)]
+    try:
+        probe, twin, batch = _echo_both(client, ids)
+    except ServedHTTPError as exc:
+        if exc.status in (400, 422):
+            raise ConformanceError(
+                f"{where} refuses token-id prompts ({exc}): biascore scores exactly the tokens it tokenised, so the "
+                "server must take prompts as lists of token ids (vLLM and SGLang do; text-only servers cannot be "
+                "used)") from None
+        raise ConformanceError(f"{where} refused an echo + logprobs completion request: {exc}") from None
+    for got, sent in ((probe, ids[0]), (twin, ids[1])):
+        _check_presence(got, where)
+        try:
+            check_echo(sent, got, where)
+        except ServedBadAnswer as exc:
+            raise ConformanceError(str(exc)) from None
+    values = [v for v in probe.logprobs[1:]]
+    tail = values[len(values) // 2:]
+    median_p = math.exp(statistics.median(tail))
+    if median_p < MIN_MEDIAN_P:
+        raise ConformanceError(
+            f"{where} returns misaligned prompt log-probabilities: the predictable tokens of a counting sequence get "
+            f"median P = {median_p:.3g} at their own positions (a correct server gives them ≥ {MIN_MEDIAN_P}); "
+            "llama-cpp-python's server reports each token's log-probability from the distribution after it "
+            "(abetlen/llama-cpp-python#1983)")
+    shared = 0
+    for a, b in zip(probe.tokens, twin.tokens):
+        if a != b:
+            break
+        shared += 1
+    if shared < 4 or shared >= min(len(probe.tokens), len(twin.tokens)):
+        raise ConformanceError(f"{where}: the probes '{PROBE}' and '{TWIN}' tokenise unexpectedly (shared {shared} "
+                               "tokens); cannot check the alignment of its log-probabilities")
+    drift = max(abs(a - b) for a, b in zip(probe.logprobs[1:shared], twin.logprobs[1:shared]))
+    if drift > SHARED_TOLERANCE:
+        raise ConformanceError(
+            f"{where} returns log-probabilities that depend on later tokens: two prompts with the same first "
+            f"{shared} tokens differ there by up to {drift:.3g} nats (position i must hold log P(token i | tokens "
+            "before it); this looks shifted by one)")
+    margin = probe.logprobs[shared] - twin.logprobs[shared]
+    if margin < MIN_MARGIN:
+        raise ConformanceError(
+            f"{where}: after '1, …, 11,' the continuation ' 12' is only {margin:.3g} nats more probable than "
+            "' elephant' in its log-probabilities; they are not the model's log P(token | tokens before it)")
+    return {"median_p": median_p, "shared_drift": drift, "margin": margin, "tokens": len(probe.tokens),
+            "batch": batch}
+
+
+def _echo_both(client: ServedClient, ids: list[list[int]]) -> tuple[EchoedPrompt, EchoedPrompt, int]:
+    """The two probes in one request when the server takes a list of prompts (then ``client.batch`` stays),
+    else one at a time (``client.batch`` becomes 1); unchecked (the checks above say what failed)."""
+    try:
+        probe, twin = client.echo_many(ids, check=False)
+        return probe, twin, client.batch
+    except (ServedHTTPError, ServedBadAnswer):
+        probe, twin = client.echo(ids[0], check=False), client.echo(ids[1], check=False)
+        client.batch = 1
+        return probe, twin, 1
+
+
+def _check_presence(got: EchoedPrompt, where: str) -> None:
+    if len(got.tokens) < 8 or len(got.logprobs) != len(got.tokens):
+        raise ConformanceError(f"{where} returned {len(got.logprobs)} prompt log-probabilities for "
+                               f"{len(got.tokens)} prompt tokens of a probe; it does not echo the prompt's "
+                               "log-probabilities")
+    missing = sum(1 for v in got.logprobs[1:] if v is None or not math.isfinite(v))
+    if missing:
+        raise ConformanceError(
+            f"{where} returns no log-probability for {missing} of {len(got.tokens) - 1} prompt tokens "
+            "(llama.cpp's llama-server returns none, ggml-org/llama.cpp#27174); scores would be meaningless")
+    if any(v > 1e-6 for v in got.logprobs[1:]):
+        raise ConformanceError(f"{where} returns prompt 'log-probabilities' above 0; they are not log P")

@@ -1,0 +1,341 @@
+"""The computing path of the one runner (:mod:`biascore.runs.runner` is where shells import it from):
+:func:`run` computes or reads one result, cached, verified and resumable.
+
+For a method ``m``, a model handle ``h``, an input and options::
+
+    identity = h.identity()                       # from the model's files when possible: no load
+    key      = result_key(m.cache_folder, identity, input, options, m.version)
+    cached   → verified read (page checksums, stored key = file name, schema, every row id once) → Result
+    missing  → (only_cached: None) → announce the run (:mod:`biascore.runs.announce`: visible to every page and
+               process from now on) → load the model (only now) → per-key lock (one computation across threads
+               and processes; a waiter sees the holder's progress) → look again → compute the missing shards
+               (resumable after a crash) → verify → store with the conventions the computation recorded
+    derived  → ``m.derive`` (itself cached when ``m.cache_derived``)
+
+:func:`live_result` wraps a frame computed outside the cache (one typed pair) as a result.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from biascore.runs.announce import Announcer, run_tag
+from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
+from biascore.models.handle import ModelHandle, as_handle
+from biascore.store.keys import result_key
+from biascore.contract.method import Method, NotApplicable
+from biascore.contract.options import Options
+from biascore.models.loading import LanguageModel, ModelIdentity
+from biascore.progress import ProgressFn
+from biascore.contract.result import Result
+
+
+@dataclass
+class Context:
+    """What a method's :meth:`~biascore.contract.method.Method.compute` works with."""
+
+    method: Method
+    handle: ModelHandle
+    cache: ResultCache
+    data_dir: Path | None
+    progress: ProgressFn | None = None
+    waiting: ProgressFn | None = None
+    #: results of other methods this computation read (name → key digest), recorded with the result
+    used: dict[str, str] = field(default_factory=dict)
+    #: the run's announcement (:mod:`biascore.runs.announce`)
+    announcer: Announcer | None = None
+
+    def model(self) -> LanguageModel:
+        """The model, loaded now if it was not (thread-safe, once per handle)."""
+        return self.handle.load()
+
+    def report(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
+
+    def run(self, method: Method, input: Any, *, limit: int | None = None, progress: ProgressFn | None = None,
+            **options: Any) -> Result:
+        """Another method's result on the same model, cache and data (a dependency, e.g. the semantic fields
+        read the attribution scores): cached, locked and verified like any other."""
+        result = run(method, self.handle, input, limit=limit, cache=self.cache, data_dir=self.data_dir,
+                     progress=progress if progress is not None else self.progress, waiting=self.waiting, **options)
+        self.used[method.name] = result.meta["digest"]
+        return result
+
+
+def method_handle(method: Method, handle: ModelHandle, options: Options) -> ModelHandle:
+    """The handle ``method`` runs on: the same model, loaded the way the method needs (a forced kind, eager
+    attention); see :meth:`Method.load_variant`."""
+    return handle.variant(**method.load_variant(options))
+
+
+def model_key(method: Method, identity: ModelIdentity, loaded: Any, options: Options,
+              data_dir: Path | None = None) -> CacheKey:
+    """The cache key of ``method``'s result for a model identity, a loaded input and options."""
+    return result_key(method.cache_folder, identity, **method.key_parts(loaded, options, data_dir),
+                      **method.model_key_parts(identity, options))
+
+
+def resolve_input(method: Method, input: Any, data_dir: Path | None, limit: int | None) -> Any:
+    """A loaded input: ``input`` itself when it is already loaded, else loaded by name (None: the default);
+    ``limit`` keeps the first rows (a ``--limit`` run)."""
+    kind = method.input_kind
+    loaded = kind.load(input if input is not None else kind.default, data_dir) if input is None or isinstance(
+        input, (str, Path)) else input
+    if limit is not None:
+        if kind.first is None:
+            raise ValueError(f"{method.name}: --limit applies to pair benchmarks, not to a {kind.noun}")
+        if limit < 1:
+            raise ValueError(f"--limit must be at least 1, got {limit}")
+        loaded = kind.first(loaded, limit)
+    return loaded
+
+
+def build_options(method: Method, options: Options | None, values: dict[str, Any]) -> Options:
+    if options is not None and values:
+        raise TypeError("give either an Options object or option keyword arguments, not both")
+    if options is None:
+        return method.Options.build(**values)
+    if not isinstance(options, method.Options):
+        raise TypeError(f"{method.name} takes {method.Options.__qualname__}, not {type(options).__name__}")
+    return options.validate()
+
+
+def _verifier(method: Method, loaded: Any) -> Callable[[pd.DataFrame], None]:
+    columns = [c.name for c in (method.stored_schema or method.schema)]
+    ids = method.input_kind.ids(loaded) if method.one_row_per_input_row and method.input_kind.ids else None
+
+    def verify(frame: pd.DataFrame) -> None:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise CorruptCacheFile(f"missing column(s) {', '.join(missing)}")
+        if ids is not None:
+            check_ids(frame, ids)
+
+    return verify
+
+
+def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, options: Options | None = None,
+        *, limit: int | None = None, cache: ResultCache | None = None, data_dir: str | Path | None = None,
+        progress: ProgressFn | None = None, waiting: ProgressFn | None = None, only_cached: bool = False,
+        shard_size: int | None = None, **option_values: Any) -> Result | None:
+    """``method``'s result for ``model`` on ``input`` (name or loaded; None = the method's default input).
+
+    Options come as an ``Options`` instance or as keyword arguments (validated; one-line
+    :class:`~biascore.contract.options.OptionError`). ``progress(done, total)`` follows the computation;
+    ``waiting(done, total)`` follows another caller computing the same key. ``only_cached=True`` never
+    loads or computes: the cached result or None. ``shard_size`` overrides the method's resumable-shard size.
+    """
+    started = time.perf_counter()
+    opts = build_options(method, options, option_values)
+    data_dir = Path(data_dir) if data_dir is not None else None
+    served = _served_name(model)
+    if served is not None:
+        method.refuse_served(served)  # before the input is read (the measured identity is checked again below)
+    loaded = resolve_input(method, input, data_dir, limit)
+    method.validate_input(loaded, opts)  # bad options and inputs are refused before any model is touched
+    handle = as_handle(model)
+    cache = cache or ResultCache()
+    run_handle = method_handle(method, handle, opts)
+    tag = run_tag(method, run_handle.name, input, limit, opts)
+    with Announcer(cache, method, run_handle, loaded, tag) as announcer:  # silent until it must compute
+        return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,
+                                shard_size, announcer, started)
+
+
+def _served_name(model: Any) -> str | None:
+    """The name of a served model (``served:…`` handle — by its label — or name, or a loaded served model), else
+    None."""
+    from biascore.models.served import is_served
+
+    name = model if isinstance(model, str) else getattr(model, "name", "")
+    if is_served(str(name)):
+        return str(getattr(model, "label", None) or name)  # a dashboard's label names no URL
+    if isinstance(model, ModelHandle) and model.loaded:
+        model = model.load()  # a handle around a model already loaded (or connected to)
+    if isinstance(model, LanguageModel) and model.extra.get("dtype") == "served":
+        return model.name
+    return None
+
+
+def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts: Options, cache: ResultCache,
+                     data_dir: Path | None, progress: ProgressFn | None, waiting: ProgressFn | None,
+                     only_cached: bool, shard_size: int | None, announcer: Announcer, started: float
+                     ) -> Result | None:
+    identity = run_handle.known_identity()
+    if identity is None:
+        if only_cached:
+            return None
+        identity = announcer.load(run_handle).identity()  # a hub id not in the local cache: only a load can tell
+    try:
+        method.check_served(identity)
+        method.check(identity.kind, loaded, opts)
+    except NotApplicable:
+        if only_cached:  # a method that cannot run on this model has no stored result to read
+            return None
+        raise
+    verify = _verifier(method, loaded)
+    key = model_key(method, identity, loaded, opts, data_dir)
+    found = cache.load_entry(key, verify)
+    if found is None and only_cached:
+        return None
+    ctx = Context(method, run_handle, cache, data_dir, progress, waiting)
+    from_cache = found is not None
+    if found is None:
+        announcer.keyed(key)
+        announcer.start()
+        ctx.progress, ctx.waiting, ctx.announcer = announcer.progress(progress), announcer.waiting(waiting), announcer
+        if method.needs_model:
+            lm = announcer.load(run_handle)  # announced first: "loading the model" / "converting the model"
+            key = model_key(method, lm.identity(), loaded, opts, data_dir)  # the loaded model is the authority
+            announcer.keyed(key)
+        found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
+    stored, meta = found
+    result = _result(ctx, method, loaded, opts, key, stored, meta)
+    result.timings = {"this_call_s": round(time.perf_counter() - started, 6), "from_cache": from_cache}
+    return result
+
+
+def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
+             verify: Callable[[pd.DataFrame], None], shard_size: int | None) -> tuple[pd.DataFrame, dict]:
+    cache = ctx.cache
+    started = time.perf_counter()
+    if cache.read_only:  # a snapshot: what can be derived without a model is derived in memory, never stored
+        stored = method.compute(ctx, loaded, opts)
+        verify(stored)
+        return stored, {**key.meta, "digest": key.digest, "info": _info(ctx, method, loaded, opts, started)}
+    total_hint = len(method.input_kind.ids(loaded)) if method.input_kind.ids else 0
+
+    def wait(report: Progress | None) -> None:
+        if ctx.waiting is not None:
+            ctx.waiting(report.done if report else 0, report.total if report else total_hint)
+
+    with cache.computing(key, wait):
+        if ctx.announcer is not None:
+            ctx.announcer.scoring(0, total_hint)
+        found = cache.load_entry(key, verify)  # another caller may have finished it while we waited
+        if found is not None:
+            return found
+        size = shard_size or _shard_size(method, ctx)
+        if size and method.input_kind.ids is not None:
+            stored = _sharded(ctx, method, loaded, opts, key, verify, size, started)
+        else:
+            stored = method.compute(ctx, loaded, opts)
+            _check_unchanged(ctx, method)
+            info = _info(ctx, method, loaded, opts, started)
+            cache.save(key, stored, verify, info)
+        found = cache.load_entry(key, verify)
+        if found is None:  # pragma: no cover - a store that cannot be read back is a broken disk
+            raise CorruptCacheFile(f"{method.name}: the result just stored cannot be read back")
+        return found
+
+
+def _check_unchanged(ctx: Context, method: Method) -> None:
+    """Before a computed shard is written: a model that can change under its name (a served model, whose server
+    may swap weights or misbehave mid-run) checks it still computes what its identity says, else raises (one
+    line) and the shard is discarded (:meth:`biascore.models.served.ServedModel.check_unchanged`); the handle lets
+    the model go, so the next run connects afresh (conformance check and fingerprint measured again)."""
+    if method.needs_model and ctx.handle.loaded:
+        check = getattr(ctx.handle.load(), "check_unchanged", None)
+        if check is not None:
+            try:
+                check()
+            except Exception:
+                ctx.handle.release()
+                raise
+
+
+def _shard_size(method: Method, ctx: Context) -> int | None:
+    if method.shard_size is None:
+        return None
+    lm = ctx.handle.load() if method.needs_model else None
+    if lm is not None and lm.device.type == "cuda" and method.gpu_shard_size:
+        return method.gpu_shard_size
+    return method.shard_size
+
+
+def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
+             verify: Callable[[pd.DataFrame], None], size: int, started: float) -> pd.DataFrame:
+    """Compute the missing shards of ``key`` (the caller holds its lock), publishing progress for waiting
+    callers, and store the finished, checked result."""
+    kind, cache = method.input_kind, ctx.cache
+    ids = kind.ids(loaded)
+    shards = cache.shards(key, ids, size)
+    done = shards.completed()
+    total, last = len(ids), [0.0]
+    outer = ctx.progress
+
+    def report(n: int, force: bool = False) -> None:
+        if outer is not None:
+            outer(n, total)
+        now = time.monotonic()
+        if force or now - last[0] > 0.5:  # waiting callers poll every half second
+            cache.report_progress(key, n, total)
+            last[0] = now
+
+    finished = resumed = sum(b - a for a, b in done)
+    report(finished, force=True)
+    try:
+        for a, b in shards.ranges:
+            if (a, b) in done:
+                continue
+
+            def inner(d: int, tot: int, base: int = finished, n: int = b - a) -> None:
+                report(base + int(round(n * d / max(tot, 1))))
+
+            ctx.progress = inner
+            frame = method.compute(ctx, kind.subset(loaded, a, b), opts)
+            _check_unchanged(ctx, method)
+            shards.write(a, b, frame)
+            done[(a, b)] = frame
+            finished += b - a
+            report(finished, force=True)
+    finally:
+        ctx.progress = outer
+    info = _info(ctx, method, loaded, opts, started)
+    if resumed:
+        info["timings"]["resumed_items"] = resumed  # computed before this process; compute_s excludes them
+    return shards.finish(done, verify, info)
+
+
+def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: float) -> dict:
+    """What a computation records about itself beside its frame: its conventions, the results it read, the
+    package versions it ran with and how long it took (``compute_s``, seconds in this process)."""
+    from biascore.store.provenance import package_versions, utc_now
+
+    info = {"conventions": method.conventions(ctx, loaded, opts), "versions": package_versions(),
+            "timings": {"compute_s": round(time.perf_counter() - started, 3), "finished_at": utc_now()}}
+    placement = ctx.handle.load().extra.get("placement") if method.needs_model and ctx.handle.loaded else None
+    if placement:  # a split model: where its layers sat (not part of the key; see biascore.store.keys)
+        info["placement"] = placement
+    if ctx.used:
+        info["uses"] = dict(ctx.used)
+    return info
+
+
+def _result(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey, stored: pd.DataFrame,
+            meta: dict) -> Result:
+    if method.cache_derived:
+        dkey = CacheKey.make(f"{method.cache_folder}.derived", run=key.digest, **method.derive_key_parts(opts),
+                             input_hash=loaded.content_hash, method_version=method.version)
+        frame = ctx.cache.get_or_compute(dkey, lambda: method.derive(ctx, stored, loaded, opts))
+    else:
+        frame = method.derive(ctx, stored, loaded, opts)
+    return (method.result_type or Result)(method=method, frame=frame, meta=meta, options=opts, input=loaded,
+                                          stored=stored)
+
+
+def live_result(method: Method, handle: ModelHandle, frame: pd.DataFrame, options: Options, *,
+                input_name: str) -> Result:
+    """A result computed outside the cache (one typed pair scored live), with the key metadata and conventions a
+    cached one carries (its digest is empty: it is stored nowhere)."""
+    lm = handle.load()
+    conventions = method.conventions(Context(method, handle, None, None), None, options)  # type: ignore[arg-type]
+    key = result_key(method.cache_folder, lm, input_kind=method.input_kind.name, input=input_name, input_hash="",
+                     **options.key_parts())
+    meta = {**key.meta, "digest": "", "info": {"conventions": conventions}}
+    return (method.result_type or Result)(method=method, frame=frame, meta=meta, options=options, input=None)

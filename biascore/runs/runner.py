@@ -1,0 +1,85 @@
+"""The one runner: every method's result goes through :func:`run` — computed once, cached, verified, resumable.
+
+The same function answers the CLI, the Python API, sweeps, snapshots (read-only: nothing is computed) and
+the dashboard, so a result computed in one of them is what the others show. This module is the one door to
+results — every question a shell asks is answered here, and nothing else reads the cache or rebuilds a key:
+
+    run(m, model, input, **options)            compute (or read) one result
+    is_cached(m, model, input, **options)      is it stored (no load, no read)
+    computing(m, model, input, **options)      is it being computed right now, and how far (an Announcement
+                                               of the run, from its first second, or None)
+    selection(m, model, input, **options)      one result as announced and stored: the runs announced for it, and
+                                               whether it is stored (no load, no read)
+    watch(m, model_name, input, **options)     the same result as a page watches it on every render: its
+                                               announced runs, matched by names alone (no key built)
+    stored(m, model=…, input=…)                the stored results of a method (Stored, newest first)
+    stored_version(m)                          a fingerprint of that list (a shell's memo key)
+    open_stored(m, entry)                      one listed result, verified (DamagedResult / StaleResult)
+    run_on_stored(other, entry)                another method on a stored result's model and input, no load
+
+The runner is three modules by concern, answered here as one: the computing path
+(:mod:`biascore.runs.compute`: :func:`run` — identity → key → verified read, or announce → load → lock →
+resumable shards → verify → store — and :func:`live_result`), the stored results
+(:mod:`biascore.runs.stored`: listing, opening, verifying) and, below, what a page watches without loading
+anything (:func:`is_cached`, :func:`selection`, :func:`computing`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from biascore.runs.announce import (CONVERTING, FAILED, SCORING, Announcement, Selection, furthest,  # noqa: F401
+                                    run_tag)
+from biascore.store.cache import ResultCache
+from biascore.runs.compute import (Context, build_options, live_result, method_handle, model_key,  # noqa: F401
+                                   resolve_input, run)
+from biascore.models.handle import ModelHandle, as_handle
+from biascore.contract.method import Method
+from biascore.models.loading import LanguageModel
+from biascore.runs.stored import (DamagedResult, StaleResult, Stored, UnreadableResult,  # noqa: F401
+                                          identity_of, key_of, open_stored, run_on_stored, standin, stored,
+                                          stored_version, verify_file)
+
+
+def is_cached(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
+              cache: ResultCache | None = None, data_dir: str | Path | None = None, limit: int | None = None,
+              **option_values: Any) -> bool:
+    """Whether ``method``'s result for this model, input and options is stored (its file exists; it is verified
+    when it is read). Never loads or computes; False when the model's identity needs a load to be known."""
+    return selection(method, model, input, data_dir=data_dir, limit=limit, **option_values).stored(cache)
+
+
+def selection(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
+              data_dir: str | Path | None = None, limit: int | None = None, **option_values: Any) -> Selection:
+    """``method``'s result for ``model`` on ``input`` as a page watches it
+    (:class:`~biascore.runs.announce.Selection`: the runs announced for it, whether it is stored), without
+    loading anything; its key is None when the model's identity needs a load to be known."""
+    opts = build_options(method, None, option_values)
+    data_dir = Path(data_dir) if data_dir is not None else None
+    loaded = resolve_input(method, input, data_dir, limit)
+    run_handle = method_handle(method, as_handle(model), opts)
+    identity = run_handle.known_identity()
+    key = model_key(method, identity, loaded, opts, data_dir) if identity is not None else None
+    return Selection(run_tag(method, run_handle.name, input, limit, opts), key)
+
+
+def watch(method: Method, model: str, input: Any = None, *, limit: int | None = None,
+          **option_values: Any) -> Selection:
+    """``method``'s result for the model named ``model`` on ``input`` as a page watches it on every render: the
+    runs announced for it, matched by names alone (its tag) — no input read, no model identity, no key, so its
+    ``stored()`` is always False; a page sees a result stored through :func:`stored_version`."""
+    return Selection(run_tag(method, model, input, limit, build_options(method, None, option_values)), None)
+
+
+def computing(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
+              cache: ResultCache | None = None, data_dir: str | Path | None = None, limit: int | None = None,
+              **option_values: Any) -> Announcement | None:
+    """Whether ``method``'s result for this model, input and options is being computed right now (by another
+    person, tab, process, the CLI, the API or a sweep) and how far it has got: the furthest of the runs announced
+    for it (:mod:`biascore.runs.announce`: from their first second — loading or converting the model, waiting,
+    scoring n of N), found even when the model's identity needs a load to be known; None when none is. Nothing
+    is loaded here."""
+    cache = cache or ResultCache()
+    if cache.read_only:
+        return None
+    return furthest(selection(method, model, input, data_dir=data_dir, limit=limit, **option_values).runs(cache))

@@ -1,0 +1,161 @@
+"""The stored results of a method, as the runner's door lists and opens them (:mod:`biascore.runs.runner` is
+where shells import these from): :func:`stored` lists a method's results (newest first, from the files' footers),
+:func:`stored_version` fingerprints that list, :func:`open_stored` opens one verified, :func:`run_on_stored`
+runs another method on a stored result's model and input without loading it, :func:`verify_file` checks one
+file (a snapshot checks what it ships). Nothing here loads a model."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biascore.store.cache import CacheKey, CorruptCacheFile, ResultCache
+from biascore.runs.compute import run
+from biascore.models.handle import ModelHandle
+from biascore.contract.method import Method
+from biascore.models.loading import ModelIdentity
+from biascore.models.prefix import SpecialTokens
+from biascore.contract.result import Result
+
+
+class UnreadableResult(RuntimeError):
+    """A stored result that cannot be shown; the message is one line for the page."""
+
+
+class DamagedResult(UnreadableResult):
+    """The stored result failed verification (and was removed): score it again."""
+
+
+class StaleResult(UnreadableResult):
+    """The stored result was computed on another version of its input: score it again."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One stored result of a method, as :func:`stored` lists it (from its file's footer: not yet verified;
+    :func:`open_stored` verifies). ``version`` changes whenever the result is replaced or removed: a shell may
+    memoise what it draws from the result keyed by it."""
+
+    method: str
+    digest: str
+    meta: dict = field(repr=False, compare=False, hash=False)
+    path: Path = field(repr=False, compare=False, hash=False)
+    mtime_ns: int = 0
+
+    @property
+    def version(self) -> tuple[str, str, int]:
+        return (self.method, self.digest, self.mtime_ns)
+
+    @property
+    def model(self) -> str:
+        return str(self.meta.get("model", ""))
+
+    @property
+    def input(self) -> str:
+        return str(self.meta.get("input", ""))
+
+    @property
+    def named_by_its_key(self) -> bool:
+        """Whether its stored key hashes to its file name (else a foreign or damaged file); footer only."""
+        return key_of(self.meta).digest == self.digest == self.path.stem
+
+    @property
+    def n_rows(self) -> int | None:
+        """How many input rows it covers when it is a ``--limit`` run's (the key's ``n_pairs``), else None."""
+        n = self.meta.get("n_pairs")
+        return int(n) if n is not None else None
+
+
+def _listed(method_name: str, meta: dict) -> Stored | None:
+    try:
+        mtime = os.stat(meta["path"]).st_mtime_ns
+    except FileNotFoundError:  # removed by another process since it was listed
+        return None
+    return Stored(method_name, str(meta.get("digest", "")), meta, Path(meta["path"]), mtime)
+
+
+def stored(method: Method, *, model: str | None = None, input: str | None = None, cache: ResultCache | None = None,
+           derived: bool = False) -> list[Stored]:
+    """The stored results of ``method`` (only ``model``'s / ``input``'s when given), newest first. With
+    ``derived=True``: the frames derived from them (a method with ``cache_derived``)."""
+    cache = cache or ResultCache()
+    folder = f"{method.cache_folder}.derived" if derived else method.cache_folder
+    found = [s for meta in cache.entries(folder) if (s := _listed(method.name, meta)) is not None]
+    found = [s for s in found if (model is None or s.model == model) and (input is None or s.input == input)]
+    return sorted(found, key=lambda s: -s.mtime_ns)
+
+
+def stored_version(method: Method, cache: ResultCache | None = None) -> tuple:
+    """A cheap fingerprint of what :func:`stored` lists for ``method`` (file names and modification times, no
+    file opened): it changes when a result is added, replaced or removed, so a shell can memoise a listing on it."""
+    return (cache or ResultCache()).fingerprint(method.cache_folder)
+
+
+def standin(entry: Stored) -> ModelHandle:
+    """The model of a stored result, by the identity it was keyed with; it never loads."""
+    return ModelHandle.standin(entry.model, identity_of(entry.meta), "reading a stored result never loads a model")
+
+
+def open_stored(method: Method, entry: Stored, *, cache: ResultCache | None = None,
+                data_dir: str | Path | None = None, input: Any = None, **options: Any) -> Result:
+    """One result listed by :func:`stored`, verified (page checksums, stored key = file name, schema, every row
+    id once) and derived like any :func:`run` result: its input is loaded by name (or given as ``input``), its
+    options rebuilt from the key (``options`` set those outside the key, e.g. the JSD variant), its model stands
+    in by identity. Raises :class:`DamagedResult` (the file has been removed) or :class:`StaleResult` (its input
+    changed since), each with a one-line message."""
+    import dataclasses
+
+    cache = cache or ResultCache()
+    seen = cache.snapshot(entry.path)
+    try:
+        _, meta = cache.read_entry(entry.path)  # checksums and stored key, with the reason when they fail
+    except (CorruptCacheFile, FileNotFoundError) as exc:
+        if seen is not None:
+            cache.discard(entry.path, seen)
+        raise DamagedResult(f"the stored {method.name} result on {entry.input!r} was damaged ({exc}) and has been "
+                            "removed; score it again") from exc
+    data_dir = Path(data_dir) if data_dir else None
+    kind = method.input_kind
+    loaded = input if input is not None else kind.load(entry.input, data_dir)
+    n = entry.n_rows
+    if input is None and n is not None and kind.first is not None and n < len(kind.ids(loaded)):
+        loaded = kind.first(loaded, n)
+    if loaded.content_hash != meta.get("input_hash"):
+        raise StaleResult(f"the stored {method.name} result was computed on a different version of {entry.input!r}; "
+                          "score it again")
+    opts = dataclasses.replace(method.Options.from_meta(meta), **options).validate()
+    result = run(method, standin(entry), loaded, opts, cache=cache, data_dir=data_dir, only_cached=True)
+    if result is None:
+        raise DamagedResult(f"the stored {method.name} result on {entry.input!r} failed verification and has been "
+                            "removed; score it again")
+    return result
+
+
+def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = None,
+                  data_dir: str | Path | None = None, **options: Any) -> Result | None:
+    """``method``'s result for the model and input of another method's stored result (e.g. the words of a stored
+    attribution run): computed from cached results only, never loading the model."""
+    limit = entry.n_rows if method.input_kind.first is not None else None
+    return run(method, standin(entry), entry.input, limit=limit, cache=cache, data_dir=data_dir, **options)
+
+
+def verify_file(path: str | Path) -> None:
+    """Raise :class:`~biascore.store.cache.CorruptCacheFile` unless the stored result file ``path`` reads back
+    with intact page checksums and a stored key that matches its name (a snapshot checks what it ships)."""
+    ResultCache.read_entry(path)
+
+
+def key_of(meta: dict, **changes: Any) -> CacheKey:
+    """The key a stored result's footer ``meta`` records, with ``changes`` to some of its parts (a snapshot
+    stores a model under its display name)."""
+    parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
+    parts.update(changes)
+    return CacheKey(str(meta.get("scorer", "")), tuple(sorted(parts.items())))
+
+
+def identity_of(meta: dict) -> ModelIdentity:
+    """The model identity a stored result was keyed with."""
+    return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
+                         meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
+                         SpecialTokens.from_meta(meta.get("tokenizer_specials")), str(meta.get("weights", "")))

@@ -1,0 +1,236 @@
+"""A served model a researcher can trust (issue 32): faults injected into the reference server
+(tests/served_reference.py, a real HTTP server process serving SmolLM2 in float32 with vLLM's endpoints; its
+``/reference/fault`` makes the next requests misbehave) and what the client does about each — one line, nothing
+wrong stored, a prompt exit — plus the API key, the request options and the request counts of a run.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import biascore
+from biascore.cli.main import main
+from biascore.runs import runner
+from biascore.store.cache import ResultCache
+from biascore.models.served import ServedError, load_served
+from biascore.models.served.client import ServedName
+from biascore.models.served.model import ServedChanged
+from biascore.methods import get
+from biascore.methods.attribution.frame import UnscoredPairs, check_scored
+from biascore.methods.attribution.scorer import summarize
+from served_reference import serving
+
+pytestmark = pytest.mark.usefixtures("private_cache")
+KEY = "sk-test-3f9a1c77e2b04d5e"
+
+
+@pytest.fixture(scope="module")
+def server(processes):
+    yield from serving()
+
+
+@pytest.fixture(scope="module")
+def keyed_server(processes):
+    yield from serving("--api-key", KEY)
+
+
+@pytest.fixture(autouse=True)
+def _no_fault(server):
+    server.fault(None)
+    yield
+    server.fault(None)
+
+
+def _drained(proc, limit_s: float = 120.0) -> dict:
+    """The server's counters once no request is being answered (polled: the event is the counter reaching 0)."""
+    end = time.monotonic() + limit_s
+    while True:
+        stats = proc.stats()
+        if stats["in_flight"] == 0 or time.monotonic() > end:
+            return stats
+        time.sleep(0.1)
+
+
+def _cli(capsys, *args) -> tuple[int, list[str]]:
+    code = main(list(args))
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip() and "%|" not in line]
+    return code, err
+
+
+def test_a_null_log_probability_is_one_line_and_nothing_is_stored(server, smollm, tmp_path, capsys):
+    name = "served:" + server.url
+    cache = tmp_path / "cache"
+    lm = load_served(name)
+    server.fault("null", times=1, at=3)
+    with pytest.raises(ServedError, match=r"returned None as the log-probability of token 3") as info:
+        runner.run(get("attribution"), lm, "demo", limit=8, cache=ResultCache(cache))
+    assert "\n" not in str(info.value)
+    assert not runner.is_cached(get("attribution"), lm, "demo", limit=8, cache=ResultCache(cache))
+    # the same command against the (now correct) server: the right numbers, scored afresh
+    frame = runner.run(get("attribution"), lm, "demo", limit=8, cache=ResultCache(cache)).frame
+    here = runner.run(get("attribution"), smollm, "demo", limit=8, cache=ResultCache(tmp_path / "here")).frame
+    assert frame["biased"].tolist() == here["biased"].tolist() and not frame["sjsd"].isna().any()
+
+
+def test_a_null_through_the_cli_exits_2_with_one_line(server, tmp_path, capsys):
+    server.fault("null", times=-1, at=2)
+    code, err = _cli(capsys, "score", "--model", "served:" + server.url, "--benchmark", "demo", "--limit", "4",
+                     "--cache-dir", str(tmp_path / "c"))
+    assert code == 2 and len(err) == 1 and "log-probability" in err[0] and "Traceback" not in err[0], err
+
+
+def test_an_echoed_id_that_differs_from_the_one_sent_is_one_line(server, tmp_path):
+    lm = load_served("served:" + server.url)
+    server.fault("wrong_id", times=1, at=4)
+    with pytest.raises(ServedError, match=r"echoed token 0 at position 4 of a prompt that has \d+ there") as info:
+        runner.run(get("attribution"), lm, "demo", limit=4, cache=ResultCache(tmp_path / "cache"))
+    assert "\n" not in str(info.value)
+    assert not list((tmp_path / "cache").rglob("*.parquet"))
+
+
+def test_a_server_that_does_not_echo_token_ids_is_refused(server):
+    server.fault("text_tokens", times=-1)
+    with pytest.raises(ServedError, match=r"does not echo token ids \(vLLM's return_tokens_as_token_ids\)"):
+        load_served("served:" + server.url)
+
+
+def test_positions_shifted_after_the_conformance_check_discard_the_shard(server, smollm, tmp_path):
+    """A server (a replica) whose token-id answers shift by one after the model was connected: the probe measured
+    again after the shard moves, the shard is discarded with one line, nothing is stored."""
+    cache = ResultCache(tmp_path / "cache")
+    lm = load_served("served:" + server.url)
+    server.fault("shift", times=-1)
+    with pytest.raises(ServedChanged, match="no longer computes what it did") as info:
+        runner.run(get("attribution"), lm, "demo", limit=8, shard_size=4, cache=cache)
+    assert "\n" not in str(info.value)
+    assert not runner.is_cached(get("attribution"), lm, "demo", limit=8, cache=cache)
+    assert not list((tmp_path / "cache").rglob("*.parquet"))  # not even the shard
+    server.fault(None)
+    frame = runner.run(get("attribution"), lm, "demo", limit=8, shard_size=4, cache=cache).frame
+    here = runner.run(get("attribution"), smollm, "demo", limit=8, cache=ResultCache(tmp_path / "here")).frame
+    assert frame["pll_verdict"].tolist() == here["pll_verdict"].tolist()
+
+
+def test_unscored_pairs_are_never_summed_or_stored():
+    logp = pd.DataFrame({"pair_id": [0, 1], "skipped_reason": ["", ""], "logp_more": [[-1.0, -2.0], [-1.0]],
+                         "logp_less": [[-1.5, np.nan], [-0.5]]})
+    with pytest.raises(UnscoredPairs, match=r"1 pair\(s\) \(pair_id 0\)"):
+        check_scored(logp)
+    check_scored(logp.assign(skipped_reason=["no shared tokens: not a minimal pair", ""]))
+
+
+def test_a_slow_server_ends_promptly_and_sends_nothing_after_the_failure(server):
+    lm = load_served("served:" + server.url, concurrency=2, timeout_s=2, retries=1)
+    lm.client.batch = 4  # 77 prompts: 20 requests, at most 2 at a time
+    server.stats(reset=True)
+    server.fault("slow", times=-1, delay_s=8)
+    started = time.monotonic()
+    with pytest.raises(ServedError, match=r"did not answer within 2 s \(timeout\) \(after 2 tries\)") as info:
+        biascore.run("attribution", lm, "demo")
+    took = time.monotonic() - started
+    assert took < 15, took  # 2 tries × 2 s and a back-off, not 5 × 120 s
+    assert "\n" not in str(info.value)
+    server.fault(None)
+    sent = _drained(server)["completions"]
+    assert sent <= 2 * 2, sent  # the two requests in flight, each tried twice; nothing after the failure
+
+
+def test_timeout_and_retries_on_the_cli(server, tmp_path, capsys):
+    server.fault("slow", times=-1, delay_s=8)
+    started = time.monotonic()
+    code, err = _cli(capsys, "score", "--model", "served:" + server.url, "--timeout", "2", "--retries", "1",
+                     "--benchmark", "demo", "--limit", "2", "--cache-dir", str(tmp_path / "c"))
+    assert code == 2 and len(err) == 1 and "did not answer within 2 s" in err[0] and "after 2 tries" in err[0], err
+    assert time.monotonic() - started < 20
+    server.fault(None)
+    _drained(server)
+
+
+def test_request_options_are_one_model_description():
+    parsed = ServedName.parse("served:http://h:8000/v1#m?timeout=5&retries=0&api_key_env=MY_KEY")
+    assert (parsed.base, parsed.model, parsed.timeout_s, parsed.retries, parsed.api_key_env) == \
+        ("http://h:8000/v1", "m", 5.0, 0, "MY_KEY")
+    assert ServedName.parse(str(parsed)) == parsed
+    assert ServedName.parse("served:http://h:8000/v1?retries=2").retries == 2
+    assert ServedName.parse("served:http://h:8000/v1#m").with_options(timeout_s=3).timeout_s == 3.0
+    for bad, needle in (("served:http://h/v1?tries=2", "unknown option 'tries'"),
+                        ("served:http://h/v1?timeout=soon", "timeout='soon' is not a number"),
+                        ("served:http://h/v1?retries=-1", "retries must be 0 or more"),
+                        ("served:http://h/v1?api_key_env=sk-abc-123", "names an environment variable")):
+        with pytest.raises(ServedError, match=needle):
+            ServedName.parse(bad)
+    with pytest.raises(ValueError, match="apply to served models"):
+        biascore.load_model("smollm2-135m", timeout=3)
+
+
+def test_the_api_takes_timeout_and_retries(server):
+    handle = biascore.load_model("served:" + server.url, timeout=7, retries=2, load=True)
+    assert (handle.load().client.timeout_s, handle.load().client.retries) == (7.0, 2)
+
+
+def test_an_api_key_from_the_named_variable_and_nowhere_on_disk(keyed_server, tmp_path, capsys, monkeypatch):
+    url = "served:" + keyed_server.url
+    code, err = _cli(capsys, "score", "--model", url, "--benchmark", "demo", "--limit", "2", "--retries", "0",
+                     "--cache-dir", str(tmp_path / "c0"))
+    assert code == 2 and len(err) == 1 and "answered 401" in err[0] and "api_key_env=VARIABLE" in err[0], err
+    code, err = _cli(capsys, "score", "--model", url + "?api_key_env=BIASCORE_TEST_KEY", "--benchmark", "demo",
+                     "--limit", "2", "--cache-dir", str(tmp_path / "c1"))
+    assert code == 2 and "BIASCORE_TEST_KEY (api_key_env)" in err[0] and "not set" in err[0], err
+    monkeypatch.setenv("BIASCORE_TEST_KEY", "wrong")
+    code, err = _cli(capsys, "score", "--model", url + "?api_key_env=BIASCORE_TEST_KEY", "--benchmark", "demo",
+                     "--limit", "2", "--cache-dir", str(tmp_path / "c2"))
+    assert code == 2 and "the API key in BIASCORE_TEST_KEY was refused" in err[0] and "wrong" not in err[0], err
+    monkeypatch.setenv("BIASCORE_TEST_KEY", KEY)
+    out_file = tmp_path / "out.csv"
+    code = main(["score", "--model", url + "?api_key_env=BIASCORE_TEST_KEY", "--benchmark", "demo", "--limit", "4",
+                 "--cache-dir", str(tmp_path / "c3"), "--out", str(out_file)])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert KEY not in printed.out + printed.err
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert out_file in files and any(p.suffix == ".parquet" for p in files)
+    for path in files:
+        assert KEY.encode() not in path.read_bytes(), path
+    # the key is not in the model's repr, label, identity or extra either
+    handle = biascore.load_model(url + "?api_key_env=BIASCORE_TEST_KEY", load=True)
+    lm = handle.load()
+    assert KEY not in repr(handle) + lm.name + repr(lm.identity()) + repr(lm.extra) + handle.label
+
+
+@pytest.mark.parametrize("fault, needle", [
+    ({"kind": "cut"}, "closed the connection mid-response"),
+    ({"kind": "status", "code": 503}, "answered 503"),
+])
+def test_connection_faults_say_what_happened(server, tmp_path, capsys, fault, needle):
+    server.fault(**fault, times=-1)
+    code, err = _cli(capsys, "score", "--model", "served:" + server.url, "--retries", "0", "--benchmark", "demo",
+                     "--limit", "2", "--cache-dir", str(tmp_path / "c"))
+    assert code == 2 and len(err) == 1 and needle in err[0] and "cannot be reached" not in err[0], err
+
+
+def test_a_base_url_without_v1_gets_a_hint(server):
+    with pytest.raises(ServedError, match=r"answered 404.*usually ends in /v1: served:http://127\.0\.0\.1:\d+/v1\)"):
+        load_served("served:" + server.url[:-3])
+
+
+def test_a_text_only_server_is_told_token_id_prompts_are_required(processes):
+    for proc in serving("--text-only"):
+        with pytest.raises(ServedError, match="refuses token-id prompts.*server must take prompts as lists of "
+                                              "token ids") as info:
+            load_served("served:" + proc.url)
+        assert "\n" not in str(info.value)
+
+
+def test_one_echoed_prompt_per_sentence_many_per_request(server):
+    """Demo (38 pairs) with the lm-eval prefix: one prompt per sentence (no echo to tokenise), in a few requests."""
+    lm = load_served("served:" + server.url)
+    server.stats(reset=True)
+    frame = biascore.run("attribution", lm, "demo", prefix="lmeval").frame
+    stats = server.stats()
+    n = len(frame)
+    assert stats["prompts"] <= 2 * n + 3, stats  # + the probe measured again after each shard
+    assert stats["completions"] <= stats["prompts"] / 4, stats
+    assert summarize(frame)["n_skipped"].iloc[0] == int((frame["skipped_reason"] != "").sum())
