@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 import pytest
 
 from dashboard_server import CHROMIUM, dashboard
-from test_e2e_browser import LAUNCH_ARGS, assert_no_errors
+from test_e2e_browser import assert_no_errors
 from waits import SAFETY_MS, SAFETY_S
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,13 +99,11 @@ def press_score_buttons(page) -> list[str]:
     return pressed
 
 
-def test_every_page_shows_a_result_on_a_bare_clone(bare_server):
-    from playwright.sync_api import sync_playwright
-
+def test_every_page_shows_a_result_on_a_bare_clone(bare_server, browser):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 2200})
+    context = browser.new_context(viewport={"width": 1400, "height": 2200})  # the session's Chromium
+    try:
+        page = context.new_page()
         page.set_default_timeout(SAFETY_MS)
         page.goto(bare_server, wait_until="domcontentloaded")
         page.locator('[data-testid="stSidebarNav"] a').first.wait_for()
@@ -133,7 +131,8 @@ def test_every_page_shows_a_result_on_a_bare_clone(bare_server):
             assert page.locator(RESULT).count() > 0, f"{title}: no table, chart or metric (pressed {pressed})"
             found = MISSING.search(main)
             assert found is None, f"{title}: {found.group(0)!r} in {main[max(0, found.start() - 300):found.end() + 300]!r}"
-        browser.close()
+    finally:
+        context.close()
     # the pages that compute on the shipped inputs did (the others read the Overview's result)
     pressed = {t: p for t, p in seen.items() if p}
     for title in ("Overview", "Attention heads", "Nationality (LABDet)", "Association tests"):

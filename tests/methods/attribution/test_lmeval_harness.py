@@ -59,7 +59,7 @@ def _compare(ours: pd.DataFrame, theirs: pd.DataFrame, results: dict, atol: floa
 
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
-def test_random_causal_models_match_lm_evaluation_harness(arch, smollm_folder, data_dir, tmp_path):
+def test_random_causal_models_match_lm_evaluation_harness(arch, smollm_folder, data_dir, tmp_path, processes):
     folder = (save_random_llama(tmp_path / "model", smollm_folder) if arch == "llama"
               else save_random_causal_lm(tmp_path / "model", TINY_MLM, seed=3))
     lm = load_model(folder, device="cpu")
@@ -86,7 +86,7 @@ def test_random_causal_models_match_lm_evaluation_harness(arch, smollm_folder, d
         pd.testing.assert_series_equal(default["ll_more"], ours["ll_more"])
 
 
-def test_smollm2_matches_lm_evaluation_harness_in_float32(smollm, smollm_folder, data_dir, tmp_path):
+def test_smollm2_matches_lm_evaluation_harness_in_float32(smollm, smollm_folder, data_dir, tmp_path, processes):
     bm = load_benchmark("crows-en-gso", data_dir)
     ours = runner.run(get("attribution"), smollm, bm, prefix="lmeval", cache=ResultCache(tmp_path / "cache")).frame
     theirs, results = run_lmeval_crows(smollm_folder, bm.frame, tmp_path / "lmeval", batch_size=16)
@@ -95,7 +95,7 @@ def test_smollm2_matches_lm_evaluation_harness_in_float32(smollm, smollm_folder,
     assert round(100 * results["local_all"]["pct_stereotype"], 2) == 62.34  # the figure of issue 18
 
 
-def test_smollm2_matches_lm_evaluation_harness_in_float64(smollm_folder, data_dir, tmp_path):
+def test_smollm2_matches_lm_evaluation_harness_in_float64(smollm_folder, data_dir, tmp_path, processes):
     """Without float32 noise the two definitions agree to our float32 softmax (measured 4e-6)."""
     lm = load_model("smollm2-135m", device="cpu", dtype="fp64")
     bm = load_benchmark("crows-en-gso", data_dir).first(8)

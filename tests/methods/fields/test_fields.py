@@ -254,7 +254,7 @@ def test_cli_prints_and_writes_csv(smollm, tmp_path, capsys, data_dir):
     assert "smollm2-135m on crows-en-gso" in printed
     with open(out, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == ["field", "n", "up_pct", "zero_pct", "down_pct", "model", "benchmark"]
+    assert list(rows[0]) == ["field", "n", "up_pct", "zero_pct", "down_pct", "model", "benchmark", "precision"]
     expected = fields.fields_result(runner.run(get("fields"), smollm, "crows-en-gso", limit=12, min_count=5,
                                                top=3)).table
     assert [r["field"] for r in rows] == list(expected["field"])
