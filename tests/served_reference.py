@@ -213,7 +213,8 @@ class Engine:
         return texts, offsets
 
 
-def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str | None = None):
+def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str | None = None,
+                 tokenize: bool = True):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -312,7 +313,7 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                         self._cut(answer)
                         return
                     self._send(200, answer)
-                elif self.path.rstrip("/") == "/tokenize":
+                elif self.path.rstrip("/") == "/tokenize" and tokenize:
                     ids = list(engine.tok(body["prompt"], add_special_tokens=bool(body.get("add_special_tokens", True)))
                                ["input_ids"])
                     out = {"tokens": ids, "count": len(ids), "max_model_len": engine.max_len}
@@ -398,11 +399,14 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads of the forward passes")
     ap.add_argument("--api-key", default=None, help="answer 401 to /v1 requests without this bearer key")
     ap.add_argument("--text-only", action="store_true", help="refuse token-id prompts (a text-only server)")
+    ap.add_argument("--no-tokenize", action="store_true",
+                    help="no /tokenize (a 404, as llama-cpp-python's server, whose tokenizer is at /extras/tokenize)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     engine = Engine(args.model, shift=args.shift, perturb=args.perturb, text_only=args.text_only)
     server = ThreadingHTTPServer((args.host, args.port),
-                                 make_handler(engine, args.name, not args.no_tokenizer_info, args.api_key))
+                                 make_handler(engine, args.name, not args.no_tokenizer_info, args.api_key,
+                                              not args.no_tokenize))
     server.daemon_threads = True
     print(f"READY {server.server_address[1]}", flush=True)
     server.serve_forever()

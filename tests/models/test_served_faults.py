@@ -224,6 +224,18 @@ def test_a_text_only_server_is_told_token_id_prompts_are_required(processes):
         assert "\n" not in str(info.value)
 
 
+def test_a_server_without_tokenize_is_refused_for_its_worse_fault(processes):
+    """No /tokenize (llama-cpp-python's server has none): its text-prompt echo is probed first, so misaligned
+    log-probabilities are named as such (the real server's case, tests/models/test_served_llamacpp.py); a
+    conforming echo is refused for the missing endpoint."""
+    for args, wanted in ((["--no-tokenize", "--shift"], "misaligned prompt log-probabilities"),
+                         (["--no-tokenize"], "has no /tokenize endpoint")):
+        for proc in serving(*args):
+            with pytest.raises(ServedError, match=wanted) as info:
+                load_served("served:" + proc.url)
+            assert "\n" not in str(info.value)
+
+
 def test_one_echoed_prompt_per_sentence_many_per_request(server):
     """Demo (38 pairs) with the lm-eval prefix: one prompt per sentence (no echo to tokenise), in a few requests."""
     lm = load_served("served:" + server.url)

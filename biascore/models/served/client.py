@@ -374,6 +374,21 @@ class ServedClient:
             out.append(one)
         return out
 
+    def echo_text(self, text: str) -> EchoedPrompt:
+        """A text prompt's echo, unchecked, keeping the entries that start inside ``text``: only for the
+        conformance check of a server without ``/tokenize``, so that its refusal names what is wrong with its
+        log-probabilities. Text prompts are never scored."""
+        payload = {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
+                   "temperature": 0.0}
+        body = self._request("POST", f"{self.name.base}/completions", payload)
+        try:
+            one = _echoed(body["choices"][0]["logprobs"])
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise ServedBadAnswer(f"the server at {self.name.base} returned no prompt log-probabilities for an echo "
+                                  "request (echo + logprobs)") from None
+        keep = sum(1 for o in one.text_offset if o < len(text))
+        return EchoedPrompt(one.tokens[:keep], one.text_offset[:keep], one.logprobs[:keep])
+
     def tokenize(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The server's token ids of ``text`` (vLLM's ``/tokenize``)."""
         return self.tokenize_with_strs(text, add_special_tokens)[0]

@@ -21,6 +21,9 @@ since biascore scores exactly the tokens it tokenised; one that does not echo th
 (``return_tokens_as_token_ids``) too, since no answer could be checked against its request. A server that takes
 one prompt per request (not a list) is used one prompt at a time (``batch`` 1 in what is returned).
 
+A server without vLLM's ``/tokenize`` (llama-cpp-python's) cannot take biascore's token-id prompts: its text-prompt
+echo is probed first, so that wrong log-probabilities are named as such, then it is refused for the endpoint.
+
 A failing server is refused with one line saying which of these failed; nothing is computed or stored.
 """
 from __future__ import annotations
@@ -49,7 +52,20 @@ class ConformanceError(ServedError):
 def check_conformance(client: ServedClient) -> dict:
     """Run the probes (module docstring); returns what was measured, raises :class:`ConformanceError`."""
     where = f"the server at {client.name.base} ({client.model})"
-    ids = [client.tokenize(text, True) for text in (PROBE, TWIN)]
+    try:
+        ids = [client.tokenize(text, True) for text in (PROBE, TWIN)]
+    except ServedHTTPError as exc:
+        if exc.status != 404:
+            raise ConformanceError(f"{where} refused its /tokenize request: {exc}") from None
+        # no /tokenize: probe its text-prompt echo first, so that a server whose log-probabilities are wrong is
+        # refused for that (the worse fault), then for the missing endpoint
+        try:
+            _check_semantics(client.echo_text(PROBE), client.echo_text(TWIN), where)
+        except (ServedHTTPError, ServedBadAnswer) as echo_exc:
+            raise ConformanceError(f"{where} refused an echo + logprobs completion request: {echo_exc}") from None
+        raise ConformanceError(
+            f"{where} has no /tokenize endpoint ({exc}): biascore sends prompts as the token ids of the server's own "
+            "tokenisation, so the server must offer vLLM's /tokenize (vLLM and SGLang do)") from None
     try:
         probe, twin, batch = _echo_both(client, ids)
     except ServedHTTPError as exc:
@@ -65,6 +81,14 @@ def check_conformance(client: ServedClient) -> dict:
             check_echo(sent, got, where)
         except ServedBadAnswer as exc:
             raise ConformanceError(str(exc)) from None
+    return {**_check_semantics(probe, twin, where), "batch": batch}
+
+
+def _check_semantics(probe: EchoedPrompt, twin: EchoedPrompt, where: str) -> dict:
+    """Presence, alignment and causality of the two probes' log-probabilities (module docstring); what was
+    measured, else :class:`ConformanceError`."""
+    for got in (probe, twin):
+        _check_presence(got, where)
     values = [v for v in probe.logprobs[1:]]
     tail = values[len(values) // 2:]
     median_p = math.exp(statistics.median(tail))
@@ -93,8 +117,7 @@ def check_conformance(client: ServedClient) -> dict:
         raise ConformanceError(
             f"{where}: after '1, …, 11,' the continuation ' 12' is only {margin:.3g} nats more probable than "
             "' elephant' in its log-probabilities; they are not the model's log P(token | tokens before it)")
-    return {"median_p": median_p, "shared_drift": drift, "margin": margin, "tokens": len(probe.tokens),
-            "batch": batch}
+    return {"median_p": median_p, "shared_drift": drift, "margin": margin, "tokens": len(probe.tokens)}
 
 
 def _echo_both(client: ServedClient, ids: list[list[int]]) -> tuple[EchoedPrompt, EchoedPrompt, int]:
