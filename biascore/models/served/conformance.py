@@ -60,9 +60,12 @@ def check_conformance(client: ServedClient) -> dict:
         # no /tokenize: probe its text-prompt echo first, so that a server whose log-probabilities are wrong is
         # refused for that (the worse fault), then for the missing endpoint
         try:
-            _check_semantics(client.echo_text(PROBE), client.echo_text(TWIN), where)
+            probe, twin = client.echo_text(PROBE), client.echo_text(TWIN)
         except (ServedHTTPError, ServedBadAnswer) as echo_exc:
             raise ConformanceError(f"{where} refused an echo + logprobs completion request: {echo_exc}") from None
+        for got in (probe, twin):
+            _check_presence(got, where)
+        _check_semantics(probe, twin, where)
         raise ConformanceError(
             f"{where} has no /tokenize endpoint ({exc}): biascore sends prompts as the token ids of the server's own "
             "tokenisation, so the server must offer vLLM's /tokenize (vLLM and SGLang do)") from None
@@ -85,10 +88,8 @@ def check_conformance(client: ServedClient) -> dict:
 
 
 def _check_semantics(probe: EchoedPrompt, twin: EchoedPrompt, where: str) -> dict:
-    """Presence, alignment and causality of the two probes' log-probabilities (module docstring); what was
-    measured, else :class:`ConformanceError`."""
-    for got in (probe, twin):
-        _check_presence(got, where)
+    """Alignment and causality of the two probes' log-probabilities, present in both (module docstring); what
+    was measured, else :class:`ConformanceError`."""
     values = [v for v in probe.logprobs[1:]]
     tail = values[len(values) // 2:]
     median_p = math.exp(statistics.median(tail))
