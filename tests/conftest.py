@@ -139,6 +139,28 @@ def pytest_collection_modifyitems(config, items):
         group = _xdist_group(item)
         if group and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))
+    items[:] = waiting_first(items)
+
+
+def waiting_first(items: list) -> list:
+    """The modules with a ``slow`` test first, then those with a ``shared`` one (real models and data), then the
+    hermetic rest; each module's tests together and in their order.
+
+    pytest-xdist hands the work out in collection order, the next unit to whichever worker is free: long units
+    handed out early and the many short hermetic tests last let both workers finish together (the longest-first
+    rule), instead of one worker starting a browser test while the other has nothing left."""
+    ranks = module_rank(items)
+    return sorted(items, key=lambda item: ranks[item.nodeid.split("::")[0]])
+
+
+def module_rank(items: list) -> dict[str, int]:
+    """Each test module's place in :func:`waiting_first`: 0 with a ``slow`` test, 1 with a ``shared`` one, else 2."""
+    ranks: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        rank = 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("shared") else 2
+        ranks[module] = min(rank, ranks.get(module, 2))
+    return ranks
 
 
 # ------------------------------------------------------------------------------------------------ the fast tier

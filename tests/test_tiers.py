@@ -82,3 +82,18 @@ def test_a_new_browser_server_or_helper_test_cannot_enter_the_fast_tier(tmp_path
     assert "started a process: " in out and "ask for the `processes` fixture" in out
     assert "ran in the fast tier" not in out
 
+
+
+def test_modules_that_wait_are_handed_out_first_and_stay_together(request):
+    """Collection order (what pytest-xdist hands out, in order): the modules with a ``slow`` test, then those with a
+    ``shared`` one, then the hermetic rest, and no module split (its module-scoped fixtures are built once)."""
+    from tests.conftest import module_rank
+
+    items = request.session.items
+    modules = [item.nodeid.split("::")[0] for item in items]
+    runs = [m for i, m in enumerate(modules) if i == 0 or modules[i - 1] != m]
+    assert len(runs) == len(set(runs)), "a module's tests are split"
+    ranks = module_rank(items)
+    assert [ranks[m] for m in runs] == sorted(ranks[m] for m in runs), runs
+    slow = {i.nodeid.split("::")[0] for i in items if i.get_closest_marker("slow")}
+    assert all(ranks[m] == 0 for m in slow) and all(ranks[m] > 0 for m in set(runs) - slow)
