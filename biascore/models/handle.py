@@ -88,7 +88,7 @@ class ModelHandle:
         """The same model loaded another way (as a plain encoder, with eager attention): a handle of its own."""
         if (kind in (None, self.kind)) and (attn_implementation in (None, self.attn_implementation)):
             return self
-        if self._refuse is not None or (self._lm is not None and self._lm.extra.get("dtype") == "served"):
+        if self._refuse is not None or self.served_label is not None:
             return self  # a stand-in, or a served model: no other way to load it (methods refuse it in one line)
         return ModelHandle(self.spec.variant(kind=kind, attn_implementation=attn_implementation))
 
@@ -96,6 +96,14 @@ class ModelHandle:
     @property
     def loaded(self) -> bool:
         return self._lm is not None
+
+    @property
+    def served_label(self) -> str | None:
+        """How a served model is named where it is refused (a ``served:`` description by its label, which names no
+        URL; a served model already connected by its name), else None: a model loaded in this process."""
+        if self.spec.served:
+            return self.label
+        return self._lm.name if self._lm is not None and self._lm.extra.get("dtype") == "served" else None
 
     @property
     def converts(self) -> bool:
