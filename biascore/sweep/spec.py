@@ -1,45 +1,12 @@
 """The sweep spec: which models, which inputs, which methods, how to load; from CLI arguments or a file.
 
-A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as the command-line options::
-
-    models: [bert-base-uncased, gpt2, ./my-checkpoint]
-    metrics: [attribution, pll, lmeval, fields, seat]   # registered methods (`biascore methods`); pll = the PLL
-                                              # score, lmeval = the lm-eval-compatible CrowS score (causal LMs)
-    benchmarks: [crows-en, crows-en-gso]      # inputs of the methods that read pair benchmarks
-    seat_tests: [sent-weat6]                  # inputs of the methods that read SEAT tests (seat, heads, ceat)
-    labdet_langs: [en]                        # inputs of labdet
-    inputs: {logprob-test: [en-gender-career]}  # inputs of any other input kind, by kind name
-    options: {labdet: {n_boot: 500}, seat: {n_samples: 10000}}  # any method's options, by method name
-    device: auto
-    dtype: auto
-    quantize: null                            # int8 / int4 for every model loaded in this process
-    device_map: null                          # split every model: auto, balanced, sequential or {module: device}
-    max_memory: null                          # e.g. "cpu=300MiB" (implies device_map auto)
-    offload_folder: null                      # where disk-offloaded weights go (default under <cache>/offload/)
-    limit: null                               # score only the first N pairs of each benchmark
-    retries: 2                                # Ray: times a task is retried after its worker died
-
-A model may also be an entry of its own, with the load options that hold for it alone (``quantize``,
-``device_map``, ``max_memory``, ``offload_folder``, ``dtype``) on top of the sweep's: e.g. a model beside its
-own int8 weights, a 70B model split over devices, a model behind a completions server::
-
-    models:
-      - smollm2-135m
-      - {name: smollm2-135m, quantize: int8}
-      - {name: meta-llama/Llama-3.1-70B, device_map: auto, max_memory: "0=70GiB,cpu=200GiB"}
-      - served:http://gpu-box:8000/v1
-
-Every model's options are checked before any task runs (an unknown value, ``quantize`` with a split or a
-bf16 dtype, a missing quantization library, a served model given load options: one line). A model loaded
-another way is a model of its own in the report, named with it (``smollm2-135m (int8 weights)``), and every
-row of the report says its precision (``exact (float32)``, ``approximate (int8 weights)``, ``served (precision
-as the server computes)``), read from the stored result.
-
-Command-line options given explicitly override the file's values (``--options labdet.n_boot=500`` adds to
-the file's ``options``; ``--quantize`` and the split options hold for every model without an entry's own). A
-method's options are those of ``biascore run <method>`` (its ``Options`` specs: the same names, defaults, bounds
-and one-line refusals); the options of ``attribution`` also hold for ``pll`` and ``lmeval``, its two other
-summaries.
+A spec file (YAML, or TOML by the ``.toml`` extension; docs/sweeps.md shows one) holds the same keys as the
+command-line options; options given explicitly override the file's (``--options`` adds to its ``options``).
+A model is a name or an entry with its own load options on top of the sweep's (:data:`MODEL_OPTIONS`); each is
+parsed into one frozen :class:`~biascore.models.spec.ModelSpec` and checked before any task runs (one line),
+and a model loaded another way is a model of its own, named with it (:func:`variant_label`). A method's options
+are those of ``biascore run <method>`` (its ``Options``); attribution's also hold for ``pll`` and ``lmeval``,
+its two other summaries.
 
 A task is one model × one input: it carries every requested method that reads that kind of input
 (``attribution`` and ``pll`` come from the same forward passes, ``fields`` and ``words`` reuse them).
