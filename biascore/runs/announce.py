@@ -170,7 +170,7 @@ class Announcer:
         load) first when it is not loaded yet."""
         if not handle.loaded:
             self.start(STARTING)
-            self._set(CONVERTING if converts_on_load(handle) else LOADING)
+            self._set(CONVERTING if handle.converts else LOADING)
         return handle.load()
 
     def keyed(self, key: CacheKey) -> None:
@@ -247,18 +247,6 @@ def _write_json(path: Path, record: dict) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(record))
     os.replace(tmp, path)
-
-
-def converts_on_load(handle: Any) -> bool:
-    """Whether loading ``handle`` converts a GGUF file first (its first load on this cache)."""
-    from biascore.models.loading import resolve_source
-
-    try:
-        src = resolve_source(handle.name, getattr(handle, "gguf_file", None))
-    except Exception:  # noqa: BLE001 - a model that cannot be resolved fails in the load itself, with its message
-        return False
-    folder = src.converted_folder
-    return folder is not None and not (folder / "config.json").exists()
 
 
 # ------------------------------------------------------------------------------------------------ reading
