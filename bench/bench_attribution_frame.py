@@ -25,7 +25,7 @@ def main() -> None:
     from biascore.inputs.datasets import load_benchmark
     from biascore.models.loading import load_model
     from biascore.methods.attribution.frame import attribution_frame
-    from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_pairs
+    from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_rows
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--benchmark", default="winoqueer-tl")
@@ -34,7 +34,7 @@ def main() -> None:
     lm = load_model(str(SHARED / "models" / "tiny-trained-bert-mlm"), device="cpu")
     bm = load_benchmark(args.benchmark, SHARED / "data")
     t = time.perf_counter()
-    _, recs = _tokenize_pairs(lm, bm.frame)
+    _, recs = _tokenize_rows(lm, bm.frame)[:2]
     print(f"tokenise {len(bm.frame)} pairs: {time.perf_counter() - t:.2f} s")
     rng = np.random.default_rng(0)
     for rec in recs:

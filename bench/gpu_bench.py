@@ -259,7 +259,7 @@ def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
     from biascore.models import lm_scoring
     from biascore.inputs.datasets import load_benchmark
     from biascore.methods.attribution.frame import attribution_frame
-    from biascore.methods.attribution.scorer import _tokenize_pairs
+    from biascore.methods.attribution.scorer import _tokenize_rows
 
     lm_scoring.reset_stats()
     total, frames = 0.0, {}
@@ -270,7 +270,7 @@ def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
     parts = {}
     for bench in benches:  # the CPU parts, timed again on their own
         bm = load_benchmark(bench, DATA)
-        _, parts[f"tokenize {bench}"] = timed(lambda: _tokenize_pairs(lm, bm.frame))
+        _, parts[f"tokenize {bench}"] = timed(lambda: _tokenize_rows(lm, bm.frame)[:2])
         logp = frames[bench][["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans", "less_spans",
                               "more_u", "less_u", "logp_more", "logp_less", "truncated", "skipped_reason"]]
         _, parts[f"frame {bench}"] = timed(lambda: attribution_frame(bm, logp))
@@ -325,9 +325,9 @@ def forward_only(lm, bench: str) -> dict:
     """The forward passes alone (tokenised beforehand, no cache, no result frame): seconds and TFLOP/s."""
     from biascore.models import lm_scoring
     from biascore.inputs.datasets import load_benchmark
-    from biascore.methods.attribution.scorer import _logprobs_for_pairs, _tokenize_pairs
+    from biascore.methods.attribution.scorer import _logprobs_for_pairs, _tokenize_rows
 
-    pts, _ = _tokenize_pairs(lm, load_benchmark(bench, DATA).frame)
+    pts, _ = _tokenize_rows(lm, load_benchmark(bench, DATA).frame)[:2]
     lm_scoring.reset_stats()
     plan = lm_scoring.BatchPlan.for_model(lm)
     budget = plan.max_tokens

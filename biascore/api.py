@@ -51,8 +51,6 @@ from biascore.runs import timing_log  # noqa: F401 - the load test's timing line
 from biascore.store.cache import CorruptCacheFile, ResultCache
 from biascore.version import ENGINE_VERSION
 
-Model = "ModelHandle | LanguageModel | str"
-
 
 def methods() -> pd.DataFrame:
     """The registered methods: name, CLI command, input, model kinds, paper, one-line summary."""

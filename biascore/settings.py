@@ -148,11 +148,6 @@ def served_models() -> dict[str, str]:
     return {label: target for label, target in _model_entries() if target != label}
 
 
-def model_target(name: str) -> str:
-    """What the dashboard loads for the model it names ``name``: a served entry's ``served:URL``, else ``name``."""
-    return served_models().get(name, name)
-
-
 def _model_entries() -> list[tuple[str, str]]:
     """(label, target) per entry of ``BIASCORE_MODELS`` (see :func:`served_models`); one line on a bad entry."""
     entries: list[tuple[str, str]] = []

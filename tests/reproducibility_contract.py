@@ -19,7 +19,7 @@ a relative bound::
 log1p(Σ_{i≠argmax} exp z_i), so near P = 1 the error shrinks with |log P|, and a model whose logits are large —
 unlikely tokens far below the top — moves its log P by more in absolute terms). Everything else follows from it,
 with δ(l, ε) the most the distance d (JSD^¼ or √JSD) can move when log P moves by ε
-(:func:`jsd.distance_bound`)::
+(:func:`distance_bound`)::
 
     |Δ b(u)|   ≤ β(u) = δ(log P_more(u), ε_more(u)) + δ(log P_less(u), ε_less(u))
     |Δ S_JSD|  ≤ mean over u of β(u)
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from biascore.methods.attribution.jsd import distance_bound
+from biascore.methods.attribution.jsd import JSD_VARIANTS, distance
 
 #: |Δ log P(u)| ≤ LOGP_RTOL · max(|log P(u)|, LOGP_FLOOR) between float32 runs that differ in batch composition,
 #: process, thread count or CPU kernel path. Largest measured: 3.2e-5 (bench/results/reproducibility.md).
@@ -47,6 +47,17 @@ LOGP_RTOL = 1e-4
 #: probabilities is then near the smallest numbers it can hold), so that log P = 0 in one run and -1e-30 in
 #: another still agree.
 LOGP_FLOOR = 1e-7
+
+
+def distance_bound(logp: np.ndarray, eps: float) -> np.ndarray:
+    """δ(l, ε): the most |d(l) − d(l')| can be when |l − l'| ≤ ε, over both distance variants."""
+    logp = np.minimum(np.asarray(logp, dtype=np.float64), 0.0)
+    lower, upper = logp - eps, np.minimum(logp + eps, 0.0)
+    bound = np.zeros_like(logp)
+    for variant in JSD_VARIANTS:
+        d = distance(logp, variant)
+        bound = np.maximum(bound, np.maximum(distance(lower, variant) - d, d - distance(upper, variant)))
+    return bound
 
 
 def logp_tolerance(logp) -> np.ndarray:

@@ -66,7 +66,7 @@ def get_handle(name: str):
     the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
     exported results' identity that never loads (only the embedded default model runs live)."""
     snap = active_snapshot()
-    return _handle(name, settings.model_target(name), str(snap.root) if snap is not None else None)
+    return _handle(name, api.ModelSpec.configured(name).target, str(snap.root) if snap is not None else None)
 
 
 @st.cache_resource(show_spinner=False)
@@ -85,7 +85,7 @@ def _handle(name: str, target: str, snapshot_root: str | None):
 def served(name: str) -> bool:
     """True when the dashboard's model ``name`` is served (a served label of the settings, or a typed
     ``served:`` name outside public mode)."""
-    return is_served(settings.model_target(name))
+    return api.ModelSpec.configured(name).served
 
 
 def served_refusal(name: str, *methods) -> bool:
@@ -107,7 +107,7 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     """A served model's loading error as a line that names the model by its label, not by its URL (public
     mode), else None (not a served label). A server that does not answer is said to be down (its stored runs
     stay browsable), without the command line's advice."""
-    target = settings.model_target(name)
+    target = api.ModelSpec.configured(name).target
     if target == name or not is_served(target):
         return None
     try:
@@ -138,7 +138,7 @@ def served_down(name: str) -> str | None:
 
 def _last_seen(name: str) -> tuple[str, str] | None:
     """What ``name``'s server last said it serves (:mod:`biascore.models.served.last_seen`), or None."""
-    return api.recall_served(settings.cache_dir(), settings.model_target(name))
+    return api.recall_served(settings.cache_dir(), api.ModelSpec.configured(name).target)
 
 
 def stored_identity(name: str) -> tuple[str, str | None] | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from biascore import settings
+from biascore import api
 from biascore.runs import runner
 from biascore.display import code_span, markdown_literal
 from views.models import model_label
@@ -46,7 +46,8 @@ class Watched:
         if active() is not None:
             return None
         try:
-            return runner.watch(self.method, settings.model_target(self.model), self.input, **dict(self.options))
+            target = api.ModelSpec.configured(self.model).target
+            return runner.watch(self.method, target, self.input, **dict(self.options))
         except user_errors():
             return None
 

@@ -28,11 +28,6 @@ from biascore.methods import discover, get
 from biascore.progress import Bar
 
 
-def handle_from_args(args: argparse.Namespace, name: str | None = None) -> ModelHandle:
-    """The model handle the command's model options describe (``name`` replaces ``--model``)."""
-    return ModelHandle(spec_from_args(args, name))
-
-
 def register_method_commands(sub) -> None:
     """``run <method>``, ``methods`` and every method's own command, all from the registry."""
     methods = discover()
@@ -167,7 +162,7 @@ def run_command(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     results = []
     for model in [args.model, *getattr(args, "compare", [])]:
-        handle = handle_from_args(args, model)
+        handle = ModelHandle(spec_from_args(args, model))
         for name in inputs:
             results.append(_one(method, handle, name, options, args))
     elapsed = time.perf_counter() - t0

@@ -109,10 +109,6 @@ class SeatTest:
         return f"{c['targ1']} vs {c['targ2']} × {c['attr1']} vs {c['attr2']}"
 
 
-def seat_dir(data_dir: str | Path | None = None) -> Path:
-    return settings.data_dir(data_dir) / "seat"
-
-
 def _natural(name: str):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 

@@ -131,9 +131,3 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="result cache directory (overrides BIASCORE_CACHE_DIR)")
 
-
-def model_from_args(args: argparse.Namespace):
-    """The model the command's model options describe, loaded."""
-    from biascore.models.handle import open_model
-
-    return open_model(spec_from_args(args))

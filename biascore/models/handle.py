@@ -36,10 +36,6 @@ def open_model(spec: "ModelSpec | str", **options) -> LanguageModel:
     return load_model(spec.target, **spec.load_options())
 
 
-def _of_spec(field: str) -> property:
-    return property(lambda self: getattr(self.spec, field), doc=f"the model description's ``{field}``")
-
-
 #: seconds after which a served model that failed to connect is tried again (a server started later, or back
 #: after a restart); a model loaded in this process that failed to load fails again at once
 SERVED_RETRY_S = 15.0
@@ -48,12 +44,6 @@ SERVED_RETRY_S = 15.0
 class ModelHandle:
     """A model described by one :class:`~biascore.models.spec.ModelSpec` (or by a name and its fields); loaded
     lazily, once."""
-
-    name = _of_spec("target")
-    label, gguf_file, device, dtype = _of_spec("label"), _of_spec("gguf_file"), _of_spec("device"), _of_spec("dtype")
-    kind, trust_remote_code = _of_spec("kind"), _of_spec("trust_remote_code")
-    attn_implementation, placement = _of_spec("attn_implementation"), _of_spec("placement")
-    quantize, timeout, retries = _of_spec("quantize"), _of_spec("timeout"), _of_spec("retries")
 
     def __init__(self, spec: ModelSpec | str = DEFAULT_MODEL, **fields):
         #: what the user named and how it runs (frozen; parsed and checked at the shell's edge)
@@ -86,21 +76,39 @@ class ModelHandle:
     def variant(self, *, kind: ModelKind | Literal["auto"] | None = None,
                 attn_implementation: str | None = None) -> "ModelHandle":
         """The same model loaded another way (as a plain encoder, with eager attention): a handle of its own."""
-        if (kind in (None, self.kind)) and (attn_implementation in (None, self.attn_implementation)):
+        if (kind in (None, self.spec.kind)) and (attn_implementation in (None, self.spec.attn_implementation)):
             return self
-        if self._refuse is not None or (self._lm is not None and self._lm.extra.get("dtype") == "served"):
+        if self._refuse is not None or self.served_label is not None:
             return self  # a stand-in, or a served model: no other way to load it (methods refuse it in one line)
         return ModelHandle(self.spec.variant(kind=kind, attn_implementation=attn_implementation))
 
     # ------------------------------------------------------------------ identity and load
     @property
+    def name(self) -> str:
+        """The model as the user named it (the description's ``target``)."""
+        return self.spec.target
+
+    @property
+    def label(self) -> str:
+        """How every shell names it (the description's ``label``)."""
+        return self.spec.label
+
+    @property
     def loaded(self) -> bool:
         return self._lm is not None
 
     @property
+    def served_label(self) -> str | None:
+        """How a served model is named where it is refused (a ``served:`` description by its label, which names no
+        URL; a served model already connected by its name), else None: a model loaded in this process."""
+        if self.spec.served:
+            return self.label
+        return self._lm.name if self._lm is not None and self._lm.extra.get("dtype") == "served" else None
+
+    @property
     def converts(self) -> bool:
         """True when the next :meth:`load` converts a GGUF file first (slow, once per machine)."""
-        return self._lm is None and self._refuse is None and needs_conversion(self.name, self.gguf_file)
+        return self._lm is None and self._refuse is None and needs_conversion(self.name, self.spec.gguf_file)
 
     @property
     def load_error(self) -> Exception | None:
@@ -115,9 +123,10 @@ class ModelHandle:
         if not self._identity_read:
             with self._lock:
                 if not self._identity_read:
-                    self._identity = model_identity(self.name, gguf_file=self.gguf_file, kind=self.kind,
-                                                    device=self.device, dtype=self.dtype,
-                                                    placement=self.placement, quantize=self.quantize)
+                    spec = self.spec
+                    self._identity = model_identity(spec.target, gguf_file=spec.gguf_file, kind=spec.kind,
+                                                    device=spec.device, dtype=spec.dtype, placement=spec.placement,
+                                                    quantize=spec.quantize)
                     self._identity_read = True
         return self._identity
 

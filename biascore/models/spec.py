@@ -12,8 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from pathlib import Path
+
+from biascore import settings
 from biascore.errors import ModelLoadError
-from biascore.models.loading import DEFAULT_MODEL, ModelKind
+from biascore.models.loading import ALIASES, DEFAULT_MODEL, ModelKind
 from biascore.models.placement import Placement
 from biascore.models.served import is_served
 
@@ -69,6 +72,21 @@ class ModelSpec:
         else:
             check_quantize(quantize, dtype, spec.placement)
         return spec
+
+    @classmethod
+    def configured(cls, name: str) -> "ModelSpec":
+        """The model the dashboard names ``name``: a served entry of ``BIASCORE_MODELS`` (``LABEL=served:URL``,
+        :func:`biascore.settings.served_models`) loads its ``served:URL`` and is labelled ``LABEL``; any other name
+        loads itself."""
+        return cls(settings.served_models().get(name, name), label=name)
+
+    @property
+    def run_name(self) -> str:
+        """The model as announced runs compare it (:mod:`biascore.runs.announce`): an embedded alias by the model
+        it names, a local path resolved; anything else as given."""
+        name = ALIASES.get(self.target, self.target)
+        path = Path(name).expanduser()
+        return str(path.resolve()) if path.exists() else name
 
     @property
     def served(self) -> bool:

@@ -200,13 +200,14 @@ def _cmd_corrected(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from biascore.models.args import model_from_args
+    from biascore.models.args import spec_from_args
+    from biascore.models.handle import open_model
     from biascore.review.corrections import before_after
 
     bm, frame, _ = _corrected(args)
     if frame.empty:
         raise ValueError(f"no pair of {bm.name} is accepted or corrected yet: nothing to compare")
-    table = before_after(model_from_args(args), bm, frame)
+    table = before_after(open_model(spec_from_args(args)), bm, frame)
     print(f"{args.model} on {bm.name}: B before and after the reviewers' corrections (50 = unbiased)")
     _print(table)
     return 0

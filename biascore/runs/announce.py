@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from biascore.models.spec import ModelSpec
 from biascore.store.cache import CacheKey, ResultCache, _jsonable
 from biascore.store.locks import file_lock, is_held, pid_alive
 from biascore.progress import ProgressFn
@@ -61,22 +62,14 @@ _counter = itertools.count()
 _HOST = socket.gethostname()
 
 
-def model_name(name: str) -> str:
-    """A model's name as announcements compare it: the alias-normalised name; a local path, resolved."""
-    from biascore.models.loading import ALIASES
-
-    name = ALIASES.get(str(name), str(name))
-    path = Path(name).expanduser()
-    return str(path.resolve()) if path.exists() else name
-
-
-def run_tag(method: Any, model: str, input: Any, limit: int | None, options: Any) -> str:
+def run_tag(method: Any, model: ModelSpec | str, input: Any, limit: int | None, options: Any) -> str:
     """The tag of a result, made from names alone (see the module's docstring): the method's cache folder and
-    version, the model's name, the input's name (a loaded input's ``name``; None: the method's default input),
-    the item limit and the key options. A page matches runs by it on every render without reading the input or
-    identifying the model."""
+    version, the model's :attr:`~biascore.models.spec.ModelSpec.run_name` (a name: its spec's), the input's name
+    (a loaded input's ``name``; None: the method's default input), the item limit and the key options. A page
+    matches runs by it on every render without reading the input or identifying the model."""
+    spec = model if isinstance(model, ModelSpec) else ModelSpec(str(model))
     name = method.input_kind.default if input is None else str(getattr(input, "name", input))
-    blob = json.dumps([method.cache_folder, method.version, model_name(model), name, limit,
+    blob = json.dumps([method.cache_folder, method.version, spec.run_name, name, limit,
                        _jsonable(options.key_parts())], default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -161,7 +154,7 @@ class Announcer:
             return
         if self._lock is None:
             method, loaded, self.tag = self._of
-            self.method, self.model = method.name, model_name(self.handle.name)
+            self.method, self.model = method.name, self.handle.spec.run_name
             self.input = str(getattr(loaded, "name", ""))
             self.id = f"{self.tag[:16]}-{_safe(_HOST)}-{os.getpid()}-{next(_counter)}"
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -177,7 +170,7 @@ class Announcer:
         load) first when it is not loaded yet."""
         if not handle.loaded:
             self.start(STARTING)
-            self._set(CONVERTING if converts_on_load(handle) else LOADING)
+            self._set(CONVERTING if handle.converts else LOADING)
         return handle.load()
 
     def keyed(self, key: CacheKey) -> None:
@@ -254,18 +247,6 @@ def _write_json(path: Path, record: dict) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(record))
     os.replace(tmp, path)
-
-
-def converts_on_load(handle: Any) -> bool:
-    """Whether loading ``handle`` converts a GGUF file first (its first load on this cache)."""
-    from biascore.models.loading import resolve_source
-
-    try:
-        src = resolve_source(handle.name, getattr(handle, "gguf_file", None))
-    except Exception:  # noqa: BLE001 - a model that cannot be resolved fails in the load itself, with its message
-        return False
-    folder = src.converted_folder
-    return folder is not None and not (folder / "config.json").exists()
 
 
 # ------------------------------------------------------------------------------------------------ reading

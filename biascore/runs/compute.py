@@ -133,33 +133,17 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     started = time.perf_counter()
     opts = build_options(method, options, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None
-    served = _served_name(model)
-    if served is not None:
-        method.refuse_served(served)  # before the input is read (the measured identity is checked again below)
+    handle = as_handle(model)
+    if handle.served_label is not None:
+        method.refuse_served(handle.served_label)  # before the input is read (the identity is checked again below)
     loaded = resolve_input(method, input, data_dir, limit)
     method.validate_input(loaded, opts)  # bad options and inputs are refused before any model is touched
-    handle = as_handle(model)
     cache = cache or ResultCache()
     run_handle = method_handle(method, handle, opts)
-    tag = run_tag(method, run_handle.name, input, limit, opts)
+    tag = run_tag(method, run_handle.spec, input, limit, opts)
     with Announcer(cache, method, run_handle, loaded, tag) as announcer:  # silent until it must compute
         return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,
                                 shard_size, announcer, started)
-
-
-def _served_name(model: Any) -> str | None:
-    """The name of a served model (``served:…`` handle — by its label — or name, or a loaded served model), else
-    None."""
-    from biascore.models.served import is_served
-
-    name = model if isinstance(model, str) else getattr(model, "name", "")
-    if is_served(str(name)):
-        return str(getattr(model, "label", None) or name)  # a dashboard's label names no URL
-    if isinstance(model, ModelHandle) and model.loaded:
-        model = model.load()  # a handle around a model already loaded (or connected to)
-    if isinstance(model, LanguageModel) and model.extra.get("dtype") == "served":
-        return model.name
-    return None
 
 
 def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts: Options, cache: ResultCache,

@@ -78,8 +78,7 @@ def run_cli(args: argparse.Namespace) -> int:
     executor = "local" if args.ray is None else f"ray {args.ray or '(local instance)'}"
     status = SweepStatus.create(cache_dir, [t.name for t in tasks], executor)
     print(f"sweep {status.id}: {len(tasks)} task(s) on {executor}; cache {cache_dir}", file=sys.stderr)
-    common = dict(cache_dir=cache_dir, data_dir=data_dir, limit=spec.limit, load_options=spec.load_options(),
-                  method_options=spec.method_options(), status=status)
+    common = dict(cache_dir=cache_dir, data_dir=data_dir, limit=spec.limit, method_options=spec.method_options(), status=status)
     try:
         if args.ray is None:
             from biascore.sweep.local import run_local
@@ -113,6 +112,5 @@ def _pairwise_lines(results, common: dict) -> list[str]:
     from biascore.sweep.pairwise import format_pairwise, pairwise_table
 
     table, notes = pairwise_table(results, cache_dir=common["cache_dir"], data_dir=common["data_dir"],
-                                  limit=common["limit"], load_options=common["load_options"],
-                                  method_options=common["method_options"])
+                                  limit=common["limit"], method_options=common["method_options"])
     return format_pairwise(table, notes)

@@ -9,18 +9,18 @@ from itertools import groupby
 
 from biascore.progress import Bar
 from biascore.sweep.spec import Task
-from biascore.sweep.tasks import TaskResult, run_task, task_handle
+from biascore.models.handle import ModelHandle
+from biascore.sweep.tasks import TaskResult, run_task
 
 
 def run_local(tasks: list[Task], *, cache_dir: str, data_dir: str | None, limit: int | None = None,
-              load_options: dict | None = None, method_options: dict | None = None, status=None,
-              show_progress: bool = True) -> list[TaskResult]:
+              method_options: dict | None = None, status=None, show_progress: bool = True) -> list[TaskResult]:
     results: list[TaskResult] = []
     with Bar("sweep", unit="task", disable=not show_progress) as outer:
         outer(0, len(tasks))
-        for _, group in groupby(tasks, key=lambda t: (t.model, t.load)):
+        for _, group in groupby(tasks, key=lambda t: t.spec):
             group = list(group)
-            handle = task_handle(group[0], load_options)
+            handle = ModelHandle(group[0].spec)
             try:
                 for task in group:
                     with Bar(task.name, unit="item", leave=False, disable=not show_progress) as inner:

@@ -25,13 +25,13 @@ COLUMNS = ["benchmark", "model_a", "model_b", "precision_a", "precision_b", "n",
 
 
 def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limit: int | None = None,
-                   load_options: dict | None = None, method_options: dict | None = None, n_boot: int = 2000,
+                   method_options: dict | None = None, n_boot: int = 2000,
                    seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """(table, notes): one row per benchmark × two models (columns :data:`COLUMNS`; B unprefixed)."""
     from biascore.store.cache import ResultCache
     from biascore.models.handle import ModelHandle
     from biascore.models.loading import ModelLoadError
-    from biascore.models.served import is_served
+    from biascore.models.spec import ModelSpec
     from biascore.runs.runner import run
     from biascore.methods import get
     from biascore.methods.attribution.compare import compare_results
@@ -40,31 +40,28 @@ def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limi
     cache = ResultCache(cache_dir)
     values = dict((method_options or {}).get("attribution", {}))
 
-    handles: dict[tuple[str, tuple], ModelHandle] = {}  # one per model: a served model is measured once
+    handles: dict[ModelSpec, ModelHandle] = {}  # one per model: a served model is measured once
 
-    def cached(model: tuple[str, tuple], benchmark: str, **extra):
-        name, load = model
+    def cached(model: ModelSpec, benchmark: str, **extra):
         if model not in handles:
-            handles[model] = ModelHandle(name, **{**(load_options or {}), **dict(load)})
-            if is_served(name):  # its identity is measured on the server: connect (nothing is scored)
+            handles[model] = ModelHandle(model)
+            if model.served:  # its identity is measured on the server: connect (nothing is scored)
                 handles[model].load()
         return run(method, handles[model], benchmark, limit=limit, cache=cache, data_dir=data_dir, only_cached=True,
                    **values, **extra)
 
     # a model loaded another way (quantized, bf16, split) is a model of its own, named with it
-    swept: dict[str, dict[tuple[str, tuple], set]] = {}
-    shown: dict[tuple[str, tuple], str] = {}
+    swept: dict[str, dict[ModelSpec, set]] = {}
     for r in results:
         if r.ok and {"attribution", "pll"} & set(r.metrics):
-            swept.setdefault(r.input, {}).setdefault((r.model, r.load), set()).update(r.metrics)
-            shown[(r.model, r.load)] = r.shown_model
+            swept.setdefault(r.input, {}).setdefault(r.spec, set()).update(r.metrics)
     rows, notes = [], []
     for benchmark, models in swept.items():
         for a, b in combinations(list(models), 2):
             try:
                 ra, rb = cached(a, benchmark), cached(b, benchmark)
                 if ra is None or rb is None:
-                    notes.append(f"{benchmark}: {shown[a]} vs {shown[b]}: a result is no longer in the cache")
+                    notes.append(f"{benchmark}: {a.label} vs {b.label}: a result is no longer in the cache")
                     continue
                 row = compare_results(ra, rb, n_boot=n_boot, seed=seed).summary().iloc[0].to_dict()
                 if "lmeval" in models[a] and "lmeval" in models[b]:
@@ -73,9 +70,9 @@ def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limi
                         lm = compare_results(la, lb, n_boot=n_boot, seed=seed).summary().iloc[0]
                         row.update({k: lm[k] for k in lm.index if k.startswith("lmeval_")})
             except (ValueError, ModelLoadError) as exc:  # different pairs under one name, a server gone: said
-                notes.append(f"{benchmark}: {shown[a]} vs {shown[b]}: {exc}")
+                notes.append(f"{benchmark}: {a.label} vs {b.label}: {exc}")
                 continue
-            rows.append({**row, "benchmark": benchmark, "model_a": shown[a], "model_b": shown[b]})
+            rows.append({**row, "benchmark": benchmark, "model_a": a.label, "model_b": b.label})
     table = pd.DataFrame.from_records(rows).reindex(columns=COLUMNS)
     if len(table):
         table["mcnemar_p_holm"] = holm(table["mcnemar_p"].to_numpy())

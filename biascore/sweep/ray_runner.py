@@ -23,11 +23,12 @@ from biascore.sweep.spec import Task
 from biascore.sweep.tasks import TaskResult, run_task
 
 
-def _remote_task(task: Task, cache_dir: str, data_dir: str | None, limit: int | None, load_options: dict,
-                 method_options: dict, status) -> TaskResult:
-    """What a Ray worker runs (a module-level function, so workers import it from this package)."""
-    return run_task(task, cache_dir=cache_dir, data_dir=data_dir, limit=limit, load_options=load_options,
-                    method_options=method_options, status=status)
+def _remote_task(task: Task, cache_dir: str, data_dir: str | None, limit: int | None, method_options: dict,
+                 status) -> TaskResult:
+    """What a Ray worker runs (a module-level function, so workers import it from this package); the task
+    carries its model's frozen description, parsed once by the driver."""
+    return run_task(task, cache_dir=cache_dir, data_dir=data_dir, limit=limit, method_options=method_options,
+                    status=status)
 
 
 def worker_environment(cache_dir: str, data_dir: str | None) -> dict[str, str]:
@@ -53,9 +54,7 @@ def _crashed(task: Task, exc: BaseException, retries: int) -> TaskResult:
 
 
 def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir: str | None,
-            limit: int | None = None, load_options: dict | None = None, method_options: dict | None = None,
-            status=None,
-            retries: int = 2,
+            limit: int | None = None, method_options: dict | None = None, status=None, retries: int = 2,
             num_cpus: int | None = None, show_progress: bool = True) -> list[TaskResult]:
     import ray
 
@@ -73,8 +72,7 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
         options = task_options(ray.cluster_resources().get("GPU", 0), retries, cache_dir, data_dir)
         for task in tasks:
             ref = remote.options(name=task.name, **options).remote(task, cache_dir, data_dir, limit,
-                                                                   load_options or {}, method_options or {},
-                                                                   status)
+                                                                   method_options or {}, status)
             refs[ref] = task
         results: dict[Task, TaskResult] = {}
         with Bar("sweep (ray)", unit="task", disable=not show_progress) as bar:

@@ -32,7 +32,7 @@ def overview_table(results: list[TaskResult]) -> pd.DataFrame:
     for r in results:
         for metric, (column, label) in r.headlines.items():
             for rec in r.summaries.get(metric, []):
-                rows.append({"model": r.shown_model, "precision": _precision(r), "benchmark": r.input,
+                rows.append({"model": r.spec.label, "precision": _precision(r), "benchmark": r.input,
                              "metric": label, "bias_type": rec["bias_type"], "score": rec[column], "n": rec["n"]})
     if not rows:
         return pd.DataFrame(columns=ROW + ["n", "all"])

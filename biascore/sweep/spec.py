@@ -1,45 +1,12 @@
 """The sweep spec: which models, which inputs, which methods, how to load; from CLI arguments or a file.
 
-A spec file (YAML, or TOML by the ``.toml`` extension) holds the same keys as the command-line options::
-
-    models: [bert-base-uncased, gpt2, ./my-checkpoint]
-    metrics: [attribution, pll, lmeval, fields, seat]   # registered methods (`biascore methods`); pll = the PLL
-                                              # score, lmeval = the lm-eval-compatible CrowS score (causal LMs)
-    benchmarks: [crows-en, crows-en-gso]      # inputs of the methods that read pair benchmarks
-    seat_tests: [sent-weat6]                  # inputs of the methods that read SEAT tests (seat, heads, ceat)
-    labdet_langs: [en]                        # inputs of labdet
-    inputs: {logprob-test: [en-gender-career]}  # inputs of any other input kind, by kind name
-    options: {labdet: {n_boot: 500}, seat: {n_samples: 10000}}  # any method's options, by method name
-    device: auto
-    dtype: auto
-    quantize: null                            # int8 / int4 for every model loaded in this process
-    device_map: null                          # split every model: auto, balanced, sequential or {module: device}
-    max_memory: null                          # e.g. "cpu=300MiB" (implies device_map auto)
-    offload_folder: null                      # where disk-offloaded weights go (default under <cache>/offload/)
-    limit: null                               # score only the first N pairs of each benchmark
-    retries: 2                                # Ray: times a task is retried after its worker died
-
-A model may also be an entry of its own, with the load options that hold for it alone (``quantize``,
-``device_map``, ``max_memory``, ``offload_folder``, ``dtype``) on top of the sweep's: e.g. a model beside its
-own int8 weights, a 70B model split over devices, a model behind a completions server::
-
-    models:
-      - smollm2-135m
-      - {name: smollm2-135m, quantize: int8}
-      - {name: meta-llama/Llama-3.1-70B, device_map: auto, max_memory: "0=70GiB,cpu=200GiB"}
-      - served:http://gpu-box:8000/v1
-
-Every model's options are checked before any task runs (an unknown value, ``quantize`` with a split or a
-bf16 dtype, a missing quantization library, a served model given load options: one line). A model loaded
-another way is a model of its own in the report, named with it (``smollm2-135m (int8 weights)``), and every
-row of the report says its precision (``exact (float32)``, ``approximate (int8 weights)``, ``served (precision
-as the server computes)``), read from the stored result.
-
-Command-line options given explicitly override the file's values (``--options labdet.n_boot=500`` adds to
-the file's ``options``; ``--quantize`` and the split options hold for every model without an entry's own). A
-method's options are those of ``biascore run <method>`` (its ``Options`` specs: the same names, defaults, bounds
-and one-line refusals); the options of ``attribution`` also hold for ``pll`` and ``lmeval``, its two other
-summaries.
+A spec file (YAML, or TOML by the ``.toml`` extension; docs/sweeps.md shows one) holds the same keys as the
+command-line options; options given explicitly override the file's (``--options`` adds to its ``options``).
+A model is a name or an entry with its own load options on top of the sweep's (:data:`MODEL_OPTIONS`); each is
+parsed into one frozen :class:`~biascore.models.spec.ModelSpec` and checked before any task runs (one line),
+and a model loaded another way is a model of its own, named with it (:func:`variant_label`). A method's options
+are those of ``biascore run <method>`` (its ``Options``); attribution's also hold for ``pll`` and ``lmeval``,
+its two other summaries.
 
 A task is one model × one input: it carries every requested method that reads that kind of input
 (``attribution`` and ``pll`` come from the same forward passes, ``fields`` and ``words`` reuse them).
@@ -57,6 +24,7 @@ from biascore.contract.method import Method
 from biascore.contract.options import OptionError, OptionSpec
 from biascore.models.spec import ModelSpec
 from biascore.models.loading import ModelLoadError
+from biascore.models.placement import Placement
 from biascore.models.served.client import is_served
 
 #: the spec fields that list inputs of one input kind: field → input kind
@@ -170,13 +138,12 @@ class SpecError(ValueError):
     """The sweep spec is unusable; the message says which key and why."""
 
 
-def variant_label(model: str, load: tuple = ()) -> str:
+def variant_label(model: str, quantize: str | None = None, dtype: str | None = None,
+                  placement: Placement | None = None) -> str:
     """A model as a sweep names it: with the load options that make it a model of its own
     (``smollm2-135m (int8 weights)``, ``… (bf16)``, ``… (split auto)``)."""
-    options = dict(load)
-    parts = [f"{options['quantize']} weights"] if options.get("quantize") else []
-    parts += [str(options["dtype"])] if options.get("dtype") else []
-    placement = options.get("placement")
+    parts = [f"{quantize} weights"] if quantize else []
+    parts += [dtype] if dtype else []
     if placement is not None:
         parts.append("split " + (placement.device_map if isinstance(placement.device_map, str) else "explicit map"))
     return model + (f" ({', '.join(parts)})" if parts else "")
@@ -186,29 +153,18 @@ def variant_label(model: str, load: tuple = ()) -> str:
 class Task:
     """One unit of work: one model on one input with the metrics that input carries."""
 
-    model: str
+    #: the model, parsed and checked once when the sweep spec was (:meth:`SweepSpec.model_specs`); its label
+    #: names it in the report (:func:`variant_label`)
+    spec: ModelSpec
     kind: str                 # the input kind: "pairs" (a pair benchmark), "seat" (a SEAT test), "labdet" …
     input: str                # benchmark name, SEAT test name or LABDet language code
     metrics: tuple[str, ...]
-    #: the model's own load options (``placement``, ``quantize``, ``dtype``) as sorted (name, value) pairs: on top
-    #: of the sweep's (:meth:`SweepSpec.load_options`), checked by :meth:`SweepSpec.validate`
-    load: tuple = ()
-
-    @property
-    def label(self) -> str:
-        """The model as the report names it (:func:`variant_label`)."""
-        return variant_label(self.model, self.load)
 
     @property
     def name(self) -> str:
         """How the task is reported: ``model × input`` (``seat:`` / ``labdet:`` prefixed for those inputs)."""
         where = self.input if self.kind == "pairs" else f"{self.kind}:{self.input}"
-        return f"{self.label} × {where}"
-
-    def handle_options(self, load_options: dict | None = None) -> dict:
-        """The keyword arguments of the task's :class:`~biascore.models.handle.ModelHandle`: the sweep's load options
-        with the model's own on top."""
-        return {**(load_options or {}), **dict(self.load)}
+        return f"{self.spec.label} × {where}"
 
 
 @dataclass
@@ -231,6 +187,7 @@ class SweepSpec:
     offload_folder: str | None = None
     limit: int | None = None
     retries: int = 2
+    _specs: list[ModelSpec] | None = field(default=None, init=False, repr=False, compare=False)
 
     def validate(self) -> "SweepSpec":
         for name, kinds, what in _SCALARS:
@@ -240,7 +197,7 @@ class SweepSpec:
         if not self.models:
             raise SpecError("no models: give --models or 'models:' in the spec file")
         _check_dtype(self.dtype, "dtype")
-        self.model_entries()  # every model's load options, checked before any task runs
+        self.model_specs()  # every model parsed and checked, before any task runs
         metrics = known_metrics()
         unknown = [m for m in self.metrics if m not in metrics]
         if unknown:
@@ -293,13 +250,15 @@ class SweepSpec:
                 out[kind.name] = [kind.default]
         return out
 
-    def model_entries(self) -> list[tuple[str, tuple]]:
-        """Every model as ``(name, load)``: its name and its own load options (:attr:`Task.load`: the sweep's
-        ``quantize`` and split options, with a spec-file entry's on top), each checked (one-line
-        :class:`SpecError`), each model × options once."""
-        return list(dict.fromkeys(self._entry(raw) for raw in self.models))
+    def model_specs(self) -> list[ModelSpec]:
+        """Every model's description, parsed and checked once (one-line :class:`SpecError`; the first call, from
+        :meth:`validate`, parses, later calls answer the same specs): its name with the sweep's load options and a
+        spec-file entry's on top, labelled with its own (:func:`variant_label`); each model × options once."""
+        if self._specs is None:
+            self._specs = list(dict.fromkeys(self._parse(raw) for raw in self.models))
+        return self._specs
 
-    def _entry(self, raw) -> tuple[str, tuple]:
+    def _parse(self, raw) -> ModelSpec:
         if isinstance(raw, str):
             name, own = raw, {}
         elif isinstance(raw, dict) and isinstance(raw.get("name"), str) and raw["name"].strip():
@@ -318,11 +277,11 @@ class SweepSpec:
                 raise SpecError(f"model {name}: a served model computes in its server's precision; drop its dtype")
             _check_dtype(dtype, f"model {name}: dtype")
         try:
-            spec = ModelSpec.parse(name, dtype=dtype or self.dtype, **options)
+            spec = ModelSpec.parse(name, device=self.device, dtype=dtype or self.dtype,
+                                   trust_remote_code=self.trust_remote_code, **options)
         except (ValueError, ModelLoadError) as exc:  # PlacementError, ServedError too
             raise SpecError(f"model {name}: {one_line(exc, public=False)}") from None
-        load = {"placement": spec.placement, "quantize": spec.quantize, "dtype": dtype}
-        return name, tuple(sorted((k, v) for k, v in load.items() if v is not None))
+        return dataclasses.replace(spec, label=variant_label(name, spec.quantize, dtype, spec.placement))
 
     def tasks(self) -> list[Task]:
         """Every task, grouped by model (so a local run loads each model once)."""
@@ -332,9 +291,9 @@ class SweepSpec:
         for m in self.metrics:
             by_kind[metrics[m]] = by_kind.get(metrics[m], ()) + (m,)
         out = []
-        for model, load in self.model_entries():
+        for spec in self.model_specs():
             for kind, names in by_kind.items():
-                out += [Task(model, kind, x, names, load) for x in dict.fromkeys(inputs.get(kind, []))]
+                out += [Task(spec, kind, x, names) for x in dict.fromkeys(inputs.get(kind, []))]
         return out
 
     def method_options(self) -> dict[str, dict]:
@@ -343,10 +302,6 @@ class SweepSpec:
         for name, values in self.options.items():
             out.setdefault(ALIASES.get(name, name), {}).update(values)
         return out
-
-    def load_options(self) -> dict:
-        """Keyword arguments of :func:`biascore.models.loading.load_model` shared by every task."""
-        return {"device": self.device, "dtype": self.dtype, "trust_remote_code": self.trust_remote_code}
 
 
 def _check_dtype(dtype: str, what: str) -> None:
@@ -358,7 +313,7 @@ def _check_dtype(dtype: str, what: str) -> None:
         raise SpecError(f"{what}: {exc}") from None
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec)}
+_FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec) if f.init}
 #: the spec's single values: (field, accepted types, how the error names them)
 _SCALARS = [("limit", (int, type(None)), "a number of pairs or null"), ("retries", (int,), "a whole number"),
             ("device", (str,), "auto, cpu, cuda or mps"), ("dtype", (str,), "a dtype name"),

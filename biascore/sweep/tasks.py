@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from biascore import settings
 from biascore.errors import one_line
 from biascore.models.handle import ModelHandle
+from biascore.models.spec import ModelSpec
 from biascore.contract.method import NotApplicable
 from biascore.models.precision import Precision, precision_of
 from biascore.progress import ProgressFn
@@ -32,7 +33,8 @@ class TaskResult:
     """What a task sends back to the driver: small summaries only, the per-pair frames stay in the cache."""
 
     task: str
-    model: str
+    #: the task's model (:attr:`Task.spec`): its label names it in the report
+    spec: ModelSpec
     kind: str
     input: str
     metrics: tuple[str, ...]
@@ -47,22 +49,13 @@ class TaskResult:
     headlines: dict[str, tuple[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     attempt: int = 1
-    #: the model's own load options (:attr:`Task.load`) and its name in the report (:attr:`Task.label`)
-    load: tuple = ()
-    label: str = ""
     #: the precision of the task's results, read from the stored result (None before one is read)
     precision: Precision | None = None
 
     @classmethod
     def of(cls, task: Task, **values) -> "TaskResult":
         """The result record of ``task`` (not run yet: ``ok=False`` unless ``values`` say otherwise)."""
-        return cls(task.name, task.model, task.kind, task.input, task.metrics, **{"ok": False, **values},
-                   load=task.load, label=task.label)
-
-    @property
-    def shown_model(self) -> str:
-        """The model as the report names it: with the load options that make it a model of its own."""
-        return self.label or self.model
+        return cls(task.name, task.spec, task.kind, task.input, task.metrics, **{"ok": False, **values})
 
 
 def _records(frame) -> list[dict]:
@@ -106,14 +99,8 @@ def _reporting(progress: ProgressFn | None, status, task_name: str, every_s: flo
     return report
 
 
-def task_handle(task: Task, load_options: dict | None = None) -> ModelHandle:
-    """The model handle of ``task``: its model with the sweep's load options and its own on top."""
-    return ModelHandle(task.model, **task.handle_options(load_options))
-
-
 def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: int | None = None,
-             load_options: dict | None = None, method_options: dict | None = None,
-             source: ModelHandle | None = None, status=None, progress: ProgressFn | None = None) -> TaskResult:
+             method_options: dict | None = None, source: ModelHandle | None = None, status=None, progress: ProgressFn | None = None) -> TaskResult:
     """Run one task into the cache at ``cache_dir`` and return its summaries (or its error).
 
     ``source`` lets a caller share one model handle across tasks (loaded at most once); ``method_options``
@@ -122,7 +109,7 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
     """
     from biascore.store.cache import ResultCache
 
-    source = source or task_handle(task, load_options)
+    source = source or ModelHandle(task.spec)
     loads_before = source.loads
     out = TaskResult.of(task)
     if status is not None:

@@ -24,6 +24,7 @@ from reproducibility_contract import compare_frames
 from biascore.methods.attribution.scorer import summarize
 from biascore.runs import runner
 from biascore.methods import get
+from biascore.models.spec import ModelSpec
 from biascore.sweep.spec import SpecError, Task, build_spec
 from biascore.sweep.status import SweepStatus, read_sweeps
 from tests.conftest import TINY_MLM as TINY_MLM_PATH
@@ -233,7 +234,7 @@ def test_spec_from_yaml_and_toml_with_cli_overrides(tmp_path):
     for name in ("s.yaml", "s.toml"):
         spec = build_spec(tmp_path / name, models=["c"])
         assert spec.models == ["c"] and spec.benchmarks == ["demo"] and spec.limit == 5
-        assert spec.tasks() == [Task("c", "pairs", "demo", ("pll",))]
+        assert spec.tasks() == [Task(ModelSpec("c"), "pairs", "demo", ("pll",))]
     spec = build_spec(None, models=["m"], benchmarks=["x", "y"], metrics=["attribution", "pll", "seat"],
                       seat_tests=["sent-weat6"])
     assert [t.name for t in spec.tasks()] == ["m × x", "m × y", "m × seat:sent-weat6"]
@@ -405,7 +406,7 @@ def test_every_input_kind_has_a_sweep_flag():
     from biascore.sweep.cli import _input_args
     assert _input_args(args) == {"logprob-test": ["en-gender-career"]}
     assert build_spec(None, models=["m"], metrics=["logprob"], inputs=_input_args(args)).tasks() == [
-        Task("m", "logprob-test", "en-gender-career", ("logprob",))]
+        Task(ModelSpec("m"), "logprob-test", "en-gender-career", ("logprob",))]
 
 
 def test_removed_fast_exact_is_refused_with_one_line(tmp_path, random_mlm):

@@ -32,12 +32,13 @@ def test_local_sweep_reports_the_pairwise_comparison(hermetic_models, tmp_path):
 
 
 def test_pairwise_table_equals_compare(hermetic_models, tmp_path):
+    from biascore.models.spec import ModelSpec
     from biascore.sweep.tasks import TaskResult
 
     mlm, gpt = str(hermetic_models / "random-mlm"), str(hermetic_models / "random-gpt2")
     for model in (mlm, gpt):
         biascore.run("attribution", model, "demo", cache_dir=tmp_path, progress=False)
-    results = [TaskResult(f"{m} × demo", m, "pairs", "demo", ("attribution",), ok=True) for m in (mlm, gpt)]
+    results = [TaskResult(f"{m} × demo", ModelSpec(m), "pairs", "demo", ("attribution",), ok=True) for m in (mlm, gpt)]
     table, notes = pairwise_table(results, cache_dir=str(tmp_path), n_boot=500)
     assert not notes and len(table) == 1
     expected = biascore.compare(biascore.run("attribution", mlm, "demo", cache_dir=tmp_path, only_cached=True),

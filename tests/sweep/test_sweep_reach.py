@@ -12,6 +12,7 @@ import pytest
 
 import biascore
 from biascore.cli.main import main
+from biascore.models.spec import ModelSpec
 from biascore.sweep.spec import SpecError, Task, build_spec
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
@@ -37,25 +38,50 @@ def row_of(text: str, *needles: str, metric: str | None = None) -> str:
 
 
 # --------------------------------------------------------------------------------------------- the spec
-def test_model_entries_and_sweep_wide_options_become_task_load_options(tmp_path):
+def test_model_entries_and_sweep_wide_options_become_each_task_model_spec(tmp_path):
     (tmp_path / "s.yaml").write_text(
         "models:\n  - m\n  - {name: m, quantize: int8}\n  - {name: big, max-memory: cpu=300MiB}\n"
         "  - {name: m, dtype: bf16}\n  - served:http://127.0.0.1:9/v1\n"
         "benchmarks: [demo]\nmetrics: [attribution]\n")
     spec = build_spec(tmp_path / "s.yaml")
     tasks = spec.tasks()
-    assert [t.label for t in tasks] == ["m", "m (int8 weights)", "big (split auto)", "m (bf16)",
-                                        "served:http://127.0.0.1:9/v1"]
+    assert [t.spec.label for t in tasks] == ["m", "m (int8 weights)", "big (split auto)", "m (bf16)",
+                                             "served:http://127.0.0.1:9/v1"]
     assert len({t.name for t in tasks}) == len(tasks)  # one status file each
-    assert dict(tasks[1].load) == {"quantize": "int8"} and tasks[0].load == ()
-    placement = dict(tasks[2].load)["placement"]
+    assert tasks[1].spec.quantize == "int8" and (tasks[0].spec.quantize, tasks[0].spec.placement) == (None, None)
+    placement = tasks[2].spec.placement
     assert placement.device_map == "auto" and dict(placement.max_memory) == {"cpu": "300MiB"}
-    assert tasks[1].handle_options(spec.load_options()) == {"device": "auto", "dtype": "auto",
-                                                           "trust_remote_code": False, "quantize": "int8"}
+    assert tasks[1].spec == ModelSpec("m", label="m (int8 weights)", device="auto", dtype="auto",
+                                      trust_remote_code=False, quantize="int8")
+    assert tasks[3].spec.dtype == "bf16" and tasks[0].spec.dtype == "auto"
     # the command line's --quantize holds for every model without an entry's own
     spec = build_spec(None, models=["a", "b"], benchmarks=["demo"], metrics=["pll"], quantize="int4")
     assert [t.name for t in spec.tasks()] == ["a (int4 weights) × demo", "b (int4 weights) × demo"]
-    assert spec.tasks()[0] == Task("a", "pairs", "demo", ("pll",), (("quantize", "int4"),))
+    assert spec.tasks()[0] == Task(ModelSpec("a", label="a (int4 weights)", quantize="int4"), "pairs", "demo",
+                                   ("pll",))
+
+
+def test_each_model_is_parsed_once_and_every_task_holds_its_frozen_spec(monkeypatch):
+    """Two models × three benchmarks × two input kinds: each model's description is parsed once, when the sweep
+    spec is checked; its tasks (and the handles made from them, and a Ray worker's pickled copy) hold that spec."""
+    import pickle
+
+    from biascore.models.handle import ModelHandle
+
+    parsed = []
+    parse = ModelSpec.parse.__func__
+    monkeypatch.setattr(ModelSpec, "parse", classmethod(lambda cls, target, **kw: parsed.append(target)
+                                                        or parse(cls, target, **kw)))
+    spec = build_spec(None, models=["a", {"name": "b", "quantize": "int8"}], benchmarks=["x", "y", "z"],
+                      seat_tests=["sent-weat6"], metrics=["pll", "seat"], dtype="auto")
+    tasks = spec.tasks() + spec.tasks()
+    assert len(tasks) == 2 * 2 * 4 and sorted(parsed) == ["a", "b"]  # once per model, however many tasks
+    for label in ("a", "b (int8 weights)"):
+        specs = {id(t.spec) for t in tasks if t.spec.label == label}
+        assert len(specs) == 1  # one object, handed to every task of the model
+    assert ModelHandle(tasks[0].spec).spec is tasks[0].spec
+    copy = pickle.loads(pickle.dumps(tasks[-1]))  # what a Ray task receives
+    assert copy == tasks[-1] and copy.spec.quantize == "int8" and sorted(parsed) == ["a", "b"]
 
 
 @pytest.mark.parametrize("argv, needle", [

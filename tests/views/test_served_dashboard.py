@@ -28,6 +28,7 @@ from biascore.runs import runner
 from biascore import settings
 from biascore.errors import one_line
 from biascore.methods import get
+from biascore.models.spec import ModelSpec
 from biascore.methods.attribution.live import SJSD_TOLERANCE
 from reproducibility_contract import bu_tolerance
 from biascore.methods.attribution.scorer import score_pair, summarize
@@ -143,8 +144,8 @@ def test_served_entries_of_the_allow_list(monkeypatch):
     assert settings.served_models() == {"llama": "served:http://gpu:8000/v1#meta/Llama",
                                         "qwen": "served:http://box:9000/v1#qwen",
                                         "served model 2": "served:http://other:1/v1"}
-    assert settings.model_target("llama") == "served:http://gpu:8000/v1#meta/Llama"
-    assert settings.model_target("smollm2-135m") == "smollm2-135m"
+    assert ModelSpec.configured("llama") == ModelSpec("served:http://gpu:8000/v1#meta/Llama", label="llama")
+    assert ModelSpec.configured("smollm2-135m") == ModelSpec("smollm2-135m")
     monkeypatch.setenv("BIASCORE_MODELS", "=served:http://gpu:8000/v1")
     with pytest.raises(settings.SettingsError, match="needs a label") as info:
         settings.allowed_models()

@@ -58,13 +58,3 @@ def bias_attribution(logp_more, logp_less, variant: JsdVariant = "reference") ->
     """b(u) = d(P_u,more) − d(P_u,less); b(u) < 0 means u pushes the model toward the biased sentence."""
     return distance(logp_more, variant) - distance(logp_less, variant)
 
-
-def distance_bound(logp: np.ndarray, eps: float) -> np.ndarray:
-    """δ(l, ε): the most |d(l) − d(l')| can be when |l − l'| ≤ ε, over both distance variants."""
-    logp = np.minimum(np.asarray(logp, dtype=np.float64), 0.0)
-    lower, upper = logp - eps, np.minimum(logp + eps, 0.0)
-    bound = np.zeros_like(logp)
-    for variant in JSD_VARIANTS:
-        d = distance(logp, variant)
-        bound = np.maximum(bound, np.maximum(distance(lower, variant) - d, d - distance(upper, variant)))
-    return bound

@@ -61,15 +61,6 @@ def masked_model_message(model: str) -> str:
             "CrowS paper's pseudo-log-likelihood score, or --metric attribution")
 
 
-def require_causal(kind: str, model: str) -> None:
-    """Raise :class:`LmevalUnavailable` unless ``kind`` is ``causal`` (checked before anything is computed)."""
-    if kind == "masked":
-        raise LmevalUnavailable(masked_model_message(model))
-    if kind != "causal":
-        raise LmevalUnavailable(f"{model} is a {kind} model without an LM head: the lm-eval-compatible CrowS "
-                                "score needs a causal LM")
-
-
 def pair_scores(frame: pd.DataFrame) -> pd.DataFrame:
     """Per pair: ``likelihood_diff`` = |ll_more − ll_less| and ``pct_stereotype`` = 1.0 if ll_more > ll_less else
     0.0, as lm-eval's ``process_results``; NaN where the pair has no log-likelihoods (skipped, or a masked LM)."""

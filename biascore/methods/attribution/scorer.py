@@ -33,7 +33,7 @@ from biascore.inputs.datasets import Benchmark
 from biascore.progress import ProgressFn
 from biascore.methods.attribution.frame import attribution_frame, check_scored
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
-from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, require_causal, summarize_lmeval
+from biascore.methods.attribution.lmeval import LABEL as LMEVAL_LABEL, summarize_lmeval
 from biascore.methods.attribution.crows_metric import crows_counts
 from biascore.methods.attribution.ties import score_difference, ties
 from biascore.models.lm_scoring import BatchPlan, causal_gold_logprobs, masked_gold_logprobs
@@ -73,11 +73,6 @@ def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
         more_u=[idx_more.get(p, -1) for p in pt.more.content], less_u=[idx_less.get(p, -1) for p in pt.less.content],
         truncated=pt.truncated)
     return rec
-
-
-def _tokenize_pairs(lm: LanguageModel, frame: pd.DataFrame) -> tuple[list[PairTokens | None], list[dict]]:
-    pts, recs, _ = _tokenize_rows(lm, frame)
-    return pts, recs
 
 
 def _tokenize_rows(lm: LanguageModel,

@@ -20,7 +20,6 @@ import re
 from collections import defaultdict
 from typing import List
 
-from pymusas import utils
 from pymusas.lexicon_collection import LexiconType, MWELexiconCollection
 
 

@@ -59,7 +59,3 @@ def measure_probe(client: ServedClient) -> Probe:
     got = client.echo(ids)
     return Probe(client.model, tuple(ids), tuple(got.logprobs))
 
-
-def measure_fingerprint(client: ServedClient) -> str:
-    """The fingerprint of the model the server serves now (:meth:`Probe.fingerprint`)."""
-    return measure_probe(client).fingerprint()

@@ -167,10 +167,6 @@ class ServedModel(LanguageModel):
         with self._lock:
             return self._memo.get(tuple(prompt))
 
-    def prompt_logprobs(self, prompt: list[int]) -> list:
-        """``token_logprobs`` of a token-id prompt (memoised by its exact ids), checked."""
-        return self._score([tuple(int(t) for t in prompt)])[tuple(int(t) for t in prompt)]
-
     def _score(self, prompts: Sequence[tuple[int, ...]], progress=None,
                weights: dict | None = None) -> dict[tuple[int, ...], list]:
         """The checked ``token_logprobs`` of distinct token-id prompts: those not in the memo go to the server,

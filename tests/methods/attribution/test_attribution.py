@@ -18,7 +18,7 @@ from biascore.models.lm_scoring import BatchPlan, _run_batches
 from biascore.models.loading import LanguageModel, ModelLoadError, load_model
 from biascore.models.pair_tokens import tokenize_pair, word_groups
 from biascore.models.handle import ModelHandle
-from reproducibility_contract import compare_frames, logp_tolerance
+from reproducibility_contract import compare_frames, distance_bound, logp_tolerance
 from biascore.methods.attribution.scorer import compute_logprobs, score_pair, summarize
 from biascore.runs import runner
 from biascore.methods import get
@@ -407,9 +407,9 @@ def test_out_of_memory_batches_back_off_and_retry(random_mlm):
 
 
 def test_distance_bound_holds_for_any_error_within_eps():
-    """δ(l, ε) (jsd.distance_bound, the reproducibility contract's per-token bound) bounds |d(l) − d(l')| for every
+    """δ(l, ε) (distance_bound, the reproducibility contract's per-token bound) bounds |d(l) − d(l')| for every
     l' within ε of l, for both distance variants, from P ≈ 1 to P ≈ 1e-6."""
-    from biascore.methods.attribution.jsd import JSD_VARIANTS, distance, distance_bound
+    from biascore.methods.attribution.jsd import JSD_VARIANTS, distance
 
     rng = np.random.default_rng(0)
     logp = -np.concatenate([rng.exponential(1e-6, 2000), rng.exponential(1e-2, 2000), rng.exponential(3, 2000)])

@@ -13,7 +13,7 @@ from biascore.inputs.datasets import Benchmark, load_benchmark
 from biascore.models.pair_tokens import word_groups
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import distance
-from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_pairs
+from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_rows
 
 pytestmark = pytest.mark.exactness
 
@@ -47,7 +47,7 @@ def _reference_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: str) -> pd.D
 
 def _random_logp(lm, bm: Benchmark, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    _, recs = _tokenize_pairs(lm, bm.frame)
+    _, recs = _tokenize_rows(lm, bm.frame)[:2]
     for rec in recs:
         n = len(rec["tokens"])
         # a spread from P ≈ 1 (where d = JSD^¼ is steep) to P ≈ 1e-9
