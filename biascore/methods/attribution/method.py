@@ -224,7 +224,7 @@ class PairedOptions(Options):
     against: str = option("", metavar="DIGEST",
                           help="model A: the digest of its stored attribution result on this benchmark (deltas are "
                                "this model − A); empty: this model's own result, a check whose every delta is 0")
-    prefix: str | None = option(None, choices=PREFIX_CONVENTIONS, help="this model's prefix convention (causal LMs)")
+    prefix: str | None = option(None, choices=PREFIX_CONVENTIONS, help="this model's prefix convention (causal LMs; default published)")
     jsd: str = option("reference", choices=JSD_VARIANTS, convention=True, help="the JSD variant of S_JSD on both sides")
     n_boot: int = option(compare.N_BOOT, minimum=100, help="bootstrap resamples")
     seed: int = option(0, help="seed of the bootstrap")
@@ -243,12 +243,13 @@ class Paired(Method):
     formula = "delta = score(this model) − score(A) on the pairs both scored; paired percentile bootstrap; McNemar exact"
     input_kind = PAIRS
     Options = PairedOptions
-    schema = columns([("bias_type", "str", "a bias type, or all"), ("n", "int64", "pairs both scored"),
-                      *[(c, "float64", "B: " + c.replace("_", " ")) for c in ("score_a", "score_b", "delta", "ci_low",
-                                                                               "ci_high", "mcnemar_p", "mcnemar_p_holm")],
-                      ("n_discordant", "int64", "pairs counted by one model only"),
-                      ("sjsd_delta", "float64", "mean paired S_JSD difference"),
-                      ("pll_delta", "float64", "the same delta of the CrowS PLL score")])
+    schema = columns([
+        ("bias_type", "str", "a bias type, or all"), ("n", "int64", "pairs both scored"),
+        ("score_a", "float64", "B of model A on them"), ("score_b", "float64", "B of this model on them"),
+        ("delta", "float64", "score_b − score_a"), ("ci_low", "float64", "paired bootstrap interval of delta"),
+        ("ci_high", "float64", "its upper end"), ("n_discordant", "int64", "pairs counted by one model only"),
+        ("mcnemar_p", "float64", "McNemar's exact test on them"), ("mcnemar_p_holm", "float64", "Holm across bias types"),
+        ("sjsd_delta", "float64", "mean paired S_JSD difference"), ("pll_delta", "float64", "the PLL score's delta")])
     model_kinds = ("masked", "causal")
     needs_model = False  # two stored attribution results are all it reads
     runs_served = True
