@@ -113,16 +113,6 @@ if not grid.empty:
     st.plotly_chart(overview_bar_chart(chart), config=PLOTLY_CONFIG, key="overview_chart")
 
 
-
-def paired_comparison(run_a: pd.Series, run_b: pd.Series) -> tuple[pd.DataFrame, str, list[str]]:
-    """The engine's paired comparison of two cached runs through the runner (stored, shared by every viewer):
-    summary, how it was computed (each side's precision named), notes."""
-    prefix = None if run_b.published_prefix else "lmeval" if run_b.lmeval_prefix else run_b.prefix_conventions or None
-    result = runner.run_on_stored(api.method("attribution-paired"), run_b.entry, against=run_a.entry.digest,
-                                  prefix=prefix and prefix.split(",")[0])
-    return result.frame, result.conventions["method_line"], result.conventions["notes"]
-
-
 def model_comparison(runs: pd.DataFrame) -> None:
     """Two models scored on one benchmark, compared on the same pairs: B − A (and PLL) with the paired
     bootstrap interval, McNemar's exact test, Holm across bias types, the mean paired S_JSD difference. A
@@ -142,11 +132,16 @@ def model_comparison(runs: pd.DataFrame) -> None:
     models = on.shown.tolist()
     model_a = c1.selectbox("Model A", models, key="ov_cmp_a")
     model_b = c2.selectbox("Model B", [m for m in models if m != model_a], key="ov_cmp_b")
-    try:
-        table, how, notes = paired_comparison(on[on.shown == model_a].iloc[0], on[on.shown == model_b].iloc[0])
+    run_a, run_b = on[on.shown == model_a].iloc[0], on[on.shown == model_b].iloc[0]
+    prefix = None if run_b.published_prefix else "lmeval" if run_b.lmeval_prefix else run_b.prefix_conventions
+    try:  # the engine's comparison through the runner: stored, shared by every viewer
+        with st.spinner("Comparing the two models pair by pair…"):
+            result = runner.run_on_stored(api.method("attribution-paired"), run_b.entry, against=run_a.entry.digest,
+                                          prefix=prefix.split(",")[0] if prefix else None)
     except (UnreadableResult, ValueError) as exc:  # one line on the page, never a traceback
         st.error(f"Cannot compare them: {one_line(exc)}")
         return
+    table, how, notes = result.frame, result.conventions["method_line"], result.conventions["notes"]
     literal(how)  # model names: plain text
     st.caption("delta = B − A in % points; ci = 95% paired bootstrap interval (pairs resampled jointly); "
                "McNemar's exact test on the pairs whose verdicts differ (a tie counts as its score counts it); "

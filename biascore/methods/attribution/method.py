@@ -221,11 +221,10 @@ class Attribution(Method):
 
 @dataclass(frozen=True)
 class PairedOptions(Options):
-    against: str = option("", metavar="DIGEST",
-                          help="model A: the digest of its stored attribution result on this benchmark (deltas are "
-                               "this model − A); empty: this model's own result, a check whose every delta is 0")
-    prefix: str | None = option(None, choices=PREFIX_CONVENTIONS, help="this model's prefix convention (causal LMs; default published)")
-    jsd: str = option("reference", choices=JSD_VARIANTS, convention=True, help="the JSD variant of S_JSD on both sides")
+    against: str = option("", metavar="DIGEST", help="model A: the digest of its stored attribution result on this "
+                          "benchmark (deltas: this model − A); empty: this model's own, a check (every delta 0)")
+    prefix: str | None = option(None, choices=PREFIX_CONVENTIONS, help="this model's prefix convention (causal LMs)")
+    jsd: str = option("reference", choices=JSD_VARIANTS, convention=True, help="the JSD variant of S_JSD, both sides")
     n_boot: int = option(compare.N_BOOT, minimum=100, help="bootstrap resamples")
     seed: int = option(0, help="seed of the bootstrap")
     level: float = option(0.95, minimum=0, maximum=1, exclusive=True, help="confidence level of the intervals")
@@ -258,13 +257,12 @@ class Paired(Method):
         from biascore.runs.runner import open_stored, stored
 
         b = ctx.run(Attribution(), bench, prefix=options.prefix, jsd=options.jsd)
-        a = b
-        if options.against:
-            entry = next((s for s in stored(Attribution(), cache=ctx.cache) if s.digest == options.against), None)
-            if entry is None:
-                raise ValueError(f"--against {options.against}: no stored attribution result has this digest")
-            a = open_stored(Attribution(), entry, cache=ctx.cache, data_dir=ctx.data_dir, jsd=options.jsd)
-            ctx.used["attribution (A)"] = entry.digest
+        entry = next((s for s in stored(Attribution(), cache=ctx.cache) if s.digest == options.against), None)
+        if options.against and entry is None:
+            raise ValueError(f"--against {options.against}: no stored attribution result has this digest")
+        a = b if entry is None else open_stored(Attribution(), entry, cache=ctx.cache, data_dir=ctx.data_dir,
+                                                jsd=options.jsd)
+        ctx.used["attribution (A)"] = a.digest
         out = compare.compare_results(a, b, n_boot=options.n_boot, seed=options.seed, level=options.level)
         ctx.recorded.update(method_line=out.describe(), notes=list(out.notes))
         return out.summary()

@@ -207,3 +207,6 @@ class HeadPairAttention(Method):
 
     def compute(self, ctx, sources: cs.CounterSources, options: PairAttentionOptions) -> pd.DataFrame:
         return cs.pair_attentions(ctx.model(), sources, options.pair)
+
+    def summary(self, result) -> pd.DataFrame:
+        return result.frame.drop(columns="attention")
