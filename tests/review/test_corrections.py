@@ -1,7 +1,7 @@
 """B before/after a review's corrections through the one runner (no page memo): on a model handle it reads the
 stored runs without loading the model, a second caller (another thread or session) reads what the first stored,
-the corrected benchmark's run is announced while it computes (keyed by its own content hash), and the numbers are
-those the page computed before on a loaded model."""
+the corrected benchmark's run is announced while it computes (keyed by its own content hash) and a second caller
+follows its progress, and the numbers are those the page computed before on a loaded model."""
 from __future__ import annotations
 
 import threading
@@ -51,20 +51,29 @@ def test_the_corrected_run_is_announced_while_it_computes(hermetic_models, revie
     cache, source, corrected = review
     handle = ModelHandle(str(hermetic_models / "random-mlm"))
     after = corrected_benchmark(source, corrected)
-    inside, release = threading.Event(), threading.Event()
+    inside, release, tables = threading.Event(), threading.Event(), {}
 
     def progress(done, total):
         if done > len(source.frame) and not inside.is_set():  # inside the corrected benchmark's run
             inside.set()
-            assert release.wait(60)
+            assert release.wait(600)
 
-    worker = threading.Thread(target=lambda: before_after(handle, source, corrected, progress=progress))
+    worker = threading.Thread(target=lambda: tables.update(first=before_after(handle, source, corrected,
+                                                                             progress=progress)))
     worker.start()
+    followed = threading.Event()
+    second = threading.Thread(target=lambda: tables.update(second=before_after(
+        handle, source, corrected, progress=lambda done, total: followed.set())))
     try:
         assert inside.wait(300)
         seen = runner.computing(get("attribution"), handle, after, cache=cache)
         assert seen is not None and seen.input == after.name == "demo-corrected"
+        second.start()  # a second viewer asks for the same comparison: it follows the first one's progress
+        assert followed.wait(60)
     finally:
         release.set()
         worker.join()
+        if second.ident:
+            second.join()
     assert runner.computing(get("attribution"), handle, after, cache=cache) is None
+    pd.testing.assert_frame_equal(tables["second"], tables["first"])  # the first one's result, read back
