@@ -142,6 +142,8 @@ def model_comparison(runs: pd.DataFrame) -> None:
         st.error(f"Cannot compare them: {one_line(exc)}")
         return
     table, how, notes = result.frame, result.conventions["method_line"], result.conventions["notes"]
+    for name in sorted({run_a.model, run_b.model}, key=len, reverse=True):  # public mode: a path by its folder name
+        how, notes = how.replace(name, model_label(name)), [n.replace(name, model_label(name)) for n in notes]
     literal(how)  # model names: plain text
     st.caption("delta = B − A in % points; ci = 95% paired bootstrap interval (pairs resampled jointly); "
                "McNemar's exact test on the pairs whose verdicts differ (a tie counts as its score counts it); "
