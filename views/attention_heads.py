@@ -16,11 +16,12 @@ from biascore.runs import runner
 from biascore import api
 from biascore import settings
 from biascore.display import code_span, plotly_label, script_token
+from biascore.errors import ModelLoadError
 from views.common import csv_download, literal
 from views.links import keep, link_choice
-from views.models import (data_dir_notice, get_model, model_for_cache, model_label, model_or_error, model_selector,
-                          read_only_notice, served_refusal)
-from views.scoring import run_with_progress, score_now_button, watched
+from views.models import (data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice,
+                          served_refusal)
+from views.scoring import run_with_progress, score_now_button, watch_computing, watched
 from views.widgets import precision_caption
 
 st.title("Attention heads")
@@ -28,14 +29,9 @@ st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / �
            "on head j of layer i (attention-head bias paper). Positive = removing the head would lower the "
            "measured bias (a *biased head*).")
 data_dir_notice()
-#: the heads methods' drawing helpers: the layer × head matrix, the top heads; the counter-stereotype table
-HEADS, COUNTER = api.method("heads").drawing, api.method("heads-counter").drawing
-
-
-@st.cache_data(show_spinner=False)
-def _attentions(model: str, text: str):
-    tokens, att, _, _ = COUNTER.sentence_attentions(get_model(model), text)
-    return tokens, att
+#: the heads methods' drawing helpers: the layer × head matrix, the top heads; the counter-stereotype table; a
+#: counter pair's attention maps
+HEADS, COUNTER, ATTENTION = (api.method(m).drawing for m in ("heads", "heads-counter", "heads-attention"))
 
 
 def _head_view_html(tokens: list[str], att: np.ndarray, layer: int, head: int) -> str:
@@ -177,8 +173,7 @@ if read_only_notice("The attention views of one counter pair run the model"):
     st.stop()
 st.subheader("One counter pair")
 if counter is not None and not counter.empty and st.checkbox(
-        "Show the attentions of one counter pair (runs the model on both sentences)", key="ah_one_pair") \
-        and model_or_error(model_name) is not None:
+        "Show the attentions of one counter pair (runs the model on both sentences)", key="ah_one_pair"):
     options = list(range(len(counter)))
     pick = st.selectbox("Pair", options, format_func=lambda i: counter["sentence"].iloc[i])
     row = counter.iloc[pick]
@@ -195,11 +190,15 @@ if counter is not None and not counter.empty and st.checkbox(
     show_bertviz = not settings.public_mode() and st.checkbox(
         "Also show bertviz's head view (the browser loads require.js, d3 and jQuery from cdnjs.cloudflare.com)",
         key="ah_bertviz")
-    views = st.columns(2)
-    for col, (label, text) in zip(views, (("Original", row["sentence"]), ("Counter", row["counter"]))):
-        tokens, att = _attentions(model_name, text)
+    pair = {"pair": row["source"]}
+    maps = None if watch_computing(api.method("heads-attention"), model_name, None, **pair) else run_with_progress(
+        "Attentions of both sentences", lambda progress: _frame("heads-attention", None, progress=progress, **pair),
+        errors=(ValueError, FileNotFoundError, ModelLoadError))
+    for col, (_, side) in zip(st.columns(2), () if maps is None else maps.iterrows()):
+        tokens, att = ATTENTION.attentions(side)
+        label = side["side"].capitalize()
         with col:
-            literal(text, label=label)
+            literal(side["text"], label=label)
             st.plotly_chart(_attention_heatmap(tokens, att[layer, head], f"{label}: head {layer}-{head}"),
                             width="stretch")
             if show_bertviz:

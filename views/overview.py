@@ -11,10 +11,11 @@ from views import sweep_status
 from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.display import code_span
 from biascore.errors import one_line
+from biascore import api
 from biascore.api import precision_of
+from biascore.runs import runner
 from biascore.runs.runner import UnreadableResult
-from views.attribution import (DRAWING, best_run, cached_runs, run_label, run_result_frame, score_now, stored_notice,
-                               summary)
+from views.attribution import DRAWING, best_run, cached_runs, run_label, score_now, stored_notice, summary
 from views.common import csv_download, literal
 from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible
 from views.scoring import benchmark_selector
@@ -112,23 +113,6 @@ if not grid.empty:
     st.plotly_chart(overview_bar_chart(chart), config=PLOTLY_CONFIG, key="overview_chart")
 
 
-
-@st.cache_data(show_spinner="Comparing the two models pair by pair…", max_entries=16)
-def _paired_comparison(versions: tuple, model_a: str, model_b: str, benchmark: str, lmeval: bool,
-                       _run_a: pd.Series, _run_b: pd.Series) -> tuple[pd.DataFrame, str, list[str]]:
-    out = DRAWING.compare_frames(run_result_frame(_run_a), run_result_frame(_run_b), model_a=model_a, model_b=model_b,
-                         benchmark=benchmark, lmeval=lmeval, precision_a=precision_of(_run_a),
-                         precision_b=precision_of(_run_b))
-    return out.summary(), out.describe(), out.notes
-
-
-def paired_comparison(run_a: pd.Series, run_b: pd.Series, benchmark: str) -> tuple[pd.DataFrame, str, list[str]]:
-    """The engine's paired comparison of two cached runs (summary, how it was computed — each side's precision
-    named —, notes)."""
-    return _paired_comparison((run_a.entry.version, run_b.entry.version), run_label(run_a), run_label(run_b),
-                              benchmark, bool(run_a.lmeval_prefix) and bool(run_b.lmeval_prefix), run_a, run_b)
-
-
 def model_comparison(runs: pd.DataFrame) -> None:
     """Two models scored on one benchmark, compared on the same pairs: B − A (and PLL) with the paired
     bootstrap interval, McNemar's exact test, Holm across bias types, the mean paired S_JSD difference. A
@@ -148,12 +132,18 @@ def model_comparison(runs: pd.DataFrame) -> None:
     models = on.shown.tolist()
     model_a = c1.selectbox("Model A", models, key="ov_cmp_a")
     model_b = c2.selectbox("Model B", [m for m in models if m != model_a], key="ov_cmp_b")
-    try:
-        table, how, notes = paired_comparison(on[on.shown == model_a].iloc[0], on[on.shown == model_b].iloc[0],
-                                              benchmark)
+    run_a, run_b = on[on.shown == model_a].iloc[0], on[on.shown == model_b].iloc[0]
+    prefix = None if run_b.published_prefix else "lmeval" if run_b.lmeval_prefix else run_b.prefix_conventions
+    try:  # the engine's comparison through the runner: stored, shared by every viewer
+        with st.spinner("Comparing the two models pair by pair…"):
+            result = runner.run_on_stored(api.method("attribution-paired"), run_b.entry, against=run_a.entry.digest,
+                                          prefix=prefix.split(",")[0] if prefix else None)
     except (UnreadableResult, ValueError) as exc:  # one line on the page, never a traceback
         st.error(f"Cannot compare them: {one_line(exc)}")
         return
+    table, how, notes = result.frame, result.conventions["method_line"], result.conventions["notes"]
+    for name in sorted({run_a.model, run_b.model}, key=len, reverse=True):  # public mode: a path by its folder name
+        how, notes = how.replace(name, model_label(name)), [n.replace(name, model_label(name)) for n in notes]
     literal(how)  # model names: plain text
     st.caption("delta = B − A in % points; ci = 95% paired bootstrap interval (pairs resampled jointly); "
                "McNemar's exact test on the pairs whose verdicts differ (a tie counts as its score counts it); "

@@ -32,7 +32,7 @@ from biascore.review import (NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, Revi
 from views.attribution import best_run, label_run, live_pair, run_frame, score_now
 from views.common import error_text
 from views.links import link_choice
-from views.models import data_dir_notice, get_model, model_label, model_or_error, model_selector
+from views.models import data_dir_notice, model_for_cache, model_label, model_or_error, model_selector
 from views.scoring import ProgressBar, benchmark_selector, watch_computing
 from views.pair_view import draw_pair, level_toggle, pair_limit
 from views.widgets import precision_caption
@@ -463,15 +463,9 @@ def exports_panel(r: Review) -> tuple[pd.DataFrame, bytes]:
     return corrected, corrected_csv
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def compare(model_name: str, benchmark_name: str, csv: bytes, _progress=None) -> pd.DataFrame:
-    """The engine's B before/after for one model (cached per model, benchmark and corrected benchmark)."""
-    frame = pd.read_csv(io.BytesIO(csv), keep_default_na=False)
-    return before_after(get_model(model_name), api.load_benchmark(benchmark_name), frame, progress=_progress)
-
-
 def before_after_panel(r: Review, corrected: pd.DataFrame, corrected_csv: bytes) -> None:
-    """B before and after the corrections for the chosen model (the engine's, cached)."""
+    """B before and after the corrections for the chosen model: the runner's attribution results on the reviewed
+    benchmark and on the corrected one (an input of its own content hash), stored and shared like any run."""
     model, benchmark = r.model, r.benchmark
     st.subheader("B before and after the corrections")
     if corrected.empty:
@@ -483,14 +477,18 @@ def before_after_panel(r: Review, corrected: pd.DataFrame, corrected_csv: bytes)
             Session.ask_compare(compare_key)
         if Session.compare_asked(compare_key):
             bar = ProgressBar("Scoring (cached after the first time): pairs")  # the one progress bar
+            handle = model_for_cache(model)  # loaded only when a result is not stored yet
             try:
-                table = compare(model, benchmark, corrected_csv, _progress=bar)
+                table = None if handle is None else before_after(handle, api.load_benchmark(benchmark), pd.read_csv(
+                    io.BytesIO(corrected_csv), keep_default_na=False), progress=bar)
             except (ModelLoadError, BenchmarkError, ValueError) as exc:
                 bar.bar.empty()
                 st.error(error_text(exc, "B cannot be computed for this model on this server"))
             else:
                 bar.bar.empty()
-                precision_caption(get_model(model).identity(), model_label(model))
+                if table is None:
+                    return
+                precision_caption(handle.identity(), model_label(model))
                 st.dataframe(table, hide_index=True, key="tr_before_after")
                 st.caption("B = % of pairs with S_JSD < 0 (50 = unbiased). before: every reviewed-benchmark pair as "
                            "published; kept_before: the kept pairs as published; after: the corrected benchmark. "

@@ -129,8 +129,10 @@ def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
     :func:`reviewable_pairs`), ``B_kept_before`` (the kept pairs with their original sentences) and ``B_after``
     (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before.
 
-    ``lm``: a loaded :class:`~biascore.models.loading.LanguageModel`. The original benchmark is scored whole (the
-    same cached run every page uses), the corrected one as ``<benchmark>-corrected``; both are cached.
+    ``lm``: a model handle (loaded only when a result is not stored) or a loaded model. Both are runs of the one
+    runner — the original benchmark scored whole (the same stored run every page uses), the corrected one as
+    ``<benchmark>-corrected``, an input of its own content hash — announced, stored and shared; ``progress``
+    also follows another caller computing the same result.
     """
     from biascore.runs import runner
     from biascore.methods import get
@@ -140,7 +142,7 @@ def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
 
     def scores(benchmark: Benchmark, offset: int) -> pd.DataFrame:
         step = (lambda done, n: progress(offset + done, total)) if progress else None
-        return runner.run(get("attribution"), lm, benchmark, progress=step).frame
+        return runner.run(get("attribution"), lm, benchmark, progress=step, waiting=step).frame
 
     full = scores(source, 0)
     before = full[full.pair_id.isin(set(reviewable_pairs(source).pair_id))]

@@ -48,6 +48,9 @@ class Context:
     used: dict[str, str] = field(default_factory=dict)
     #: the run's announcement (:mod:`biascore.runs.announce`)
     announcer: Announcer | None = None
+    #: what the computation itself recorded for its readers (a comparison's method line and notes): stored
+    #: with the result's conventions
+    recorded: dict[str, Any] = field(default_factory=dict)
 
     def model(self) -> LanguageModel:
         """The model, loaded now if it was not (thread-safe, once per handle)."""
@@ -291,7 +294,7 @@ def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: flo
     package versions it ran with and how long it took (``compute_s``, seconds in this process)."""
     from biascore.store.provenance import package_versions, utc_now
 
-    info = {"conventions": method.conventions(ctx, loaded, opts), "versions": package_versions(),
+    info = {"conventions": {**method.conventions(ctx, loaded, opts), **ctx.recorded}, "versions": package_versions(),
             "timings": {"compute_s": round(time.perf_counter() - started, 3), "finished_at": utc_now()}}
     placement = ctx.handle.load().extra.get("placement") if method.needs_model and ctx.handle.loaded else None
     if placement:  # a split model: where its layers sat (not part of the key; see biascore.store.keys)

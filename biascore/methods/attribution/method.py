@@ -101,13 +101,13 @@ class AttributionOptions(Options):
 class Attribution(Method):
     name = "attribution"
     #: the token and overview pages draw with these: the cached runs, a pair's token and word units, the tie
-    #: labels, the live queue, lm-eval's caption and the paired comparison of two runs
+    #: labels, the live queue and lm-eval's caption
     drawing = Drawing(cached_runs=results.cached_runs, best_runs=results.best_runs, lmeval_runs=results.lmeval_runs,
                       load_run=results.load_run, pair_table=token_view.pair_table, filter_pairs=token_view.filter_pairs,
                       sentence_units=token_view.sentence_units, ranked_units=token_view.ranked_units,
                       color_limit=token_view.color_limit, verdict_label=ties.verdict_label,
                       verdict_text=ties.verdict_text, score_live=live.score_live, lmeval_caption=lmeval.CAPTION,
-                      LmevalUnavailable=lmeval.LmevalUnavailable, compare_frames=compare.compare_frames)
+                      LmevalUnavailable=lmeval.LmevalUnavailable)
     command = "score"
     order = 10
     summary_line = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
@@ -217,3 +217,52 @@ class Attribution(Method):
         if result.options.metric == "lmeval" and "lmeval" not in str(conv.get("prefix_conventions", "")):
             line += "; not lm-eval's prefix token, so these are not lm-eval's numbers"
         return line
+
+
+@dataclass(frozen=True)
+class PairedOptions(Options):
+    against: str = option("", metavar="DIGEST", help="model A: the digest of its stored attribution result on this "
+                          "benchmark (deltas: this model − A); empty: this model's own, a check (every delta 0)")
+    prefix: str | None = option(None, choices=PREFIX_CONVENTIONS, help="this model's prefix convention (causal LMs)")
+    jsd: str = option("reference", choices=JSD_VARIANTS, convention=True, help="the JSD variant of S_JSD, both sides")
+    n_boot: int = option(compare.N_BOOT, minimum=100, help="bootstrap resamples")
+    seed: int = option(0, help="seed of the bootstrap")
+    level: float = option(0.95, minimum=0, maximum=1, exclusive=True, help="confidence level of the intervals")
+
+
+@register
+class Paired(Method):
+    """Two attribution results on one benchmark compared pair by pair (:mod:`.compare`, as ``biascore compare``):
+    read from the stored results, never loading a model, and stored like any result, so every viewer shares it."""
+
+    name = "attribution-paired"
+    order = 11
+    summary_line = "paired comparison of two models' attribution results: B, PLL and lm-eval deltas, bootstrap, McNemar"
+    paper = "Dror et al., The Hitchhiker's Guide to Testing Statistical Significance in NLP (paired bootstrap, McNemar)"
+    formula = "delta = score(this model) − score(A) on the pairs both scored; paired percentile bootstrap; McNemar exact"
+    input_kind = PAIRS
+    Options = PairedOptions
+    schema = columns([
+        ("bias_type", "str", "a bias type, or all"), ("n", "int64", "pairs both scored"),
+        ("score_a", "float64", "B of model A on them"), ("score_b", "float64", "B of this model on them"),
+        ("delta", "float64", "score_b − score_a"), ("ci_low", "float64", "paired bootstrap interval of delta"),
+        ("ci_high", "float64", "its upper end"), ("n_discordant", "int64", "pairs counted by one model only"),
+        ("mcnemar_p", "float64", "McNemar's exact test on them"), ("mcnemar_p_holm", "float64", "Holm across bias types"),
+        ("sjsd_delta", "float64", "mean paired S_JSD difference"), ("pll_delta", "float64", "the PLL score's delta")])
+    model_kinds = ("masked", "causal")
+    needs_model = False  # two stored attribution results are all it reads
+    runs_served = True
+
+    def compute(self, ctx, bench, options: PairedOptions) -> pd.DataFrame:
+        from biascore.runs.runner import open_stored, stored
+
+        b = ctx.run(Attribution(), bench, prefix=options.prefix, jsd=options.jsd)
+        entry = next((s for s in stored(Attribution(), cache=ctx.cache) if s.digest == options.against), None)
+        if options.against and entry is None:
+            raise ValueError(f"--against {options.against}: no stored attribution result has this digest")
+        a = b if entry is None else open_stored(Attribution(), entry, cache=ctx.cache, data_dir=ctx.data_dir,
+                                                jsd=options.jsd)
+        ctx.used["attribution (A)"] = a.digest
+        out = compare.compare_results(a, b, n_boot=options.n_boot, seed=options.seed, level=options.level)
+        ctx.recorded.update(method_line=out.describe(), notes=list(out.notes))
+        return out.summary()

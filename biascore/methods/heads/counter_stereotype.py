@@ -252,6 +252,29 @@ def counter_rows(lm, sources: CounterSources, progress: ProgressFn | None = None
     return pd.DataFrame(rows, columns=COUNTER_COLUMNS)
 
 
+def pair_attentions(lm, sources: CounterSources, source: str = "") -> pd.DataFrame:
+    """Every head's attention in both sentences of one counter pair (the pair named by its ``source``, as
+    :func:`counter_rows` names it; "": the first): one row per sentence (``original``, ``counter``) with its
+    tokens and the attention (layers × heads × T × T, flattened) of :func:`sentence_attentions`."""
+    pairs, _ = collect_pairs(sources.lists, attribute_first=lm.kind == "causal", data_dir=sources.data_dir)
+    pair = next((p for p in pairs if p.source == source or not source), None)
+    if pair is None:
+        raise ValueError(f"no counter pair {source!r} for this model (the heads-counter result lists them)")
+    rows = []
+    for side, text in (("original", pair.sentence), ("counter", pair.counter)):
+        tokens, att, _, _ = sentence_attentions(lm, text)
+        rows.append({"source": pair.source, "side": side, "text": text, "tokens": tokens, "layers": att.shape[0],
+                     "heads": att.shape[1], "attention": att.ravel().tolist()})
+    return pd.DataFrame(rows)
+
+
+def attention_array(row: pd.Series) -> tuple[list[str], np.ndarray]:
+    """The tokens and the (layers, heads, T, T) attention of one row of a ``heads-attention`` result."""
+    n = len(row["tokens"])
+    return list(row["tokens"]), np.asarray(row["attention"], dtype=float).reshape(
+        int(row["layers"]), int(row["heads"]), n, n)
+
+
 COUNTER_COLUMNS = ["source", "sentence", "counter", "attribute", "counterpart", "target", "layers", "heads",
                    "w_orig", "w_counter", "d"]
 

@@ -6,7 +6,8 @@ Yang et al., "Bias A-head? Analyzing bias in transformer-based language model at
 * ``heads-masking`` — Table 1a: SEAT effect size and (pseudo-)perplexity with the top-K / bottom-K / K random
   / all positive heads masked (§6; :mod:`.masking`);
 * ``heads-counter`` — the counter-stereotype attentions of Figure 4 (§5.2; :mod:`.counter_stereotype`); the
-  t-test against the head scores is its page's table (:func:`.counter_stereotype.counter_stereotype_table`).
+  t-test against the head scores is its page's table (:func:`.counter_stereotype.counter_stereotype_table`);
+* ``heads-attention`` — every head's attention in both sentences of one counter pair (its page's attention maps).
 """
 from __future__ import annotations
 
@@ -158,9 +159,8 @@ COUNTER_SOURCES = InputKind(
 @register
 class HeadCounterStereotype(Method):
     name = "heads-counter"
-    #: the heads page draws the counter-stereotype table, its sentences' source and one pair's attentions
-    drawing = Drawing(table=cs.counter_stereotype_table, source_note=cs.SOURCE_NOTE,
-                      sentence_attentions=cs.sentence_attentions, head_attention=cs.head_attention)
+    #: the heads page draws the counter-stereotype table, its sentences' source and one pair's head attention
+    drawing = Drawing(table=cs.counter_stereotype_table, source_note=cs.SOURCE_NOTE, head_attention=cs.head_attention)
     order = 32
     summary_line = "counter-stereotype attentions: target→attribute attention per head, original vs counter sentence"
     paper = PAPER + ", §5.2, Figure 4"
@@ -180,3 +180,33 @@ class HeadCounterStereotype(Method):
 
     def summary(self, result) -> pd.DataFrame:
         return pd.DataFrame({"sentences": [len(result.frame)], "sources": [", ".join(sorted(result.input.sources))]})
+
+
+@dataclass(frozen=True)
+class PairAttentionOptions(Options):
+    pair: str = option("", metavar="SOURCE", help="the counter pair, by its source as the heads-counter result names "
+                                                  "it (benchmark#pair id); empty: the first")
+
+
+@register
+class HeadPairAttention(Method):
+    name = "heads-attention"
+    #: the heads page draws one counter pair's attention maps (and bertviz's head view) from it
+    drawing = Drawing(attentions=cs.attention_array)
+    order = 33
+    summary_line = "every head's attention in both sentences of one counter pair (original and counter)"
+    paper = PAPER + ", §5.2, Figure 4"
+    formula = "A_ij[t, s] = attention of head i-j from token t to token s (eager attention), in each sentence"
+    input_kind = COUNTER_SOURCES
+    Options = PairAttentionOptions
+    schema = columns([
+        ("source", "str", "benchmark#pair the sentence comes from"), ("side", "str", "original or counter"),
+        ("text", "str", "the sentence"), ("tokens", "list[str]", "its tokens (a causal model's start token first)"),
+        ("layers", "int64", "layers"), ("heads", "int64", "heads"),
+        ("attention", "list[float]", "attention weights, layers × heads × tokens × tokens, flattened")])
+
+    def compute(self, ctx, sources: cs.CounterSources, options: PairAttentionOptions) -> pd.DataFrame:
+        return cs.pair_attentions(ctx.model(), sources, options.pair)
+
+    def summary(self, result) -> pd.DataFrame:
+        return result.frame.drop(columns="attention")

@@ -1,6 +1,7 @@
 """Attention-head bias: head masks, the |SEAT| gradient, the counter-stereotype test, masking, CLI, page."""
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import math
@@ -443,6 +444,20 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
     at.checkbox(key="ah_one_pair").check().run()
     assert not at.exception, at.exception
     assert loads and len(at.get("plotly_chart")) >= 4  # the two attention heatmaps need the model
+    # they are a run of the runner (heads-attention): stored, and drawn from what it stored
+    row = counter.iloc[0]
+    stored = runner.run(get("heads-attention"), tiny_mlm, pair=row["source"], only_cached=True)
+    assert stored is not None
+    layer, head = (int(n.value) for n in at.number_input if n.label.startswith(("Layer", "Head")))
+    maps = [json.loads(c.proto.spec)["data"][0]["z"] for c in at.get("plotly_chart")
+            if "head " in json.loads(c.proto.spec).get("layout", {}).get("title", {}).get("text", "")]
+    for (_, side), z in zip(stored.frame.iterrows(), maps, strict=True):
+        text = row["sentence"] if side["side"] == "original" else row["counter"]
+        _, expected, _, _ = cs.sentence_attentions(tiny_mlm, text)  # what the page computed before
+        if isinstance(z, dict):  # plotly's typed array
+            z = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(
+                [int(n) for n in str(z["shape"]).split(",")])
+        np.testing.assert_allclose(z, expected[layer, head], rtol=1e-6)
 
 
 def test_head_numbering_is_zero_based_in_every_consumer(smollm, small_seat, capsys, tmp_path):
