@@ -289,14 +289,6 @@ class ResultCache:
             verify(frame)
         return frame, {**meta, "info": _stored_info(table)}
 
-    @staticmethod
-    def snapshot(path: str | os.PathLike) -> tuple[int, int] | None:
-        """(inode, mtime) of a cached file before it is read, for :meth:`discard`; None when it is absent."""
-        try:
-            return _identity(Path(path))
-        except FileNotFoundError:
-            return None
-
     def discard(self, path: str | os.PathLike, seen: tuple[int, int] | None = None) -> None:
         """Remove a cached file found unusable (it is recomputed on the next request) — unless another process
         has meanwhile replaced it (``seen``: its (inode, mtime) when it was read). A snapshot's files are left."""
