@@ -278,7 +278,7 @@ def test_console_script_points_at_the_cli():
 
 #: What reads the result cache or makes a cache key: only the results store and the runner (biascore/store/,
 #: biascore/runs/) may.
-CACHE_READS = ("read_table", "read_parquet", "read_entry(", "load_entry(", ".entries(", "entry_meta(", "open_entry",
+CACHE_READS = ("read_table", "read_parquet", "check_entry(", "load_entry(", ".entries(", "entry_meta(", "open_entry",
                ".progress(key", "result_key(", "CacheKey(", "CacheKey.make(", "get_or_compute(", ".fingerprint(")
 #: intermediate caches kept beside the results (not a method's result; no shell reads them): the USAS tags and
 #: the one embedder's features; the benchmark loader, which reads a parquet benchmark file (an input, not the

@@ -85,7 +85,8 @@ def verified_run(model: str, benchmark: str, run: pd.Series) -> pd.DataFrame | N
     """The attribution frame of a cached ``run``, or None after a one-line error on the page when the file
     fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
     try:
-        return run_result_frame(run)
+        with st.spinner("Reading cached scores…"):  # shown only when it takes longer than half a second
+            return run_result_frame(run)
     except runner.UnreadableResult as exc:
         st.error(f"{code_span(model_label(model))} on {benchmark}: {one_line(exc)}")
         return None

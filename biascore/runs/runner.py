@@ -19,8 +19,7 @@ results — every question a shell asks is answered here, and nothing else reads
     drawn(m, entry, draw, **options)           a table drawn from one listed result (e.g. its summary)
     run_on_stored(other, entry)                another method on a stored result's model and input, no load
 
-Every read is remembered by the version of what it read (:mod:`biascore.runs.memo`; one read per version however
-many sessions ask, a failed read never): a shell asks again on every render and keeps no memo of its own.
+Every read is remembered by the version of what it read (:mod:`biascore.runs.memo`): shells keep no memo of their own.
 
 The runner is three modules by concern, answered here as one: the computing path
 (:mod:`biascore.runs.compute`: :func:`run` — identity → key → verified read, or announce → load → lock →

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from biascore import settings
 from biascore.store.cache import CacheKey, ResultCache
 from biascore.runs.compute import run
-from biascore.runs.memo import READS, file_version
+from biascore.runs.memo import file_version, remember
 from biascore.models.handle import ModelHandle
 from biascore.contract.method import Method
 from biascore.models.loading import ModelIdentity
@@ -68,20 +68,15 @@ class Stored:
         return int(n) if n is not None else None
 
 
-def _listed(method_name: str, meta: dict) -> Stored | None:
-    version = file_version(meta["path"])  # None: removed by another process since it was listed
-    return Stored(method_name, str(meta.get("digest", "")), meta, Path(meta["path"]), version[0]) if version else None
-
-
 def stored(method: Method, *, model: str | None = None, input: str | None = None, cache: ResultCache | None = None,
            derived: bool = False) -> list[Stored]:
     """The stored results of ``method`` (only ``model``'s / ``input``'s when given), newest first. With
     ``derived=True``: the frames derived from them (a method with ``cache_derived``)."""
     cache = cache or ResultCache()
     folder = f"{method.cache_folder}.derived" if derived else method.cache_folder
-    found = READS.get(("stored", str(cache.root), folder, cache.fingerprint(folder)), lambda: tuple(sorted(
-        (s for meta in cache.entries(folder) if (s := _listed(method.name, meta)) is not None),
-        key=lambda s: -s.mtime_ns)))
+    found = remember(("stored", str(cache.root), folder, cache.fingerprint(folder)), lambda: tuple(sorted(
+        (Stored(method.name, str(m.get("digest", "")), m, Path(m["path"]), v[0]) for m in cache.entries(folder)
+         if (v := file_version(m["path"]))), key=lambda s: -s.mtime_ns)))  # (v None: removed since it was listed)
     return [s for s in found if (model is None or s.model == model) and (input is None or s.input == input)]
 
 
@@ -95,7 +90,7 @@ def stored_version(method: Method, cache: ResultCache | None = None) -> tuple:
 def listed(method: Method, draw: Callable[[list[Stored], Any], Any], *, cache: ResultCache | None = None,
            data_dir: str | Path | None = None) -> Any:
     """``draw(stored(method), data_dir)``, a table drawn from the list, remembered by :func:`stored_version`."""
-    return READS.get(("listed", draw, stored_version(method, cache), str(settings.data_dir(data_dir))),
+    return remember(("listed", draw, stored_version(method, cache), str(settings.data_dir(data_dir))),
                      lambda: draw(stored(method, cache=cache), data_dir))
 
 
@@ -111,14 +106,14 @@ def open_stored(method: Method, entry: Stored, *, cache: ResultCache | None = No
     from the key (``options`` set those outside the key, e.g. the JSD variant), its model standing in by identity.
     Raises :class:`DamagedResult` (the file has been removed) or :class:`StaleResult` (its input changed since),
     each in one line. Remembered by the file's version, the data folder and ``options`` (shared: read-only)."""
-    return READS.get(("open", method.name, *_shape(entry, data_dir, options)),
+    return remember(("open", method.name, *_shape(entry, data_dir, options)),
                      lambda: _open(method, entry, cache, data_dir, options))
 
 
 def drawn(method: Method, entry: Stored, draw: Callable[[Result], Any], *, cache: ResultCache | None = None,
           **options: Any) -> Any:
     """``draw(open_stored(method, entry, **options))``, a table drawn from one result, remembered like the read."""
-    return READS.get(("drawn", draw, *_shape(entry, None, options)),
+    return remember(("drawn", draw, *_shape(entry, None, options)),
                      lambda: draw(open_stored(method, entry, cache=cache, **options)))
 
 
@@ -153,14 +148,14 @@ def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = 
     """``method``'s result for the model and input of another method's stored result (e.g. the words of a stored
     attribution run): computed from cached results only, never loading the model; remembered like a read."""
     limit = entry.n_rows if method.input_kind.first is not None else None
-    return READS.get(("on", method.name, *_shape(entry, data_dir, options)), lambda: run(
+    return remember(("on", method.name, *_shape(entry, data_dir, options)), lambda: run(
         method, standin(entry), entry.input, limit=limit, cache=cache, data_dir=data_dir, **options))
 
 
 def verify_file(path: str | Path) -> None:
     """Raise :class:`~biascore.store.cache.CorruptCacheFile` unless the stored result file ``path`` reads back
     with intact page checksums and a stored key that matches its name (a snapshot checks what it ships)."""
-    ResultCache.read_entry(path)
+    ResultCache.check_entry(path)
 
 
 def key_of(meta: dict, **changes: Any) -> CacheKey:

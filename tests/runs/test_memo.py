@@ -60,15 +60,20 @@ def _together(n: int, fn) -> list:
 
 
 # ------------------------------------------------------------------------------------------------ the memo itself
+def _key(name: str) -> tuple:
+    """A key no other test asks for (the memo is the process's)."""
+    return ("test", name, object())
+
+
 def test_a_key_asked_twice_is_read_once():
-    m, calls = memo.Memo(4), []
-    assert m.get("k", lambda: calls.append(1) or "answer") == "answer"
-    assert m.get("k", lambda: calls.append(1) or "other") == "answer"
+    key, calls = _key("twice"), []
+    assert memo.remember(key, lambda: calls.append(1) or "answer") == "answer"
+    assert memo.remember(key, lambda: calls.append(1) or "other") == "answer"
     assert calls == [1]
 
 
 def test_threads_asking_one_key_at_once_read_once():
-    m, calls, arrived, everyone = memo.Memo(4), [], [], threading.Event()
+    key, calls, arrived, everyone = _key("threads"), [], [], threading.Event()
 
     def slow_read():
         calls.append(1)
@@ -79,7 +84,7 @@ def test_threads_asking_one_key_at_once_read_once():
         arrived.append(1)
         if len(arrived) == 8:
             everyone.set()
-        return m.get("k", slow_read)
+        return memo.remember(key, slow_read)
 
     answers = _together(8, ask)
     assert len(calls) == 1
@@ -87,7 +92,7 @@ def test_threads_asking_one_key_at_once_read_once():
 
 
 def test_a_failed_or_empty_read_is_not_remembered():
-    m, calls = memo.Memo(4), []
+    failing_key, empty_key, calls = _key("failing"), _key("empty"), []
 
     def failing():
         calls.append(1)
@@ -95,18 +100,21 @@ def test_a_failed_or_empty_read_is_not_remembered():
 
     for _ in range(2):
         with pytest.raises(ValueError):
-            m.get("k", failing)
-    assert m.get("n", lambda: calls.append(1)) is None and m.get("n", lambda: calls.append(1)) is None
-    assert len(calls) == 4 and not m._answers
+            memo.remember(failing_key, failing)
+        assert memo.remember(empty_key, lambda: calls.append(1)) is None
+    assert len(calls) == 4
 
 
 def test_the_memo_is_bounded_least_recently_asked_first():
-    m = memo.Memo(2)
-    m.get("a", lambda: 1), m.get("b", lambda: 2), m.get("a", lambda: 0), m.get("c", lambda: 3)
-    assert len(m._answers) == 2
-    assert m.get("a", lambda: "read again") == 1  # asked last but one: kept
-    assert m.get("b", lambda: "read again") == "read again"  # least recently asked: dropped
-    assert memo.READS.size == memo.SIZE > 0
+    first, second = _key("first"), _key("second")
+    memo.remember(first, lambda: 1), memo.remember(second, lambda: 2)
+    for i in range(memo.SIZE - 1):
+        memo.remember(_key(f"filler {i}"), lambda: 0)
+        if i == 0:
+            assert memo.remember(first, lambda: "read again") == 1  # asked again: now the most recent
+    assert memo._answer.cache_info().currsize == memo.SIZE
+    assert memo.remember(first, lambda: "read again") == 1  # asked since: kept
+    assert memo.remember(second, lambda: "read again") == "read again"  # least recently asked: dropped
 
 
 # ------------------------------------------------------------------------------------------------ the runner's reads

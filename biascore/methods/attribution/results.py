@@ -99,10 +99,8 @@ def lmeval_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_run(entry: Stored, *, data_dir=None, cache: ResultCache | None = None, **options) -> pd.DataFrame:
-    """The attribution frame (one row per pair, the engine's columns) of one cached run, opened by the runner
-    (:func:`biascore.runs.runner.open_stored`): page checksums, stored key, schema, every pair of the benchmark
-    exactly once; a file failing it is removed and :class:`DamagedResult` raised with a one-line reason
-    (:class:`StaleResult` when the benchmark changed since), so the caller can report it and offer to score
-    again. ``options``: the method's options outside the key (``jsd``; default: the method's). The derived frame
-    is cached per JSD variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
+    """The attribution frame (one row per pair) of one cached run, as :func:`biascore.runs.runner.open_stored` opens
+    it: verified (a damaged file is removed: :class:`DamagedResult`; :class:`StaleResult` when the benchmark changed
+    since), remembered, read-only. ``options``: those outside the key (``jsd``); the derived frame is cached per JSD
+    variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
     return runner.open_stored(_method(), entry, cache=cache, data_dir=data_dir, **options).frame
