@@ -7,6 +7,7 @@ edge; ``from pkg import name`` is an edge to ``pkg.name`` when that is a module,
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -277,7 +278,7 @@ def test_console_script_points_at_the_cli():
 
 #: What reads the result cache or makes a cache key: only the results store and the runner (biascore/store/,
 #: biascore/runs/) may.
-CACHE_READS = ("read_table", "read_parquet", "read_entry(", "load_entry(", ".entries(", "entry_meta(", "open_entry",
+CACHE_READS = ("read_table", "read_parquet", "check_entry(", "load_entry(", ".entries(", "entry_meta(", "open_entry",
                ".progress(key", "result_key(", "CacheKey(", "CacheKey.make(", "get_or_compute(", ".fingerprint(")
 #: intermediate caches kept beside the results (not a method's result; no shell reads them): the USAS tags and
 #: the one embedder's features; the benchmark loader, which reads a parquet benchmark file (an input, not the
@@ -342,6 +343,22 @@ def test_the_door_count_sees_a_method_module(tmp_path):
     (tmp_path / "app.py").write_text("from biascore.methods import m\n")
     (tmp_path / "views" / "page.py").write_text("def f():\n    from biascore.methods.m.table import x\n")
     assert dashboard_imports(tmp_path) == {"biascore.methods.m", "biascore.methods.m.table"}
+
+
+#: the page memos that hold no result: the one model handle per name (shared by every session) and a benchmark's
+#: minimal-pair checks (an input, ~50 ms a render); and computations that are to become method runs (issue 29):
+#: sentence attentions, the paired comparison, a review's before/after
+NOT_RESULTS = {"views/models.py:_handle", "views/translation_review.py:review_pairs",
+               "views/attention_heads.py:_attentions", "views/overview.py:_paired_comparison",
+               "views/translation_review.py:compare"}
+
+
+def test_pages_keep_no_memo_of_results():
+    """The runner remembers its reads by stored version (biascore/runs/memo.py), so no page keeps a Streamlit memo
+    (st.cache_data / st.cache_resource) of a result or of anything read from the cache."""
+    memos = {f"{path.relative_to(REPO)}:{name}" for path in [REPO / "app.py", *(REPO / "views").rglob("*.py")]
+             for name in re.findall(r"@st\.cache_(?:data|resource)\b[^@]*?\ndef (\w+)", path.read_text("utf-8"))}
+    assert memos <= NOT_RESULTS, sorted(memos - NOT_RESULTS)
 
 
 def test_no_page_builds_a_result_cache():

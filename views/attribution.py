@@ -1,8 +1,7 @@
 """The attribution pages' kit (Overview, Token attributions, Words, Try a pair, Translation review): the cached
 runs of the ``attribution`` method and what is drawn from one, all asked of the runner's door
-(:mod:`biascore.runs.runner`). Page-side memos are keyed by the runner's own version of a stored result
-(:attr:`biascore.runs.runner.Stored.version`, :func:`biascore.runs.runner.stored_version`), so a result replaced
-or removed by anyone is read again."""
+(:mod:`biascore.runs.runner`), which remembers its reads by the stored version (a result replaced or removed by
+anyone is read again): the page keeps no memo."""
 from __future__ import annotations
 
 import os
@@ -22,8 +21,9 @@ from views.models import (get_model, model_label, model_selector, served_down, s
 from views.scoring import benchmark_selector, score_now_for, watch_computing
 from views.widgets import precision_caption
 
-#: the attribution method's drawing helpers (its cached runs, token units, tie labels, live queue)
-DRAWING = api.method("attribution").drawing
+#: the attribution method and its drawing helpers (its cached runs, token units, tie labels, live queue)
+METHOD = api.method("attribution")
+DRAWING = METHOD.drawing
 
 
 def limit_torch_threads() -> None:
@@ -39,17 +39,6 @@ def limit_torch_threads() -> None:
         torch.set_num_threads(n)
 
 
-def cached_runs() -> pd.DataFrame:
-    """The attribution runs in the result cache (read again when the runner's list of them changes)."""
-    method = api.method("attribution")
-    return _cached_runs(runner.stored_version(method), str(settings.cache_dir()), str(settings.data_dir()))
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _cached_runs(version: tuple, cache_dir: str, data_dir: str) -> pd.DataFrame:  # cache_dir: a memo key only
-    return DRAWING.cached_runs(data_dir=data_dir)
-
-
 def best_run(model: str, benchmark: str) -> pd.Series | None:
     """The cached run to show for ``model`` on ``benchmark``, or None. A served model's runs are those stored
     under its server's model name with the fingerprint measured on it now (none before it is connected)."""
@@ -57,7 +46,7 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
     if stored is None:
         return None
     name, fingerprint = stored
-    runs = cached_runs()
+    runs = DRAWING.cached_runs()
     if fingerprint is not None:
         runs = runs[runs.model_fingerprint == fingerprint]
     runs = DRAWING.best_runs(runs)
@@ -66,64 +55,41 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
     return hit.iloc[0] if len(hit) else None
 
 
-@st.cache_resource(show_spinner="Reading cached scores…", max_entries=16)
-def _run_frame(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
-    """``st.cache_resource`` rather than ``st.cache_data``: the frame holds list columns for every pair and
-    copying it on each rerun would cost more than the page budget for a 12,089-pair benchmark."""
-    return DRAWING.load_run(_entry)
-
-
 def run_result_frame(run: pd.Series) -> pd.DataFrame:
-    """The engine's attribution frame of one cached run (kept in memory; treat as read-only). Raises
+    """The engine's attribution frame of one cached run (shared: read-only). Raises
     :class:`biascore.runs.runner.UnreadableResult` (one line) when it fails verification or is stale."""
-    return _run_frame(run.entry.version, run.entry)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _pair_table(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
-    return DRAWING.pair_table(_run_frame(version, _entry))
+    return DRAWING.load_run(run.entry)
 
 
 def pair_table(run: pd.Series) -> pd.DataFrame:
-    """The browsing table (no list columns) of one cached run."""
-    return _pair_table(run.entry.version, run.entry)
+    """The browsing table (no list columns) of one cached run (read-only)."""
+    return runner.drawn(METHOD, run.entry, _frame_table)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _summary(version: tuple, metric: str, _entry: runner.Stored) -> pd.DataFrame:
-    method = api.method("attribution")
-    return method.summary(runner.open_stored(method, _entry, metric=metric))
+def _frame_table(result) -> pd.DataFrame:
+    return DRAWING.pair_table(result.frame)
 
 
 def summary(run: pd.Series, metric: str) -> pd.DataFrame:
     """The method's summary (n, score, 95% Wilson interval per bias type) of one cached run for ``metric``."""
-    return _summary(run.entry.version, metric, run.entry)
-
-
-@st.cache_data(show_spinner="Collecting the words of every pair…", max_entries=16)
-def _word_occurrences(version: tuple, _entry: runner.Stored) -> pd.DataFrame:
-    return runner.run_on_stored(api.method("words"), _entry).frame
+    return runner.drawn(METHOD, run.entry, METHOD.summary, metric=metric)
 
 
 def word_occurrences(run: pd.Series) -> pd.DataFrame:
     """The ``words`` method's occurrences of one cached run (computed from it, itself cached as parquet)."""
-    return _word_occurrences(run.entry.version, run.entry)
+    with st.spinner("Collecting the words of every pair…"):
+        return runner.run_on_stored(api.method("words"), run.entry).frame
 
 
 def verified_run(model: str, benchmark: str, run: pd.Series) -> pd.DataFrame | None:
     """The attribution frame of a cached ``run``, or None after a one-line error on the page when the file
     fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
     try:
-        return run_result_frame(run)
+        with st.spinner("Reading cached scores…"):  # shown only when it takes longer than half a second
+            return run_result_frame(run)
     except runner.UnreadableResult as exc:
         st.error(f"{code_span(model_label(model))} on {benchmark}: {one_line(exc)}")
         return None
-
-
-def run_frame(model: str, benchmark: str) -> pd.DataFrame | None:
-    """The attribution frame of ``model`` on ``benchmark`` from the cache, or None when not scored yet."""
-    run = best_run(model, benchmark)
-    return None if run is None else verified_run(model, benchmark, run)
 
 
 def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
@@ -135,7 +101,7 @@ def token_page_link(benchmark: str, model: str, pair_id: int) -> str:
 def scored_models(benchmark: str) -> list[str]:
     """Models with a usable (not stale) cached attribution run on ``benchmark`` (in public mode only the
     allowed ones; a served model this process is connected to by its label)."""
-    runs = cached_runs()
+    runs = DRAWING.cached_runs()
     labels = served_labels()  # a connected served model's runs are offered under the settings' label
     names = [labels.get(m, m) for m in runs[(runs.benchmark == benchmark) & ~runs.stale.astype(bool)].model.unique()]
     return [m for m in sorted(set(names)) if not settings.public_mode() or m in settings.allowed_models()]
@@ -144,7 +110,7 @@ def scored_models(benchmark: str) -> list[str]:
 def score_now(model: str, benchmark: str, key: str, keep_watching: bool = True) -> bool:
     """"Score now" for the attribution pages (the one door: :func:`views.scoring.score_now_for`); True when it
     just finished (the caller reruns to show the new numbers)."""
-    return score_now_for(api.method("attribution"), model, benchmark, key=key,
+    return score_now_for(METHOD, model, benchmark, key=key,
                          label=f"Score now: {model_label(model)} on {benchmark}",
                          text=f"Scoring {benchmark} with {model_label(model)}: pairs", before=limit_torch_threads,
                          keep_watching=keep_watching)
@@ -155,7 +121,7 @@ def require_run(model: str, benchmark: str, key: str) -> pd.Series:
     so and offer "Score now", and stop the page (it reruns when a run finishes or the result is stored)."""
     run = best_run(model, benchmark)
     if run is None:
-        if watch_computing(api.method("attribution"), model, benchmark):  # someone is scoring it: the page follows
+        if watch_computing(METHOD, model, benchmark):  # someone is scoring it: the page follows
             st.stop()
         st.info(f"{code_span(model_label(model))} has not been scored on {benchmark} yet.")
         if score_now(model, benchmark, key=key):

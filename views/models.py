@@ -264,15 +264,7 @@ def _trusted_link_models() -> set[str]:
 
 
 def stored_models() -> set[str]:
-    """Every model with a stored result of a registered method (read again when the runner's lists change)."""
-    from biascore.runs import runner
-
-    methods = api.discover()
-    return _stored_models(tuple(runner.stored_version(m) for m in methods), str(settings.cache_dir()))
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def _stored_models(versions: tuple, cache_dir: str) -> set[str]:  # cache_dir: a memo key only
+    """Every model with a stored result of a registered method (the runner's listings, remembered by it)."""
     from biascore.runs import runner
 
     return {entry.model for m in api.discover() for entry in runner.stored(m)}

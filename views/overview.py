@@ -15,7 +15,7 @@ from biascore import api
 from biascore.api import precision_of
 from biascore.runs import runner
 from biascore.runs.runner import UnreadableResult
-from views.attribution import DRAWING, best_run, cached_runs, run_label, score_now, stored_notice, summary
+from views.attribution import DRAWING, best_run, run_label, score_now, stored_notice, summary
 from views.common import csv_download, literal
 from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible
 from views.scoring import benchmark_selector
@@ -85,12 +85,12 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-runs = DRAWING.best_runs(cached_runs())
+runs = DRAWING.best_runs(DRAWING.cached_runs())
 runs = runs[runs.model.map(model_visible).astype(bool)]  # public mode: the allow-list, and no model named by a path
 if runs.empty:
     st.info("Nothing scored yet. Pick a model and a benchmark below and press **Score now** "
             "(or run `python -m biascore score --benchmark demo`).")
-grid = pd.DataFrame() if runs.empty else summary_grid(runs, DRAWING.lmeval_runs(cached_runs()))
+grid = pd.DataFrame() if runs.empty else summary_grid(runs, DRAWING.lmeval_runs(DRAWING.cached_runs()))
 if not grid.empty:
     wide = grid.pivot_table(index=["model", "benchmark"], columns="bias_type", values="B", sort=False)
     order = ["all"] + sorted(c for c in wide.columns if c != "all")

@@ -40,21 +40,11 @@ def scored_elsewhere(model: str, benchmark) -> list[str]:
 
 def result_for(model: str, benchmark, senses: str) -> pd.DataFrame:
     """The tagged words of ``model``'s ``fields`` result on ``benchmark`` (one row per word: field, b, sentence),
-    its precision labelled when it is not exact."""
-    frame, precision = fields_result(model, benchmark.name, benchmark.content_hash, senses,
-                                     runner.stored_version(api.method("fields")))
-    precision_caption(precision, model_label(model))
-    return frame
-
-
-@st.cache_data(show_spinner="Tagging words with USAS (the tagger takes a few seconds to build once)…",
-               max_entries=32)
-def fields_result(model: str, benchmark: str, content_hash: str, senses: str,
-                  version: tuple) -> tuple[pd.DataFrame, api.Precision]:
-    """The engine's fields result for a model already scored on ``benchmark`` (through the runner; ``version``:
-    the runner's fingerprint of the stored fields results, so a replaced result is read again) and its precision."""
-    result = runner.run(api.method("fields"), get_handle(model), benchmark, min_count=1, top=0, senses=senses)
-    return result.frame, api.precision_of(result)
+    its precision labelled when it is not exact (the runner reads a stored result once per version)."""
+    with st.spinner("Tagging words with USAS (the tagger takes a few seconds to build once)…"):
+        result = runner.run(api.method("fields"), get_handle(model), benchmark, min_count=1, top=0, senses=senses)
+    precision_caption(api.precision_of(result), model_label(model))
+    return result.frame
 
 
 def bar_chart(table: pd.DataFrame) -> alt.Chart:

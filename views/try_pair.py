@@ -29,7 +29,6 @@ st.caption("Write a *minimal pair*: the same sentence twice, differing only in t
            "The first sentence is the more-biased one (the stereotype). Red tokens push the model toward it.")
 
 
-@st.cache_data(show_spinner=False)
 def demo_pairs() -> list[tuple[str, str, str]]:
     try:
         frame = api.load_benchmark("demo").frame

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from biascore.runs.announce import Announcer, run_tag
+from biascore.runs.memo import read_file
 from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
 from biascore.models.handle import ModelHandle, as_handle
 from biascore.store.keys import result_key
@@ -167,7 +168,7 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
         raise
     verify = _verifier(method, loaded)
     key = model_key(method, identity, loaded, opts, data_dir)
-    found = cache.load_entry(key, verify)
+    found = read_file(cache.path(key), lambda: cache.load_entry(key, verify))  # remembered by the file's version
     if found is None and only_cached:
         return None
     ctx = Context(method, run_handle, cache, data_dir, progress, waiting)
@@ -309,7 +310,8 @@ def _result(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cache
     if method.cache_derived:
         dkey = CacheKey.make(f"{method.cache_folder}.derived", run=key.digest, **method.derive_key_parts(opts),
                              input_hash=loaded.content_hash, method_version=method.version)
-        frame = ctx.cache.get_or_compute(dkey, lambda: method.derive(ctx, stored, loaded, opts))
+        frame = read_file(ctx.cache.path(dkey), lambda: ctx.cache.get_or_compute(
+            dkey, lambda: method.derive(ctx, stored, loaded, opts)))
     else:
         frame = method.derive(ctx, stored, loaded, opts)
     return (method.result_type or Result)(method=method, frame=frame, meta=meta, options=opts, input=loaded,

@@ -13,9 +13,13 @@ results — every question a shell asks is answered here, and nothing else reads
     watch(m, model_name, input, **options)     the same result as a page watches it on every render: its
                                                announced runs, matched by names alone (no key built)
     stored(m, model=…, input=…)                the stored results of a method (Stored, newest first)
-    stored_version(m)                          a fingerprint of that list (a shell's memo key)
+    stored_version(m)                          a fingerprint of that list (changes when a result is stored)
+    listed(m, draw)                            a table drawn from that list
     open_stored(m, entry)                      one listed result, verified (DamagedResult / StaleResult)
+    drawn(m, entry, draw, **options)           a table drawn from one listed result (e.g. its summary)
     run_on_stored(other, entry)                another method on a stored result's model and input, no load
+
+Every read is remembered by the version of what it read (:mod:`biascore.runs.memo`): shells keep no memo of their own.
 
 The runner is three modules by concern, answered here as one: the computing path
 (:mod:`biascore.runs.compute`: :func:`run` — identity → key → verified read, or announce → load → lock →
@@ -37,8 +41,8 @@ from biascore.models.handle import ModelHandle, as_handle
 from biascore.contract.method import Method
 from biascore.models.loading import LanguageModel
 from biascore.runs.stored import (DamagedResult, StaleResult, Stored, UnreadableResult,  # noqa: F401
-                                          identity_of, key_of, open_stored, run_on_stored, standin, stored,
-                                          stored_version, verify_file)
+                                          drawn, identity_of, key_of, listed, open_stored, run_on_stored, standin,
+                                          stored, stored_version, verify_file)
 
 
 def is_cached(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,

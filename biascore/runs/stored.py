@@ -1,17 +1,19 @@
 """The stored results of a method, as the runner's door lists and opens them (:mod:`biascore.runs.runner` is
 where shells import these from): :func:`stored` lists a method's results (newest first, from the files' footers),
-:func:`stored_version` fingerprints that list, :func:`open_stored` opens one verified, :func:`run_on_stored`
-runs another method on a stored result's model and input without loading it, :func:`verify_file` checks one
-file (a snapshot checks what it ships). Nothing here loads a model."""
+:func:`stored_version` fingerprints that list, :func:`open_stored` opens one verified, :func:`listed` and
+:func:`drawn` draw a table from the list or one result, :func:`run_on_stored` runs another method on a stored
+result's model and input without loading it, :func:`verify_file` checks one file (a snapshot checks what it ships).
+Nothing here loads a model; every read is remembered by the version of what it read (:mod:`biascore.runs.memo`)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from biascore.store.cache import CacheKey, CorruptCacheFile, ResultCache
+from biascore import settings
+from biascore.store.cache import CacheKey, ResultCache
 from biascore.runs.compute import run
+from biascore.runs.memo import file_version, remember
 from biascore.models.handle import ModelHandle
 from biascore.contract.method import Method
 from biascore.models.loading import ModelIdentity
@@ -34,18 +36,13 @@ class StaleResult(UnreadableResult):
 @dataclass(frozen=True)
 class Stored:
     """One stored result of a method, as :func:`stored` lists it (from its file's footer: not yet verified;
-    :func:`open_stored` verifies). ``version`` changes whenever the result is replaced or removed: a shell may
-    memoise what it draws from the result keyed by it."""
+    :func:`open_stored` verifies; every read of it is remembered by its file's version: :mod:`biascore.runs.memo`)."""
 
     method: str
     digest: str
     meta: dict = field(repr=False, compare=False, hash=False)
     path: Path = field(repr=False, compare=False, hash=False)
     mtime_ns: int = 0
-
-    @property
-    def version(self) -> tuple[str, str, int]:
-        return (self.method, self.digest, self.mtime_ns)
 
     @property
     def model(self) -> str:
@@ -67,29 +64,30 @@ class Stored:
         return int(n) if n is not None else None
 
 
-def _listed(method_name: str, meta: dict) -> Stored | None:
-    try:
-        mtime = os.stat(meta["path"]).st_mtime_ns
-    except FileNotFoundError:  # removed by another process since it was listed
-        return None
-    return Stored(method_name, str(meta.get("digest", "")), meta, Path(meta["path"]), mtime)
-
-
 def stored(method: Method, *, model: str | None = None, input: str | None = None, cache: ResultCache | None = None,
            derived: bool = False) -> list[Stored]:
     """The stored results of ``method`` (only ``model``'s / ``input``'s when given), newest first. With
     ``derived=True``: the frames derived from them (a method with ``cache_derived``)."""
     cache = cache or ResultCache()
     folder = f"{method.cache_folder}.derived" if derived else method.cache_folder
-    found = [s for meta in cache.entries(folder) if (s := _listed(method.name, meta)) is not None]
-    found = [s for s in found if (model is None or s.model == model) and (input is None or s.input == input)]
-    return sorted(found, key=lambda s: -s.mtime_ns)
+    found = remember(("stored", str(cache.root), folder, cache.fingerprint(folder)), lambda: tuple(sorted(
+        (Stored(method.name, str(m.get("digest", "")), m, Path(m["path"]), v[0]) for m in cache.entries(folder)
+         if (v := file_version(m["path"]))), key=lambda s: -s.mtime_ns)))  # (v None: removed since it was listed)
+    return [s for s in found if (model is None or s.model == model) and (input is None or s.input == input)]
 
 
 def stored_version(method: Method, cache: ResultCache | None = None) -> tuple:
-    """A cheap fingerprint of what :func:`stored` lists for ``method`` (file names and modification times, no
-    file opened): it changes when a result is added, replaced or removed, so a shell can memoise a listing on it."""
-    return (cache or ResultCache()).fingerprint(method.cache_folder)
+    """A cheap fingerprint of what :func:`stored` lists for ``method`` (the cache folder, file names and modification
+    times, no file opened): it changes when a result is added, replaced or removed."""
+    cache = cache or ResultCache()
+    return str(cache.root), cache.fingerprint(method.cache_folder)
+
+
+def listed(method: Method, draw: Callable[[list[Stored], Any], Any], *, cache: ResultCache | None = None,
+           data_dir: str | Path | None = None) -> Any:
+    """``draw(stored(method), data_dir)``, a table drawn from the list, remembered by :func:`stored_version`."""
+    return remember(("listed", draw, stored_version(method, cache), str(settings.data_dir(data_dir))),
+                     lambda: draw(stored(method, cache=cache), data_dir))
 
 
 def standin(entry: Stored) -> ModelHandle:
@@ -98,52 +96,62 @@ def standin(entry: Stored) -> ModelHandle:
 
 
 def open_stored(method: Method, entry: Stored, *, cache: ResultCache | None = None,
-                data_dir: str | Path | None = None, input: Any = None, **options: Any) -> Result:
-    """One result listed by :func:`stored`, verified (page checksums, stored key = file name, schema, every row
-    id once) and derived like any :func:`run` result: its input is loaded by name (or given as ``input``), its
-    options rebuilt from the key (``options`` set those outside the key, e.g. the JSD variant), its model stands
-    in by identity. Raises :class:`DamagedResult` (the file has been removed) or :class:`StaleResult` (its input
-    changed since), each with a one-line message."""
+                data_dir: str | Path | None = None, **options: Any) -> Result:
+    """One result listed by :func:`stored`, read and verified as :func:`run` reads one (page checksums, stored
+    key = file name, schema, every row id once) and derived like it: its input loaded by name, its options rebuilt
+    from the key (``options`` set those outside the key, e.g. the JSD variant), its model standing in by identity.
+    Raises :class:`DamagedResult` (the file has been removed) or :class:`StaleResult` (its input changed since),
+    each in one line. Remembered by the file's version, the data folder and ``options`` (shared: read-only)."""
+    return remember(("open", method.name, *_shape(entry, data_dir, options)),
+                     lambda: _open(method, entry, cache, data_dir, options))
+
+
+def drawn(method: Method, entry: Stored, draw: Callable[[Result], Any], *, cache: ResultCache | None = None,
+          **options: Any) -> Any:
+    """``draw(open_stored(method, entry, **options))``, a table drawn from one result, remembered like the read."""
+    return remember(("drawn", draw, *_shape(entry, None, options)),
+                     lambda: draw(open_stored(method, entry, cache=cache, **options)))
+
+
+def _shape(entry: Stored, data_dir: Any, options: dict) -> tuple:
+    """What a read of ``entry`` is remembered by: its file's version now and what shapes the read."""
+    return (str(entry.path), file_version(entry.path), str(settings.data_dir(data_dir)), *sorted(options.items()))
+
+
+def _open(method: Method, entry: Stored, cache: ResultCache | None, data_dir: Any, options: dict) -> Result:
     import dataclasses
 
-    cache = cache or ResultCache()
-    seen = cache.snapshot(entry.path)
-    try:
-        _, meta = cache.read_entry(entry.path)  # checksums and stored key, with the reason when they fail
-    except (CorruptCacheFile, FileNotFoundError) as exc:
-        if seen is not None:
-            cache.discard(entry.path, seen)
-        raise DamagedResult(f"the stored {method.name} result on {entry.input!r} was damaged ({exc}) and has been "
-                            "removed; score it again") from exc
+    cache, meta = cache or ResultCache(), entry.meta
     data_dir = Path(data_dir) if data_dir else None
     kind = method.input_kind
-    loaded = input if input is not None else kind.load(entry.input, data_dir)
+    loaded = kind.load(entry.input, data_dir)
     n = entry.n_rows
-    if input is None and n is not None and kind.first is not None and n < len(kind.ids(loaded)):
+    if n is not None and kind.first is not None and n < len(kind.ids(loaded)):
         loaded = kind.first(loaded, n)
     if loaded.content_hash != meta.get("input_hash"):
         raise StaleResult(f"the stored {method.name} result was computed on a different version of {entry.input!r}; "
                           "score it again")
     opts = dataclasses.replace(method.Options.from_meta(meta), **options).validate()
     result = run(method, standin(entry), loaded, opts, cache=cache, data_dir=data_dir, only_cached=True)
-    if result is None:
-        raise DamagedResult(f"the stored {method.name} result on {entry.input!r} failed verification and has been "
-                            "removed; score it again")
+    if result is None:  # the read found it damaged and removed it
+        raise DamagedResult(f"the stored {method.name} result on {entry.input!r} was damaged (it failed verification) "
+                            "and has been removed; score it again")
     return result
 
 
 def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = None,
                   data_dir: str | Path | None = None, **options: Any) -> Result | None:
     """``method``'s result for the model and input of another method's stored result (e.g. the words of a stored
-    attribution run): computed from cached results only, never loading the model."""
+    attribution run): computed from cached results only, never loading the model; remembered like a read."""
     limit = entry.n_rows if method.input_kind.first is not None else None
-    return run(method, standin(entry), entry.input, limit=limit, cache=cache, data_dir=data_dir, **options)
+    return remember(("on", method.name, *_shape(entry, data_dir, options)), lambda: run(
+        method, standin(entry), entry.input, limit=limit, cache=cache, data_dir=data_dir, **options))
 
 
 def verify_file(path: str | Path) -> None:
     """Raise :class:`~biascore.store.cache.CorruptCacheFile` unless the stored result file ``path`` reads back
     with intact page checksums and a stored key that matches its name (a snapshot checks what it ships)."""
-    ResultCache.read_entry(path)
+    ResultCache.check_entry(path)
 
 
 def key_of(meta: dict, **changes: Any) -> CacheKey:

@@ -161,7 +161,11 @@ class ResultCache:
             return frame, {**meta, "info": _stored_info(table), "path": str(path)}
         except CorruptCacheFile as exc:
             log.warning("discarding corrupt cache file %s: %s", path, exc)
-            self.discard(path, seen)
+            try:  # removed (recomputed when next asked) unless another process replaced it since (not in a snapshot)
+                if not self.read_only and _identity(path) == seen:
+                    path.unlink()
+            except FileNotFoundError:
+                pass
             return None
 
     def save(self, key: CacheKey, frame: pd.DataFrame, verify: Verify | None = None,
@@ -237,7 +241,7 @@ class ResultCache:
 
     def entries(self, scorer: str) -> list[dict]:
         """Metadata of every finished result of one scorer (what the Overview page lists), from the footers;
-        the content is verified when a result is opened (:meth:`read_entry`)."""
+        the content is verified when a result is opened (:meth:`load_entry`)."""
         out = []
         for p in sorted((self.root / scorer).glob("*.parquet")):
             try:
@@ -260,7 +264,7 @@ class ResultCache:
     @staticmethod
     def entry_meta(path: str | os.PathLike) -> dict:
         """The stored key metadata (and ``info``) of a cached file, from its footer only (not verified: a
-        verified read is :meth:`read_entry` or :meth:`load_entry`). Raises :class:`CorruptCacheFile`."""
+        verified read is :meth:`load_entry`). Raises :class:`CorruptCacheFile`."""
         try:
             footer = pq.read_schema(path).metadata or {}
             meta = json.loads(footer[_META])
@@ -273,40 +277,13 @@ class ResultCache:
         return meta
 
     @staticmethod
-    def read_entry(path: str | os.PathLike, verify: Verify | None = None) -> tuple[pd.DataFrame, dict]:
-        """(frame, stored key metadata) of a finished result found by :meth:`entries`, with the same checks
-        as :meth:`load`: readable with intact page checksums, metadata that hashes to the file's digest, and
-        ``verify``. Raises :class:`CorruptCacheFile` with a one-line reason otherwise (the file is left alone:
-        the caller reports it or recomputes)."""
+    def check_entry(path: str | os.PathLike) -> None:
+        """Check a finished result file without its key (a snapshot checks what it ships): readable with intact
+        page checksums, metadata that hashes to the file's name. Raises :class:`CorruptCacheFile` (one line)."""
         path = Path(path)
-        table = _read_table(path)
-        meta = _stored_meta(table)
-        stored = {k: v for k, v in meta.items() if k != "digest"}
-        if meta.get("digest") != path.stem or _digest(stored) != path.stem:
+        meta = _stored_meta(_read_table(path))
+        if meta.get("digest") != path.stem or _digest({k: v for k, v in meta.items() if k != "digest"}) != path.stem:
             raise CorruptCacheFile("its stored key does not match its name")
-        frame = table.to_pandas()
-        if verify is not None:
-            verify(frame)
-        return frame, {**meta, "info": _stored_info(table)}
-
-    @staticmethod
-    def snapshot(path: str | os.PathLike) -> tuple[int, int] | None:
-        """(inode, mtime) of a cached file before it is read, for :meth:`discard`; None when it is absent."""
-        try:
-            return _identity(Path(path))
-        except FileNotFoundError:
-            return None
-
-    def discard(self, path: str | os.PathLike, seen: tuple[int, int] | None = None) -> None:
-        """Remove a cached file found unusable (it is recomputed on the next request) — unless another process
-        has meanwhile replaced it (``seen``: its (inode, mtime) when it was read). A snapshot's files are left."""
-        if self.read_only:
-            return
-        try:
-            if seen is None or _identity(Path(path)) == seen:
-                Path(path).unlink()
-        except FileNotFoundError:
-            pass
 
     # ---------------------------------------------------------------- shards (resume after interruption)
     def shards(self, key: CacheKey, ids: Sequence, size: int, column: str = "pair_id") -> "ShardWriter":

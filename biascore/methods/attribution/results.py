@@ -15,11 +15,9 @@ from biascore.inputs.datasets import Benchmark, BenchmarkError, load_benchmark
 from biascore.models.precision import is_approximate
 from biascore.runs.runner import DamagedResult, StaleResult, Stored  # noqa: F401 - what opening a run raises
 
-#: ``entry`` is the runner's :class:`~biascore.runs.runner.Stored` (open it with :func:`load_run`), ``version``
-#: its version (a memo key that changes when the run is replaced)
+#: ``entry`` is the runner's :class:`~biascore.runs.runner.Stored` (open it with :func:`load_run`)
 RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "stale", "model_kind",
-               "model_fingerprint", "dtype", "weights", "device", "approximate", "conventions", "entry", "version",
-               "mtime",
+               "model_fingerprint", "dtype", "weights", "device", "approximate", "conventions", "entry", "mtime",
                "prefix_token_id", "prefix_token", "prefix_conventions", "published_prefix", "lmeval_prefix"]
 
 
@@ -30,15 +28,20 @@ def _method():
 
 
 def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
-    """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark.
+    """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark
+    (remembered by the runner until a run is stored, replaced or removed: read-only).
 
     ``complete`` is False for a ``--limit`` run; ``stale`` is True when the benchmark file changed since
     (its content hash differs) or is no longer in the data directory; ``approximate`` is True for a bf16/fp16
     run; ``conventions`` names the conventions the run recorded (e.g. the prefix token of a causal model).
     """
+    return runner.listed(_method(), _tabulate, cache=cache, data_dir=data_dir)
+
+
+def _tabulate(entries: list[Stored], data_dir) -> pd.DataFrame:
     benches: dict[str, Benchmark | None] = {}
     rows = []
-    for entry in runner.stored(_method(), cache=cache):
+    for entry in entries:
         meta, name = entry.meta, entry.input
         if name not in benches:
             try:
@@ -57,7 +60,7 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
                      "device": meta.get("device", ""),
                      "approximate": is_approximate(meta.get("dtype", ""), meta.get("weights", "")),
                      "conventions": "; ".join(f"{k} {v}" for k, v in conventions.items()),
-                     "entry": entry, "version": entry.version, "mtime": entry.mtime_ns / 1e9,
+                     "entry": entry, "mtime": entry.mtime_ns / 1e9,
                      **_prefix_columns(meta)})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
     return runs.sort_values(["model", "benchmark", "complete", "approximate", "published_prefix", "mtime"],
@@ -96,10 +99,8 @@ def lmeval_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_run(entry: Stored, *, data_dir=None, cache: ResultCache | None = None, **options) -> pd.DataFrame:
-    """The attribution frame (one row per pair, the engine's columns) of one cached run, opened by the runner
-    (:func:`biascore.runs.runner.open_stored`): page checksums, stored key, schema, every pair of the benchmark
-    exactly once; a file failing it is removed and :class:`DamagedResult` raised with a one-line reason
-    (:class:`StaleResult` when the benchmark changed since), so the caller can report it and offer to score
-    again. ``options``: the method's options outside the key (``jsd``; default: the method's). The derived frame
-    is cached per JSD variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
+    """The attribution frame (one row per pair) of one cached run, as :func:`biascore.runs.runner.open_stored` opens
+    it: verified (a damaged file is removed: :class:`DamagedResult`; :class:`StaleResult` when the benchmark changed
+    since), remembered, read-only. ``options``: those outside the key (``jsd``); the derived frame is cached per JSD
+    variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
     return runner.open_stored(_method(), entry, cache=cache, data_dir=data_dir, **options).frame
