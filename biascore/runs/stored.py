@@ -6,6 +6,8 @@ result's model and input without loading it, :func:`verify_file` checks one file
 Nothing here loads a model; every read is remembered by the version of what it read (:mod:`biascore.runs.memo`)."""
 from __future__ import annotations
 
+import copy
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -144,8 +146,18 @@ def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = 
     """``method``'s result for the model and input of another method's stored result (e.g. the words of a stored
     attribution run): computed from cached results only, never loading the model; remembered like a read."""
     limit = entry.n_rows if method.input_kind.first is not None else None
-    return remember(("on", method.name, *_shape(entry, data_dir, options)), lambda: run(
-        method, standin(entry), entry.input, limit=limit, cache=cache, data_dir=data_dir, **options))
+    started, calls = time.perf_counter(), []
+
+    def compute() -> Result | None:
+        calls.append(1)
+        return run(method, standin(entry), entry.input, limit=limit, cache=cache, data_dir=data_dir, **options)
+
+    result = remember(("on", method.name, *_shape(entry, data_dir, options)), compute)
+    if result is None or calls:
+        return result
+    remembered = copy.copy(result)  # this call's own timings: read from the stored result, not computed
+    remembered.timings = {"this_call_s": round(time.perf_counter() - started, 6), "from_cache": True}
+    return remembered
 
 
 def verify_file(path: str | Path) -> None:
