@@ -14,10 +14,13 @@ clients put in front):
   the same server with its own ``crows_pairs_english`` task: pairs/s, prompts and requests per pair,
   pct_stereotype, and its per-pair ll against ours.
 
-The server computes on ``--server-threads`` torch threads (default: every CPU of the machine, as a serving engine
-uses its whole device and as the in-process run does; the tests' servers use one): the same server, with the same
-threads, answers both clients. Beside each run's wall time are the CPU seconds per pair of this process (the
-client: ours, or lm-eval's) and of the server process, which a busy machine inflates far less than wall time.
+The server computes on ``--server-threads`` torch threads (default 1, as the tests' servers; the in-process run
+uses torch's default, every CPU): the same server, with the same threads, answers both clients. On one thread no
+client can be 3× a sequential one (batching 32 prompts saves the forward pass 2.3× per token on one thread,
+docs/performance.md); ``--server-threads`` set to the machine's CPUs is a server using its whole device, as vLLM
+does — measure that on a quiet machine only: on a busy one, torch's threads wait on each other and a forward of
+one short prompt (lm-eval's requests) slows down 20×, which would flatter ours. Beside each run's wall time are the
+CPU seconds per pair of this process (the client: ours, or lm-eval's) and of the server process.
 
 The machine is shared, so ours and lm-eval's runs alternate (``--rounds`` rounds of: each served concurrency,
 then lm-eval), the load average is recorded beside every run, and the ratio reported is the median of ours over
@@ -69,8 +72,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="the first N pairs only (default: all 231)")
     ap.add_argument("--concurrency", type=int, nargs="*", default=list(CONCURRENCY), help="served runs to make")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of ours and lm-eval's (default 2)")
-    ap.add_argument("--server-threads", type=int, default=os.cpu_count() or 1,
-                    help="torch threads of the reference server (default: the machine's CPUs)")
+    ap.add_argument("--server-threads", type=int, default=1,
+                    help="torch threads of the reference server (default 1; the machine's CPUs on a quiet machine)")
     args = ap.parse_args()
     limit = args.limit
     from biascore.runs import runner
