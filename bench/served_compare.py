@@ -24,7 +24,8 @@ CPU seconds per pair of this process (the client: ours, or lm-eval's) and of the
 
 The machine is shared, so ours and lm-eval's runs alternate (``--rounds`` rounds of: each served concurrency,
 then lm-eval), the load average is recorded beside every run, and the ratio reported is the median of ours over
-the median of lm-eval's. Writes bench/results/served_compare.json and .md.
+the median of lm-eval's. Writes bench/results/served_compare.json and .md (served_compare_threadsN.json and .md
+with ``--server-threads N`` above 1, so that both settings' results are kept).
 
     BIASCORE_DATA_DIR=../shared/data python bench/served_compare.py [--limit N] [--concurrency 1 16] [--rounds 2]
         [--server-threads N]
@@ -156,8 +157,9 @@ def main() -> None:
     out["speedup_vs_lmeval"] = {c: r["pairs_per_s"] / base for c, r in out["served"].items()}
     theirs = out["lmeval_local_completions"]["server_cpu_ms_per_pair"]
     out["server_cpu_lmeval_over_ours"] = {c: theirs / r["server_cpu_ms_per_pair"] for c, r in out["served"].items()}
-    (res / "served_compare.json").write_text(json.dumps(out, indent=2) + "\n")
-    (res / "served_compare.md").write_text(report(out))
+    stem = "served_compare" + (f"_threads{args.server_threads}" if args.server_threads > 1 else "")
+    (res / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
+    (res / f"{stem}.md").write_text(report(out))
 
 
 class _CpuClock:
