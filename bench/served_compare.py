@@ -14,11 +14,21 @@ clients put in front):
   the same server with its own ``crows_pairs_english`` task: pairs/s, prompts and requests per pair,
   pct_stereotype, and its per-pair ll against ours.
 
+The server computes on ``--server-threads`` torch threads (default 1, as the tests' servers; the in-process run
+uses torch's default, every CPU): the same server, with the same threads, answers both clients. On one thread no
+client can be 3× a sequential one (batching 32 prompts saves the forward pass 2.3× per token on one thread,
+docs/performance.md); ``--server-threads`` set to the machine's CPUs is a server using its whole device, as vLLM
+does — measure that on a quiet machine only: on a busy one, torch's threads wait on each other and a forward of
+one short prompt (lm-eval's requests) slows down 20×, which would flatter ours. Beside each run's wall time are the
+CPU seconds per pair of this process (the client: ours, or lm-eval's) and of the server process.
+
 The machine is shared, so ours and lm-eval's runs alternate (``--rounds`` rounds of: each served concurrency,
 then lm-eval), the load average is recorded beside every run, and the ratio reported is the median of ours over
-the median of lm-eval's. Writes bench/results/served_compare.json and .md.
+the median of lm-eval's. Writes bench/results/served_compare.json and .md (served_compare_threadsN.json and .md
+with ``--server-threads N`` above 1, so that both settings' results are kept).
 
     BIASCORE_DATA_DIR=../shared/data python bench/served_compare.py [--limit N] [--concurrency 1 16] [--rounds 2]
+        [--server-threads N]
 """
 from __future__ import annotations
 
@@ -63,6 +73,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="the first N pairs only (default: all 231)")
     ap.add_argument("--concurrency", type=int, nargs="*", default=list(CONCURRENCY), help="served runs to make")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of ours and lm-eval's (default 2)")
+    ap.add_argument("--server-threads", type=int, default=1,
+                    help="torch threads of the reference server (default 1; the machine's CPUs on a quiet machine)")
     args = ap.parse_args()
     limit = args.limit
     from biascore.runs import runner
@@ -79,6 +91,7 @@ def main() -> None:
     pairs = load_benchmark(BENCH).first(limit).frame if limit else load_benchmark(BENCH).frame
     n = len(pairs)
     out: dict = {"benchmark": BENCH, "prefix": PREFIX, "pairs": n, "limit": limit, "rounds": args.rounds,
+                 "server_threads": args.server_threads, "in_process_threads": _torch_threads(),
                  "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "uptime_start": _uptime()}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -94,7 +107,8 @@ def main() -> None:
         out["in_process"] = {"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
                              "B": float(summarize(here, "attribution")["score"].iloc[0])}
         print("in-process", out["in_process"], flush=True)
-        server = Process().start()
+        server = Process("--threads", str(args.server_threads)).start()
+        cpu = _CpuClock(server.proc.pid)
         try:
             from lm_eval.models.openai_completions import LocalCompletionsAPI
 
@@ -105,13 +119,14 @@ def main() -> None:
             for r in range(args.rounds):
                 for c in args.concurrency:
                     server.stats(reset=True)
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), cpu.read()
                     lm = load_served("served:" + server.url, concurrency=c)
                     there = scores(lm, f"served{c}-{r}")
-                    dt = time.perf_counter() - t0
+                    dt, used = time.perf_counter() - t0, cpu.since(c0, n)
                     lm.client.close()
                     seen = server.stats()
                     served[str(c)].append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
+                                           **used,
                                            "prompts_per_pair": seen["prompts"] / n,
                                            "requests_per_pair": seen["completions"] / n, **agreement(here, there)})
                     print("served", c, served[str(c)][-1], flush=True)
@@ -119,13 +134,13 @@ def main() -> None:
                                              tokenizer=str(folder), tokenizer_backend="huggingface",
                                              tokenized_requests=True, num_concurrent=1, max_length=2048)
                 server.stats(reset=True)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), cpu.read()
                 per_pair, results = run_lmeval_crows(folder, pairs, work / f"lmeval{r}", per_type=False, lm=client)
-                dt = time.perf_counter() - t0
+                dt, used = time.perf_counter() - t0, cpu.since(c0, n)
                 seen = server.stats()
                 d_ll = np.concatenate([np.abs(per_pair[c].to_numpy(float) - there[c].to_numpy(float))
                                        for c in ("ll_more", "ll_less")])
-                lmeval.append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
+                lmeval.append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0], **used,
                                "prompts_per_pair": seen["prompts"] / n, "requests_per_pair": seen["completions"] / n,
                                "num_concurrent": 1, "pct_stereotype": float(results["local_all"]["pct_stereotype"]),
                                "prefix_token_id": results["prefix_token_id"],
@@ -140,8 +155,34 @@ def main() -> None:
     out["uptime_end"] = _uptime()
     base = out["lmeval_local_completions"]["pairs_per_s"]
     out["speedup_vs_lmeval"] = {c: r["pairs_per_s"] / base for c, r in out["served"].items()}
-    (res / "served_compare.json").write_text(json.dumps(out, indent=2) + "\n")
-    (res / "served_compare.md").write_text(report(out))
+    theirs = out["lmeval_local_completions"]["server_cpu_ms_per_pair"]
+    out["server_cpu_lmeval_over_ours"] = {c: theirs / r["server_cpu_ms_per_pair"] for c, r in out["served"].items()}
+    stem = "served_compare" + (f"_threads{args.server_threads}" if args.server_threads > 1 else "")
+    (res / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
+    (res / f"{stem}.md").write_text(report(out))
+
+
+class _CpuClock:
+    """CPU seconds (user + system, every thread) of this process and of the server process."""
+
+    def __init__(self, server_pid: int):
+        import psutil
+
+        self._me, self._server = psutil.Process(), psutil.Process(server_pid)
+
+    def read(self) -> tuple[float, float]:
+        return tuple(sum(p.cpu_times()[:2]) for p in (self._me, self._server))
+
+    def since(self, start: tuple[float, float], pairs: int) -> dict:
+        now = self.read()
+        return {"client_cpu_ms_per_pair": 1e3 * (now[0] - start[0]) / pairs,
+                "server_cpu_ms_per_pair": 1e3 * (now[1] - start[1]) / pairs}
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 def _uptime() -> str:
@@ -160,35 +201,47 @@ def _median_run(runs: list[dict]) -> dict:
             "pairs_per_s_median": statistics.median(r["pairs_per_s"] for r in runs)}
 
 
+def _cpu(run: dict) -> str:
+    if "server_cpu_ms_per_pair" not in run:
+        return "–"
+    return f"{run['client_cpu_ms_per_pair']:.1f} / {run['server_cpu_ms_per_pair']:.1f}"
+
+
 def report(out: dict) -> str:
     ip = out["in_process"]
     lines = [f"# Served vs in-process SmolLM2-135M, {out['benchmark']} ({out['pairs']} pairs, prefix {out['prefix']})",
              "", f"Machine: {out['machine']}, shared with other sessions: `{out['uptime_start']}` at the start, "
              f"`{out['uptime_end']}` at the end; load average beside each run. Server: tests/served_reference.py "
-             "(vLLM's protocol, SmolLM2 float32, 1 torch thread, the prompts of concurrent requests batched). Ours "
+             "(vLLM's protocol, SmolLM2 float32, the prompts of concurrent requests batched) on "
+             f"{out.get('server_threads', 1)} torch thread(s), in-process on {out.get('in_process_threads', '?')}. Ours "
              f"and lm-eval's runs alternate, {out['rounds']} rounds; each row is the median round (of two, the slower). "
              "Command: "
              "`python bench/served_compare.py" + (f" --limit {out['limit']}" if out.get("limit") else "")
-             + f" --concurrency {' '.join(out['served'])} --rounds {out['rounds']}`.", "",
+             + f" --concurrency {' '.join(out['served'])} --rounds {out['rounds']}"
+             + f" --server-threads {out.get('server_threads', 1)}`. CPU ms/pair: of the client process (ours or "
+             "lm-eval's) / of the server process, per pair, load and conformance check included.", "",
              "| run | s | pairs/s (each round) | load | prompts/pair | requests/pair | max abs Δlog P | max abs ΔS_JSD "
-             "| S_JSD flips | PLL flips | max abs Δll | in contract | B |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+             "| S_JSD flips | PLL flips | max abs Δll | in contract | B | CPU ms/pair client / server |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
              f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} | {ip['load_average']:.1f} | – | – | – "
-             f"| – | – | – | – | – | {ip['B']:.2f} |"]
+             f"| – | – | – | – | – | {ip['B']:.2f} | – |"]
     for c, r in out["served"].items():
         rounds = ", ".join(f"{x:.2f}" for x in r["pairs_per_s_rounds"])
         lines.append(f"| ours served, {c} concurrent | {r['seconds']:.1f} | {r['pairs_per_s']:.2f} ({rounds}) | "
                      f"{r['load_average']:.1f} | {r['prompts_per_pair']:.2f} | {r['requests_per_pair']:.2f} | "
                      f"{r['max_abs_dlogp']:.2g} | {r['max_abs_dsjsd']:.2g} | {r['sjsd_flips']} | {r['pll_flips']} | "
-                     f"{r['max_abs_dll']:.2g} | {r['within_contract']} | {r['B']:.2f} |")
+                     f"{r['max_abs_dll']:.2g} | {r['within_contract']} | {r['B']:.2f} | {_cpu(r)} |")
     lm = out["lmeval_local_completions"]
     rounds = ", ".join(f"{x:.2f}" for x in lm["pairs_per_s_rounds"])
     lines.append(f"| lm-eval 0.4.13 local-completions, 1 at a time | {lm['seconds']:.1f} | {lm['pairs_per_s']:.2f} "
                  f"({rounds}) | {lm['load_average']:.1f} | {lm['prompts_per_pair']:.2f} | "
                  f"{lm['requests_per_pair']:.2f} | – | – | – | – | {lm['max_abs_dll_vs_ours_served']:.2g} (vs ours "
-                 "served) | – | – |")
+                 f"served) | – | – | {_cpu(lm)} |")
     speed = ", ".join(f"{c} concurrent: {x:.1f}×" for c, x in out["speedup_vs_lmeval"].items())
     last = out["served"][max(out["served"], key=int)]
+    cpu = ", ".join(f"{c} concurrent: {x:.2f}×" for c, x in out.get("server_cpu_lmeval_over_ours", {}).items())
     lines += ["", f"Ours served vs lm-eval's sequential client, pairs/s of the rows above: {speed}.",
+              f"Server CPU seconds per pair, lm-eval's over ours (what batching saves the server): {cpu}.",
               f"pct_stereotype: lm-eval {100 * lm['pct_stereotype']:.2f} (prefix id {lm['prefix_token_id']}), ours "
               f"served (lm-eval-compatible score) {last['lmeval_pct_stereotype']:.2f}, in-process B {ip['B']:.2f}, "
               f"ours served B {last['B']:.2f}."]

@@ -73,6 +73,7 @@ class Engine:
         self.in_flight = 0
         self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0}
         self.fault: dict = {}
+        self._texts: dict[int, str] = {}
         threading.Thread(target=self._loop, daemon=True).start()
 
     def take_fault(self) -> dict:
@@ -99,7 +100,9 @@ class Engine:
 
     def _loop(self) -> None:
         """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts);
-        the items waiting are gathered up to MAX_BATCH prompts and run in forward batches of MAX_BATCH at most."""
+        the items waiting are gathered up to MAX_BATCH prompts and run in forward batches of MAX_BATCH at most,
+        shortest first: vLLM packs a batch's prompts without padding, this double pads them to the longest, so
+        prompts of alike length go together (equally for every client; one request's prompts keep their answers)."""
         while True:
             batch = list(self.jobs.get())
             while len(batch) < MAX_BATCH:
@@ -107,6 +110,7 @@ class Engine:
                     batch.extend(self.jobs.get_nowait())
                 except queue.Empty:
                     break
+            batch.sort(key=lambda job: len(job[0]))
             for k in range(0, len(batch), MAX_BATCH):
                 part = batch[k:k + MAX_BATCH]
                 with self.stats_lock:
@@ -172,11 +176,11 @@ class Engine:
     def _choice(self, ids: list[int], lp: torch.Tensor, body: dict, shift: bool) -> dict:
         n_new = int(body.get("max_tokens", 16) or 0)
         echo, want = bool(body.get("echo", False)), body.get("logprobs")
-        seq, values, tops = list(ids), [None], [None]
-        for i in range(1, len(ids)):
-            row = lp[i] if shift else lp[i - 1]
-            values.append(float(row[ids[i]]))
-            tops.append(self._top(row, ids[i]))
+        seq = list(ids)
+        rows = lp[1:len(ids)] if shift else lp[:len(ids) - 1]  # the distribution each token after the first is read from
+        gold = torch.tensor(ids[1:], dtype=torch.long)
+        values = [None, *rows.gather(1, gold[:, None])[:, 0].tolist()]  # one gather, not a lookup per token
+        tops = [None, *self._tops(rows, ids[1:])]
         if shift:  # llama-cpp-python: the first token gets the distribution after it too
             values[0] = float(lp[0][ids[0]])
         for step in range(n_new):
@@ -198,8 +202,24 @@ class Engine:
         return choice
 
     def _top(self, row: torch.Tensor, gold: int) -> dict:
-        best = int(row.argmax())
-        return {self.tok.decode([gold]): float(row[gold]), self.tok.decode([best]): float(row[best])}
+        return self._tops(row[None], [gold])[0]
+
+    def _tops(self, rows: torch.Tensor, gold: list[int]) -> list[dict]:
+        """Per row: ``top_logprobs`` of the token read there and of the most probable one (vLLM gives the top
+        ``logprobs`` and the token itself), from one argmax and one gather over all rows."""
+        if not gold:
+            return []
+        best = rows.argmax(dim=-1)
+        pick = torch.stack([torch.tensor(gold, dtype=torch.long), best], dim=1)
+        lps = rows.gather(1, pick).tolist()
+        return [{self._text(g): a, self._text(b): c} for g, b, (a, c) in zip(gold, best.tolist(), lps)]
+
+    def _text(self, token: int) -> str:
+        """One token's text (decoded once per id: the decode is the slow part of building an answer)."""
+        text = self._texts.get(token)
+        if text is None:
+            text = self._texts[token] = self.tok.decode([token])
+        return text
 
     def _pieces(self, ids: list[int]) -> tuple[list[str], list[int]]:
         """Each token's text as incremental decoding gives it, and its offset in the decoded text."""

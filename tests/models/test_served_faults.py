@@ -246,3 +246,22 @@ def test_one_echoed_prompt_per_sentence_many_per_request(server):
     assert stats["prompts"] <= 2 * n + 3, stats  # + the probe measured again after each shard
     assert stats["completions"] <= stats["prompts"] / 4, stats
     assert summarize(frame)["n_skipped"].iloc[0] == int((frame["skipped_reason"] != "").sum())
+
+
+def test_requests_batched_together_keep_their_own_answers(server):
+    """The server gathers the prompts of requests that arrive together into one forward batch, sorted by length
+    (tests/served_reference.py): each request still gets the answer to its own prompts, the same numbers as sent
+    alone (within the contract: another batch composition), and the echoed ids checked against those sent."""
+    lm = load_served("served:" + server.url, concurrency=6)
+    words = "the nurse said that my neighbour was very careful with the old car".split()
+    requests = [[lm.client.tokenize(" ".join(words[:4 + (3 * k + j) % 10])) for j in range(3)] for k in range(6)]
+    alone = [[lm.client.echo(p).logprobs for p in req] for req in requests]
+    server.stats(reset=True)
+    together = lm.client.map(lambda req: [got.logprobs for got in lm.client.echo_many(req)], requests)
+    stats = _drained(server)
+    lm.client.close()
+    assert stats["largest_batch"] > 3, stats  # the requests' prompts did meet in one forward batch
+    for req, a, b in zip(requests, alone, together):
+        for prompt, x, y in zip(req, a, b):
+            assert len(y) == len(prompt) and y[0] is None
+            np.testing.assert_allclose(y[1:], x[1:], rtol=1e-4, atol=1e-6)
