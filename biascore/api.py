@@ -45,7 +45,7 @@ from biascore.models.precision import Precision, precision_of  # noqa: F401
 from biascore.models.served import ServedName, is_served  # noqa: F401
 from biascore.models.served.client import ServedUnavailable  # noqa: F401
 from biascore.models.served.last_seen import recall as recall_served  # noqa: F401 - what a server last said it serves
-from biascore.models.spec import ModelSpec
+from biascore.models.spec import ModelSpec, variant_label  # noqa: F401
 from biascore.progress import ProgressFn
 from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)
 from biascore.store.cache import CorruptCacheFile, ResultCache

@@ -180,8 +180,8 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
 
 def run_label(run) -> str:
     """A cached run's model as the pages name it: a quantized model is a model of its own, named with its
-    weights (``smollm2-135m (int8 weights)``)."""
-    return model_label(run.model) + (f" ({run.weights} weights)" if run.weights else "")
+    weights as a sweep names it (``smollm2-135m (int8 weights)``: :func:`biascore.api.variant_label`)."""
+    return api.variant_label(model_label(run.model), run.weights or None)
 
 
 def label_run(run: pd.Series | None) -> None:

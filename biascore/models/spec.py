@@ -110,3 +110,14 @@ class ModelSpec:
         return {"gguf_file": self.gguf_file, "kind": self.kind, "device": self.device, "dtype": self.dtype,
                 "trust_remote_code": self.trust_remote_code, "attn_implementation": self.attn_implementation,
                 "placement": self.placement, "quantize": self.quantize}
+
+
+def variant_label(model: str, quantize: str | None = None, dtype: str | None = None,
+                  placement: Placement | None = None) -> str:
+    """A model as a sweep's report and the dashboard name it: with the load options that make it a model of its own
+    (``smollm2-135m (int8 weights)``, ``… (bf16)``, ``… (split auto)``)."""
+    parts = [f"{quantize} weights"] if quantize else []
+    parts += [dtype] if dtype else []
+    if placement is not None:
+        parts.append("split " + (placement.device_map if isinstance(placement.device_map, str) else "explicit map"))
+    return model + (f" ({', '.join(parts)})" if parts else "")

@@ -22,7 +22,7 @@ from typing import Any
 from biascore.errors import one_line
 from biascore.contract.method import Method
 from biascore.contract.options import OptionError, OptionSpec
-from biascore.models.spec import ModelSpec
+from biascore.models.spec import ModelSpec, variant_label
 from biascore.models.loading import ModelLoadError
 from biascore.models.placement import Placement
 from biascore.models.served.client import is_served
@@ -136,17 +136,6 @@ def _method_of(name: str) -> str:
 
 class SpecError(ValueError):
     """The sweep spec is unusable; the message says which key and why."""
-
-
-def variant_label(model: str, quantize: str | None = None, dtype: str | None = None,
-                  placement: Placement | None = None) -> str:
-    """A model as a sweep names it: with the load options that make it a model of its own
-    (``smollm2-135m (int8 weights)``, ``… (bf16)``, ``… (split auto)``)."""
-    parts = [f"{quantize} weights"] if quantize else []
-    parts += [dtype] if dtype else []
-    if placement is not None:
-        parts.append("split " + (placement.device_map if isinstance(placement.device_map, str) else "explicit map"))
-    return model + (f" ({', '.join(parts)})" if parts else "")
 
 
 @dataclass(frozen=True)
