@@ -346,11 +346,9 @@ def test_the_door_count_sees_a_method_module(tmp_path):
 
 
 #: the page memos that hold no result: the one model handle per name (shared by every session) and a benchmark's
-#: minimal-pair checks (an input, ~50 ms a render); and computations that are to become method runs (issue 29):
-#: sentence attentions, the paired comparison, a review's before/after
-NOT_RESULTS = {"views/models.py:_handle", "views/translation_review.py:review_pairs",
-               "views/attention_heads.py:_attentions", "views/overview.py:_paired_comparison",
-               "views/translation_review.py:compare"}
+#: minimal-pair checks (an input, ~50 ms a render); what pages computed (sentence attentions, the paired
+#: comparison, a review's before/after) are method runs through the runner
+NOT_RESULTS = {"views/models.py:_handle", "views/translation_review.py:review_pairs"}
 
 
 def test_pages_keep_no_memo_of_results():
