@@ -235,14 +235,17 @@ def _lmeval_prefix(result) -> bool:
     return "lmeval" in str(result.conventions.get("prefix_conventions", ""))
 
 
-def compare_results(result_a, result_b, *, n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95) -> Comparison:
+def compare_results(result_a, result_b, *, n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95,
+                    names: tuple[str, str] | None = None) -> Comparison:
     """Compare two attribution :class:`~biascore.contract.result.Result` objects (:func:`compare_frames`); the
-    lm-eval score is compared only when both results used lm-eval's prefix token (else a note says so)."""
+    lm-eval score is compared only when both results used lm-eval's prefix token (else a note says so). ``names``:
+    how the method line and notes name A and B (default: their models' names)."""
     for r in (result_a, result_b):
         if getattr(getattr(r, "method", None), "name", None) != "attribution":
             raise ValueError("compare needs two attribution results (biascore.run('attribution', model, benchmark))")
     lm_ok = _lmeval_prefix(result_a) and _lmeval_prefix(result_b)
-    out = compare_frames(result_a.frame, result_b.frame, model_a=result_a.model, model_b=result_b.model,
+    model_a, model_b = names or (result_a.model, result_b.model)
+    out = compare_frames(result_a.frame, result_b.frame, model_a=model_a, model_b=model_b,
                          benchmark=result_a.input_name, lmeval=lm_ok, n_boot=n_boot, seed=seed, level=level,
                          precision_a=precision_of(result_a), precision_b=precision_of(result_b))
     if not lm_ok and result_a.frame["ll_more"].notna().any() and result_b.frame["ll_more"].notna().any():

@@ -254,6 +254,7 @@ class Paired(Method):
     runs_served = True
 
     def compute(self, ctx, bench, options: PairedOptions) -> pd.DataFrame:
+        from biascore.models.spec import variant_label
         from biascore.runs.runner import open_stored, stored
 
         b = ctx.run(Attribution(), bench, prefix=options.prefix, jsd=options.jsd)
@@ -263,6 +264,7 @@ class Paired(Method):
         a = b if entry is None else open_stored(Attribution(), entry, cache=ctx.cache, data_dir=ctx.data_dir,
                                                 jsd=options.jsd)
         ctx.used["attribution (A)"] = a.digest
-        out = compare.compare_results(a, b, n_boot=options.n_boot, seed=options.seed, level=options.level)
+        names = tuple(variant_label(r.model, r.meta.get("weights") or None) for r in (a, b))  # as the pages name them
+        out = compare.compare_results(a, b, n_boot=options.n_boot, seed=options.seed, level=options.level, names=names)
         ctx.recorded.update(method_line=out.describe(), notes=list(out.notes))
         return out.summary()
