@@ -257,10 +257,10 @@ class Paired(Method):
         from biascore.models.spec import variant_label
         from biascore.runs.runner import open_stored, stored
 
-        b = ctx.run(Attribution(), bench, prefix=options.prefix, jsd=options.jsd)
         entry = next((s for s in stored(Attribution(), cache=ctx.cache) if s.digest == options.against), None)
-        if options.against and entry is None:
+        if options.against and entry is None:  # refused before this model's own result is read or computed
             raise ValueError(f"--against {options.against}: no stored attribution result has this digest")
+        b = ctx.run(Attribution(), bench, prefix=options.prefix, jsd=options.jsd)
         a = b if entry is None else open_stored(Attribution(), entry, cache=ctx.cache, data_dir=ctx.data_dir,
                                                 jsd=options.jsd)
         ctx.used["attribution (A)"] = a.digest

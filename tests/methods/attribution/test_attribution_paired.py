@@ -66,6 +66,13 @@ def test_an_unknown_result_is_one_line(two_runs):
         runner.run_on_stored(PAIRED, entry_b, cache=cache, against="0123")
 
 
+def test_an_unknown_result_is_refused_before_this_models_own_is_computed(random_mlm, tmp_path):
+    cache = ResultCache(tmp_path / "cache")
+    with pytest.raises(ValueError, match="^--against 0123: no stored attribution result has this digest$"):
+        runner.run(PAIRED, random_mlm, "demo", limit=12, cache=cache, against="0123")
+    assert runner.stored(get("attribution"), cache=cache) == []  # nothing computed for a comparison refused
+
+
 def test_it_is_announced_while_it_computes(two_runs, monkeypatch):
     """While one caller computes the comparison, every viewer asking the runner sees it computing (its key)."""
     cache, entry_a, entry_b, _, _ = two_runs
