@@ -21,30 +21,17 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("BIASCORE_CHROMIUM", "/usr/bin/chromium")
+sys.path.insert(0, str(REPO / "tests"))
+from dashboard_server import CHROMIUM, dashboard_process  # noqa: E402  (the e2e tests' server start)
+
 LIMIT_S = 900
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def bare_env(clone: Path) -> dict[str, str]:
-    """This process's environment without any biascore setting, offline, importing the clone's code."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BIASCORE_")}
-    env.update(PYTHONPATH=str(clone), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    return env
 
 
 def measure(workdir: Path, ref: str | None = None) -> dict:
@@ -54,26 +41,12 @@ def measure(workdir: Path, ref: str | None = None) -> dict:
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
     if ref:
         subprocess.run(["git", "checkout", "-q", ref], cwd=clone, check=True)
-    port = _port()
-    log = (workdir / "streamlit.log").open("w")
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false"], cwd=clone, env=bare_env(clone),
-                            stdout=log, stderr=subprocess.STDOUT)
     steps: dict[str, float] = {}
-    try:
-        url = f"http://127.0.0.1:{port}"
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() - t0 > LIMIT_S:
-                raise RuntimeError("streamlit did not start")
-            time.sleep(0.1)
+    # no biascore setting, offline, the clone's code
+    bare = tuple(k for k in os.environ if k.startswith("BIASCORE_"))
+    with dashboard_process(workdir / "streamlit.log", drop_env=bare, cwd=clone, poll_s=0.1, PYTHONPATH=str(clone),
+                           HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1") as (url, _):
         steps["server"] = time.monotonic() - t0
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
@@ -100,10 +73,6 @@ def measure(workdir: Path, ref: str | None = None) -> dict:
             steps["first_B"] = time.monotonic() - t0
             page.screenshot(path=str(workdir / "first_B.png"), full_page=True)
             browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(30)
-        log.close()
     return steps
 
 
