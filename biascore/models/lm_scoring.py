@@ -10,7 +10,7 @@ log P(gold token | context). This module computes exactly that, fast:
   masked variant that is one position out of the whole sentence). Nothing is attached to or changed on the
   model, so any number of threads may score on one shared model at once;
 * the log-softmax keeps the gold log-probability precise near P = 1 (which the JSD^¼ distance needs)
-  while staying in float32 over the vocabulary (see :func:`_gold_logprobs`);
+  while staying in float32 over the vocabulary (see :func:`_launch_gold_logprobs`);
 * a batch that runs out of memory is split in half and retried; the budget stays halved afterwards.
 """
 from __future__ import annotations
@@ -70,8 +70,7 @@ def _softcapped(model: torch.nn.Module, head: Callable[[torch.Tensor], torch.Ten
         return head
 
     def capped(hidden: torch.Tensor) -> torch.Tensor:
-        logits = head(hidden) / cap
-        return torch.tanh(logits) * cap
+        return torch.tanh(head(hidden) / cap) * cap
     return capped
 
 
@@ -124,10 +123,15 @@ def position_logits(lm: LanguageModel, input_ids: torch.Tensor, attention: torch
 
 def _launch_gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
                           cols: torch.Tensor, gold: torch.Tensor):
-    """Queue the work of :func:`_gold_logprobs` on the device; returns what :func:`_finish_gold_logprobs` reads.
+    """Queue, on the device, log P(gold[k] | input row rows[k]) read at position cols[k], for every k; returns what
+    :func:`_finish_gold_logprobs` reads.
 
-    On CUDA the two per-row scalars are copied into pinned host memory without waiting (an event marks when
-    they are there), so the CPU can prepare the next batch while the GPU computes this one.
+    Precise near P = 1 without float64 over the vocabulary: with z = logits − max,
+    log P(g) = z_g − log1p(Σ_{i≠argmax} exp z_i). The sum leaves out the top term, so it keeps full
+    relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
+    the per-row scalars go to float64. On CUDA the two per-row scalars are copied into pinned host memory
+    without waiting (an event marks when they are there), so the CPU can prepare the next batch while the GPU
+    computes this one.
     """
     with torch.inference_mode():
         z = position_logits(lm, input_ids, attention, rows, cols).float()
@@ -150,18 +154,6 @@ def _finish_gold_logprobs(host: torch.Tensor, ready) -> np.ndarray:
     if ready is not None:
         ready.synchronize()
     return (host[0].double() - torch.log1p(host[1].double())).numpy()
-
-
-def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
-                   cols: torch.Tensor, gold: torch.Tensor) -> np.ndarray:
-    """log P(gold[k] | input row rows[k]) read at position cols[k], for every k.
-
-    Precise near P = 1 without float64 over the vocabulary: with z = logits − max,
-    log P(g) = z_g − log1p(Σ_{i≠argmax} exp z_i). The sum leaves out the top term, so it keeps full
-    relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
-    the per-row scalars go to float64.
-    """
-    return _finish_gold_logprobs(*_launch_gold_logprobs(lm, input_ids, attention, rows, cols, gold))
 
 
 def _batches(lengths: Sequence[int], plan: BatchPlan, max_waste: float = 0.08,
