@@ -41,21 +41,17 @@ import torch
 
 @dataclass(frozen=True)
 class Scheme:
-    """One ``--quantize`` option: the library that serves it and how transformers is told."""
+    """One ``--quantize`` option: the library that serves it."""
 
-    option: str
     library: str  # the PyPI package
     module: str  # its import name
-    description: str
     #: what the cache key says of how the scheme computes, when that changed since its first release ("": none)
     key: str = ""
 
 
 SCHEMES: dict[str, Scheme] = {
-    "int8": Scheme("int8", "optimum-quanto", "optimum.quanto", "optimum-quanto int8 weights (per-channel scales), "
-                                                               "float32 activations"),
-    "int4": Scheme("int4", "bitsandbytes", "bitsandbytes", "bitsandbytes NF4 4-bit weights, float32 compute",
-                   key="nf4 dequantized to float32 (no CPU bf16 repack)"),
+    "int8": Scheme("optimum-quanto", "optimum.quanto"),
+    "int4": Scheme("bitsandbytes", "bitsandbytes", key="nf4 dequantized to float32 (no CPU bf16 repack)"),
 }
 QUANTIZE_CHOICES = tuple(SCHEMES)
 
@@ -84,29 +80,24 @@ def check_quantize(quantize: str | None, dtype: str = "auto", placement=None) ->
                          "requirements.txt)")
 
 
-def quantization_config(quantize: str):
-    """The transformers ``quantization_config`` of an option (see the module docstring for the choice)."""
+def load_kwargs(quantize: str, device: torch.device) -> dict:
+    """``from_pretrained`` arguments that load the model quantized (the option's transformers
+    ``quantization_config``, see the module docstring for the choice), on ``device``."""
     if quantize == "int8":
         from transformers import QuantoConfig
 
-        return QuantoConfig(weights="int8")
-    if quantize == "int4":
+        config = QuantoConfig(weights="int8")
+    else:
         from transformers import BitsAndBytesConfig
 
-        return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                                  bnb_4bit_compute_dtype=torch.float32)
-    raise ValueError(f"--quantize must be one of {', '.join(QUANTIZE_CHOICES)}, not {quantize!r}")
-
-
-def load_kwargs(quantize: str, device: torch.device) -> dict:
-    """``from_pretrained`` arguments that load the model quantized, on ``device``."""
+        config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                    bnb_4bit_compute_dtype=torch.float32)
     where = device.index if device.type == "cuda" and device.index is not None else device.type
-    return {"quantization_config": quantization_config(quantize), "device_map": {"": where}}
+    return {"quantization_config": config, "device_map": {"": where}}
 
 
-def keep_float32_compute(model: torch.nn.Module) -> int:
-    """Make every bitsandbytes 4-bit layer of ``model`` compute in float32 on every path; the number of 4-bit
-    layers (0 for other models).
+def keep_float32_compute(model: torch.nn.Module) -> None:
+    """Make every bitsandbytes 4-bit layer of ``model`` compute in float32 on every path.
 
     bitsandbytes 0.50.2 (``nn/modules.py``, ``Linear4bit.forward``): on a CPU with AVX512-BF16, the first forward
     pass in eval mode whose input needs no gradient **repacks** the layer's NF4 weights into a CPU-only layout
@@ -120,11 +111,9 @@ def keep_float32_compute(model: torch.nn.Module) -> int:
     So the repack is switched off (the layer's ``support_avx512bf16_for_cpu`` flag, read only by that branch) and
     a layer already repacked is unpacked with bitsandbytes' own inverse: the same float32 numbers whatever ran
     before on the model, whatever the batch size, on every CPU."""
-    n = 0
     for module in model.modules():
         if type(module).__module__.startswith("bitsandbytes") and hasattr(module, "weight") \
                 and hasattr(module.weight, "quant_state"):
-            n += 1
             module.support_avx512bf16_for_cpu = False
             state = getattr(module.weight, "quant_state", None)
             if state is not None and getattr(state, "packing_format_for_cpu", False):
@@ -132,22 +121,12 @@ def keep_float32_compute(model: torch.nn.Module) -> int:
 
                 module.weight.data, module.weight.quant_state = _convert_weight_packed_for_cpu_inverse(
                     module.weight.data, state)
-    return n
-
-
-def quantized_layers(model: torch.nn.Module) -> int:
-    """How many of ``model``'s modules the quantizing library replaced (its own module classes)."""
-    return sum(1 for m in model.modules() if type(m).__module__.startswith(("optimum.quanto", "bitsandbytes")))
 
 
 def check_quantized(model: torch.nn.Module, quantize: str, name: str) -> None:
-    """Refuse a model the library left unquantized (e.g. GPT-2's Conv1D projections are not ``nn.Linear``, which
-    optimum-quanto quantizes): its numbers would be the float32 ones under an "approximate" label."""
-    if quantized_layers(model) == 0:
+    """Refuse a model the library left unquantized (none of its modules is of the library's own classes; e.g.
+    GPT-2's Conv1D projections are not ``nn.Linear``, which optimum-quanto quantizes): its numbers would be the
+    float32 ones under an "approximate" label."""
+    if not any(type(m).__module__.startswith(("optimum.quanto", "bitsandbytes")) for m in model.modules()):
         raise ValueError(f"--quantize {quantize}: {SCHEMES[quantize].library} quantized no layer of {name!r} "
                          f"({type(model).__name__} has no layers it supports); run it without --quantize")
-
-
-def label(quantize: str | None) -> str:
-    """``int8 weights`` (what results say inside ``approximate (...)``); "" for the model's own weights."""
-    return f"{quantize} weights" if quantize else ""
