@@ -70,12 +70,7 @@ def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MOD
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model's own Python code to run (default off)")
     add_reach_args(p)
-    add_served_args(p)
-
-
-def add_served_args(p: argparse.ArgumentParser) -> None:
-    """``--timeout`` / ``--retries`` of a served model's requests (override its description's ``timeout=`` /
-    ``retries=``)."""
+    # a served model's requests (they override its description's ``timeout=`` / ``retries=``)
     p.add_argument("--timeout", type=float_between(0, float("inf")), default=None, metavar="SECONDS",
                    help="served models: seconds one request may take before it is tried again (default 120)")
     p.add_argument("--retries", type=int_at_least(0), default=None, metavar="N",

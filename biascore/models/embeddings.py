@@ -158,19 +158,14 @@ def special_tokens_around(lm: LanguageModel) -> tuple[list[int], list[int]]:
     raise ValueError(f"{lm.name}: tokenizer special-token layout not understood")
 
 
-def _encode(lm: LanguageModel, text: str, span: tuple[int, int] | None) -> tuple[list[int], list[int]]:
-    """Token ids with special tokens, and the positions to pool (span tokens, or all non-special ones)."""
+def _encode(lm: LanguageModel, text: str, span: tuple[int, int]) -> tuple[list[int], list[int]]:
+    """Token ids with special tokens, and the positions to pool (the tokens overlapping ``span``)."""
     enc = lm.tokenizer(lm.prepare_text(text), add_special_tokens=False, return_offsets_mapping=True)
     ids, offsets = list(enc["input_ids"]), list(enc["offset_mapping"])
-    if span is None:
-        chosen = list(range(len(ids)))
-    else:
-        s, e = span
-        chosen = [i for i, (a, b) in enumerate(offsets) if a < e and b > s and b > a]
-        if not chosen:
-            raise ValueError(f"span {span} covers no token of {text[:60]!r}")
+    s, e = span
+    chosen = [i for i, (a, b) in enumerate(offsets) if a < e and b > s and b > a]
     if not chosen:
-        raise ValueError(f"no tokens in {text[:60]!r}")
+        raise ValueError(f"span {span} covers no token of {text[:60]!r}")
     before, after = special_tokens_around(lm)
     room = max_input_length(lm) - len(before) - len(after)
     if len(ids) > room:  # keep a window of tokens around what is pooled
@@ -181,10 +176,15 @@ def _encode(lm: LanguageModel, text: str, span: tuple[int, int] | None) -> tuple
     return before + ids + after, [i + len(before) for i in chosen]
 
 
-def _span_means(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int] | None],
-                batch_size: int, progress: ProgressFn | None) -> np.ndarray:
-    """Mean of the last hidden layer over each text's chosen positions (see :func:`_encode`)."""
-    encoded = [_encode(lm, t, s) for t, s in zip(texts, spans)]
+def embed_spans(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int]], batch_size: int = 32,
+                progress: ProgressFn | None = None) -> np.ndarray:
+    """(n, dim) float32: mean of the last hidden layer over the tokens overlapping each character span (the
+    positions :func:`_encode` chooses)."""
+    if len(texts) != len(spans):
+        raise ValueError("texts and spans differ in length")
+    if not texts:
+        raise ValueError("no texts to embed")
+    encoded = [_encode(lm, t, tuple(s)) for t, s in zip(texts, spans)]
     out: np.ndarray | None = None
     for idx, _, hidden in _hidden_batches(lm, [e[0] for e in encoded], batch_size, progress):
         hidden = hidden.cpu()
@@ -195,20 +195,7 @@ def _span_means(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[i
     return out
 
 
-def embed_spans(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int]], batch_size: int = 32,
-                progress: ProgressFn | None = None) -> np.ndarray:
-    """(n, dim) float32: mean of the last hidden layer over the tokens overlapping each character span."""
-    if len(texts) != len(spans):
-        raise ValueError("texts and spans differ in length")
-    if not texts:
-        raise ValueError("no texts to embed")
-    return _span_means(lm, list(texts), [tuple(s) for s in spans], batch_size, progress)
-
-
-WordMode = Literal["contextual", "input"]
-
-
-def embed_words(lm: LanguageModel, words: Sequence[str], mode: WordMode = "contextual",
+def embed_words(lm: LanguageModel, words: Sequence[str], mode: Literal["contextual", "input"] = "contextual",
                 batch_size: int = 64) -> np.ndarray:
     """WEAT word vectors: the word embedded alone (mean over its tokens) or its mean input-embedding row."""
     if mode == "contextual":

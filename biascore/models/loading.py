@@ -410,7 +410,7 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
             return None
     dev = resolve_device(device)
     dev_type = placement.compute_device_type() if placement is not None else dev.type
-    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev_type, specials,
+    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype)), dev_type, specials,
                          quantize or "")
 
 
@@ -527,7 +527,7 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     key, source_folder, gguf_file, fingerprint, tried = src.key, src.folder, src.gguf_file, src.fingerprint, src.tried
     gguf_path = src.gguf_path
     dev = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype, dev)
+    torch_dtype = resolve_dtype(dtype)
     if dev.type == "cuda":
         exact_matmuls()  # float32 means float32: no TF32 matmuls
         cuda_attention_without_cudnn()

@@ -124,9 +124,6 @@ class Placement:
         return cls(frozen, tuple(sorted((mem or {}).items(), key=lambda kv: str(kv[0]))),
                    str(Path(offload_folder).expanduser().resolve()) if offload_folder else None)
 
-    def device_map_value(self) -> str | dict:
-        return self.device_map if isinstance(self.device_map, str) else dict(self.device_map)
-
     def compute_device_type(self) -> str:
         """The type of the devices that compute: ``cuda`` when the map uses a GPU (CPU- and disk-offloaded layers
         are moved to it to compute), else ``mps`` or ``cpu`` — what the cache key's ``device`` says."""
@@ -141,7 +138,7 @@ class Placement:
     def load_kwargs(self, cache_id: str) -> dict:
         """The ``from_pretrained`` arguments: ``device_map``, ``max_memory`` and ``offload_folder`` (a fresh folder
         under ``<cache>/offload/`` unless one was given)."""
-        kwargs: dict = {"device_map": self.device_map_value()}
+        kwargs: dict = {"device_map": self.device_map if isinstance(self.device_map, str) else dict(self.device_map)}
         if self.max_memory:
             kwargs["max_memory"] = dict(self.max_memory)
         kwargs["offload_folder"] = self.offload_folder or fresh_offload_folder(cache_id)

@@ -32,11 +32,8 @@ DTYPES: dict[str, torch.dtype] = {
 }
 
 
-def resolve_dtype(dtype: str, device: torch.device | None = None) -> torch.dtype:
-    """``auto`` → float32 on every device (exact); ``fp32`` / ``bf16`` / ``fp16`` as asked.
-
-    ``device`` is accepted for callers that pass it; the default no longer depends on it.
-    """
+def resolve_dtype(dtype: str) -> torch.dtype:
+    """``auto`` → float32 on every device (exact); ``fp32`` / ``bf16`` / ``fp16`` as asked."""
     if dtype == "auto":
         return torch.float32
     if dtype not in DTYPES:
