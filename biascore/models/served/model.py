@@ -37,7 +37,7 @@ import torch
 from biascore.models.loading import LanguageModel, ModelIdentity
 from biascore.models.precision import SERVED_DTYPE
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token, untold_prefix_message
-from biascore.models.served.client import ServedClient, ServedError, ServedName
+from biascore.models.served.client import DEFAULT_CONCURRENCY, ServedClient, ServedError, ServedName
 from biascore.models.served.conformance import check_conformance
 from biascore.models.served.fingerprint import DRIFT_TOLERANCE, measure_probe
 from biascore.models.served.pieces import token_spans
@@ -62,34 +62,15 @@ class ServedTokenizer:
 
     is_fast = False
     mask_token = mask_token_id = None
+    bos_token_id = property(lambda self: self._served.special_tokens().bos_id)
+    eos_token_id = pad_token_id = property(lambda self: self._served.special_tokens().eos_id)
+    bos_token = property(lambda self: self._served.special_tokens().bos)
+    eos_token = property(lambda self: self._served.special_tokens().eos)
 
     def __init__(self, served: "ServedModel", max_length: int):
         self._served, self.model_max_length = served, max_length
 
-    @property
-    def _specials(self) -> SpecialTokens:
-        return self._served.special_tokens()
-
-    @property
-    def bos_token_id(self):
-        return self._specials.bos_id
-
-    @property
-    def eos_token_id(self):
-        return self._specials.eos_id
-
-    @property
-    def bos_token(self):
-        return self._specials.bos
-
-    @property
-    def eos_token(self):
-        return self._specials.eos
-
-    pad_token_id = eos_token_id
-
-    def __call__(self, texts, add_special_tokens: bool = False, return_offsets_mapping: bool = False,
-                 return_special_tokens_mask: bool = False, truncation: bool = False, max_length: int | None = None,
+    def __call__(self, texts, add_special_tokens: bool = False, truncation: bool = False, max_length: int | None = None,
                  **_ignored) -> dict:
         single = isinstance(texts, str)
         batch = [texts] if single else list(texts)
@@ -156,47 +137,36 @@ class ServedModel(LanguageModel):
             return [self._texts.get(int(i), "") for i in ids]
 
     # ------------------------------------------------------------------ log-probabilities
-    def _remember(self, prompt: Sequence[int], values: list) -> None:
-        with self._lock:
-            self._memo[tuple(prompt)] = values
-            self._memo.move_to_end(tuple(prompt))
-            while len(self._memo) > MEMO_SIZE:
-                self._memo.popitem(last=False)
-
-    def _recall(self, prompt: Sequence[int]) -> list | None:
-        with self._lock:
-            return self._memo.get(tuple(prompt))
-
     def _score(self, prompts: Sequence[tuple[int, ...]], progress=None,
                weights: dict | None = None) -> dict[tuple[int, ...], list]:
         """The checked ``token_logprobs`` of distinct token-id prompts: those not in the memo go to the server,
         ``client.batch`` per request (by length, so a request's prompts are alike), several requests at once."""
-        out, todo = {}, []
-        for p in dict.fromkeys(prompts):
-            known = self._recall(p)
-            if known is None:
-                todo.append(p)
-            else:
-                out[p] = known
-        todo.sort(key=len)
+        weights = weights or {}
+        with self._lock:
+            out = {p: self._memo[p] for p in prompts if p in self._memo}
+        todo = sorted((p for p in dict.fromkeys(prompts) if p not in out), key=len)
         size = self.client.batch
         chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
-        total = sum((weights or {}).get(p, 1) for p in prompts)
-        done = total - sum((weights or {}).get(p, 1) for p in todo)
+        total = sum(weights.get(p, 1) for p in prompts)
+        done = total - sum(weights.get(p, 1) for p in todo)
 
         def one(chunk: list[tuple[int, ...]]) -> list[list]:
             return [got.logprobs for got in self.client.echo_many(chunk)]
 
         def tick(j: int) -> None:
             nonlocal done
-            done += sum((weights or {}).get(p, 1) for p in chunks[j])
+            done += sum(weights.get(p, 1) for p in chunks[j])
             if progress:
                 progress(done, total)
 
         for chunk, values in zip(chunks, self.client.map(one, chunks, tick)):
-            for p, v in zip(chunk, values):
-                self._remember(p, v)
-                out[p] = v
+            out.update(zip(chunk, values))
+        with self._lock:
+            for p in todo:
+                self._memo[p] = out[p]
+                self._memo.move_to_end(p)
+            while len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
         return out
 
     def causal_gold_logprobs(self, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
@@ -234,7 +204,7 @@ class ServedChanged(ServedError):
     """The served model's fingerprint changed during a run (see :meth:`ServedModel.check_unchanged`)."""
 
 
-def _special_tokens(client: ServedClient) -> tuple[SpecialTokens, dict | None]:
+def _special_tokens(client: ServedClient) -> SpecialTokens:
     """The tokenizer's BOS/EOS facts as the server tells them (module docstring)."""
     info = client.tokenizer_info()
 
@@ -259,7 +229,7 @@ def _special_tokens(client: ServedClient) -> tuple[SpecialTokens, dict | None]:
         bos = client.echo([bos_id, *plain], as_ids=False).tokens[0]
     adds_bos = bool(adds_bos and special[0] == bos_id)
     return SpecialTokens(bos_id, bos if bos_id is not None else None, eos_id, eos if eos_id is not None else None,
-                         adds_bos), info
+                         adds_bos)
 
 
 def load_served(name: str | ServedName, *, concurrency: int | None = None, timeout_s: float | None = None,
@@ -268,15 +238,13 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     and ``retries`` override its ``timeout`` / ``retries``), run the conformance check, read the tokenizer facts
     and measure the fingerprint; raises :class:`ServedError` (one line) when any of it fails. Nothing is computed
     or stored."""
-    from biascore.models.served.client import DEFAULT_CONCURRENCY
-
     parsed = name if isinstance(name, ServedName) else ServedName.parse(name)
     client = ServedClient(parsed, concurrency=concurrency or DEFAULT_CONCURRENCY, timeout_s=timeout_s,
                           retries=retries)
     try:
         entry = client.choose_model()
         conformance = check_conformance(client)
-        specials, info = _special_tokens(client)
+        specials = _special_tokens(client)
         probe = measure_probe(client)
     except BaseException:
         client.close()
@@ -287,8 +255,8 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     config = SimpleNamespace(max_position_embeddings=max_len, architectures=["ServedCausalLM"], hidden_size=0)
     lm = ServedModel(name=label, model=_NoWeights(config, label), tokenizer=None, kind="causal", uncased=False,
                      fingerprint=probe.fingerprint(), device=torch.device("cpu"), source=parsed.base,
-                     extra={"dtype": SERVED_DTYPE, "special_tokens": specials, "tokenizer_info": info,
-                            "conformance": conformance, "served_url": parsed.base, "probe": probe})
+                     extra={"dtype": SERVED_DTYPE, "special_tokens": specials, "conformance": conformance,
+                            "probe": probe})
     lm.client = client
     lm._lock = threading.Lock()
     lm._memo = OrderedDict()
