@@ -28,7 +28,7 @@ from biascore import settings
 from biascore.errors import ModelLoadError  # noqa: F401 - raised here, named here too
 from biascore.store.hashing import file_sha256
 from biascore.store.locks import held
-from biascore.models.placement import Placement
+from biascore.models.placement import Placement, auto_device_type
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token
 from biascore.models.precision import (Precision, cuda_attention_without_cudnn, dtype_name, exact_matmuls,
                                        precision_of, resolve_dtype)
@@ -137,16 +137,12 @@ def _is_served(name: object) -> bool:
 
 
 def resolve_device(device: str = "auto") -> torch.device:
-    """``auto`` picks cuda, then mps, then cpu."""
+    """``auto`` picks cuda, then mps, then cpu (:func:`biascore.models.placement.auto_device_type`)."""
     if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
+        return torch.device(auto_device_type())
     if device == "cuda" and not torch.cuda.is_available():
         raise ModelLoadError("--device cuda was asked for, but torch sees no CUDA device (use --device cpu or auto)")
-    if device == "mps" and not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
+    if device == "mps" and not torch.backends.mps.is_available():
         raise ModelLoadError("--device mps was asked for, but torch sees no Apple MPS device (use --device cpu or auto)")
     return torch.device(device)
 
@@ -631,8 +627,5 @@ def _save_converted(model, tokenizer, target: Path) -> None:
 
 def list_embedded() -> list[dict]:
     """Embedded models with whether their package is installed (for selectors and help)."""
-    out = []
-    for em in EMBEDDED.values():
-        installed = _package_dir(em.package) is not None
-        out.append({"alias": em.alias, "installed": installed, "description": em.description})
-    return out
+    return [{"alias": em.alias, "installed": _package_dir(em.package) is not None, "description": em.description}
+            for em in EMBEDDED.values()]

@@ -128,11 +128,7 @@ class Placement:
         """The type of the devices that compute: ``cuda`` when the map uses a GPU (CPU- and disk-offloaded layers
         are moved to it to compute), else ``mps`` or ``cpu`` — what the cache key's ``device`` says."""
         if isinstance(self.device_map, str):
-            if torch.cuda.is_available():
-                return "cuda"
-            if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-                return "mps"
-            return "cpu"
+            return auto_device_type()
         return devices_compute_type(dict(self.device_map).values())
 
     def load_kwargs(self, cache_id: str) -> dict:
@@ -143,6 +139,13 @@ class Placement:
             kwargs["max_memory"] = dict(self.max_memory)
         kwargs["offload_folder"] = self.offload_folder or fresh_offload_folder(cache_id)
         return kwargs
+
+
+def auto_device_type() -> str:
+    """What ``--device auto`` picks: ``cuda``, then ``mps``, then ``cpu``."""
+    if torch.cuda.is_available():
+        return "cuda"
+    return "mps" if torch.backends.mps.is_available() else "cpu"
 
 
 def devices_compute_type(devices) -> str:

@@ -2,30 +2,12 @@
 quantizer integrations — approximate numbers, labelled ``approximate (int8 weights)`` everywhere.
 
 The linear layers' weights are rounded to 8 or 4 bits on load; activations stay float32 (for ``int4`` on a CPU
-with AVX512-BF16 only because :func:`keep_float32_compute` switches off bitsandbytes' bf16 inference kernel). Which library serves
-which option was picked by measurement on this project's CPU machines (SmolLM2-135M, float32 vs quantized,
-per-token |Δ log P| over four CrowS sentences, max / median; forward time relative to float32 on the same
-loaded machine; ``bench/quantization_agreement.py`` re-measures them on whole benchmarks):
-
-=================================  ===============  ===========  =====================
-library and scheme                 |Δ log P| max    median       forward vs float32
-=================================  ===============  ===========  =====================
-optimum-quanto 0.2.7 qint8         0.28             0.047        1.2×      ← ``int8``
-torchao 0.18 int8 weight-only      0.26             0.044        1.1×
-bitsandbytes 0.50.2 LLM.int8       0.67             0.17         2.8×
-bitsandbytes 0.50.2 nf4            1.98             0.44         1.3×      ← ``int4``
-optimum-quanto 0.2.7 qint4         4.14             0.74         12×
-torchao 0.18 int4 weight-only      fails to convert on CPU
-=================================  ===============  ===========  =====================
-
-So ``int8`` is optimum-quanto's int8 weights: as close to float32 as torchao's int8 weight-only scheme (the two
-differ by less than the spread between sentences) and both much closer than bitsandbytes' LLM.int8; torchao was
-not taken because once installed transformers imports it in every process on every model load (its quantizer
-module imports torchao at import time: +3 s per process on the shared CPU machine, and load-time warnings),
-while optimum-quanto and bitsandbytes are imported only when asked for. ``int4`` is bitsandbytes' NF4 with
-float32 compute: half quanto's int4 error at a tenth of its time; torchao's int4 does not run on a CPU. Both run
-on CPU and GPU, on causal and masked LMs, and let gradients flow to the activations (the heads method's
-∂|ES|/∂m works on a quantized model).
+with AVX512-BF16 only because :func:`keep_float32_compute` switches off bitsandbytes' bf16 inference kernel).
+``int8`` is optimum-quanto's int8 weights and ``int4`` bitsandbytes' NF4 with float32 compute, picked by measurement
+(per-token |Δ log P| against float32 and forward time, against torchao and the libraries' other schemes:
+docs/performance.md; ``bench/quantization_agreement.py`` re-measures them on whole benchmarks). Both run on CPU and
+GPU, on causal and masked LMs, and let gradients flow to the activations (the heads method's ∂|ES|/∂m works on a
+quantized model).
 
 A quantized model is never split (``--device-map`` with ``--quantize`` is refused in one line): accelerate's
 CPU/disk offload does not hold quantized tensors for these schemes. Its compute dtype is float32, so
@@ -99,18 +81,12 @@ def load_kwargs(quantize: str, device: torch.device) -> dict:
 def keep_float32_compute(model: torch.nn.Module) -> None:
     """Make every bitsandbytes 4-bit layer of ``model`` compute in float32 on every path.
 
-    bitsandbytes 0.50.2 (``nn/modules.py``, ``Linear4bit.forward``): on a CPU with AVX512-BF16, the first forward
-    pass in eval mode whose input needs no gradient **repacks** the layer's NF4 weights into a CPU-only layout
-    (``functional._convert_weight_packed_for_cpu``: absmax scales cast to bfloat16) and from then on calls the fused
-    ``gemv_4bit`` kernel (``backends/cpu/ops.py``), which casts the activations to **bfloat16**, computes in bfloat16
-    and has no backward — so a later gradient pass (the heads method) fails, or, for a first layer whose input
-    needs no gradient, silently computes in bf16. Elsewhere (no AVX512-BF16, training mode, an input that needs a
-    gradient, or here) the layer dequantizes NF4 to the compute dtype (float32) and runs a float32 matmul
-    (``autograd/_functions.matmul_4bit``: ``gemm_4bit`` without gradients, ``MatMul4Bit`` with them).
-
-    So the repack is switched off (the layer's ``support_avx512bf16_for_cpu`` flag, read only by that branch) and
-    a layer already repacked is unpacked with bitsandbytes' own inverse: the same float32 numbers whatever ran
-    before on the model, whatever the batch size, on every CPU."""
+    bitsandbytes 0.50.2's ``Linear4bit``, on a CPU with AVX512-BF16, **repacks** its NF4 weights at the first
+    eval-mode forward whose input needs no gradient, into a fused kernel that computes in **bfloat16** and has no
+    backward (docs/performance.md, "What int4 computes in on a CPU"); elsewhere it dequantizes NF4 to float32. So the
+    repack is switched off (the layer's ``support_avx512bf16_for_cpu`` flag, read only by that branch) and a layer
+    already repacked is unpacked with bitsandbytes' own inverse: the same float32 numbers whatever ran before on the
+    model, whatever the batch size, on every CPU."""
     for module in model.modules():
         if type(module).__module__.startswith("bitsandbytes") and hasattr(module, "weight") \
                 and hasattr(module.weight, "quant_state"):

@@ -57,8 +57,6 @@ def check_conformance(client: ServedClient) -> dict:
     except ServedHTTPError as exc:
         if exc.status != 404:
             raise ConformanceError(f"{where} refused its /tokenize request: {exc}") from None
-        # no /tokenize: probe its text-prompt echo first, so that a server whose log-probabilities are wrong is
-        # refused for that (the worse fault), then for the missing endpoint
         try:
             probe, twin = client.echo_text(PROBE), client.echo_text(TWIN)
         except (ServedHTTPError, ServedBadAnswer) as echo_exc:

@@ -3,23 +3,12 @@
 What the engine asks of a causal model for b(u), S_JSD, the PLL and the lm-eval-compatible score is one number
 per scored token, log P(gold | prefix token, tokens before) (:func:`biascore.models.lm_scoring.causal_gold_logprobs`),
 and the tokens themselves (:func:`biascore.models.pair_tokens.tokenize_sentences`). A :class:`ServedModel` answers
-both from the server, so the same maths runs on the server's numbers:
-
-* **tokens** — :class:`ServedTokenizer`: the ids and token strings from the server's ``/tokenize`` (the shared
-  set U is computed on them), the character spans from those strings (:mod:`.pieces`) — no forward pass — or,
-  where they do not spell the text exactly, from an echo of the ids (``text_offset``);
-* **log-probabilities** — :meth:`ServedModel.causal_gold_logprobs`: one echoed prompt per sentence,
-  ``[prefix id] + ids`` (token ids, so the server scores exactly these tokens), many prompts per request
-  (``client.batch``, where the server takes a list) and several requests at once on the client's bounded pool;
-  ``token_logprobs[i]`` is log P(token i | tokens before it), every answer checked before use
-  (:func:`~biascore.models.served.client.check_echo`). A small bounded memo keyed by the exact ids answers a
-  prompt asked again (the live queue's repeated pairs);
-* **the same model throughout** — :meth:`ServedModel.check_unchanged` measures the fingerprint's probe again
-  (the runner calls it after every shard, before the shard is written): a server that now computes something
-  else loses that shard, with one line;
-* **the prefix token** — the tokenizer's BOS/EOS facts come from the server (``/tokenize`` with and without
-  special tokens, vLLM's ``/tokenizer_info``), and :mod:`biascore.models.prefix` picks the token as for an
-  in-process model; a server that does not say which token a convention needs is refused in one line.
+both from the server, so the same maths runs on the server's numbers: the tokens from its ``/tokenize`` (the shared
+set U is computed on them; :meth:`ServedModel.encode`), the log-probabilities from one echoed token-id prompt
+``[prefix id] + ids`` per sentence, every answer checked before use (:meth:`ServedModel.causal_gold_logprobs`; a
+small bounded memo keyed by the exact ids answers a prompt asked again — the live queue's repeated pairs), the
+prefix token from the tokenizer's BOS/EOS facts as the server tells them, picked by :mod:`biascore.models.prefix`
+as for an in-process model; and the runner calls :meth:`ServedModel.check_unchanged` after every shard.
 
 Its identity is ``<server's model name> (served)`` with the measured fingerprint (:mod:`.fingerprint`), dtype
 ``served`` and device ``server``: results are labelled **served (precision as the server computes)**.
@@ -87,7 +76,10 @@ class ServedTokenizer:
         return out
 
     def convert_ids_to_tokens(self, ids):
-        return self._served.token_texts(list(ids))
+        """The token strings of ids met while tokenising (the tokenizer's own, ``Ġare``, where the server gives
+        them; else the text each token decodes to)."""
+        with self._served._lock:
+            return [self._served._texts.get(int(i), "") for i in ids]
 
 
 class ServedModel(LanguageModel):
@@ -129,12 +121,6 @@ class ServedModel(LanguageModel):
             for i, t in zip(ids, texts):
                 self._texts[int(i)] = t
         return ids, spans, list(texts)
-
-    def token_texts(self, ids: list[int]) -> list[str]:
-        """The token strings of ids met while tokenising (the tokenizer's own, ``Ġare``, where the server gives
-        them; else the text each token decodes to)."""
-        with self._lock:
-            return [self._texts.get(int(i), "") for i in ids]
 
     # ------------------------------------------------------------------ log-probabilities
     def _score(self, prompts: Sequence[tuple[int, ...]], progress=None,
@@ -189,14 +175,13 @@ class ServedModel(LanguageModel):
     def check_unchanged(self) -> None:
         """Measure the fingerprint's probe again; a server that now computes something else (beyond
         :data:`~biascore.models.served.fingerprint.DRIFT_TOLERANCE`) raises :class:`ServedChanged` (one line)."""
-        now = measure_probe(self.client)
-        first = self.extra["probe"]
-        if not first.same_as(now):
+        drift = self.extra["probe"].drift(measure_probe(self.client))
+        if drift > DRIFT_TOLERANCE:
             with self._lock:
                 self._memo.clear()  # what the server answered since it changed is not kept either
             raise ServedChanged(
                 f"the server at {self.client.name.base} no longer computes what it did when this run began (its "
-                f"fingerprint probe moved by {first.drift(now):.3g} nats, more than {DRIFT_TOLERANCE}): the pairs "
+                f"fingerprint probe moved by {drift:.3g} nats, more than {DRIFT_TOLERANCE}): the pairs "
                 "scored since the last check are discarded and nothing of them is stored")
 
 
@@ -205,7 +190,8 @@ class ServedChanged(ServedError):
 
 
 def _special_tokens(client: ServedClient) -> SpecialTokens:
-    """The tokenizer's BOS/EOS facts as the server tells them (module docstring)."""
+    """The tokenizer's BOS/EOS facts as the server tells them (``/tokenize`` with and without special tokens, vLLM's
+    ``/tokenizer_info``)."""
     info = client.tokenizer_info()
 
     def text_of(key: str) -> str | None:
@@ -238,9 +224,9 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     and ``retries`` override its ``timeout`` / ``retries``), run the conformance check, read the tokenizer facts
     and measure the fingerprint; raises :class:`ServedError` (one line) when any of it fails. Nothing is computed
     or stored."""
-    parsed = name if isinstance(name, ServedName) else ServedName.parse(name)
-    client = ServedClient(parsed, concurrency=concurrency or DEFAULT_CONCURRENCY, timeout_s=timeout_s,
-                          retries=retries)
+    parsed = (name if isinstance(name, ServedName) else ServedName.parse(name)).with_options(timeout_s=timeout_s,
+                                                                                             retries=retries)
+    client = ServedClient(parsed, concurrency=concurrency or DEFAULT_CONCURRENCY)
     try:
         entry = client.choose_model()
         conformance = check_conformance(client)
