@@ -12,7 +12,7 @@ import sys
 from typing import Callable
 
 from biascore.errors import one_line
-from biascore.models.loading import DEFAULT_MODEL
+from biascore.settings import DEFAULT_MODEL
 from biascore.models.quantize import QUANTIZE_CHOICES
 
 
@@ -53,11 +53,11 @@ def float_between(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
-def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL) -> None:
+def add_model_args(p: argparse.ArgumentParser) -> None:
     """The model options every model-based subcommand shares."""
-    p.add_argument("--model", default=default, required=default is None, metavar="MODEL",
+    p.add_argument("--model", default=DEFAULT_MODEL, metavar="MODEL",
                    help="hub id, local folder, .gguf file or embedded alias (smollm2-135m, all-minilm-l6-v2, "
-                        f"gemma3-270m); default {default}")
+                        f"gemma3-270m); default {DEFAULT_MODEL}")
     p.add_argument("--gguf-file", default=None, metavar="FILE",
                    help="GGUF file name inside --model's folder (default: the first .gguf file of a folder "
                         "without config.json)")

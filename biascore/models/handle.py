@@ -18,11 +18,11 @@ import threading
 import time
 from typing import Literal
 
-from biascore.models.loading import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model, model_identity,
+from biascore.models.loading import (LanguageModel, ModelIdentity, ModelKind, load_model, model_identity,
                                     needs_conversion)
 from biascore.models.served import is_served, load_served
 from biascore.models.spec import ModelSpec
-from biascore.settings import ReadOnlySnapshotError
+from biascore.settings import DEFAULT_MODEL, ReadOnlySnapshotError
 
 
 def open_model(spec: "ModelSpec | str", **options) -> LanguageModel:

@@ -37,9 +37,6 @@ log = logging.getLogger(__name__)
 
 ModelKind = Literal["masked", "causal", "encoder"]
 
-#: The embedded default model of the dashboard and the CLI.
-DEFAULT_MODEL = settings.DEFAULT_MODEL
-
 
 @dataclass(frozen=True)
 class EmbeddedModel:
@@ -445,7 +442,7 @@ def _kind_from_architectures(archs: list[str]) -> ModelKind:
     return "encoder"
 
 
-def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
+def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
                device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
                attn_implementation: str | None = None, placement: Placement | None = None,
                quantize: str | None = None) -> LanguageModel:

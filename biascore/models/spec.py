@@ -10,13 +10,12 @@ quantization, a malformed served name is refused there, in one line, before anyt
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
-
 from pathlib import Path
+from typing import Literal
 
 from biascore import settings
 from biascore.errors import ModelLoadError
-from biascore.models.loading import ALIASES, DEFAULT_MODEL, ModelKind
+from biascore.models.loading import ALIASES, ModelKind
 from biascore.models.placement import Placement
 from biascore.models.served import is_served
 
@@ -26,7 +25,7 @@ class ModelSpec:
     """A model by name and how it runs."""
 
     #: what loads: an embedded alias, a hub id, a local folder, a ``.gguf`` file or ``served:http://HOST:PORT/v1[#NAME]``
-    target: str = DEFAULT_MODEL
+    target: str = settings.DEFAULT_MODEL
     #: how every shell names it (a served model: the operator's label); "" names it by its target
     label: str = ""
     #: the GGUF file inside ``target``'s folder

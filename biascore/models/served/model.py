@@ -51,10 +51,6 @@ class ServedTokenizer:
 
     is_fast = False
     mask_token = mask_token_id = None
-    bos_token_id = property(lambda self: self._served.special_tokens().bos_id)
-    eos_token_id = pad_token_id = property(lambda self: self._served.special_tokens().eos_id)
-    bos_token = property(lambda self: self._served.special_tokens().bos)
-    eos_token = property(lambda self: self._served.special_tokens().eos)
 
     def __init__(self, served: "ServedModel", max_length: int):
         self._served, self.model_max_length = served, max_length
