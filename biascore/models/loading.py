@@ -17,6 +17,7 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +29,12 @@ from biascore import settings
 from biascore.errors import ModelLoadError  # noqa: F401 - raised here, named here too
 from biascore.store.hashing import file_sha256
 from biascore.store.locks import held
+from biascore.models import placement as placing
+from biascore.models.names import is_local_path
 from biascore.models.placement import Placement, auto_device_type
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token
+from biascore.models.quantize import SCHEMES, check_quantize, check_quantized, keep_float32_compute
+from biascore.models.quantize import load_kwargs as quantize_kwargs
 from biascore.models.precision import (Precision, cuda_attention_without_cudnn, dtype_name, exact_matmuls,
                                        precision_of, resolve_dtype)
 
@@ -299,8 +304,6 @@ def resolve_source(name: str, gguf_file: str | None = None) -> ResolvedSource:
                 gguf_file = ggufs[0]
             tried.append(f"local folder {p.resolve()}")
         else:
-            from biascore.models.names import is_local_path
-
             if is_local_path(name):  # a path that is not there: say so, and never ask the hub about it
                 raise ModelLoadError(f"model path {p.resolve()} does not exist (no such folder or .gguf file; "
                                      f"check the spelling). Tried: " + "; ".join(tried))
@@ -346,8 +349,6 @@ class ModelIdentity:
     def weights_scheme(self) -> str:
         """How quantized weights compute, where that is part of a result's key (int4: dequantized to float32);
         "" otherwise (:data:`biascore.models.quantize.SCHEMES`)."""
-        from biascore.models.quantize import SCHEMES
-
         scheme = SCHEMES.get(self.weights)
         return scheme.key if scheme is not None and scheme.key else ""
 
@@ -454,8 +455,6 @@ def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = No
     (:mod:`biascore.models.quantize`; approximate numbers). Raises :class:`ModelLoadError` naming everything tried.
     A ``served:http://HOST:PORT/v1[#NAME]`` name is opened by :func:`biascore.models.handle.open_model` instead.
     """
-    from biascore.models.quantize import check_quantize
-
     if _is_served(name):
         raise ModelLoadError(f"{name!r} names a served model: open it through biascore.load_model / ModelHandle "
                              "(biascore.models.handle.open_model)")
@@ -554,8 +553,6 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     if placement is not None:
         weights_kwargs = placement.load_kwargs(key.rstrip("/").split("/")[-1])
     if quantize:
-        from biascore.models.quantize import load_kwargs as quantize_kwargs
-
         weights_kwargs = quantize_kwargs(quantize, dev)
     try:
         model = cls.from_pretrained(load_from, dtype=torch.float32 if gguf_path is not None else torch_dtype,
@@ -569,16 +566,12 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
         fingerprint = getattr(config, "_commit_hash", None) or hashlib.sha256(name.encode()).hexdigest()
     extra: dict = {"dtype": dtype_name(torch_dtype)}
     if placement is not None:  # dispatched by accelerate: hooks move each module's inputs, nothing is moved here
-        from biascore.models import placement as placing
-
         offload = weights_kwargs["offload_folder"]
         placing.remove_with(model, offload, owned=placement.offload_folder is None)
         dev = placing.main_device(model)
         extra["compute_device"] = placing.devices_compute_type(placing.device_map_of(model).values())
         extra["placement"] = placing.describe(model, placement, offload)
     elif quantize:
-        from biascore.models.quantize import check_quantized, keep_float32_compute
-
         try:
             check_quantized(model, quantize, name)
         except ValueError as exc:
@@ -618,7 +611,6 @@ def _save_converted(model, tokenizer, target: Path) -> None:
         log.warning("could not save converted GGUF model to %s: %s", target, exc)
     finally:
         if tmp.exists():
-            import shutil
             shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import torch
 
+from biascore import settings
+
 #: The named strategies of accelerate's ``infer_auto_device_map`` that transformers accepts as ``device_map``.
 STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")
 
@@ -182,8 +184,6 @@ def main_device(model: torch.nn.Module) -> torch.device:
 
 def fresh_offload_folder(cache_id: str) -> str:
     """A new folder ``<cache>/offload/<cache_id>-XXXX`` for one load's disk-offloaded weights."""
-    from biascore import settings
-
     root = settings.writable_cache_dir() / "offload"
     root.mkdir(parents=True, exist_ok=True)
     return tempfile.mkdtemp(prefix=f"{cache_id}-", dir=root)

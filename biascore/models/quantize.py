@@ -16,6 +16,7 @@ CPU/disk offload does not hold quantized tensors for these schemes. Its compute 
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 import torch
@@ -51,8 +52,6 @@ def check_quantize(quantize: str | None, dtype: str = "auto", placement=None) ->
         raise ValueError(f"--quantize {quantize} cannot be combined with --device-map / --max-memory / "
                          "--offload-folder: a quantized model is loaded on one device")
     scheme = SCHEMES[quantize]
-    import importlib.util
-
     try:
         missing = importlib.util.find_spec(scheme.module) is None
     except ModuleNotFoundError:  # the parent package (optimum) is absent

@@ -17,7 +17,8 @@ from biascore import settings
 from biascore.errors import ModelLoadError
 from biascore.models.loading import ALIASES, ModelKind
 from biascore.models.placement import Placement
-from biascore.models.served import is_served
+from biascore.models.quantize import check_quantize
+from biascore.models.served import ServedName, is_served
 
 
 @dataclass(frozen=True)
@@ -56,9 +57,6 @@ class ModelSpec:
         ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a malformed served name or option, a served
         model given a split or ``quantize``, or a model loaded in this process given ``timeout`` / ``retries`` (a
         served model's requests: seconds per request, tries after the first)."""
-        from biascore.models.quantize import check_quantize
-        from biascore.models.served.client import ServedName
-
         spec = cls(target, label or "", gguf_file, device, dtype, trust_remote_code=trust_remote_code,
                    placement=Placement.make(device_map, max_memory, offload_folder), quantize=quantize,
                    timeout=timeout, retries=retries)
