@@ -4,11 +4,9 @@ Both scorers (b(u) and the CrowS pseudo-log-likelihood) need one number per scor
 log P(gold token | context). This module computes exactly that, fast:
 
 * sequences are sorted by length and packed into batches under a token budget (little padding);
-* the LM head runs **only at the positions that are scored**: the model's base encoder/decoder runs, the
-  hidden states at the scored positions are gathered, and the LM head is applied to those alone
-  (:func:`position_logits`), so the vocabulary projection is not computed for the other positions (for a
-  masked variant that is one position out of the whole sentence). Nothing is attached to or changed on the
-  model, so any number of threads may score on one shared model at once;
+* the LM head runs **only at the positions that are scored** (:func:`position_logits`; for a masked variant that
+  is one position out of the whole sentence). Nothing is attached to or changed on the model, so any number of
+  threads may score on one shared model at once;
 * the log-softmax keeps the gold log-probability precise near P = 1 (which the JSD^¼ distance needs)
   while staying in float32 over the vocabulary (see :func:`_launch_gold_logprobs`);
 * a batch that runs out of memory is split in half and retried; the budget stays halved afterwards.

@@ -30,7 +30,7 @@ from biascore.errors import ModelLoadError  # noqa: F401 - raised here, named he
 from biascore.store.hashing import file_sha256
 from biascore.store.locks import held
 from biascore.models import placement as placing
-from biascore.models.names import is_local_path
+from biascore.models.names import is_local_path, is_served
 from biascore.models.placement import Placement, auto_device_type
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token
 from biascore.models.quantize import SCHEMES, check_quantize, check_quantized, keep_float32_compute
@@ -112,12 +112,8 @@ class LanguageModel:
         return prefix_token(self.special_tokens(), convention, self.name)
 
     def start_token_id(self) -> int:
-        """The token put in front of a sentence for causal scoring (the ``published`` prefix convention).
-
-        A tokenizer that adds a BOS token by itself (gemma's ``<bos>``) gets that BOS; otherwise the eos
-        token, as the published bias-attribution code does for gpt2; the BOS if there is no eos
-        (:mod:`biascore.models.prefix`).
-        """
+        """The token put in front of a sentence for causal scoring (the ``published`` prefix convention of
+        :mod:`biascore.models.prefix`)."""
         try:
             return self.prefix_token("published").id
         except PrefixError as exc:
@@ -133,11 +129,6 @@ class LanguageModel:
 
 
 # --------------------------------------------------------------------------- resolution
-def _is_served(name: object) -> bool:
-    """A ``served:http://…`` name (:mod:`biascore.models.served`; checked here without importing it)."""
-    return isinstance(name, str) and name.strip().startswith("served:")
-
-
 def resolve_device(device: str = "auto") -> torch.device:
     """``auto`` picks cuda, then mps, then cpu (:func:`biascore.models.placement.auto_device_type`)."""
     if device == "auto":
@@ -363,7 +354,7 @@ class ModelIdentity:
 def needs_conversion(name: str, gguf_file: str | None = None) -> bool:
     """True when loading ``name`` first converts a GGUF file to float32 weights (first use on this machine: the
     embedded SmolLM2 takes tens of seconds; later loads read the saved copy under ``<cache>/models/``)."""
-    if _is_served(name):
+    if is_served(name):
         return False
     try:
         src = resolve_source(name, gguf_file)
@@ -378,7 +369,7 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
     """The cache identity of a local or embedded model from its files alone, or None when that needs a load
     (hub ids, a GGUF file not yet converted, a config without declared architectures, a served model). A split
     model's device is the type of the devices that compute (:func:`biascore.models.placement.compute_device_type`)."""
-    if _is_served(name):
+    if is_served(name):
         return None  # measured on the server (biascore.models.served.fingerprint)
     try:
         src = resolve_source(name, gguf_file)
@@ -455,7 +446,7 @@ def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = No
     (:mod:`biascore.models.quantize`; approximate numbers). Raises :class:`ModelLoadError` naming everything tried.
     A ``served:http://HOST:PORT/v1[#NAME]`` name is opened by :func:`biascore.models.handle.open_model` instead.
     """
-    if _is_served(name):
+    if is_served(name):
         raise ModelLoadError(f"{name!r} names a served model: open it through biascore.load_model / ModelHandle "
                              "(biascore.models.handle.open_model)")
     check_quantize(quantize, dtype, placement)

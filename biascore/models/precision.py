@@ -80,12 +80,8 @@ def cuda_attention_without_cudnn() -> None:
 
 
 def exact_matmuls() -> None:
-    """Switch TF32 off for CUDA matmuls and cuDNN convolutions and ask for "highest" float32 matmul precision.
-
-    TF32 keeps 10 mantissa bits: on the tiny MLM it moves b(u) by up to 2.8e-4 and flips a verdict. These are
-    process-wide flags; the engine only ever sets them to the exact values, so concurrent callers all see the
-    same (exact) numerics.
-    """
+    """Switch TF32 off for CUDA matmuls and cuDNN convolutions and ask for "highest" float32 matmul precision
+    (process-wide, module docstring). TF32 keeps 10 mantissa bits: on the tiny MLM it moves b(u) by up to 2.8e-4."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")

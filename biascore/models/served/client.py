@@ -40,12 +40,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 
 from biascore.errors import ModelLoadError
+from biascore.models.names import PREFIX, is_served
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: how a served model is named wherever a model is named: ``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``
-PREFIX = "served:"
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 4
@@ -93,11 +92,6 @@ class ServedBadAnswer(ServedError):
 
 class ServedAborted(ServedError):
     """A request not sent because another request of the same call failed for good."""
-
-
-def is_served(name: object) -> bool:
-    """True for a model named ``served:http(s)://…``."""
-    return isinstance(name, str) and name.strip().startswith(PREFIX)
 
 
 @dataclass(frozen=True)
