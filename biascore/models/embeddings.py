@@ -133,14 +133,13 @@ def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> C
 
 
 def cached_embeddings(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean",
-                      cache: ResultCache | None = None, progress: ProgressFn | None = None,
-                      batch_size: int = 64) -> np.ndarray:
+                      cache: ResultCache | None = None, progress: ProgressFn | None = None) -> np.ndarray:
     """:func:`embed_sentences` through the parquet cache (one row per sentence, column ``vector``)."""
     cache = cache or ResultCache()
     key = features_key(lm, sentences, pooling)
 
     def compute() -> pd.DataFrame:
-        vecs = embed_sentences(lm, sentences, pooling=pooling, batch_size=batch_size, progress=progress)
+        vecs = embed_sentences(lm, sentences, pooling=pooling, progress=progress)
         return pd.DataFrame({"sentence": list(sentences), "vector": list(vecs)})
 
     frame = cache.get_or_compute(key, compute)
