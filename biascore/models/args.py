@@ -99,10 +99,8 @@ def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool =
 
 def spec_from_args(args: argparse.Namespace, name: str | None = None):
     """The model description (:class:`~biascore.models.spec.ModelSpec`) the command's model options give for the
-    model ``name`` (default ``--model``), parsed and checked by the same :meth:`ModelSpec.parse` as the API,
-    sweeps and compare (--timeout / --retries: a served model's requests); bad values are one line (exit 2; a
-    malformed served name, or a served model given a split or --quantize, raises ``ModelLoadError`` to the
-    command's own one-line handling)."""
+    model ``name`` (default ``--model``), parsed and checked by :meth:`ModelSpec.parse` as everywhere; bad values
+    are one line (exit 2; a ``ModelLoadError`` goes to the command's own one-line handling)."""
     from biascore.models.placement import PlacementError
     from biascore.models.spec import ModelSpec
 

@@ -97,12 +97,8 @@ def _pool(hidden: torch.Tensor, attention: torch.Tensor, special: torch.Tensor, 
 
 def embed_sentences(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean", batch_size: int = 64,
                     progress: ProgressFn | None = None, max_length: int = 256) -> np.ndarray:
-    """One float32 vector per sentence (rows in input order) from ``lm``'s last hidden layer.
-
-    The model is frozen: it runs under ``torch.inference_mode`` and is never updated. Text goes through
-    ``lm.prepare_text`` (lower-case for uncased models); sentences are sorted by token length and batched
-    with right padding, so padding never changes a real token's state.
-    """
+    """One float32 vector per sentence (rows in input order) from ``lm``'s last hidden layer, pooled (module
+    docstring) over :func:`_hidden_batches`; text goes through ``lm.prepare_text`` (lower-case for uncased models)."""
     if pooling not in POOLINGS:
         raise ValueError(f"unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}")
     if batch_size < 1:

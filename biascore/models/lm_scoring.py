@@ -46,8 +46,7 @@ class BatchPlan:
     def for_model(cls, lm: LanguageModel) -> "BatchPlan":
         if lm.device.type == "cuda":
             free, _ = torch.cuda.mem_get_info(lm.device)
-            # memory this process's allocator holds but does not use is free for the next batch too (without
-            # it, every run after the first on a big GPU got a fraction of the budget)
+            # memory this process's allocator holds but does not use is free for the next batch too
             free += torch.cuda.memory_reserved(lm.device) - torch.cuda.memory_allocated(lm.device)
             hidden = getattr(lm.config, "hidden_size", 768)
             # activations ~ tokens * hidden * layers-ish bytes; stay well inside free memory

@@ -91,12 +91,7 @@ class LanguageModel:
         return self.model.config
 
     def identity(self) -> "ModelIdentity":
-        specials = None
-        if self.kind == "causal":
-            try:
-                specials = self.special_tokens()
-            except Exception:  # noqa: BLE001 - no tokenizer to ask (an identity-only snapshot model without them)
-                specials = None
+        specials = self.special_tokens() if self.kind == "causal" else None
         return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""),
                              self.extra.get("compute_device", self.device.type), specials,
                              self.extra.get("weights", ""))
