@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from biascore.models.loading import LanguageModel, ModelIdentity
+from biascore.models.loading import LanguageModel
 from biascore.models.precision import SERVED_DTYPE
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token, untold_prefix_message
 from biascore.models.served.client import DEFAULT_CONCURRENCY, ServedClient, ServedError, ServedName
@@ -82,12 +82,6 @@ class ServedModel(LanguageModel):
     """A causal LM behind a completions server (module docstring); made by :func:`load_served`."""
 
     client: ServedClient
-
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, self.fingerprint, "causal", SERVED_DTYPE, "server", self.special_tokens())
-
-    def special_tokens(self) -> SpecialTokens:
-        return self.extra["special_tokens"]
 
     def prefix_token(self, convention: str = "published") -> PrefixToken:
         try:
@@ -238,7 +232,7 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     lm = ServedModel(name=label, model=_NoWeights(config, label), tokenizer=None, kind="causal", uncased=False,
                      fingerprint=probe.fingerprint(), device=torch.device("cpu"), source=parsed.base,
                      extra={"dtype": SERVED_DTYPE, "special_tokens": specials, "conformance": conformance,
-                            "probe": probe})
+                            "probe": probe, "compute_device": "server"})
     lm.client = client
     lm._lock = threading.Lock()
     lm._memo = OrderedDict()
