@@ -244,12 +244,8 @@ class ServedClient:
                     raise ServedHTTPError(resp.status_code, f"{url} answered {resp.status_code}: "
                                           f"{_error_text(resp)}{self._hint(resp.status_code, url)}")
                 last = f"answered {resp.status_code}: {_error_text(resp)}"
-            if attempt < self.retries:
-                delay = self.backoff_s * 2 ** attempt
-                if abort is not None:
-                    abort.wait(delay)
-                else:
-                    threading.Event().wait(delay)
+            if attempt < self.retries:  # the back-off ends early once the call is aborted
+                (abort or threading.Event()).wait(self.backoff_s * 2 ** attempt)
         raise ServedUnavailable(self.name.base, f"{last} (after {self.retries + 1} tries)")
 
     def _hint(self, status: int, url: str) -> str:

@@ -49,7 +49,6 @@ class _NoWeights(torch.nn.Module):
 class ServedTokenizer:
     """The parts of a HuggingFace tokenizer's interface the engine uses, answered by the server."""
 
-    is_fast = False
     mask_token = mask_token_id = None
 
     def __init__(self, served: "ServedModel", max_length: int):
