@@ -429,10 +429,10 @@ def _kind_from_architectures(archs: list[str]) -> ModelKind:
     return "encoder"
 
 
-def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
-               device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
-               attn_implementation: str | None = None, placement: Placement | None = None,
-               quantize: str | None = None) -> LanguageModel:
+def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = None,
+               kind: ModelKind | Literal["auto"] = "auto", device: str = "auto", dtype: str = "auto",
+               trust_remote_code: bool = False, attn_implementation: str | None = None,
+               placement: Placement | None = None, quantize: str | None = None) -> LanguageModel:
     """Load ``name``: an embedded alias, a local folder or ``.gguf`` file, or a HuggingFace hub id.
 
     ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
@@ -558,10 +558,7 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
         extra["compute_device"] = placing.devices_compute_type(placing.device_map_of(model).values())
         extra["placement"] = placing.describe(model, placement, offload)
     elif quantize:
-        try:
-            check_quantized(model, quantize, name)
-        except ValueError as exc:
-            raise ModelLoadError(str(exc)) from None
+        check_quantized(model, quantize, name)
         keep_float32_compute(model)  # before any forward: bitsandbytes' CPU bf16 repack never happens
         extra["weights"] = quantize
     else:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
+from biascore.errors import ModelLoadError
+
 
 @dataclass(frozen=True)
 class Scheme:
@@ -101,7 +103,7 @@ def keep_float32_compute(model: torch.nn.Module) -> None:
 def check_quantized(model: torch.nn.Module, quantize: str, name: str) -> None:
     """Refuse a model the library left unquantized (none of its modules is of the library's own classes; e.g.
     GPT-2's Conv1D projections are not ``nn.Linear``, which optimum-quanto quantizes): its numbers would be the
-    float32 ones under an "approximate" label."""
+    float32 ones under an "approximate" label (:class:`~biascore.errors.ModelLoadError`)."""
     if not any(type(m).__module__.startswith(("optimum.quanto", "bitsandbytes")) for m in model.modules()):
-        raise ValueError(f"--quantize {quantize}: {SCHEMES[quantize].library} quantized no layer of {name!r} "
-                         f"({type(model).__name__} has no layers it supports); run it without --quantize")
+        raise ModelLoadError(f"--quantize {quantize}: {SCHEMES[quantize].library} quantized no layer of "
+                             f"{name!r} ({type(model).__name__} has no layers it supports); run it without --quantize")
