@@ -23,6 +23,7 @@ import json
 import shutil
 import tempfile
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,9 +201,7 @@ def describe(model: torch.nn.Module, placement: Placement, offload_folder: str) 
     """What a result records about a split model: modules per device, the device map asked for, the memory
     budgets and the offload folder (when anything went to disk)."""
     hf_map = device_map_of(model)
-    counts: dict[str, int] = {}
-    for d in hf_map.values():
-        counts[str(d)] = counts.get(str(d), 0) + 1
+    counts = dict(Counter(str(d) for d in hf_map.values()))
     out = {"modules_per_device": counts,
            "device_map": placement.device_map if isinstance(placement.device_map, str) else "explicit",
            "max_memory": {str(k): v for k, v in placement.max_memory}}

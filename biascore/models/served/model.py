@@ -101,14 +101,11 @@ class ServedModel(LanguageModel):
         if spans is None:
             got = client.echo(ids, as_ids=False)
             base = got.text_offset[0]
-            spans = []
-            for k in range(len(ids)):
-                s = got.text_offset[k] - base
-                spans.append((max(0, min(s, len(text))), max(0, min(s + len(got.tokens[k]), len(text)))))
+            spans = [(max(0, min(o - base, len(text))), max(0, min(o - base + len(t), len(text))))
+                     for o, t in zip(got.text_offset, got.tokens)]
             texts = names or list(got.tokens)
         with self._lock:
-            for i, t in zip(ids, texts):
-                self._texts[int(i)] = t
+            self._texts.update(zip(map(int, ids), texts))
         return ids, spans, list(texts)
 
     # ------------------------------------------------------------------ log-probabilities
