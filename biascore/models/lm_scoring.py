@@ -31,8 +31,7 @@ STATS = {"tokens": 0, "attention_tt": 0, "head_rows": 0, "batches": 0}
 
 
 def reset_stats() -> None:
-    for k in STATS:
-        STATS[k] = 0
+    STATS.update(dict.fromkeys(STATS, 0))
 
 
 @dataclass

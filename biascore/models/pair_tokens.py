@@ -90,12 +90,7 @@ def tokenize_sentences(lm: LanguageModel, texts: Sequence[str]) -> list[Sentence
             names = tok.convert_ids_to_tokens(list(ids))
         ids = list(ids)
         content = [i for i, s in enumerate(special) if not s]
-        spans = []
-        for i in content:
-            start, end = offsets[i]
-            while start < end and text[start].isspace():
-                start += 1
-            spans.append((int(start), int(end)))
+        spans = [(int(end - len(text[start:end].lstrip())), int(end)) for start, end in (offsets[i] for i in content)]
         tokens = [names[i] for i in content]
         out.append(SentenceTokens(text=text, ids=ids, content=content, tokens=tokens, spans=spans,
                                   truncated=truncated))
