@@ -261,11 +261,8 @@ class ResolvedSource:
         return settings.writable_cache_dir() / "models" / f"gguf-{self.fingerprint[:16]}"
 
     def config_folder(self) -> Path | None:
-        """A local folder with config.json for this model, if there is one."""
-        conv = self.converted_folder
-        if conv is not None:
-            return conv if (conv / "config.json").exists() else None
-        folder = Path(self.folder)
+        """A local folder with config.json for this model (a GGUF file's: its converted copy), if there is one."""
+        folder = self.converted_folder or Path(self.folder)
         return folder if (folder / "config.json").exists() else None
 
 
@@ -383,11 +380,9 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
         if not archs:
             return None
         kind = _kind_from_architectures(archs)
-    specials = None
-    if kind == "causal":
-        specials = _special_tokens_of_folder(str(folder), fingerprint)
-        if specials is None:
-            return None
+    specials = _special_tokens_of_folder(str(folder), fingerprint) if kind == "causal" else None
+    if kind == "causal" and specials is None:
+        return None
     dev = resolve_device(device)
     dev_type = placement.compute_device_type() if placement is not None else dev.type
     return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype)), dev_type, specials,
