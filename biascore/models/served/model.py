@@ -59,13 +59,10 @@ class ServedTokenizer:
         single = isinstance(texts, str)
         batch = [texts] if single else list(texts)
         encoded = self._served.client.map(lambda t: self._served.encode(t, add_special_tokens), batch)
-        out = {"input_ids": [], "offset_mapping": [], "special_tokens_mask": []}
-        for ids, spans, _ in encoded:
-            if truncation and max_length is not None:
-                ids, spans = ids[:max_length], spans[:max_length]
-            out["input_ids"].append(list(ids))
-            out["offset_mapping"].append(list(spans))
-            out["special_tokens_mask"].append([0] * len(ids))
+        cut = max_length if truncation else None
+        rows = [(list(ids[:cut]), list(spans[:cut])) for ids, spans, _ in encoded]
+        out = {"input_ids": [ids for ids, _ in rows], "offset_mapping": [spans for _, spans in rows],
+               "special_tokens_mask": [[0] * len(ids) for ids, _ in rows]}
         if single:
             out = {k: v[0] for k, v in out.items()}
         return out
