@@ -301,11 +301,15 @@ class ServedClient:
         return out
 
     # ------------------------------------------------------------------ endpoints
-    def choose_model(self) -> dict:
-        """The served model: the one named after ``#``, or the server's only model."""
+    def models(self) -> list[dict]:
         data = self._request("GET", f"{self.name.base}/models").get("data")
         if not isinstance(data, list):
             raise ServedError(f"{self.name.base}/models did not list models (is this an OpenAI-compatible server?)")
+        return data
+
+    def choose_model(self) -> dict:
+        """The served model: the one named after ``#``, or the server's only model."""
+        data = self.models()
         ids = [str(m.get("id")) for m in data]
         if self.name.model is not None:
             if self.name.model not in ids:
