@@ -263,14 +263,10 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
 
     def make_batch(idx):
-        seqs, cols, gold = [], [], []
-        for k in idx:
-            si, p = variants[k]
-            s = list(sequences[si])
-            gold.append(s[p])
-            s[p] = mask_id
-            seqs.append(s)
-            cols.append(p)
+        chosen = [variants[k] for k in idx]
+        seqs = [[*sequences[si][:p], mask_id, *sequences[si][p + 1:]] for si, p in chosen]
+        cols = [p for _, p in chosen]
+        gold = [sequences[si][p] for si, p in chosen]
         ids, att = pad_batch(seqs, pad_id, lm.device)
         dev = lm.device
         return (ids, att, torch.arange(len(idx), device=dev), to_device(cols, dev), to_device(gold, dev),
@@ -278,11 +274,8 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
 
     flat = _run_batches(lm, len(variants), lengths, make_batch, plan or BatchPlan.for_model(lm), progress,
                         weights=[1] * len(variants))
-    out, k = [], 0
-    for ps in positions:
-        out.append(np.array([flat[k + j][0] for j in range(len(ps))], dtype=np.float64))
-        k += len(ps)
-    return out
+    values = iter(flat)  # in the order of ``variants``
+    return [np.array([next(values)[0] for _ in ps], dtype=np.float64) for ps in positions]
 
 
 def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
