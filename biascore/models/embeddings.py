@@ -14,9 +14,6 @@ batches and pools:
 * ``last``: the state of the last non-padding token (the natural choice for causal models, whose last
   position has seen the whole sentence).
 
-:func:`cached_embeddings` wraps it with the result cache (key: model id + fingerprint, pooling and a hash
-of the sentences), so a second run reads the vectors from parquet.
-
 **Words in context** — :func:`embed_spans` gives one vector per (text, character span): the mean of the
 last hidden layer over the tokens that overlap the span — a word's contextual embedding with all its
 sub-word fragments, suffixes included (CEAT; the Bangla paper mean-pools all fragments of the target
@@ -130,7 +127,8 @@ def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> C
 
 def cached_embeddings(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean",
                       cache: ResultCache | None = None, progress: ProgressFn | None = None) -> np.ndarray:
-    """:func:`embed_sentences` through the parquet cache (one row per sentence, column ``vector``)."""
+    """:func:`embed_sentences` through the parquet cache (one row per sentence, column ``vector``; key: the model's
+    identity, pooling and a hash of the sentences), so a second run reads the vectors back."""
     cache = cache or ResultCache()
     key = features_key(lm, sentences, pooling)
 
