@@ -12,7 +12,7 @@ import sys
 from typing import Callable
 
 from biascore.errors import one_line
-from biascore.models.loading import DEFAULT_MODEL
+from biascore.settings import DEFAULT_MODEL
 from biascore.models.quantize import QUANTIZE_CHOICES
 
 
@@ -53,11 +53,11 @@ def float_between(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
-def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL) -> None:
+def add_model_args(p: argparse.ArgumentParser) -> None:
     """The model options every model-based subcommand shares."""
-    p.add_argument("--model", default=default, required=default is None, metavar="MODEL",
+    p.add_argument("--model", default=DEFAULT_MODEL, metavar="MODEL",
                    help="hub id, local folder, .gguf file or embedded alias (smollm2-135m, all-minilm-l6-v2, "
-                        f"gemma3-270m); default {default}")
+                        f"gemma3-270m); default {DEFAULT_MODEL}")
     p.add_argument("--gguf-file", default=None, metavar="FILE",
                    help="GGUF file name inside --model's folder (default: the first .gguf file of a folder "
                         "without config.json)")
@@ -70,12 +70,7 @@ def add_model_args(p: argparse.ArgumentParser, default: str | None = DEFAULT_MOD
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model's own Python code to run (default off)")
     add_reach_args(p)
-    add_served_args(p)
-
-
-def add_served_args(p: argparse.ArgumentParser) -> None:
-    """``--timeout`` / ``--retries`` of a served model's requests (override its description's ``timeout=`` /
-    ``retries=``)."""
+    # a served model's requests (they override its description's ``timeout=`` / ``retries=``)
     p.add_argument("--timeout", type=float_between(0, float("inf")), default=None, metavar="SECONDS",
                    help="served models: seconds one request may take before it is tried again (default 120)")
     p.add_argument("--retries", type=int_at_least(0), default=None, metavar="N",
@@ -104,10 +99,8 @@ def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool =
 
 def spec_from_args(args: argparse.Namespace, name: str | None = None):
     """The model description (:class:`~biascore.models.spec.ModelSpec`) the command's model options give for the
-    model ``name`` (default ``--model``), parsed and checked by the same :meth:`ModelSpec.parse` as the API,
-    sweeps and compare (--timeout / --retries: a served model's requests); bad values are one line (exit 2; a
-    malformed served name, or a served model given a split or --quantize, raises ``ModelLoadError`` to the
-    command's own one-line handling)."""
+    model ``name`` (default ``--model``), parsed and checked by :meth:`ModelSpec.parse` as everywhere; bad values
+    are one line (exit 2; a ``ModelLoadError`` goes to the command's own one-line handling)."""
     from biascore.models.placement import PlacementError
     from biascore.models.spec import ModelSpec
 

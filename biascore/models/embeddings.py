@@ -14,9 +14,6 @@ batches and pools:
 * ``last``: the state of the last non-padding token (the natural choice for causal models, whose last
   position has seen the whole sentence).
 
-:func:`cached_embeddings` wraps it with the result cache (key: model id + fingerprint, pooling and a hash
-of the sentences), so a second run reads the vectors from parquet.
-
 **Words in context** — :func:`embed_spans` gives one vector per (text, character span): the mean of the
 last hidden layer over the tokens that overlap the span — a word's contextual embedding with all its
 sub-word fragments, suffixes included (CEAT; the Bangla paper mean-pools all fragments of the target
@@ -97,12 +94,8 @@ def _pool(hidden: torch.Tensor, attention: torch.Tensor, special: torch.Tensor, 
 
 def embed_sentences(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean", batch_size: int = 64,
                     progress: ProgressFn | None = None, max_length: int = 256) -> np.ndarray:
-    """One float32 vector per sentence (rows in input order) from ``lm``'s last hidden layer.
-
-    The model is frozen: it runs under ``torch.inference_mode`` and is never updated. Text goes through
-    ``lm.prepare_text`` (lower-case for uncased models); sentences are sorted by token length and batched
-    with right padding, so padding never changes a real token's state.
-    """
+    """One float32 vector per sentence (rows in input order) from ``lm``'s last hidden layer, pooled (module
+    docstring) over :func:`_hidden_batches`; text goes through ``lm.prepare_text`` (lower-case for uncased models)."""
     if pooling not in POOLINGS:
         raise ValueError(f"unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}")
     if batch_size < 1:
@@ -133,14 +126,14 @@ def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> C
 
 
 def cached_embeddings(lm: LanguageModel, sentences: Sequence[str], pooling: Pooling = "mean",
-                      cache: ResultCache | None = None, progress: ProgressFn | None = None,
-                      batch_size: int = 64) -> np.ndarray:
-    """:func:`embed_sentences` through the parquet cache (one row per sentence, column ``vector``)."""
+                      cache: ResultCache | None = None, progress: ProgressFn | None = None) -> np.ndarray:
+    """:func:`embed_sentences` through the parquet cache (one row per sentence, column ``vector``; key: the model's
+    identity, pooling and a hash of the sentences), so a second run reads the vectors back."""
     cache = cache or ResultCache()
     key = features_key(lm, sentences, pooling)
 
     def compute() -> pd.DataFrame:
-        vecs = embed_sentences(lm, sentences, pooling=pooling, batch_size=batch_size, progress=progress)
+        vecs = embed_sentences(lm, sentences, pooling=pooling, progress=progress)
         return pd.DataFrame({"sentence": list(sentences), "vector": list(vecs)})
 
     frame = cache.get_or_compute(key, compute)
@@ -158,19 +151,14 @@ def special_tokens_around(lm: LanguageModel) -> tuple[list[int], list[int]]:
     raise ValueError(f"{lm.name}: tokenizer special-token layout not understood")
 
 
-def _encode(lm: LanguageModel, text: str, span: tuple[int, int] | None) -> tuple[list[int], list[int]]:
-    """Token ids with special tokens, and the positions to pool (span tokens, or all non-special ones)."""
+def _encode(lm: LanguageModel, text: str, span: tuple[int, int]) -> tuple[list[int], list[int]]:
+    """Token ids with special tokens, and the positions to pool (the tokens overlapping ``span``)."""
     enc = lm.tokenizer(lm.prepare_text(text), add_special_tokens=False, return_offsets_mapping=True)
     ids, offsets = list(enc["input_ids"]), list(enc["offset_mapping"])
-    if span is None:
-        chosen = list(range(len(ids)))
-    else:
-        s, e = span
-        chosen = [i for i, (a, b) in enumerate(offsets) if a < e and b > s and b > a]
-        if not chosen:
-            raise ValueError(f"span {span} covers no token of {text[:60]!r}")
+    s, e = span
+    chosen = [i for i, (a, b) in enumerate(offsets) if a < e and b > s and b > a]
     if not chosen:
-        raise ValueError(f"no tokens in {text[:60]!r}")
+        raise ValueError(f"span {span} covers no token of {text[:60]!r}")
     before, after = special_tokens_around(lm)
     room = max_input_length(lm) - len(before) - len(after)
     if len(ids) > room:  # keep a window of tokens around what is pooled
@@ -181,10 +169,15 @@ def _encode(lm: LanguageModel, text: str, span: tuple[int, int] | None) -> tuple
     return before + ids + after, [i + len(before) for i in chosen]
 
 
-def _span_means(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int] | None],
-                batch_size: int, progress: ProgressFn | None) -> np.ndarray:
-    """Mean of the last hidden layer over each text's chosen positions (see :func:`_encode`)."""
-    encoded = [_encode(lm, t, s) for t, s in zip(texts, spans)]
+def embed_spans(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int]], batch_size: int = 32,
+                progress: ProgressFn | None = None) -> np.ndarray:
+    """(n, dim) float32: mean of the last hidden layer over the tokens overlapping each character span (the
+    positions :func:`_encode` chooses)."""
+    if len(texts) != len(spans):
+        raise ValueError("texts and spans differ in length")
+    if not texts:
+        raise ValueError("no texts to embed")
+    encoded = [_encode(lm, t, tuple(s)) for t, s in zip(texts, spans)]
     out: np.ndarray | None = None
     for idx, _, hidden in _hidden_batches(lm, [e[0] for e in encoded], batch_size, progress):
         hidden = hidden.cpu()
@@ -195,20 +188,7 @@ def _span_means(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[i
     return out
 
 
-def embed_spans(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[int, int]], batch_size: int = 32,
-                progress: ProgressFn | None = None) -> np.ndarray:
-    """(n, dim) float32: mean of the last hidden layer over the tokens overlapping each character span."""
-    if len(texts) != len(spans):
-        raise ValueError("texts and spans differ in length")
-    if not texts:
-        raise ValueError("no texts to embed")
-    return _span_means(lm, list(texts), [tuple(s) for s in spans], batch_size, progress)
-
-
-WordMode = Literal["contextual", "input"]
-
-
-def embed_words(lm: LanguageModel, words: Sequence[str], mode: WordMode = "contextual",
+def embed_words(lm: LanguageModel, words: Sequence[str], mode: Literal["contextual", "input"] = "contextual",
                 batch_size: int = 64) -> np.ndarray:
     """WEAT word vectors: the word embedded alone (mean over its tokens) or its mean input-embedding row."""
     if mode == "contextual":

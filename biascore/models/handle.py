@@ -18,11 +18,15 @@ import threading
 import time
 from typing import Literal
 
-from biascore.models.loading import (DEFAULT_MODEL, LanguageModel, ModelIdentity, ModelKind, load_model, model_identity,
+import torch
+
+from biascore.models.loading import (LanguageModel, ModelIdentity, ModelKind, load_model, model_identity,
                                     needs_conversion)
 from biascore.models.served import is_served, load_served
+from biascore.models.served.last_seen import remember
 from biascore.models.spec import ModelSpec
-from biascore.settings import ReadOnlySnapshotError
+from biascore.settings import DEFAULT_MODEL, ReadOnlySnapshotError
+from biascore.store.cache import ResultCache
 
 
 def open_model(spec: "ModelSpec | str", **options) -> LanguageModel:
@@ -166,8 +170,6 @@ class ModelHandle:
                 return
             self._lm = None
         gc.collect()
-        import torch
-
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
@@ -178,9 +180,6 @@ class ModelHandle:
 
 def _remember_served(name: str, lm: LanguageModel) -> None:
     """Record what the server said it serves (:mod:`biascore.models.served.last_seen`), in a writable cache."""
-    from biascore.store.cache import ResultCache
-    from biascore.models.served.last_seen import remember
-
     cache = ResultCache()
     if not cache.read_only:
         try:

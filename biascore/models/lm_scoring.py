@@ -4,13 +4,11 @@ Both scorers (b(u) and the CrowS pseudo-log-likelihood) need one number per scor
 log P(gold token | context). This module computes exactly that, fast:
 
 * sequences are sorted by length and packed into batches under a token budget (little padding);
-* the LM head runs **only at the positions that are scored**: the model's base encoder/decoder runs, the
-  hidden states at the scored positions are gathered, and the LM head is applied to those alone
-  (:func:`position_logits`), so the vocabulary projection is not computed for the other positions (for a
-  masked variant that is one position out of the whole sentence). Nothing is attached to or changed on the
-  model, so any number of threads may score on one shared model at once;
+* the LM head runs **only at the positions that are scored** (:func:`position_logits`; for a masked variant that
+  is one position out of the whole sentence). Nothing is attached to or changed on the model, so any number of
+  threads may score on one shared model at once;
 * the log-softmax keeps the gold log-probability precise near P = 1 (which the JSD^¼ distance needs)
-  while staying in float32 over the vocabulary (see :func:`_gold_logprobs`);
+  while staying in float32 over the vocabulary (see :func:`_launch_gold_logprobs`);
 * a batch that runs out of memory is split in half and retried; the budget stays halved afterwards.
 """
 from __future__ import annotations
@@ -33,8 +31,7 @@ STATS = {"tokens": 0, "attention_tt": 0, "head_rows": 0, "batches": 0}
 
 
 def reset_stats() -> None:
-    for k in STATS:
-        STATS[k] = 0
+    STATS.update(dict.fromkeys(STATS, 0))
 
 
 @dataclass
@@ -48,8 +45,7 @@ class BatchPlan:
     def for_model(cls, lm: LanguageModel) -> "BatchPlan":
         if lm.device.type == "cuda":
             free, _ = torch.cuda.mem_get_info(lm.device)
-            # memory this process's allocator holds but does not use is free for the next batch too (without
-            # it, every run after the first on a big GPU got a fraction of the budget)
+            # memory this process's allocator holds but does not use is free for the next batch too
             free += torch.cuda.memory_reserved(lm.device) - torch.cuda.memory_allocated(lm.device)
             hidden = getattr(lm.config, "hidden_size", 768)
             # activations ~ tokens * hidden * layers-ish bytes; stay well inside free memory
@@ -70,8 +66,7 @@ def _softcapped(model: torch.nn.Module, head: Callable[[torch.Tensor], torch.Ten
         return head
 
     def capped(hidden: torch.Tensor) -> torch.Tensor:
-        logits = head(hidden) / cap
-        return torch.tanh(logits) * cap
+        return torch.tanh(head(hidden) / cap) * cap
     return capped
 
 
@@ -124,10 +119,15 @@ def position_logits(lm: LanguageModel, input_ids: torch.Tensor, attention: torch
 
 def _launch_gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
                           cols: torch.Tensor, gold: torch.Tensor):
-    """Queue the work of :func:`_gold_logprobs` on the device; returns what :func:`_finish_gold_logprobs` reads.
+    """Queue, on the device, log P(gold[k] | input row rows[k]) read at position cols[k], for every k; returns what
+    :func:`_finish_gold_logprobs` reads.
 
-    On CUDA the two per-row scalars are copied into pinned host memory without waiting (an event marks when
-    they are there), so the CPU can prepare the next batch while the GPU computes this one.
+    Precise near P = 1 without float64 over the vocabulary: with z = logits − max,
+    log P(g) = z_g − log1p(Σ_{i≠argmax} exp z_i). The sum leaves out the top term, so it keeps full
+    relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
+    the per-row scalars go to float64. On CUDA the two per-row scalars are copied into pinned host memory
+    without waiting (an event marks when they are there), so the CPU can prepare the next batch while the GPU
+    computes this one.
     """
     with torch.inference_mode():
         z = position_logits(lm, input_ids, attention, rows, cols).float()
@@ -150,18 +150,6 @@ def _finish_gold_logprobs(host: torch.Tensor, ready) -> np.ndarray:
     if ready is not None:
         ready.synchronize()
     return (host[0].double() - torch.log1p(host[1].double())).numpy()
-
-
-def _gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
-                   cols: torch.Tensor, gold: torch.Tensor) -> np.ndarray:
-    """log P(gold[k] | input row rows[k]) read at position cols[k], for every k.
-
-    Precise near P = 1 without float64 over the vocabulary: with z = logits − max,
-    log P(g) = z_g − log1p(Σ_{i≠argmax} exp z_i). The sum leaves out the top term, so it keeps full
-    relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
-    the per-row scalars go to float64.
-    """
-    return _finish_gold_logprobs(*_launch_gold_logprobs(lm, input_ids, attention, rows, cols, gold))
 
 
 def _batches(lengths: Sequence[int], plan: BatchPlan, max_waste: float = 0.08,
@@ -275,14 +263,10 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
 
     def make_batch(idx):
-        seqs, cols, gold = [], [], []
-        for k in idx:
-            si, p = variants[k]
-            s = list(sequences[si])
-            gold.append(s[p])
-            s[p] = mask_id
-            seqs.append(s)
-            cols.append(p)
+        chosen = [variants[k] for k in idx]
+        seqs = [[*sequences[si][:p], mask_id, *sequences[si][p + 1:]] for si, p in chosen]
+        cols = [p for _, p in chosen]
+        gold = [sequences[si][p] for si, p in chosen]
         ids, att = pad_batch(seqs, pad_id, lm.device)
         dev = lm.device
         return (ids, att, torch.arange(len(idx), device=dev), to_device(cols, dev), to_device(gold, dev),
@@ -290,11 +274,8 @@ def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
 
     flat = _run_batches(lm, len(variants), lengths, make_batch, plan or BatchPlan.for_model(lm), progress,
                         weights=[1] * len(variants))
-    out, k = [], 0
-    for ps in positions:
-        out.append(np.array([flat[k + j][0] for j in range(len(ps))], dtype=np.float64))
-        k += len(ps)
-    return out
+    values = iter(flat)  # in the order of ``variants``
+    return [np.array([next(values)[0] for _ in ps], dtype=np.float64) for ps in positions]
 
 
 def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],

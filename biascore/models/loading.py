@@ -17,6 +17,7 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,17 +29,18 @@ from biascore import settings
 from biascore.errors import ModelLoadError  # noqa: F401 - raised here, named here too
 from biascore.store.hashing import file_sha256
 from biascore.store.locks import held
-from biascore.models.placement import Placement
+from biascore.models import placement as placing
+from biascore.models.names import is_local_path, is_served
+from biascore.models.placement import Placement, auto_device_type
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token
+from biascore.models.quantize import SCHEMES, check_quantize, check_quantized, keep_float32_compute
+from biascore.models.quantize import load_kwargs as quantize_kwargs
 from biascore.models.precision import (Precision, cuda_attention_without_cudnn, dtype_name, exact_matmuls,
                                        precision_of, resolve_dtype)
 
 log = logging.getLogger(__name__)
 
 ModelKind = Literal["masked", "causal", "encoder"]
-
-#: The embedded default model of the dashboard and the CLI.
-DEFAULT_MODEL = settings.DEFAULT_MODEL
 
 
 @dataclass(frozen=True)
@@ -89,12 +91,7 @@ class LanguageModel:
         return self.model.config
 
     def identity(self) -> "ModelIdentity":
-        specials = None
-        if self.kind == "causal":
-            try:
-                specials = self.special_tokens()
-            except Exception:  # noqa: BLE001 - no tokenizer to ask (an identity-only snapshot model without them)
-                specials = None
+        specials = self.special_tokens() if self.kind == "causal" else None
         return ModelIdentity(self.name, self.fingerprint, self.kind, self.extra.get("dtype", ""),
                              self.extra.get("compute_device", self.device.type), specials,
                              self.extra.get("weights", ""))
@@ -110,12 +107,8 @@ class LanguageModel:
         return prefix_token(self.special_tokens(), convention, self.name)
 
     def start_token_id(self) -> int:
-        """The token put in front of a sentence for causal scoring (the ``published`` prefix convention).
-
-        A tokenizer that adds a BOS token by itself (gemma's ``<bos>``) gets that BOS; otherwise the eos
-        token, as the published bias-attribution code does for gpt2; the BOS if there is no eos
-        (:mod:`biascore.models.prefix`).
-        """
+        """The token put in front of a sentence for causal scoring (the ``published`` prefix convention of
+        :mod:`biascore.models.prefix`)."""
         try:
             return self.prefix_token("published").id
         except PrefixError as exc:
@@ -131,22 +124,13 @@ class LanguageModel:
 
 
 # --------------------------------------------------------------------------- resolution
-def _is_served(name: object) -> bool:
-    """A ``served:http://…`` name (:mod:`biascore.models.served`; checked here without importing it)."""
-    return isinstance(name, str) and name.strip().startswith("served:")
-
-
 def resolve_device(device: str = "auto") -> torch.device:
-    """``auto`` picks cuda, then mps, then cpu."""
+    """``auto`` picks cuda, then mps, then cpu (:func:`biascore.models.placement.auto_device_type`)."""
     if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
+        return torch.device(auto_device_type())
     if device == "cuda" and not torch.cuda.is_available():
         raise ModelLoadError("--device cuda was asked for, but torch sees no CUDA device (use --device cpu or auto)")
-    if device == "mps" and not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
+    if device == "mps" and not torch.backends.mps.is_available():
         raise ModelLoadError("--device mps was asked for, but torch sees no Apple MPS device (use --device cpu or auto)")
     return torch.device(device)
 
@@ -277,11 +261,8 @@ class ResolvedSource:
         return settings.writable_cache_dir() / "models" / f"gguf-{self.fingerprint[:16]}"
 
     def config_folder(self) -> Path | None:
-        """A local folder with config.json for this model, if there is one."""
-        conv = self.converted_folder
-        if conv is not None:
-            return conv if (conv / "config.json").exists() else None
-        folder = Path(self.folder)
+        """A local folder with config.json for this model (a GGUF file's: its converted copy), if there is one."""
+        folder = self.converted_folder or Path(self.folder)
         return folder if (folder / "config.json").exists() else None
 
 
@@ -306,8 +287,6 @@ def resolve_source(name: str, gguf_file: str | None = None) -> ResolvedSource:
                 gguf_file = ggufs[0]
             tried.append(f"local folder {p.resolve()}")
         else:
-            from biascore.models.names import is_local_path
-
             if is_local_path(name):  # a path that is not there: say so, and never ask the hub about it
                 raise ModelLoadError(f"model path {p.resolve()} does not exist (no such folder or .gguf file; "
                                      f"check the spelling). Tried: " + "; ".join(tried))
@@ -353,8 +332,6 @@ class ModelIdentity:
     def weights_scheme(self) -> str:
         """How quantized weights compute, where that is part of a result's key (int4: dequantized to float32);
         "" otherwise (:data:`biascore.models.quantize.SCHEMES`)."""
-        from biascore.models.quantize import SCHEMES
-
         scheme = SCHEMES.get(self.weights)
         return scheme.key if scheme is not None and scheme.key else ""
 
@@ -369,7 +346,7 @@ class ModelIdentity:
 def needs_conversion(name: str, gguf_file: str | None = None) -> bool:
     """True when loading ``name`` first converts a GGUF file to float32 weights (first use on this machine: the
     embedded SmolLM2 takes tens of seconds; later loads read the saved copy under ``<cache>/models/``)."""
-    if _is_served(name):
+    if is_served(name):
         return False
     try:
         src = resolve_source(name, gguf_file)
@@ -384,7 +361,7 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
     """The cache identity of a local or embedded model from its files alone, or None when that needs a load
     (hub ids, a GGUF file not yet converted, a config without declared architectures, a served model). A split
     model's device is the type of the devices that compute (:func:`biascore.models.placement.compute_device_type`)."""
-    if _is_served(name):
+    if is_served(name):
         return None  # measured on the server (biascore.models.served.fingerprint)
     try:
         src = resolve_source(name, gguf_file)
@@ -403,14 +380,12 @@ def model_identity(name: str, *, gguf_file: str | None = None, kind: ModelKind |
         if not archs:
             return None
         kind = _kind_from_architectures(archs)
-    specials = None
-    if kind == "causal":
-        specials = _special_tokens_of_folder(str(folder), fingerprint)
-        if specials is None:
-            return None
+    specials = _special_tokens_of_folder(str(folder), fingerprint) if kind == "causal" else None
+    if kind == "causal" and specials is None:
+        return None
     dev = resolve_device(device)
     dev_type = placement.compute_device_type() if placement is not None else dev.type
-    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype, dev)), dev_type, specials,
+    return ModelIdentity(src.key, fingerprint, kind, dtype_name(resolve_dtype(dtype)), dev_type, specials,
                          quantize or "")
 
 
@@ -449,10 +424,10 @@ def _kind_from_architectures(archs: list[str]) -> ModelKind:
     return "encoder"
 
 
-def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind: ModelKind | Literal["auto"] = "auto",
-               device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
-               attn_implementation: str | None = None, placement: Placement | None = None,
-               quantize: str | None = None) -> LanguageModel:
+def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = None,
+               kind: ModelKind | Literal["auto"] = "auto", device: str = "auto", dtype: str = "auto",
+               trust_remote_code: bool = False, attn_implementation: str | None = None,
+               placement: Placement | None = None, quantize: str | None = None) -> LanguageModel:
     """Load ``name``: an embedded alias, a local folder or ``.gguf`` file, or a HuggingFace hub id.
 
     ``kind`` forces masked / causal / encoder; ``auto`` reads it from the config. ``trust_remote_code``
@@ -461,9 +436,7 @@ def load_model(name: str = DEFAULT_MODEL, *, gguf_file: str | None = None, kind:
     (:mod:`biascore.models.quantize`; approximate numbers). Raises :class:`ModelLoadError` naming everything tried.
     A ``served:http://HOST:PORT/v1[#NAME]`` name is opened by :func:`biascore.models.handle.open_model` instead.
     """
-    from biascore.models.quantize import check_quantize
-
-    if _is_served(name):
+    if is_served(name):
         raise ModelLoadError(f"{name!r} names a served model: open it through biascore.load_model / ModelHandle "
                              "(biascore.models.handle.open_model)")
     check_quantize(quantize, dtype, placement)
@@ -527,7 +500,7 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     key, source_folder, gguf_file, fingerprint, tried = src.key, src.folder, src.gguf_file, src.fingerprint, src.tried
     gguf_path = src.gguf_path
     dev = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype, dev)
+    torch_dtype = resolve_dtype(dtype)
     if dev.type == "cuda":
         exact_matmuls()  # float32 means float32: no TF32 matmuls
         cuda_attention_without_cudnn()
@@ -561,8 +534,6 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     if placement is not None:
         weights_kwargs = placement.load_kwargs(key.rstrip("/").split("/")[-1])
     if quantize:
-        from biascore.models.quantize import load_kwargs as quantize_kwargs
-
         weights_kwargs = quantize_kwargs(quantize, dev)
     try:
         model = cls.from_pretrained(load_from, dtype=torch.float32 if gguf_path is not None else torch_dtype,
@@ -576,20 +547,13 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
         fingerprint = getattr(config, "_commit_hash", None) or hashlib.sha256(name.encode()).hexdigest()
     extra: dict = {"dtype": dtype_name(torch_dtype)}
     if placement is not None:  # dispatched by accelerate: hooks move each module's inputs, nothing is moved here
-        from biascore.models import placement as placing
-
         offload = weights_kwargs["offload_folder"]
         placing.remove_with(model, offload, owned=placement.offload_folder is None)
         dev = placing.main_device(model)
         extra["compute_device"] = placing.devices_compute_type(placing.device_map_of(model).values())
         extra["placement"] = placing.describe(model, placement, offload)
     elif quantize:
-        from biascore.models.quantize import check_quantized, keep_float32_compute
-
-        try:
-            check_quantized(model, quantize, name)
-        except ValueError as exc:
-            raise ModelLoadError(str(exc)) from None
+        check_quantized(model, quantize, name)
         keep_float32_compute(model)  # before any forward: bitsandbytes' CPU bf16 repack never happens
         extra["weights"] = quantize
     else:
@@ -625,14 +589,10 @@ def _save_converted(model, tokenizer, target: Path) -> None:
         log.warning("could not save converted GGUF model to %s: %s", target, exc)
     finally:
         if tmp.exists():
-            import shutil
             shutil.rmtree(tmp, ignore_errors=True)
 
 
 def list_embedded() -> list[dict]:
     """Embedded models with whether their package is installed (for selectors and help)."""
-    out = []
-    for em in EMBEDDED.values():
-        installed = _package_dir(em.package) is not None
-        out.append({"alias": em.alias, "installed": installed, "description": em.description})
-    return out
+    return [{"alias": em.alias, "installed": _package_dir(em.package) is not None, "description": em.description}
+            for em in EMBEDDED.values()]

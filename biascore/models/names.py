@@ -13,6 +13,13 @@ import re
 from pathlib import Path
 
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+#: how a served model is named wherever a model is named: ``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``
+PREFIX = "served:"
+
+
+def is_served(name: object) -> bool:
+    """True for a model named ``served:http(s)://…`` (:mod:`biascore.models.served`)."""
+    return isinstance(name, str) and name.strip().startswith(PREFIX)
 
 
 def is_local_path(name: str) -> bool:

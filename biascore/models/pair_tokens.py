@@ -26,6 +26,7 @@ BERT's don · ' · t and GPT-2's Ġdon · 't are both the one word "don't".
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -64,7 +65,7 @@ def max_input_length(lm: LanguageModel) -> int:
     return min(limits) if limits else 512
 
 
-def tokenize_sentences(lm: LanguageModel, texts: Sequence[str], max_length: int | None = None) -> list[SentenceTokens]:
+def tokenize_sentences(lm: LanguageModel, texts: Sequence[str]) -> list[SentenceTokens]:
     """Tokenise sentences for ``lm`` (lower-cased for an uncased model), keeping offsets into each text.
 
     One batched tokenizer call for all of them (the fast tokenizers encode a batch in parallel, outside the
@@ -72,9 +73,8 @@ def tokenize_sentences(lm: LanguageModel, texts: Sequence[str], max_length: int 
     truncation, which keeps the closing special tokens.
     """
     tok = lm.tokenizer
-    max_length = max_length or max_input_length(lm)
     masked = lm.kind == "masked"
-    limit = max_length if masked else max_length - 1  # causal: room for the start token
+    limit = max_input_length(lm) - (0 if masked else 1)  # causal: room for the start token
     kwargs = dict(add_special_tokens=masked, return_offsets_mapping=True, return_special_tokens_mask=True)
     prepared = [lm.prepare_text(t) for t in texts]
     if not prepared:
@@ -90,12 +90,7 @@ def tokenize_sentences(lm: LanguageModel, texts: Sequence[str], max_length: int 
             names = tok.convert_ids_to_tokens(list(ids))
         ids = list(ids)
         content = [i for i, s in enumerate(special) if not s]
-        spans = []
-        for i in content:
-            start, end = offsets[i]
-            while start < end and text[start].isspace():
-                start += 1
-            spans.append((int(start), int(end)))
+        spans = [(int(end - len(text[start:end].lstrip())), int(end)) for start, end in (offsets[i] for i in content)]
         tokens = [names[i] for i in content]
         out.append(SentenceTokens(text=text, ids=ids, content=content, tokens=tokens, spans=spans,
                                   truncated=truncated))
@@ -127,12 +122,9 @@ def shared_positions(ids_a: list[int], ids_b: list[int]) -> tuple[list[int], lis
     matcher on the middle — see the module docstring)."""
     a, b = [str(x) for x in ids_a], [str(x) for x in ids_b]
     head = tail = 0
-    if max(len(a), len(b)) >= LONG_PAIR:
-        limit = min(len(a), len(b))
-        while head < limit and a[head] == b[head]:
-            head += 1
-        while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
-            tail += 1
+    if max(len(a), len(b)) >= LONG_PAIR:  # (os.path.commonprefix compares any sequences item by item)
+        head = len(os.path.commonprefix([a, b]))
+        tail = len(os.path.commonprefix([a[head:][::-1], b[head:][::-1]]))
     matcher = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
     pos_a, pos_b = list(range(head)), list(range(head))
     for op, a0, a1, b0, b1 in matcher.get_opcodes():

@@ -23,10 +23,13 @@ import json
 import shutil
 import tempfile
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
+from biascore import settings
 
 #: The named strategies of accelerate's ``infer_auto_device_map`` that transformers accepts as ``device_map``.
 STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")
@@ -124,28 +127,28 @@ class Placement:
         return cls(frozen, tuple(sorted((mem or {}).items(), key=lambda kv: str(kv[0]))),
                    str(Path(offload_folder).expanduser().resolve()) if offload_folder else None)
 
-    def device_map_value(self) -> str | dict:
-        return self.device_map if isinstance(self.device_map, str) else dict(self.device_map)
-
     def compute_device_type(self) -> str:
         """The type of the devices that compute: ``cuda`` when the map uses a GPU (CPU- and disk-offloaded layers
         are moved to it to compute), else ``mps`` or ``cpu`` — what the cache key's ``device`` says."""
         if isinstance(self.device_map, str):
-            if torch.cuda.is_available():
-                return "cuda"
-            if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-                return "mps"
-            return "cpu"
+            return auto_device_type()
         return devices_compute_type(dict(self.device_map).values())
 
     def load_kwargs(self, cache_id: str) -> dict:
         """The ``from_pretrained`` arguments: ``device_map``, ``max_memory`` and ``offload_folder`` (a fresh folder
         under ``<cache>/offload/`` unless one was given)."""
-        kwargs: dict = {"device_map": self.device_map_value()}
+        kwargs: dict = {"device_map": self.device_map if isinstance(self.device_map, str) else dict(self.device_map)}
         if self.max_memory:
             kwargs["max_memory"] = dict(self.max_memory)
         kwargs["offload_folder"] = self.offload_folder or fresh_offload_folder(cache_id)
         return kwargs
+
+
+def auto_device_type() -> str:
+    """What ``--device auto`` picks: ``cuda``, then ``mps``, then ``cpu``."""
+    if torch.cuda.is_available():
+        return "cuda"
+    return "mps" if torch.backends.mps.is_available() else "cpu"
 
 
 def devices_compute_type(devices) -> str:
@@ -182,8 +185,6 @@ def main_device(model: torch.nn.Module) -> torch.device:
 
 def fresh_offload_folder(cache_id: str) -> str:
     """A new folder ``<cache>/offload/<cache_id>-XXXX`` for one load's disk-offloaded weights."""
-    from biascore import settings
-
     root = settings.writable_cache_dir() / "offload"
     root.mkdir(parents=True, exist_ok=True)
     return tempfile.mkdtemp(prefix=f"{cache_id}-", dir=root)
@@ -200,9 +201,7 @@ def describe(model: torch.nn.Module, placement: Placement, offload_folder: str) 
     """What a result records about a split model: modules per device, the device map asked for, the memory
     budgets and the offload folder (when anything went to disk)."""
     hf_map = device_map_of(model)
-    counts: dict[str, int] = {}
-    for d in hf_map.values():
-        counts[str(d)] = counts.get(str(d), 0) + 1
+    counts = dict(Counter(str(d) for d in hf_map.values()))
     out = {"modules_per_device": counts,
            "device_map": placement.device_map if isinstance(placement.device_map, str) else "explicit",
            "max_memory": {str(k): v for k, v in placement.max_memory}}

@@ -32,11 +32,8 @@ DTYPES: dict[str, torch.dtype] = {
 }
 
 
-def resolve_dtype(dtype: str, device: torch.device | None = None) -> torch.dtype:
-    """``auto`` → float32 on every device (exact); ``fp32`` / ``bf16`` / ``fp16`` as asked.
-
-    ``device`` is accepted for callers that pass it; the default no longer depends on it.
-    """
+def resolve_dtype(dtype: str) -> torch.dtype:
+    """``auto`` → float32 on every device (exact); ``fp32`` / ``bf16`` / ``fp16`` as asked."""
     if dtype == "auto":
         return torch.float32
     if dtype not in DTYPES:
@@ -83,12 +80,8 @@ def cuda_attention_without_cudnn() -> None:
 
 
 def exact_matmuls() -> None:
-    """Switch TF32 off for CUDA matmuls and cuDNN convolutions and ask for "highest" float32 matmul precision.
-
-    TF32 keeps 10 mantissa bits: on the tiny MLM it moves b(u) by up to 2.8e-4 and flips a verdict. These are
-    process-wide flags; the engine only ever sets them to the exact values, so concurrent callers all see the
-    same (exact) numerics.
-    """
+    """Switch TF32 off for CUDA matmuls and cuDNN convolutions and ask for "highest" float32 matmul precision
+    (process-wide, module docstring). TF32 keeps 10 mantissa bits: on the tiny MLM it moves b(u) by up to 2.8e-4."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")

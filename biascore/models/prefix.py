@@ -83,9 +83,6 @@ class PrefixToken:
         return {"prefix_token_id": self.id, "prefix_token": self.text,
                 "prefix_conventions": conventions_giving(specials, self.id), "tokenizer_specials": asdict(specials)}
 
-    def describe(self) -> str:
-        return f"{self.text!r} (id {self.id}; {self.convention} convention)"
-
 
 def prefix_token(specials: SpecialTokens, convention: str = DEFAULT_PREFIX, model: str = "the model") -> PrefixToken:
     """The token ``convention`` puts in front of a sentence for a tokenizer with ``specials`` (module docstring)."""

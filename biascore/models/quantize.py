@@ -2,30 +2,12 @@
 quantizer integrations — approximate numbers, labelled ``approximate (int8 weights)`` everywhere.
 
 The linear layers' weights are rounded to 8 or 4 bits on load; activations stay float32 (for ``int4`` on a CPU
-with AVX512-BF16 only because :func:`keep_float32_compute` switches off bitsandbytes' bf16 inference kernel). Which library serves
-which option was picked by measurement on this project's CPU machines (SmolLM2-135M, float32 vs quantized,
-per-token |Δ log P| over four CrowS sentences, max / median; forward time relative to float32 on the same
-loaded machine; ``bench/quantization_agreement.py`` re-measures them on whole benchmarks):
-
-=================================  ===============  ===========  =====================
-library and scheme                 |Δ log P| max    median       forward vs float32
-=================================  ===============  ===========  =====================
-optimum-quanto 0.2.7 qint8         0.28             0.047        1.2×      ← ``int8``
-torchao 0.18 int8 weight-only      0.26             0.044        1.1×
-bitsandbytes 0.50.2 LLM.int8       0.67             0.17         2.8×
-bitsandbytes 0.50.2 nf4            1.98             0.44         1.3×      ← ``int4``
-optimum-quanto 0.2.7 qint4         4.14             0.74         12×
-torchao 0.18 int4 weight-only      fails to convert on CPU
-=================================  ===============  ===========  =====================
-
-So ``int8`` is optimum-quanto's int8 weights: as close to float32 as torchao's int8 weight-only scheme (the two
-differ by less than the spread between sentences) and both much closer than bitsandbytes' LLM.int8; torchao was
-not taken because once installed transformers imports it in every process on every model load (its quantizer
-module imports torchao at import time: +3 s per process on the shared CPU machine, and load-time warnings),
-while optimum-quanto and bitsandbytes are imported only when asked for. ``int4`` is bitsandbytes' NF4 with
-float32 compute: half quanto's int4 error at a tenth of its time; torchao's int4 does not run on a CPU. Both run
-on CPU and GPU, on causal and masked LMs, and let gradients flow to the activations (the heads method's
-∂|ES|/∂m works on a quantized model).
+with AVX512-BF16 only because :func:`keep_float32_compute` switches off bitsandbytes' bf16 inference kernel).
+``int8`` is optimum-quanto's int8 weights and ``int4`` bitsandbytes' NF4 with float32 compute, picked by measurement
+(per-token |Δ log P| against float32 and forward time, against torchao and the libraries' other schemes:
+docs/performance.md; ``bench/quantization_agreement.py`` re-measures them on whole benchmarks). Both run on CPU and
+GPU, on causal and masked LMs, and let gradients flow to the activations (the heads method's ∂|ES|/∂m works on a
+quantized model).
 
 A quantized model is never split (``--device-map`` with ``--quantize`` is refused in one line): accelerate's
 CPU/disk offload does not hold quantized tensors for these schemes. Its compute dtype is float32, so
@@ -34,28 +16,27 @@ CPU/disk offload does not hold quantized tensors for these schemes. Its compute 
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 import torch
 
+from biascore.errors import ModelLoadError
+
 
 @dataclass(frozen=True)
 class Scheme:
-    """One ``--quantize`` option: the library that serves it and how transformers is told."""
+    """One ``--quantize`` option: the library that serves it."""
 
-    option: str
     library: str  # the PyPI package
     module: str  # its import name
-    description: str
     #: what the cache key says of how the scheme computes, when that changed since its first release ("": none)
     key: str = ""
 
 
 SCHEMES: dict[str, Scheme] = {
-    "int8": Scheme("int8", "optimum-quanto", "optimum.quanto", "optimum-quanto int8 weights (per-channel scales), "
-                                                               "float32 activations"),
-    "int4": Scheme("int4", "bitsandbytes", "bitsandbytes", "bitsandbytes NF4 4-bit weights, float32 compute",
-                   key="nf4 dequantized to float32 (no CPU bf16 repack)"),
+    "int8": Scheme("optimum-quanto", "optimum.quanto"),
+    "int4": Scheme("bitsandbytes", "bitsandbytes", key="nf4 dequantized to float32 (no CPU bf16 repack)"),
 }
 QUANTIZE_CHOICES = tuple(SCHEMES)
 
@@ -73,8 +54,6 @@ def check_quantize(quantize: str | None, dtype: str = "auto", placement=None) ->
         raise ValueError(f"--quantize {quantize} cannot be combined with --device-map / --max-memory / "
                          "--offload-folder: a quantized model is loaded on one device")
     scheme = SCHEMES[quantize]
-    import importlib.util
-
     try:
         missing = importlib.util.find_spec(scheme.module) is None
     except ModuleNotFoundError:  # the parent package (optimum) is absent
@@ -84,47 +63,34 @@ def check_quantize(quantize: str | None, dtype: str = "auto", placement=None) ->
                          "requirements.txt)")
 
 
-def quantization_config(quantize: str):
-    """The transformers ``quantization_config`` of an option (see the module docstring for the choice)."""
+def load_kwargs(quantize: str, device: torch.device) -> dict:
+    """``from_pretrained`` arguments that load the model quantized (the option's transformers
+    ``quantization_config``, see the module docstring for the choice), on ``device``."""
     if quantize == "int8":
         from transformers import QuantoConfig
 
-        return QuantoConfig(weights="int8")
-    if quantize == "int4":
+        config = QuantoConfig(weights="int8")
+    else:
         from transformers import BitsAndBytesConfig
 
-        return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                                  bnb_4bit_compute_dtype=torch.float32)
-    raise ValueError(f"--quantize must be one of {', '.join(QUANTIZE_CHOICES)}, not {quantize!r}")
-
-
-def load_kwargs(quantize: str, device: torch.device) -> dict:
-    """``from_pretrained`` arguments that load the model quantized, on ``device``."""
+        config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                    bnb_4bit_compute_dtype=torch.float32)
     where = device.index if device.type == "cuda" and device.index is not None else device.type
-    return {"quantization_config": quantization_config(quantize), "device_map": {"": where}}
+    return {"quantization_config": config, "device_map": {"": where}}
 
 
-def keep_float32_compute(model: torch.nn.Module) -> int:
-    """Make every bitsandbytes 4-bit layer of ``model`` compute in float32 on every path; the number of 4-bit
-    layers (0 for other models).
+def keep_float32_compute(model: torch.nn.Module) -> None:
+    """Make every bitsandbytes 4-bit layer of ``model`` compute in float32 on every path.
 
-    bitsandbytes 0.50.2 (``nn/modules.py``, ``Linear4bit.forward``): on a CPU with AVX512-BF16, the first forward
-    pass in eval mode whose input needs no gradient **repacks** the layer's NF4 weights into a CPU-only layout
-    (``functional._convert_weight_packed_for_cpu``: absmax scales cast to bfloat16) and from then on calls the fused
-    ``gemv_4bit`` kernel (``backends/cpu/ops.py``), which casts the activations to **bfloat16**, computes in bfloat16
-    and has no backward — so a later gradient pass (the heads method) fails, or, for a first layer whose input
-    needs no gradient, silently computes in bf16. Elsewhere (no AVX512-BF16, training mode, an input that needs a
-    gradient, or here) the layer dequantizes NF4 to the compute dtype (float32) and runs a float32 matmul
-    (``autograd/_functions.matmul_4bit``: ``gemm_4bit`` without gradients, ``MatMul4Bit`` with them).
-
-    So the repack is switched off (the layer's ``support_avx512bf16_for_cpu`` flag, read only by that branch) and
-    a layer already repacked is unpacked with bitsandbytes' own inverse: the same float32 numbers whatever ran
-    before on the model, whatever the batch size, on every CPU."""
-    n = 0
+    bitsandbytes 0.50.2's ``Linear4bit``, on a CPU with AVX512-BF16, **repacks** its NF4 weights at the first
+    eval-mode forward whose input needs no gradient, into a fused kernel that computes in **bfloat16** and has no
+    backward (docs/performance.md, "What int4 computes in on a CPU"); elsewhere it dequantizes NF4 to float32. So the
+    repack is switched off (the layer's ``support_avx512bf16_for_cpu`` flag, read only by that branch) and a layer
+    already repacked is unpacked with bitsandbytes' own inverse: the same float32 numbers whatever ran before on the
+    model, whatever the batch size, on every CPU."""
     for module in model.modules():
         if type(module).__module__.startswith("bitsandbytes") and hasattr(module, "weight") \
                 and hasattr(module.weight, "quant_state"):
-            n += 1
             module.support_avx512bf16_for_cpu = False
             state = getattr(module.weight, "quant_state", None)
             if state is not None and getattr(state, "packing_format_for_cpu", False):
@@ -132,22 +98,12 @@ def keep_float32_compute(model: torch.nn.Module) -> int:
 
                 module.weight.data, module.weight.quant_state = _convert_weight_packed_for_cpu_inverse(
                     module.weight.data, state)
-    return n
-
-
-def quantized_layers(model: torch.nn.Module) -> int:
-    """How many of ``model``'s modules the quantizing library replaced (its own module classes)."""
-    return sum(1 for m in model.modules() if type(m).__module__.startswith(("optimum.quanto", "bitsandbytes")))
 
 
 def check_quantized(model: torch.nn.Module, quantize: str, name: str) -> None:
-    """Refuse a model the library left unquantized (e.g. GPT-2's Conv1D projections are not ``nn.Linear``, which
-    optimum-quanto quantizes): its numbers would be the float32 ones under an "approximate" label."""
-    if quantized_layers(model) == 0:
-        raise ValueError(f"--quantize {quantize}: {SCHEMES[quantize].library} quantized no layer of {name!r} "
-                         f"({type(model).__name__} has no layers it supports); run it without --quantize")
-
-
-def label(quantize: str | None) -> str:
-    """``int8 weights`` (what results say inside ``approximate (...)``); "" for the model's own weights."""
-    return f"{quantize} weights" if quantize else ""
+    """Refuse a model the library left unquantized (none of its modules is of the library's own classes; e.g.
+    GPT-2's Conv1D projections are not ``nn.Linear``, which optimum-quanto quantizes): its numbers would be the
+    float32 ones under an "approximate" label (:class:`~biascore.errors.ModelLoadError`)."""
+    if not any(type(m).__module__.startswith(("optimum.quanto", "bitsandbytes")) for m in model.modules()):
+        raise ModelLoadError(f"--quantize {quantize}: {SCHEMES[quantize].library} quantized no layer of "
+                             f"{name!r} ({type(model).__name__} has no layers it supports); run it without --quantize")

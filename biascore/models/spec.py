@@ -10,15 +10,15 @@ quantization, a malformed served name is refused there, in one line, before anyt
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
-
 from pathlib import Path
+from typing import Literal
 
 from biascore import settings
 from biascore.errors import ModelLoadError
-from biascore.models.loading import ALIASES, DEFAULT_MODEL, ModelKind
+from biascore.models.loading import ALIASES, ModelKind
 from biascore.models.placement import Placement
-from biascore.models.served import is_served
+from biascore.models.quantize import check_quantize
+from biascore.models.served import ServedName, is_served
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class ModelSpec:
     """A model by name and how it runs."""
 
     #: what loads: an embedded alias, a hub id, a local folder, a ``.gguf`` file or ``served:http://HOST:PORT/v1[#NAME]``
-    target: str = DEFAULT_MODEL
+    target: str = settings.DEFAULT_MODEL
     #: how every shell names it (a served model: the operator's label); "" names it by its target
     label: str = ""
     #: the GGUF file inside ``target``'s folder
@@ -57,9 +57,6 @@ class ModelSpec:
         ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a malformed served name or option, a served
         model given a split or ``quantize``, or a model loaded in this process given ``timeout`` / ``retries`` (a
         served model's requests: seconds per request, tries after the first)."""
-        from biascore.models.quantize import check_quantize
-        from biascore.models.served.client import ServedName
-
         spec = cls(target, label or "", gguf_file, device, dtype, trust_remote_code=trust_remote_code,
                    placement=Placement.make(device_map, max_memory, offload_folder), quantize=quantize,
                    timeout=timeout, retries=retries)

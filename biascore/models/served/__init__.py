@@ -2,15 +2,6 @@
 (the server's only model) or ``served:http://HOST:PORT/v1#NAME`` wherever a model is named, with options after
 ``?`` (``timeout``, ``retries``, ``api_key_env``: :class:`ServedName`).
 
-* :mod:`.client` — the HTTP requests (bounded pool, many prompts per request, retries with back-off, timeout, the
-  API key; every answer checked; a prompt stop at the first final failure; one-line errors);
-* :mod:`.conformance` — the check every server passes before anything is scored (aligned prompt log-probs);
-* :mod:`.fingerprint` — the measured identity (log-probabilities of a fixed probe text), measured again after
-  every shard;
-* :mod:`.pieces` — character spans of tokens from the tokenizer's own token strings (no forward pass);
-* :mod:`.model` — :class:`ServedModel`, a causal LM whose tokens and gold log-probabilities come from the server;
-* :mod:`.last_seen` — what a server last said it serves, for reading stored results while it is down.
-
 Only methods built on prompt log-probabilities run on a served model (bias attribution b(u)/S_JSD, the PLL and
 the lm-eval-compatible score, and what derives from their results); the others refuse it in one line.
 """

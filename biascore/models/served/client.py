@@ -20,14 +20,11 @@ anything else raises :class:`ServedBadAnswer` (one line) and nothing of that req
 Requests go through one :class:`httpx.Client` (a connection pool, safe across threads) with a timeout, and are
 retried with exponential back-off on connection errors, timeouts and 5xx/429 answers (``BIASCORE_SERVED_RETRIES``,
 default 4 retries, and ``BIASCORE_SERVED_BACKOFF_S``, default 0.5 s doubling each time, set the defaults: the tests
-retry without waiting); a request that still fails raises :class:`ServedUnavailable` with one line. :meth:`ServedClient.map` runs requests on a bounded thread
-pool (``concurrency`` requests in flight at most) and stops at the first final failure: no request of that call
-is sent (or retried) after it, and it raises at once without waiting for the requests still in flight.
+retry without waiting); a request that still fails raises :class:`ServedUnavailable` with one line.
 
-Options of the model description (``served:URL[#MODEL][?OPTIONS]``, :class:`ServedName`): ``timeout`` (seconds
-per request), ``retries`` (tries after the first) and ``api_key_env`` — the *name* of the environment variable
-that holds the server's API key, sent as ``Authorization: Bearer``. The key itself is read when the client is
-made and lives only in its request headers: never in a name, label, message, key or stored result.
+The API key: option ``api_key_env`` of the model description (:class:`ServedName`) names the environment variable
+that holds it, sent as ``Authorization: Bearer``. The key itself is read when the client is made and lives only in
+its request headers: never in a name, label, message, key or stored result.
 """
 from __future__ import annotations
 
@@ -43,12 +40,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 
 from biascore.errors import ModelLoadError
+from biascore.models.names import PREFIX, is_served
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: how a served model is named wherever a model is named: ``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``
-PREFIX = "served:"
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 4
@@ -96,11 +92,6 @@ class ServedBadAnswer(ServedError):
 
 class ServedAborted(ServedError):
     """A request not sent because another request of the same call failed for good."""
-
-
-def is_served(name: object) -> bool:
-    """True for a model named ``served:http(s)://…``."""
-    return isinstance(name, str) and name.strip().startswith(PREFIX)
 
 
 @dataclass(frozen=True)
@@ -201,16 +192,14 @@ _current = threading.local()
 class ServedClient:
     """One server: the requests above with a pool, retries, a timeout and the API key (thread-safe)."""
 
-    def __init__(self, name: ServedName, *, concurrency: int = DEFAULT_CONCURRENCY,
-                 timeout_s: float | None = None, retries: int | None = None, backoff_s: float | None = None,
-                 batch: int = DEFAULT_BATCH):
+    def __init__(self, name: ServedName, *, concurrency: int = DEFAULT_CONCURRENCY):
         self.name, self.concurrency = name, max(1, int(concurrency))
-        self.backoff_s = _setting("BIASCORE_SERVED_BACKOFF_S", DEFAULT_BACKOFF_S) if backoff_s is None else backoff_s
-        self.timeout_s = float(timeout_s or name.timeout_s or DEFAULT_TIMEOUT_S)
-        self.retries = int(retries if retries is not None else name.retries if name.retries is not None
+        self.backoff_s = _setting("BIASCORE_SERVED_BACKOFF_S", DEFAULT_BACKOFF_S)
+        self.timeout_s = float(name.timeout_s or DEFAULT_TIMEOUT_S)
+        self.retries = int(name.retries if name.retries is not None
                            else _setting("BIASCORE_SERVED_RETRIES", DEFAULT_RETRIES))
         #: prompts per completions request (1 where the server takes one prompt per request; see conformance)
-        self.batch = max(1, int(batch))
+        self.batch = DEFAULT_BATCH
         headers = {}
         if name.api_key_env:
             key = os.environ.get(name.api_key_env, "").strip()
@@ -255,12 +244,8 @@ class ServedClient:
                     raise ServedHTTPError(resp.status_code, f"{url} answered {resp.status_code}: "
                                           f"{_error_text(resp)}{self._hint(resp.status_code, url)}")
                 last = f"answered {resp.status_code}: {_error_text(resp)}"
-            if attempt < self.retries:
-                delay = self.backoff_s * 2 ** attempt
-                if abort is not None:
-                    abort.wait(delay)
-                else:
-                    threading.Event().wait(delay)
+            if attempt < self.retries:  # the back-off ends early once the call is aborted
+                (abort or threading.Event()).wait(self.backoff_s * 2 ** attempt)
         raise ServedUnavailable(self.name.base, f"{last} (after {self.retries + 1} tries)")
 
     def _hint(self, status: int, url: str) -> str:

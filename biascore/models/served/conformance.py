@@ -29,6 +29,7 @@ A failing server is refused with one line saying which of these failed; nothing 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 
 from biascore.models.served.client import (EchoedPrompt, ServedBadAnswer, ServedClient, ServedError, ServedHTTPError,
@@ -57,8 +58,6 @@ def check_conformance(client: ServedClient) -> dict:
     except ServedHTTPError as exc:
         if exc.status != 404:
             raise ConformanceError(f"{where} refused its /tokenize request: {exc}") from None
-        # no /tokenize: probe its text-prompt echo first, so that a server whose log-probabilities are wrong is
-        # refused for that (the worse fault), then for the missing endpoint
         try:
             probe, twin = client.echo_text(PROBE), client.echo_text(TWIN)
         except (ServedHTTPError, ServedBadAnswer) as echo_exc:
@@ -99,11 +98,7 @@ def _check_semantics(probe: EchoedPrompt, twin: EchoedPrompt, where: str) -> dic
             f"median P = {median_p:.3g} at their own positions (a correct server gives them ≥ {MIN_MEDIAN_P}); "
             "llama-cpp-python's server reports each token's log-probability from the distribution after it "
             "(abetlen/llama-cpp-python#1983)")
-    shared = 0
-    for a, b in zip(probe.tokens, twin.tokens):
-        if a != b:
-            break
-        shared += 1
+    shared = len(os.path.commonprefix([probe.tokens, twin.tokens]))
     if shared < 4 or shared >= min(len(probe.tokens), len(twin.tokens)):
         raise ConformanceError(f"{where}: the probes '{PROBE}' and '{TWIN}' tokenise unexpectedly (shared {shared} "
                                "tokens); cannot check the alignment of its log-probabilities")

@@ -10,7 +10,7 @@ of one server; the fingerprint then differs and the result is recomputed, never 
 The probe is sent as scoring sends every sentence — a token-id prompt, its echo checked
 (:func:`biascore.models.served.client.check_echo`) — so a server that answers token-id prompts differently from
 text prompts cannot pass with one form and score with the other. It is measured again after every shard of a
-run (:meth:`Probe.same_as`): within :data:`DRIFT_TOLERANCE` nats of the first measurement at every token, or the
+run (:meth:`Probe.drift`): within :data:`DRIFT_TOLERANCE` nats of the first measurement at every token, or the
 shard is discarded (a replica behind a load balancer, a weight swap or a server that starts misbehaving mid-run).
 """
 from __future__ import annotations
@@ -48,9 +48,6 @@ class Probe:
         if (other.model, other.ids) != (self.model, self.ids):
             return float("inf")
         return max((abs(a - b) for a, b in zip(self.logprobs[1:], other.logprobs[1:])), default=0.0)
-
-    def same_as(self, other: "Probe") -> bool:
-        return self.drift(other) <= DRIFT_TOLERANCE
 
 
 def measure_probe(client: ServedClient) -> Probe:

@@ -17,12 +17,10 @@ from pathlib import Path
 
 from biascore.models.served.client import ServedName
 
-FOLDER = "served"
-
 
 def _path(cache_root: Path, description: str) -> Path:
     digest = hashlib.sha256(ServedName.parse(description).describe().encode()).hexdigest()[:32]
-    return Path(cache_root) / FOLDER / f"{digest}.json"
+    return Path(cache_root) / "served" / f"{digest}.json"
 
 
 def remember(cache_root: Path, description: str, name: str, fingerprint: str) -> None:

@@ -3,23 +3,12 @@
 What the engine asks of a causal model for b(u), S_JSD, the PLL and the lm-eval-compatible score is one number
 per scored token, log P(gold | prefix token, tokens before) (:func:`biascore.models.lm_scoring.causal_gold_logprobs`),
 and the tokens themselves (:func:`biascore.models.pair_tokens.tokenize_sentences`). A :class:`ServedModel` answers
-both from the server, so the same maths runs on the server's numbers:
-
-* **tokens** — :class:`ServedTokenizer`: the ids and token strings from the server's ``/tokenize`` (the shared
-  set U is computed on them), the character spans from those strings (:mod:`.pieces`) — no forward pass — or,
-  where they do not spell the text exactly, from an echo of the ids (``text_offset``);
-* **log-probabilities** — :meth:`ServedModel.causal_gold_logprobs`: one echoed prompt per sentence,
-  ``[prefix id] + ids`` (token ids, so the server scores exactly these tokens), many prompts per request
-  (``client.batch``, where the server takes a list) and several requests at once on the client's bounded pool;
-  ``token_logprobs[i]`` is log P(token i | tokens before it), every answer checked before use
-  (:func:`~biascore.models.served.client.check_echo`). A small bounded memo keyed by the exact ids answers a
-  prompt asked again (the live queue's repeated pairs);
-* **the same model throughout** — :meth:`ServedModel.check_unchanged` measures the fingerprint's probe again
-  (the runner calls it after every shard, before the shard is written): a server that now computes something
-  else loses that shard, with one line;
-* **the prefix token** — the tokenizer's BOS/EOS facts come from the server (``/tokenize`` with and without
-  special tokens, vLLM's ``/tokenizer_info``), and :mod:`biascore.models.prefix` picks the token as for an
-  in-process model; a server that does not say which token a convention needs is refused in one line.
+both from the server, so the same maths runs on the server's numbers: the tokens from its ``/tokenize`` (the shared
+set U is computed on them; :meth:`ServedModel.encode`), the log-probabilities from one echoed token-id prompt
+``[prefix id] + ids`` per sentence, every answer checked before use (:meth:`ServedModel.causal_gold_logprobs`; a
+small bounded memo keyed by the exact ids answers a prompt asked again — the live queue's repeated pairs), the
+prefix token from the tokenizer's BOS/EOS facts as the server tells them, picked by :mod:`biascore.models.prefix`
+as for an in-process model; and the runner calls :meth:`ServedModel.check_unchanged` after every shard.
 
 Its identity is ``<server's model name> (served)`` with the measured fingerprint (:mod:`.fingerprint`), dtype
 ``served`` and device ``server``: results are labelled **served (precision as the server computes)**.
@@ -34,10 +23,10 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from biascore.models.loading import LanguageModel, ModelIdentity
+from biascore.models.loading import LanguageModel
 from biascore.models.precision import SERVED_DTYPE
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token, untold_prefix_message
-from biascore.models.served.client import ServedClient, ServedError, ServedName
+from biascore.models.served.client import DEFAULT_CONCURRENCY, ServedClient, ServedError, ServedName
 from biascore.models.served.conformance import check_conformance
 from biascore.models.served.fingerprint import DRIFT_TOLERANCE, measure_probe
 from biascore.models.served.pieces import token_spans
@@ -60,65 +49,35 @@ class _NoWeights(torch.nn.Module):
 class ServedTokenizer:
     """The parts of a HuggingFace tokenizer's interface the engine uses, answered by the server."""
 
-    is_fast = False
     mask_token = mask_token_id = None
 
     def __init__(self, served: "ServedModel", max_length: int):
         self._served, self.model_max_length = served, max_length
 
-    @property
-    def _specials(self) -> SpecialTokens:
-        return self._served.special_tokens()
-
-    @property
-    def bos_token_id(self):
-        return self._specials.bos_id
-
-    @property
-    def eos_token_id(self):
-        return self._specials.eos_id
-
-    @property
-    def bos_token(self):
-        return self._specials.bos
-
-    @property
-    def eos_token(self):
-        return self._specials.eos
-
-    pad_token_id = eos_token_id
-
-    def __call__(self, texts, add_special_tokens: bool = False, return_offsets_mapping: bool = False,
-                 return_special_tokens_mask: bool = False, truncation: bool = False, max_length: int | None = None,
+    def __call__(self, texts, add_special_tokens: bool = False, truncation: bool = False, max_length: int | None = None,
                  **_ignored) -> dict:
         single = isinstance(texts, str)
         batch = [texts] if single else list(texts)
         encoded = self._served.client.map(lambda t: self._served.encode(t, add_special_tokens), batch)
-        out = {"input_ids": [], "offset_mapping": [], "special_tokens_mask": []}
-        for ids, spans, _ in encoded:
-            if truncation and max_length is not None:
-                ids, spans = ids[:max_length], spans[:max_length]
-            out["input_ids"].append(list(ids))
-            out["offset_mapping"].append(list(spans))
-            out["special_tokens_mask"].append([0] * len(ids))
+        cut = max_length if truncation else None
+        rows = [(list(ids[:cut]), list(spans[:cut])) for ids, spans, _ in encoded]
+        out = {"input_ids": [ids for ids, _ in rows], "offset_mapping": [spans for _, spans in rows],
+               "special_tokens_mask": [[0] * len(ids) for ids, _ in rows]}
         if single:
             out = {k: v[0] for k, v in out.items()}
         return out
 
     def convert_ids_to_tokens(self, ids):
-        return self._served.token_texts(list(ids))
+        """The token strings of ids met while tokenising (the tokenizer's own, ``Ġare``, where the server gives
+        them; else the text each token decodes to)."""
+        with self._served._lock:
+            return [self._served._texts.get(int(i), "") for i in ids]
 
 
 class ServedModel(LanguageModel):
     """A causal LM behind a completions server (module docstring); made by :func:`load_served`."""
 
     client: ServedClient
-
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, self.fingerprint, "causal", SERVED_DTYPE, "server", self.special_tokens())
-
-    def special_tokens(self) -> SpecialTokens:
-        return self.extra["special_tokens"]
 
     def prefix_token(self, convention: str = "published") -> PrefixToken:
         try:
@@ -139,64 +98,44 @@ class ServedModel(LanguageModel):
         if spans is None:
             got = client.echo(ids, as_ids=False)
             base = got.text_offset[0]
-            spans = []
-            for k in range(len(ids)):
-                s = got.text_offset[k] - base
-                spans.append((max(0, min(s, len(text))), max(0, min(s + len(got.tokens[k]), len(text)))))
+            spans = [(max(0, min(o - base, len(text))), max(0, min(o - base + len(t), len(text))))
+                     for o, t in zip(got.text_offset, got.tokens)]
             texts = names or list(got.tokens)
         with self._lock:
-            for i, t in zip(ids, texts):
-                self._texts[int(i)] = t
+            self._texts.update(zip(map(int, ids), texts))
         return ids, spans, list(texts)
 
-    def token_texts(self, ids: list[int]) -> list[str]:
-        """The token strings of ids met while tokenising (the tokenizer's own, ``Ġare``, where the server gives
-        them; else the text each token decodes to)."""
-        with self._lock:
-            return [self._texts.get(int(i), "") for i in ids]
-
     # ------------------------------------------------------------------ log-probabilities
-    def _remember(self, prompt: Sequence[int], values: list) -> None:
-        with self._lock:
-            self._memo[tuple(prompt)] = values
-            self._memo.move_to_end(tuple(prompt))
-            while len(self._memo) > MEMO_SIZE:
-                self._memo.popitem(last=False)
-
-    def _recall(self, prompt: Sequence[int]) -> list | None:
-        with self._lock:
-            return self._memo.get(tuple(prompt))
-
     def _score(self, prompts: Sequence[tuple[int, ...]], progress=None,
                weights: dict | None = None) -> dict[tuple[int, ...], list]:
         """The checked ``token_logprobs`` of distinct token-id prompts: those not in the memo go to the server,
         ``client.batch`` per request (by length, so a request's prompts are alike), several requests at once."""
-        out, todo = {}, []
-        for p in dict.fromkeys(prompts):
-            known = self._recall(p)
-            if known is None:
-                todo.append(p)
-            else:
-                out[p] = known
-        todo.sort(key=len)
+        weights = weights or {}
+        with self._lock:
+            out = {p: self._memo[p] for p in prompts if p in self._memo}
+        todo = sorted((p for p in dict.fromkeys(prompts) if p not in out), key=len)
         size = self.client.batch
         chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
-        total = sum((weights or {}).get(p, 1) for p in prompts)
-        done = total - sum((weights or {}).get(p, 1) for p in todo)
+        total = sum(weights.get(p, 1) for p in prompts)
+        done = total - sum(weights.get(p, 1) for p in todo)
 
         def one(chunk: list[tuple[int, ...]]) -> list[list]:
             return [got.logprobs for got in self.client.echo_many(chunk)]
 
         def tick(j: int) -> None:
             nonlocal done
-            done += sum((weights or {}).get(p, 1) for p in chunks[j])
+            done += sum(weights.get(p, 1) for p in chunks[j])
             if progress:
                 progress(done, total)
 
         for chunk, values in zip(chunks, self.client.map(one, chunks, tick)):
-            for p, v in zip(chunk, values):
-                self._remember(p, v)
-                out[p] = v
+            out.update(zip(chunk, values))
+        with self._lock:
+            for p in todo:
+                self._memo[p] = out[p]
+                self._memo.move_to_end(p)
+            while len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
         return out
 
     def causal_gold_logprobs(self, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
@@ -219,14 +158,13 @@ class ServedModel(LanguageModel):
     def check_unchanged(self) -> None:
         """Measure the fingerprint's probe again; a server that now computes something else (beyond
         :data:`~biascore.models.served.fingerprint.DRIFT_TOLERANCE`) raises :class:`ServedChanged` (one line)."""
-        now = measure_probe(self.client)
-        first = self.extra["probe"]
-        if not first.same_as(now):
+        drift = self.extra["probe"].drift(measure_probe(self.client))
+        if drift > DRIFT_TOLERANCE:
             with self._lock:
                 self._memo.clear()  # what the server answered since it changed is not kept either
             raise ServedChanged(
                 f"the server at {self.client.name.base} no longer computes what it did when this run began (its "
-                f"fingerprint probe moved by {first.drift(now):.3g} nats, more than {DRIFT_TOLERANCE}): the pairs "
+                f"fingerprint probe moved by {drift:.3g} nats, more than {DRIFT_TOLERANCE}): the pairs "
                 "scored since the last check are discarded and nothing of them is stored")
 
 
@@ -234,8 +172,9 @@ class ServedChanged(ServedError):
     """The served model's fingerprint changed during a run (see :meth:`ServedModel.check_unchanged`)."""
 
 
-def _special_tokens(client: ServedClient) -> tuple[SpecialTokens, dict | None]:
-    """The tokenizer's BOS/EOS facts as the server tells them (module docstring)."""
+def _special_tokens(client: ServedClient) -> SpecialTokens:
+    """The tokenizer's BOS/EOS facts as the server tells them (``/tokenize`` with and without special tokens, vLLM's
+    ``/tokenizer_info``)."""
     info = client.tokenizer_info()
 
     def text_of(key: str) -> str | None:
@@ -259,7 +198,7 @@ def _special_tokens(client: ServedClient) -> tuple[SpecialTokens, dict | None]:
         bos = client.echo([bos_id, *plain], as_ids=False).tokens[0]
     adds_bos = bool(adds_bos and special[0] == bos_id)
     return SpecialTokens(bos_id, bos if bos_id is not None else None, eos_id, eos if eos_id is not None else None,
-                         adds_bos), info
+                         adds_bos)
 
 
 def load_served(name: str | ServedName, *, concurrency: int | None = None, timeout_s: float | None = None,
@@ -268,15 +207,13 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     and ``retries`` override its ``timeout`` / ``retries``), run the conformance check, read the tokenizer facts
     and measure the fingerprint; raises :class:`ServedError` (one line) when any of it fails. Nothing is computed
     or stored."""
-    from biascore.models.served.client import DEFAULT_CONCURRENCY
-
-    parsed = name if isinstance(name, ServedName) else ServedName.parse(name)
-    client = ServedClient(parsed, concurrency=concurrency or DEFAULT_CONCURRENCY, timeout_s=timeout_s,
-                          retries=retries)
+    parsed = (name if isinstance(name, ServedName) else ServedName.parse(name)).with_options(timeout_s=timeout_s,
+                                                                                             retries=retries)
+    client = ServedClient(parsed, concurrency=concurrency or DEFAULT_CONCURRENCY)
     try:
         entry = client.choose_model()
         conformance = check_conformance(client)
-        specials, info = _special_tokens(client)
+        specials = _special_tokens(client)
         probe = measure_probe(client)
     except BaseException:
         client.close()
@@ -287,8 +224,8 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     config = SimpleNamespace(max_position_embeddings=max_len, architectures=["ServedCausalLM"], hidden_size=0)
     lm = ServedModel(name=label, model=_NoWeights(config, label), tokenizer=None, kind="causal", uncased=False,
                      fingerprint=probe.fingerprint(), device=torch.device("cpu"), source=parsed.base,
-                     extra={"dtype": SERVED_DTYPE, "special_tokens": specials, "tokenizer_info": info,
-                            "conformance": conformance, "served_url": parsed.base, "probe": probe})
+                     extra={"dtype": SERVED_DTYPE, "special_tokens": specials, "conformance": conformance,
+                            "probe": probe, "compute_device": "server"})
     lm.client = client
     lm._lock = threading.Lock()
     lm._memo = OrderedDict()

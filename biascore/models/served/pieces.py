@@ -18,15 +18,10 @@ _BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 @lru_cache(maxsize=1)
 def _byte_decoder() -> dict[str, int]:
-    """GPT-2's ``bytes_to_unicode`` table, reversed: the character that stands for each byte."""
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), 256))
-    chars, extra = list(keep), 0
-    for b in range(256):
-        if b not in keep:
-            keep.append(b)
-            chars.append(256 + extra)
-            extra += 1
-    return {chr(c): b for b, c in zip(keep, chars)}
+    """GPT-2's ``bytes_to_unicode`` table, reversed: the byte each character stands for."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    return {c: b for b, c in bytes_to_unicode().items()}
 
 
 def _byte_level(strs: list[str]) -> list[str] | None:
