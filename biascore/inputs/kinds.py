@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from biascore.inputs.datasets import Benchmark, available_benchmarks, benchmark_path, load_benchmark, registry
-from biascore.contract.input_kind import InputKind, NoInputData
+from biascore.contract.input_kind import InputKind
 from biascore.inputs.seat_tests import SeatTest, list_seat_tests, load_seat_test, seat_test_path
 
 
@@ -50,12 +50,4 @@ SEAT = InputKind(
     load=lambda name, data_dir: load_seat_test(name, data_dir),
     names=lambda data_dir: list_seat_tests(data_dir),
     files=_seat_files,
-)
-
-NONE = InputKind(
-    name="none", flag="--input", noun="(the model alone)", default="model",
-    help="this method reads only the model and its own fixed data",
-    load=lambda name, data_dir: NoInputData(),
-    names=lambda data_dir: ["model"],
-    files=lambda loaded, data_dir: [],
 )

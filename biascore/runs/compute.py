@@ -57,10 +57,6 @@ class Context:
         """The model, loaded now if it was not (thread-safe, once per handle)."""
         return self.handle.load()
 
-    def report(self, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress(done, total)
-
     def run(self, method: Method, input: Any, *, limit: int | None = None, progress: ProgressFn | None = None,
             **options: Any) -> Result:
         """Another method's result on the same model, cache and data (a dependency, e.g. the semantic fields
