@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from biascore.models.spec import ModelSpec
-from biascore.store.cache import CacheKey, ResultCache, _jsonable
+from biascore.store.cache import CacheKey, ResultCache, _jsonable, write_json_atomic
 from biascore.store.locks import file_lock, is_held, pid_alive
 from biascore.progress import ProgressFn
 
@@ -183,19 +183,11 @@ class Announcer:
         """This caller holds the key and computes: ``done`` of ``total``."""
         self._set(SCORING, done, total)
 
-    def progress(self, outer: ProgressFn | None) -> ProgressFn:
-        """A progress callback that updates the announcement, then calls ``outer``."""
+    def reporter(self, state: str, outer: ProgressFn | None) -> ProgressFn:
+        """A progress callback (``SCORING``: this caller computes; ``WAITING``: another caller computes the key)
+        that updates the announcement, then calls ``outer``."""
         def report(done: int, total: int) -> None:
-            self._set(SCORING, done, total)
-            if outer is not None:
-                outer(done, total)
-        return report
-
-    def waiting(self, outer: ProgressFn | None) -> ProgressFn:
-        """A waiting callback (another caller computes the key) that updates the announcement, then calls
-        ``outer``."""
-        def report(done: int, total: int) -> None:
-            self._set(WAITING, done, total)
+            self._set(state, done, total)
             if outer is not None:
                 outer(done, total)
         return report
@@ -236,17 +228,11 @@ class Announcer:
             self.state, self._last = state, now
             record = Announcement(self.id, self.tag, self.digest, self.method, self.model, self.input, state,
                                   self.done, self.total, _HOST, os.getpid(), self.started, time.time(), error)
-            _write_json(self.path, asdict(record))
+            write_json_atomic(self.path, asdict(record))
 
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:40]
-
-
-def _write_json(path: Path, record: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(record))
-    os.replace(tmp, path)
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -259,11 +245,9 @@ def _read(path: Path) -> Announcement | None:
 
 
 def _stale(a: Announcement, path: Path, now: float) -> bool:
-    if not a.live:
-        return now - a.updated > LINGER_S or (a.host == _HOST and not pid_alive(a.pid))
     if a.host == _HOST and not pid_alive(a.pid):
         return True
-    return not is_held(path.with_suffix(".lock"))
+    return now - a.updated > LINGER_S if not a.live else not is_held(path.with_suffix(".lock"))
 
 
 def _clear(path: Path, seen: Announcement) -> None:

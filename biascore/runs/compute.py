@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from biascore.runs.announce import Announcer, run_tag
+from biascore.runs.announce import SCORING, WAITING, Announcer, run_tag
 from biascore.runs.memo import read_file
 from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
 from biascore.models.handle import ModelHandle, as_handle
@@ -172,7 +172,8 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
     if found is None:
         announcer.keyed(key)
         announcer.start()
-        ctx.progress, ctx.waiting, ctx.announcer = announcer.progress(progress), announcer.waiting(waiting), announcer
+        ctx.progress, ctx.waiting = announcer.reporter(SCORING, progress), announcer.reporter(WAITING, waiting)
+        ctx.announcer = announcer
         if method.needs_model:
             lm = announcer.load(run_handle)  # announced first: "loading the model" / "converting the model"
             key = model_key(method, lm.identity(), loaded, opts, data_dir)  # the loaded model is the authority

@@ -151,10 +151,7 @@ class ResultCache:
         except FileNotFoundError:
             return None
         try:
-            table = _read_table(path)
-            meta = _stored_meta(table)
-            if meta.get("digest") != key.digest:
-                raise CorruptCacheFile(f"key mismatch (file has {meta.get('digest')}, expected {key.digest})")
+            table, meta = _read_keyed(path, key)
             frame = table.to_pandas()
             if verify is not None:
                 verify(frame)
@@ -226,9 +223,7 @@ class ResultCache:
         """Publish the lock holder's progress for waiting callers (atomic replace of a small JSON file)."""
         path = self.progress_path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps({"done": int(done), "total": int(total), "pid": os.getpid()}))
-        os.replace(tmp, path)
+        write_json_atomic(path, {"done": int(done), "total": int(total), "pid": os.getpid()})
 
     def progress(self, key: CacheKey) -> Progress | None:
         """The progress of whoever is computing ``key`` now, or None when nobody is (or nothing reported)."""
@@ -323,7 +318,7 @@ class ShardWriter:
             try:
                 if rng not in grid:
                     raise CorruptCacheFile("not a shard of the current grid")
-                frame = _read_verified(p, self.key)
+                frame = _read_keyed(p, self.key)[0].to_pandas()
                 check_ids(frame, self.ids[rng[0]:rng[1]], self.column)
             except CorruptCacheFile as exc:
                 log.warning("discarding shard %s: %s", p, exc)
@@ -358,36 +353,34 @@ class ShardWriter:
         return frame
 
 
-def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey, info: dict | None = None) -> None:
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+def _write_atomic(path: Path, table: pa.Table | pd.DataFrame, key: CacheKey, info: dict | None = None) -> None:
+    """``table`` with ``key`` (and ``info`` when given) in its footer and page checksums, written atomically."""
+    if isinstance(table, pd.DataFrame):
+        table = pa.Table.from_pandas(table, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
-    if info:
+    if info is not None:
         meta[_INFO] = json.dumps(info, sort_keys=True).encode()
-    table = table.replace_schema_metadata(meta)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}.tmp")
     try:
-        pq.write_table(table, tmp, write_page_checksum=True)
+        pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 
 
+def write_json_atomic(path: Path, record: dict) -> None:
+    """Write ``record`` as JSON to ``path`` through a temporary file and ``os.replace``: a reader sees the old
+    file or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+
+
 def rekey_file(src: str | os.PathLike, key: CacheKey, target: str | os.PathLike, info: dict | None = None) -> None:
     """Write the cached result ``src`` to ``target`` under another ``key`` (a snapshot stores a model by its display
     name): the same table, ``key`` (and ``info`` when given) in its metadata, page checksums; atomic."""
-    table = _read_table(Path(src))
-    meta = dict(table.schema.metadata or {})
-    meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
-    if info is not None:
-        meta[_INFO] = json.dumps(info, sort_keys=True).encode()
-    target = Path(target)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    _write_atomic(Path(target), _read_table(Path(src)), key, info)
 
 
 def _identity(path: Path) -> tuple[int, int]:
@@ -425,9 +418,10 @@ def _stored_info(table: pa.Table) -> dict:
     return info
 
 
-def _read_verified(path: Path, key: CacheKey) -> pd.DataFrame:
+def _read_keyed(path: Path, key: CacheKey) -> tuple[pa.Table, dict]:
+    """The table at ``path`` (page checksums verified) and its stored key, which must be ``key``'s."""
     table = _read_table(path)
     meta = _stored_meta(table)
     if meta.get("digest") != key.digest:
         raise CorruptCacheFile(f"key mismatch (file has {meta.get('digest')}, expected {key.digest})")
-    return table.to_pandas()
+    return table, meta
