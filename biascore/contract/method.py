@@ -1,22 +1,11 @@
 """The method contract: what a bias method declares so that every shell can run, cache and show it.
 
-A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) is a subclass of :class:`Method`:
-
-* who it is — ``name`` (registry name), ``command`` (its CLI subcommand), ``summary`` (one line), ``paper``
-  (citation and section) and ``formula`` (one line);
-* what it reads — ``input_kind`` (:class:`~biascore.contract.input_kind.InputKind`: a pair benchmark, a SEAT test,
-  a LABDet language …) and the model kinds it accepts;
-* how it is configured — ``Options``, a frozen dataclass of :func:`~biascore.contract.options.option` fields
-  (default, help text, choices and bounds, whether the option changes the cached result). The CLI flags, the
-  Python API's keyword arguments, the dashboard's controls and their validation (one-line
-  :class:`~biascore.contract.options.OptionError`) all come from it;
-* what its result looks like — ``schema`` (:class:`~biascore.contract.schema.Column` s), and for the shells its
-  :meth:`Method.headline` metric (per options) and default ``views`` (:mod:`biascore.contract.presentation`);
-* what it computes — :meth:`Method.compute` ``(ctx, input, options) -> frame``: the frame that is cached, with
-  the columns of ``stored_schema``; :meth:`Method.derive` turns it into the result frame (``schema``);
-* what it reports — :meth:`Method.summary` (the table the CLI prints and the Overview shows, with intervals),
-  :meth:`Method.report` (the CLI's lines) and :meth:`Method.output` (what ``--out`` writes);
-* what a snapshot needs — :meth:`Method.data_files` besides its input's own files.
+A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) is a subclass of :class:`Method` that
+says who it is, what it reads (``input_kind``), how it is configured (``Options``: the CLI flags, the Python API's
+keyword arguments, the dashboard's controls and their validation all come from it), what its result looks like
+(``schema``, :meth:`Method.headline`, ``views``), what it computes (:meth:`Method.compute`, the cached frame, and
+:meth:`Method.derive`, the result frame) and reports (:meth:`Method.summary`, :meth:`Method.report`,
+:meth:`Method.output`), and what a snapshot needs (:meth:`Method.data_files`).
 
 The generic runner (:mod:`biascore.runs.runner`) does everything else for every method: model identity →
 cache key → per-key lock → load the model only on a cache miss → resumable shards → verify → store. Nothing

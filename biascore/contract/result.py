@@ -1,19 +1,11 @@
 """A method's result: its frame, what it was computed from and how, its summary — shown in notebooks too.
 
-Every result comes from :func:`biascore.runs.runner.run` and carries
-
-* ``frame`` — one row per item (pairs, heads, nationalities…; the method's ``schema`` lists the columns);
-* ``meta`` — the cache key's parts (method, model name and weights fingerprint, model kind, dtype, device,
-  input name and content hash, every option that changes the numbers, engine version), the key's ``digest``
-  and ``info`` — what the computation recorded about itself, ``info["conventions"]`` (e.g. the prefix token
-  of a causal model, the JSD variant, the neutral filler);
-* :meth:`Result.summary` — the method's summary table (with its intervals), :meth:`Result.to_parquet` and
-  :meth:`Result.to_csv`, and ``_repr_html_`` for Jupyter (every piece of text escaped: benchmark sentences
-  stay literal text there too); :meth:`Result.show` and :meth:`Result.save_html` outside Jupyter;
-* :meth:`Result.to_json` — the results record of the run (config, package versions, model fingerprint,
-  input hash, seeds, timings, summary; the fields of lm-eval-harness's results file);
-* :func:`biascore.api.load_result` — a parquet written by :meth:`Result.to_parquet` (or a cache
-  file) read back as the same ``Result`` (equal frame, meta, options, summary, pairs).
+Every result comes from :func:`biascore.runs.runner.run` and carries ``frame`` (one row per item: pairs, heads,
+nationalities…; the method's ``schema`` lists the columns) and ``meta``: the cache key's parts (method, model name
+and weights fingerprint, model kind, dtype, device, input name and content hash, every option that changes the
+numbers, engine version), the key's ``digest`` and ``info``, what the computation recorded about itself
+(``info["conventions"]``: e.g. the prefix token of a causal model, the JSD variant, the neutral filler). In
+Jupyter every piece of text is escaped: benchmark sentences stay literal text there too.
 """
 from __future__ import annotations
 

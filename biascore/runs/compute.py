@@ -67,12 +67,6 @@ class Context:
         return result
 
 
-def method_handle(method: Method, handle: ModelHandle, options: Options) -> ModelHandle:
-    """The handle ``method`` runs on: the same model, loaded the way the method needs (a forced kind, eager
-    attention); see :meth:`Method.load_variant`."""
-    return handle.variant(**method.load_variant(options))
-
-
 def model_key(method: Method, identity: ModelIdentity, loaded: Any, options: Options,
               data_dir: Path | None = None) -> CacheKey:
     """The cache key of ``method``'s result for a model identity, a loaded input and options."""
@@ -139,7 +133,7 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     loaded = resolve_input(method, input, data_dir, limit)
     method.validate_input(loaded, opts)  # bad options and inputs are refused before any model is touched
     cache = cache or ResultCache()
-    run_handle = method_handle(method, handle, opts)
+    run_handle = handle.variant(**method.load_variant(opts))  # loaded the way the method needs
     tag = run_tag(method, run_handle.spec, input, limit, opts)
     with Announcer(cache, method, run_handle, loaded, tag) as announcer:  # silent until it must compute
         return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,

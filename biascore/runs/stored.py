@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from biascore import settings
 from biascore.store.cache import CacheKey, ResultCache
-from biascore.runs.compute import run
+from biascore.runs.compute import resolve_input, run
 from biascore.runs.memo import file_version, remember
 from biascore.models.handle import ModelHandle
 from biascore.contract.method import Method
@@ -125,11 +125,7 @@ def _open(method: Method, entry: Stored, cache: ResultCache | None, data_dir: An
 
     cache, meta = cache or ResultCache(), entry.meta
     data_dir = Path(data_dir) if data_dir else None
-    kind = method.input_kind
-    loaded = kind.load(entry.input, data_dir)
-    n = entry.n_rows
-    if n is not None and kind.first is not None and n < len(kind.ids(loaded)):
-        loaded = kind.first(loaded, n)
+    loaded = resolve_input(method, entry.input, data_dir, _limit(method, entry))
     if loaded.content_hash != meta.get("input_hash"):
         raise StaleResult(f"the stored {method.name} result was computed on a different version of {entry.input!r}; "
                           "score it again")
@@ -145,8 +141,7 @@ def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = 
                   data_dir: str | Path | None = None, **options: Any) -> Result | None:
     """``method``'s result for the model and input of another method's stored result (e.g. the words of a stored
     attribution run): computed from cached results only, never loading the model; remembered like a read."""
-    limit = entry.n_rows if method.input_kind.first is not None else None
-    started, calls = time.perf_counter(), []
+    limit, started, calls = _limit(method, entry), time.perf_counter(), []
 
     def compute() -> Result | None:
         calls.append(1)
@@ -158,6 +153,11 @@ def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = 
     remembered = copy.copy(result)  # this call's own timings: read from the stored result, not computed
     remembered.timings = {"this_call_s": round(time.perf_counter() - started, 6), "from_cache": True}
     return remembered
+
+
+def _limit(method: Method, entry: Stored) -> int | None:
+    """The item limit ``entry`` was computed with, for a method whose input has one (a ``--limit`` run)."""
+    return entry.n_rows if method.input_kind.first is not None else None
 
 
 def verify_file(path: str | Path) -> None:
