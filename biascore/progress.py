@@ -3,10 +3,7 @@
 The engine reports progress only through :data:`biascore.progress.ProgressFn` and never draws a bar
 itself; the shells draw it — the CLI and sweeps on the terminal (stderr), the Python API in a notebook
 (``tqdm.auto`` picks the widget there) — all through :class:`Bar`, and the dashboard through its own widget
-(its ``ProgressBar`` widget)::
-
-    with Bar("smollm2-135m on demo", unit="pair") as bar:
-        biascore.run("attribution", "smollm2-135m", "demo", progress=bar, waiting=bar.waiting)
+(its ``ProgressBar`` widget).
 """
 from __future__ import annotations
 

@@ -66,8 +66,6 @@ class Method:
     input_flag: ClassVar[str | None] = None
     #: the :class:`~biascore.contract.result.Result` subclass results come as (None: the plain Result)
     result_type: ClassVar[type | None] = None
-    #: the folder cache entries are stored in (default: ``name``)
-    cache_name: ClassVar[str | None] = None
     #: where the method sits in listings and menus (lower first; then by name)
     order: ClassVar[int] = 100
     #: the default views of a result (a generated page draws them); default: the summary table
@@ -85,7 +83,8 @@ class Method:
 
     @property
     def cache_folder(self) -> str:
-        return self.cache_name or self.name
+        """The folder its cache entries are stored in."""
+        return self.name
 
     def describe(self) -> dict[str, str]:
         """One row of ``biascore methods``."""

@@ -122,14 +122,6 @@ def _utf8_with_cp1252_fallback(err: UnicodeDecodeError):
 codecs.register_error("biascore_cp1252", _utf8_with_cp1252_fallback)
 
 
-def decode_bytes(raw: bytes, encoding: str) -> str:
-    if encoding == "utf-8-cp1252":  # valid UTF-8 sequences as UTF-8, stray bytes as cp1252
-        text = raw.decode("utf-8", errors="biascore_cp1252")
-    else:
-        text = raw.decode(encoding)
-    return text.lstrip("\ufeff")
-
-
 def fix_mojibake(text: str) -> str:
     """Undo one round of UTF-8-read-as-cp1252 (``â€™`` → ``’``) where that round-trips cleanly."""
     if not any(ch in text for ch in "âÃ"):
@@ -213,9 +205,8 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
                 f"with `python -m biascore data download --data-dir {settings.data_dir(data_dir)}` "
                 f"or point BIASCORE_DATA_DIR / --data-dir at a folder that has them.")
         mapping, extra = spec["columns"], spec.get("extra_columns", {})
-        encoding, language, description = spec.get("encoding", "utf-8"), spec.get("language", ""), spec.get(
-            "description", "")
-        header, rows, malformed = _read_file(path, encoding)
+        language, description = spec.get("language", ""), spec.get("description", "")
+        header, rows, malformed = _read_file(path, spec.get("encoding", "utf-8"))
     else:
         path = Path(name_or_path).expanduser()
         mapping, extra, language, description = None, {}, "", str(path)
@@ -250,16 +241,9 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
         raise BenchmarkError(f"{path}: no pairs to score (the file has a header line and no readable rows"
                              + (f"; {len(malformed)} malformed" if malformed else "") + ")")
     idx = {h: i for i, h in enumerate(header)}
-    records = []
-    for row in rows:
-        rec = {}
-        for target, src in mapping.items():
-            rec[target] = row[idx[src]].strip() if src else "unspecified"
-        for target, src in extra.items():
-            if src in idx:
-                rec[target] = row[idx[src]].strip()
-        records.append(rec)
-    frame = pd.DataFrame.from_records(records, columns=CORE_COLUMNS + [t for t, s in extra.items() if s in idx])
+    sources = {**mapping, **{t: s for t, s in extra.items() if s in idx}}  # target -> column (None: unspecified)
+    records = [{t: row[idx[s]].strip() if s else "unspecified" for t, s in sources.items()} for row in rows]
+    frame = pd.DataFrame.from_records(records, columns=CORE_COLUMNS + [t for t in sources if t not in mapping])
     for col in frame.columns:
         frame[col] = frame[col].astype(str).map(fix_mojibake)
     frame.insert(0, "pair_id", range(len(frame)))
@@ -299,12 +283,12 @@ def _read_file(path: Path, encoding: str, split: str | None = None) -> tuple[lis
         raise BenchmarkError(f"{path}: not a parquet file (it does not start with the parquet magic bytes)")
     if _looks_binary(raw):
         raise BenchmarkError(f"{path}: neither CSV nor parquet: the file holds binary data")
-    try:
-        text = decode_bytes(raw, encoding)
+    try:  # "utf-8-cp1252": valid UTF-8 sequences as UTF-8, stray bytes as cp1252
+        text = raw.decode("utf-8", errors="biascore_cp1252") if encoding == "utf-8-cp1252" else raw.decode(encoding)
     except UnicodeDecodeError as exc:
         raise BenchmarkError(f"{path}: cannot decode as {encoding} (byte {exc.start})") from None
     try:
-        return _read_csv_text(text)
+        return _read_csv_text(text.lstrip("\ufeff"))
     except BenchmarkError as exc:
         raise BenchmarkError(f"{path}: {exc}") from exc
 

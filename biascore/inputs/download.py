@@ -167,16 +167,14 @@ def download_file(entry: RemoteFile, data_dir: Path, *, mirror: str | None = Non
 
 def download_all(data_dir: str | Path | None = None, only: list[str] | None = None, *, force: bool = False,
                  verify: bool = True, mirror: str | None = None, timeout: float = 60.0,
-                 progress: ProgressFn | None = None, callback: Callable[[int, int, str], None] | None = None,
-                 on_outcome: Callable[[Outcome], None] | None = None,
-                 manifest: str | Path = MANIFEST_PATH) -> list[Outcome]:
+                 progress: ProgressFn | None = None, on_outcome: Callable[[Outcome], None] | None = None
+                 ) -> list[Outcome]:
     """Fetch every selected file of the manifest into the data directory; one :class:`Outcome` per file.
 
-    ``progress(done, total)`` follows the bytes; ``callback(done, total, path)`` is called after each file
-    (for the dashboard); ``on_outcome(outcome)`` with each file's outcome as it happens."""
+    ``progress(done, total)`` follows the bytes; ``on_outcome(outcome)`` gets each file's outcome as it happens."""
     target = settings.data_dir(data_dir)
     mirror = mirror or os.environ.get(MIRROR_ENV) or None
-    files = select(load_manifest(manifest), only)
+    files = select(load_manifest(), only)
     target.mkdir(parents=True, exist_ok=True)
     outcomes = []
     total, done = sum(f.size for f in files), [0]
@@ -194,8 +192,6 @@ def download_all(data_dir: str | Path | None = None, only: list[str] | None = No
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
-        if callback is not None:
-            callback(len(outcomes), len(files), entry.path)
     partial = target / PARTIAL_DIR
     if partial.is_dir() and not any(partial.iterdir()):
         shutil.rmtree(partial, ignore_errors=True)

@@ -97,11 +97,6 @@ class Announcement:
     def live(self) -> bool:
         return self.state in LIVE
 
-    @property
-    def computing(self) -> bool:
-        """Whether this caller holds the key and computes it (its progress is the result's)."""
-        return self.state == SCORING
-
     def describe(self, unit: str = "pairs") -> str:
         """The state in words, e.g. ``scoring: 12 of 38 pairs`` or ``waiting for another run (12 of 38 pairs)``."""
         if self.state == SCORING:

@@ -1,9 +1,6 @@
 """The stored results of a method, as the runner's door lists and opens them (:mod:`biascore.runs.runner` is
-where shells import these from): :func:`stored` lists a method's results (newest first, from the files' footers),
-:func:`stored_version` fingerprints that list, :func:`open_stored` opens one verified, :func:`listed` and
-:func:`drawn` draw a table from the list or one result, :func:`run_on_stored` runs another method on a stored
-result's model and input without loading it, :func:`verify_file` checks one file (a snapshot checks what it ships).
-Nothing here loads a model; every read is remembered by the version of what it read (:mod:`biascore.runs.memo`)."""
+where shells import these from). Nothing here loads a model; every read is remembered by the version of what it
+read (:mod:`biascore.runs.memo`)."""
 from __future__ import annotations
 
 import copy

@@ -123,17 +123,12 @@ class ResultCache:
         self.read_only = settings.is_read_only(self.root)
 
     # ---------------------------------------------------------------- paths
-    def path(self, key: CacheKey) -> Path:
-        return self.root / key.scorer / f"{key.digest}.parquet"
-
-    def shard_dir(self, key: CacheKey) -> Path:
-        return self.root / key.scorer / f"{key.digest}.shards"
+    def path(self, key: CacheKey, suffix: str = ".parquet") -> Path:
+        """``key``'s file of the layout (module docstring): its result, ``.lock``, ``.progress.json``, ``.shards``."""
+        return self.root / key.scorer / f"{key.digest}{suffix}"
 
     def lock_path(self, key: CacheKey) -> Path:
-        return self.root / key.scorer / f"{key.digest}.lock"
-
-    def progress_path(self, key: CacheKey) -> Path:
-        return self.root / key.scorer / f"{key.digest}.progress.json"
+        return self.path(key, ".lock")
 
     # ---------------------------------------------------------------- whole results
     def load(self, key: CacheKey, verify: Verify | None = None) -> pd.DataFrame | None:
@@ -211,7 +206,7 @@ class ResultCache:
             try:
                 yield
             finally:
-                self.progress_path(key).unlink(missing_ok=True)
+                self.path(key, ".progress.json").unlink(missing_ok=True)
 
     def check_writable(self) -> None:
         """Raise :class:`~biascore.settings.ReadOnlySnapshotError` when this cache is a snapshot's."""
@@ -221,14 +216,14 @@ class ResultCache:
 
     def report_progress(self, key: CacheKey, done: int, total: int) -> None:
         """Publish the lock holder's progress for waiting callers (atomic replace of a small JSON file)."""
-        path = self.progress_path(key)
+        path = self.path(key, ".progress.json")
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, {"done": int(done), "total": int(total), "pid": os.getpid()})
 
     def progress(self, key: CacheKey) -> Progress | None:
         """The progress of whoever is computing ``key`` now, or None when nobody is (or nothing reported)."""
         try:
-            raw = json.loads(self.progress_path(key).read_text())
+            raw = json.loads(self.path(key, ".progress.json").read_text())
             report = Progress(int(raw["done"]), int(raw["total"]), int(raw["pid"]))
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -300,7 +295,7 @@ class ShardWriter:
         if size < 1:
             raise ValueError("shard size must be at least 1")
         self.cache, self.key, self.ids, self.column = cache, key, list(ids), column
-        self.dir = cache.shard_dir(key)
+        self.dir = cache.path(key, ".shards")
         self.ranges = [(a, min(a + size, len(self.ids))) for a in range(0, len(self.ids), size)]
 
     def path(self, a: int, b: int) -> Path:
