@@ -1,14 +1,5 @@
-"""The Python API: what a researcher scripts from a notebook (``import biascore``).
-
-    import biascore
-    biascore.methods()                                   # the registered methods (a table)
-    biascore.benchmarks()                                # the pair benchmarks and whether they are present
-    lm = biascore.load_model("smollm2-135m")             # a model handle; weights load on first use
-    result = biascore.run("attribution", lm, "demo")     # cached: the same key as the CLI and the dashboard
-    result.summary()                                     # B per bias type with 95 % Wilson intervals
-    result.pair(3)                                       # one pair: tokens, b(u), words; a heatmap in Jupyter
-    biascore.score_pair(lm, "Women can't drive.", "Men can't drive.")
-    bench = biascore.load_benchmark("pairs.parquet", columns={"sent_more": "stereo", "sent_less": "anti"})
+"""The Python API: what a researcher scripts from a notebook (``import biascore``: its docstring shows the calls,
+docs/api.md has them all).
 
 The dashboard's pages import this module (and the runner's door, :mod:`biascore.runs.runner`) and nothing
 deeper: besides the functions below it names what a shell draws with (the imports below); a method's own

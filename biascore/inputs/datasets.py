@@ -182,14 +182,9 @@ def _read_csv_text(text: str) -> tuple[list[str], list[list[str]], list[str]]:
 
 def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None, *,
                    columns: Mapping[str, str] | None = None, split: str | None = None) -> Benchmark:
-    """Load a registered benchmark by name, or a user's benchmark: a CSV or parquet file, a ``datasets``
-    folder, or a dataset name in the local HuggingFace cache (see the module docstring).
-
-    ``columns`` maps ``sent_more`` / ``sent_less`` / ``bias_type`` to the user's column names (the others are
-    found by their usual names); ``split`` picks a split of a dataset with several. Raises
-    :class:`BenchmarkError` with a clear message for unknown names, missing files (with the download
-    command), files that are neither CSV nor parquet, and missing columns (named).
-    """
+    """Load a registered benchmark by name, or a user's benchmark with its ``columns`` and ``split`` (see the
+    module docstring). Raises :class:`BenchmarkError` with a clear message for unknown names, missing files (with
+    the download command), files that are neither CSV nor parquet, and missing columns (named)."""
     reg = registry()
     name_or_path = str(name_or_path)
     if name_or_path in reg:

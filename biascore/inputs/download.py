@@ -198,24 +198,16 @@ def download_all(data_dir: str | Path | None = None, only: list[str] | None = No
     return outcomes
 
 
-def licences(outcomes: list[Outcome], manifest: str | Path = MANIFEST_PATH) -> list[tuple[str, list[str]]]:
-    """The licences of the files the ``outcomes`` fetched or found in place: ``(licence, paths)`` per licence
-    (manifest order), so that a user sees what they may do with what they now have (docs/data.md)."""
+def licence_lines(outcomes: list[Outcome]) -> list[str]:
+    """The licences of the files the ``outcomes`` fetched or found in place, so that a user sees what they may do
+    with what they now have (docs/data.md): ``<licence>: <paths>`` per licence (manifest order), the paths of a
+    folder shortened to a glob when they are all of that folder's files."""
     have = {o.path for o in outcomes if o.status in ("downloaded", "present")}
     groups: dict[str, list[str]] = {}
-    for entry in load_manifest(manifest):
+    for entry in load_manifest():
         if entry.path in have:
             groups.setdefault(entry.licence or "not stated", []).append(entry.path)
-    return list(groups.items())
-
-
-def licence_lines(outcomes: list[Outcome], manifest: str | Path = MANIFEST_PATH) -> list[str]:
-    """:func:`licences` as lines of text: ``<licence>: <paths>``, the paths of a folder shortened to a glob when
-    they are all of that folder's files."""
-    lines = []
-    for licence, paths in licences(outcomes, manifest):
-        lines.append(f"{licence}: {', '.join(_shorten(paths))}")
-    return lines
+    return [f"{licence}: {', '.join(_shorten(paths))}" for licence, paths in groups.items()]
 
 
 def _shorten(paths: list[str]) -> list[str]:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from biascore.runs.announce import SCORING, WAITING, Announcer, run_tag
 from biascore.runs.memo import read_file
-from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
+from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, ShardWriter, check_ids
 from biascore.models.handle import ModelHandle, as_handle
 from biascore.store.keys import result_key
 from biascore.contract.method import Method, NotApplicable
@@ -243,7 +243,7 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
     callers, and store the finished, checked result."""
     kind, cache = method.input_kind, ctx.cache
     ids = kind.ids(loaded)
-    shards = cache.shards(key, ids, size)
+    shards = ShardWriter(cache, key, ids, size)
     done = shards.completed()
     total, last = len(ids), [0.0]
     outer = ctx.progress

@@ -23,7 +23,7 @@ from biascore.models.handle import ModelHandle, as_handle
 from biascore.contract.method import Method
 from biascore.models.loading import LanguageModel
 from biascore.runs.stored import (DamagedResult, StaleResult, Stored, UnreadableResult,  # noqa: F401
-                                          drawn, identity_of, key_of, listed, open_stored, run_on_stored, standin,
+                                          drawn, key_of, listed, open_stored, run_on_stored, standin,
                                           stored, stored_version, verify_file)
 
 

@@ -91,7 +91,11 @@ def listed(method: Method, draw: Callable[[list[Stored], Any], Any], *, cache: R
 
 def standin(entry: Stored) -> ModelHandle:
     """The model of a stored result, by the identity it was keyed with; it never loads."""
-    return ModelHandle.standin(entry.model, identity_of(entry.meta), "reading a stored result never loads a model")
+    meta = entry.meta
+    identity = ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
+                             meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
+                             SpecialTokens.from_meta(meta.get("tokenizer_specials")), str(meta.get("weights", "")))
+    return ModelHandle.standin(entry.model, identity, "reading a stored result never loads a model")
 
 
 def open_stored(method: Method, entry: Stored, *, cache: ResultCache | None = None,
@@ -169,10 +173,3 @@ def key_of(meta: dict, **changes: Any) -> CacheKey:
     parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
     parts.update(changes)
     return CacheKey(str(meta.get("scorer", "")), tuple(sorted(parts.items())))
-
-
-def identity_of(meta: dict) -> ModelIdentity:
-    """The model identity a stored result was keyed with."""
-    return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
-                         meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
-                         SpecialTokens.from_meta(meta.get("tokenizer_specials")), str(meta.get("weights", "")))

@@ -172,26 +172,23 @@ class ResultCache:
         _write_atomic(path, frame, key, info)
         return path
 
-    def get_or_compute(self, key: CacheKey, compute: Callable[[], pd.DataFrame], *, verify: Verify | None = None,
+    def get_or_compute(self, key: CacheKey, compute: Callable[[], pd.DataFrame], *,
                        waiting: Callable[[Progress | None], None] | None = None) -> pd.DataFrame:
         """The cached result, or ``compute()`` stored — computed by one caller only: a second caller (thread
         or process) waits for the first one's result, calling ``waiting(progress)`` meanwhile.
 
         The caller that computes gets the stored result read back, so every caller receives the same frame, values
         and container types alike (a cache answer equals the fresh computation: docs/reproducibility.md)."""
-        frame = self.load(key, verify)
+        frame = self.load(key)
         if frame is not None:
             return frame
         if self.read_only:  # a snapshot keeps what it shipped with: no lock, no file; derived frames stay in memory
-            frame = compute()
-            if verify is not None:
-                verify(frame)
-            return frame
+            return compute()
         with self.computing(key, waiting):
-            frame = self.load(key, verify)  # someone else may have finished it while we waited
+            frame = self.load(key)  # someone else may have finished it while we waited
             if frame is None:
-                self.save(key, compute(), verify)
-                frame = self.load(key, verify)
+                self.save(key, compute())
+                frame = self.load(key)
                 if frame is None:
                     raise CorruptCacheFile(f"{self.path(key)} could not be read back after it was written")
         return frame
@@ -274,10 +271,6 @@ class ResultCache:
         meta = _stored_meta(_read_table(path))
         if meta.get("digest") != path.stem or _digest({k: v for k, v in meta.items() if k != "digest"}) != path.stem:
             raise CorruptCacheFile("its stored key does not match its name")
-
-    # ---------------------------------------------------------------- shards (resume after interruption)
-    def shards(self, key: CacheKey, ids: Sequence, size: int, column: str = "pair_id") -> "ShardWriter":
-        return ShardWriter(self, key, ids, size, column)
 
 
 _SHARD_NAME = re.compile(r"^(\d{6,})-(\d{6,})\.parquet$")
