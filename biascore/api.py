@@ -206,14 +206,6 @@ def _json(raw: bytes | None) -> Any:
         return None
 
 
-def _method(name: str, path: Path) -> Method:
-    try:
-        return get(name)
-    except (KeyError, ValueError) as exc:
-        raise ResultFileError(f"{path} holds a result of method {name!r}, which this biascore does not have "
-                              f"({one_line(exc)})") from None
-
-
 def _check_versions(path: Path, method: Method, meta: dict) -> None:
     engine = str(meta.get("engine_version", "unknown"))
     if engine != ENGINE_VERSION:
@@ -231,7 +223,11 @@ def _result_file(path: Path, raw: bytes, data_dir: str | Path | None) -> Result:
         raise ResultFileError(f"{path}: its result record cannot be read")
     if int(record.get("format", 0)) > RECORD_FORMAT:
         raise ResultFileError(f"{path} was written by a newer biascore (record format {record['format']})")
-    method = _method(str(record["method"]), path)
+    try:
+        method = get(str(record["method"]))
+    except (KeyError, ValueError) as exc:
+        raise ResultFileError(f"{path} holds a result of method {str(record['method'])!r}, which this biascore does "
+                              f"not have ({one_line(exc)})") from None
     if record.get("stacked"):
         raise ResultFileError(f"{path} holds {record['stacked']} {method.name} results stacked (--out of several "
                               "models or inputs): write one model on one input to a file to load it as a result")

@@ -114,15 +114,9 @@ class Result:
         return Path(path)
 
     def record(self) -> dict[str, Any]:
-        """The results record of this run, as a dict (what :meth:`to_json` writes).
-
-        Like lm-eval-harness's results file: ``results`` (the summary table's rows), ``config`` (method,
-        model, input, every option), ``versions`` (biascore, Python, torch, transformers … the computation
-        ran with; ``versions_read`` those reading it now), ``model`` (name, weights fingerprint, kind, dtype,
-        device, precision), ``input`` (name, content hash, rows), ``seeds`` (the options named ``*seed*``),
-        ``conventions``, ``timings`` (``compute_s`` and ``finished_at`` of the computation, ``this_call_s``
-        and ``from_cache`` of the call that returned this result) and the cache key's ``digest``.
-        """
+        """The results record of this run, as a dict (what :meth:`to_json` writes): like lm-eval-harness's results
+        file (docs/api.md names its fields; ``versions`` are those the computation ran with, ``versions_read``
+        those reading it now; ``timings`` the computation's and this call's)."""
         from biascore.store.provenance import package_versions, utc_now
 
         info, meta, options = dict(self.meta.get("info") or {}), self.meta, self.options.as_dict()

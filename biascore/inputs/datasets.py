@@ -205,21 +205,18 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
     else:
         path = Path(name_or_path).expanduser()
         mapping, extra, language, description = None, {}, "", str(path)
-        if path.is_dir():
-            name = path.name
-            (header, rows), malformed = _table_rows(_read_folder(path, split)), []
-        elif path.is_file():
+        if path.is_file():
             name = path.stem
             header, rows, malformed = _read_file(path, "utf-8-cp1252", split)
-        else:
-            found = _from_hf_cache(name_or_path, split)
+        else:  # a datasets folder or a folder of parquet files, else a dataset in the local HuggingFace cache
+            found = _read_folder(path, split) if path.is_dir() else _from_hf_cache(name_or_path, split)
             if found is None:
                 raise BenchmarkError(
                     f"unknown benchmark {name_or_path!r}: not a registered name ({', '.join(reg)}), not an existing "
                     f"CSV/parquet file or datasets folder, and not a dataset in the local HuggingFace cache. The "
                     f"registered benchmarks other than demo need their files: download them with "
                     f"`python -m biascore data download --data-dir {settings.data_dir(data_dir)}`.")
-            name = name_or_path.replace("/", "__")
+            name = path.name if path.is_dir() else name_or_path.replace("/", "__")
             (header, rows), malformed = _table_rows(found), []
     header = [h.strip() for h in header]
     if mapping is None:  # a user's file: find the columns by their usual names (or as ``columns`` says)

@@ -1,29 +1,18 @@
 """Runs announce themselves: from its first second, a run that has to compute a result says so where every
-process and page can read it, and a run that dies leaves nothing behind.
+process and page can read it, and a run that dies leaves nothing behind (docs/operating.md tells the whole story).
 
-The runner (:func:`biascore.runs.runner.run`) announces every computation — from a page, the CLI, the Python
-API or a sweep alike — as soon as it knows the result is missing and *before* it loads anything, and updates
-the announcement as it goes::
+The runner (:func:`biascore.runs.runner.run`) announces every computation as soon as it knows the result is
+missing and *before* it loads anything, and updates the announcement as it goes::
 
     <cache>/running/<id>.json   {tag, digest, method, model, input, state, done, total, host, pid, started, …}
     <cache>/running/<id>.lock   a file lock the announcing run holds for its whole life
 
-States, in order: ``starting`` → ``loading the model`` / ``converting the model`` (a GGUF file's first load)
-→ ``waiting for another run`` (another process or thread holds the key's lock and computes it; its progress
-is shown) → ``scoring`` (n of N) → ``done`` / ``failed`` (kept :data:`LINGER_S` seconds, so that a page that
-looks every few seconds sees how it ended). Several callers may announce the same result: each has its own
-file (``<id>`` = tag, host, pid, a counter), one computes and the others wait.
-
-A result is found by its **tag** — the method's cache folder and version, the model's name, the input's name,
-the item limit and the key options: names alone, which a page matches on every render without reading the input
-or loading or even identifying the model (a GGUF file not yet converted, a hub id not yet downloaded) — and by
-the cache key's **digest** when both sides know it (the digest then decides: another fingerprint or dtype of the
-same name is another result).
-
-Every write is atomic (a temporary file, then ``os.replace``). An announcement whose run is gone is **stale**:
-its lock is not held (the operating system releases a ``flock`` lock when its process dies, also by SIGKILL)
-or, on this host, its process is not alive; :func:`announcements` clears stale ones whenever it reads them.
-Nothing is announced in a read-only cache (an offline snapshot).
+Several callers may announce the same result (``<id>`` = tag, host, pid, a counter): one computes, the others
+wait. A result is found by its **tag** (:func:`run_tag`: names alone) and by the cache key's **digest** when both
+sides know it. Every write is atomic. An announcement whose run is gone is **stale**: its lock is not held (the
+operating system releases a ``flock`` lock when its process dies, also by SIGKILL) or, on this host, its process
+is not alive; :func:`announcements` clears stale ones whenever it reads them. A finished one stays readable
+:data:`LINGER_S` seconds. Nothing is announced in a read-only cache (an offline snapshot).
 """
 from __future__ import annotations
 
@@ -63,10 +52,11 @@ _HOST = socket.gethostname()
 
 
 def run_tag(method: Any, model: ModelSpec | str, input: Any, limit: int | None, options: Any) -> str:
-    """The tag of a result, made from names alone (see the module's docstring): the method's cache folder and
-    version, the model's :attr:`~biascore.models.spec.ModelSpec.run_name` (a name: its spec's), the input's name
-    (a loaded input's ``name``; None: the method's default input), the item limit and the key options. A page
-    matches runs by it on every render without reading the input or identifying the model."""
+    """The tag of a result, made from names alone: the method's cache folder and version, the model's
+    :attr:`~biascore.models.spec.ModelSpec.run_name` (a name: its spec's), the input's name (a loaded input's
+    ``name``; None: the method's default input), the item limit and the key options. A page matches runs by it on
+    every render without reading the input or identifying the model (a GGUF file not yet converted, a hub id not
+    yet downloaded); the key's digest, when both sides know it, then decides (another fingerprint or dtype)."""
     spec = model if isinstance(model, ModelSpec) else ModelSpec(str(model))
     name = method.input_kind.default if input is None else str(getattr(input, "name", input))
     blob = json.dumps([method.cache_folder, method.version, spec.run_name, name, limit,
