@@ -273,5 +273,4 @@ def _reload_input(method: Method, meta: dict, data_dir: str | Path | None) -> An
         loaded = method.input_kind.load(str(meta.get("input", "")), Path(data_dir) if data_dir else None)
     except Exception:  # noqa: BLE001 - an input that is gone or changed is simply not attached
         return None
-    same = getattr(loaded, "content_hash", None) == meta.get("input_hash")
-    return loaded if same else None
+    return loaded if getattr(loaded, "content_hash", None) == meta.get("input_hash") else None

@@ -27,8 +27,7 @@ class Bar:
         if self._bar is None:
             from tqdm.auto import tqdm
 
-            # ``initial``: a resumed run (or a waiter joining late) starts at ``done``; its rate counts only
-            # the items done from here on, not the shards finished before (which gave "289084337 pair/s")
+            # ``initial``: a resumed run (or a waiter joining late) starts at ``done``; its rate counts only the rest
             self._bar = tqdm(total=total, initial=done, desc=self.desc, unit=self.unit, leave=self.leave,
                              disable=self.disable, file=sys.stderr)
         bar = self._bar

@@ -98,11 +98,6 @@ class Method:
         if model_kind not in self.model_kinds and self.load_kind == "auto":
             raise NotApplicable(f"{self.name} needs a {' or '.join(self.model_kinds)} model; this one is {model_kind}")
 
-    def check_served(self, identity: Any) -> None:
-        """Refuse a served model (dtype ``served``) unless the method needs only its prompt log-probabilities."""
-        if identity.dtype == "served":
-            self.refuse_served(identity.name)
-
     def refuse_served(self, name: str) -> None:
         """The one-line refusal of the served model ``name`` when this method needs the model's weights."""
         if self.needs_model and not self.runs_served:

@@ -94,11 +94,7 @@ def _without_none(t: Any) -> Any:
 
 @dataclass(frozen=True)
 class Options:
-    """Base class of every method's options (subclasses are ``@dataclass(frozen=True)``).
-
-    :meth:`build` makes a validated instance from keyword arguments (the Python API and the CLI both go
-    through it); :meth:`key_parts` is what enters the cache key.
-    """
+    """Base class of every method's options (subclasses are ``@dataclass(frozen=True)``)."""
 
     @classmethod
     def specs(cls) -> list[OptionSpec]:

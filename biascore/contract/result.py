@@ -101,17 +101,9 @@ class Result:
     def to_parquet(self, path: str | Path) -> Path:
         """The frame as parquet, with :meth:`describe` in the file's metadata (key ``biascore``) and what
         :func:`biascore.api.load_result` needs to rebuild this result (key ``biascore_result``: method, meta, options)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         record = {"format": RECORD_FORMAT, "method": self.method.name, "meta": self.meta,
                   "options": self.options.as_dict()}
-        table = pa.Table.from_pandas(self.frame, preserve_index=False)
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                               b"biascore": json.dumps(self.describe(), default=str).encode(),
-                                               RECORD_KEY: json.dumps(record, default=str).encode()})
-        pq.write_table(table, path)
-        return Path(path)
+        return _write_parquet(self.frame, path, {b"biascore": self.describe(), RECORD_KEY: record})
 
     def record(self) -> dict[str, Any]:
         """The results record of this run, as a dict (what :meth:`to_json` writes): like lm-eval-harness's results
@@ -238,11 +230,17 @@ def write_result_file(results: Sequence[Result], frame: pd.DataFrame, path: str 
     elif len(results) == 1:
         results[0].to_parquet(path)
     else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         record = {"format": RECORD_FORMAT, "method": results[0].method.name, "stacked": len(results)}
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                                      RECORD_KEY: json.dumps(record).encode()}), path)
+        _write_parquet(frame, path, {RECORD_KEY: record})
     return path
+
+
+def _write_parquet(frame: pd.DataFrame, path: str | Path, footer: dict[bytes, Any]) -> Path:
+    """``frame`` as parquet, each of ``footer``'s values as JSON in the file's metadata under its key."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = {**(table.schema.metadata or {}), **{k: json.dumps(v, default=str).encode() for k, v in footer.items()}}
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    return Path(path)

@@ -10,12 +10,10 @@ cannot read at all are reported in :attr:`Benchmark.malformed` with their line n
 silently dropped. Rows repeating an earlier row's pair (same ``sent_more`` and ``sent_less``) are kept and
 scored, and counted in :attr:`Benchmark.duplicates` (the shells warn).
 
-A user's benchmark is a CSV file, a parquet file (recognised by its content, whatever its name), a folder
-written by ``datasets``' ``save_to_disk`` (or a folder of parquet files, e.g. a review export's
-``corrected/``), or the name of a dataset in the local HuggingFace datasets cache (never downloaded here);
-``columns={"sent_more": "stereo", …}`` names its columns when they are not the usual ones
-(:data:`USER_COLUMN_ALIASES`), and ``split`` picks a split of a dataset with several. A file that is neither
-CSV nor parquet is refused in one line that never shows its bytes.
+A user's benchmark (docs/cli.md) is a CSV file, a parquet file (recognised by its content, whatever its name), a
+``datasets`` folder or a folder of parquet files, or a dataset in the local HuggingFace datasets cache (never
+downloaded here); ``columns`` names its columns when they are not the usual ones (:data:`USER_COLUMN_ALIASES`),
+``split`` picks a split. A file that is neither CSV nor parquet is refused in one line that never shows its bytes.
 """
 from __future__ import annotations
 

@@ -6,10 +6,8 @@ Every file is streamed into a temporary file under ``<data dir>/.download-partia
 checked, and only then is it moved to its final path with ``os.replace`` — an interrupted, failed or
 corrupt download never leaves a partial or wrong file where the engine would read it.
 
-A mirror (``--mirror URL`` or ``BIASCORE_DOWNLOAD_MIRROR``) replaces every public URL with
-``<mirror>/<relative path>``: a folder laid out like the data directory, served over HTTP or as a
-``file://`` URL. Files without a public source (outputs produced locally, such as the tiny-MLM
-reference scores) can only come from a mirror.
+A mirror (``--mirror URL`` or ``BIASCORE_DOWNLOAD_MIRROR``; docs/cli.md) replaces every public URL with
+``<mirror>/<relative path>``; files without a public source can only come from a mirror.
 """
 from __future__ import annotations
 
@@ -50,11 +48,6 @@ class RemoteFile:
     size: int
     licence: str
     note: str
-
-    def source_url(self, mirror: str | None) -> str | None:
-        if mirror:
-            return mirror.rstrip("/") + "/" + quote(self.path, safe="/")
-        return self.url
 
 
 @dataclass(frozen=True)
@@ -136,7 +129,7 @@ def download_file(entry: RemoteFile, data_dir: Path, *, mirror: str | None = Non
                            f"(rerun with --force to replace it)")
         return Outcome(entry.path, "present", "already present (checksum differs; kept because of --no-verify)",
                        warning=True)
-    url = entry.source_url(mirror)
+    url = mirror.rstrip("/") + "/" + quote(entry.path, safe="/") if mirror else entry.url
     if url is None:
         return Outcome(entry.path, "unavailable", f"no public source — {entry.note}")
     partial = data_dir / PARTIAL_DIR

@@ -2,12 +2,9 @@
 
 A test file is one JSON object with ``targ1``, ``targ2``, ``attr1``, ``attr2``, each
 ``{"category": ..., "examples": [...]}``: X = targ1, Y = targ2 (targets), A = attr1, B = attr2
-(attributes). Files (pretty-printed JSON despite the ``.jsonl`` extension):
-
-* ``seat/<name>.jsonl`` — English SEAT/WEAT tests of May et al. (2019), from the sent-bias repository; and the
-  test shipped with the project (``data/seat/demo-weat6.jsonl``: Caliskan et al.'s WEAT 6 word lists;
-  :mod:`biascore.inputs.shipped`), listed and read on a bare clone too;
-* ``bangla/ceat_categories/ceat<i>.jsonl`` — the Bangla categories C1–C9, named ``bangla-c<i>``.
+(attributes). Files (pretty-printed JSON despite the ``.jsonl`` extension; docs/data.md says where each comes
+from): ``seat/<name>.jsonl`` (the shipped ``demo-weat6`` too: :mod:`biascore.inputs.shipped`) and the Bangla
+categories C1–C9, ``bangla/ceat_categories/ceat<i>.jsonl``, named ``bangla-c<i>``.
 
 Rules (the attention-head page and the association page read every file the same way):
 

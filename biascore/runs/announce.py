@@ -112,7 +112,7 @@ class Announcer:
     end writes ``done`` or ``failed`` (with the error's line) and releases the lock."""
 
     def __init__(self, cache: ResultCache, method: Any, handle: Any, loaded: Any, tag: str):
-        self.cache, self.handle = cache, handle
+        self.cache, self.handle, self.folder = cache, handle, cache.root / FOLDER
         self.enabled = not cache.read_only
         self._of = (method, loaded, tag)  # written when the run is announced
         self.tag = self.id = self.method = self.model = self.input = ""
@@ -122,15 +122,6 @@ class Announcer:
         self.started = self._last = 0.0
         self._lock = None
         self._mutex = threading.Lock()
-
-    # ------------------------------------------------------------------ paths
-    @property
-    def folder(self) -> Path:
-        return self.cache.root / FOLDER
-
-    @property
-    def path(self) -> Path:
-        return self.folder / f"{self.id}.json"
 
     # ------------------------------------------------------------------ what the runner calls
     def start(self, state: str = STARTING) -> None:
@@ -213,7 +204,7 @@ class Announcer:
             self.state, self._last = state, now
             record = Announcement(self.id, self.tag, self.digest, self.method, self.model, self.input, state,
                                   self.done, self.total, _HOST, os.getpid(), self.started, time.time(), error)
-            write_json_atomic(self.path, asdict(record))
+            write_json_atomic(self.folder / f"{self.id}.json", asdict(record))
 
 
 def _safe(text: str) -> str:
@@ -223,8 +214,7 @@ def _safe(text: str) -> str:
 # ------------------------------------------------------------------------------------------------ reading
 def _read(path: Path) -> Announcement | None:
     try:
-        raw = json.loads(path.read_text())
-        return Announcement(**raw)
+        return Announcement(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
         return None
 
@@ -249,11 +239,8 @@ def announcements(cache: ResultCache | None = None, *, tag: str | None = None, d
     """The announcements in ``cache`` (stale ones are cleared on the way), those of one result when ``tag``
     is given: same tag, and same digest when both sides know it (``digest``). Reads a few small files."""
     cache = cache or ResultCache()
-    folder = cache.root / FOLDER
-    if not folder.is_dir():
-        return []
     now, out = time.time(), []
-    for path in folder.glob("*.json"):
+    for path in (cache.root / FOLDER).glob("*.json"):  # none when the folder is absent
         a = _read(path)
         if a is None:
             continue

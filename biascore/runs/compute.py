@@ -11,8 +11,6 @@ For a method ``m``, a model handle ``h``, an input and options::
                and processes; a waiter sees the holder's progress) → look again → compute the missing shards
                (resumable after a crash) → verify → store with the conventions the computation recorded
     derived  → ``m.derive`` (itself cached when ``m.cache_derived``)
-
-:func:`live_result` wraps a frame computed outside the cache (one typed pair) as a result.
 """
 from __future__ import annotations
 
@@ -47,8 +45,6 @@ class Context:
     waiting: ProgressFn | None = None
     #: results of other methods this computation read (name → key digest), recorded with the result
     used: dict[str, str] = field(default_factory=dict)
-    #: the run's announcement (:mod:`biascore.runs.announce`)
-    announcer: Announcer | None = None
     #: what the computation itself recorded for its readers (a comparison's method line and notes): stored
     #: with the result's conventions
     recorded: dict[str, Any] = field(default_factory=dict)
@@ -150,7 +146,8 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
             return None
         identity = announcer.load(run_handle).identity()  # a hub id not in the local cache: only a load can tell
     try:
-        method.check_served(identity)
+        if identity.dtype == "served":  # refused unless the method needs only its prompt log-probabilities
+            method.refuse_served(identity.name)
         method.check(identity.kind, loaded, opts)
     except NotApplicable:
         if only_cached:  # a method that cannot run on this model has no stored result to read
@@ -167,12 +164,11 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
         announcer.keyed(key)
         announcer.start()
         ctx.progress, ctx.waiting = announcer.reporter(SCORING, progress), announcer.reporter(WAITING, waiting)
-        ctx.announcer = announcer
         if method.needs_model:
             lm = announcer.load(run_handle)  # announced first: "loading the model" / "converting the model"
             key = model_key(method, lm.identity(), loaded, opts, data_dir)  # the loaded model is the authority
             announcer.keyed(key)
-        found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
+        found = _compute(ctx, method, loaded, opts, key, verify, shard_size, announcer)
     stored, meta = found
     result = _result(ctx, method, loaded, opts, key, stored, meta)
     result.timings = {"this_call_s": round(time.perf_counter() - started, 6), "from_cache": from_cache}
@@ -180,7 +176,8 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
 
 
 def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
-             verify: Callable[[pd.DataFrame], None], shard_size: int | None) -> tuple[pd.DataFrame, dict]:
+             verify: Callable[[pd.DataFrame], None], shard_size: int | None, announcer: Announcer
+             ) -> tuple[pd.DataFrame, dict]:
     cache = ctx.cache
     started = time.perf_counter()
     if cache.read_only:  # a snapshot: what can be derived without a model is derived in memory, never stored
@@ -194,8 +191,7 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             ctx.waiting(report.done if report else 0, report.total if report else total_hint)
 
     with cache.computing(key, wait):
-        if ctx.announcer is not None:
-            ctx.announcer.scoring(0, total_hint)
+        announcer.scoring(0, total_hint)
         found = cache.load_entry(key, verify)  # another caller may have finished it while we waited
         if found is not None:
             return found

@@ -60,11 +60,9 @@ def watch(method: Method, model: str, input: Any = None, *, limit: int | None = 
 def computing(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
               cache: ResultCache | None = None, data_dir: str | Path | None = None, limit: int | None = None,
               **option_values: Any) -> Announcement | None:
-    """Whether ``method``'s result for this model, input and options is being computed right now (by another
-    person, tab, process, the CLI, the API or a sweep) and how far it has got: the furthest of the runs announced
-    for it (:mod:`biascore.runs.announce`: from their first second — loading or converting the model, waiting,
-    scoring n of N), found even when the model's identity needs a load to be known; None when none is. Nothing
-    is loaded here."""
+    """Whether ``method``'s result for this model, input and options is being computed right now (by anyone) and
+    how far it has got: the furthest of the runs announced for it (:mod:`biascore.runs.announce`), found even when
+    the model's identity needs a load to be known; None when none is. Nothing is loaded here."""
     cache = cache or ResultCache()
     if cache.read_only:
         return None

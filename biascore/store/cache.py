@@ -228,25 +228,24 @@ class ResultCache:
 
     def entries(self, scorer: str) -> list[dict]:
         """Metadata of every finished result of one scorer (what the Overview page lists), from the footers;
-        the content is verified when a result is opened (:meth:`load_entry`)."""
-        out = []
-        for p in sorted((self.root / scorer).glob("*.parquet")):
-            try:
-                out.append(self.entry_meta(p))
-            except (CorruptCacheFile, FileNotFoundError):  # skipped here, recomputed on load
-                continue
-        return out
+        the content is verified when a result is opened (:meth:`load_entry`; a corrupt one is skipped here)."""
+        return self._each(scorer, self.entry_meta, (CorruptCacheFile, FileNotFoundError))
 
     def fingerprint(self, scorer: str) -> tuple:
         """(file name, mtime in ns) of every finished result of one scorer, no file opened: changes when a result
         is added, replaced or removed."""
+        return tuple(self._each(scorer, lambda p: (p.name, p.stat().st_mtime_ns), (FileNotFoundError,)))
+
+    def _each(self, scorer: str, read: Callable[[Path], object], skip: tuple[type[Exception], ...]) -> list:
+        """``read(path)`` of every finished result of one scorer, by name; one that raises ``skip`` is left out
+        (e.g. removed by another process meanwhile)."""
         out = []
         for p in sorted((self.root / scorer).glob("*.parquet")):
             try:
-                out.append((p.name, p.stat().st_mtime_ns))
-            except FileNotFoundError:  # removed by another process meanwhile
+                out.append(read(p))
+            except skip:
                 continue
-        return tuple(out)
+        return out
 
     @staticmethod
     def entry_meta(path: str | os.PathLike) -> dict:
