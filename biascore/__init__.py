@@ -18,10 +18,8 @@ from typing import Any
 
 from biascore.version import ENGINE_VERSION
 
-__all__ = ["ENGINE_VERSION", "benchmarks", "compare", "load_benchmark", "load_model", "load_result", "method", "methods",
-           "run", "score_pair"]
-
 _API = {"benchmarks", "compare", "load_benchmark", "load_model", "load_result", "method", "methods", "run", "score_pair"}
+__all__ = ["ENGINE_VERSION", *sorted(_API)]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,9 +7,8 @@ keyword arguments, the dashboard's controls and their validation all come from i
 :meth:`Method.derive`, the result frame) and reports (:meth:`Method.summary`, :meth:`Method.report`,
 :meth:`Method.output`), and what a snapshot needs (:meth:`Method.data_files`).
 
-The generic runner (:mod:`biascore.runs.runner`) does everything else for every method: model identity →
-cache key → per-key lock → load the model only on a cache miss → resumable shards → verify → store. Nothing
-here imports a method, the CLI or the dashboard.
+The generic runner (:mod:`biascore.runs.runner`; its computing path: :mod:`biascore.runs.compute`) does
+everything else for every method. Nothing here imports a method, the CLI or the dashboard.
 """
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from biascore import display
 from biascore.models.precision import precision_of
+from biascore.store.provenance import package_versions, utc_now
 
 
 @dataclass
@@ -66,9 +67,8 @@ class Result:
 
     @property
     def precision(self) -> str:
-        """``exact (float32)``, ``approximate (bfloat16)`` (a fast reduced-precision run), ``approximate (int8
-        weights)`` (a quantized model) or ``served (precision as the server computes)``: the label of the one
-        :class:`~biascore.models.precision.Precision` (:func:`~biascore.models.precision.precision_of`)."""
+        """The label of its :class:`~biascore.models.precision.Precision`: ``exact (float32)``, ``approximate
+        (bfloat16)``, ``approximate (int8 weights)`` or ``served (precision as the server computes)``."""
         return precision_of(self.meta).label
 
     def headline(self) -> str:
@@ -109,8 +109,6 @@ class Result:
         """The results record of this run, as a dict (what :meth:`to_json` writes): like lm-eval-harness's results
         file (docs/api.md names its fields; ``versions`` are those the computation ran with, ``versions_read``
         those reading it now; ``timings`` the computation's and this call's)."""
-        from biascore.store.provenance import package_versions, utc_now
-
         info, meta, options = dict(self.meta.get("info") or {}), self.meta, self.options.as_dict()
         summary = self.summary()
         return {

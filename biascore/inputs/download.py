@@ -11,12 +11,12 @@ A mirror (``--mirror URL`` or ``BIASCORE_DOWNLOAD_MIRROR``; docs/cli.md) replace
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import http.client
 import json
 import os
-import shutil
 import tempfile
 import urllib.error
 import urllib.request
@@ -91,10 +91,8 @@ def select(files: list[RemoteFile], only: list[str] | None) -> list[RemoteFile]:
 
 
 def _fetch(url: str, out, *, timeout: float, on_bytes) -> tuple[str, int]:
-    """Stream ``url`` into the open binary file ``out``; return (sha256, byte count).
-
-    Raises :class:`DownloadError` naming the URL for HTTP errors, unreachable hosts, timeouts and
-    truncated transfers."""
+    """Stream ``url`` into the open binary file ``out``; return (sha256, byte count). Any failure, a truncated
+    transfer included, raises :class:`DownloadError` naming the URL."""
     request = urllib.request.Request(url, headers={"User-Agent": f"biascore/{ENGINE_VERSION}"})
     h, count = hashlib.sha256(), 0
     try:
@@ -185,9 +183,8 @@ def download_all(data_dir: str | Path | None = None, only: list[str] | None = No
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
-    partial = target / PARTIAL_DIR
-    if partial.is_dir() and not any(partial.iterdir()):
-        shutil.rmtree(partial, ignore_errors=True)
+    with contextlib.suppress(OSError):  # an empty partial folder is removed (rmdir refuses one that is not)
+        (target / PARTIAL_DIR).rmdir()
     return outcomes
 
 

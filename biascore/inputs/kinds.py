@@ -1,9 +1,6 @@
-"""The input kinds shared by several methods (a method with an input of its own declares it in its folder):
-
-* ``pairs`` — a registered pair benchmark (``data/benchmarks.json``) or a CSV file path; rows keyed by
-  ``pair_id``; ``--limit N`` keeps the first N pairs (the pair count is part of the key);
-* ``seat`` — a SEAT/WEAT test by name (``<data>/seat/<name>.jsonl``, the Bangla CEAT categories) or a path.
-"""
+"""The input kinds shared by several methods (a method with an input of its own declares it in its folder): pair
+benchmarks, rows keyed by ``pair_id`` (``--limit N`` keeps the first N pairs; the pair count is part of the key),
+and SEAT/WEAT tests."""
 from __future__ import annotations
 
 from pathlib import Path

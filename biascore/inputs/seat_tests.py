@@ -122,8 +122,7 @@ def list_seat_tests(data_dir: str | Path | None = None, language: str | None = N
     stays in the list, so loading it reports what is wrong.
     """
     root = settings.data_dir(data_dir)
-    folder = root / "seat"
-    found = {p.stem for p in folder.glob("*.jsonl")} if folder.is_dir() else set()
+    found = {p.stem for p in (root / "seat").glob("*.jsonl")}  # none when the folder is absent
     names = sorted(found | set(shipped_stems("seat", ".jsonl", data_dir)), key=_natural)
     names += [f"bangla-c{i}" for i in range(1, 10) if (root / "bangla" / "ceat_categories" / f"ceat{i}.jsonl").is_file()]
     names = [n for n in names if language is None or _language(n) == language]

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from biascore.errors import one_line
 from biascore.models.spec import ModelSpec
 from biascore.store.cache import CacheKey, ResultCache, _jsonable, write_json_atomic
 from biascore.store.locks import file_lock, is_held, pid_alive
@@ -82,10 +83,6 @@ class Announcement:
     started: float
     updated: float
     error: str | None = None
-
-    @property
-    def live(self) -> bool:
-        return self.state in LIVE
 
     def describe(self, unit: str = "pairs") -> str:
         """The state in words, e.g. ``scoring: 12 of 38 pairs`` or ``waiting for another run (12 of 38 pairs)``."""
@@ -172,8 +169,6 @@ class Announcer:
         """End the announcement: ``done``, or ``failed`` with ``error``'s line; the lock is released."""
         if self._lock is None:
             return
-        from biascore.errors import one_line
-
         try:
             self._set(DONE if error is None else FAILED, self.done, self.total,
                       error=None if error is None else one_line(error, public=True))
@@ -222,7 +217,7 @@ def _read(path: Path) -> Announcement | None:
 def _stale(a: Announcement, path: Path, now: float) -> bool:
     if a.host == _HOST and not pid_alive(a.pid):
         return True
-    return now - a.updated > LINGER_S if not a.live else not is_held(path.with_suffix(".lock"))
+    return now - a.updated > LINGER_S if a.state not in LIVE else not is_held(path.with_suffix(".lock"))
 
 
 def _clear(path: Path, seen: Announcement) -> None:
@@ -230,7 +225,7 @@ def _clear(path: Path, seen: Announcement) -> None:
     if again is not None and (again.state, again.updated) != (seen.state, seen.updated):
         return  # it moved on while we looked (e.g. it has just finished): not stale
     path.unlink(missing_ok=True)
-    if seen.live:
+    if seen.state in LIVE:
         path.with_suffix(".lock").unlink(missing_ok=True)
 
 
@@ -250,7 +245,7 @@ def announcements(cache: ResultCache | None = None, *, tag: str | None = None, d
             if not cache.read_only:
                 _clear(path, a)
             continue
-        if live_only and not a.live:
+        if live_only and a.state not in LIVE:
             continue
         out.append(a)
     return sorted(out, key=lambda a: a.started)

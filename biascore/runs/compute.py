@@ -26,6 +26,7 @@ from biascore.runs.memo import read_file
 from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, ShardWriter, check_ids
 from biascore.models.handle import ModelHandle, as_handle
 from biascore.store.keys import result_key
+from biascore.store.provenance import package_versions, utc_now
 from biascore.contract.method import Method, NotApplicable
 from biascore.contract.options import Options
 from biascore.models.loading import LanguageModel, ModelIdentity
@@ -280,8 +281,6 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
 def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: float) -> dict:
     """What a computation records about itself beside its frame: its conventions, the results it read, the
     package versions it ran with and how long it took (``compute_s``, seconds in this process)."""
-    from biascore.store.provenance import package_versions, utc_now
-
     info = {"conventions": {**method.conventions(ctx, loaded, opts), **ctx.recorded}, "versions": package_versions(),
             "timings": {"compute_s": round(time.perf_counter() - started, 3), "finished_at": utc_now()}}
     placement = ctx.handle.load().extra.get("placement") if method.needs_model and ctx.handle.loaded else None

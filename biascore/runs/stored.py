@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -122,15 +122,13 @@ def _shape(entry: Stored, data_dir: Any, options: dict) -> tuple:
 
 
 def _open(method: Method, entry: Stored, cache: ResultCache | None, data_dir: Any, options: dict) -> Result:
-    import dataclasses
-
     cache, meta = cache or ResultCache(), entry.meta
     data_dir = Path(data_dir) if data_dir else None
-    loaded = resolve_input(method, entry.input, data_dir, _limit(method, entry))
+    loaded = resolve_input(method, entry.input, data_dir, entry.n_rows if method.input_kind.first else None)
     if loaded.content_hash != meta.get("input_hash"):
         raise StaleResult(f"the stored {method.name} result was computed on a different version of {entry.input!r}; "
                           "score it again")
-    opts = dataclasses.replace(method.Options.from_meta(meta), **options).validate()
+    opts = replace(method.Options.from_meta(meta), **options).validate()
     result = run(method, standin(entry), loaded, opts, cache=cache, data_dir=data_dir, only_cached=True)
     if result is None:  # the read found it damaged and removed it
         raise DamagedResult(f"the stored {method.name} result on {entry.input!r} was damaged (it failed verification) "
@@ -142,7 +140,8 @@ def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = 
                   data_dir: str | Path | None = None, **options: Any) -> Result | None:
     """``method``'s result for the model and input of another method's stored result (e.g. the words of a stored
     attribution run): computed from cached results only, never loading the model; remembered like a read."""
-    limit, started, calls = _limit(method, entry), time.perf_counter(), []
+    limit = entry.n_rows if method.input_kind.first is not None else None
+    started, calls = time.perf_counter(), []
 
     def compute() -> Result | None:
         calls.append(1)
@@ -154,11 +153,6 @@ def run_on_stored(method: Method, entry: Stored, *, cache: ResultCache | None = 
     remembered = copy.copy(result)  # this call's own timings: read from the stored result, not computed
     remembered.timings = {"this_call_s": round(time.perf_counter() - started, 6), "from_cache": True}
     return remembered
-
-
-def _limit(method: Method, entry: Stored) -> int | None:
-    """The item limit ``entry`` was computed with, for a method whose input has one (a ``--limit`` run)."""
-    return entry.n_rows if method.input_kind.first is not None else None
 
 
 def verify_file(path: str | Path) -> None:

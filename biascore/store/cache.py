@@ -296,8 +296,6 @@ class ShardWriter:
     def completed(self) -> dict[tuple[int, int], pd.DataFrame]:
         """The verified shards on the current grid; anything else in the folder is discarded."""
         done: dict[tuple[int, int], pd.DataFrame] = {}
-        if not self.dir.exists():
-            return done
         grid = set(self.ranges)
         for p in sorted(self.dir.glob("*.parquet")):
             m = _SHARD_NAME.match(p.name)
