@@ -158,9 +158,8 @@ class Method:
         return result.frame
 
     def headline(self, options: Options) -> Headline | None:
-        """The one number a result with these ``options`` is read by (:class:`~biascore.contract.presentation.Headline`:
-        its name, the summary column and rows it is taken from, their aggregation and its direction in words), or
-        None. A page shows it as a metric; one taken from the ``all`` row of a summary per ``bias_type``
+        """The :class:`~biascore.contract.presentation.Headline` a result with these ``options`` is read by, or None.
+        A page shows it as a metric; one taken from the ``all`` row of a summary per ``bias_type``
         (``where=(("bias_type", "all"),)``) is also the score of tables that put several models side by side (a
         sweep's Overview: one row per model × input × name, one column per bias type; the summary must also have
         ``n``). Methods without one show their summary table as it is."""

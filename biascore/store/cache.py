@@ -355,8 +355,7 @@ def _write_atomic(path: Path, table: pa.Table | pd.DataFrame, key: CacheKey, inf
 
 
 def write_json_atomic(path: Path, record: dict) -> None:
-    """Write ``record`` as JSON to ``path`` through a temporary file and ``os.replace``: a reader sees the old
-    file or the new one, never half of one."""
+    """Write ``record`` as JSON to ``path`` atomically (a reader sees the old file or the new one, never half)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(record))
     os.replace(tmp, path)
