@@ -1,7 +1,4 @@
-"""Where the engine reads benchmark data and writes its cache.
-
-* data directory: ``--data-dir`` (CLI) > ``BIASCORE_DATA_DIR`` > ``<repo>/data/downloads``
-* cache directory: ``BIASCORE_CACHE_DIR`` > ``<repo>/cache``
+"""Where the engine reads benchmark data and writes its cache (:func:`data_dir`, :func:`cache_dir`).
 
 Server settings for a shared dashboard are read from the environment of the process that runs it, each by its
 function below (the table in docs/operating.md): ``BIASCORE_PUBLIC`` (:func:`public_mode`: no page offers a

@@ -75,15 +75,12 @@ def widget_value(widget: Widget, raw: Any) -> Any:
     return raw
 
 
-ViewKind = Literal["table", "bar", "heatmap"]
-
-
 @dataclass(frozen=True)
 class View:
     """A default view of a result (see the module docstring). ``bar``: ``label`` names each bar, ``value`` its
     length, ``low``/``high`` its interval (optional); ``heatmap``: ``rows`` × ``columns`` → ``value``."""
 
-    kind: ViewKind = "table"
+    kind: Literal["table", "bar", "heatmap"] = "table"
     title: str = ""
     frame: Literal["summary", "result"] = "summary"
     label: str | None = None
