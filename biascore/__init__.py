@@ -9,21 +9,8 @@
     result.to_parquet("r.parquet"); biascore.load_result("r.parquet")   # the same Result back
     result.to_json("r.json")                                  # the results record (versions, hashes, seeds…)
 
-Layout (docs/adding-a-method.md has the whole map):
-
-* ``models/`` — the model: the one handle, loading (hub, folder, GGUF, split, quantized), served models,
-  precision, batched log-probabilities, the one embedder; ``store/`` — the result cache, its keys and locks;
-  ``inputs/`` — benchmarks and SEAT tests; ``contract/`` — the method contract, options, presentation, the
-  registry and ``Result``; ``runs/`` — the one runner (``runs.runner``, the one door to results) and a run's
-  announcements; ``settings``, ``errors`` (one-line errors) and ``display`` (the one escaping module) below all;
-* ``stats/`` — every statistic (effect sizes, permutation tests, intervals, tests), each checked against
-  scipy/statsmodels;
-* ``methods/<name>/`` — one folder per paper's method: its mathematics and its ``method.py``;
-* ``review/``, ``sweep/``, ``snapshot/`` — translation review, many models at once, offline snapshots;
-* ``cli/`` — the ``biascore`` command; ``api`` — the functions below; ``progress`` — the one progress bar.
-
-No Streamlit imports anywhere in this package, no import cycles and no import of a higher floor
-(tests/test_layout.py).
+The package's map is in docs/adding-a-method.md; ``api`` holds the functions below. No Streamlit imports
+anywhere in this package, no import cycles and no import of a higher floor (tests/test_layout.py).
 """
 from __future__ import annotations
 
@@ -31,10 +18,8 @@ from typing import Any
 
 from biascore.version import ENGINE_VERSION
 
-__all__ = ["ENGINE_VERSION", "benchmarks", "compare", "load_benchmark", "load_model", "load_result", "method", "methods",
-           "run", "score_pair"]
-
 _API = {"benchmarks", "compare", "load_benchmark", "load_model", "load_result", "method", "methods", "run", "score_pair"}
+__all__ = ["ENGINE_VERSION", *sorted(_API)]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,20 +1,9 @@
-"""The Python API: what a researcher scripts from a notebook (``import biascore``).
-
-    import biascore
-    biascore.methods()                                   # the registered methods (a table)
-    biascore.benchmarks()                                # the pair benchmarks and whether they are present
-    lm = biascore.load_model("smollm2-135m")             # a model handle; weights load on first use
-    result = biascore.run("attribution", lm, "demo")     # cached: the same key as the CLI and the dashboard
-    result.summary()                                     # B per bias type with 95 % Wilson intervals
-    result.pair(3)                                       # one pair: tokens, b(u), words; a heatmap in Jupyter
-    biascore.score_pair(lm, "Women can't drive.", "Men can't drive.")
-    bench = biascore.load_benchmark("pairs.parquet", columns={"sent_more": "stereo", "sent_less": "anti"})
+"""The Python API: what a researcher scripts from a notebook (``import biascore``: its docstring shows the calls,
+docs/api.md has them all).
 
 The dashboard's pages import this module (and the runner's door, :mod:`biascore.runs.runner`) and nothing
-deeper: besides the functions below it names what a shell draws with — the contract's types and presentation
-(``Method``, ``Options``, ``Headline``, ``View``, ``Widget``, ``Precision``), a model's handle and names
-(``ModelSpec``, ``ModelHandle``, ``display_name``, ``is_served``), the inputs' lists (``available_benchmarks``,
-``list_seat_tests``) and the registry (``discover``); a method's own drawing helpers are its ``drawing``.
+deeper: besides the functions below it names what a shell draws with (the imports below); a method's own
+drawing helpers are its ``drawing``.
 
 Every call goes through the one runner (:func:`biascore.runs.runner.run`), so a result computed here is the
 one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
@@ -22,22 +11,24 @@ loading the model when the model's identity can be read from its files.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from biascore.contract.method import Method, NotApplicable  # noqa: F401 - the names below are the shells' too
 from biascore.contract.options import OptionError, Options  # noqa: F401
 from biascore.contract.presentation import Headline, View, Widget, option_widgets, widget_value  # noqa: F401
 from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
 from biascore.errors import one_line
-from biascore.inputs import download  # noqa: F401 - the public data files' download (`biascore data download`)
+from biascore.inputs import datasets, download  # noqa: F401 - download: `biascore data download`
 from biascore.inputs.datasets import available_benchmarks  # noqa: F401
 from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
-from biascore.methods import discover  # noqa: F401
+from biascore.methods import discover, get, table
 from biascore.models.handle import ModelHandle, as_handle
 from biascore.models.loading import LanguageModel, list_embedded  # noqa: F401
 from biascore.models.names import display_name, is_local_path, redact_paths  # noqa: F401
@@ -46,23 +37,21 @@ from biascore.models.served import ServedName, is_served  # noqa: F401
 from biascore.models.served.client import ServedUnavailable  # noqa: F401
 from biascore.models.served.last_seen import recall as recall_served  # noqa: F401 - what a server last said it serves
 from biascore.models.spec import ModelSpec, variant_label  # noqa: F401
-from biascore.progress import ProgressFn
+from biascore.progress import Bar, ProgressFn
 from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)
+from biascore.runs.runner import live_result, run as run_method
+from biascore.runs.stored import Stored, UnreadableResult, open_stored
 from biascore.store.cache import CorruptCacheFile, ResultCache
 from biascore.version import ENGINE_VERSION
 
 
 def methods() -> pd.DataFrame:
     """The registered methods: name, CLI command, input, model kinds, paper, one-line summary."""
-    from biascore.methods import table
-
     return table()
 
 
 def method(name: str) -> Method:
     """The registered method called ``name`` (registry name or CLI command)."""
-    from biascore.methods import get
-
     return get(name)
 
 
@@ -110,9 +99,7 @@ def load_benchmark(name_or_path: str | Path, *, columns: dict[str, str] | None =
     a dataset name in the local HuggingFace cache; ``columns`` maps ``sent_more``/``sent_less``/``bias_type``
     to your column names, ``split`` picks a split. Pass it as the ``input`` of :func:`run`.
     ``benchmark.duplicates`` lists the pair ids that repeat an earlier pair."""
-    from biascore.inputs.datasets import load_benchmark as load
-
-    return load(name_or_path, data_dir, columns=columns, split=split)
+    return datasets.load_benchmark(name_or_path, data_dir, columns=columns, split=split)
 
 
 def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", input: Any = None, *,
@@ -129,23 +116,16 @@ def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", i
     a widget in Jupyter), False none, or pass your own ``progress(done, total)``. ``only_cached=True``
     returns None instead of computing.
     """
-    from biascore.runs.runner import run as run_method
-    from biascore.methods import get
-
     m = get(method_name) if isinstance(method_name, str) else method_name
     if columns or split:
         input = load_benchmark(input, columns=columns, split=split, data_dir=data_dir)
     handle = as_handle(model)
     cache = ResultCache(cache_dir) if cache_dir is not None else None
-    if progress is True:
-        from biascore.progress import Bar
-
-        with Bar(f"{m.name}: {handle.label}", unit="item") as bar:
-            result = run_method(m, handle, input, limit=limit, cache=cache, data_dir=data_dir, progress=bar,
-                                waiting=bar.waiting, only_cached=only_cached, **options)
-    else:
+    bar = Bar(f"{m.name}: {handle.label}", unit="item") if progress is True else None
+    with bar or contextlib.nullcontext():
         result = run_method(m, handle, input, limit=limit, cache=cache, data_dir=data_dir,
-                            progress=progress or None, only_cached=only_cached, **options)
+                            progress=bar or progress or None, waiting=bar and bar.waiting, only_cached=only_cached,
+                            **options)
     note = getattr(getattr(result, "input", None), "duplicates_note", lambda: "")()
     if note:
         warnings.warn(note, DuplicatePairsWarning, stacklevel=2)
@@ -162,8 +142,6 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad text (empty, identical,
     not a minimal pair) comes back with ``skipped_reason`` set; a sentence that is not a string (None) raises
     one TypeError."""
-    from biascore.runs.runner import live_result
-    from biascore.methods import get
     from biascore.methods.attribution.scorer import check_pair_texts, score_pair as score_one
 
     check_pair_texts([(more, less)])  # None or a number: one TypeError before any model is loaded
@@ -193,27 +171,18 @@ _CACHE_KEY = b"biascore"
 
 def load_result(path: str | Path, *, data_dir: str | Path | None = None) -> Result:
     """The :class:`Result` a result file or a cache file holds: the same frame, meta, options,
-    summary (and ``pair(i)`` for attribution results). No model is loaded and nothing is recomputed. A result
-    file's input is reloaded by name from the data directory when its content hash still matches (else
-    ``input`` is None); a cache file needs it. Anything else: :class:`ResultFileError`, one line.
+    summary (and ``pair(i)`` for attribution results). No model is loaded and nothing is recomputed.
 
-    It reads three kinds of file, each checked at load time, never later:
+    * a **result file** (:meth:`Result.to_parquet`, ``--out x.parquet`` of one model on one input): its input is
+      reloaded by name from the data directory when its content hash still matches (else ``input`` is None);
+    * a **cache file** (``<cache>/<method>/<digest>.parquet`` or its ``<method>.derived/`` frame) is opened through
+      the runner's door (:func:`biascore.runs.stored.open_stored`: page checksums, stored key = file name, schema,
+      input unchanged), so it needs its input in the data directory.
 
-    * a **result file** — :meth:`Result.to_parquet`, and ``--out x.parquet`` of one model on one input (the CLI writes
-      it through :func:`biascore.contract.result.write_result_file`, so it *is* that result file);
-    * a **cache file** — ``<cache>/<method>/<digest>.parquet`` (or its ``<method>.derived/`` frame), opened through
-      the runner's door (:func:`biascore.runs.stored.open_stored`: page checksums, stored key = file name,
-      schema, input unchanged), so it needs its input in the data directory;
-    * neither — refused in one line saying what the file is.
-
-    Refused in one line (:class:`ResultFileError`): a file written by **another engine version** (``engine_version``
-    of its key ≠ :data:`biascore.version.ENGINE_VERSION`) or another version of its method (``method_version``) — its
-    numbers are not this engine's, so it is run again rather than read as if it were; a result file whose columns are
-    without every column of its method's schema (:attr:`Method.schema`; the
-    cache's rule); a file stacking several results (``--out`` of several models or
+    Refused in one line (:class:`ResultFileError`): anything else; a file of **another engine version** or another
+    version of its method (its numbers are not this engine's: run it again); a result file without every column
+    of its method's schema (the cache's rule); a file stacking several results (``--out`` of several models or
     inputs)."""
-    import pyarrow.parquet as pq
-
     path = Path(path)
     if not path.is_file():
         raise ResultFileError(f"no result file at {path}")
@@ -237,16 +206,6 @@ def _json(raw: bytes | None) -> Any:
         return None
 
 
-def _method(name: str, path: Path) -> Method:
-    from biascore.methods import get
-
-    try:
-        return get(name)
-    except (KeyError, ValueError) as exc:
-        raise ResultFileError(f"{path} holds a result of method {name!r}, which this biascore does not have "
-                              f"({one_line(exc)})") from None
-
-
 def _check_versions(path: Path, method: Method, meta: dict) -> None:
     engine = str(meta.get("engine_version", "unknown"))
     if engine != ENGINE_VERSION:
@@ -259,14 +218,16 @@ def _check_versions(path: Path, method: Method, meta: dict) -> None:
 
 
 def _result_file(path: Path, raw: bytes, data_dir: str | Path | None) -> Result:
-    import pyarrow.parquet as pq
-
     record = _json(raw)
     if not isinstance(record, dict) or "method" not in record:
         raise ResultFileError(f"{path}: its result record cannot be read")
     if int(record.get("format", 0)) > RECORD_FORMAT:
         raise ResultFileError(f"{path} was written by a newer biascore (record format {record['format']})")
-    method = _method(str(record["method"]), path)
+    try:
+        method = get(str(record["method"]))
+    except (KeyError, ValueError) as exc:
+        raise ResultFileError(f"{path} holds a result of method {str(record['method'])!r}, which this biascore does "
+                              f"not have ({one_line(exc)})") from None
     if record.get("stacked"):
         raise ResultFileError(f"{path} holds {record['stacked']} {method.name} results stacked (--out of several "
                               "models or inputs): write one model on one input to a file to load it as a result")
@@ -286,9 +247,6 @@ def _result_file(path: Path, raw: bytes, data_dir: str | Path | None) -> Result:
 
 
 def _cache_file(path: Path, data_dir: str | Path | None) -> Result:
-    from biascore.runs.stored import Stored, UnreadableResult, open_stored
-    from biascore.methods import discover
-
     meta = ResultCache.entry_meta(path)
     scorer = str(meta["scorer"])
     if scorer.endswith(".derived"):  # a derived frame: the result is the stored file it was derived from
@@ -315,5 +273,4 @@ def _reload_input(method: Method, meta: dict, data_dir: str | Path | None) -> An
         loaded = method.input_kind.load(str(meta.get("input", "")), Path(data_dir) if data_dir else None)
     except Exception:  # noqa: BLE001 - an input that is gone or changed is simply not attached
         return None
-    same = getattr(loaded, "content_hash", None) == meta.get("input_hash")
-    return loaded if same else None
+    return loaded if getattr(loaded, "content_hash", None) == meta.get("input_hash") else None

@@ -2,20 +2,8 @@
 
 Benchmark sentences, tokens, model names and typed text may contain markdown, HTML or formulas
 (``**x**``, ``<img src=…>``, ``$x^2$``). Wherever such text is put into something that renders, it goes
-through one of these functions first, chosen by what renders it:
-
-* :func:`html` — HTML (notebooks' ``_repr_html_``, any HTML we build): ``& < > " '`` become entities;
-* :func:`plotly_label` — plotly labels and hover texts: plotly.js reads a few tags (``<b>``, ``<a href>``,
-  ``<br>``), so ``& < >`` become entities, which plotly turns back into the characters (quotes stay: plotly
-  would show ``&quot;`` literally);
-* :func:`markdown_literal` — text inside a markdown-rendering element (alerts, captions): one line, every
-  ASCII punctuation mark backslash-escaped (CommonMark), so no link, image, emphasis, HTML or math renders;
-* :func:`code_span` — a short name (model, benchmark, bias type) inside our own markdown message: a code
-  span shows its content verbatim, whatever backticks it holds;
-* :func:`script_token` — a token placed into a third-party widget's ``<script>`` JSON (bertviz), which no
-  escaping survives: ``<``/``>`` become the look-alikes ‹/›, so no text can close or open a tag.
-
-Plain-text sinks (``st.text``, dataframes, terminals) need none of this.
+through one of these functions first, chosen by what renders it. Plain-text sinks (``st.text``, dataframes,
+terminals) need none of this.
 """
 from __future__ import annotations
 
@@ -27,23 +15,26 @@ _PUNCTUATION = set(string.punctuation)
 
 
 def html(text: object) -> str:
-    """``text`` for HTML: every character that HTML reads (``& < > " '``) as an entity."""
+    """``text`` for HTML (notebooks' ``_repr_html_``, any HTML we build): ``& < > " '`` as entities."""
     return _html.escape(str(text), quote=True)
 
 
 def plotly_label(text: object) -> str:
-    """``text`` for a plotly label or hover text (``& < >`` as entities; plotly shows them as characters)."""
+    """``text`` for a plotly label or hover text: plotly.js reads a few tags (``<b>``, ``<a href>``, ``<br>``), so
+    ``& < >`` become entities, which plotly shows as the characters (quotes stay: it would show ``&quot;``)."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def markdown_literal(text: object) -> str:
-    """``text`` for a markdown-rendering element, as literal characters on one line."""
+    """``text`` for a markdown-rendering element (alerts, captions): one line, every ASCII punctuation mark
+    backslash-escaped (CommonMark), so no link, image, emphasis, HTML or math renders."""
     one_line = " ".join(str(text).split())
     return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in one_line)
 
 
 def code_span(text: object) -> str:
-    """``text`` as a markdown code span (fenced with one more backtick than its longest backtick run)."""
+    """``text`` (a model, benchmark or bias type in our own markdown) as a code span, shown verbatim: fenced
+    with one more backtick than its longest backtick run."""
     text = str(text).replace("\n", " ")
     longest = max((len(run) for run in re.findall("`+", text)), default=0)
     fence = "`" * (longest + 1)
@@ -51,5 +42,6 @@ def code_span(text: object) -> str:
 
 
 def script_token(token: object) -> str:
-    """A token for a widget that puts it into ``<script>`` JSON unescaped: ``<``/``>`` → ‹/›."""
+    """A token for a widget that puts it into ``<script>`` JSON unescaped (bertviz), which no escaping survives:
+    ``<``/``>`` become the look-alikes ‹/›, so no text can close or open a tag."""
     return str(token).replace("<", "‹").replace(">", "›")

@@ -3,10 +3,7 @@
 The engine reports progress only through :data:`biascore.progress.ProgressFn` and never draws a bar
 itself; the shells draw it — the CLI and sweeps on the terminal (stderr), the Python API in a notebook
 (``tqdm.auto`` picks the widget there) — all through :class:`Bar`, and the dashboard through its own widget
-(its ``ProgressBar`` widget)::
-
-    with Bar("smollm2-135m on demo", unit="pair") as bar:
-        biascore.run("attribution", "smollm2-135m", "demo", progress=bar, waiting=bar.waiting)
+(its ``ProgressBar`` widget).
 """
 from __future__ import annotations
 
@@ -30,8 +27,7 @@ class Bar:
         if self._bar is None:
             from tqdm.auto import tqdm
 
-            # ``initial``: a resumed run (or a waiter joining late) starts at ``done``; its rate counts only
-            # the items done from here on, not the shards finished before (which gave "289084337 pair/s")
+            # ``initial``: a resumed run (or a waiter joining late) starts at ``done``; its rate counts only the rest
             self._bar = tqdm(total=total, initial=done, desc=self.desc, unit=self.unit, leave=self.leave,
                              disable=self.disable, file=sys.stderr)
         bar = self._bar

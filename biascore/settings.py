@@ -1,19 +1,10 @@
-"""Where the engine reads benchmark data and writes its cache.
+"""Where the engine reads benchmark data and writes its cache (:func:`data_dir`, :func:`cache_dir`).
 
-* data directory: ``--data-dir`` (CLI) > ``BIASCORE_DATA_DIR`` > ``<repo>/data/downloads``
-* cache directory: ``BIASCORE_CACHE_DIR`` > ``<repo>/cache``
-
-Server settings for a shared dashboard (read from the environment of the process that runs it):
-
-* ``BIASCORE_PUBLIC=1`` — public mode (workshops): no page offers a field for a server path or a free model
-  name, URL parameters are checked against the same lists, errors are one line without paths;
-* ``BIASCORE_MODELS`` — comma-separated allow-list of models that may be loaded or scored from the dashboard
-  in public mode (default: the embedded default model). An entry ``LABEL=served:http://HOST:PORT/v1[#NAME]``
-  is a model behind a completions server (:mod:`biascore.models.served`) that every page names ``LABEL``: the
-  URL stays on the server (:func:`served_models`); such entries are offered outside public mode too;
-* ``BIASCORE_REVIEW_DB`` — the translation-review database (default ``<cache>/reviews.sqlite``);
-* ``BIASCORE_ADJUDICATORS`` — comma-separated reviewer names who see every review and adjudicate (docs/review.md);
-* ``BIASCORE_REVIEW_KEEP_BLIND=1`` — reviewers never see the others' reviews, not even after saving their own.
+Server settings for a shared dashboard are read from the environment of the process that runs it, each by its
+function below (the table in docs/operating.md): ``BIASCORE_PUBLIC`` (:func:`public_mode`: no page offers a
+field for a server path or a free model name, URL parameters are checked against the same lists, errors are one
+line without paths), ``BIASCORE_MODELS`` (:func:`allowed_models`, :func:`served_models`), ``BIASCORE_REVIEW_DB``,
+``BIASCORE_ADJUDICATORS`` and ``BIASCORE_REVIEW_KEEP_BLIND``.
 
 Offline snapshots (workshops): ``BIASCORE_SNAPSHOT=demo.zip`` names a snapshot made by
 ``python -m biascore snapshot export``. Once :mod:`biascore.snapshot` has verified and unpacked it and called
@@ -81,12 +72,9 @@ def data_dir(override: str | os.PathLike | None = None) -> Path:
 def cache_dir(override: str | os.PathLike | None = None) -> Path:
     """The result cache directory: explicit override, then the snapshot in use (read-only), then
     :func:`writable_cache_dir`."""
-    if override:
-        path = Path(override).expanduser().resolve()
-    elif _snapshot_root is not None:
-        return _snapshot_root / "cache"
-    else:
-        return writable_cache_dir()
+    if not override:
+        return _snapshot_root / "cache" if _snapshot_root is not None else writable_cache_dir()
+    path = Path(override).expanduser().resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

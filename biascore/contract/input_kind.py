@@ -40,11 +40,3 @@ class InputKind:
         if self.extra_key is not None:
             parts.update(self.extra_key(loaded))
         return parts
-
-
-class NoInputData:
-    """The input of a method that reads nothing but the model and its own fixed data (e.g. the counter-
-    stereotype attention test)."""
-
-    def __init__(self, name: str = "model", content_hash: str = "-"):
-        self.name, self.content_hash = name, content_hash

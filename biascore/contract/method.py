@@ -1,26 +1,14 @@
 """The method contract: what a bias method declares so that every shell can run, cache and show it.
 
-A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) is a subclass of :class:`Method`:
+A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) is a subclass of :class:`Method` that
+says who it is, what it reads (``input_kind``), how it is configured (``Options``: the CLI flags, the Python API's
+keyword arguments, the dashboard's controls and their validation all come from it), what its result looks like
+(``schema``, :meth:`Method.headline`, ``views``), what it computes (:meth:`Method.compute`, the cached frame, and
+:meth:`Method.derive`, the result frame) and reports (:meth:`Method.summary`, :meth:`Method.report`,
+:meth:`Method.output`), and what a snapshot needs (:meth:`Method.data_files`).
 
-* who it is — ``name`` (registry name), ``command`` (its CLI subcommand), ``summary`` (one line), ``paper``
-  (citation and section) and ``formula`` (one line);
-* what it reads — ``input_kind`` (:class:`~biascore.contract.input_kind.InputKind`: a pair benchmark, a SEAT test,
-  a LABDet language …) and the model kinds it accepts;
-* how it is configured — ``Options``, a frozen dataclass of :func:`~biascore.contract.options.option` fields
-  (default, help text, choices and bounds, whether the option changes the cached result). The CLI flags, the
-  Python API's keyword arguments, the dashboard's controls and their validation (one-line
-  :class:`~biascore.contract.options.OptionError`) all come from it;
-* what its result looks like — ``schema`` (:class:`~biascore.contract.schema.Column` s), and for the shells its
-  :meth:`Method.headline` metric (per options) and default ``views`` (:mod:`biascore.contract.presentation`);
-* what it computes — :meth:`Method.compute` ``(ctx, input, options) -> frame``: the frame that is cached, with
-  the columns of ``stored_schema``; :meth:`Method.derive` turns it into the result frame (``schema``);
-* what it reports — :meth:`Method.summary` (the table the CLI prints and the Overview shows, with intervals),
-  :meth:`Method.report` (the CLI's lines) and :meth:`Method.output` (what ``--out`` writes);
-* what a snapshot needs — :meth:`Method.data_files` besides its input's own files.
-
-The generic runner (:mod:`biascore.runs.runner`) does everything else for every method: model identity →
-cache key → per-key lock → load the model only on a cache miss → resumable shards → verify → store. Nothing
-here imports a method, the CLI or the dashboard.
+The generic runner (:mod:`biascore.runs.runner`; its computing path: :mod:`biascore.runs.compute`) does
+everything else for every method. Nothing here imports a method, the CLI or the dashboard.
 """
 from __future__ import annotations
 
@@ -77,8 +65,6 @@ class Method:
     input_flag: ClassVar[str | None] = None
     #: the :class:`~biascore.contract.result.Result` subclass results come as (None: the plain Result)
     result_type: ClassVar[type | None] = None
-    #: the folder cache entries are stored in (default: ``name``)
-    cache_name: ClassVar[str | None] = None
     #: where the method sits in listings and menus (lower first; then by name)
     order: ClassVar[int] = 100
     #: the default views of a result (a generated page draws them); default: the summary table
@@ -96,7 +82,8 @@ class Method:
 
     @property
     def cache_folder(self) -> str:
-        return self.cache_name or self.name
+        """The folder its cache entries are stored in."""
+        return self.name
 
     def describe(self) -> dict[str, str]:
         """One row of ``biascore methods``."""
@@ -109,11 +96,6 @@ class Method:
         (:class:`~biascore.contract.options.OptionError`, one line)."""
         if model_kind not in self.model_kinds and self.load_kind == "auto":
             raise NotApplicable(f"{self.name} needs a {' or '.join(self.model_kinds)} model; this one is {model_kind}")
-
-    def check_served(self, identity: Any) -> None:
-        """Refuse a served model (dtype ``served``) unless the method needs only its prompt log-probabilities."""
-        if identity.dtype == "served":
-            self.refuse_served(identity.name)
 
     def refuse_served(self, name: str) -> None:
         """The one-line refusal of the served model ``name`` when this method needs the model's weights."""
@@ -176,9 +158,8 @@ class Method:
         return result.frame
 
     def headline(self, options: Options) -> Headline | None:
-        """The one number a result with these ``options`` is read by (:class:`~biascore.contract.presentation.Headline`:
-        its name, the summary column and rows it is taken from, their aggregation and its direction in words), or
-        None. A page shows it as a metric; one taken from the ``all`` row of a summary per ``bias_type``
+        """The :class:`~biascore.contract.presentation.Headline` a result with these ``options`` is read by, or None.
+        A page shows it as a metric; one taken from the ``all`` row of a summary per ``bias_type``
         (``where=(("bias_type", "all"),)``) is also the score of tables that put several models side by side (a
         sweep's Overview: one row per model × input × name, one column per bias type; the summary must also have
         ``n``). Methods without one show their summary table as it is."""

@@ -85,12 +85,6 @@ def _item_type(t: Any) -> Any:
     return _without_none(typing.get_args(t)[0]) if typing.get_origin(t) is tuple else t
 
 
-def _literal_choices(t: Any) -> tuple | None:
-    """The values of a ``Literal[...]`` annotation (also inside ``| None`` or ``tuple[..., ...]``), else None."""
-    t = _item_type(t)
-    return tuple(typing.get_args(t)) if typing.get_origin(t) is typing.Literal else None
-
-
 def _without_none(t: Any) -> Any:
     if typing.get_origin(t) in (typing.Union, types.UnionType):
         rest = [a for a in typing.get_args(t) if a is not type(None)]
@@ -100,11 +94,7 @@ def _without_none(t: Any) -> Any:
 
 @dataclass(frozen=True)
 class Options:
-    """Base class of every method's options (subclasses are ``@dataclass(frozen=True)``).
-
-    :meth:`build` makes a validated instance from keyword arguments (the Python API and the CLI both go
-    through it); :meth:`key_parts` is what enters the cache key.
-    """
+    """Base class of every method's options (subclasses are ``@dataclass(frozen=True)``)."""
 
     @classmethod
     def specs(cls) -> list[OptionSpec]:
@@ -114,9 +104,10 @@ class Options:
             m = f.metadata
             default = f.default if f.default is not dataclasses.MISSING else (
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+            item = _item_type(hints[f.name])  # a Literal's values are its choices (also inside | None or a tuple)
             choices = m.get("choices")
-            if choices is None:
-                choices = _literal_choices(hints[f.name])
+            if choices is None and typing.get_origin(item) is typing.Literal:
+                choices = tuple(typing.get_args(item))
             out.append(OptionSpec(f.name, hints[f.name], default, m.get("help", ""), choices,
                                   m.get("minimum"), m.get("maximum"), bool(m.get("exclusive")), m.get("key", True),
                                   bool(m.get("convention")),
@@ -165,11 +156,7 @@ class Options:
     @classmethod
     def from_meta(cls, meta: dict) -> "Options":
         """The options of a stored result, rebuilt from its key metadata (options outside the key: defaults)."""
-        values = {}
-        for s in cls.specs():
-            if s.key and s.name in meta:
-                values[s.name] = _from_json(s, meta[s.name])
-        return cls(**values)
+        return cls(**{s.name: _from_json(s, meta[s.name]) for s in cls.specs() if s.key and s.name in meta})
 
 
 def _coerce(spec: OptionSpec, value: Any) -> Any:

@@ -1,20 +1,10 @@
 """How a method's options and results are presented, described once for every shell (LIT's ``config_spec`` /
 ``output_spec`` model): the dashboard draws these descriptions (its widgets module), the CLI generates its
-flags from the same option specs (:mod:`biascore.cli.options`). Nothing here draws or imports a shell.
-
-* :func:`option_widgets` — one :class:`Widget` per field of a method's ``Options``: a switch, a choice, several
-  choices, a whole number, a number, or text, with its default, bounds and help (the validation stays
-  :meth:`~biascore.contract.options.Options.build`'s, so a page accepts and refuses what the CLI and API do);
-* :class:`View` — a default view of a result declared on the method (``Method.views``): a ``table``, a ``bar``
-  chart with an interval (value, low, high per label) or a ``heatmap`` (rows × columns → value), drawn from the
-  method's summary table (``frame="summary"``) or its result frame (``frame="result"``);
-* :class:`Headline` — the one number a result is read by (``Method.headline(options)``, lm-eval's metric spec
-  is the model): its name, the column and rows it is taken from, how they are aggregated, and its direction in
-  words (e.g. "50 = unbiased");
-* :class:`Precision` — how a result's numbers were computed, as every page, table and report labels them:
-  ``exact (float32)``, ``approximate (int8 weights)`` / ``approximate (bfloat16)`` or ``served (precision as the
-  server computes)``, read from the result's stored metadata (:func:`precision_of`), with the one line a shell
-  shows beside numbers that are not exact.
+flags from the same option specs (:mod:`biascore.cli.options`). Nothing here draws or imports a shell: a
+:class:`Widget` per option (:func:`option_widgets`; the validation stays
+:meth:`~biascore.contract.options.Options.build`'s, so a page accepts and refuses what the CLI and API do), the
+default :class:`View` s of a result, its :class:`Headline` (lm-eval's metric spec is the model) and the precision
+lines of a table (:class:`~biascore.models.precision.Precision`).
 """
 from __future__ import annotations
 
@@ -85,15 +75,12 @@ def widget_value(widget: Widget, raw: Any) -> Any:
     return raw
 
 
-ViewKind = Literal["table", "bar", "heatmap"]
-
-
 @dataclass(frozen=True)
 class View:
     """A default view of a result (see the module docstring). ``bar``: ``label`` names each bar, ``value`` its
     length, ``low``/``high`` its interval (optional); ``heatmap``: ``rows`` × ``columns`` → ``value``."""
 
-    kind: ViewKind = "table"
+    kind: Literal["table", "bar", "heatmap"] = "table"
     title: str = ""
     frame: Literal["summary", "result"] = "summary"
     label: str | None = None

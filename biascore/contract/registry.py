@@ -1,17 +1,10 @@
 """The method registry: every method registers itself by name; every shell reads the list from here.
 
 A method's ``biascore/methods/<name>/method.py`` decorates its :class:`~biascore.contract.method.Method`
-subclass with :func:`register` (as lm-eval's ``register_task`` and inseq's registries do)::
-
-    @register
-    class HeadBias(Method):
-        name = "heads"
-        ...
-
+subclass with :func:`register` (as lm-eval's ``register_task`` and inseq's registries do);
 :func:`biascore.methods.discover` imports every method folder's ``method.py`` (found by listing the
-package, no hand-kept list) so that all of them register; the CLI (``biascore methods``, ``biascore run``,
-the per-method commands), the Python API (``biascore.methods()``, ``biascore.run``), sweeps, snapshots and
-the dashboard all read :func:`registered`. This module imports nothing of the methods.
+package, no hand-kept list) so that all of them register before a shell reads :func:`registered`. This module
+imports nothing of the methods.
 """
 from __future__ import annotations
 

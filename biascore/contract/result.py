@@ -1,19 +1,11 @@
 """A method's result: its frame, what it was computed from and how, its summary — shown in notebooks too.
 
-Every result comes from :func:`biascore.runs.runner.run` and carries
-
-* ``frame`` — one row per item (pairs, heads, nationalities…; the method's ``schema`` lists the columns);
-* ``meta`` — the cache key's parts (method, model name and weights fingerprint, model kind, dtype, device,
-  input name and content hash, every option that changes the numbers, engine version), the key's ``digest``
-  and ``info`` — what the computation recorded about itself, ``info["conventions"]`` (e.g. the prefix token
-  of a causal model, the JSD variant, the neutral filler);
-* :meth:`Result.summary` — the method's summary table (with its intervals), :meth:`Result.to_parquet` and
-  :meth:`Result.to_csv`, and ``_repr_html_`` for Jupyter (every piece of text escaped: benchmark sentences
-  stay literal text there too); :meth:`Result.show` and :meth:`Result.save_html` outside Jupyter;
-* :meth:`Result.to_json` — the results record of the run (config, package versions, model fingerprint,
-  input hash, seeds, timings, summary; the fields of lm-eval-harness's results file);
-* :func:`biascore.api.load_result` — a parquet written by :meth:`Result.to_parquet` (or a cache
-  file) read back as the same ``Result`` (equal frame, meta, options, summary, pairs).
+Every result comes from :func:`biascore.runs.runner.run` and carries ``frame`` (one row per item: pairs, heads,
+nationalities…; the method's ``schema`` lists the columns) and ``meta``: the cache key's parts (method, model name
+and weights fingerprint, model kind, dtype, device, input name and content hash, every option that changes the
+numbers, engine version), the key's ``digest`` and ``info``, what the computation recorded about itself
+(``info["conventions"]``: e.g. the prefix token of a causal model, the JSD variant, the neutral filler). In
+Jupyter every piece of text is escaped: benchmark sentences stay literal text there too.
 """
 from __future__ import annotations
 
@@ -29,6 +21,7 @@ import pandas as pd
 
 from biascore import display
 from biascore.models.precision import precision_of
+from biascore.store.provenance import package_versions, utc_now
 
 
 @dataclass
@@ -74,9 +67,8 @@ class Result:
 
     @property
     def precision(self) -> str:
-        """``exact (float32)``, ``approximate (bfloat16)`` (a fast reduced-precision run), ``approximate (int8
-        weights)`` (a quantized model) or ``served (precision as the server computes)``: the label of the one
-        :class:`~biascore.models.precision.Precision` (:func:`~biascore.models.precision.precision_of`)."""
+        """The label of its :class:`~biascore.models.precision.Precision`: ``exact (float32)``, ``approximate
+        (bfloat16)``, ``approximate (int8 weights)`` or ``served (precision as the server computes)``."""
         return precision_of(self.meta).label
 
     def headline(self) -> str:
@@ -109,30 +101,14 @@ class Result:
     def to_parquet(self, path: str | Path) -> Path:
         """The frame as parquet, with :meth:`describe` in the file's metadata (key ``biascore``) and what
         :func:`biascore.api.load_result` needs to rebuild this result (key ``biascore_result``: method, meta, options)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         record = {"format": RECORD_FORMAT, "method": self.method.name, "meta": self.meta,
                   "options": self.options.as_dict()}
-        table = pa.Table.from_pandas(self.frame, preserve_index=False)
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                               b"biascore": json.dumps(self.describe(), default=str).encode(),
-                                               RECORD_KEY: json.dumps(record, default=str).encode()})
-        pq.write_table(table, path)
-        return Path(path)
+        return _write_parquet(self.frame, path, {b"biascore": self.describe(), RECORD_KEY: record})
 
     def record(self) -> dict[str, Any]:
-        """The results record of this run, as a dict (what :meth:`to_json` writes).
-
-        Like lm-eval-harness's results file: ``results`` (the summary table's rows), ``config`` (method,
-        model, input, every option), ``versions`` (biascore, Python, torch, transformers … the computation
-        ran with; ``versions_read`` those reading it now), ``model`` (name, weights fingerprint, kind, dtype,
-        device, precision), ``input`` (name, content hash, rows), ``seeds`` (the options named ``*seed*``),
-        ``conventions``, ``timings`` (``compute_s`` and ``finished_at`` of the computation, ``this_call_s``
-        and ``from_cache`` of the call that returned this result) and the cache key's ``digest``.
-        """
-        from biascore.store.provenance import package_versions, utc_now
-
+        """The results record of this run, as a dict (what :meth:`to_json` writes): like lm-eval-harness's results
+        file (docs/api.md names its fields; ``versions`` are those the computation ran with, ``versions_read``
+        those reading it now; ``timings`` the computation's and this call's)."""
         info, meta, options = dict(self.meta.get("info") or {}), self.meta, self.options.as_dict()
         summary = self.summary()
         return {
@@ -252,11 +228,17 @@ def write_result_file(results: Sequence[Result], frame: pd.DataFrame, path: str 
     elif len(results) == 1:
         results[0].to_parquet(path)
     else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         record = {"format": RECORD_FORMAT, "method": results[0].method.name, "stacked": len(results)}
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                                      RECORD_KEY: json.dumps(record).encode()}), path)
+        _write_parquet(frame, path, {RECORD_KEY: record})
     return path
+
+
+def _write_parquet(frame: pd.DataFrame, path: str | Path, footer: dict[bytes, Any]) -> Path:
+    """``frame`` as parquet, each of ``footer``'s values as JSON in the file's metadata under its key."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = {**(table.schema.metadata or {}), **{k: json.dumps(v, default=str).encode() for k, v in footer.items()}}
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    return Path(path)

@@ -10,12 +10,10 @@ cannot read at all are reported in :attr:`Benchmark.malformed` with their line n
 silently dropped. Rows repeating an earlier row's pair (same ``sent_more`` and ``sent_less``) are kept and
 scored, and counted in :attr:`Benchmark.duplicates` (the shells warn).
 
-A user's benchmark is a CSV file, a parquet file (recognised by its content, whatever its name), a folder
-written by ``datasets``' ``save_to_disk`` (or a folder of parquet files, e.g. a review export's
-``corrected/``), or the name of a dataset in the local HuggingFace datasets cache (never downloaded here);
-``columns={"sent_more": "stereo", …}`` names its columns when they are not the usual ones
-(:data:`USER_COLUMN_ALIASES`), and ``split`` picks a split of a dataset with several. A file that is neither
-CSV nor parquet is refused in one line that never shows its bytes.
+A user's benchmark (docs/cli.md) is a CSV file, a parquet file (recognised by its content, whatever its name), a
+``datasets`` folder or a folder of parquet files, or a dataset in the local HuggingFace datasets cache (never
+downloaded here); ``columns`` names its columns when they are not the usual ones (:data:`USER_COLUMN_ALIASES`),
+``split`` picks a split. A file that is neither CSV nor parquet is refused in one line that never shows its bytes.
 """
 from __future__ import annotations
 
@@ -122,14 +120,6 @@ def _utf8_with_cp1252_fallback(err: UnicodeDecodeError):
 codecs.register_error("biascore_cp1252", _utf8_with_cp1252_fallback)
 
 
-def decode_bytes(raw: bytes, encoding: str) -> str:
-    if encoding == "utf-8-cp1252":  # valid UTF-8 sequences as UTF-8, stray bytes as cp1252
-        text = raw.decode("utf-8", errors="biascore_cp1252")
-    else:
-        text = raw.decode(encoding)
-    return text.lstrip("\ufeff")
-
-
 def fix_mojibake(text: str) -> str:
     """Undo one round of UTF-8-read-as-cp1252 (``â€™`` → ``’``) where that round-trips cleanly."""
     if not any(ch in text for ch in "âÃ"):
@@ -190,14 +180,9 @@ def _read_csv_text(text: str) -> tuple[list[str], list[list[str]], list[str]]:
 
 def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None, *,
                    columns: Mapping[str, str] | None = None, split: str | None = None) -> Benchmark:
-    """Load a registered benchmark by name, or a user's benchmark: a CSV or parquet file, a ``datasets``
-    folder, or a dataset name in the local HuggingFace cache (see the module docstring).
-
-    ``columns`` maps ``sent_more`` / ``sent_less`` / ``bias_type`` to the user's column names (the others are
-    found by their usual names); ``split`` picks a split of a dataset with several. Raises
-    :class:`BenchmarkError` with a clear message for unknown names, missing files (with the download
-    command), files that are neither CSV nor parquet, and missing columns (named).
-    """
+    """Load a registered benchmark by name, or a user's benchmark with its ``columns`` and ``split`` (see the
+    module docstring). Raises :class:`BenchmarkError` with a clear message for unknown names, missing files (with
+    the download command), files that are neither CSV nor parquet, and missing columns (named)."""
     reg = registry()
     name_or_path = str(name_or_path)
     if name_or_path in reg:
@@ -213,27 +198,23 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
                 f"with `python -m biascore data download --data-dir {settings.data_dir(data_dir)}` "
                 f"or point BIASCORE_DATA_DIR / --data-dir at a folder that has them.")
         mapping, extra = spec["columns"], spec.get("extra_columns", {})
-        encoding, language, description = spec.get("encoding", "utf-8"), spec.get("language", ""), spec.get(
-            "description", "")
-        header, rows, malformed = _read_file(path, encoding)
+        language, description = spec.get("language", ""), spec.get("description", "")
+        header, rows, malformed = _read_file(path, spec.get("encoding", "utf-8"))
     else:
         path = Path(name_or_path).expanduser()
         mapping, extra, language, description = None, {}, "", str(path)
-        if path.is_dir():
-            name = path.name
-            (header, rows), malformed = _table_rows(_read_folder(path, split)), []
-        elif path.is_file():
+        if path.is_file():
             name = path.stem
             header, rows, malformed = _read_file(path, "utf-8-cp1252", split)
-        else:
-            found = _from_hf_cache(name_or_path, split)
+        else:  # a datasets folder or a folder of parquet files, else a dataset in the local HuggingFace cache
+            found = _read_folder(path, split) if path.is_dir() else _from_hf_cache(name_or_path, split)
             if found is None:
                 raise BenchmarkError(
                     f"unknown benchmark {name_or_path!r}: not a registered name ({', '.join(reg)}), not an existing "
                     f"CSV/parquet file or datasets folder, and not a dataset in the local HuggingFace cache. The "
                     f"registered benchmarks other than demo need their files: download them with "
                     f"`python -m biascore data download --data-dir {settings.data_dir(data_dir)}`.")
-            name = name_or_path.replace("/", "__")
+            name = path.name if path.is_dir() else name_or_path.replace("/", "__")
             (header, rows), malformed = _table_rows(found), []
     header = [h.strip() for h in header]
     if mapping is None:  # a user's file: find the columns by their usual names (or as ``columns`` says)
@@ -250,16 +231,9 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
         raise BenchmarkError(f"{path}: no pairs to score (the file has a header line and no readable rows"
                              + (f"; {len(malformed)} malformed" if malformed else "") + ")")
     idx = {h: i for i, h in enumerate(header)}
-    records = []
-    for row in rows:
-        rec = {}
-        for target, src in mapping.items():
-            rec[target] = row[idx[src]].strip() if src else "unspecified"
-        for target, src in extra.items():
-            if src in idx:
-                rec[target] = row[idx[src]].strip()
-        records.append(rec)
-    frame = pd.DataFrame.from_records(records, columns=CORE_COLUMNS + [t for t, s in extra.items() if s in idx])
+    sources = {**mapping, **{t: s for t, s in extra.items() if s in idx}}  # target -> column (None: unspecified)
+    records = [{t: row[idx[s]].strip() if s else "unspecified" for t, s in sources.items()} for row in rows]
+    frame = pd.DataFrame.from_records(records, columns=CORE_COLUMNS + [t for t in sources if t not in mapping])
     for col in frame.columns:
         frame[col] = frame[col].astype(str).map(fix_mojibake)
     frame.insert(0, "pair_id", range(len(frame)))
@@ -299,12 +273,12 @@ def _read_file(path: Path, encoding: str, split: str | None = None) -> tuple[lis
         raise BenchmarkError(f"{path}: not a parquet file (it does not start with the parquet magic bytes)")
     if _looks_binary(raw):
         raise BenchmarkError(f"{path}: neither CSV nor parquet: the file holds binary data")
-    try:
-        text = decode_bytes(raw, encoding)
+    try:  # "utf-8-cp1252": valid UTF-8 sequences as UTF-8, stray bytes as cp1252
+        text = raw.decode("utf-8", errors="biascore_cp1252") if encoding == "utf-8-cp1252" else raw.decode(encoding)
     except UnicodeDecodeError as exc:
         raise BenchmarkError(f"{path}: cannot decode as {encoding} (byte {exc.start})") from None
     try:
-        return _read_csv_text(text)
+        return _read_csv_text(text.lstrip("\ufeff"))
     except BenchmarkError as exc:
         raise BenchmarkError(f"{path}: {exc}") from exc
 

@@ -6,19 +6,17 @@ Every file is streamed into a temporary file under ``<data dir>/.download-partia
 checked, and only then is it moved to its final path with ``os.replace`` — an interrupted, failed or
 corrupt download never leaves a partial or wrong file where the engine would read it.
 
-A mirror (``--mirror URL`` or ``BIASCORE_DOWNLOAD_MIRROR``) replaces every public URL with
-``<mirror>/<relative path>``: a folder laid out like the data directory, served over HTTP or as a
-``file://`` URL. Files without a public source (outputs produced locally, such as the tiny-MLM
-reference scores) can only come from a mirror.
+A mirror (``--mirror URL`` or ``BIASCORE_DOWNLOAD_MIRROR``; docs/cli.md) replaces every public URL with
+``<mirror>/<relative path>``; files without a public source can only come from a mirror.
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import http.client
 import json
 import os
-import shutil
 import tempfile
 import urllib.error
 import urllib.request
@@ -50,11 +48,6 @@ class RemoteFile:
     size: int
     licence: str
     note: str
-
-    def source_url(self, mirror: str | None) -> str | None:
-        if mirror:
-            return mirror.rstrip("/") + "/" + quote(self.path, safe="/")
-        return self.url
 
 
 @dataclass(frozen=True)
@@ -98,10 +91,8 @@ def select(files: list[RemoteFile], only: list[str] | None) -> list[RemoteFile]:
 
 
 def _fetch(url: str, out, *, timeout: float, on_bytes) -> tuple[str, int]:
-    """Stream ``url`` into the open binary file ``out``; return (sha256, byte count).
-
-    Raises :class:`DownloadError` naming the URL for HTTP errors, unreachable hosts, timeouts and
-    truncated transfers."""
+    """Stream ``url`` into the open binary file ``out``; return (sha256, byte count). Any failure, a truncated
+    transfer included, raises :class:`DownloadError` naming the URL."""
     request = urllib.request.Request(url, headers={"User-Agent": f"biascore/{ENGINE_VERSION}"})
     h, count = hashlib.sha256(), 0
     try:
@@ -136,7 +127,7 @@ def download_file(entry: RemoteFile, data_dir: Path, *, mirror: str | None = Non
                            f"(rerun with --force to replace it)")
         return Outcome(entry.path, "present", "already present (checksum differs; kept because of --no-verify)",
                        warning=True)
-    url = entry.source_url(mirror)
+    url = mirror.rstrip("/") + "/" + quote(entry.path, safe="/") if mirror else entry.url
     if url is None:
         return Outcome(entry.path, "unavailable", f"no public source — {entry.note}")
     partial = data_dir / PARTIAL_DIR
@@ -167,16 +158,14 @@ def download_file(entry: RemoteFile, data_dir: Path, *, mirror: str | None = Non
 
 def download_all(data_dir: str | Path | None = None, only: list[str] | None = None, *, force: bool = False,
                  verify: bool = True, mirror: str | None = None, timeout: float = 60.0,
-                 progress: ProgressFn | None = None, callback: Callable[[int, int, str], None] | None = None,
-                 on_outcome: Callable[[Outcome], None] | None = None,
-                 manifest: str | Path = MANIFEST_PATH) -> list[Outcome]:
+                 progress: ProgressFn | None = None, on_outcome: Callable[[Outcome], None] | None = None
+                 ) -> list[Outcome]:
     """Fetch every selected file of the manifest into the data directory; one :class:`Outcome` per file.
 
-    ``progress(done, total)`` follows the bytes; ``callback(done, total, path)`` is called after each file
-    (for the dashboard); ``on_outcome(outcome)`` with each file's outcome as it happens."""
+    ``progress(done, total)`` follows the bytes; ``on_outcome(outcome)`` gets each file's outcome as it happens."""
     target = settings.data_dir(data_dir)
     mirror = mirror or os.environ.get(MIRROR_ENV) or None
-    files = select(load_manifest(manifest), only)
+    files = select(load_manifest(), only)
     target.mkdir(parents=True, exist_ok=True)
     outcomes = []
     total, done = sum(f.size for f in files), [0]
@@ -194,32 +183,21 @@ def download_all(data_dir: str | Path | None = None, only: list[str] | None = No
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
-        if callback is not None:
-            callback(len(outcomes), len(files), entry.path)
-    partial = target / PARTIAL_DIR
-    if partial.is_dir() and not any(partial.iterdir()):
-        shutil.rmtree(partial, ignore_errors=True)
+    with contextlib.suppress(OSError):  # an empty partial folder is removed (rmdir refuses one that is not)
+        (target / PARTIAL_DIR).rmdir()
     return outcomes
 
 
-def licences(outcomes: list[Outcome], manifest: str | Path = MANIFEST_PATH) -> list[tuple[str, list[str]]]:
-    """The licences of the files the ``outcomes`` fetched or found in place: ``(licence, paths)`` per licence
-    (manifest order), so that a user sees what they may do with what they now have (docs/data.md)."""
+def licence_lines(outcomes: list[Outcome]) -> list[str]:
+    """The licences of the files the ``outcomes`` fetched or found in place, so that a user sees what they may do
+    with what they now have (docs/data.md): ``<licence>: <paths>`` per licence (manifest order), the paths of a
+    folder shortened to a glob when they are all of that folder's files."""
     have = {o.path for o in outcomes if o.status in ("downloaded", "present")}
     groups: dict[str, list[str]] = {}
-    for entry in load_manifest(manifest):
+    for entry in load_manifest():
         if entry.path in have:
             groups.setdefault(entry.licence or "not stated", []).append(entry.path)
-    return list(groups.items())
-
-
-def licence_lines(outcomes: list[Outcome], manifest: str | Path = MANIFEST_PATH) -> list[str]:
-    """:func:`licences` as lines of text: ``<licence>: <paths>``, the paths of a folder shortened to a glob when
-    they are all of that folder's files."""
-    lines = []
-    for licence, paths in licences(outcomes, manifest):
-        lines.append(f"{licence}: {', '.join(_shorten(paths))}")
-    return lines
+    return [f"{licence}: {', '.join(_shorten(paths))}" for licence, paths in groups.items()]
 
 
 def _shorten(paths: list[str]) -> list[str]:

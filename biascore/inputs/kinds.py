@@ -1,19 +1,13 @@
-"""The input kinds shared by several methods: pair benchmarks and SEAT/WEAT tests.
-
-(A method with an input of its own — LABDet's languages, the log-probability tests — declares its
-:class:`~biascore.contract.input_kind.InputKind` in its own folder.)
-
-* ``pairs`` — a registered pair benchmark (``data/benchmarks.json``) or a CSV file path; rows keyed by
-  ``pair_id``; ``--limit N`` keeps the first N pairs (the pair count is part of the key);
-* ``seat`` — a SEAT/WEAT test by name (``<data>/seat/<name>.jsonl``, the Bangla CEAT categories) or a path.
-"""
+"""The input kinds shared by several methods (a method with an input of its own declares it in its folder): pair
+benchmarks, rows keyed by ``pair_id`` (``--limit N`` keeps the first N pairs; the pair count is part of the key),
+and SEAT/WEAT tests."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from biascore.inputs.datasets import Benchmark, available_benchmarks, benchmark_path, load_benchmark, registry
-from biascore.contract.input_kind import InputKind, NoInputData
-from biascore.inputs.seat_tests import SeatTest, list_seat_tests, load_seat_test, seat_test_path
+from biascore.contract.input_kind import InputKind
+from biascore.inputs.seat_tests import list_seat_tests, load_seat_test, seat_test_path
 
 
 def _benchmark_files(bm: Benchmark, data_dir: Path | None) -> list[Path]:
@@ -22,15 +16,11 @@ def _benchmark_files(bm: Benchmark, data_dir: Path | None) -> list[Path]:
     return [Path(bm.path)] if bm.path else []
 
 
-def _benchmark_names(data_dir: Path | None) -> list[str]:
-    return [b["name"] for b in available_benchmarks(data_dir) if b["available"]]
-
-
 PAIRS = InputKind(
     name="pairs", flag="--benchmark", noun="benchmark", default="demo",
     help="pair benchmark name (see `biascore benchmarks`) or a CSV file with sent_more, sent_less[, bias_type]",
     load=lambda name, data_dir: load_benchmark(name, data_dir),
-    names=_benchmark_names,
+    names=lambda data_dir: [b["name"] for b in available_benchmarks(data_dir) if b["available"]],
     files=_benchmark_files,
     ids=lambda bm: [int(x) for x in bm.frame["pair_id"]],
     subset=lambda bm, a, b: bm.rows(a, b),
@@ -40,22 +30,10 @@ PAIRS = InputKind(
 )
 
 
-def _seat_files(test: SeatTest, data_dir: Path | None) -> list[Path]:
-    return [seat_test_path(test.name, data_dir)]
-
-
 SEAT = InputKind(
     name="seat", flag="--seat-test", noun="SEAT test", default="weat6b",
     help="SEAT/WEAT test name in <data-dir>/seat/ (file stem, e.g. sent-weat6, weat6b) or a .jsonl path",
     load=lambda name, data_dir: load_seat_test(name, data_dir),
     names=lambda data_dir: list_seat_tests(data_dir),
-    files=_seat_files,
-)
-
-NONE = InputKind(
-    name="none", flag="--input", noun="(the model alone)", default="model",
-    help="this method reads only the model and its own fixed data",
-    load=lambda name, data_dir: NoInputData(),
-    names=lambda data_dir: ["model"],
-    files=lambda loaded, data_dir: [],
+    files=lambda test, data_dir: [seat_test_path(test.name, data_dir)],
 )

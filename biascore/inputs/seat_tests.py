@@ -2,12 +2,9 @@
 
 A test file is one JSON object with ``targ1``, ``targ2``, ``attr1``, ``attr2``, each
 ``{"category": ..., "examples": [...]}``: X = targ1, Y = targ2 (targets), A = attr1, B = attr2
-(attributes). Files (pretty-printed JSON despite the ``.jsonl`` extension):
-
-* ``seat/<name>.jsonl`` — English SEAT/WEAT tests of May et al. (2019), from the sent-bias repository; and the
-  test shipped with the project (``data/seat/demo-weat6.jsonl``: Caliskan et al.'s WEAT 6 word lists;
-  :mod:`biascore.inputs.shipped`), listed and read on a bare clone too;
-* ``bangla/ceat_categories/ceat<i>.jsonl`` — the Bangla categories C1–C9, named ``bangla-c<i>``.
+(attributes). Files (pretty-printed JSON despite the ``.jsonl`` extension; docs/data.md says where each comes
+from): ``seat/<name>.jsonl`` (the shipped ``demo-weat6`` too: :mod:`biascore.inputs.shipped`) and the Bangla
+categories C1–C9, ``bangla/ceat_categories/ceat<i>.jsonl``, named ``bangla-c<i>``.
 
 Rules (the attention-head page and the association page read every file the same way):
 
@@ -125,8 +122,7 @@ def list_seat_tests(data_dir: str | Path | None = None, language: str | None = N
     stays in the list, so loading it reports what is wrong.
     """
     root = settings.data_dir(data_dir)
-    folder = root / "seat"
-    found = {p.stem for p in folder.glob("*.jsonl")} if folder.is_dir() else set()
+    found = {p.stem for p in (root / "seat").glob("*.jsonl")}  # none when the folder is absent
     names = sorted(found | set(shipped_stems("seat", ".jsonl", data_dir)), key=_natural)
     names += [f"bangla-c{i}" for i in range(1, 10) if (root / "bangla" / "ceat_categories" / f"ceat{i}.jsonl").is_file()]
     names = [n for n in names if language is None or _language(n) == language]

@@ -4,10 +4,7 @@ A shipped file sits under ``data/`` at the path it would have in the data direct
 ``labdet/train/demo.json``, ``wordlists/gender_female.txt``…) and is read where the data directory has no file of
 that path (:func:`data_file`): the demo inputs have names of their own (``demo-weat6``, LABDet ``demo``), and the
 shipped word lists are byte-identical copies of the downloadable ones (a data directory with other lists keeps
-its own). While a snapshot is in use only the snapshot's copies are read (a snapshot carries every file its
-results were computed from, shipped ones included).
-
-Each entry of the registry also states the file's licence and citation (docs/data.md shows them).
+its own). Each entry of the registry also states the file's licence and citation (docs/data.md shows them).
 """
 from __future__ import annotations
 

@@ -1,29 +1,18 @@
 """Runs announce themselves: from its first second, a run that has to compute a result says so where every
-process and page can read it, and a run that dies leaves nothing behind.
+process and page can read it, and a run that dies leaves nothing behind (docs/operating.md tells the whole story).
 
-The runner (:func:`biascore.runs.runner.run`) announces every computation — from a page, the CLI, the Python
-API or a sweep alike — as soon as it knows the result is missing and *before* it loads anything, and updates
-the announcement as it goes::
+The runner (:func:`biascore.runs.runner.run`) announces every computation as soon as it knows the result is
+missing and *before* it loads anything, and updates the announcement as it goes::
 
     <cache>/running/<id>.json   {tag, digest, method, model, input, state, done, total, host, pid, started, …}
     <cache>/running/<id>.lock   a file lock the announcing run holds for its whole life
 
-States, in order: ``starting`` → ``loading the model`` / ``converting the model`` (a GGUF file's first load)
-→ ``waiting for another run`` (another process or thread holds the key's lock and computes it; its progress
-is shown) → ``scoring`` (n of N) → ``done`` / ``failed`` (kept :data:`LINGER_S` seconds, so that a page that
-looks every few seconds sees how it ended). Several callers may announce the same result: each has its own
-file (``<id>`` = tag, host, pid, a counter), one computes and the others wait.
-
-A result is found by its **tag** — the method's cache folder and version, the model's name, the input's name,
-the item limit and the key options: names alone, which a page matches on every render without reading the input
-or loading or even identifying the model (a GGUF file not yet converted, a hub id not yet downloaded) — and by
-the cache key's **digest** when both sides know it (the digest then decides: another fingerprint or dtype of the
-same name is another result).
-
-Every write is atomic (a temporary file, then ``os.replace``). An announcement whose run is gone is **stale**:
-its lock is not held (the operating system releases a ``flock`` lock when its process dies, also by SIGKILL)
-or, on this host, its process is not alive; :func:`announcements` clears stale ones whenever it reads them.
-Nothing is announced in a read-only cache (an offline snapshot).
+Several callers may announce the same result (``<id>`` = tag, host, pid, a counter): one computes, the others
+wait. A result is found by its **tag** (:func:`run_tag`: names alone) and by the cache key's **digest** when both
+sides know it. Every write is atomic. An announcement whose run is gone is **stale**: its lock is not held (the
+operating system releases a ``flock`` lock when its process dies, also by SIGKILL) or, on this host, its process
+is not alive; :func:`announcements` clears stale ones whenever it reads them. A finished one stays readable
+:data:`LINGER_S` seconds. Nothing is announced in a read-only cache (an offline snapshot).
 """
 from __future__ import annotations
 
@@ -38,8 +27,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from biascore.errors import one_line
 from biascore.models.spec import ModelSpec
-from biascore.store.cache import CacheKey, ResultCache, _jsonable
+from biascore.store.cache import CacheKey, ResultCache, _jsonable, write_json_atomic
 from biascore.store.locks import file_lock, is_held, pid_alive
 from biascore.progress import ProgressFn
 
@@ -63,10 +53,11 @@ _HOST = socket.gethostname()
 
 
 def run_tag(method: Any, model: ModelSpec | str, input: Any, limit: int | None, options: Any) -> str:
-    """The tag of a result, made from names alone (see the module's docstring): the method's cache folder and
-    version, the model's :attr:`~biascore.models.spec.ModelSpec.run_name` (a name: its spec's), the input's name
-    (a loaded input's ``name``; None: the method's default input), the item limit and the key options. A page
-    matches runs by it on every render without reading the input or identifying the model."""
+    """The tag of a result, made from names alone: the method's cache folder and version, the model's
+    :attr:`~biascore.models.spec.ModelSpec.run_name` (a name: its spec's), the input's name (a loaded input's
+    ``name``; None: the method's default input), the item limit and the key options. A page matches runs by it on
+    every render without reading the input or identifying the model (a GGUF file not yet converted, a hub id not
+    yet downloaded); the key's digest, when both sides know it, then decides (another fingerprint or dtype)."""
     spec = model if isinstance(model, ModelSpec) else ModelSpec(str(model))
     name = method.input_kind.default if input is None else str(getattr(input, "name", input))
     blob = json.dumps([method.cache_folder, method.version, spec.run_name, name, limit,
@@ -93,15 +84,6 @@ class Announcement:
     updated: float
     error: str | None = None
 
-    @property
-    def live(self) -> bool:
-        return self.state in LIVE
-
-    @property
-    def computing(self) -> bool:
-        """Whether this caller holds the key and computes it (its progress is the result's)."""
-        return self.state == SCORING
-
     def describe(self, unit: str = "pairs") -> str:
         """The state in words, e.g. ``scoring: 12 of 38 pairs`` or ``waiting for another run (12 of 38 pairs)``."""
         if self.state == SCORING:
@@ -127,7 +109,7 @@ class Announcer:
     end writes ``done`` or ``failed`` (with the error's line) and releases the lock."""
 
     def __init__(self, cache: ResultCache, method: Any, handle: Any, loaded: Any, tag: str):
-        self.cache, self.handle = cache, handle
+        self.cache, self.handle, self.folder = cache, handle, cache.root / FOLDER
         self.enabled = not cache.read_only
         self._of = (method, loaded, tag)  # written when the run is announced
         self.tag = self.id = self.method = self.model = self.input = ""
@@ -137,15 +119,6 @@ class Announcer:
         self.started = self._last = 0.0
         self._lock = None
         self._mutex = threading.Lock()
-
-    # ------------------------------------------------------------------ paths
-    @property
-    def folder(self) -> Path:
-        return self.cache.root / FOLDER
-
-    @property
-    def path(self) -> Path:
-        return self.folder / f"{self.id}.json"
 
     # ------------------------------------------------------------------ what the runner calls
     def start(self, state: str = STARTING) -> None:
@@ -183,19 +156,11 @@ class Announcer:
         """This caller holds the key and computes: ``done`` of ``total``."""
         self._set(SCORING, done, total)
 
-    def progress(self, outer: ProgressFn | None) -> ProgressFn:
-        """A progress callback that updates the announcement, then calls ``outer``."""
+    def reporter(self, state: str, outer: ProgressFn | None) -> ProgressFn:
+        """A progress callback (``SCORING``: this caller computes; ``WAITING``: another caller computes the key)
+        that updates the announcement, then calls ``outer``."""
         def report(done: int, total: int) -> None:
-            self._set(SCORING, done, total)
-            if outer is not None:
-                outer(done, total)
-        return report
-
-    def waiting(self, outer: ProgressFn | None) -> ProgressFn:
-        """A waiting callback (another caller computes the key) that updates the announcement, then calls
-        ``outer``."""
-        def report(done: int, total: int) -> None:
-            self._set(WAITING, done, total)
+            self._set(state, done, total)
             if outer is not None:
                 outer(done, total)
         return report
@@ -204,8 +169,6 @@ class Announcer:
         """End the announcement: ``done``, or ``failed`` with ``error``'s line; the lock is released."""
         if self._lock is None:
             return
-        from biascore.errors import one_line
-
         try:
             self._set(DONE if error is None else FAILED, self.done, self.total,
                       error=None if error is None else one_line(error, public=True))
@@ -236,34 +199,25 @@ class Announcer:
             self.state, self._last = state, now
             record = Announcement(self.id, self.tag, self.digest, self.method, self.model, self.input, state,
                                   self.done, self.total, _HOST, os.getpid(), self.started, time.time(), error)
-            _write_json(self.path, asdict(record))
+            write_json_atomic(self.folder / f"{self.id}.json", asdict(record))
 
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:40]
 
 
-def _write_json(path: Path, record: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(record))
-    os.replace(tmp, path)
-
-
 # ------------------------------------------------------------------------------------------------ reading
 def _read(path: Path) -> Announcement | None:
     try:
-        raw = json.loads(path.read_text())
-        return Announcement(**raw)
+        return Announcement(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
         return None
 
 
 def _stale(a: Announcement, path: Path, now: float) -> bool:
-    if not a.live:
-        return now - a.updated > LINGER_S or (a.host == _HOST and not pid_alive(a.pid))
     if a.host == _HOST and not pid_alive(a.pid):
         return True
-    return not is_held(path.with_suffix(".lock"))
+    return now - a.updated > LINGER_S if a.state not in LIVE else not is_held(path.with_suffix(".lock"))
 
 
 def _clear(path: Path, seen: Announcement) -> None:
@@ -271,7 +225,7 @@ def _clear(path: Path, seen: Announcement) -> None:
     if again is not None and (again.state, again.updated) != (seen.state, seen.updated):
         return  # it moved on while we looked (e.g. it has just finished): not stale
     path.unlink(missing_ok=True)
-    if seen.live:
+    if seen.state in LIVE:
         path.with_suffix(".lock").unlink(missing_ok=True)
 
 
@@ -280,11 +234,8 @@ def announcements(cache: ResultCache | None = None, *, tag: str | None = None, d
     """The announcements in ``cache`` (stale ones are cleared on the way), those of one result when ``tag``
     is given: same tag, and same digest when both sides know it (``digest``). Reads a few small files."""
     cache = cache or ResultCache()
-    folder = cache.root / FOLDER
-    if not folder.is_dir():
-        return []
     now, out = time.time(), []
-    for path in folder.glob("*.json"):
+    for path in (cache.root / FOLDER).glob("*.json"):  # none when the folder is absent
         a = _read(path)
         if a is None:
             continue
@@ -294,7 +245,7 @@ def announcements(cache: ResultCache | None = None, *, tag: str | None = None, d
             if not cache.read_only:
                 _clear(path, a)
             continue
-        if live_only and not a.live:
+        if live_only and a.state not in LIVE:
             continue
         out.append(a)
     return sorted(out, key=lambda a: a.started)

@@ -11,8 +11,6 @@ For a method ``m``, a model handle ``h``, an input and options::
                and processes; a waiter sees the holder's progress) → look again → compute the missing shards
                (resumable after a crash) → verify → store with the conventions the computation recorded
     derived  → ``m.derive`` (itself cached when ``m.cache_derived``)
-
-:func:`live_result` wraps a frame computed outside the cache (one typed pair) as a result.
 """
 from __future__ import annotations
 
@@ -23,11 +21,12 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from biascore.runs.announce import Announcer, run_tag
+from biascore.runs.announce import SCORING, WAITING, Announcer, run_tag
 from biascore.runs.memo import read_file
-from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, check_ids
+from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, ShardWriter, check_ids
 from biascore.models.handle import ModelHandle, as_handle
 from biascore.store.keys import result_key
+from biascore.store.provenance import package_versions, utc_now
 from biascore.contract.method import Method, NotApplicable
 from biascore.contract.options import Options
 from biascore.models.loading import LanguageModel, ModelIdentity
@@ -47,8 +46,6 @@ class Context:
     waiting: ProgressFn | None = None
     #: results of other methods this computation read (name → key digest), recorded with the result
     used: dict[str, str] = field(default_factory=dict)
-    #: the run's announcement (:mod:`biascore.runs.announce`)
-    announcer: Announcer | None = None
     #: what the computation itself recorded for its readers (a comparison's method line and notes): stored
     #: with the result's conventions
     recorded: dict[str, Any] = field(default_factory=dict)
@@ -56,10 +53,6 @@ class Context:
     def model(self) -> LanguageModel:
         """The model, loaded now if it was not (thread-safe, once per handle)."""
         return self.handle.load()
-
-    def report(self, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress(done, total)
 
     def run(self, method: Method, input: Any, *, limit: int | None = None, progress: ProgressFn | None = None,
             **options: Any) -> Result:
@@ -69,12 +62,6 @@ class Context:
                      progress=progress if progress is not None else self.progress, waiting=self.waiting, **options)
         self.used[method.name] = result.meta["digest"]
         return result
-
-
-def method_handle(method: Method, handle: ModelHandle, options: Options) -> ModelHandle:
-    """The handle ``method`` runs on: the same model, loaded the way the method needs (a forced kind, eager
-    attention); see :meth:`Method.load_variant`."""
-    return handle.variant(**method.load_variant(options))
 
 
 def model_key(method: Method, identity: ModelIdentity, loaded: Any, options: Options,
@@ -143,7 +130,7 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
     loaded = resolve_input(method, input, data_dir, limit)
     method.validate_input(loaded, opts)  # bad options and inputs are refused before any model is touched
     cache = cache or ResultCache()
-    run_handle = method_handle(method, handle, opts)
+    run_handle = handle.variant(**method.load_variant(opts))  # loaded the way the method needs
     tag = run_tag(method, run_handle.spec, input, limit, opts)
     with Announcer(cache, method, run_handle, loaded, tag) as announcer:  # silent until it must compute
         return _find_or_compute(method, run_handle, loaded, opts, cache, data_dir, progress, waiting, only_cached,
@@ -160,7 +147,8 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
             return None
         identity = announcer.load(run_handle).identity()  # a hub id not in the local cache: only a load can tell
     try:
-        method.check_served(identity)
+        if identity.dtype == "served":  # refused unless the method needs only its prompt log-probabilities
+            method.refuse_served(identity.name)
         method.check(identity.kind, loaded, opts)
     except NotApplicable:
         if only_cached:  # a method that cannot run on this model has no stored result to read
@@ -176,12 +164,12 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
     if found is None:
         announcer.keyed(key)
         announcer.start()
-        ctx.progress, ctx.waiting, ctx.announcer = announcer.progress(progress), announcer.waiting(waiting), announcer
+        ctx.progress, ctx.waiting = announcer.reporter(SCORING, progress), announcer.reporter(WAITING, waiting)
         if method.needs_model:
             lm = announcer.load(run_handle)  # announced first: "loading the model" / "converting the model"
             key = model_key(method, lm.identity(), loaded, opts, data_dir)  # the loaded model is the authority
             announcer.keyed(key)
-        found = _compute(ctx, method, loaded, opts, key, verify, shard_size)
+        found = _compute(ctx, method, loaded, opts, key, verify, shard_size, announcer)
     stored, meta = found
     result = _result(ctx, method, loaded, opts, key, stored, meta)
     result.timings = {"this_call_s": round(time.perf_counter() - started, 6), "from_cache": from_cache}
@@ -189,7 +177,8 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
 
 
 def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: CacheKey,
-             verify: Callable[[pd.DataFrame], None], shard_size: int | None) -> tuple[pd.DataFrame, dict]:
+             verify: Callable[[pd.DataFrame], None], shard_size: int | None, announcer: Announcer
+             ) -> tuple[pd.DataFrame, dict]:
     cache = ctx.cache
     started = time.perf_counter()
     if cache.read_only:  # a snapshot: what can be derived without a model is derived in memory, never stored
@@ -203,8 +192,7 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
             ctx.waiting(report.done if report else 0, report.total if report else total_hint)
 
     with cache.computing(key, wait):
-        if ctx.announcer is not None:
-            ctx.announcer.scoring(0, total_hint)
+        announcer.scoring(0, total_hint)
         found = cache.load_entry(key, verify)  # another caller may have finished it while we waited
         if found is not None:
             return found
@@ -252,7 +240,7 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
     callers, and store the finished, checked result."""
     kind, cache = method.input_kind, ctx.cache
     ids = kind.ids(loaded)
-    shards = cache.shards(key, ids, size)
+    shards = ShardWriter(cache, key, ids, size)
     done = shards.completed()
     total, last = len(ids), [0.0]
     outer = ctx.progress
@@ -293,8 +281,6 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
 def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: float) -> dict:
     """What a computation records about itself beside its frame: its conventions, the results it read, the
     package versions it ran with and how long it took (``compute_s``, seconds in this process)."""
-    from biascore.store.provenance import package_versions, utc_now
-
     info = {"conventions": {**method.conventions(ctx, loaded, opts), **ctx.recorded}, "versions": package_versions(),
             "timings": {"compute_s": round(time.perf_counter() - started, 3), "finished_at": utc_now()}}
     placement = ctx.handle.load().extra.get("placement") if method.needs_model and ctx.handle.loaded else None

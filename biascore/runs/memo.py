@@ -7,26 +7,19 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from types import SimpleNamespace
 from typing import Any, Callable, Hashable
 
-#: keys remembered: an attribution run's reads and the tables drawn from it take about 8, so about 16 runs (what
-#: the pages' own memos held before; a 12,089-pair run's frames take about 34 MB)
+#: keys remembered: an attribution run's reads and the tables drawn from it take about 8, so about 16 runs
+#: (a 12,089-pair run's frames take about 34 MB)
 SIZE = 128
-
-
-class _Answer:
-    """One key's answer, read under its own lock: a second thread asking waits for the first one's read."""
-
-    def __init__(self) -> None:
-        self.lock, self.value = threading.Lock(), None
-
-
 _lock = threading.Lock()
 
 
 @functools.lru_cache(maxsize=SIZE)
-def _answer(key: Hashable) -> _Answer:
-    return _Answer()
+def _answer(key: Hashable) -> SimpleNamespace:
+    """One key's answer, read under its own lock: a second thread asking waits for the first one's read."""
+    return SimpleNamespace(lock=threading.Lock(), value=None)
 
 
 def remember(key: Hashable, read: Callable[[], Any]) -> Any:

@@ -2,30 +2,13 @@
 
 The same function answers the CLI, the Python API, sweeps, snapshots (read-only: nothing is computed) and
 the dashboard, so a result computed in one of them is what the others show. This module is the one door to
-results — every question a shell asks is answered here, and nothing else reads the cache or rebuilds a key:
-
-    run(m, model, input, **options)            compute (or read) one result
-    is_cached(m, model, input, **options)      is it stored (no load, no read)
-    computing(m, model, input, **options)      is it being computed right now, and how far (an Announcement
-                                               of the run, from its first second, or None)
-    selection(m, model, input, **options)      one result as announced and stored: the runs announced for it, and
-                                               whether it is stored (no load, no read)
-    watch(m, model_name, input, **options)     the same result as a page watches it on every render: its
-                                               announced runs, matched by names alone (no key built)
-    stored(m, model=…, input=…)                the stored results of a method (Stored, newest first)
-    stored_version(m)                          a fingerprint of that list (changes when a result is stored)
-    listed(m, draw)                            a table drawn from that list
-    open_stored(m, entry)                      one listed result, verified (DamagedResult / StaleResult)
-    drawn(m, entry, draw, **options)           a table drawn from one listed result (e.g. its summary)
-    run_on_stored(other, entry)                another method on a stored result's model and input, no load
-
-Every read is remembered by the version of what it read (:mod:`biascore.runs.memo`): shells keep no memo of their own.
-
-The runner is three modules by concern, answered here as one: the computing path
-(:mod:`biascore.runs.compute`: :func:`run` — identity → key → verified read, or announce → load → lock →
-resumable shards → verify → store — and :func:`live_result`), the stored results
-(:mod:`biascore.runs.stored`: listing, opening, verifying) and, below, what a page watches without loading
-anything (:func:`is_cached`, :func:`selection`, :func:`computing`).
+results — every question a shell asks is answered here, and nothing else reads the cache or rebuilds a key.
+It is three modules by concern, answered here as one: the computing path (:mod:`biascore.runs.compute`:
+:func:`run`, :func:`live_result`), the stored results (:mod:`biascore.runs.stored`: :func:`stored`,
+:func:`stored_version`, :func:`listed`, :func:`open_stored`, :func:`drawn`, :func:`run_on_stored`) and, below,
+what a page watches without loading or reading anything (:func:`is_cached`, :func:`selection`, :func:`watch`,
+:func:`computing`). Every read is remembered by the version of what it read (:mod:`biascore.runs.memo`): shells
+keep no memo of their own.
 """
 from __future__ import annotations
 
@@ -35,13 +18,12 @@ from typing import Any
 from biascore.runs.announce import (CONVERTING, FAILED, SCORING, Announcement, Selection, furthest,  # noqa: F401
                                     run_tag)
 from biascore.store.cache import ResultCache
-from biascore.runs.compute import (Context, build_options, live_result, method_handle, model_key,  # noqa: F401
-                                   resolve_input, run)
+from biascore.runs.compute import Context, build_options, live_result, model_key, resolve_input, run  # noqa: F401
 from biascore.models.handle import ModelHandle, as_handle
 from biascore.contract.method import Method
 from biascore.models.loading import LanguageModel
 from biascore.runs.stored import (DamagedResult, StaleResult, Stored, UnreadableResult,  # noqa: F401
-                                          drawn, identity_of, key_of, listed, open_stored, run_on_stored, standin,
+                                          drawn, key_of, listed, open_stored, run_on_stored, standin,
                                           stored, stored_version, verify_file)
 
 
@@ -61,7 +43,7 @@ def selection(method: Method, model: ModelHandle | LanguageModel | str, input: A
     opts = build_options(method, None, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None
     loaded = resolve_input(method, input, data_dir, limit)
-    run_handle = method_handle(method, as_handle(model), opts)
+    run_handle = as_handle(model).variant(**method.load_variant(opts))
     identity = run_handle.known_identity()
     key = model_key(method, identity, loaded, opts, data_dir) if identity is not None else None
     return Selection(run_tag(method, run_handle.name, input, limit, opts), key)
@@ -78,11 +60,9 @@ def watch(method: Method, model: str, input: Any = None, *, limit: int | None = 
 def computing(method: Method, model: ModelHandle | LanguageModel | str, input: Any = None, *,
               cache: ResultCache | None = None, data_dir: str | Path | None = None, limit: int | None = None,
               **option_values: Any) -> Announcement | None:
-    """Whether ``method``'s result for this model, input and options is being computed right now (by another
-    person, tab, process, the CLI, the API or a sweep) and how far it has got: the furthest of the runs announced
-    for it (:mod:`biascore.runs.announce`: from their first second — loading or converting the model, waiting,
-    scoring n of N), found even when the model's identity needs a load to be known; None when none is. Nothing
-    is loaded here."""
+    """Whether ``method``'s result for this model, input and options is being computed right now (by anyone) and
+    how far it has got: the furthest of the runs announced for it (:mod:`biascore.runs.announce`), found even when
+    the model's identity needs a load to be known; None when none is. Nothing is loaded here."""
     cache = cache or ResultCache()
     if cache.read_only:
         return None

@@ -1,20 +1,17 @@
 """The stored results of a method, as the runner's door lists and opens them (:mod:`biascore.runs.runner` is
-where shells import these from): :func:`stored` lists a method's results (newest first, from the files' footers),
-:func:`stored_version` fingerprints that list, :func:`open_stored` opens one verified, :func:`listed` and
-:func:`drawn` draw a table from the list or one result, :func:`run_on_stored` runs another method on a stored
-result's model and input without loading it, :func:`verify_file` checks one file (a snapshot checks what it ships).
-Nothing here loads a model; every read is remembered by the version of what it read (:mod:`biascore.runs.memo`)."""
+where shells import these from). Nothing here loads a model; every read is remembered by the version of what it
+read (:mod:`biascore.runs.memo`)."""
 from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from biascore import settings
 from biascore.store.cache import CacheKey, ResultCache
-from biascore.runs.compute import run
+from biascore.runs.compute import resolve_input, run
 from biascore.runs.memo import file_version, remember
 from biascore.models.handle import ModelHandle
 from biascore.contract.method import Method
@@ -94,7 +91,11 @@ def listed(method: Method, draw: Callable[[list[Stored], Any], Any], *, cache: R
 
 def standin(entry: Stored) -> ModelHandle:
     """The model of a stored result, by the identity it was keyed with; it never loads."""
-    return ModelHandle.standin(entry.model, identity_of(entry.meta), "reading a stored result never loads a model")
+    meta = entry.meta
+    identity = ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
+                             meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
+                             SpecialTokens.from_meta(meta.get("tokenizer_specials")), str(meta.get("weights", "")))
+    return ModelHandle.standin(entry.model, identity, "reading a stored result never loads a model")
 
 
 def open_stored(method: Method, entry: Stored, *, cache: ResultCache | None = None,
@@ -121,19 +122,13 @@ def _shape(entry: Stored, data_dir: Any, options: dict) -> tuple:
 
 
 def _open(method: Method, entry: Stored, cache: ResultCache | None, data_dir: Any, options: dict) -> Result:
-    import dataclasses
-
     cache, meta = cache or ResultCache(), entry.meta
     data_dir = Path(data_dir) if data_dir else None
-    kind = method.input_kind
-    loaded = kind.load(entry.input, data_dir)
-    n = entry.n_rows
-    if n is not None and kind.first is not None and n < len(kind.ids(loaded)):
-        loaded = kind.first(loaded, n)
+    loaded = resolve_input(method, entry.input, data_dir, entry.n_rows if method.input_kind.first else None)
     if loaded.content_hash != meta.get("input_hash"):
         raise StaleResult(f"the stored {method.name} result was computed on a different version of {entry.input!r}; "
                           "score it again")
-    opts = dataclasses.replace(method.Options.from_meta(meta), **options).validate()
+    opts = replace(method.Options.from_meta(meta), **options).validate()
     result = run(method, standin(entry), loaded, opts, cache=cache, data_dir=data_dir, only_cached=True)
     if result is None:  # the read found it damaged and removed it
         raise DamagedResult(f"the stored {method.name} result on {entry.input!r} was damaged (it failed verification) "
@@ -172,10 +167,3 @@ def key_of(meta: dict, **changes: Any) -> CacheKey:
     parts = {k: v for k, v in meta.items() if k not in ("scorer", "digest", "path", "info")}
     parts.update(changes)
     return CacheKey(str(meta.get("scorer", "")), tuple(sorted(parts.items())))
-
-
-def identity_of(meta: dict) -> ModelIdentity:
-    """The model identity a stored result was keyed with."""
-    return ModelIdentity(str(meta.get("model", "")), str(meta.get("model_fingerprint", "")),
-                         meta.get("model_kind", "encoder"), str(meta.get("dtype", "")), str(meta.get("device", "")),
-                         SpecialTokens.from_meta(meta.get("tokenizer_specials")), str(meta.get("weights", "")))

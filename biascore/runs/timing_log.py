@@ -2,12 +2,12 @@
 
 Off unless ``BIASCORE_TIMING_LOG`` names a file; then :func:`record` appends one JSON line per event (wall-clock
 ``t`` from ``time.time()``, so a load-test client on the same machine can put its own send and receive times on the
-same axis). The live queue records each round (gathering, forward passes) and each request's wait; the Try-a-pair
-page records its rerun (script start, the pair handed to the queue, the score drawn). bench/ws_load_test.py reads
-them back. Lines are written whole under a lock, so threads of one server never interleave them.
+same axis; bench/ws_load_test.py reads them back). Lines are written whole under a lock, so threads of one server
+never interleave them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -33,6 +33,4 @@ def record(event: str, **fields) -> None:
 
 def pair_tag(sent_more: str, sent_less: str) -> str:
     """A short tag for a pair (no text in the log), the same in the server and in the load-test client."""
-    import hashlib
-
     return hashlib.sha256(f"{sent_more}\x1f{sent_less}".encode()).hexdigest()[:12]

@@ -123,17 +123,12 @@ class ResultCache:
         self.read_only = settings.is_read_only(self.root)
 
     # ---------------------------------------------------------------- paths
-    def path(self, key: CacheKey) -> Path:
-        return self.root / key.scorer / f"{key.digest}.parquet"
-
-    def shard_dir(self, key: CacheKey) -> Path:
-        return self.root / key.scorer / f"{key.digest}.shards"
+    def path(self, key: CacheKey, suffix: str = ".parquet") -> Path:
+        """``key``'s file of the layout (module docstring): its result, ``.lock``, ``.progress.json``, ``.shards``."""
+        return self.root / key.scorer / f"{key.digest}{suffix}"
 
     def lock_path(self, key: CacheKey) -> Path:
-        return self.root / key.scorer / f"{key.digest}.lock"
-
-    def progress_path(self, key: CacheKey) -> Path:
-        return self.root / key.scorer / f"{key.digest}.progress.json"
+        return self.path(key, ".lock")
 
     # ---------------------------------------------------------------- whole results
     def load(self, key: CacheKey, verify: Verify | None = None) -> pd.DataFrame | None:
@@ -151,10 +146,7 @@ class ResultCache:
         except FileNotFoundError:
             return None
         try:
-            table = _read_table(path)
-            meta = _stored_meta(table)
-            if meta.get("digest") != key.digest:
-                raise CorruptCacheFile(f"key mismatch (file has {meta.get('digest')}, expected {key.digest})")
+            table, meta = _read_keyed(path, key)
             frame = table.to_pandas()
             if verify is not None:
                 verify(frame)
@@ -180,26 +172,23 @@ class ResultCache:
         _write_atomic(path, frame, key, info)
         return path
 
-    def get_or_compute(self, key: CacheKey, compute: Callable[[], pd.DataFrame], *, verify: Verify | None = None,
+    def get_or_compute(self, key: CacheKey, compute: Callable[[], pd.DataFrame], *,
                        waiting: Callable[[Progress | None], None] | None = None) -> pd.DataFrame:
         """The cached result, or ``compute()`` stored — computed by one caller only: a second caller (thread
         or process) waits for the first one's result, calling ``waiting(progress)`` meanwhile.
 
         The caller that computes gets the stored result read back, so every caller receives the same frame, values
         and container types alike (a cache answer equals the fresh computation: docs/reproducibility.md)."""
-        frame = self.load(key, verify)
+        frame = self.load(key)
         if frame is not None:
             return frame
         if self.read_only:  # a snapshot keeps what it shipped with: no lock, no file; derived frames stay in memory
-            frame = compute()
-            if verify is not None:
-                verify(frame)
-            return frame
+            return compute()
         with self.computing(key, waiting):
-            frame = self.load(key, verify)  # someone else may have finished it while we waited
+            frame = self.load(key)  # someone else may have finished it while we waited
             if frame is None:
-                self.save(key, compute(), verify)
-                frame = self.load(key, verify)
+                self.save(key, compute())
+                frame = self.load(key)
                 if frame is None:
                     raise CorruptCacheFile(f"{self.path(key)} could not be read back after it was written")
         return frame
@@ -214,7 +203,7 @@ class ResultCache:
             try:
                 yield
             finally:
-                self.progress_path(key).unlink(missing_ok=True)
+                self.path(key, ".progress.json").unlink(missing_ok=True)
 
     def check_writable(self) -> None:
         """Raise :class:`~biascore.settings.ReadOnlySnapshotError` when this cache is a snapshot's."""
@@ -224,16 +213,14 @@ class ResultCache:
 
     def report_progress(self, key: CacheKey, done: int, total: int) -> None:
         """Publish the lock holder's progress for waiting callers (atomic replace of a small JSON file)."""
-        path = self.progress_path(key)
+        path = self.path(key, ".progress.json")
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps({"done": int(done), "total": int(total), "pid": os.getpid()}))
-        os.replace(tmp, path)
+        write_json_atomic(path, {"done": int(done), "total": int(total), "pid": os.getpid()})
 
     def progress(self, key: CacheKey) -> Progress | None:
         """The progress of whoever is computing ``key`` now, or None when nobody is (or nothing reported)."""
         try:
-            raw = json.loads(self.progress_path(key).read_text())
+            raw = json.loads(self.path(key, ".progress.json").read_text())
             report = Progress(int(raw["done"]), int(raw["total"]), int(raw["pid"]))
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -241,25 +228,24 @@ class ResultCache:
 
     def entries(self, scorer: str) -> list[dict]:
         """Metadata of every finished result of one scorer (what the Overview page lists), from the footers;
-        the content is verified when a result is opened (:meth:`load_entry`)."""
-        out = []
-        for p in sorted((self.root / scorer).glob("*.parquet")):
-            try:
-                out.append(self.entry_meta(p))
-            except (CorruptCacheFile, FileNotFoundError):  # skipped here, recomputed on load
-                continue
-        return out
+        the content is verified when a result is opened (:meth:`load_entry`; a corrupt one is skipped here)."""
+        return self._each(scorer, self.entry_meta, (CorruptCacheFile, FileNotFoundError))
 
     def fingerprint(self, scorer: str) -> tuple:
         """(file name, mtime in ns) of every finished result of one scorer, no file opened: changes when a result
         is added, replaced or removed."""
+        return tuple(self._each(scorer, lambda p: (p.name, p.stat().st_mtime_ns), (FileNotFoundError,)))
+
+    def _each(self, scorer: str, read: Callable[[Path], object], skip: tuple[type[Exception], ...]) -> list:
+        """``read(path)`` of every finished result of one scorer, by name; one that raises ``skip`` is left out
+        (e.g. removed by another process meanwhile)."""
         out = []
         for p in sorted((self.root / scorer).glob("*.parquet")):
             try:
-                out.append((p.name, p.stat().st_mtime_ns))
-            except FileNotFoundError:  # removed by another process meanwhile
+                out.append(read(p))
+            except skip:
                 continue
-        return tuple(out)
+        return out
 
     @staticmethod
     def entry_meta(path: str | os.PathLike) -> dict:
@@ -285,10 +271,6 @@ class ResultCache:
         if meta.get("digest") != path.stem or _digest({k: v for k, v in meta.items() if k != "digest"}) != path.stem:
             raise CorruptCacheFile("its stored key does not match its name")
 
-    # ---------------------------------------------------------------- shards (resume after interruption)
-    def shards(self, key: CacheKey, ids: Sequence, size: int, column: str = "pair_id") -> "ShardWriter":
-        return ShardWriter(self, key, ids, size, column)
-
 
 _SHARD_NAME = re.compile(r"^(\d{6,})-(\d{6,})\.parquet$")
 
@@ -305,7 +287,7 @@ class ShardWriter:
         if size < 1:
             raise ValueError("shard size must be at least 1")
         self.cache, self.key, self.ids, self.column = cache, key, list(ids), column
-        self.dir = cache.shard_dir(key)
+        self.dir = cache.path(key, ".shards")
         self.ranges = [(a, min(a + size, len(self.ids))) for a in range(0, len(self.ids), size)]
 
     def path(self, a: int, b: int) -> Path:
@@ -314,8 +296,6 @@ class ShardWriter:
     def completed(self) -> dict[tuple[int, int], pd.DataFrame]:
         """The verified shards on the current grid; anything else in the folder is discarded."""
         done: dict[tuple[int, int], pd.DataFrame] = {}
-        if not self.dir.exists():
-            return done
         grid = set(self.ranges)
         for p in sorted(self.dir.glob("*.parquet")):
             m = _SHARD_NAME.match(p.name)
@@ -323,7 +303,7 @@ class ShardWriter:
             try:
                 if rng not in grid:
                     raise CorruptCacheFile("not a shard of the current grid")
-                frame = _read_verified(p, self.key)
+                frame = _read_keyed(p, self.key)[0].to_pandas()
                 check_ids(frame, self.ids[rng[0]:rng[1]], self.column)
             except CorruptCacheFile as exc:
                 log.warning("discarding shard %s: %s", p, exc)
@@ -358,36 +338,33 @@ class ShardWriter:
         return frame
 
 
-def _write_atomic(path: Path, frame: pd.DataFrame, key: CacheKey, info: dict | None = None) -> None:
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+def _write_atomic(path: Path, table: pa.Table | pd.DataFrame, key: CacheKey, info: dict | None = None) -> None:
+    """``table`` with ``key`` (and ``info`` when given) in its footer and page checksums, written atomically."""
+    if isinstance(table, pd.DataFrame):
+        table = pa.Table.from_pandas(table, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
-    if info:
+    if info is not None:
         meta[_INFO] = json.dumps(info, sort_keys=True).encode()
-    table = table.replace_schema_metadata(meta)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}.tmp")
     try:
-        pq.write_table(table, tmp, write_page_checksum=True)
+        pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 
 
+def write_json_atomic(path: Path, record: dict) -> None:
+    """Write ``record`` as JSON to ``path`` atomically (a reader sees the old file or the new one, never half)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+
+
 def rekey_file(src: str | os.PathLike, key: CacheKey, target: str | os.PathLike, info: dict | None = None) -> None:
     """Write the cached result ``src`` to ``target`` under another ``key`` (a snapshot stores a model by its display
     name): the same table, ``key`` (and ``info`` when given) in its metadata, page checksums; atomic."""
-    table = _read_table(Path(src))
-    meta = dict(table.schema.metadata or {})
-    meta[_META] = json.dumps({**key.meta, "digest": key.digest}).encode()
-    if info is not None:
-        meta[_INFO] = json.dumps(info, sort_keys=True).encode()
-    target = Path(target)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    _write_atomic(Path(target), _read_table(Path(src)), key, info)
 
 
 def _identity(path: Path) -> tuple[int, int]:
@@ -425,9 +402,10 @@ def _stored_info(table: pa.Table) -> dict:
     return info
 
 
-def _read_verified(path: Path, key: CacheKey) -> pd.DataFrame:
+def _read_keyed(path: Path, key: CacheKey) -> tuple[pa.Table, dict]:
+    """The table at ``path`` (page checksums verified) and its stored key, which must be ``key``'s."""
     table = _read_table(path)
     meta = _stored_meta(table)
     if meta.get("digest") != key.digest:
         raise CorruptCacheFile(f"key mismatch (file has {meta.get('digest')}, expected {key.digest})")
-    return table.to_pandas()
+    return table, meta

@@ -107,8 +107,9 @@ def test_mirror_from_environment_and_only_by_benchmark_name(mirror, tmp_path, mo
     monkeypatch.setenv(download.MIRROR_ENV, mirror.url)
     target = tmp_path / "data"
     calls = []
-    outcomes = download.download_all(target, ["crows-tl"], callback=lambda *a: calls.append(a))
-    assert [o.status for o in outcomes] == ["downloaded"] and calls == [(1, 1, "filipino/crowspairs_tl.csv")]
+    outcomes = download.download_all(target, ["crows-tl"], on_outcome=calls.append)
+    assert [o.status for o in outcomes] == ["downloaded"] and calls == outcomes
+    assert outcomes[0].path == "filipino/crowspairs_tl.csv"
     assert mirror.requests == ["/filipino/crowspairs_tl.csv"]
     from biascore.inputs.datasets import load_benchmark
     assert len(load_benchmark("crows-tl", target)) == 204

@@ -115,7 +115,7 @@ def test_one_process_computes_while_the_others_wait(hermetic_models, cache, tmp_
             return found if kinds == [announce.SCORING] + [announce.WAITING] * 2 else None
 
         found = _until("one run scoring and two waiting", states, runs)
-        scoring = next(a for a in found if a.computing)
+        scoring = next(a for a in found if a.state == announce.SCORING)
         assert scoring.total == 38 and scoring.digest == page.key.digest
         assert announce.furthest(found) == scoring
         assert computing(get("attribution"), model, "demo", cache=cache) == scoring  # the runner's door says so
@@ -139,7 +139,7 @@ def test_a_killed_run_leaves_no_announcement(hermetic_models, cache, tmp_path, p
     first = _start(model, cache.root, gate)
     second = None
     try:
-        _until("the first run scoring", lambda: [a for a in page.runs(cache) if a.computing], [first])
+        _until("the first run scoring", lambda: [a for a in page.runs(cache) if a.state == announce.SCORING], [first])
         second = _start(model, cache.root, gate)
         _until("the second run waiting", lambda: [a for a in page.runs(cache) if a.state == announce.WAITING],
                [first, second])
