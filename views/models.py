@@ -8,6 +8,7 @@ a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 
 import streamlit as st
 
@@ -15,6 +16,8 @@ from biascore import api, settings
 from biascore.display import code_span, markdown_literal
 from biascore.errors import ModelLoadError, one_line
 from biascore.api import display_name, is_local_path, is_served
+from biascore.runs import runner
+from biascore.snapshot import active as active_snapshot  # the snapshot in use (OpenedSnapshot), or None
 from views.common import show_error
 from views.links import link_choice, link_value, refuse
 
@@ -43,13 +46,6 @@ def open_snapshot() -> bool:
         return False
     st.sidebar.caption(f"📦 Read-only snapshot {opened.describe()}")
     return True
-
-
-def active_snapshot():
-    """The snapshot in use (:class:`biascore.snapshot.OpenedSnapshot`), or None."""
-    from biascore.snapshot import active
-
-    return active()
 
 
 def read_only_notice(what: str) -> bool:
@@ -128,42 +124,30 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     return f"The served model {name} cannot be used now: {named(one_line(exc, public=False))}"
 
 
-def served_down(name: str) -> str | None:
-    """The line saying ``name``'s server is down (after a connection that failed for that reason), else None."""
+def stored_notice(name: str) -> None:
+    """Over a stored run of a served model whose server is down (after a connection that failed for that reason):
+    say the run is stored and the server down."""
     if not served(name) or active_snapshot() is not None:
-        return None
+        return
     error = get_handle(name).load_error
-    return served_error_line(name, error) if isinstance(error, api.ServedUnavailable) else None
+    if isinstance(error, api.ServedUnavailable):
+        st.info(f"Showing the stored run of {code_span(model_label(name))}. {served_error_line(name, error)}")
 
 
-def _last_seen(name: str) -> tuple[str, str] | None:
-    """What ``name``'s server last said it serves (:mod:`biascore.models.served.last_seen`), or None."""
+def served_last_seen(name: str) -> tuple[str, str] | None:
+    """The model name and fingerprint ``name``'s server last said it serves
+    (:mod:`biascore.models.served.last_seen`), or None."""
     return api.recall_served(settings.cache_dir(), api.ModelSpec.configured(name).target)
-
-
-def stored_identity(name: str) -> tuple[str, str | None] | None:
-    """The model name (and, for a served model, the fingerprint measured on its server) that ``name``'s results
-    are stored under. A served model is connected for it (once per process: its identity is measured, never
-    assumed); while its server is down, what the server last said it serves (its stored runs are shown, said to
-    be stored: :func:`served_down`); None when it cannot be used for another reason (the page offers "Score
-    now", which says why)."""
-    if not served(name):
-        return name, None
-    try:
-        ident = get_handle(name).load().identity()
-    except ModelLoadError as exc:
-        return _last_seen(name) if isinstance(exc, api.ServedUnavailable) else None
-    return ident.name, ident.fingerprint
 
 
 def served_labels() -> dict[str, str]:
     """Stored model name -> the settings' label, for the served models this process is connected to, and (not
     connected yet, or the server down) the name each last served; which runs are shown is still decided by the
-    fingerprint measured now (:func:`stored_identity`)."""
+    fingerprint measured now (:func:`views.attribution.best_run`)."""
     out = {}
     for label in settings.served_models():
         handle = get_handle(label)
-        seen = handle.identity().name if handle.loaded else (_last_seen(label) or (None,))[0]
+        seen = handle.identity().name if handle.loaded else (served_last_seen(label) or (None,))[0]
         if seen is not None:
             out.setdefault(seen, label)
     return out
@@ -171,19 +155,11 @@ def served_labels() -> dict[str, str]:
 
 def get_model(name: str):
     """The loaded model (loaded once per process by its handle); errors propagate to :func:`model_or_error`."""
-    with st.spinner("Loading model (once per process)…") if not get_handle(name).loaded else _nothing():
+    with st.spinner("Loading model (once per process)…") if not get_handle(name).loaded else nullcontext():
         return get_handle(name).load()
 
 
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def model_or_error(name: str, live: bool = False, **kwargs):
+def model_or_error(name: str, live: bool = False):
     """The model's handle, loaded (or, in a snapshot unless ``live``, a stand-in whose cache keys find the
     snapshot's results for ``name``: nothing is loaded); None after showing the loader's message inline
     (never a traceback)."""
@@ -240,11 +216,6 @@ def model_allowed(name: str) -> bool:
                                {os.path.realpath(a) for a in allowed if is_local_path(a)})
 
 
-def set_model_param(model: str, key: str = "model") -> None:
-    """Write the chosen model to the URL (its display name in public mode: no server path in a link)."""
-    st.query_params[key] = model_label(model)
-
-
 def offered_models() -> list[str]:
     """The models the dashboard offers: the server's allow-list in public mode, else the suggested models and
     the settings' served models (by label)."""
@@ -259,15 +230,9 @@ def _trusted_link_models() -> set[str]:
     and hash folders of its choosing."""
     trusted = set(settings.allowed_models())
     if not settings.public_mode():
-        trusted |= set(SUGGESTED_MODELS) | stored_models()
+        # and every model with a stored result of a registered method (the runner's listings, remembered by it)
+        trusted |= set(SUGGESTED_MODELS) | {entry.model for m in api.discover() for entry in runner.stored(m)}
     return trusted
-
-
-def stored_models() -> set[str]:
-    """Every model with a stored result of a registered method (the runner's listings, remembered by it)."""
-    from biascore.runs import runner
-
-    return {entry.model for m in api.discover() for entry in runner.stored(m)}
 
 
 def model_selector(label: str = "Model", key: str = "model", default: str = settings.DEFAULT_MODEL,

@@ -78,15 +78,11 @@ class Session:
         return True
 
     @staticmethod
-    def field(key: str):
-        return st.session_state[key]
-
-    @staticmethod
     def typed_corrections(key: str, original: tuple[str, str]) -> list[str]:
         """The corrected sentences typed in form ``key``: kept only with status needs correction, and a sentence
         equal to the original stored as empty ("unchanged")."""
-        typed = [Session.field(f"{key}_{side}").strip() for side in ("more", "less")]
-        keep = Session.field(f"{key}_status") == NEEDS_CORRECTION
+        typed = [st.session_state[f"{key}_{side}"].strip() for side in ("more", "less")]
+        keep = st.session_state[f"{key}_status"] == NEEDS_CORRECTION
         return [t if keep and t != o else "" for t, o in zip(typed, original)]
 
     @staticmethod
@@ -96,21 +92,13 @@ class Session:
         st.session_state.pop(Session.PAIR, None)  # the pair box starts again from the URL's pair
         st.query_params["pair"] = str(pair_id)
 
-    @staticmethod
-    def ask_compare(key: tuple) -> None:
-        st.session_state[Session.COMPARE] = key
-
-    @staticmethod
-    def compare_asked(key: tuple) -> bool:
-        return st.session_state.get(Session.COMPARE) == key
-
 
 def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_key: str, original: tuple) -> None:
     """Form callback (runs before the page reruns, so the counts already include this save)."""
-    status, fixed = Session.field(f"{form_key}_status"), Session.typed_corrections(form_key, original)
+    status, fixed = st.session_state[f"{form_key}_status"], Session.typed_corrections(form_key, original)
     try:
-        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, Session.field(f"{form_key}_tags"),
-                                          Session.field(f"{form_key}_comment"), *fixed)
+        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, st.session_state[f"{form_key}_tags"],
+                                          st.session_state[f"{form_key}_comment"], *fixed)
     except ReviewError as exc:
         Session.flash("review", False, error_text(exc, REFUSED))
     else:
@@ -122,10 +110,10 @@ def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, 
     if not viewer(adjudicator).adjudicator:  # (the form is drawn for adjudicators only; checked again here)
         Session.flash("decision", False, "Only the adjudicators this server names can decide.")
         return
-    status, fixed = Session.field(f"{key}_status"), Session.typed_corrections(key, original)
+    status, fixed = st.session_state[f"{key}_status"], Session.typed_corrections(key, original)
     try:
-        adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, Session.field(f"{key}_comment"),
-                                              *fixed)
+        adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status,
+                                              st.session_state[f"{key}_comment"], *fixed)
     except ReviewError as exc:
         Session.flash("decision", False, error_text(exc, REFUSED))
     else:
@@ -138,8 +126,9 @@ def save_assignment(db_path: str, benchmark: str, pair_ids: list[int], by: str) 
         Session.flash("assign", False, "Only the adjudicators this server names can assign pairs.")
         return
     try:
-        change = ReviewStore(db_path).assign(benchmark, pair_ids, Session.field("tr_assign_reviewers"),
-                                             Session.field("tr_assign_overlap"), Session.field("tr_assign_seed"), by)
+        change = ReviewStore(db_path).assign(benchmark, pair_ids, st.session_state["tr_assign_reviewers"],
+                                             st.session_state["tr_assign_overlap"],
+                                             st.session_state["tr_assign_seed"], by)
     except ReviewError as exc:
         Session.flash("assign", False, error_text(exc, REFUSED))
     else:
@@ -254,21 +243,16 @@ def load_review(store: ReviewStore, reviewer: str, me: Viewer) -> Review:
                   to_adjudicate, reviewed_ids, mine, my_todo, my_assigned)
 
 
-def _unpack(r: Review):
-    return r.store, r.reviewer, r.me, r.benchmark, r.model, r.pairs, r.seen
-
-
 def pair_panel(r: Review) -> None:
     """One pair: the English source beside the Filipino pair (b(u) heatmaps), the review form, its reviews."""
-    store, reviewer, me, benchmark, model, pairs, seen = _unpack(r)
-    reviewed_ids, mine, my_todo, my_assigned, to_adjudicate = r.reviewed_ids, r.mine, r.my_todo, r.my_assigned, r.to_adjudicate
+    benchmark, model, pairs, seen, to_adjudicate = r.benchmark, r.model, r.pairs, r.seen, r.to_adjudicate
     which = st.selectbox("Show", FILTERS, key=Session.FILTER)
     if which == MY_TODO:
-        subset = pairs[pairs.pair_id.isin(set(my_todo))]
+        subset = pairs[pairs.pair_id.isin(set(r.my_todo))]
     elif which == "not reviewed yet":
-        subset = pairs[~pairs.pair_id.isin(reviewed_ids)]
+        subset = pairs[~pairs.pair_id.isin(r.reviewed_ids)]
     elif which == "not reviewed by me":
-        subset = pairs[~pairs.pair_id.isin(mine)]
+        subset = pairs[~pairs.pair_id.isin(r.mine)]
     elif which.startswith("to adjudicate"):
         subset = pairs[pairs.pair_id.isin(set(to_adjudicate[~to_adjudicate.adjudicated].pair_id))]
     elif which.startswith("flagged"):
@@ -280,7 +264,7 @@ def pair_panel(r: Review) -> None:
         subset = pairs
     if subset.empty:
         st.info("No pair matches this filter." + (" Your assigned pairs are all reviewed." if which == MY_TODO and
-                                                  my_assigned else ""))
+                                                  r.my_assigned else ""))
     else:
         ids = [int(x) for x in subset.pair_id]
         linked = link_choice("pair", [int(x) for x in pairs.pair_id], None, noun="pair ids of this benchmark")
@@ -330,7 +314,7 @@ def pair_panel(r: Review) -> None:
 
 def review_form(r: Review, pair_id: int, pair: pd.Series) -> None:
     """The reviewer's form for one pair, and the other reviews of it that this name may see."""
-    store, reviewer, me, benchmark, _, _, seen = _unpack(r)
+    store, reviewer, me, benchmark, seen = r.store, r.reviewer, r.me, r.benchmark, r.seen
     st.subheader("Your review")
     if not reviewer:
         st.info("Type your name above to review this pair.")
@@ -475,8 +459,8 @@ def before_after_panel(r: Review, corrected: pd.DataFrame, corrected_csv: bytes)
         compare_key = (model, benchmark, hashlib.sha256(corrected_csv).hexdigest())
         st.text(f"Model: {model_label(model)}")
         if st.button("Compare B before and after the corrections", key="tr_compare"):
-            Session.ask_compare(compare_key)
-        if Session.compare_asked(compare_key):
+            st.session_state[Session.COMPARE] = compare_key
+        if st.session_state.get(Session.COMPARE) == compare_key:
             bar = ProgressBar("Scoring (cached after the first time): pairs")  # the one progress bar
             handle = model_for_cache(model)  # loaded only when a result is not stored yet
             try:
