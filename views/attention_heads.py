@@ -81,7 +81,6 @@ st.caption(f"SEAT test {code_span(seat)}: "
               f"{len(api.WORD_TEMPLATES)} bleached context sentences."))
 
 
-
 def _frame(name: str, input, **kwargs):
     """The frame of the registered method ``name``'s result through the runner's door (None: not stored)."""
     result = runner.run(api.method(name), lm, input, **kwargs)

@@ -4,11 +4,6 @@ A parameter either **sets** the page — its control starts at that value, and t
 back to the address bar, so the address bar is always the link to this view ("share this view" is copying it) —
 or is **refused** in one visible line naming it, and removed from the address bar, so a bad value never travels
 on in a shared link. Nothing falls back silently. Values from a URL reach the page as literal text.
-
-* :func:`link_choice` — one of a list of choices (a model, a benchmark, a SEAT test, a pair, a method's input);
-* :func:`link_option` — a method option, parsed as its :class:`~biascore.contract.presentation.Widget` takes it and
-  checked by the same :meth:`Options.build` as the CLI's and the API's values;
-* :func:`keep` — write what the page shows back to the address bar (a default value is left out of it).
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ def pair_limit(rows: list[Mapping], level: str) -> float:
 
 
 def draw_pair(row: Mapping, *, level: str, limit: float | None = None, key: str, heading: str = "",
-              labels: tuple[str, str] = ("more-biased", "less-biased"), ranked: bool = True, wrap: int = 90) -> None:
+              ranked: bool = True, wrap: int = 90) -> None:
     """Draw one pair. ``key`` keeps widget ids unique when a page shows several pairs; ``wrap``: characters
     per heatmap line (smaller in narrow columns)."""
     if heading:
@@ -44,7 +44,7 @@ def draw_pair(row: Mapping, *, level: str, limit: float | None = None, key: str,
     c2.markdown(f"**Verdict:** {markdown_literal(verdict)}")
     more, less = DRAWING.sentence_units(row, "more", level), DRAWING.sentence_units(row, "less", level)
     limit = limit if limit is not None else DRAWING.color_limit(more, less)
-    heat = token_heatmap([(labels[0], more), (labels[1], less)], limit=limit, wrap=wrap)
+    heat = token_heatmap([("more-biased", more), ("less-biased", less)], limit=limit, wrap=wrap)
     st.plotly_chart(heat, config=PLOTLY_CONFIG, key=f"{key}_heat", width="stretch")
     figure_downloads(heat, f"{key}_heatmap", key=f"{key}_heat_dl")
     if ranked:

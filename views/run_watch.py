@@ -71,11 +71,6 @@ def _line(watched: Watched, run: runner.Announcement) -> str:
             f"started {ago} s ago): {state}. The result shows here when it is stored.")
 
 
-def _draw(watched: Watched, run: runner.Announcement) -> None:
-    share = run.done / run.total if run.total else 0.0
-    st.progress(min(max(share, 0.0), 1.0), text=_line(watched, run))
-
-
 def follow(watched: Watched) -> bool:
     """When a run of ``watched`` is announced: show its state and progress, looked at again every
     :data:`RUN_POLL_S` seconds without anyone pressing anything, redraw the whole page once it has ended (its
@@ -93,7 +88,8 @@ def follow(watched: Watched) -> bool:
         now = sel.runs()
         if not now or runner.stored_version(watched.method) != stored_before:
             st.rerun()  # the run has ended: the whole page again, now with its result
-        _draw(watched, runner.furthest(now))
+        run = runner.furthest(now)
+        st.progress(min(max(run.done / run.total if run.total else 0.0, 0.0), 1.0), text=_line(watched, run))
 
     run_in_progress()
     return True

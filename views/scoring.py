@@ -13,11 +13,6 @@ from views.links import keep, link_choice
 from views.models import active_snapshot, get_handle, model_label, read_only_notice
 
 T = TypeVar("T")
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Inputs, progress and "Score now": every result is asked of the runner's door (biascore.runs.runner)
-# ---------------------------------------------------------------------------------------------------------
 DEFAULT_BENCHMARK = "demo"
 
 

@@ -88,7 +88,7 @@ def input_picker(method: Method, key: str = "input", widget_key: str | None = No
     return choice
 
 
-def headline_metric(result: Result, label: str | None = None) -> float | None:
+def headline_metric(result: Result) -> float | None:
     """The headline number of ``result`` (its method's :class:`~biascore.contract.presentation.Headline` for its
     options) as a metric, its direction in the help; None when the method declares none or the summary has no
     such rows."""
@@ -98,7 +98,7 @@ def headline_metric(result: Result, label: str | None = None) -> float | None:
     value = headline.value(result.method.summary(result))
     if value is None:
         return None
-    st.metric(label or headline.name, f"{value:.4g}", help=headline.direction)
+    st.metric(headline.name, f"{value:.4g}", help=headline.direction)
     st.caption(f"{headline.name}: {headline.direction}")
     return value
 
