@@ -40,14 +40,10 @@ PAGES: dict[str, tuple[Page, ...]] = {
     "attribution-paired": (Page("views/overview.py", "Overview", "📊"),),
     "words": (Page("views/words.py", "Words", "🔤"),),
     "fields": (Page("views/semantic_fields.py", "Semantic fields", "🏷️"),),
-    "heads": (Page("views/attention_heads.py", "Attention heads", "🧠"),),
-    "heads-masking": (Page("views/attention_heads.py", "Attention heads", "🧠"),),
-    "heads-counter": (Page("views/attention_heads.py", "Attention heads", "🧠"),),
-    "heads-attention": (Page("views/attention_heads.py", "Attention heads", "🧠"),),
+    **dict.fromkeys(("heads", "heads-masking", "heads-counter", "heads-attention"),
+                    (Page("views/attention_heads.py", "Attention heads", "🧠"),)),
     "labdet": (Page("views/nationality.py", "Nationality (LABDet)", "🌍"),),
-    "seat": (Page("views/association_tests.py", "Association tests", "📐"),),
-    "ceat": (Page("views/association_tests.py", "Association tests", "📐"),),
-    "logprob": (Page("views/association_tests.py", "Association tests", "📐"),),
+    **dict.fromkeys(("seat", "ceat", "logprob"), (Page("views/association_tests.py", "Association tests", "📐"),)),
 }
 
 

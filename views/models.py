@@ -26,9 +26,6 @@ SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-bas
                     "xlm-roberta-base"]
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Offline snapshots (BIASCORE_SNAPSHOT): results and benchmark rows from a verified zip, nothing computed
-# ---------------------------------------------------------------------------------------------------------
 def open_snapshot() -> bool:
     """Serve the snapshot named by ``BIASCORE_SNAPSHOT`` (verified and unpacked once per process), or the normal
     cache when it is unset. False after showing why a snapshot is refused (one line)."""
@@ -84,17 +81,13 @@ def served(name: str) -> bool:
     return api.ModelSpec.configured(name).served
 
 
-def served_refusal(name: str, *methods) -> bool:
-    """When ``name`` is a served model and every one of ``methods`` (registered :class:`Method` objects) needs
-    the model's weights: say so in one line on the page and return True (the page stops drawing that part)."""
-    if not served(name) or active_snapshot() is not None:
+def served_refusal(name: str, method) -> bool:
+    """When ``name`` is a served model and ``method`` (a registered :class:`Method`) needs the model's weights: say
+    so in one line on the page and return True (the page stops drawing that part)."""
+    if not served(name) or active_snapshot() is not None or not method.needs_model or method.runs_served:
         return False
-    refusing = [m for m in methods if m.needs_model and not m.runs_served]
-    if not methods or len(refusing) < len(methods):
-        return False
-    names = ", ".join(m.name for m in refusing)
     st.info(f"{code_span(model_label(name))} is a served model: it gives prompt log-probabilities only, and "
-            f"{names} needs the model's weights in this process (masked-LM scoring, hidden states or gradients). "
+            f"{method.name} needs the model's weights in this process (masked-LM scoring, hidden states or gradients). "
             "Pick a model loaded here, or use the attribution pages with the served model.")
     return True
 
@@ -201,9 +194,7 @@ def model_visible(name: str) -> bool:
     """Whether a cached model's results may be listed: always, except in public mode, where only the allow-list's
     models (a folder also under another path to it, e.g. through a link) and those cached under a display name
     (an alias or hub id, not a path) are."""
-    if not settings.public_mode() or not is_local_path(name):
-        return True
-    return model_allowed(name)
+    return not is_local_path(name) or model_allowed(name)
 
 
 def model_allowed(name: str) -> bool:

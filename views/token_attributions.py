@@ -57,7 +57,6 @@ def pair_browser(table) -> None:
             st.rerun(scope="app")
 
 
-mtime = float(run.mtime)
 frame = verified_run(model, benchmark, run)
 if frame is None:
     st.stop()

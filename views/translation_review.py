@@ -51,8 +51,7 @@ def review_pairs(benchmark: str) -> pd.DataFrame:
     """The pairs to review: Filipino sentences, English sources and the minimal-pair checks."""
     frame = reviewable_pairs(api.load_benchmark(benchmark))
     frame = frame[["pair_id", "bias_type", "sent_more", "sent_less", "sent_more_en", "sent_less_en"]].copy()
-    checks = [check_pair(m, l) for m, l in zip(frame.sent_more, frame.sent_less)]
-    frame["minimal"] = [c.minimal for c in checks]
+    frame["minimal"] = [check_pair(m, l).minimal for m, l in zip(frame.sent_more, frame.sent_less)]
     return frame.reset_index(drop=True)
 
 
