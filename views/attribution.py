@@ -16,7 +16,7 @@ from biascore.runs import runner
 from biascore.display import code_span
 from biascore.errors import ModelLoadError, one_line
 from views.links import keep, link_choice
-from views.models import (get_handle, get_model, model_label, model_selector, served, served_labels, served_last_seen,
+from views.models import (get_handle, model_label, model_selector, served, served_labels, served_last_seen,
                           stored_notice)
 from views.scoring import benchmark_selector, score_now_for, watch_computing
 from views.widgets import precision_caption
@@ -189,6 +189,6 @@ def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str
     people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
     hears what the request waits for (queue, round) while it waits; ``timing`` receives where the wait went
     (:meth:`~biascore.methods.attribution.live.LiveQueue.score`). The row is shared: read-only."""
-    lm = get_model(model)
+    lm = get_handle(model).load()  # loaded by the page first (views.models.model_or_error)
     limit_torch_threads()
     return DRAWING.score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)

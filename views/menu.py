@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from biascore import api
+
 #: the menu icon of a generated page
 GENERATED_ICON = "🧩"
 
@@ -50,8 +52,6 @@ PAGES: dict[str, tuple[Page, ...]] = {
 def menu_pages() -> list[Page]:
     """The pages of the registered methods, in registry order, each once; a generated page for a method that
     no bespoke page draws."""
-    from biascore import api
-
     seen: dict[str, Page] = {}
     for method in api.discover():
         pages = PAGES.get(method.name) or (Page(None, method.name, GENERATED_ICON, method.name),)

@@ -12,7 +12,7 @@ from contextlib import nullcontext
 
 import streamlit as st
 
-from biascore import api, settings
+from biascore import api, settings, snapshot
 from biascore.display import code_span, markdown_literal
 from biascore.errors import ModelLoadError, one_line
 from biascore.api import display_name, is_local_path, is_served
@@ -29,8 +29,6 @@ SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-bas
 def open_snapshot() -> bool:
     """Serve the snapshot named by ``BIASCORE_SNAPSHOT`` (verified and unpacked once per process), or the normal
     cache when it is unset. False after showing why a snapshot is refused (one line)."""
-    from biascore import snapshot
-
     path = settings.snapshot_file()
     if path is None:
         snapshot.deactivate()
@@ -69,9 +67,7 @@ def _handle(name: str, target: str, snapshot_root: str | None):
     what ``name`` loads (a served label's ``served:URL``; keyed by it, so a label pointed elsewhere is a new
     handle); the handle is labelled ``name``."""
     if snapshot_root is not None and name != settings.DEFAULT_MODEL:
-        from biascore.snapshot import standin_handle
-
-        return standin_handle(name, active_snapshot().model_facts(name) or {})
+        return snapshot.standin_handle(name, active_snapshot().model_facts(name) or {})
     return api.ModelHandle(api.ModelSpec(target, label=name))
 
 
@@ -146,12 +142,6 @@ def served_labels() -> dict[str, str]:
     return out
 
 
-def get_model(name: str):
-    """The loaded model (loaded once per process by its handle); errors propagate to :func:`model_or_error`."""
-    with st.spinner("Loading model (once per process)…") if not get_handle(name).loaded else nullcontext():
-        return get_handle(name).load()
-
-
 def model_or_error(name: str, live: bool = False):
     """The model's handle, loaded (or, in a snapshot unless ``live``, a stand-in whose cache keys find the
     snapshot's results for ``name``: nothing is loaded); None after showing the loader's message inline
@@ -162,9 +152,11 @@ def model_or_error(name: str, live: bool = False):
             st.info(f"{code_span(name)} has no results in this snapshot ({code_span(snap.label)}).")
             return None
         return get_handle(name)
+    handle = get_handle(name)
     try:
-        get_model(name)
-        return get_handle(name)
+        with st.spinner("Loading model (once per process)…") if not handle.loaded else nullcontext():
+            handle.load()
+        return handle
     except (ModelLoadError, settings.ReadOnlySnapshotError) as exc:
         line = served_error_line(name, exc)
         if line is not None:  # named by its label, never by its URL
@@ -221,7 +213,6 @@ def _trusted_link_models() -> set[str]:
     and hash folders of its choosing."""
     trusted = set(settings.allowed_models())
     if not settings.public_mode():
-        # and every model with a stored result of a registered method (the runner's listings, remembered by it)
         trusted |= set(SUGGESTED_MODELS) | {entry.model for m in api.discover() for entry in runner.stored(m)}
     return trusted
 

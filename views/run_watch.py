@@ -16,9 +16,10 @@ from typing import Any
 import streamlit as st
 
 from biascore import api
+from biascore.errors import user_errors
 from biascore.runs import runner
 from biascore.display import code_span, markdown_literal
-from views.models import model_label
+from views.models import active_snapshot, model_label
 
 #: Seconds between two looks at a run in progress or at a result not stored yet.
 RUN_POLL_S = 2.0
@@ -40,10 +41,7 @@ class Watched:
     def watch(self) -> runner.Selection | None:
         """Where to look: the runs announced for it, matched by names (a served label by its target). None in a
         read-only snapshot or for options the method refuses."""
-        from biascore.errors import user_errors
-        from biascore.snapshot import active
-
-        if active() is not None:
+        if active_snapshot() is not None:
             return None
         try:
             target = api.ModelSpec.configured(self.model).target

@@ -6,25 +6,23 @@ from typing import Callable, TypeVar
 
 import streamlit as st
 
+from biascore import api
 from biascore.errors import BenchmarkError, ModelLoadError
+from biascore.runs import runner
 from views import run_watch
 from views.common import show_error
 from views.links import keep, link_choice
 from views.models import active_snapshot, get_handle, model_label, read_only_notice
 
 T = TypeVar("T")
-DEFAULT_BENCHMARK = "demo"
 
 
-def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: list[str] | None = None,
-                       default: str = DEFAULT_BENCHMARK) -> str | None:
+def benchmark_selector(only: list[str] | None = None, default: str = "demo") -> str | None:
     """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``).
 
     Registered benchmarks whose files are missing are named below it with the download command.
     """
-    from biascore.api import available_benchmarks
-
-    benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
+    benches = [b for b in api.available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
     missing = [b["name"] for b in benches if not b["available"]]
     if missing and active_snapshot() is None:
@@ -34,9 +32,10 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
         st.info("No benchmark available yet — see the download command above.")
         return None
     fallback = default if default in present else present[0]
-    wanted = link_choice(key, present, fallback, noun="benchmarks in the data directory", control=f"{key}_select")
-    choice = st.selectbox(label, present, index=present.index(wanted), key=f"{key}_select")
-    keep(key, choice)
+    wanted = link_choice("benchmark", present, fallback, noun="benchmarks in the data directory",
+                         control="benchmark_select")
+    choice = st.selectbox("Benchmark", present, index=present.index(wanted), key="benchmark_select")
+    keep("benchmark", choice)
     return choice
 
 
@@ -112,8 +111,6 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
     (:func:`watch_computing`). ``before()`` runs just before computing. True when it just finished (the
     caller reruns to show the new result). ``keep_watching=False``: no light watch under the button (a page
     where people type, and whose main content is not this result: the translation review)."""
-    from biascore.runs import runner
-
     if watch_computing(method, model, input, **options):
         return False
 

@@ -153,7 +153,7 @@ def decision_form(key: str, *, status: str, tags: tuple | None, comment: str, mo
 @dataclass
 class Review:
     """What every part of the page reads: the store, who is looking (and what they may see), the benchmark's
-    pairs, its reviews, adjudications and assignments, and the counts the progress bars show."""
+    pairs, its reviews and assignments, and the counts the progress bars show."""
 
     store: ReviewStore
     reviewer: str
@@ -162,7 +162,6 @@ class Review:
     model: str
     pairs: pd.DataFrame
     reviews: pd.DataFrame
-    adjudications: pd.DataFrame
     assignments: pd.DataFrame
     seen: Visible
     to_adjudicate: pd.DataFrame
@@ -238,7 +237,7 @@ def load_review(store: ReviewStore, reviewer: str, me: Viewer) -> Review:
                   args=(my_todo[0] if my_todo else 0,))
     elif reviewer and not assignments.empty:
         st.caption("No pair of this benchmark is assigned to you; you can still review any pair.")
-    return Review(store, reviewer, me, benchmark, model, pairs, reviews, adjudications, assignments, seen,
+    return Review(store, reviewer, me, benchmark, model, pairs, reviews, assignments, seen,
                   to_adjudicate, reviewed_ids, mine, my_todo, my_assigned)
 
 
