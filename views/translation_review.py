@@ -134,20 +134,22 @@ def save_assignment(db_path: str, benchmark: str, pair_ids: list[int], by: str) 
         Session.flash("assign", True, f"Assigned: {change.added} added, {change.removed} removed, {change.kept} kept.")
 
 
-def decision_form(key: str, *, status: str, tags: tuple | None, comment: str, more: str, less: str,
-                  button: str, on_click, args: tuple) -> None:
-    """The status / tags / comment / corrected-sentences form shared by reviews and adjudications."""
+def decision_form(key: str, prior, original: tuple[str, str], tags: bool, button: str, on_click, args: tuple) -> None:
+    """The status / tags / comment / corrected-sentences form shared by reviews and adjudications, filled in from
+    ``prior`` (the saved review or decision; None: none yet) and the ``original`` sentences; pressing ``button``
+    calls ``on_click(*args, key, original)``."""
     with st.form(key=key):
-        st.radio("Status", STATUSES, horizontal=True, key=f"{key}_status", index=STATUSES.index(status))
-        if tags is not None:
-            st.multiselect("Issues", TAGS, default=list(tags), key=f"{key}_tags")
+        st.radio("Status", STATUSES, horizontal=True, key=f"{key}_status",
+                 index=STATUSES.index(getattr(prior, "status", STATUSES[0])))
+        if tags:
+            st.multiselect("Issues", TAGS, default=list(getattr(prior, "tags", ())), key=f"{key}_tags")
         c1, c2 = st.columns(2)
-        c1.text_input("Corrected more-biased sentence (kept with 'needs correction')", value=more, max_chars=1000,
-                      key=f"{key}_more")
-        c2.text_input("Corrected less-biased sentence (kept with 'needs correction')", value=less, max_chars=1000,
-                      key=f"{key}_less")
-        st.text_area("Comment (optional)", value=comment, max_chars=5000, key=f"{key}_comment")
-        st.form_submit_button(button, type="primary", on_click=on_click, args=args)
+        c1.text_input("Corrected more-biased sentence (kept with 'needs correction')",
+                      value=getattr(prior, "corrected_more", "") or original[0], max_chars=1000, key=f"{key}_more")
+        c2.text_input("Corrected less-biased sentence (kept with 'needs correction')",
+                      value=getattr(prior, "corrected_less", "") or original[1], max_chars=1000, key=f"{key}_less")
+        st.text_area("Comment (optional)", value=getattr(prior, "comment", ""), max_chars=5000, key=f"{key}_comment")
+        st.form_submit_button(button, type="primary", on_click=on_click, args=(*args, key, original))
 
 
 @dataclass
@@ -319,13 +321,8 @@ def review_form(r: Review, pair_id: int, pair: pd.Series) -> None:
     else:
         previous = store.get(benchmark, pair_id, reviewer)
         form_key = f"tr_form_{benchmark}_{pair_id}_{hashlib.sha256(reviewer.encode()).hexdigest()[:12]}"
-        original = (pair.sent_more, pair.sent_less)
-        decision_form(form_key, status=previous.status if previous else STATUSES[0],
-                      tags=previous.tags if previous else (), comment=previous.comment if previous else "",
-                      more=(previous.corrected_more if previous else "") or pair.sent_more,
-                      less=(previous.corrected_less if previous else "") or pair.sent_less,
-                      button="Save review", on_click=save_review,
-                      args=(str(store.path), benchmark, pair_id, reviewer, form_key, original))
+        decision_form(form_key, previous, (pair.sent_more, pair.sent_less), True, "Save review", save_review,
+                      (str(store.path), benchmark, pair_id, reviewer))
         if not Session.show_flash("review") and previous:
             st.caption(f"You reviewed this pair on {previous.updated_at}; saving again replaces your earlier review.")
     shown = seen.reviews[seen.reviews.pair_id == pair_id]
@@ -410,12 +407,8 @@ def adjudication_panel(r: Review) -> None:
         current = seen.adjudications[seen.adjudications.pair_id == adj_pair]
         prior = current.iloc[0] if len(current) else None
         key = f"tr_adj_{benchmark}_{adj_pair}"
-        decision_form(key, status=prior.status if prior is not None else STATUSES[0], tags=None,
-                      comment=prior.comment if prior is not None else "",
-                      more=(prior.corrected_more if prior is not None else "") or row.sent_more,
-                      less=(prior.corrected_less if prior is not None else "") or row.sent_less,
-                      button="Save decision", on_click=save_decision,
-                      args=(str(store.path), benchmark, adj_pair, reviewer, key, (row.sent_more, row.sent_less)))
+        decision_form(key, prior, (row.sent_more, row.sent_less), False, "Save decision", save_decision,
+                      (str(store.path), benchmark, adj_pair, reviewer))
         Session.show_flash("decision")
 
 
