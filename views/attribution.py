@@ -1,7 +1,6 @@
 """The attribution pages' kit (Overview, Token attributions, Words, Try a pair, Translation review): the cached
 runs of the ``attribution`` method and what is drawn from one, all asked of the runner's door
-(:mod:`biascore.runs.runner`), which remembers its reads by the stored version (a result replaced or removed by
-anyone is read again): the page keeps no memo."""
+(:mod:`biascore.runs.runner`, which remembers its reads by the stored version): the page keeps no memo."""
 from __future__ import annotations
 
 import os

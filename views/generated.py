@@ -1,7 +1,6 @@
-"""The page of a method without a page of its own, generated from its contract alone: its options as controls,
-its input as a picker, "Score now" through the runner's door, its headline metric and its declared views
-(:mod:`views.widgets`). The menu (:mod:`views.menu`) offers it for every registered method that no bespoke
-page draws, so a new method folder is on the dashboard with no view code."""
+"""The page of a method without a page of its own (:mod:`views.menu`), generated from its contract alone: its
+options as controls, its input as a picker, "Score now" through the runner's door, its headline metric and its
+declared views (:mod:`views.widgets`)."""
 from __future__ import annotations
 
 import streamlit as st

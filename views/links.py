@@ -7,16 +7,13 @@ on in a shared link. Nothing falls back silently. Values from a URL reach the pa
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Sequence
 
 import streamlit as st
 
 from biascore.display import code_span, markdown_literal
 from biascore.api import OptionError, Options, Widget
-
-#: a parameter of the link that was absent or refused (the caller uses its default)
-UNSET = object()
-
 
 #: session state: the refusal line of each parameter, shown again on later reruns (see :func:`link_value`)
 _REFUSED = "_link_refusals"
@@ -100,21 +97,20 @@ def parse_option(widget: Widget, text: str) -> Any:
     return text
 
 
-def link_option(options: type[Options], widget: Widget, control: str | None = None) -> Any:
-    """The value the URL gives the option ``widget`` (parsed, then checked with ``options.build``), or
-    :data:`UNSET` when the URL has none or it was refused in one line. ``control``: the key of the widget that
-    shows the option (:func:`link_value`)."""
+def link_option(options: type[Options], widget: Widget, control: str | None = None) -> Widget:
+    """``widget`` starting at the value the URL gives its option (parsed, then checked with ``options.build``), or
+    as it is when the URL has none or it was refused in one line. ``control``: the key of the widget that shows the
+    option (:func:`link_value`)."""
     text = link_value(widget.name, control)
     if text is None:
-        return UNSET
+        return widget
     try:
         value = parse_option(widget, text)
         options.build(**{widget.name: value})
     except (ValueError, OptionError) as exc:
-        refuse(widget.name, text, str(exc).replace(f"--{widget.name.replace('_', '-')}: ", ""),
-               replacement=None if widget.default is None else widget.default)
-        return UNSET
-    return value
+        refuse(widget.name, text, str(exc).replace(f"--{widget.name.replace('_', '-')}: ", ""), widget.default)
+        return widget
+    return dataclasses.replace(widget, default=value)
 
 
 def link_text(value: Any) -> str:
@@ -126,9 +122,9 @@ def link_text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def keep(key: str, value: Any, default: Any = UNSET) -> None:
+def keep(key: str, value: Any, default: Any = None) -> None:
     """Write ``value`` to the address bar under ``key`` (left out when it is ``default`` or None)."""
-    if value is None or (default is not UNSET and value == default):
+    if value is None or value == default:
         st.query_params.pop(key, None)
     elif st.query_params.get(key) != link_text(value):
         st.query_params[key] = link_text(value)

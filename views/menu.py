@@ -2,9 +2,8 @@
 
 Each registered method (:func:`biascore.api.discover`) is on the menu, in the registry's order: through
 its bespoke pages listed here (a page once even when it draws several methods), or else through a page
-generated from its contract (:mod:`views.generated`: its options, input, headline metric and declared
-views), so a new method folder is on the dashboard with no view code. A bespoke page is one file under
-views/ plus one line here.
+generated from its contract (:mod:`views.generated`), so a new method folder is on the dashboard with no view
+code. A bespoke page is one file under views/ plus one line here.
 """
 from __future__ import annotations
 

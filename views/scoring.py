@@ -73,29 +73,26 @@ def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
 
 def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
                      errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError),
-                     watch: run_watch.Watched | None = None, followed: bool = False) -> T | None:
+                     watch: run_watch.Watched | None = None, light: bool = True) -> T | None:
     """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
     :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed). In a read-only
     snapshot there is no button, only a line saying why. With ``watch`` (the result the button computes): while
-    a run of it is announced, its state and progress instead of the button (unless the caller ``followed`` it
-    already), and under the button a light watch that redraws the page when a run starts or the result is
-    stored elsewhere (:mod:`views.run_watch`)."""
+    a run of it is announced, its state and progress instead of the button, and (``light``) under the button a
+    light watch that redraws the page when a run starts or the result is stored elsewhere (:mod:`views.run_watch`)."""
     if read_only_notice(label):
         return None
-    if watch is not None and not followed and run_watch.follow(watch):
+    if watch is not None and run_watch.follow(watch):
         return None
     if not st.button(label, key=key, type="primary"):
-        if watch is not None:
+        if watch is not None and light:
             run_watch.keep_watching(watch)
         return None
     return run_with_progress(text, compute, errors)
 
 
 def watch_computing(method, model: str, input, **options) -> bool:
-    """When someone else — another person, tab, the CLI, the API or a sweep — is computing ``method``'s result
-    for ``model`` on ``input`` right now (from its first second: loading or converting the model, waiting,
-    scoring): show its state and progress, followed without anyone pressing anything, redraw the whole page once
-    it has ended, and return True (:func:`views.run_watch.follow`). False when nothing is being computed."""
+    """When someone else (another person, tab, the CLI, the API or a sweep) is computing ``method``'s result for
+    ``model`` on ``input`` right now: follow it on the page and return True (:func:`views.run_watch.follow`)."""
     return run_watch.follow(watched(method, model, input, **options))
 
 
@@ -108,12 +105,9 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
                   before: Callable[[], None] | None = None, keep_watching: bool = True, **options) -> bool:
     """"Score now" for one result of ``method``: computes it through the runner (``biascore.runs.runner.run``,
     cached) under the one progress bar; while someone else computes that very result, its progress instead
-    (:func:`watch_computing`). ``before()`` runs just before computing. True when it just finished (the
+    (:func:`score_now_button`). ``before()`` runs just before computing. True when it just finished (the
     caller reruns to show the new result). ``keep_watching=False``: no light watch under the button (a page
     where people type, and whose main content is not this result: the translation review)."""
-    if watch_computing(method, model, input, **options):
-        return False
-
     def compute(progress: ProgressBar) -> bool:
         if before is not None:
             before()
@@ -128,5 +122,4 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
 
     return bool(score_now_button(label, key, text, compute, errors=(BenchmarkError, ModelLoadError, ValueError,
                                                                      FileNotFoundError),
-                                 watch=watched(method, model, input, **options) if keep_watching else None,
-                                 followed=True))
+                                 watch=watched(method, model, input, **options), light=keep_watching))

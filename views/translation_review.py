@@ -39,9 +39,6 @@ from views.widgets import precision_caption
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
 MY_TODO = "my assigned pairs, not reviewed yet"
-FILTERS = ["all pairs", MY_TODO, "not reviewed yet", "not reviewed by me", "to adjudicate (not decided yet)",
-           "flagged: not a minimal pair"] + [
-    f"status: {s}" for s in STATUSES]
 PUBLIC = settings.public_mode()
 REFUSED = "this cannot be done on this server"  # what a public page says for an error it may not show
 
@@ -246,22 +243,15 @@ def load_review(store: ReviewStore, reviewer: str, me: Viewer) -> Review:
 def pair_panel(r: Review) -> None:
     """One pair: the English source beside the Filipino pair (b(u) heatmaps), the review form, its reviews."""
     benchmark, model, pairs, seen, to_adjudicate = r.benchmark, r.model, r.pairs, r.seen, r.to_adjudicate
-    which = st.selectbox("Show", FILTERS, key=Session.FILTER)
-    if which == MY_TODO:
-        subset = pairs[pairs.pair_id.isin(set(r.my_todo))]
-    elif which == "not reviewed yet":
-        subset = pairs[~pairs.pair_id.isin(r.reviewed_ids)]
-    elif which == "not reviewed by me":
-        subset = pairs[~pairs.pair_id.isin(r.mine)]
-    elif which.startswith("to adjudicate"):
-        subset = pairs[pairs.pair_id.isin(set(to_adjudicate[~to_adjudicate.adjudicated].pair_id))]
-    elif which.startswith("flagged"):
-        subset = pairs[~pairs.minimal]
-    elif which.startswith("status: "):
-        status_of = seen.reviews[seen.reviews.status == which.removeprefix("status: ")]
-        subset = pairs[pairs.pair_id.isin(set(status_of.pair_id))]
-    else:
-        subset = pairs
+    undecided = set(to_adjudicate[~to_adjudicate.adjudicated].pair_id)
+    shown_by = {MY_TODO: pairs.pair_id.isin(set(r.my_todo)), "not reviewed yet": ~pairs.pair_id.isin(r.reviewed_ids),
+                "not reviewed by me": ~pairs.pair_id.isin(r.mine),
+                "to adjudicate (not decided yet)": pairs.pair_id.isin(undecided),
+                "flagged: not a minimal pair": ~pairs.minimal}
+    for status in STATUSES:
+        shown_by[f"status: {status}"] = pairs.pair_id.isin(set(seen.reviews[seen.reviews.status == status].pair_id))
+    which = st.selectbox("Show", ["all pairs", *shown_by], key=Session.FILTER)
+    subset = pairs[shown_by[which]] if which in shown_by else pairs
     if subset.empty:
         st.info("No pair matches this filter." + (" Your assigned pairs are all reviewed." if which == MY_TODO and
                                                   r.my_assigned else ""))

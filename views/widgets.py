@@ -4,7 +4,6 @@ describes them; this module only draws). Generated pages (:mod:`views.generated`
 bespoke pages use them for the options they offer."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Sequence
 
 import altair as alt
@@ -17,7 +16,7 @@ from biascore.api import (Headline, Method, OptionError, Options, Result, View, 
                           widget_value)
 from views.common import csv_download, show_error
 from views.models import active_snapshot, model_label
-from views.links import UNSET, keep, link_choice, link_option
+from views.links import keep, link_choice, link_option
 
 
 def _control(w: Widget, key: str):
@@ -53,8 +52,7 @@ def option_inputs(method: Method, key: str, only: Sequence[str] | None = None, c
     cols = st.columns(max(1, min(columns, len(widgets)))) if widgets else []
     for i, w in enumerate(widgets):
         control = f"{key}_{w.name}"
-        linked = link_option(method.Options, w, control)
-        shown = w if linked is UNSET else dataclasses.replace(w, default=linked)
+        shown = link_option(method.Options, w, control)
         with cols[i % len(cols)]:
             values[w.name] = widget_value(w, _control(shown, control))
         keep(w.name, values[w.name], default=w.default)
