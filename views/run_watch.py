@@ -1,11 +1,9 @@
 """Runs in progress on the pages: whoever started them (another person, tab, the CLI, the API, a sweep).
 
-A page whose selection has an announced run (:mod:`biascore.runs.announce`) shows its state and progress
-instead of "Score now" (:func:`follow`); a page that says "not scored yet" keeps a light watch (:func:`keep_watching`):
-every :data:`RUN_POLL_S` seconds it reads the announcements (a few small files) and the fingerprint of the
-method's stored results (file names and times) — no model, no key, no result read — and redraws itself when a
-run is announced or a result is stored. Nothing here computes; the engine answers, matching runs by names alone
-(:func:`biascore.runs.runner.watch`).
+A page follows a run announced for its selection (:mod:`biascore.runs.announce`; :func:`follow`) or keeps a light
+watch (:func:`keep_watching`) by reading the announcements (a few small files) and the fingerprint of the method's
+stored results (file names and times): no model, no key, no result read. Nothing here computes; the engine
+answers, matching runs by names alone (:func:`biascore.runs.runner.watch`).
 """
 from __future__ import annotations
 

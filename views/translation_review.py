@@ -1,8 +1,6 @@
-"""Translation review: the English source pair beside its Filipino translation (each with its b(u) heatmap and a
-minimal-pair check), a review form (status, issue tags, comment, corrected sentences) saved to SQLite by several
-reviewers at once, each reviewer's assigned pairs and progress, agreement between reviewers (Krippendorff's α,
-Cohen's/Fleiss' κ, the status confusion table), adjudication of disagreements, exports (reviews, the corrected
-benchmark, the dataset folder) and B before/after the corrections for a chosen model.
+"""Translation review: the English source pair beside its Filipino translation, a review form saved to SQLite by
+several reviewers at once, their assigned pairs and progress, agreement between reviewers, adjudication of
+disagreements, exports and B before/after the corrections for a chosen model (each panel below says what it draws).
 
 Blind review: everything below the form is drawn from what the typed name may see
 (:func:`biascore.review.visibility.visible`): a reviewer sees another reviewer's review of a pair only after

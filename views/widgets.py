@@ -86,19 +86,15 @@ def input_picker(method: Method, key: str = "input", widget_key: str | None = No
     return choice
 
 
-def headline_metric(result: Result) -> float | None:
+def headline_metric(result: Result) -> None:
     """The headline number of ``result`` (its method's :class:`~biascore.contract.presentation.Headline` for its
-    options) as a metric, its direction in the help; None when the method declares none or the summary has no
+    options) as a metric, its direction in the help; nothing when the method declares none or the summary has no
     such rows."""
     headline: Headline | None = result.method.headline(result.options)
-    if headline is None:
-        return None
-    value = headline.value(result.method.summary(result))
-    if value is None:
-        return None
-    st.metric(headline.name, f"{value:.4g}", help=headline.direction)
-    st.caption(f"{headline.name}: {headline.direction}")
-    return value
+    value = None if headline is None else headline.value(result.method.summary(result))
+    if value is not None:
+        st.metric(headline.name, f"{value:.4g}", help=headline.direction)
+        st.caption(f"{headline.name}: {headline.direction}")
 
 
 def _bar(view: View, frame: pd.DataFrame) -> alt.Chart:
