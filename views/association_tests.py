@@ -112,9 +112,7 @@ with tab_ceat:
                "Bangla words are matched with their suffixes. Words absent from the corpus are left out.")
     segs = [None if x == "all" else int(x) for x in sorted(lengths, key=lambda v: (v == "all", int(v) if v != "all" else 0))]
     result = None
-    if served_refusal(model_name, api.method("ceat")):
-        segs = []
-    elif segs:
+    if not served_refusal(model_name, api.method("ceat")) and segs:
         result = _collect("ceat", {"segment_lengths": tuple(segs), "n_contexts": int(n_contexts), "draws": int(n_draws)},
                           chosen, "ceat_score", "CEAT")
     shown = None if served(model_name) else _show_table(result, "ceat", "CEAT")

@@ -155,7 +155,6 @@ def figure_downloads(fig, name: str, key: str) -> None:
     if not ok:
         st.caption(f"{why}; the camera icon in the chart's toolbar saves a PNG from the browser.")
         return
-    cols = st.columns(2)
-    for col, fmt, mime in ((cols[0], "png", "image/png"), (cols[1], "svg", "image/svg+xml")):
+    for col, (fmt, mime) in zip(st.columns(2), (("png", "image/png"), ("svg", "image/svg+xml"))):
         col.download_button(f"{fmt.upper()}", data=lambda fmt=fmt: figure_bytes(fig, fmt), file_name=f"{name}.{fmt}",
                             mime=mime, key=f"{key}_{fmt}", on_click="ignore")

@@ -169,8 +169,7 @@ compare = st.multiselect("Side by side with (models already scored on this bench
                          scored_elsewhere(model, bench), key="sf_compare")
 tables = {model: table}
 for other in compare:
-    other_words = result_for(other, bench, senses)
-    tables[other] = FIELDS.field_table(other_words, min_count=min_count, top=int(top))
+    tables[other] = FIELDS.field_table(result_for(other, bench, senses), min_count=min_count, top=int(top))
 if compare:
     wide = FIELDS.side_by_side(tables)
     wide.columns = [f"{m} · {c}" for m, c in wide.columns]

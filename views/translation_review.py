@@ -407,8 +407,7 @@ def exports_panel(r: Review) -> tuple[pd.DataFrame, bytes]:
     decisions = final_decisions(pairs.pair_id, seen.reviews, seen.adjudications)
     corrected = corrected_frame(pairs, decisions)
     corrected_csv = corrected.to_csv(index=False).encode("utf-8")
-    counts = decision_counts(decisions)
-    st.dataframe(pd.DataFrame([counts]), hide_index=True, key="tr_counts")
+    st.dataframe(pd.DataFrame([decision_counts(decisions)]), hide_index=True, key="tr_counts")
     st.caption("The corrected benchmark keeps accepted pairs and applies the corrections of 'needs correction' pairs "
                "(an adjudicated decision first; otherwise the reviewers' shared decision). Rejected, unresolved and "
                "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`."

@@ -129,10 +129,9 @@ def draw_views(method: Method, result, key: str) -> None:
             st.dataframe(frame, hide_index=True, key=f"{key}_table_{i}")
             csv_download(frame, f"{method.name}_{result.input_name}_{i}.csv".replace("/", "_"),
                          key=f"{key}_csv_{i}")
-        elif view.kind == "bar":
-            st.altair_chart(_bar(view, frame), width="stretch", key=f"{key}_bar_{i}")
-        elif view.kind == "heatmap":
-            st.altair_chart(_heatmap(view, frame), width="stretch", key=f"{key}_heatmap_{i}")
+        else:  # "bar" or "heatmap"
+            chart = (_bar if view.kind == "bar" else _heatmap)(view, frame)
+            st.altair_chart(chart, width="stretch", key=f"{key}_{view.kind}_{i}")
 
 
 def precision_caption(source, subject: str | None = None) -> bool:
