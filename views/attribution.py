@@ -163,9 +163,10 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     run = require_run(model, benchmark, key=score_key)
     with top[2]:
         compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
-    label_run(run)
-    if compare is not None:
-        label_run(best_run(compare, benchmark))
+    precision_caption(run, run_label(run))  # labelled when not exact (quantized, bf16/fp16, served)
+    other = None if compare is None else best_run(compare, benchmark)
+    if other is not None:
+        precision_caption(other, run_label(other))
     return benchmark, model, run, compare
 
 
@@ -173,13 +174,6 @@ def run_label(run) -> str:
     """A cached run's model as the pages name it: a quantized model is a model of its own, named with its
     weights as a sweep names it (``smollm2-135m (int8 weights)``: :func:`biascore.api.variant_label`)."""
     return api.variant_label(model_label(run.model), run.weights or None)
-
-
-def label_run(run: pd.Series | None) -> None:
-    """The precision label of a cached run the page shows, when it is not exact (quantized, bf16/fp16, served):
-    :func:`views.widgets.precision_caption`, from the run's stored ``dtype`` and ``weights``."""
-    if run is not None:
-        precision_caption(run, run_label(run))
 
 
 def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None,

@@ -27,9 +27,7 @@ def method_page(name: str) -> None:
     with top[1]:
         input_name = input_picker(method)
     options = option_inputs(method, key=f"{name}_opt")
-    if options is None:
-        st.stop()
-    if served_refusal(model, method):
+    if options is None or served_refusal(model, method):
         st.stop()
     handle = model_for_cache(model)
     if handle is None:

@@ -80,15 +80,14 @@ def parse_option(widget: Widget, text: str) -> Any:
             return int(text) if widget.kind == "integer" else float(text)
         except ValueError:
             raise ValueError(f"expected a {'whole number' if widget.kind == 'integer' else 'number'}") from None
+    by_text = {str(c): c for c in widget.choices or ()}  # a choice by its text
     if widget.kind == "choice":
-        for choice in widget.choices or ():
-            if text == str(choice):
-                return choice
-        raise ValueError(f"expected one of {', '.join(map(str, widget.choices or ()))}")
+        if text not in by_text:
+            raise ValueError(f"expected one of {', '.join(by_text)}")
+        return by_text[text]
     if widget.many or widget.kind == "choices":
         items = tuple(t.strip() for t in text.split(",") if t.strip())
         if widget.kind == "choices":
-            by_text = {str(c): c for c in widget.choices or ()}
             bad = [t for t in items if t not in by_text]
             if bad:
                 raise ValueError(f"{bad[0]!r} is not one of {', '.join(by_text)}")

@@ -53,7 +53,6 @@ def menu_pages() -> list[Page]:
     no bespoke page draws."""
     seen: dict[str, Page] = {}
     for method in api.discover():
-        pages = PAGES.get(method.name) or (Page(None, method.name, GENERATED_ICON, method.name),)
-        for page in pages:
+        for page in PAGES.get(method.name) or (Page(None, method.name, GENERATED_ICON, method.name),):
             seen.setdefault(page.url_path, page)
     return list(seen.values())

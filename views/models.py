@@ -18,7 +18,7 @@ from biascore.errors import ModelLoadError, one_line
 from biascore.api import display_name, is_local_path, is_served
 from biascore.runs import runner
 from biascore.snapshot import active as active_snapshot  # the snapshot in use (OpenedSnapshot), or None
-from views.common import show_error
+from views.common import error_text
 from views.links import link_choice, link_value, refuse
 
 #: Models offered in selectors before the user types their own (embedded ones first).
@@ -158,11 +158,8 @@ def model_or_error(name: str, live: bool = False):
             handle.load()
         return handle
     except (ModelLoadError, settings.ReadOnlySnapshotError) as exc:
-        line = served_error_line(name, exc)
-        if line is not None:  # named by its label, never by its URL
-            st.error(markdown_literal(line), icon="⚠️")
-        else:
-            show_error(exc)
+        line = served_error_line(name, exc)  # a served model: named by its label, never by its URL
+        st.error(error_text(exc) if line is None else markdown_literal(line), icon="⚠️")
         return None
 
 
@@ -222,8 +219,8 @@ def model_selector(label: str = "Model", key: str = "model", default: str = sett
     """A select box of models, synced with the URL parameter ``key``.
 
     Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
-    Otherwise: suggested models and the settings' served models, plus an "other…" field for any hub id, local
-    folder, .gguf path or ``served:URL``.
+    Otherwise: :func:`offered_models`, plus an "other…" field for any hub id, local folder, .gguf path or
+    ``served:URL``.
     A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
     In a snapshot: its models only (those with results of cache scorer ``scorer`` when given); nothing is loaded.
     """
@@ -268,8 +265,6 @@ def data_dir_notice() -> None:
         st.caption(f"Read-only snapshot {code_span(snap.label)} (engine {snap.manifest['engine_version']}, made "
                    f"{snap.manifest.get('created_at', '?')}): results and benchmark rows come from it; "
                    "nothing is scored here.")
-        return
-    if settings.public_mode():
-        return
-    st.caption(f"Benchmark data directory: {code_span(settings.data_dir())} — download the public benchmarks with "
-               "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`).")
+    elif not settings.public_mode():
+        st.caption(f"Benchmark data directory: {code_span(settings.data_dir())} — download the public benchmarks "
+                   "with `python -m biascore data download` (or set `BIASCORE_DATA_DIR`).")

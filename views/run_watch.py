@@ -27,7 +27,6 @@ RUN_POLL_S = 2.0
 class Watched:
     """One method's result for a model (by name) on an input, as a page shows it."""
 
-    #: the registered method
     method: Any
     model: str
     #: the input's name (a benchmark, a language, a SEAT test) or the loaded input
@@ -72,10 +71,7 @@ def follow(watched: Watched) -> bool:
     :data:`RUN_POLL_S` seconds without anyone pressing anything, redraw the whole page once it has ended (its
     result then shows, or "Score now" again if it failed), and return True. False when none is going on."""
     sel = watched.watch()
-    if sel is None:
-        return False
-    runs = sel.runs()
-    if not runs:
+    if sel is None or not sel.runs():
         return False
     stored_before = runner.stored_version(watched.method)
 

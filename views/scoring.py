@@ -79,9 +79,7 @@ def score_now_button(label: str, key: str, text: str, compute: Callable[[Progres
     snapshot there is no button, only a line saying why. With ``watch`` (the result the button computes): while
     a run of it is announced, its state and progress instead of the button, and (``light``) under the button a
     light watch that redraws the page when a run starts or the result is stored elsewhere (:mod:`views.run_watch`)."""
-    if read_only_notice(label):
-        return None
-    if watch is not None and run_watch.follow(watch):
+    if read_only_notice(label) or (watch is not None and run_watch.follow(watch)):
         return None
     if not st.button(label, key=key, type="primary"):
         if watch is not None and light:

@@ -27,7 +27,7 @@ from biascore.review import (NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, Revi
                              check_pair, confusion, corrected_frame, dataset_zip, decision_counts, default_path,
                              disagreements, final_decisions, reviewable_pairs, reviewer_overview, reviews_csv, todo,
                              viewer, visible)
-from views.attribution import best_run, label_run, live_pair, score_now, verified_run
+from views.attribution import best_run, live_pair, run_label, score_now, verified_run
 from views.common import error_text
 from views.links import link_choice
 from views.models import data_dir_notice, model_for_cache, model_label, model_or_error, model_selector
@@ -269,7 +269,7 @@ def pair_panel(r: Review) -> None:
         run = best_run(model, benchmark) if lm is not None else None
         scored = None if run is None else verified_run(model, benchmark, run)
         if scored is not None:
-            label_run(run)
+            precision_caption(run, run_label(run))
         tl_row = None
         if scored is not None and (scored.pair_id == pair_id).any():
             tl_row = scored.loc[scored.pair_id == pair_id].iloc[0].to_dict()

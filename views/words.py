@@ -105,8 +105,7 @@ st.text(f"word: {word}")
 tabs = st.tabs([model_label(name) for name in occurrences]) if len(occurrences) > 1 else [st.container()]
 for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
     with tab:
-        run = best_run(name, benchmark)
-        pairs = WORDS.word_pairs(name_occ, pair_table(run), word, types)
+        pairs = WORDS.word_pairs(name_occ, pair_table(best_run(name, benchmark)), word, types)
         if pairs.empty:
             st.info(f"{model_label(name)} has no scored occurrence of this word"
                     + (" in the chosen bias types." if types else "."))
