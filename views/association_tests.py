@@ -31,13 +31,6 @@ language = LANGUAGES[st.radio("Language", list(LANGUAGES), horizontal=True, key=
 alpha = st.select_slider("Significance level", [0.001, 0.005, 0.01, 0.05, 0.1], value=0.05, key="assoc_alpha")
 
 
-def _marked(frame: pd.DataFrame) -> pd.DataFrame:
-    """The result table with a 'significant' column (p < alpha)."""
-    out = frame.copy()
-    out.insert(out.columns.get_loc("p_value") + 1, "significant", (out["p_value"] < alpha).map({True: "✱", False: ""}))
-    return out
-
-
 def _collect(method: str, options: dict, names: list[str], key: str | None, label: str,
              stored: bool = False) -> pd.DataFrame | None:
     """The results of the registered ``method`` with ``options`` for the tests ``names`` (their frames stacked;
@@ -78,12 +71,14 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
 
 
 def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFrame | None:
-    """The results with significance marks and a CSV download, or a hint to press Score now."""
+    """The results with significance marks (p < alpha) and a CSV download, or a hint to press Score now."""
     if result is None:
         hint = "they are not in this read-only snapshot" if active_snapshot() else "press **Score now**"
         st.info(f"No cached {empty} results for this model and these settings yet: {hint}.")
         return None
-    shown = _marked(result)
+    shown = result.copy()
+    shown.insert(shown.columns.get_loc("p_value") + 1, "significant",
+                 (shown["p_value"] < alpha).map({True: "✱", False: ""}))
     st.dataframe(shown, hide_index=True, key=f"{name}_table")
     csv_download(shown, f"association_{name}.csv", key=f"{name}_csv")
     return shown
@@ -117,9 +112,7 @@ with tab_ceat:
                "Bangla words are matched with their suffixes. Words absent from the corpus are left out.")
     segs = [None if x == "all" else int(x) for x in sorted(lengths, key=lambda v: (v == "all", int(v) if v != "all" else 0))]
     result = None
-    if served_refusal(model_name, api.method("ceat")):
-        segs = []
-    elif segs:
+    if not served_refusal(model_name, api.method("ceat")) and segs:
         result = _collect("ceat", {"segment_lengths": tuple(segs), "n_contexts": int(n_contexts), "draws": int(n_draws)},
                           chosen, "ceat_score", "CEAT")
     shown = None if served(model_name) else _show_table(result, "ceat", "CEAT")

@@ -39,9 +39,8 @@ def _head_view_html(tokens: list[str], att: np.ndarray, layer: int, head: int) -
     from bertviz import head_view
 
     attention = [torch.from_numpy(a[None]) for a in att]
-    view = head_view(attention, [script_token(t) for t in tokens], layer=layer, heads=[head],
-                     html_action="return")
-    return view.data
+    return head_view(attention, [script_token(t) for t in tokens], layer=layer, heads=[head],
+                     html_action="return").data
 
 
 def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.Figure:
@@ -79,7 +78,6 @@ st.caption(f"SEAT test {code_span(seat)}: "
               if test.sentence_level else
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
               f"{len(api.WORD_TEMPLATES)} bleached context sentences."))
-
 
 
 def _frame(name: str, input, **kwargs):
@@ -127,7 +125,6 @@ with right:
     st.dataframe(HEADS.top_heads(scores, 10)[["name", "layer", "head", "score"]], hide_index=True)
 csv_download(scores[["layer", "head", "score"]], f"heads_{lm.identity().cache_id}_{seat}.csv")
 
-# --------------------------------------------------------------------------- counter-stereotype
 st.subheader("Counter-stereotype test")
 st.caption(f"Sentences: {COUNTER.source_note}. d = attention(target → attribute) in the original minus in the "
            "counter sentence (min–max normalised rows, special tokens and punctuation excluded); one-tailed "
@@ -149,7 +146,6 @@ if counter is not None and counter.empty:
 elif counter is not None:
     st.dataframe(COUNTER.table(counter, scores), hide_index=True)
 
-# --------------------------------------------------------------------------- masking
 st.subheader("Targeted head masking")
 st.caption("m = 0 for the top-K, bottom-K, K random (5 seeded draws, averaged) and all positive heads; SEAT effect "
            "size and (pseudo-)perplexity on held-out CrowS-Pairs sentences (bias types other than gender and "
@@ -168,7 +164,6 @@ if st.checkbox("Evaluate targeted masking", key="run_mask"):
         st.dataframe(table, hide_index=True)
         csv_download(table, f"heads_{lm.identity().cache_id}_{seat}_masking.csv", key="dl_masking")
 
-# --------------------------------------------------------------------------- one pair
 if read_only_notice("The attention views of one counter pair run the model"):
     st.stop()
 st.subheader("One counter pair")

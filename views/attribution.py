@@ -1,7 +1,6 @@
 """The attribution pages' kit (Overview, Token attributions, Words, Try a pair, Translation review): the cached
 runs of the ``attribution`` method and what is drawn from one, all asked of the runner's door
-(:mod:`biascore.runs.runner`), which remembers its reads by the stored version (a result replaced or removed by
-anyone is read again): the page keeps no memo."""
+(:mod:`biascore.runs.runner`, which remembers its reads by the stored version): the page keeps no memo."""
 from __future__ import annotations
 
 import os
@@ -14,10 +13,10 @@ import streamlit as st
 from biascore import api, settings
 from biascore.runs import runner
 from biascore.display import code_span
-from biascore.errors import one_line
-from views.links import link_choice
-from views.models import (get_model, model_label, model_selector, served_down, served_labels, set_model_param,
-                          stored_identity)
+from biascore.errors import ModelLoadError, one_line
+from views.links import keep, link_choice
+from views.models import (get_handle, model_label, model_selector, served, served_labels, served_last_seen,
+                          stored_notice)
 from views.scoring import benchmark_selector, score_now_for, watch_computing
 from views.widgets import precision_caption
 
@@ -40,12 +39,20 @@ def limit_torch_threads() -> None:
 
 
 def best_run(model: str, benchmark: str) -> pd.Series | None:
-    """The cached run to show for ``model`` on ``benchmark``, or None. A served model's runs are those stored
-    under its server's model name with the fingerprint measured on it now (none before it is connected)."""
-    stored = stored_identity(model)
-    if stored is None:
-        return None
-    name, fingerprint = stored
+    """The cached run to show for ``model`` on ``benchmark``, or None. A served model's runs are those stored under
+    the model name and fingerprint measured on its server now (connected once per process: measured, never
+    assumed); while its server is down, under what it last said it serves (shown as stored);
+    none when it cannot be used for another reason (the page offers "Score now", which says why)."""
+    name, fingerprint = model, None
+    if served(model):
+        try:
+            ident = get_handle(model).load().identity()
+            name, fingerprint = ident.name, ident.fingerprint
+        except ModelLoadError as exc:
+            seen = served_last_seen(model) if isinstance(exc, api.ServedUnavailable) else None
+            if seen is None:
+                return None
+            name, fingerprint = seen
     runs = DRAWING.cached_runs()
     if fingerprint is not None:
         runs = runs[runs.model_fingerprint == fingerprint]
@@ -53,12 +60,6 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
     hit = runs[(runs.model == name) & (runs.benchmark == benchmark)]
     hit = hit[hit.entry.map(lambda e: e.path.exists())]  # a damaged file found earlier in this run has been removed
     return hit.iloc[0] if len(hit) else None
-
-
-def run_result_frame(run: pd.Series) -> pd.DataFrame:
-    """The engine's attribution frame of one cached run (shared: read-only). Raises
-    :class:`biascore.runs.runner.UnreadableResult` (one line) when it fails verification or is stale."""
-    return DRAWING.load_run(run.entry)
 
 
 def pair_table(run: pd.Series) -> pd.DataFrame:
@@ -82,11 +83,11 @@ def word_occurrences(run: pd.Series) -> pd.DataFrame:
 
 
 def verified_run(model: str, benchmark: str, run: pd.Series) -> pd.DataFrame | None:
-    """The attribution frame of a cached ``run``, or None after a one-line error on the page when the file
-    fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
+    """The attribution frame of a cached ``run`` (shared: read-only), or None after a one-line error on the page
+    when the file fails verification (it has then been removed, so "Score now" computes it again) or is stale."""
     try:
         with st.spinner("Reading cached scores…"):  # shown only when it takes longer than half a second
-            return run_result_frame(run)
+            return DRAWING.load_run(run.entry)
     except runner.UnreadableResult as exc:
         st.error(f"{code_span(model_label(model))} on {benchmark}: {one_line(exc)}")
         return None
@@ -131,13 +132,6 @@ def require_run(model: str, benchmark: str, key: str) -> pd.Series:
     return run
 
 
-def stored_notice(model: str) -> None:
-    """Over a stored run of a served model whose server is down: say the run is stored and the server down."""
-    down = served_down(model)
-    if down:
-        st.info(f"Showing the stored run of {code_span(model_label(model))}. {down}")
-
-
 def compare_selector(others: list[str], key: str, url_key: str | None = None) -> str | None:
     """A "compare with a second model" box over ``others`` (models scored on the same benchmark); None for
     none. With ``url_key`` the choice is read from and written to that URL parameter."""
@@ -148,10 +142,7 @@ def compare_selector(others: list[str], key: str, url_key: str | None = None) ->
                           index=options.index(wanted) if wanted else 0, key=key,
                           help="Models already scored on this benchmark (score more on the Overview page).")
     if url_key:
-        if choice == "(none)":
-            st.query_params.pop(url_key, None)
-        else:
-            set_model_param(choice, url_key)
+        keep(url_key, None if choice == "(none)" else model_label(choice))
     return None if choice == "(none)" else choice
 
 
@@ -168,13 +159,14 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     scored = scored_models(benchmark)
     with top[1]:
         model = model_selector(key="model", options=scored or None)
-    set_model_param(model)
+    keep("model", model_label(model))
     run = require_run(model, benchmark, key=score_key)
     with top[2]:
         compare = compare_selector([m for m in scored if m != model], key=compare_key, url_key=compare_url_key)
-    label_run(run)
-    if compare is not None:
-        label_run(best_run(compare, benchmark))
+    precision_caption(run, run_label(run))  # labelled when not exact (quantized, bf16/fp16, served)
+    other = None if compare is None else best_run(compare, benchmark)
+    if other is not None:
+        precision_caption(other, run_label(other))
     return benchmark, model, run, compare
 
 
@@ -184,24 +176,12 @@ def run_label(run) -> str:
     return api.variant_label(model_label(run.model), run.weights or None)
 
 
-def label_run(run: pd.Series | None) -> None:
-    """The precision label of a cached run the page shows, when it is not exact (quantized, bf16/fp16, served):
-    :func:`views.widgets.precision_caption`, from the run's stored ``dtype`` and ``weights``."""
-    if run is not None:
-        precision_caption(run, run_label(run))
-
-
 def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None,
               timing: dict | None = None) -> dict:
     """One typed pair scored by the engine's live queue (:mod:`biascore.methods.attribution.live`): pairs that
     people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
     hears what the request waits for (queue, round) while it waits; ``timing`` receives where the wait went
     (:meth:`~biascore.methods.attribution.live.LiveQueue.score`). The row is shared: read-only."""
-    lm = get_model(model)
+    lm = get_handle(model).load()  # loaded by the page first (views.models.model_or_error)
     limit_torch_threads()
     return DRAWING.score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)
-
-
-def verdict_text(sjsd: float) -> str:
-    """The pair's verdict in words, the engine's (S_JSD < 0: biased; |S_JSD| ≤ 1e-6: tie)."""
-    return DRAWING.verdict_text(DRAWING.verdict_label(sjsd, "attribution"), "attribution")

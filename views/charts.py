@@ -4,7 +4,7 @@ bar chart, and PNG/SVG export (with their download buttons). Drawing only: every
 Colour convention (one diverging scale centred at 0, shared by every figure on a page):
 red = b(u) < 0 = the unit pushes the model toward the more-biased sentence; blue = b(u) > 0 = away.
 Modified tokens (different between the two sentences) are not scored: light grey with a hatch pattern.
-Text placed in a figure goes through :func:`views.common.escape` (plotly.js reads a few HTML tags in labels).
+Text placed in a figure goes through :func:`biascore.display.plotly_label` (plotly.js reads a few HTML tags in labels).
 """
 from __future__ import annotations
 
@@ -35,8 +35,7 @@ def _wrap_lines(widths, wrap: float) -> tuple[list[int], list[float]]:
     return lines, offsets
 
 
-def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, title: str = "",
-                  wrap: int = 80) -> go.Figure:
+def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wrap: int = 80) -> go.Figure:
     """Each sentence as rows of coloured boxes, one box per unit (width ∝ characters), wrapped after
     about ``wrap`` characters so that narrow columns stay readable.
 
@@ -79,8 +78,7 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
         y0 = float(ys.max(initial=y0)) + 1.5
     n_rows = y0 - 0.5
     layout = dict(
-        title=dict(text=plotly_label(title)) if title else None, barmode="overlay",
-        height=int(110 + 44 * n_rows) + (30 if title else 0), margin=dict(l=10, r=10, t=40 if title else 10, b=80),
+        barmode="overlay", height=int(110 + 44 * n_rows), margin=dict(l=10, r=10, t=10, b=80),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0,
                        colorbar=dict(orientation="h", x=1.0, xanchor="right", y=-0.02, yanchor="top", len=0.5,
                                      thickness=10, title=dict(text=SCALE_TITLE, side="top", font=dict(size=11)))),
@@ -89,7 +87,7 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, ti
                    automargin=True, showgrid=False, zeroline=False),
         legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
         uniformtext=dict(minsize=9, mode="show"), plot_bgcolor="white")
-    return go.Figure({"data": traces, "layout": {k: v for k, v in layout.items() if v is not None}})
+    return go.Figure({"data": traces, "layout": layout})
 
 
 def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked b(u)") -> go.Figure:
@@ -157,7 +155,6 @@ def figure_downloads(fig, name: str, key: str) -> None:
     if not ok:
         st.caption(f"{why}; the camera icon in the chart's toolbar saves a PNG from the browser.")
         return
-    cols = st.columns(2)
-    for col, fmt, mime in ((cols[0], "png", "image/png"), (cols[1], "svg", "image/svg+xml")):
+    for col, (fmt, mime) in zip(st.columns(2), (("png", "image/png"), ("svg", "image/svg+xml"))):
         col.download_button(f"{fmt.upper()}", data=lambda fmt=fmt: figure_bytes(fig, fmt), file_name=f"{name}.{fmt}",
                             mime=mime, key=f"{key}_{fmt}", on_click="ignore")

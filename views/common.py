@@ -24,9 +24,6 @@ def csv_download(frame: pd.DataFrame, file_name: str, label: str = "Download CSV
                        key=key or f"dl_{file_name}", on_click="ignore")
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Text stays text: benchmark and user sentences never reach a markdown or HTML renderer
-# ---------------------------------------------------------------------------------------------------------
 def literal(text: object, label: str | None = None) -> None:
     """Show benchmark or user text exactly as written: ``st.text`` parses no markdown and no HTML, so no
     link, image, bold or formula renders and the browser fetches nothing. ``label`` (our own words) goes in

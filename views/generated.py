@@ -1,7 +1,6 @@
-"""The page of a method without a page of its own, generated from its contract alone: its options as controls,
-its input as a picker, "Score now" through the runner's door, its headline metric and its declared views
-(:mod:`views.widgets`). The menu (:mod:`views.menu`) offers it for every registered method that no bespoke
-page draws, so a new method folder is on the dashboard with no view code."""
+"""The page of a method without a page of its own (:mod:`views.menu`), generated from its contract alone: its
+options as controls, its input as a picker, "Score now" through the runner's door, its headline metric and its
+declared views (:mod:`views.widgets`)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -28,9 +27,7 @@ def method_page(name: str) -> None:
     with top[1]:
         input_name = input_picker(method)
     options = option_inputs(method, key=f"{name}_opt")
-    if options is None:
-        st.stop()
-    if served_refusal(model, method):
+    if options is None or served_refusal(model, method):
         st.stop()
     handle = model_for_cache(model)
     if handle is None:

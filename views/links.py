@@ -4,24 +4,16 @@ A parameter either **sets** the page — its control starts at that value, and t
 back to the address bar, so the address bar is always the link to this view ("share this view" is copying it) —
 or is **refused** in one visible line naming it, and removed from the address bar, so a bad value never travels
 on in a shared link. Nothing falls back silently. Values from a URL reach the page as literal text.
-
-* :func:`link_choice` — one of a list of choices (a model, a benchmark, a SEAT test, a pair, a method's input);
-* :func:`link_option` — a method option, parsed as its :class:`~biascore.contract.presentation.Widget` takes it and
-  checked by the same :meth:`Options.build` as the CLI's and the API's values;
-* :func:`keep` — write what the page shows back to the address bar (a default value is left out of it).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Sequence
 
 import streamlit as st
 
 from biascore.display import code_span, markdown_literal
 from biascore.api import OptionError, Options, Widget
-
-#: a parameter of the link that was absent or refused (the caller uses its default)
-UNSET = object()
-
 
 #: session state: the refusal line of each parameter, shown again on later reruns (see :func:`link_value`)
 _REFUSED = "_link_refusals"
@@ -88,15 +80,14 @@ def parse_option(widget: Widget, text: str) -> Any:
             return int(text) if widget.kind == "integer" else float(text)
         except ValueError:
             raise ValueError(f"expected a {'whole number' if widget.kind == 'integer' else 'number'}") from None
+    by_text = {str(c): c for c in widget.choices or ()}  # a choice by its text
     if widget.kind == "choice":
-        for choice in widget.choices or ():
-            if text == str(choice):
-                return choice
-        raise ValueError(f"expected one of {', '.join(map(str, widget.choices or ()))}")
+        if text not in by_text:
+            raise ValueError(f"expected one of {', '.join(by_text)}")
+        return by_text[text]
     if widget.many or widget.kind == "choices":
         items = tuple(t.strip() for t in text.split(",") if t.strip())
         if widget.kind == "choices":
-            by_text = {str(c): c for c in widget.choices or ()}
             bad = [t for t in items if t not in by_text]
             if bad:
                 raise ValueError(f"{bad[0]!r} is not one of {', '.join(by_text)}")
@@ -105,21 +96,20 @@ def parse_option(widget: Widget, text: str) -> Any:
     return text
 
 
-def link_option(options: type[Options], widget: Widget, control: str | None = None) -> Any:
-    """The value the URL gives the option ``widget`` (parsed, then checked with ``options.build``), or
-    :data:`UNSET` when the URL has none or it was refused in one line. ``control``: the key of the widget that
-    shows the option (:func:`link_value`)."""
+def link_option(options: type[Options], widget: Widget, control: str | None = None) -> Widget:
+    """``widget`` starting at the value the URL gives its option (parsed, then checked with ``options.build``), or
+    as it is when the URL has none or it was refused in one line. ``control``: the key of the widget that shows the
+    option (:func:`link_value`)."""
     text = link_value(widget.name, control)
     if text is None:
-        return UNSET
+        return widget
     try:
         value = parse_option(widget, text)
         options.build(**{widget.name: value})
     except (ValueError, OptionError) as exc:
-        refuse(widget.name, text, str(exc).replace(f"--{widget.name.replace('_', '-')}: ", ""),
-               replacement=None if widget.default is None else widget.default)
-        return UNSET
-    return value
+        refuse(widget.name, text, str(exc).replace(f"--{widget.name.replace('_', '-')}: ", ""), widget.default)
+        return widget
+    return dataclasses.replace(widget, default=value)
 
 
 def link_text(value: Any) -> str:
@@ -131,9 +121,9 @@ def link_text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def keep(key: str, value: Any, default: Any = UNSET) -> None:
+def keep(key: str, value: Any, default: Any = None) -> None:
     """Write ``value`` to the address bar under ``key`` (left out when it is ``default`` or None)."""
-    if value is None or (default is not UNSET and value == default):
+    if value is None or value == default:
         st.query_params.pop(key, None)
     elif st.query_params.get(key) != link_text(value):
         st.query_params[key] = link_text(value)

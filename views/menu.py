@@ -2,14 +2,15 @@
 
 Each registered method (:func:`biascore.api.discover`) is on the menu, in the registry's order: through
 its bespoke pages listed here (a page once even when it draws several methods), or else through a page
-generated from its contract (:mod:`views.generated`: its options, input, headline metric and declared
-views), so a new method folder is on the dashboard with no view code. A bespoke page is one file under
-views/ plus one line here.
+generated from its contract (:mod:`views.generated`), so a new method folder is on the dashboard with no view
+code. A bespoke page is one file under views/ plus one line here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from biascore import api
 
 #: the menu icon of a generated page
 GENERATED_ICON = "🧩"
@@ -40,25 +41,18 @@ PAGES: dict[str, tuple[Page, ...]] = {
     "attribution-paired": (Page("views/overview.py", "Overview", "📊"),),
     "words": (Page("views/words.py", "Words", "🔤"),),
     "fields": (Page("views/semantic_fields.py", "Semantic fields", "🏷️"),),
-    "heads": (Page("views/attention_heads.py", "Attention heads", "🧠"),),
-    "heads-masking": (Page("views/attention_heads.py", "Attention heads", "🧠"),),
-    "heads-counter": (Page("views/attention_heads.py", "Attention heads", "🧠"),),
-    "heads-attention": (Page("views/attention_heads.py", "Attention heads", "🧠"),),
+    **dict.fromkeys(("heads", "heads-masking", "heads-counter", "heads-attention"),
+                    (Page("views/attention_heads.py", "Attention heads", "🧠"),)),
     "labdet": (Page("views/nationality.py", "Nationality (LABDet)", "🌍"),),
-    "seat": (Page("views/association_tests.py", "Association tests", "📐"),),
-    "ceat": (Page("views/association_tests.py", "Association tests", "📐"),),
-    "logprob": (Page("views/association_tests.py", "Association tests", "📐"),),
+    **dict.fromkeys(("seat", "ceat", "logprob"), (Page("views/association_tests.py", "Association tests", "📐"),)),
 }
 
 
 def menu_pages() -> list[Page]:
     """The pages of the registered methods, in registry order, each once; a generated page for a method that
     no bespoke page draws."""
-    from biascore import api
-
     seen: dict[str, Page] = {}
     for method in api.discover():
-        pages = PAGES.get(method.name) or (Page(None, method.name, GENERATED_ICON, method.name),)
-        for page in pages:
+        for page in PAGES.get(method.name) or (Page(None, method.name, GENERATED_ICON, method.name),):
             seen.setdefault(page.url_path, page)
     return list(seen.values())

@@ -8,14 +8,17 @@ a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 
 import streamlit as st
 
-from biascore import api, settings
+from biascore import api, settings, snapshot
 from biascore.display import code_span, markdown_literal
 from biascore.errors import ModelLoadError, one_line
 from biascore.api import display_name, is_local_path, is_served
-from views.common import show_error
+from biascore.runs import runner
+from biascore.snapshot import active as active_snapshot  # the snapshot in use (OpenedSnapshot), or None
+from views.common import error_text
 from views.links import link_choice, link_value, refuse
 
 #: Models offered in selectors before the user types their own (embedded ones first).
@@ -23,14 +26,9 @@ SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-bas
                     "xlm-roberta-base"]
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Offline snapshots (BIASCORE_SNAPSHOT): results and benchmark rows from a verified zip, nothing computed
-# ---------------------------------------------------------------------------------------------------------
 def open_snapshot() -> bool:
     """Serve the snapshot named by ``BIASCORE_SNAPSHOT`` (verified and unpacked once per process), or the normal
     cache when it is unset. False after showing why a snapshot is refused (one line)."""
-    from biascore import snapshot
-
     path = settings.snapshot_file()
     if path is None:
         snapshot.deactivate()
@@ -43,13 +41,6 @@ def open_snapshot() -> bool:
         return False
     st.sidebar.caption(f"📦 Read-only snapshot {opened.describe()}")
     return True
-
-
-def active_snapshot():
-    """The snapshot in use (:class:`biascore.snapshot.OpenedSnapshot`), or None."""
-    from biascore.snapshot import active
-
-    return active()
 
 
 def read_only_notice(what: str) -> bool:
@@ -76,9 +67,7 @@ def _handle(name: str, target: str, snapshot_root: str | None):
     what ``name`` loads (a served label's ``served:URL``; keyed by it, so a label pointed elsewhere is a new
     handle); the handle is labelled ``name``."""
     if snapshot_root is not None and name != settings.DEFAULT_MODEL:
-        from biascore.snapshot import standin_handle
-
-        return standin_handle(name, active_snapshot().model_facts(name) or {})
+        return snapshot.standin_handle(name, active_snapshot().model_facts(name) or {})
     return api.ModelHandle(api.ModelSpec(target, label=name))
 
 
@@ -88,17 +77,13 @@ def served(name: str) -> bool:
     return api.ModelSpec.configured(name).served
 
 
-def served_refusal(name: str, *methods) -> bool:
-    """When ``name`` is a served model and every one of ``methods`` (registered :class:`Method` objects) needs
-    the model's weights: say so in one line on the page and return True (the page stops drawing that part)."""
-    if not served(name) or active_snapshot() is not None:
+def served_refusal(name: str, method) -> bool:
+    """When ``name`` is a served model and ``method`` (a registered :class:`Method`) needs the model's weights: say
+    so in one line on the page and return True (the page stops drawing that part)."""
+    if not served(name) or active_snapshot() is not None or not method.needs_model or method.runs_served:
         return False
-    refusing = [m for m in methods if m.needs_model and not m.runs_served]
-    if not methods or len(refusing) < len(methods):
-        return False
-    names = ", ".join(m.name for m in refusing)
     st.info(f"{code_span(model_label(name))} is a served model: it gives prompt log-probabilities only, and "
-            f"{names} needs the model's weights in this process (masked-LM scoring, hidden states or gradients). "
+            f"{method.name} needs the model's weights in this process (masked-LM scoring, hidden states or gradients). "
             "Pick a model loaded here, or use the attribution pages with the served model.")
     return True
 
@@ -128,62 +113,36 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     return f"The served model {name} cannot be used now: {named(one_line(exc, public=False))}"
 
 
-def served_down(name: str) -> str | None:
-    """The line saying ``name``'s server is down (after a connection that failed for that reason), else None."""
+def stored_notice(name: str) -> None:
+    """Over a stored run of a served model whose server is down (after a connection that failed for that reason):
+    say the run is stored and the server down."""
     if not served(name) or active_snapshot() is not None:
-        return None
+        return
     error = get_handle(name).load_error
-    return served_error_line(name, error) if isinstance(error, api.ServedUnavailable) else None
+    if isinstance(error, api.ServedUnavailable):
+        st.info(f"Showing the stored run of {code_span(model_label(name))}. {served_error_line(name, error)}")
 
 
-def _last_seen(name: str) -> tuple[str, str] | None:
-    """What ``name``'s server last said it serves (:mod:`biascore.models.served.last_seen`), or None."""
+def served_last_seen(name: str) -> tuple[str, str] | None:
+    """The model name and fingerprint ``name``'s server last said it serves
+    (:mod:`biascore.models.served.last_seen`), or None."""
     return api.recall_served(settings.cache_dir(), api.ModelSpec.configured(name).target)
-
-
-def stored_identity(name: str) -> tuple[str, str | None] | None:
-    """The model name (and, for a served model, the fingerprint measured on its server) that ``name``'s results
-    are stored under. A served model is connected for it (once per process: its identity is measured, never
-    assumed); while its server is down, what the server last said it serves (its stored runs are shown, said to
-    be stored: :func:`served_down`); None when it cannot be used for another reason (the page offers "Score
-    now", which says why)."""
-    if not served(name):
-        return name, None
-    try:
-        ident = get_handle(name).load().identity()
-    except ModelLoadError as exc:
-        return _last_seen(name) if isinstance(exc, api.ServedUnavailable) else None
-    return ident.name, ident.fingerprint
 
 
 def served_labels() -> dict[str, str]:
     """Stored model name -> the settings' label, for the served models this process is connected to, and (not
     connected yet, or the server down) the name each last served; which runs are shown is still decided by the
-    fingerprint measured now (:func:`stored_identity`)."""
+    fingerprint measured now (:func:`views.attribution.best_run`)."""
     out = {}
     for label in settings.served_models():
         handle = get_handle(label)
-        seen = handle.identity().name if handle.loaded else (_last_seen(label) or (None,))[0]
+        seen = handle.identity().name if handle.loaded else (served_last_seen(label) or (None,))[0]
         if seen is not None:
             out.setdefault(seen, label)
     return out
 
 
-def get_model(name: str):
-    """The loaded model (loaded once per process by its handle); errors propagate to :func:`model_or_error`."""
-    with st.spinner("Loading model (once per process)…") if not get_handle(name).loaded else _nothing():
-        return get_handle(name).load()
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def model_or_error(name: str, live: bool = False, **kwargs):
+def model_or_error(name: str, live: bool = False):
     """The model's handle, loaded (or, in a snapshot unless ``live``, a stand-in whose cache keys find the
     snapshot's results for ``name``: nothing is loaded); None after showing the loader's message inline
     (never a traceback)."""
@@ -193,15 +152,14 @@ def model_or_error(name: str, live: bool = False, **kwargs):
             st.info(f"{code_span(name)} has no results in this snapshot ({code_span(snap.label)}).")
             return None
         return get_handle(name)
+    handle = get_handle(name)
     try:
-        get_model(name)
-        return get_handle(name)
+        with st.spinner("Loading model (once per process)…") if not handle.loaded else nullcontext():
+            handle.load()
+        return handle
     except (ModelLoadError, settings.ReadOnlySnapshotError) as exc:
-        line = served_error_line(name, exc)
-        if line is not None:  # named by its label, never by its URL
-            st.error(markdown_literal(line), icon="⚠️")
-        else:
-            show_error(exc)
+        line = served_error_line(name, exc)  # a served model: named by its label, never by its URL
+        st.error(error_text(exc) if line is None else markdown_literal(line), icon="⚠️")
         return None
 
 
@@ -225,9 +183,7 @@ def model_visible(name: str) -> bool:
     """Whether a cached model's results may be listed: always, except in public mode, where only the allow-list's
     models (a folder also under another path to it, e.g. through a link) and those cached under a display name
     (an alias or hub id, not a path) are."""
-    if not settings.public_mode() or not is_local_path(name):
-        return True
-    return model_allowed(name)
+    return not is_local_path(name) or model_allowed(name)
 
 
 def model_allowed(name: str) -> bool:
@@ -238,11 +194,6 @@ def model_allowed(name: str) -> bool:
     allowed = settings.allowed_models()
     return name in allowed or (is_local_path(name) and os.path.realpath(name) in
                                {os.path.realpath(a) for a in allowed if is_local_path(a)})
-
-
-def set_model_param(model: str, key: str = "model") -> None:
-    """Write the chosen model to the URL (its display name in public mode: no server path in a link)."""
-    st.query_params[key] = model_label(model)
 
 
 def offered_models() -> list[str]:
@@ -259,15 +210,8 @@ def _trusted_link_models() -> set[str]:
     and hash folders of its choosing."""
     trusted = set(settings.allowed_models())
     if not settings.public_mode():
-        trusted |= set(SUGGESTED_MODELS) | stored_models()
+        trusted |= set(SUGGESTED_MODELS) | {entry.model for m in api.discover() for entry in runner.stored(m)}
     return trusted
-
-
-def stored_models() -> set[str]:
-    """Every model with a stored result of a registered method (the runner's listings, remembered by it)."""
-    from biascore.runs import runner
-
-    return {entry.model for m in api.discover() for entry in runner.stored(m)}
 
 
 def model_selector(label: str = "Model", key: str = "model", default: str = settings.DEFAULT_MODEL,
@@ -275,8 +219,8 @@ def model_selector(label: str = "Model", key: str = "model", default: str = sett
     """A select box of models, synced with the URL parameter ``key``.
 
     Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
-    Otherwise: suggested models and the settings' served models, plus an "other…" field for any hub id, local
-    folder, .gguf path or ``served:URL``.
+    Otherwise: :func:`offered_models`, plus an "other…" field for any hub id, local folder, .gguf path or
+    ``served:URL``.
     A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
     In a snapshot: its models only (those with results of cache scorer ``scorer`` when given); nothing is loaded.
     """
@@ -321,8 +265,6 @@ def data_dir_notice() -> None:
         st.caption(f"Read-only snapshot {code_span(snap.label)} (engine {snap.manifest['engine_version']}, made "
                    f"{snap.manifest.get('created_at', '?')}): results and benchmark rows come from it; "
                    "nothing is scored here.")
-        return
-    if settings.public_mode():
-        return
-    st.caption(f"Benchmark data directory: {code_span(settings.data_dir())} — download the public benchmarks with "
-               "`python -m biascore data download` (or set `BIASCORE_DATA_DIR`).")
+    elif not settings.public_mode():
+        st.caption(f"Benchmark data directory: {code_span(settings.data_dir())} — download the public benchmarks "
+                   "with `python -m biascore data download` (or set `BIASCORE_DATA_DIR`).")

@@ -66,10 +66,9 @@ def result_or_button(name: str, lang: str, options, key: str):
         if not read_only_notice(f"No LABDet data for {language} in this snapshot; scoring"):
             show_error(exc)
         return None
-    if res is not None:
+    if res is not None or read_only_notice(f"No LABDet result for {code_span(model_label(name))} on {language} in this "
+                                            "snapshot; scoring"):
         return res
-    if read_only_notice(f"No LABDet result for {code_span(model_label(name))} on {language} in this snapshot; scoring"):
-        return None
     st.info(f"No cached LABDet result for {code_span(model_label(name))} on {language} yet. Scoring embeds "
             "every training and surfacing sentence once, then trains both probes (about a minute for "
             "small models on a GPU-less laptop, longer for big ones).")

@@ -15,9 +15,9 @@ from biascore import api
 from biascore.api import precision_of
 from biascore.runs import runner
 from biascore.runs.runner import UnreadableResult
-from views.attribution import DRAWING, best_run, run_label, score_now, stored_notice, summary
+from views.attribution import DRAWING, best_run, run_label, score_now, summary
 from views.common import csv_download, literal
-from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible
+from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible, stored_notice
 from views.scoring import benchmark_selector
 from views.widgets import precision_caption
 

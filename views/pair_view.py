@@ -9,7 +9,7 @@ import streamlit as st
 from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
 from biascore.display import markdown_literal
 from views.charts import figure_downloads
-from views.attribution import DRAWING, verdict_text
+from views.attribution import DRAWING
 from views.common import literal
 
 LEVELS = {"sub-word tokens": "token", "words": "word"}
@@ -29,7 +29,7 @@ def pair_limit(rows: list[Mapping], level: str) -> float:
 
 
 def draw_pair(row: Mapping, *, level: str, limit: float | None = None, key: str, heading: str = "",
-              labels: tuple[str, str] = ("more-biased", "less-biased"), ranked: bool = True, wrap: int = 90) -> None:
+              ranked: bool = True, wrap: int = 90) -> None:
     """Draw one pair. ``key`` keeps widget ids unique when a page shows several pairs; ``wrap``: characters
     per heatmap line (smaller in narrow columns)."""
     if heading:
@@ -40,10 +40,11 @@ def draw_pair(row: Mapping, *, level: str, limit: float | None = None, key: str,
     sjsd = float(row["sjsd"])
     c1, c2 = st.columns([1, 2])
     c1.metric("S_JSD (mean b(u))", f"{sjsd:+.5f}")
-    c2.markdown(f"**Verdict:** {markdown_literal(verdict_text(sjsd))}")
+    verdict = DRAWING.verdict_text(DRAWING.verdict_label(sjsd, "attribution"), "attribution")  # |S_JSD| ≤ 1e-6: tie
+    c2.markdown(f"**Verdict:** {markdown_literal(verdict)}")
     more, less = DRAWING.sentence_units(row, "more", level), DRAWING.sentence_units(row, "less", level)
     limit = limit if limit is not None else DRAWING.color_limit(more, less)
-    heat = token_heatmap([(labels[0], more), (labels[1], less)], limit=limit, wrap=wrap)
+    heat = token_heatmap([("more-biased", more), ("less-biased", less)], limit=limit, wrap=wrap)
     st.plotly_chart(heat, config=PLOTLY_CONFIG, key=f"{key}_heat", width="stretch")
     figure_downloads(heat, f"{key}_heatmap", key=f"{key}_heat_dl")
     if ranked:

@@ -1,11 +1,9 @@
 """Runs in progress on the pages: whoever started them (another person, tab, the CLI, the API, a sweep).
 
-A page whose selection has an announced run (:mod:`biascore.runs.announce`) shows its state and progress
-instead of "Score now" (:func:`follow`); a page that says "not scored yet" keeps a light watch (:func:`keep_watching`):
-every :data:`RUN_POLL_S` seconds it reads the announcements (a few small files) and the fingerprint of the
-method's stored results (file names and times) — no model, no key, no result read — and redraws itself when a
-run is announced or a result is stored. Nothing here computes; the engine answers, matching runs by names alone
-(:func:`biascore.runs.runner.watch`).
+A page follows a run announced for its selection (:mod:`biascore.runs.announce`; :func:`follow`) or keeps a light
+watch (:func:`keep_watching`) by reading the announcements (a few small files) and the fingerprint of the method's
+stored results (file names and times): no model, no key, no result read. Nothing here computes; the engine
+answers, matching runs by names alone (:func:`biascore.runs.runner.watch`).
 """
 from __future__ import annotations
 
@@ -16,9 +14,10 @@ from typing import Any
 import streamlit as st
 
 from biascore import api
+from biascore.errors import user_errors
 from biascore.runs import runner
 from biascore.display import code_span, markdown_literal
-from views.models import model_label
+from views.models import active_snapshot, model_label
 
 #: Seconds between two looks at a run in progress or at a result not stored yet.
 RUN_POLL_S = 2.0
@@ -28,7 +27,6 @@ RUN_POLL_S = 2.0
 class Watched:
     """One method's result for a model (by name) on an input, as a page shows it."""
 
-    #: the registered method
     method: Any
     model: str
     #: the input's name (a benchmark, a language, a SEAT test) or the loaded input
@@ -40,10 +38,7 @@ class Watched:
     def watch(self) -> runner.Selection | None:
         """Where to look: the runs announced for it, matched by names (a served label by its target). None in a
         read-only snapshot or for options the method refuses."""
-        from biascore.errors import user_errors
-        from biascore.snapshot import active
-
-        if active() is not None:
+        if active_snapshot() is not None:
             return None
         try:
             target = api.ModelSpec.configured(self.model).target
@@ -71,20 +66,12 @@ def _line(watched: Watched, run: runner.Announcement) -> str:
             f"started {ago} s ago): {state}. The result shows here when it is stored.")
 
 
-def _draw(watched: Watched, run: runner.Announcement) -> None:
-    share = run.done / run.total if run.total else 0.0
-    st.progress(min(max(share, 0.0), 1.0), text=_line(watched, run))
-
-
 def follow(watched: Watched) -> bool:
     """When a run of ``watched`` is announced: show its state and progress, looked at again every
     :data:`RUN_POLL_S` seconds without anyone pressing anything, redraw the whole page once it has ended (its
     result then shows, or "Score now" again if it failed), and return True. False when none is going on."""
     sel = watched.watch()
-    if sel is None:
-        return False
-    runs = sel.runs()
-    if not runs:
+    if sel is None or not sel.runs():
         return False
     stored_before = runner.stored_version(watched.method)
 
@@ -93,7 +80,8 @@ def follow(watched: Watched) -> bool:
         now = sel.runs()
         if not now or runner.stored_version(watched.method) != stored_before:
             st.rerun()  # the run has ended: the whole page again, now with its result
-        _draw(watched, runner.furthest(now))
+        run = runner.furthest(now)
+        st.progress(min(max(run.done / run.total if run.total else 0.0, 0.0), 1.0), text=_line(watched, run))
 
     run_in_progress()
     return True

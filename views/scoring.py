@@ -6,7 +6,9 @@ from typing import Callable, TypeVar
 
 import streamlit as st
 
+from biascore import api
 from biascore.errors import BenchmarkError, ModelLoadError
+from biascore.runs import runner
 from views import run_watch
 from views.common import show_error
 from views.links import keep, link_choice
@@ -15,21 +17,12 @@ from views.models import active_snapshot, get_handle, model_label, read_only_not
 T = TypeVar("T")
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Inputs, progress and "Score now": every result is asked of the runner's door (biascore.runs.runner)
-# ---------------------------------------------------------------------------------------------------------
-DEFAULT_BENCHMARK = "demo"
-
-
-def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: list[str] | None = None,
-                       default: str = DEFAULT_BENCHMARK) -> str | None:
+def benchmark_selector(only: list[str] | None = None, default: str = "demo") -> str | None:
     """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``).
 
     Registered benchmarks whose files are missing are named below it with the download command.
     """
-    from biascore.api import available_benchmarks
-
-    benches = [b for b in available_benchmarks() if only is None or b["name"] in only]
+    benches = [b for b in api.available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
     missing = [b["name"] for b in benches if not b["available"]]
     if missing and active_snapshot() is None:
@@ -39,9 +32,10 @@ def benchmark_selector(label: str = "Benchmark", key: str = "benchmark", only: l
         st.info("No benchmark available yet — see the download command above.")
         return None
     fallback = default if default in present else present[0]
-    wanted = link_choice(key, present, fallback, noun="benchmarks in the data directory", control=f"{key}_select")
-    choice = st.selectbox(label, present, index=present.index(wanted), key=f"{key}_select")
-    keep(key, choice)
+    wanted = link_choice("benchmark", present, fallback, noun="benchmarks in the data directory",
+                         control="benchmark_select")
+    choice = st.selectbox("Benchmark", present, index=present.index(wanted), key="benchmark_select")
+    keep("benchmark", choice)
     return choice
 
 
@@ -79,29 +73,24 @@ def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
 
 def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
                      errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError),
-                     watch: run_watch.Watched | None = None, followed: bool = False) -> T | None:
+                     watch: run_watch.Watched | None = None, light: bool = True) -> T | None:
     """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
     :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed). In a read-only
     snapshot there is no button, only a line saying why. With ``watch`` (the result the button computes): while
-    a run of it is announced, its state and progress instead of the button (unless the caller ``followed`` it
-    already), and under the button a light watch that redraws the page when a run starts or the result is
-    stored elsewhere (:mod:`views.run_watch`)."""
-    if read_only_notice(label):
-        return None
-    if watch is not None and not followed and run_watch.follow(watch):
+    a run of it is announced, its state and progress instead of the button, and (``light``) under the button a
+    light watch that redraws the page when a run starts or the result is stored elsewhere (:mod:`views.run_watch`)."""
+    if read_only_notice(label) or (watch is not None and run_watch.follow(watch)):
         return None
     if not st.button(label, key=key, type="primary"):
-        if watch is not None:
+        if watch is not None and light:
             run_watch.keep_watching(watch)
         return None
     return run_with_progress(text, compute, errors)
 
 
 def watch_computing(method, model: str, input, **options) -> bool:
-    """When someone else — another person, tab, the CLI, the API or a sweep — is computing ``method``'s result
-    for ``model`` on ``input`` right now (from its first second: loading or converting the model, waiting,
-    scoring): show its state and progress, followed without anyone pressing anything, redraw the whole page once
-    it has ended, and return True (:func:`views.run_watch.follow`). False when nothing is being computed."""
+    """When someone else (another person, tab, the CLI, the API or a sweep) is computing ``method``'s result for
+    ``model`` on ``input`` right now: follow it on the page and return True (:func:`views.run_watch.follow`)."""
     return run_watch.follow(watched(method, model, input, **options))
 
 
@@ -114,14 +103,9 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
                   before: Callable[[], None] | None = None, keep_watching: bool = True, **options) -> bool:
     """"Score now" for one result of ``method``: computes it through the runner (``biascore.runs.runner.run``,
     cached) under the one progress bar; while someone else computes that very result, its progress instead
-    (:func:`watch_computing`). ``before()`` runs just before computing. True when it just finished (the
+    (:func:`score_now_button`). ``before()`` runs just before computing. True when it just finished (the
     caller reruns to show the new result). ``keep_watching=False``: no light watch under the button (a page
     where people type, and whose main content is not this result: the translation review)."""
-    from biascore.runs import runner
-
-    if watch_computing(method, model, input, **options):
-        return False
-
     def compute(progress: ProgressBar) -> bool:
         if before is not None:
             before()
@@ -136,5 +120,4 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
 
     return bool(score_now_button(label, key, text, compute, errors=(BenchmarkError, ModelLoadError, ValueError,
                                                                      FileNotFoundError),
-                                 watch=watched(method, model, input, **options) if keep_watching else None,
-                                 followed=True))
+                                 watch=watched(method, model, input, **options), light=keep_watching))

@@ -18,8 +18,8 @@ from biascore.display import code_span
 from biascore.runs import runner
 from views.attribution import token_page_link
 from views.common import csv_download, show_error
-from views.models import (active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models,
-                          set_model_param)
+from views.links import keep
+from views.models import active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models
 from views.scoring import ProgressBar, benchmark_selector, score_now_for, watch_computing
 from views.widgets import option_inputs, precision_caption
 
@@ -107,7 +107,7 @@ with c3:
 if sense_options is None:
     st.stop()
 senses = sense_options.senses
-set_model_param(model)
+keep("model", model_label(model))
 
 try:
     bench = api.load_benchmark(bench_name)
@@ -169,8 +169,7 @@ compare = st.multiselect("Side by side with (models already scored on this bench
                          scored_elsewhere(model, bench), key="sf_compare")
 tables = {model: table}
 for other in compare:
-    other_words = result_for(other, bench, senses)
-    tables[other] = FIELDS.field_table(other_words, min_count=min_count, top=int(top))
+    tables[other] = FIELDS.field_table(result_for(other, bench, senses), min_count=min_count, top=int(top))
 if compare:
     wide = FIELDS.side_by_side(tables)
     wide.columns = [f"{m} · {c}" for m, c in wide.columns]

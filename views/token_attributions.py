@@ -57,7 +57,6 @@ def pair_browser(table) -> None:
             st.rerun(scope="app")
 
 
-mtime = float(run.mtime)
 frame = verified_run(model, benchmark, run)
 if frame is None:
     st.stop()
@@ -77,8 +76,7 @@ level = level_toggle("ta_level")
 
 rows = [(model, row)]
 if compare is not None:
-    other_run = best_run(compare, benchmark)
-    other = verified_run(compare, benchmark, other_run)  # None: it has said why in one line
+    other = verified_run(compare, benchmark, best_run(compare, benchmark))  # None: it has said why in one line
     if other is not None:
         match = other.loc[other.pair_id == pair_id]
         if len(match):

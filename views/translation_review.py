@@ -1,8 +1,6 @@
-"""Translation review: the English source pair beside its Filipino translation (each with its b(u) heatmap and a
-minimal-pair check), a review form (status, issue tags, comment, corrected sentences) saved to SQLite by several
-reviewers at once, each reviewer's assigned pairs and progress, agreement between reviewers (Krippendorff's α,
-Cohen's/Fleiss' κ, the status confusion table), adjudication of disagreements, exports (reviews, the corrected
-benchmark, the dataset folder) and B before/after the corrections for a chosen model.
+"""Translation review: the English source pair beside its Filipino translation, a review form saved to SQLite by
+several reviewers at once, their assigned pairs and progress, agreement between reviewers, adjudication of
+disagreements, exports and B before/after the corrections for a chosen model (each panel below says what it draws).
 
 Blind review: everything below the form is drawn from what the typed name may see
 (:func:`biascore.review.visibility.visible`): a reviewer sees another reviewer's review of a pair only after
@@ -29,7 +27,7 @@ from biascore.review import (NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, Revi
                              check_pair, confusion, corrected_frame, dataset_zip, decision_counts, default_path,
                              disagreements, final_decisions, reviewable_pairs, reviewer_overview, reviews_csv, todo,
                              viewer, visible)
-from views.attribution import best_run, label_run, live_pair, score_now, verified_run
+from views.attribution import best_run, live_pair, run_label, score_now, verified_run
 from views.common import error_text
 from views.links import link_choice
 from views.models import data_dir_notice, model_for_cache, model_label, model_or_error, model_selector
@@ -39,9 +37,6 @@ from views.widgets import precision_caption
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
 MY_TODO = "my assigned pairs, not reviewed yet"
-FILTERS = ["all pairs", MY_TODO, "not reviewed yet", "not reviewed by me", "to adjudicate (not decided yet)",
-           "flagged: not a minimal pair"] + [
-    f"status: {s}" for s in STATUSES]
 PUBLIC = settings.public_mode()
 REFUSED = "this cannot be done on this server"  # what a public page says for an error it may not show
 
@@ -51,8 +46,7 @@ def review_pairs(benchmark: str) -> pd.DataFrame:
     """The pairs to review: Filipino sentences, English sources and the minimal-pair checks."""
     frame = reviewable_pairs(api.load_benchmark(benchmark))
     frame = frame[["pair_id", "bias_type", "sent_more", "sent_less", "sent_more_en", "sent_less_en"]].copy()
-    checks = [check_pair(m, l) for m, l in zip(frame.sent_more, frame.sent_less)]
-    frame["minimal"] = [c.minimal for c in checks]
+    frame["minimal"] = [check_pair(m, l).minimal for m, l in zip(frame.sent_more, frame.sent_less)]
     return frame.reset_index(drop=True)
 
 
@@ -78,15 +72,11 @@ class Session:
         return True
 
     @staticmethod
-    def field(key: str):
-        return st.session_state[key]
-
-    @staticmethod
     def typed_corrections(key: str, original: tuple[str, str]) -> list[str]:
         """The corrected sentences typed in form ``key``: kept only with status needs correction, and a sentence
         equal to the original stored as empty ("unchanged")."""
-        typed = [Session.field(f"{key}_{side}").strip() for side in ("more", "less")]
-        keep = Session.field(f"{key}_status") == NEEDS_CORRECTION
+        typed = [st.session_state[f"{key}_{side}"].strip() for side in ("more", "less")]
+        keep = st.session_state[f"{key}_status"] == NEEDS_CORRECTION
         return [t if keep and t != o else "" for t, o in zip(typed, original)]
 
     @staticmethod
@@ -96,21 +86,13 @@ class Session:
         st.session_state.pop(Session.PAIR, None)  # the pair box starts again from the URL's pair
         st.query_params["pair"] = str(pair_id)
 
-    @staticmethod
-    def ask_compare(key: tuple) -> None:
-        st.session_state[Session.COMPARE] = key
-
-    @staticmethod
-    def compare_asked(key: tuple) -> bool:
-        return st.session_state.get(Session.COMPARE) == key
-
 
 def save_review(db_path: str, benchmark: str, pair_id: int, reviewer: str, form_key: str, original: tuple) -> None:
     """Form callback (runs before the page reruns, so the counts already include this save)."""
-    status, fixed = Session.field(f"{form_key}_status"), Session.typed_corrections(form_key, original)
+    status, fixed = st.session_state[f"{form_key}_status"], Session.typed_corrections(form_key, original)
     try:
-        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, Session.field(f"{form_key}_tags"),
-                                          Session.field(f"{form_key}_comment"), *fixed)
+        saved = ReviewStore(db_path).save(benchmark, pair_id, reviewer, status, st.session_state[f"{form_key}_tags"],
+                                          st.session_state[f"{form_key}_comment"], *fixed)
     except ReviewError as exc:
         Session.flash("review", False, error_text(exc, REFUSED))
     else:
@@ -122,10 +104,10 @@ def save_decision(db_path: str, benchmark: str, pair_id: int, adjudicator: str, 
     if not viewer(adjudicator).adjudicator:  # (the form is drawn for adjudicators only; checked again here)
         Session.flash("decision", False, "Only the adjudicators this server names can decide.")
         return
-    status, fixed = Session.field(f"{key}_status"), Session.typed_corrections(key, original)
+    status, fixed = st.session_state[f"{key}_status"], Session.typed_corrections(key, original)
     try:
-        adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status, Session.field(f"{key}_comment"),
-                                              *fixed)
+        adj = ReviewStore(db_path).adjudicate(benchmark, pair_id, adjudicator, status,
+                                              st.session_state[f"{key}_comment"], *fixed)
     except ReviewError as exc:
         Session.flash("decision", False, error_text(exc, REFUSED))
     else:
@@ -138,34 +120,37 @@ def save_assignment(db_path: str, benchmark: str, pair_ids: list[int], by: str) 
         Session.flash("assign", False, "Only the adjudicators this server names can assign pairs.")
         return
     try:
-        change = ReviewStore(db_path).assign(benchmark, pair_ids, Session.field("tr_assign_reviewers"),
-                                             Session.field("tr_assign_overlap"), Session.field("tr_assign_seed"), by)
+        change = ReviewStore(db_path).assign(benchmark, pair_ids, st.session_state["tr_assign_reviewers"],
+                                             st.session_state["tr_assign_overlap"],
+                                             st.session_state["tr_assign_seed"], by)
     except ReviewError as exc:
         Session.flash("assign", False, error_text(exc, REFUSED))
     else:
         Session.flash("assign", True, f"Assigned: {change.added} added, {change.removed} removed, {change.kept} kept.")
 
 
-def decision_form(key: str, *, status: str, tags: tuple | None, comment: str, more: str, less: str,
-                  button: str, on_click, args: tuple) -> None:
-    """The status / tags / comment / corrected-sentences form shared by reviews and adjudications."""
+def decision_form(key: str, prior, original: tuple[str, str], tags: bool, button: str, on_click, args: tuple) -> None:
+    """The status / tags / comment / corrected-sentences form shared by reviews and adjudications, filled in from
+    ``prior`` (the saved review or decision; None: none yet) and the ``original`` sentences; pressing ``button``
+    calls ``on_click(*args, key, original)``."""
     with st.form(key=key):
-        st.radio("Status", STATUSES, horizontal=True, key=f"{key}_status", index=STATUSES.index(status))
-        if tags is not None:
-            st.multiselect("Issues", TAGS, default=list(tags), key=f"{key}_tags")
+        st.radio("Status", STATUSES, horizontal=True, key=f"{key}_status",
+                 index=STATUSES.index(getattr(prior, "status", STATUSES[0])))
+        if tags:
+            st.multiselect("Issues", TAGS, default=list(getattr(prior, "tags", ())), key=f"{key}_tags")
         c1, c2 = st.columns(2)
-        c1.text_input("Corrected more-biased sentence (kept with 'needs correction')", value=more, max_chars=1000,
-                      key=f"{key}_more")
-        c2.text_input("Corrected less-biased sentence (kept with 'needs correction')", value=less, max_chars=1000,
-                      key=f"{key}_less")
-        st.text_area("Comment (optional)", value=comment, max_chars=5000, key=f"{key}_comment")
-        st.form_submit_button(button, type="primary", on_click=on_click, args=args)
+        c1.text_input("Corrected more-biased sentence (kept with 'needs correction')",
+                      value=getattr(prior, "corrected_more", "") or original[0], max_chars=1000, key=f"{key}_more")
+        c2.text_input("Corrected less-biased sentence (kept with 'needs correction')",
+                      value=getattr(prior, "corrected_less", "") or original[1], max_chars=1000, key=f"{key}_less")
+        st.text_area("Comment (optional)", value=getattr(prior, "comment", ""), max_chars=5000, key=f"{key}_comment")
+        st.form_submit_button(button, type="primary", on_click=on_click, args=(*args, key, original))
 
 
 @dataclass
 class Review:
     """What every part of the page reads: the store, who is looking (and what they may see), the benchmark's
-    pairs, its reviews, adjudications and assignments, and the counts the progress bars show."""
+    pairs, its reviews and assignments, and the counts the progress bars show."""
 
     store: ReviewStore
     reviewer: str
@@ -174,7 +159,6 @@ class Review:
     model: str
     pairs: pd.DataFrame
     reviews: pd.DataFrame
-    adjudications: pd.DataFrame
     assignments: pd.DataFrame
     seen: Visible
     to_adjudicate: pd.DataFrame
@@ -250,37 +234,25 @@ def load_review(store: ReviewStore, reviewer: str, me: Viewer) -> Review:
                   args=(my_todo[0] if my_todo else 0,))
     elif reviewer and not assignments.empty:
         st.caption("No pair of this benchmark is assigned to you; you can still review any pair.")
-    return Review(store, reviewer, me, benchmark, model, pairs, reviews, adjudications, assignments, seen,
+    return Review(store, reviewer, me, benchmark, model, pairs, reviews, assignments, seen,
                   to_adjudicate, reviewed_ids, mine, my_todo, my_assigned)
-
-
-def _unpack(r: Review):
-    return r.store, r.reviewer, r.me, r.benchmark, r.model, r.pairs, r.seen
 
 
 def pair_panel(r: Review) -> None:
     """One pair: the English source beside the Filipino pair (b(u) heatmaps), the review form, its reviews."""
-    store, reviewer, me, benchmark, model, pairs, seen = _unpack(r)
-    reviewed_ids, mine, my_todo, my_assigned, to_adjudicate = r.reviewed_ids, r.mine, r.my_todo, r.my_assigned, r.to_adjudicate
-    which = st.selectbox("Show", FILTERS, key=Session.FILTER)
-    if which == MY_TODO:
-        subset = pairs[pairs.pair_id.isin(set(my_todo))]
-    elif which == "not reviewed yet":
-        subset = pairs[~pairs.pair_id.isin(reviewed_ids)]
-    elif which == "not reviewed by me":
-        subset = pairs[~pairs.pair_id.isin(mine)]
-    elif which.startswith("to adjudicate"):
-        subset = pairs[pairs.pair_id.isin(set(to_adjudicate[~to_adjudicate.adjudicated].pair_id))]
-    elif which.startswith("flagged"):
-        subset = pairs[~pairs.minimal]
-    elif which.startswith("status: "):
-        status_of = seen.reviews[seen.reviews.status == which.removeprefix("status: ")]
-        subset = pairs[pairs.pair_id.isin(set(status_of.pair_id))]
-    else:
-        subset = pairs
+    benchmark, model, pairs, seen, to_adjudicate = r.benchmark, r.model, r.pairs, r.seen, r.to_adjudicate
+    undecided = set(to_adjudicate[~to_adjudicate.adjudicated].pair_id)
+    shown_by = {MY_TODO: pairs.pair_id.isin(set(r.my_todo)), "not reviewed yet": ~pairs.pair_id.isin(r.reviewed_ids),
+                "not reviewed by me": ~pairs.pair_id.isin(r.mine),
+                "to adjudicate (not decided yet)": pairs.pair_id.isin(undecided),
+                "flagged: not a minimal pair": ~pairs.minimal}
+    for status in STATUSES:
+        shown_by[f"status: {status}"] = pairs.pair_id.isin(set(seen.reviews[seen.reviews.status == status].pair_id))
+    which = st.selectbox("Show", ["all pairs", *shown_by], key=Session.FILTER)
+    subset = pairs[shown_by[which]] if which in shown_by else pairs
     if subset.empty:
         st.info("No pair matches this filter." + (" Your assigned pairs are all reviewed." if which == MY_TODO and
-                                                  my_assigned else ""))
+                                                  r.my_assigned else ""))
     else:
         ids = [int(x) for x in subset.pair_id]
         linked = link_choice("pair", [int(x) for x in pairs.pair_id], None, noun="pair ids of this benchmark")
@@ -297,7 +269,7 @@ def pair_panel(r: Review) -> None:
         run = best_run(model, benchmark) if lm is not None else None
         scored = None if run is None else verified_run(model, benchmark, run)
         if scored is not None:
-            label_run(run)
+            precision_caption(run, run_label(run))
         tl_row = None
         if scored is not None and (scored.pair_id == pair_id).any():
             tl_row = scored.loc[scored.pair_id == pair_id].iloc[0].to_dict()
@@ -330,20 +302,15 @@ def pair_panel(r: Review) -> None:
 
 def review_form(r: Review, pair_id: int, pair: pd.Series) -> None:
     """The reviewer's form for one pair, and the other reviews of it that this name may see."""
-    store, reviewer, me, benchmark, _, _, seen = _unpack(r)
+    store, reviewer, me, benchmark, seen = r.store, r.reviewer, r.me, r.benchmark, r.seen
     st.subheader("Your review")
     if not reviewer:
         st.info("Type your name above to review this pair.")
     else:
         previous = store.get(benchmark, pair_id, reviewer)
         form_key = f"tr_form_{benchmark}_{pair_id}_{hashlib.sha256(reviewer.encode()).hexdigest()[:12]}"
-        original = (pair.sent_more, pair.sent_less)
-        decision_form(form_key, status=previous.status if previous else STATUSES[0],
-                      tags=previous.tags if previous else (), comment=previous.comment if previous else "",
-                      more=(previous.corrected_more if previous else "") or pair.sent_more,
-                      less=(previous.corrected_less if previous else "") or pair.sent_less,
-                      button="Save review", on_click=save_review,
-                      args=(str(store.path), benchmark, pair_id, reviewer, form_key, original))
+        decision_form(form_key, previous, (pair.sent_more, pair.sent_less), True, "Save review", save_review,
+                      (str(store.path), benchmark, pair_id, reviewer))
         if not Session.show_flash("review") and previous:
             st.caption(f"You reviewed this pair on {previous.updated_at}; saving again replaces your earlier review.")
     shown = seen.reviews[seen.reviews.pair_id == pair_id]
@@ -428,12 +395,8 @@ def adjudication_panel(r: Review) -> None:
         current = seen.adjudications[seen.adjudications.pair_id == adj_pair]
         prior = current.iloc[0] if len(current) else None
         key = f"tr_adj_{benchmark}_{adj_pair}"
-        decision_form(key, status=prior.status if prior is not None else STATUSES[0], tags=None,
-                      comment=prior.comment if prior is not None else "",
-                      more=(prior.corrected_more if prior is not None else "") or row.sent_more,
-                      less=(prior.corrected_less if prior is not None else "") or row.sent_less,
-                      button="Save decision", on_click=save_decision,
-                      args=(str(store.path), benchmark, adj_pair, reviewer, key, (row.sent_more, row.sent_less)))
+        decision_form(key, prior, (row.sent_more, row.sent_less), False, "Save decision", save_decision,
+                      (str(store.path), benchmark, adj_pair, reviewer))
         Session.show_flash("decision")
 
 
@@ -444,8 +407,7 @@ def exports_panel(r: Review) -> tuple[pd.DataFrame, bytes]:
     decisions = final_decisions(pairs.pair_id, seen.reviews, seen.adjudications)
     corrected = corrected_frame(pairs, decisions)
     corrected_csv = corrected.to_csv(index=False).encode("utf-8")
-    counts = decision_counts(decisions)
-    st.dataframe(pd.DataFrame([counts]), hide_index=True, key="tr_counts")
+    st.dataframe(pd.DataFrame([decision_counts(decisions)]), hide_index=True, key="tr_counts")
     st.caption("The corrected benchmark keeps accepted pairs and applies the corrections of 'needs correction' pairs "
                "(an adjudicated decision first; otherwise the reviewers' shared decision). Rejected, unresolved and "
                "unreviewed pairs are left out. Score it with `python -m biascore score --benchmark corrected.csv`."
@@ -475,8 +437,8 @@ def before_after_panel(r: Review, corrected: pd.DataFrame, corrected_csv: bytes)
         compare_key = (model, benchmark, hashlib.sha256(corrected_csv).hexdigest())
         st.text(f"Model: {model_label(model)}")
         if st.button("Compare B before and after the corrections", key="tr_compare"):
-            Session.ask_compare(compare_key)
-        if Session.compare_asked(compare_key):
+            st.session_state[Session.COMPARE] = compare_key
+        if st.session_state.get(Session.COMPARE) == compare_key:
             bar = ProgressBar("Scoring (cached after the first time): pairs")  # the one progress bar
             handle = model_for_cache(model)  # loaded only when a result is not stored yet
             try:

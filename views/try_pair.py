@@ -94,8 +94,7 @@ def explain_input(more: str, less: str) -> bool:
     if check.minimal:
         literal(check.describe(), label="Minimal pair")
         return True
-    fatal = not more.strip() or not less.strip() or not check.spans or check.n_shared == 0
-    if fatal:
+    if not more.strip() or not less.strip() or not check.spans or check.n_shared == 0:
         st.warning(f"Cannot score this pair: {check.reason}.")  # the checker's own words, no user text
         return False
     st.warning(f"Not a minimal pair: {check.reason}. b(u) is still computed for the shared tokens, but it only "

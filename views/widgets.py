@@ -4,7 +4,6 @@ describes them; this module only draws). Generated pages (:mod:`views.generated`
 bespoke pages use them for the options they offer."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Sequence
 
 import altair as alt
@@ -17,7 +16,7 @@ from biascore.api import (Headline, Method, OptionError, Options, Result, View, 
                           widget_value)
 from views.common import csv_download, show_error
 from views.models import active_snapshot, model_label
-from views.links import UNSET, keep, link_choice, link_option
+from views.links import keep, link_choice, link_option
 
 
 def _control(w: Widget, key: str):
@@ -53,8 +52,7 @@ def option_inputs(method: Method, key: str, only: Sequence[str] | None = None, c
     cols = st.columns(max(1, min(columns, len(widgets)))) if widgets else []
     for i, w in enumerate(widgets):
         control = f"{key}_{w.name}"
-        linked = link_option(method.Options, w, control)
-        shown = w if linked is UNSET else dataclasses.replace(w, default=linked)
+        shown = link_option(method.Options, w, control)
         with cols[i % len(cols)]:
             values[w.name] = widget_value(w, _control(shown, control))
         keep(w.name, values[w.name], default=w.default)
@@ -88,19 +86,15 @@ def input_picker(method: Method, key: str = "input", widget_key: str | None = No
     return choice
 
 
-def headline_metric(result: Result, label: str | None = None) -> float | None:
+def headline_metric(result: Result) -> None:
     """The headline number of ``result`` (its method's :class:`~biascore.contract.presentation.Headline` for its
-    options) as a metric, its direction in the help; None when the method declares none or the summary has no
+    options) as a metric, its direction in the help; nothing when the method declares none or the summary has no
     such rows."""
     headline: Headline | None = result.method.headline(result.options)
-    if headline is None:
-        return None
-    value = headline.value(result.method.summary(result))
-    if value is None:
-        return None
-    st.metric(label or headline.name, f"{value:.4g}", help=headline.direction)
-    st.caption(f"{headline.name}: {headline.direction}")
-    return value
+    value = None if headline is None else headline.value(result.method.summary(result))
+    if value is not None:
+        st.metric(headline.name, f"{value:.4g}", help=headline.direction)
+        st.caption(f"{headline.name}: {headline.direction}")
 
 
 def _bar(view: View, frame: pd.DataFrame) -> alt.Chart:
@@ -135,10 +129,9 @@ def draw_views(method: Method, result, key: str) -> None:
             st.dataframe(frame, hide_index=True, key=f"{key}_table_{i}")
             csv_download(frame, f"{method.name}_{result.input_name}_{i}.csv".replace("/", "_"),
                          key=f"{key}_csv_{i}")
-        elif view.kind == "bar":
-            st.altair_chart(_bar(view, frame), width="stretch", key=f"{key}_bar_{i}")
-        elif view.kind == "heatmap":
-            st.altair_chart(_heatmap(view, frame), width="stretch", key=f"{key}_heatmap_{i}")
+        else:  # "bar" or "heatmap"
+            chart = (_bar if view.kind == "bar" else _heatmap)(view, frame)
+            st.altair_chart(chart, width="stretch", key=f"{key}_{view.kind}_{i}")
 
 
 def precision_caption(source, subject: str | None = None) -> bool:

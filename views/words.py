@@ -14,7 +14,7 @@ from biascore import api
 from views.attribution import best_run, pair_table, run_picker, token_page_link, word_occurrences
 from views.common import csv_download
 from views.models import data_dir_notice, model_label
-from views.links import link_value
+from views.links import keep, link_value
 
 #: the words method's drawing helpers: the word table, two models side by side, the pairs of one word
 WORDS = api.method("words").drawing
@@ -92,9 +92,7 @@ csv_download(table, f"words_{benchmark}_{file_part(model_label(model))}{suffix}.
 
 rows = event.selection.rows if event is not None else []
 if rows and rows[0] < len(table):
-    chosen = str(table.iloc[rows[0]].word_type)
-    if chosen != st.query_params.get("word"):
-        st.query_params["word"] = chosen
+    keep("word", str(table.iloc[rows[0]].word_type))
 word = link_value("word") or None  # any word: one the table lacks says so per model below
 if word is None:
     st.stop()
@@ -107,8 +105,7 @@ st.text(f"word: {word}")
 tabs = st.tabs([model_label(name) for name in occurrences]) if len(occurrences) > 1 else [st.container()]
 for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
     with tab:
-        run = best_run(name, benchmark)
-        pairs = WORDS.word_pairs(name_occ, pair_table(run), word, types)
+        pairs = WORDS.word_pairs(name_occ, pair_table(best_run(name, benchmark)), word, types)
         if pairs.empty:
             st.info(f"{model_label(name)} has no scored occurrence of this word"
                     + (" in the chosen bias types." if types else "."))

@@ -71,7 +71,7 @@ def test_heatmap_escapes_text_and_centres_the_scale():
     more, less = sentence_units(row, "more"), sentence_units(row, "less")
     limit = color_limit(more, less)
     assert limit == pytest.approx(0.11)
-    fig = token_heatmap([("more <i>", more), ("less", less)], limit=limit, title="pair <0>")
+    fig = token_heatmap([("more <i>", more), ("less", less)], limit=limit)
     assert fig.layout.coloraxis.cmid == 0 and fig.layout.coloraxis.cmin == -limit
     texts = [t for tr in fig.data for t in tr.text]
     assert "&lt;" in texts and "<" not in texts

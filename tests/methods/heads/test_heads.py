@@ -422,7 +422,7 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
     monkeypatch.setenv("BIASCORE_MODELS", str(TINY_MLM))
     frame = runner.run(get("heads"), tiny_mlm, "weat6b").frame  # cached, as by the CLI or an earlier visit
     counter = runner.run(get("heads-counter"), tiny_mlm).frame
-    loads: list[str] = []  # every way a page can load weights: a handle (the runner) or views.models.get_model
+    loads: list[str] = []  # every way a page can load weights: through a handle (the runner's or the page's)
 
     def load(name, **kw):
         loads.append(name)
@@ -430,7 +430,6 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
 
     monkeypatch.setattr(handle_module, "load_model", load)
     monkeypatch.setattr(views.models, "get_handle", lambda name: handle_module.ModelHandle(name))  # fresh handles
-    monkeypatch.setattr(views.models, "get_model", lambda name: views.models.get_handle(name).load())
     at = AppTest.from_file(str(REPO / "views" / "attention_heads.py"), default_timeout=240)
     at.query_params.update(model=str(TINY_MLM), seat="weat6b")
     at.run()
