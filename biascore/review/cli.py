@@ -102,10 +102,11 @@ def _print(frame: pd.DataFrame) -> None:
 def _cmd_export(args: argparse.Namespace) -> int:
     if args.format == "dataset":
         return _cmd_export_dataset(args)
-    store = _existing_store(args)
-    data = store.to_csv(args.benchmark)
-    Path(args.out).write_bytes(data)
-    print(f"wrote {len(store.reviews(args.benchmark))} reviews to {args.out}")
+    from biascore.review.store import reviews_csv
+
+    reviews = _existing_store(args).reviews(args.benchmark)
+    Path(args.out).write_bytes(reviews_csv(reviews))
+    print(f"wrote {len(reviews)} reviews to {args.out}")
     return 0
 
 
@@ -170,8 +171,7 @@ def _cmd_disagreements(args: argparse.Namespace) -> int:
 
 
 def _cmd_adjudicate(args: argparse.Namespace) -> int:
-    _, bm, pairs, _, _ = _reviewed(args)
-    store = _existing_store(args)
+    store, bm, pairs, _, _ = _reviewed(args)
     if args.pair not in set(pairs.pair_id):
         raise ValueError(f"pair {args.pair} is not a reviewable pair of {bm.name}")
     adj = store.adjudicate(bm.name, args.pair, args.by, args.status, args.comment, args.more, args.less)

@@ -187,11 +187,6 @@ class DatabaseState:
     version: int = 0
 
 
-def _header(path: Path) -> bytes:
-    with path.open("rb") as fh:
-        return fh.read(100)
-
-
 def inspect_database(path: Path) -> DatabaseState:
     """Identify ``path`` without writing anything; raise :class:`ReviewError` when it is not a review database."""
     if not path.exists():
@@ -199,7 +194,8 @@ def inspect_database(path: Path) -> DatabaseState:
     if path.is_dir():
         raise ReviewError(f"is a folder; give a file path such as {path / 'reviews.sqlite'}", path)
     try:
-        head = _header(path)
+        with path.open("rb") as fh:
+            head = fh.read(100)
     except OSError as exc:
         raise ReviewError(f"cannot read the file ({exc.strerror or exc})", path) from exc
     if not head:
@@ -564,16 +560,6 @@ class ReviewStore:
         plan = frame.iloc[0].to_dict()
         return {**plan, "reviewers": json.loads(plan["reviewers"]), "overlap": int(plan["overlap"]),
                 "seed": int(plan["seed"])}
-
-    def progress(self, benchmark: str, total: int, reviewer: str | None = None) -> dict:
-        """How many of ``total`` pairs have at least one review (by anyone, or by ``reviewer``)."""
-        frame = self.reviews(benchmark, reviewer=reviewer or None)
-        done = int(frame.pair_id.nunique())
-        return {"reviewed": done, "total": int(total), "share": done / total if total else 0.0}
-
-    def to_csv(self, benchmark: str | None = None) -> bytes:
-        """All reviews as UTF-8 CSV, tags joined by ``"; "`` (what the page's download and the CLI export serve)."""
-        return reviews_csv(self.reviews(benchmark))
 
 
 def reviews_csv(frame: pd.DataFrame) -> bytes:

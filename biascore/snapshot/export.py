@@ -26,7 +26,6 @@ page reads them. ``--models`` keeps results of those models (full name or last p
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 import zipfile
@@ -39,6 +38,7 @@ from biascore.version import ENGINE_VERSION
 from biascore.runs import runner
 from biascore import settings
 from biascore.store.cache import ResultCache, rekey_file
+from biascore.store.hashing import file_sha256
 from biascore.errors import one_line
 from biascore.contract.method import Method
 from biascore.models.names import display_name, is_local_path, redact_paths
@@ -259,14 +259,6 @@ def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, s
     return models
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 # --------------------------------------------------------------------------- entry point
 def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = None,
                     benchmarks: Sequence[str] | None = None, cache: ResultCache | None = None,
@@ -314,13 +306,13 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
                 member = f"cache/{meta['scorer']}/{path.name}"
                 runner.verify_file(path)  # a result that cannot be read back is not shipped
                 zf.write(path, member)
-                members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
+                members[member] = {"sha256": file_sha256(path), "size": path.stat().st_size}
                 entries.append({"member": member, "scorer": meta["scorer"],
                                 "key": {k: v for k, v in meta.items() if k not in ("path", "info")}})
             data = []
             for member, (path, used_by) in sorted(plan.data.items()):
                 zf.write(path, member)
-                members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
+                members[member] = {"sha256": file_sha256(path), "size": path.stat().st_size}
                 data.append({"member": member, "used_by": sorted(used_by)})
             manifest = {
                 "format": FORMAT, "format_version": FORMAT_VERSION, "engine_version": ENGINE_VERSION,

@@ -24,7 +24,6 @@ from biascore.contract.method import Method
 from biascore.contract.options import OptionError, OptionSpec
 from biascore.models.spec import ModelSpec, variant_label
 from biascore.models.loading import ModelLoadError
-from biascore.models.placement import Placement
 from biascore.models.served.client import is_served
 
 #: the spec fields that list inputs of one input kind: field → input kind

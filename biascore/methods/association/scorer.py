@@ -27,8 +27,6 @@ from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
 from biascore.methods.association.weat import weat
 
-#: Bumped whenever a change alters results, so older cached results are not reused.
-METHOD_VERSION = 2
 SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole line ("all")
 
 

@@ -51,7 +51,6 @@ LANGUAGE_NAMES = {"tl": "Filipino", "fil": "Filipino", "en": "English"}
 FIELD_NAMES_FILE = "usas/semtags_level2.txt"
 CACHE_SCORER = "semantic_tags"
 TAG_SEPARATOR = " "  # between a token's ranked tags in the cached frame (USAS tags contain no spaces)
-UNMATCHED_CODE = "Z99"
 
 
 class NoLexiconError(LookupError, NotApplicable):

@@ -26,7 +26,7 @@ import torch
 from biascore.progress import ProgressFn
 from biascore.methods.heads.head_table import scores_frame, scores_to_matrix, top_heads
 from biascore.methods.heads.masks import HeadMask
-from biascore.inputs.seat_tests import WORD_TEMPLATES, SeatTest, load_seat_test
+from biascore.inputs.seat_tests import SeatTest
 from biascore.methods.heads.seat_embeddings import SeatEmbedder, pooled
 
 

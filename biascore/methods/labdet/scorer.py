@@ -61,13 +61,9 @@ from biascore.inputs.shipped import data_file
 from biascore.inputs.datasets import BenchmarkError
 from biascore.models.loading import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
-from biascore.models.embeddings import POOLINGS, cached_embeddings
 from biascore.contract.result import Result
 from biascore.stats.intervals import cluster_bootstrap_ci
 from biascore.stats.tests import cluster_wilcoxon_p, pearson, wilcoxon_p
-
-NAME = "labdet"
-SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
 
 LANGUAGES: dict[str, str] = {"ar": "Arabic", "de": "German", "en": "English", "fr": "French", "nl": "Dutch",
                              "tr": "Turkish", "demo": "English demo, shipped"}
@@ -312,20 +308,12 @@ class LabdetResult(Result):
         return self.input_name
 
     @property
-    def language(self) -> str:
-        return LANGUAGES.get(self.lang, self.lang)
-
-    @property
     def probe(self) -> str:
         return self.options.probe
 
     @property
     def alpha(self) -> float:
         return self.options.alpha
-
-    @property
-    def items(self) -> pd.DataFrame:
-        return self.frame
 
     @functools.cached_property
     def table(self) -> pd.DataFrame:
