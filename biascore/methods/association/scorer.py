@@ -1,15 +1,8 @@
 """Embedding association tests (WEAT, SEAT, CEAT) and masked-LM log-probability bias, cached.
 
-Entry points: the ``seat``, ``ceat`` and ``logprob`` methods (:mod:`.method`; each result through
-:func:`biascore.runs.runner.run`, cached under the model, the test's content hash and every key option), built
-from :func:`seat_row` (WEAT on word lists, SEAT on sentence lists), :func:`ceat_rows` (one row per segment
-length) and, for ``logprob``, per-sentence scores (``Result.stored``) and the effect size and permutation p per
-sentence structure (``Result.frame``; the Figure-2 points come from
-:func:`biascore.methods.association.logprob_bias.prior_vs_corrected`).
-The maths lives in :mod:`biascore.methods.association.weat`, :mod:`biascore.stats.permutation`,
-:mod:`biascore.methods.association.ceat`, :mod:`biascore.methods.association.corpus_contexts` and :mod:`biascore.methods.association.logprob_bias`.
-
-CLI: ``python -m biascore seat|ceat|logprob --model M --test NAME [--out FILE.csv]``.
+The ``seat`` and ``ceat`` methods' rows: :func:`seat_row` (WEAT on word lists, SEAT on sentence lists) and
+:func:`ceat_rows` (one row per segment length); the maths lives in :mod:`.weat`, :mod:`biascore.stats.permutation`,
+:mod:`.ceat` and :mod:`.corpus_contexts`.
 """
 from __future__ import annotations
 

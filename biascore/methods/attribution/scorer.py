@@ -19,9 +19,6 @@ Filipino CrowS-Pairs / WinoQueer paper, Appendix B (CrowS pseudo-log-likelihood)
 
 Both come from the same forward passes: the cached quantity is log P(u) per shared token; b(u) for
 either distance variant and the PLL sums are derived from it in microseconds.
-
-Entry points: the ``attribution`` method (:mod:`.method`; its result, cached and resumable, through
-:func:`biascore.runs.runner.run`), :func:`score_pair` / :func:`score_pairs` (live), :func:`summarize`.
 """
 from __future__ import annotations
 

@@ -21,10 +21,6 @@ candidate tag pymusas lists, as the paper's published tagging script did. A tag 
 counts in both fields; a word counts once per field. Punctuation and ``Df`` are left out, ``Z99``
 (unmatched) is its own field, "Unmatched". Causal models give b = 0 exactly for tokens before the first
 modified token: those words count as ∘, never dropped.
-
-Entry points: the ``fields`` method (:mod:`.method`; its result through :func:`biascore.runs.runner.run`, and
-:func:`fields_result` for its :class:`FieldsResult`), and the pure functions :func:`word_fields` and
-:func:`field_table` it is made of.
 """
 from __future__ import annotations
 

@@ -38,10 +38,6 @@ adjective list names one adjective twice, so the test files repeat those items; 
 adjective x nationality item is counted once. The Arabic file calls the nationality field ``race``.
 A probe is only meaningful when the model matches the language of the data (e.g. an English model on
 ``en``); nothing stops a mismatch, but its numbers mean little.
-
-Entry points: the ``labdet`` method (:mod:`.method`; its :class:`LabdetResult` through
-:func:`biascore.runs.runner.run`); the pure pipeline is :func:`probe_items` (features from any
-``featurize(sentences) -> array``) followed by :func:`summarize` and :func:`robustness`.
 """
 from __future__ import annotations
 

@@ -30,10 +30,6 @@ Per word type w with occurrences b_1 … b_n (after the bias-type filter):
 
 The t-interval treats the occurrences as independent draws; two occurrences in one pair are not quite
 independent, so for such words the interval is somewhat optimistic.
-
-Entry points: :func:`word_occurrences` (one row per occurrence, from an attribution frame),
-:func:`occurrences_for_run` (the same for one cached run, cached as parquet), :func:`word_table`,
-:func:`word_pairs`, :func:`compare_words`; the ``words`` method (:mod:`.method`, CLI ``biascore words``).
 """
 from __future__ import annotations
 
