@@ -58,10 +58,6 @@ class TaskResult:
         return cls(task.name, task.spec, task.kind, task.input, task.metrics, **{"ok": False, **values})
 
 
-def _records(frame) -> list[dict]:
-    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in frame.to_dict("records")]
-
-
 def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method_options: dict, progress,
                  out: TaskResult) -> None:
     from biascore.runs.runner import run
@@ -76,7 +72,7 @@ def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method
             out.notes.append(f"{metric}: {one_line(exc)}")
             continue
         out.precision = out.precision or precision_of(result)
-        out.summaries[metric] = _records(method.summary(result))
+        out.summaries[metric] = method.summary(result).to_dict("records")  # Python scalars (pandas)
         headline = method.headline(result.options)
         if headline is not None and headline.group == "bias_type":
             out.headlines[metric] = (headline.column, headline.name)
