@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 
 from biascore.errors import one_line
 
@@ -58,9 +59,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     except SnapshotError as exc:
         print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         return 2
-    counts: dict[str, int] = {}
-    for entry in manifest["entries"]:
-        counts[entry["scorer"]] = counts.get(entry["scorer"], 0) + 1
+    counts = Counter(entry["scorer"] for entry in manifest["entries"])
     size = sum(m["size"] for m in manifest["members"].values())
     print(f"wrote {args.out}: {len(manifest['entries'])} cached results ("
           + ", ".join(f"{n} {s}" for s, n in counts.items()) + f") of {len(manifest['models'])} model(s), "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from biascore import settings
@@ -39,9 +40,7 @@ def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str, word_mode: str, se
         vecs = embed_sentences(lm, flat, pooling=pooling, progress=progress)
     else:
         vecs = embed_words(lm, flat, mode=word_mode)
-    bounds = [0]
-    for s in sets:
-        bounds.append(bounds[-1] + len(s))
+    bounds = np.cumsum([0] + [len(s) for s in sets]).tolist()
     X, Y, A, B = (vecs[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
     res = weat(X, Y, A, B, seed=seed, n_samples=n_samples)
     return pd.DataFrame([{"test": t.name, **res.as_row(), "method": "SEAT" if t.kind == "sentences" else "WEAT",
@@ -104,6 +103,3 @@ def ceat_rows(lm: LanguageModel, t: SeatTest, label: str, text: str, *, segment_
                      "effect_size": row.pop("ces"), **row, "corpus": label, "language": t.language,
                      "categories": t.describe()})
     return pd.DataFrame(rows)
-
-
-# ----------------------------------------------------------------------------- log-probability bias

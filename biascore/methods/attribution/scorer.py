@@ -100,6 +100,11 @@ def _tokenize_rows(lm: LanguageModel,
 
 
 # --------------------------------------------------------------------------- forward passes
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading token ids the two sentences share."""
+    return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
                         progress: ProgressFn | None, start: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
@@ -121,11 +126,7 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
     seqs, pos, prefix_share = [], [], []
     for i in live:
         pt = pts[i]
-        common = 0
-        for a, b in zip(pt.more.ids, pt.less.ids):
-            if a != b:
-                break
-            common += 1
+        common = _common_prefix(pt.more.ids, pt.less.ids)
         in_prefix = [pm == pl and pm < common for pm, pl in zip(pt.shared_more, pt.shared_less)]
         seqs += [pt.more.ids, pt.less.ids]
         pos += [pt.shared_more, [p for p, same in zip(pt.shared_less, in_prefix) if not same]]
@@ -141,7 +142,6 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
     return out
 
 
-# ---- lm-eval-compatible whole-sentence log-likelihood (issue 18): the causal forward passes score every token
 def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], rows: list[PairTokens | None],
                             plan: BatchPlan, progress: ProgressFn | None, start: int
                             ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[float, float]]]:
@@ -150,7 +150,7 @@ def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], row
     tokens before t) of every tokenised row (``rows``; see :mod:`biascore.methods.attribution.lmeval`).
 
     A token inside the pair's common prefix has the same context in both sentences: its log P is computed once,
-    in the more-biased sentence, and copied (b(u) = 0 exactly there, as before). A sentence whose first token is
+    in the more-biased sentence, and copied (b(u) = 0 exactly there). A sentence whose first token is
     the prefix token itself is scored as lm-eval scores it — that token is the context, the rest is summed — on a
     row of its own (its b(u) row keeps the prefix in front, as the published code does).
     """
@@ -164,11 +164,7 @@ def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], row
         if pair is None or not pair.more.ids or not pair.less.ids:
             continue
         more, less = list(pair.more.ids), list(pair.less.ids)
-        common = 0
-        for a, b in zip(more, less):
-            if a != b:
-                break
-            common += 1
+        common = _common_prefix(more, less)
         k = len(seqs)
         seqs += [more, less]
         pos += [list(range(len(more))), list(range(common, len(less)))]

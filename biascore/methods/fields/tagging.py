@@ -68,10 +68,6 @@ def has_lexicon(language: str) -> bool:
 
 
 # --------------------------------------------------------------------------------------- the tagger
-def _file_hash(path: Path) -> str:
-    return file_sha256(path)[:16]
-
-
 def missing_lexicon_files(language: str = "en", data_dir: str | Path | None = None) -> list[str]:
     """The lexicon files of ``language`` not in the data directory (paths relative to it; empty when the tagger
     can be built, or when the language has no lexicon at all). The USAS lexicons are CC BY-NC-SA 4.0, so they
@@ -98,7 +94,7 @@ def _resource_paths(language: str, data_dir: str | Path | None = None) -> dict[s
 def lexicon_fingerprint(language: str, data_dir: str | Path | None = None) -> dict[str, str]:
     """Content hashes of the lexicon files plus the tool versions: what determines a tagging result."""
     paths = _resource_paths(language, data_dir)
-    return {**{kind: _file_hash(p) for kind, p in paths.items()},
+    return {**{kind: file_sha256(p)[:16] for kind, p in paths.items()},
             "spacy_model": _spacy_model_name(language),
             "pymusas": importlib.metadata.version("pymusas"), "spacy": importlib.metadata.version("spacy")}
 

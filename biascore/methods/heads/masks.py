@@ -46,17 +46,12 @@ class HeadLayout:
     """Where the heads are: one output projection per layer, and the head count and size."""
 
     projections: tuple[torch.nn.Module, ...]
-    projection_names: tuple[str, ...]
     num_heads: int
     head_dim: int
 
     @property
-    def num_layers(self) -> int:
-        return len(self.projections)
-
-    @property
     def shape(self) -> tuple[int, int]:
-        return self.num_layers, self.num_heads
+        return len(self.projections), self.num_heads
 
 
 def _config_heads(config) -> tuple[int, int]:
@@ -114,7 +109,7 @@ def head_layout(model: torch.nn.Module) -> HeadLayout:
     if layers is not None and len(found) != layers:
         raise HeadMaskError(f"found {len(found)} attention blocks but the config has {layers} layers: "
                             + ", ".join(n for n, _ in found))
-    return HeadLayout(tuple(p for _, p in found), tuple(n for n, _ in found), heads, head_dim)
+    return HeadLayout(tuple(p for _, p in found), heads, head_dim)
 
 
 #: The masks active in the current context: id of the model's HeadLayout record → (layers, heads) mask.

@@ -304,6 +304,10 @@ class LabdetResult(Result):
         return self.input_name
 
     @property
+    def language(self) -> str:
+        return LANGUAGES.get(self.lang, self.lang)
+
+    @property
     def probe(self) -> str:
         return self.options.probe
 
