@@ -24,7 +24,7 @@ from biascore.contract.schema import schema_table
 from biascore.contract.result import write_frame, write_result_file
 from biascore.contract.presentation import precision_lines, with_precision
 from biascore.runs.runner import run
-from biascore.methods import discover, get
+from biascore.methods import discover, get, table
 from biascore.progress import Bar
 
 
@@ -149,9 +149,8 @@ def list_methods(args: argparse.Namespace) -> int:
         with pd.option_context("display.max_colwidth", 120, "display.width", 200):
             print(schema_table(method.schema).to_string(index=False))
         return 0
-    table = pd.DataFrame([m.describe() for m in discover()])
     with pd.option_context("display.max_colwidth", 90, "display.width", 220):
-        print(table.to_string(index=False))
+        print(table().to_string(index=False))
     return 0
 
 

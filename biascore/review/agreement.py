@@ -185,7 +185,6 @@ def reviewer_overview(assignments: pd.DataFrame, reviews: pd.DataFrame) -> pd.Da
 
     done = progress(assignments, reviews)
     agree = reviewer_agreement(reviews)
-    out = done.merge(agree, on="reviewer", how="outer")
-    out = out.fillna({c: 0 for c in ("assigned", "reviewed", "remaining", "reviews", "shared_pairs")})
     ints = ["assigned", "reviewed", "remaining", "reviews", "shared_pairs"]
+    out = done.merge(agree, on="reviewer", how="outer").fillna({c: 0 for c in ints})
     return out.astype({c: "int64" for c in ints})[PROGRESS_COLUMNS + REVIEWER_COLUMNS[1:]]

@@ -11,9 +11,8 @@ Filipino sentences; per (benchmark, pair) an adjudicated decision; per benchmark
   application's SQLite file or one from a newer schema is refused with a one-line :class:`ReviewError` and left
   untouched (no table added, no journal switched).
 * **Schema versions** (``PRAGMA user_version``; ``PRAGMA application_id`` = :data:`APPLICATION_ID` marks our
-  files): version 0 = the single-verdict table of earlier versions (up to commit 4004f54:
-  ``reviews(benchmark, pair_id, reviewer, verdict, note, updated_at)``), version 2 = reviews and adjudications
-  (up to commit a9854be), version 3 = this module's schema (adds ``assignments`` and ``assignment_plans``).
+  files): version 0 = the single-verdict table :data:`V0_COLUMNS`, version 2 = reviews and adjudications,
+  version 3 = this module's schema (adds ``assignments`` and ``assignment_plans``).
   An older review database is read as it is (version 0 mapped on the fly; a table it lacks reads as empty) and
   upgraded in one ``BEGIN IMMEDIATE`` transaction by the first save, adjudication or assignment (version 0: the
   old verdict is kept in ``legacy_verdict`` and mapped by :data:`LEGACY_VERDICTS`, the note becomes the

@@ -1,10 +1,8 @@
 """Words view: every word type of a benchmark with its bias attribution, for one model (or two side by side).
 
 Bias attribution score paper (Gamboa & Lee, §3.3–3.4 and §4.3): b(u) < 0 means the shared word u pushes the
-model toward the more-biased sentence. The paper groups words by USAS semantic field and reports, per field,
-the share of its words with b < 0 / b = 0 / b > 0 (Table 6; :mod:`biascore.methods.fields.scorer`). This
-module does the same one level down, per **word type**, so the words behind a field (``molest``, ``date``,
-``caring``) can be ranked and browsed.
+model toward the more-biased sentence. Its Table 6 groups words by USAS semantic field
+(:mod:`biascore.methods.fields.scorer`); this is one level down, per **word type**.
 
 Words are the attribution engine's word units — the ``words`` / ``word_bu`` columns of
 :func:`biascore.methods.attribution.scorer.attribution_frame`: the words of the more-biased sentence that
