@@ -18,9 +18,6 @@ reviewed:
 κ is undefined (NaN, with ``note``) when fewer than two pairs qualify or when chance agreement is 1 (every rating
 the same status). ``observed`` is the raw share of agreeing rater pairs (p_o, or P̄ for Fleiss).
 
-:func:`confusion` says which statuses get confused with which; :func:`reviewer_agreement` gives each reviewer's
-agreement with the others (who disagrees most).
-
 A pair needs **adjudication** when its reviewers chose different statuses, or all chose ``needs correction`` but
 proposed different corrected sentences.
 """

@@ -19,9 +19,7 @@ counts are in :func:`decision_counts`. The CSV has the columns the custom-CSV lo
 scores it directly.
 
 **B before and after** (:func:`before_after`): the engine's B (``summarize``, attribution) of one model on the
-original benchmark (all pairs), on the kept pairs with their original sentences, and on the corrected benchmark;
-both benchmarks are scored by the ``attribution`` method through :func:`biascore.runs.runner.run`, so they are
-cached like any run (the corrected one under ``<benchmark>-corrected`` and its own content hash).
+original benchmark (all pairs), on the kept pairs with their original sentences, and on the corrected benchmark.
 """
 from __future__ import annotations
 

@@ -21,8 +21,7 @@ result, byte for byte. No other path is stored either: the reasons a result was 
 last component.
 
 Intermediate caches (sentence features, USAS tags, parsed lexicons, converted models) are not exported: no
-page reads them. ``--models`` keeps results of those models (full name or last path component);
-``--benchmarks`` keeps results on those inputs (a benchmark, SEAT test, LABDet language or test name).
+page reads them.
 """
 from __future__ import annotations
 

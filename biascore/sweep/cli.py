@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-NAME = "sweep"
 SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locally or on a Ray cluster)"
 
 
@@ -25,7 +24,7 @@ def register_cli(sub) -> None:
     from biascore.sweep.spec import input_field, input_kinds, known_metrics
 
     metrics = list(known_metrics())
-    p = sub.add_parser(NAME, help=SUMMARY, description=SUMMARY + ". Options override --spec's values.")
+    p = sub.add_parser("sweep", help=SUMMARY, description=SUMMARY + ". Options override --spec's values.")
     p.add_argument("--spec", default=None, metavar="FILE",
                    help="YAML or TOML file with the sweep (keys as these options)")
     p.add_argument("--models", nargs="+", default=None, metavar="MODEL",

@@ -41,7 +41,6 @@ from biascore.inputs.seat_tests import GenderWordLists, load_gender_wordlists
 from biascore.stats.tests import one_sample_t_greater
 from biascore.methods.heads.head_table import scores_to_matrix
 
-NAME = "heads-counter"
 #: (benchmark, bias_type filter) pairs the sentences come from.
 SOURCES = (("crows-en", "gender"), ("crows-en-gso", "gender"))
 #: the source on a bare clone, where neither CrowS-Pairs benchmark is downloaded: the shipped demo's English pairs
