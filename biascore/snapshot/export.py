@@ -238,11 +238,10 @@ def _rekey(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]],
     return out
 
 
-def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]] | None = None
-                 ) -> dict[str, dict]:
+def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]]) -> dict[str, dict]:
     """Per model (by its stored name): the identity its results were keyed with (what a page's stand-in model
     needs), and where its name came from."""
-    sources = {shown: origin for shown, origin in (names or {}).values()}
+    sources = {shown: origin for shown, origin in names.values()}
     models: dict[str, dict] = {}
     for _, meta in entries:
         name = meta.get("model")
