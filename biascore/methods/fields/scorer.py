@@ -66,8 +66,7 @@ def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int,
             for w, own in zip(word_spans, owned)]
 
 
-def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str, str] | None = None,
-                senses: str = DEFAULT_SENSES) -> pd.DataFrame:
+def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, senses: str = DEFAULT_SENSES) -> pd.DataFrame:
     """One row per (word, field) for every scored word of ``attribution`` whose tags give a field.
 
     ``attribution`` needs ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally
@@ -77,7 +76,7 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str
     """
     if senses not in SENSES:
         raise ValueError(f"senses must be one of {SENSES}, not {senses!r}")
-    names = names if names is not None else st_tags.field_names()
+    names = st_tags.field_names()
     by_sentence = {row.sentence: row for row in tagged.itertuples(index=False)}
     rows = []
     for pair in attribution.itertuples(index=False):
