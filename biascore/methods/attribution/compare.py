@@ -99,8 +99,7 @@ class Comparison:
     precision_b: str = ""
 
     def summary(self) -> pd.DataFrame:
-        """One row per bias type plus ``all``: B's columns (``n, score_a, score_b, delta, ci_low, ci_high,
-        a_only, b_only, n_discordant, mcnemar_p, mcnemar_p_holm, ties_a, ties_b``), the mean paired S_JSD
+        """One row per bias type plus ``all``: B's columns of :data:`LONG_COLUMNS`, the mean paired S_JSD
         difference (``sjsd_delta``, ``sjsd_ci_low``, ``sjsd_ci_high``) and the same columns of the PLL score
         (``pll_…``) and, when both models have it, the lm-eval-compatible score (``lmeval_…``)."""
         out = None

@@ -12,12 +12,6 @@ feature slice ``[j·d, (j+1)·d)`` with d the head dimension. With grouped-query
 projection still sees ``num_attention_heads · head_dim`` features — one slice per *query* head — so
 the mask is per query head.
 
-Usage::
-
-    with HeadMask(model) as hm:           # hm.mask: (layers, heads) tensor of ones
-        hm.mask.requires_grad_(True)       # for b_ij = ∂loss/∂m_ij
-        loss = f(model(...)); loss.backward()
-
 Many callers share one loaded model (the dashboard's ``st.cache_resource``), so a mask must not be attached to
 the model per call: the pre-hooks are installed once per model (under a lock, idempotently) and read the
 active mask from a :class:`contextvars.ContextVar`. Entering :class:`HeadMask` sets that variable for the
