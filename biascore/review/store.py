@@ -470,9 +470,7 @@ class ReviewStore:
             raise ReviewError(str(exc)) from exc
         for name in names:
             _clean_name(name, "reviewer")
-        by = by.strip()
-        if len(by) > MAX_REVIEWER_CHARS:
-            raise ReviewError(f"the adjudicator name is longer than {MAX_REVIEWER_CHARS} characters")
+        by = _clean_name(by, "adjudicator") if by.strip() else ""  # optional, checked as a name when given
         benchmark, stamp = str(benchmark), _now()
         self._ready()
         with self._write() as con:
