@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biascore.review.store import NEEDS_CORRECTION, STATUSES
+from biascore.review.assignment import PROGRESS_COLUMNS, progress
 from biascore.stats.kappa import cohen_kappa, fleiss_kappa
 from biascore.stats.reliability import DEFAULT_RESAMPLES, alpha_interval, nominal_alpha
 
@@ -178,8 +179,6 @@ def reviewer_overview(assignments: pd.DataFrame, reviews: pd.DataFrame) -> pd.Da
     """What a coordinator sees per reviewer: progress on their assigned pairs
     (:func:`biascore.review.assignment.progress`) beside their agreement with the others
     (:func:`reviewer_agreement`); reviewers who reviewed without an assignment are listed too."""
-    from biascore.review.assignment import PROGRESS_COLUMNS, progress
-
     done = progress(assignments, reviews)
     agree = reviewer_agreement(reviews)
     ints = ["assigned", "reviewed", "remaining", "reviews", "shared_pairs"]

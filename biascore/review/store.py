@@ -40,6 +40,8 @@ import numpy as np
 import pandas as pd
 
 from biascore import settings
+from biascore.inputs.datasets import Benchmark, benchmark_path, load_benchmark, registry
+from biascore.review.assignment import AssignmentError, loads, plan, reviewer_names
 
 ACCEPT, NEEDS_CORRECTION, REJECT = "accept", "needs correction", "reject"
 #: What a reviewer (or an adjudicator) decides for a pair.
@@ -287,8 +289,6 @@ def _reviewable_ids(benchmark) -> frozenset[int] | None:
     benchmark's pairs — or None when a registered benchmark's file is not in the data directory (then only the
     name and the sign are checked). (Which of them a page offers for review is the page's and the CLI's
     business: :func:`biascore.review.corrections.reviewable_pairs`.)"""
-    from biascore.inputs.datasets import Benchmark, benchmark_path, registry
-
     if isinstance(benchmark, Benchmark):
         return frozenset(int(i) for i in benchmark.frame.pair_id)
     names = registry()
@@ -306,8 +306,6 @@ def _reviewable_ids(benchmark) -> frozenset[int] | None:
 @functools.lru_cache(maxsize=16)
 def _ids_of_file(benchmark: str, path: str, mtime_ns: int, size: int) -> frozenset[int]:
     """(memoised per file version: a save does not reload a 12,000-pair benchmark)"""
-    from biascore.inputs.datasets import load_benchmark
-
     return frozenset(int(i) for i in load_benchmark(benchmark).frame.pair_id)
 
 
@@ -462,8 +460,6 @@ class ReviewStore:
         they are inside this one write transaction (so a review saved at the same moment is either seen as
         started or saved after — never lost, never unassigned). Replaces the benchmark's assignment; returns what
         changed."""
-        from biascore.review.assignment import AssignmentError, loads, plan, reviewer_names
-
         try:
             names = reviewer_names(reviewers)
         except AssignmentError as exc:

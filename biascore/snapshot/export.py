@@ -40,6 +40,8 @@ from biascore.store.cache import ResultCache, rekey_file
 from biascore.store.hashing import file_sha256
 from biascore.errors import one_line
 from biascore.contract.method import Method
+from biascore.inputs.datasets import registry
+from biascore.methods import discover
 from biascore.models.names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
 
@@ -96,8 +98,6 @@ def _input_of(plan: _Plan, method: Method, meta: dict):
     if isinstance(loaded, _Skip):
         raise loaded
     if kind.name == "pairs":
-        from biascore.inputs.datasets import registry
-
         if name not in registry():
             raise _Skip(f"it was computed on a CSV file ({name!r}) that is not a registered benchmark")
     if kind.first is not None and meta.get("n_pairs") is not None:
@@ -155,8 +155,6 @@ def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
 
 def _add_builtin_benchmarks(plan: _Plan) -> None:
     """The project's built-in benchmarks (the demo pairs) go into every snapshot: Try a pair offers them."""
-    from biascore.inputs.datasets import registry
-
     for spec in registry().values():
         if spec.get("builtin"):
             path = settings.PROJECT_DATA / spec["file"]
@@ -271,8 +269,6 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
     ``benchmarks`` matches no cached result, when nothing matches the selection, or when two models with
     different weights would be stored under one name.
     """
-    from biascore.methods import discover
-
     if Path(out).expanduser().exists() and not overwrite:
         raise SnapshotError(f"{out} already exists; choose another name or replace it with --force")
     cache = cache or ResultCache()

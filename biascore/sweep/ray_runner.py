@@ -19,6 +19,7 @@ import os
 
 from biascore import settings
 from biascore.errors import one_line
+from biascore.progress import Bar
 from biascore.sweep.spec import Task
 from biascore.sweep.tasks import TaskResult, run_task
 
@@ -53,8 +54,6 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
             limit: int | None = None, method_options: dict | None = None, status=None, retries: int = 2,
             num_cpus: int | None = None, show_progress: bool = True) -> list[TaskResult]:
     import ray
-
-    from biascore.progress import Bar
 
     started_here = not ray.is_initialized()
     if started_here:

@@ -24,6 +24,8 @@ from biascore.models.spec import ModelSpec
 from biascore.contract.method import NotApplicable
 from biascore.models.precision import Precision, precision_of
 from biascore.progress import ProgressFn
+from biascore.runs.runner import run
+from biascore.store.cache import ResultCache
 from biascore.sweep.spec import Task, resolve_metric
 
 
@@ -59,8 +61,6 @@ class TaskResult:
 
 def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method_options: dict, progress,
                  out: TaskResult) -> None:
-    from biascore.runs.runner import run
-
     for metric in task.metrics:
         method, summary_options = resolve_metric(metric)
         values = {**method_options.get(method.name, {}), **summary_options}
@@ -102,8 +102,6 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
     maps a method name to its option values (e.g. ``{"labdet": {"n_boot": 500}}``); ``status`` (a
     :class:`biascore.sweep.status.SweepStatus`) records running / done / failed for readers of the cache.
     """
-    from biascore.store.cache import ResultCache
-
     source = source or ModelHandle(task.spec)
     loads_before = source.loads
     out = TaskResult.of(task)
