@@ -16,6 +16,7 @@ from biascore import settings
 from biascore.models.embeddings import embed_sentences, embed_words
 from biascore.models.loading import LanguageModel
 from biascore.progress import ProgressFn
+from biascore.inputs.datasets import benchmark_path, load_benchmark
 from biascore.inputs.seat_tests import SeatTest
 from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
@@ -60,7 +61,6 @@ def default_corpus(language: str, data_dir: str | Path | None = None) -> tuple[s
         if not path.exists():
             raise FileNotFoundError(f"Bangla sample corpus not found at {path}")
         return "bangla-sample-corpus", path.read_text(encoding="utf-8-sig", errors="replace")
-    from biascore.inputs.datasets import load_benchmark
     frame = load_benchmark("crows-en", data_dir=root).frame
     lines = list(dict.fromkeys(frame["sent_more"].tolist() + frame["sent_less"].tolist()))
     return "crows-pairs-sentences", "\n".join(lines)
@@ -68,8 +68,6 @@ def default_corpus(language: str, data_dir: str | Path | None = None) -> tuple[s
 
 def default_corpus_files(language: str, data_dir: str | Path | None = None) -> list[Path]:
     """The data files :func:`default_corpus` reads (what a snapshot must carry)."""
-    from biascore.inputs.datasets import benchmark_path
-
     root = settings.data_dir(data_dir)
     return [root / "bangla" / "sample_corpus_porjotonlipi.bn"] if language == "bn" else [benchmark_path("crows-en", root)]
 

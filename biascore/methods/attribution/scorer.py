@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biascore.inputs.datasets import Benchmark
+from biascore.inputs.datasets import Benchmark, _row_issue
 from biascore.progress import ProgressFn
 from biascore.methods.attribution.frame import attribution_frame, check_scored
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
@@ -269,8 +269,6 @@ def score_pairs(lm: LanguageModel, pairs: list[tuple[str, str]], *, jsd: JsdVari
 
     Each row holds the numbers :func:`score_pair` gives for that pair alone up to float rounding: batch
     composition changes float32 results in the last bits (see :mod:`biascore.methods.attribution.live`)."""
-    from biascore.inputs.datasets import _row_issue
-
     check_pair_texts(pairs)
     frame = pd.DataFrame({"pair_id": range(len(pairs)), "sent_more": [m for m, _ in pairs],
                           "sent_less": [s for _, s in pairs], "bias_type": bias_type})

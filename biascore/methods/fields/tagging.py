@@ -35,6 +35,7 @@ from biascore.progress import ProgressFn
 from biascore import settings
 from biascore.store.cache import CacheKey, ResultCache
 from biascore.contract.method import NotApplicable
+from biascore.inputs.datasets import Benchmark, load_benchmark
 from biascore.store.hashing import file_sha256, sentences_hash
 
 #: Tagger resources per language (paths relative to the data directory). A language not listed has no tagger.
@@ -277,8 +278,6 @@ def row_languages(frame: pd.DataFrame, benchmark_language: str) -> pd.Series:
 
 def lexicon_coverage(benchmark) -> dict[str, int]:
     """Pairs per language of ``benchmark`` that have no USAS lexicon (empty when every pair can be tagged)."""
-    from biascore.inputs.datasets import Benchmark, load_benchmark
-
     bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
     langs = row_languages(bench.frame, bench.language)
     return {str(k): int(v) for k, v in langs[~langs.map(has_lexicon).astype(bool)].value_counts().items()}
