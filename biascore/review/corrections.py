@@ -29,6 +29,9 @@ import pandas as pd
 
 from biascore.progress import ProgressFn
 from biascore.inputs.datasets import Benchmark, _row_issue
+from biascore.methods import get
+from biascore.methods.attribution.scorer import summarize
+from biascore.runs import runner
 from biascore.review.agreement import review_summary
 from biascore.review.store import ACCEPT, NEEDS_CORRECTION, REJECT
 
@@ -132,10 +135,6 @@ def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
     ``<benchmark>-corrected``, an input of its own content hash — announced, stored and shared; ``progress``
     also follows another caller computing the same result.
     """
-    from biascore.runs import runner
-    from biascore.methods import get
-    from biascore.methods.attribution.scorer import summarize
-
     total = len(source.frame) + len(corrected)
 
     def scores(benchmark: Benchmark, offset: int) -> pd.DataFrame:
