@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from biascore.contract.result import html_card
 from biascore.models.precision import Precision, precision_of
 from biascore.methods.attribution.ties import score_difference, verdicts
 from biascore.stats.paired import holm, mcnemar_exact, paired_bootstrap_ci
@@ -143,8 +144,6 @@ class Comparison:
         return lines
 
     def _repr_html_(self) -> str:
-        from biascore.contract.result import html_card
-
         return html_card(self.describe(), self.summary())
 
     def __repr__(self) -> str:
