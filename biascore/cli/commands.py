@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 
 from biascore.models.args import add_common_args, float_between
 from biascore.cli.compare import register_cli as register_compare
@@ -75,9 +76,7 @@ def _cmd_download(args: argparse.Namespace) -> int:
     with Bar("data download", unit="B", disable=args.quiet) as bar:
         outcomes = download.download_all(target, args.only, force=args.force, verify=not args.no_verify,
                                          mirror=args.mirror, timeout=args.timeout, progress=bar, on_outcome=show)
-    counts: dict[str, int] = {}
-    for o in outcomes:
-        counts[o.status] = counts.get(o.status, 0) + 1
+    counts = Counter(o.status for o in outcomes)
     print(f"{target}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
     lines = download.licence_lines(outcomes)
     if lines:

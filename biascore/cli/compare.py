@@ -13,9 +13,19 @@ its notes and the summary's ``precision_a`` / ``precision_b`` say which side is 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from biascore.models.args import add_common_args, add_reach_args, float_between, int_at_least
+from biascore.models.handle import ModelHandle
+from biascore.models.spec import ModelSpec
+from biascore.contract.presentation import precision_lines
+from biascore.contract.result import write_frame
+from biascore.runs.runner import run
+from biascore.methods import get
+from biascore.methods.attribution.compare import compare_results
+from biascore.progress import Bar
 from biascore.models.prefix import PREFIX_CONVENTIONS
+from biascore.models.quantize import QUANTIZE_CHOICES
 
 
 def register_cli(sub) -> None:
@@ -53,8 +63,6 @@ def register_cli(sub) -> None:
 def per_model_quantize(values: list[str] | None) -> tuple[str | None, str | None]:
     """``--quantize``'s values as (A's, B's): one value holds for both, two are A's and B's; ``none`` = the model's
     own weights. A bad value or count is a one-line ``ValueError``."""
-    from biascore.models.quantize import QUANTIZE_CHOICES
-
     values = list(values or ["none"])
     if len(values) > 2:
         raise ValueError(f"--quantize takes one value (both models) or two (A B), not {len(values)}")
@@ -66,17 +74,6 @@ def per_model_quantize(values: list[str] | None) -> tuple[str | None, str | None
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from biascore.models.handle import ModelHandle
-    from biascore.models.spec import ModelSpec
-    from biascore.contract.presentation import precision_lines
-    from biascore.contract.result import write_frame
-    from biascore.runs.runner import run
-    from biascore.methods import get
-    from biascore.methods.attribution.compare import compare_results
-    from biascore.progress import Bar
-
     method = get("attribution")
     options = method.Options.build(**({"prefix": args.prefix} if args.prefix else {}))
     handles = [ModelHandle(ModelSpec.parse(name, device=args.device, dtype=args.dtype,

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from biascore import settings
+from biascore.inputs.datasets import load_benchmark
 from biascore.models.args import spec_from_args
 from biascore.cli.options import add_method_args, column_mapping, option_values
 from biascore.models.handle import ModelHandle
@@ -24,7 +26,7 @@ from biascore.contract.schema import schema_table
 from biascore.contract.result import write_frame, write_result_file
 from biascore.contract.presentation import precision_lines, with_precision
 from biascore.runs.runner import run
-from biascore.methods import discover, get
+from biascore.methods import discover, get, table
 from biascore.progress import Bar
 
 
@@ -132,8 +134,6 @@ def update_docs(root: Path) -> list[str]:
 
 def list_methods(args: argparse.Namespace) -> int:
     if args.update_docs:
-        from biascore import settings
-
         changed = update_docs(settings.REPO_ROOT)
         print("updated: " + (", ".join(changed) if changed else "nothing (already current)"))
         return 0
@@ -149,9 +149,8 @@ def list_methods(args: argparse.Namespace) -> int:
         with pd.option_context("display.max_colwidth", 120, "display.width", 200):
             print(schema_table(method.schema).to_string(index=False))
         return 0
-    table = pd.DataFrame([m.describe() for m in discover()])
     with pd.option_context("display.max_colwidth", 90, "display.width", 220):
-        print(table.to_string(index=False))
+        print(table().to_string(index=False))
     return 0
 
 
@@ -176,8 +175,6 @@ def _one(method: Method, handle: ModelHandle, name: str | None, options, args: a
     label = f"{handle.label} on {name or method.input_kind.default}"
     columns, split = column_mapping(getattr(args, "columns", None)), getattr(args, "split", None)
     if columns or split:
-        from biascore.inputs.datasets import load_benchmark
-
         name = load_benchmark(name or method.input_kind.default, getattr(args, "data_dir", None), columns=columns,
                               split=split)
     with Bar(label, unit=method.input_kind.unit) as bar:

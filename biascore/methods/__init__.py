@@ -44,15 +44,10 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 
-def method_packages() -> list[str]:
-    """Names of the method folders (``association``, ``attribution``, …), sorted."""
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg)
-
-
 def discover() -> list[Method]:
-    """Import every method folder's ``method.py``, then the plugins of the ``biascore.methods`` entry-point
-    group (once per process), and return the registered methods in listing order."""
-    for name in method_packages():
+    """Import every method folder's ``method.py`` (the folders in name order), then the plugins of the
+    ``biascore.methods`` entry-point group (once per process), and return the registered methods in listing order."""
+    for name in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg):
         importlib.import_module(f"{__name__}.{name}.method")
     _load_plugins()
     return registered()

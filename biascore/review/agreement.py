@@ -18,9 +18,6 @@ reviewed:
 κ is undefined (NaN, with ``note``) when fewer than two pairs qualify or when chance agreement is 1 (every rating
 the same status). ``observed`` is the raw share of agreeing rater pairs (p_o, or P̄ for Fleiss).
 
-:func:`confusion` says which statuses get confused with which; :func:`reviewer_agreement` gives each reviewer's
-agreement with the others (who disagrees most).
-
 A pair needs **adjudication** when its reviewers chose different statuses, or all chose ``needs correction`` but
 proposed different corrected sentences.
 """
@@ -31,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biascore.review.store import NEEDS_CORRECTION, STATUSES
+from biascore.review.assignment import PROGRESS_COLUMNS, progress
 from biascore.stats.kappa import cohen_kappa, fleiss_kappa
 from biascore.stats.reliability import DEFAULT_RESAMPLES, alpha_interval, nominal_alpha
 
@@ -181,11 +179,8 @@ def reviewer_overview(assignments: pd.DataFrame, reviews: pd.DataFrame) -> pd.Da
     """What a coordinator sees per reviewer: progress on their assigned pairs
     (:func:`biascore.review.assignment.progress`) beside their agreement with the others
     (:func:`reviewer_agreement`); reviewers who reviewed without an assignment are listed too."""
-    from biascore.review.assignment import PROGRESS_COLUMNS, progress
-
     done = progress(assignments, reviews)
     agree = reviewer_agreement(reviews)
-    out = done.merge(agree, on="reviewer", how="outer")
-    out = out.fillna({c: 0 for c in ("assigned", "reviewed", "remaining", "reviews", "shared_pairs")})
     ints = ["assigned", "reviewed", "remaining", "reviews", "shared_pairs"]
+    out = done.merge(agree, on="reviewer", how="outer").fillna({c: 0 for c in ints})
     return out.astype({c: "int64" for c in ints})[PROGRESS_COLUMNS + REVIEWER_COLUMNS[1:]]

@@ -10,11 +10,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from biascore.inputs.datasets import load_benchmark
+from biascore.models.args import add_common_args, add_model_args, spec_from_args
+from biascore.models.handle import open_model
+from biascore.review.agreement import agreement, confusion, disagreements, reviewer_overview
+from biascore.review.corrections import (before_after, corrected_frame, decision_counts, final_decisions,
+                                         reviewable_pairs)
+from biascore.review.export import export_dataset
+from biascore.review.store import STATUSES, ReviewStore, reviews_csv
+
 
 def register_cli(sub) -> None:
-    from biascore.models.args import add_common_args, add_model_args
-    from biascore.review.store import STATUSES
-
     review = sub.add_parser("review", help="translation reviews: export, agreement, adjudication, corrected benchmark")
     rsub = review.add_subparsers(dest="review_command", required=True)
 
@@ -77,8 +83,6 @@ def register_cli(sub) -> None:
 
 
 def _existing_store(args: argparse.Namespace):
-    from biascore.review.store import ReviewStore
-
     store = ReviewStore(args.db)
     if not store.exists():
         raise FileNotFoundError(f"no review database at {store.path} (nothing has been saved there yet)")
@@ -87,9 +91,6 @@ def _existing_store(args: argparse.Namespace):
 
 def _reviewed(args: argparse.Namespace):
     """(store, benchmark, reviewable pairs, reviews, adjudications) for a subcommand that needs a benchmark."""
-    from biascore.inputs.datasets import load_benchmark
-    from biascore.review.corrections import reviewable_pairs
-
     store = _existing_store(args)
     bm = load_benchmark(args.benchmark, args.data_dir)
     return store, bm, reviewable_pairs(bm), store.reviews(bm.name), store.adjudications(bm.name)
@@ -102,16 +103,13 @@ def _print(frame: pd.DataFrame) -> None:
 def _cmd_export(args: argparse.Namespace) -> int:
     if args.format == "dataset":
         return _cmd_export_dataset(args)
-    store = _existing_store(args)
-    data = store.to_csv(args.benchmark)
-    Path(args.out).write_bytes(data)
-    print(f"wrote {len(store.reviews(args.benchmark))} reviews to {args.out}")
+    reviews = _existing_store(args).reviews(args.benchmark)
+    Path(args.out).write_bytes(reviews_csv(reviews))
+    print(f"wrote {len(reviews)} reviews to {args.out}")
     return 0
 
 
 def _cmd_export_dataset(args: argparse.Namespace) -> int:
-    from biascore.review.export import export_dataset
-
     args.benchmark = args.benchmark or "crows-tl"
     _, bm, _, reviews, adjudications = _reviewed(args)
     done = export_dataset(args.out, bm, reviews, adjudications, seed=args.seed)
@@ -121,10 +119,6 @@ def _cmd_export_dataset(args: argparse.Namespace) -> int:
 
 
 def _cmd_assign(args: argparse.Namespace) -> int:
-    from biascore.inputs.datasets import load_benchmark
-    from biascore.review.corrections import reviewable_pairs
-    from biascore.review.store import ReviewStore
-
     bm = load_benchmark(args.benchmark, args.data_dir)
     store = ReviewStore(args.db)  # the first assignment creates the database
     change = store.assign(bm.name, reviewable_pairs(bm).pair_id, args.reviewers, args.overlap, args.seed, args.by)
@@ -135,8 +129,6 @@ def _cmd_assign(args: argparse.Namespace) -> int:
 
 
 def _cmd_progress(args: argparse.Namespace) -> int:
-    from biascore.review.agreement import reviewer_overview
-
     store, bm, _, reviews, _ = _reviewed(args)
     plan = store.assignment_plan(bm.name)
     print(f"{bm.name}: " + (f"assigned to {', '.join(plan['reviewers'])} with overlap {plan['overlap']} "
@@ -146,8 +138,6 @@ def _cmd_progress(args: argparse.Namespace) -> int:
 
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
-    from biascore.review.agreement import agreement, confusion
-
     _, bm, pairs, reviews, _ = _reviewed(args)
     table = agreement(reviews, pairs, resamples=args.resamples, seed=args.seed)
     print(f"agreement on the review status, {bm.name} ({len(reviews)} reviews)")
@@ -160,8 +150,6 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def _cmd_disagreements(args: argparse.Namespace) -> int:
-    from biascore.review.agreement import disagreements
-
     _, bm, pairs, reviews, adjudications = _reviewed(args)
     table = disagreements(reviews, pairs, adjudications)
     print(f"{len(table)} pair(s) to adjudicate in {bm.name}, {int(table.adjudicated.sum())} adjudicated")
@@ -170,8 +158,7 @@ def _cmd_disagreements(args: argparse.Namespace) -> int:
 
 
 def _cmd_adjudicate(args: argparse.Namespace) -> int:
-    _, bm, pairs, _, _ = _reviewed(args)
-    store = _existing_store(args)
+    store, bm, pairs, _, _ = _reviewed(args)
     if args.pair not in set(pairs.pair_id):
         raise ValueError(f"pair {args.pair} is not a reviewable pair of {bm.name}")
     adj = store.adjudicate(bm.name, args.pair, args.by, args.status, args.comment, args.more, args.less)
@@ -180,8 +167,6 @@ def _cmd_adjudicate(args: argparse.Namespace) -> int:
 
 
 def _corrected(args: argparse.Namespace):
-    from biascore.review.corrections import corrected_frame, decision_counts, final_decisions
-
     _, bm, pairs, reviews, adjudications = _reviewed(args)
     decisions = final_decisions(pairs.pair_id, reviews, adjudications)
     return bm, corrected_frame(pairs, decisions), decision_counts(decisions)
@@ -200,10 +185,6 @@ def _cmd_corrected(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from biascore.models.args import spec_from_args
-    from biascore.models.handle import open_model
-    from biascore.review.corrections import before_after
-
     bm, frame, _ = _corrected(args)
     if frame.empty:
         raise ValueError(f"no pair of {bm.name} is accepted or corrected yet: nothing to compare")

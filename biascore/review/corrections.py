@@ -19,9 +19,7 @@ counts are in :func:`decision_counts`. The CSV has the columns the custom-CSV lo
 scores it directly.
 
 **B before and after** (:func:`before_after`): the engine's B (``summarize``, attribution) of one model on the
-original benchmark (all pairs), on the kept pairs with their original sentences, and on the corrected benchmark;
-both benchmarks are scored by the ``attribution`` method through :func:`biascore.runs.runner.run`, so they are
-cached like any run (the corrected one under ``<benchmark>-corrected`` and its own content hash).
+original benchmark (all pairs), on the kept pairs with their original sentences, and on the corrected benchmark.
 """
 from __future__ import annotations
 
@@ -31,6 +29,9 @@ import pandas as pd
 
 from biascore.progress import ProgressFn
 from biascore.inputs.datasets import Benchmark, _row_issue
+from biascore.methods import get
+from biascore.methods.attribution.scorer import summarize
+from biascore.runs import runner
 from biascore.review.agreement import review_summary
 from biascore.review.store import ACCEPT, NEEDS_CORRECTION, REJECT
 
@@ -134,10 +135,6 @@ def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
     ``<benchmark>-corrected``, an input of its own content hash — announced, stored and shared; ``progress``
     also follows another caller computing the same result.
     """
-    from biascore.runs import runner
-    from biascore.methods import get
-    from biascore.methods.attribution.scorer import summarize
-
     total = len(source.frame) + len(corrected)
 
     def scores(benchmark: Benchmark, offset: int) -> pd.DataFrame:

@@ -22,15 +22,18 @@ sees half an export; an existing non-empty destination is refused (nothing is ov
 """
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from biascore.inputs.datasets import Benchmark, registry
+from biascore.inputs.download import load_manifest
 from biascore.review.agreement import agreement
 from biascore.review.corrections import corrected_frame, decision_counts, final_decisions, reviewable_pairs
 from biascore.review.store import ReviewError
@@ -53,8 +56,6 @@ class DatasetExport:
 def source_licence(bm: Benchmark) -> tuple[str, str]:
     """(licence, source URL) of a registered benchmark's file from data/downloads.json; for the demo pairs and a
     user's own file, what is known."""
-    from biascore.inputs.download import load_manifest
-
     spec = registry().get(bm.name)
     if spec is None:
         return "not known (a user's own file)", ""
@@ -178,9 +179,6 @@ def export_dataset(out: str | os.PathLike, bm: Benchmark, reviews: pd.DataFrame,
 
 def dataset_zip(bm: Benchmark, reviews: pd.DataFrame, adjudications: pd.DataFrame, **kwargs) -> bytes:
     """The dataset folder as a zip archive (the page's download): the files under ``<benchmark>-reviewed/``."""
-    import io
-    import zipfile
-
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / f"{Path(bm.name).name}-reviewed"
         export_dataset(folder, bm, reviews, adjudications, **kwargs)

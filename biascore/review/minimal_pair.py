@@ -85,16 +85,6 @@ class MinimalPairCheck:
     n_shared: int = 0
 
     @property
-    def more_diff(self) -> list[str]:
-        """Units only in the more-biased sentence, in order."""
-        return [u for s in self.spans for u in s.more_units]
-
-    @property
-    def less_diff(self) -> list[str]:
-        """Units only in the less-biased sentence, in order."""
-        return [u for s in self.spans for u in s.less_units]
-
-    @property
     def reason(self) -> str:
         """The problems joined into one sentence ("" for a minimal pair)."""
         return "; ".join(self.problems)

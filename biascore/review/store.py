@@ -11,9 +11,8 @@ Filipino sentences; per (benchmark, pair) an adjudicated decision; per benchmark
   application's SQLite file or one from a newer schema is refused with a one-line :class:`ReviewError` and left
   untouched (no table added, no journal switched).
 * **Schema versions** (``PRAGMA user_version``; ``PRAGMA application_id`` = :data:`APPLICATION_ID` marks our
-  files): version 0 = the single-verdict table of earlier versions (up to commit 4004f54:
-  ``reviews(benchmark, pair_id, reviewer, verdict, note, updated_at)``), version 2 = reviews and adjudications
-  (up to commit a9854be), version 3 = this module's schema (adds ``assignments`` and ``assignment_plans``).
+  files): version 0 = the single-verdict table :data:`V0_COLUMNS`, version 2 = reviews and adjudications,
+  version 3 = this module's schema (adds ``assignments`` and ``assignment_plans``).
   An older review database is read as it is (version 0 mapped on the fly; a table it lacks reads as empty) and
   upgraded in one ``BEGIN IMMEDIATE`` transaction by the first save, adjudication or assignment (version 0: the
   old verdict is kept in ``legacy_verdict`` and mapped by :data:`LEGACY_VERDICTS`, the note becomes the
@@ -41,6 +40,8 @@ import numpy as np
 import pandas as pd
 
 from biascore import settings
+from biascore.inputs.datasets import Benchmark, benchmark_path, load_benchmark, registry
+from biascore.review.assignment import AssignmentError, loads, plan, reviewer_names
 
 ACCEPT, NEEDS_CORRECTION, REJECT = "accept", "needs correction", "reject"
 #: What a reviewer (or an adjudicator) decides for a pair.
@@ -187,11 +188,6 @@ class DatabaseState:
     version: int = 0
 
 
-def _header(path: Path) -> bytes:
-    with path.open("rb") as fh:
-        return fh.read(100)
-
-
 def inspect_database(path: Path) -> DatabaseState:
     """Identify ``path`` without writing anything; raise :class:`ReviewError` when it is not a review database."""
     if not path.exists():
@@ -199,7 +195,8 @@ def inspect_database(path: Path) -> DatabaseState:
     if path.is_dir():
         raise ReviewError(f"is a folder; give a file path such as {path / 'reviews.sqlite'}", path)
     try:
-        head = _header(path)
+        with path.open("rb") as fh:
+            head = fh.read(100)
     except OSError as exc:
         raise ReviewError(f"cannot read the file ({exc.strerror or exc})", path) from exc
     if not head:
@@ -292,8 +289,6 @@ def _reviewable_ids(benchmark) -> frozenset[int] | None:
     benchmark's pairs — or None when a registered benchmark's file is not in the data directory (then only the
     name and the sign are checked). (Which of them a page offers for review is the page's and the CLI's
     business: :func:`biascore.review.corrections.reviewable_pairs`.)"""
-    from biascore.inputs.datasets import Benchmark, benchmark_path, registry
-
     if isinstance(benchmark, Benchmark):
         return frozenset(int(i) for i in benchmark.frame.pair_id)
     names = registry()
@@ -311,8 +306,6 @@ def _reviewable_ids(benchmark) -> frozenset[int] | None:
 @functools.lru_cache(maxsize=16)
 def _ids_of_file(benchmark: str, path: str, mtime_ns: int, size: int) -> frozenset[int]:
     """(memoised per file version: a save does not reload a 12,000-pair benchmark)"""
-    from biascore.inputs.datasets import load_benchmark
-
     return frozenset(int(i) for i in load_benchmark(benchmark).frame.pair_id)
 
 
@@ -467,17 +460,13 @@ class ReviewStore:
         they are inside this one write transaction (so a review saved at the same moment is either seen as
         started or saved after — never lost, never unassigned). Replaces the benchmark's assignment; returns what
         changed."""
-        from biascore.review.assignment import AssignmentError, loads, plan, reviewer_names
-
         try:
             names = reviewer_names(reviewers)
         except AssignmentError as exc:
             raise ReviewError(str(exc)) from exc
         for name in names:
             _clean_name(name, "reviewer")
-        by = by.strip()
-        if len(by) > MAX_REVIEWER_CHARS:
-            raise ReviewError(f"the adjudicator name is longer than {MAX_REVIEWER_CHARS} characters")
+        by = _clean_name(by, "adjudicator") if by.strip() else ""  # optional, checked as a name when given
         benchmark, stamp = str(benchmark), _now()
         self._ready()
         with self._write() as con:
@@ -564,16 +553,6 @@ class ReviewStore:
         plan = frame.iloc[0].to_dict()
         return {**plan, "reviewers": json.loads(plan["reviewers"]), "overlap": int(plan["overlap"]),
                 "seed": int(plan["seed"])}
-
-    def progress(self, benchmark: str, total: int, reviewer: str | None = None) -> dict:
-        """How many of ``total`` pairs have at least one review (by anyone, or by ``reviewer``)."""
-        frame = self.reviews(benchmark, reviewer=reviewer or None)
-        done = int(frame.pair_id.nunique())
-        return {"reviewed": done, "total": int(total), "share": done / total if total else 0.0}
-
-    def to_csv(self, benchmark: str | None = None) -> bytes:
-        """All reviews as UTF-8 CSV, tags joined by ``"; "`` (what the page's download and the CLI export serve)."""
-        return reviews_csv(self.reviews(benchmark))
 
 
 def reviews_csv(frame: pd.DataFrame) -> bytes:

@@ -4,13 +4,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 
 from biascore.errors import one_line
+from biascore import settings
+from biascore.models.args import add_common_args
+from biascore.snapshot.export import export_snapshot
+from biascore.snapshot.manifest import SnapshotError
+from biascore.snapshot.reader import verify
 
 
 def register_cli(sub) -> None:
-    from biascore.models.args import add_common_args
-
     p = sub.add_parser("snapshot", help="offline snapshots for workshops: export cached results, verify a file",
                        description="Write the cached results of every scorer (and the data they refer to) to one "
                                    "zip that `BIASCORE_SNAPSHOT=FILE streamlit run app.py` opens read-only.")
@@ -42,9 +46,6 @@ def register_cli(sub) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from biascore.snapshot.export import export_snapshot
-    from biascore.snapshot.manifest import SnapshotError
-
     names = {}
     for spec in args.name:
         model, sep, name = spec.partition("=")
@@ -58,9 +59,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     except SnapshotError as exc:
         print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         return 2
-    counts: dict[str, int] = {}
-    for entry in manifest["entries"]:
-        counts[entry["scorer"]] = counts.get(entry["scorer"], 0) + 1
+    counts = Counter(entry["scorer"] for entry in manifest["entries"])
     size = sum(m["size"] for m in manifest["members"].values())
     print(f"wrote {args.out}: {len(manifest['entries'])} cached results ("
           + ", ".join(f"{n} {s}" for s, n in counts.items()) + f") of {len(manifest['models'])} model(s), "
@@ -74,9 +73,6 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from biascore.snapshot.manifest import SnapshotError
-    from biascore.snapshot.reader import verify
-
     try:
         manifest = verify(args.file)
     except SnapshotError as exc:
@@ -90,8 +86,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     """Verify, then replace this process by ``streamlit run app.py`` bound to 127.0.0.1 with BIASCORE_SNAPSHOT."""
-    from biascore import settings
-
     if _cmd_verify(args) != 0:
         return 2
     os.environ["BIASCORE_SNAPSHOT"] = os.path.abspath(args.file)

@@ -21,12 +21,10 @@ result, byte for byte. No other path is stored either: the reasons a result was 
 last component.
 
 Intermediate caches (sentence features, USAS tags, parsed lexicons, converted models) are not exported: no
-page reads them. ``--models`` keeps results of those models (full name or last path component);
-``--benchmarks`` keeps results on those inputs (a benchmark, SEAT test, LABDet language or test name).
+page reads them.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 import zipfile
@@ -39,8 +37,11 @@ from biascore.version import ENGINE_VERSION
 from biascore.runs import runner
 from biascore import settings
 from biascore.store.cache import ResultCache, rekey_file
+from biascore.store.hashing import file_sha256
 from biascore.errors import one_line
 from biascore.contract.method import Method
+from biascore.inputs.datasets import registry
+from biascore.methods import discover
 from biascore.models.names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
 
@@ -97,8 +98,6 @@ def _input_of(plan: _Plan, method: Method, meta: dict):
     if isinstance(loaded, _Skip):
         raise loaded
     if kind.name == "pairs":
-        from biascore.inputs.datasets import registry
-
         if name not in registry():
             raise _Skip(f"it was computed on a CSV file ({name!r}) that is not a registered benchmark")
     if kind.first is not None and meta.get("n_pairs") is not None:
@@ -156,8 +155,6 @@ def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
 
 def _add_builtin_benchmarks(plan: _Plan) -> None:
     """The project's built-in benchmarks (the demo pairs) go into every snapshot: Try a pair offers them."""
-    from biascore.inputs.datasets import registry
-
     for spec in registry().values():
         if spec.get("builtin"):
             path = settings.PROJECT_DATA / spec["file"]
@@ -239,11 +236,10 @@ def _rekey(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]],
     return out
 
 
-def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]] | None = None
-                 ) -> dict[str, dict]:
+def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, str]]) -> dict[str, dict]:
     """Per model (by its stored name): the identity its results were keyed with (what a page's stand-in model
     needs), and where its name came from."""
-    sources = {shown: origin for shown, origin in (names or {}).values()}
+    sources = {shown: origin for shown, origin in names.values()}
     models: dict[str, dict] = {}
     for _, meta in entries:
         name = meta.get("model")
@@ -257,14 +253,6 @@ def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, s
         if name in sources:
             facts["name"] = sources[name]
     return models
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # --------------------------------------------------------------------------- entry point
@@ -281,8 +269,6 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
     ``benchmarks`` matches no cached result, when nothing matches the selection, or when two models with
     different weights would be stored under one name.
     """
-    from biascore.methods import discover
-
     if Path(out).expanduser().exists() and not overwrite:
         raise SnapshotError(f"{out} already exists; choose another name or replace it with --force")
     cache = cache or ResultCache()
@@ -314,13 +300,13 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
                 member = f"cache/{meta['scorer']}/{path.name}"
                 runner.verify_file(path)  # a result that cannot be read back is not shipped
                 zf.write(path, member)
-                members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
+                members[member] = {"sha256": file_sha256(path), "size": path.stat().st_size}
                 entries.append({"member": member, "scorer": meta["scorer"],
                                 "key": {k: v for k, v in meta.items() if k not in ("path", "info")}})
             data = []
             for member, (path, used_by) in sorted(plan.data.items()):
                 zf.write(path, member)
-                members[member] = {"sha256": _sha256(path), "size": path.stat().st_size}
+                members[member] = {"sha256": file_sha256(path), "size": path.stat().st_size}
                 data.append({"member": member, "used_by": sorted(used_by)})
             manifest = {
                 "format": FORMAT, "format_version": FORMAT_VERSION, "engine_version": ENGINE_VERSION,

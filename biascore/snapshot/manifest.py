@@ -21,6 +21,7 @@ import json
 import re
 from pathlib import PurePosixPath
 
+from biascore.store.provenance import package_versions as versions
 from biascore.version import ENGINE_VERSION
 
 FORMAT = "biascore-snapshot"
@@ -39,8 +40,6 @@ class SnapshotError(ValueError):
 def package_versions() -> dict[str, str]:
     """The versions of Python, the engine and :data:`RECORDED_PACKAGES` that are installed
     (:func:`biascore.store.provenance.package_versions`, with the engine under ``biascore-engine``)."""
-    from biascore.store.provenance import package_versions as versions
-
     out = versions(RECORDED_PACKAGES)
     out["biascore-engine"] = out.pop("biascore")
     return out

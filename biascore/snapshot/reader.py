@@ -22,6 +22,7 @@ import stat
 import tempfile
 import threading
 import zipfile
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,17 +119,11 @@ def _walk(path: Path, label: str, target: Path | None) -> dict:
                 if info.file_size != expected.get("size"):
                     raise SnapshotError(f"{label} is damaged or was altered: {info.filename} is not the size its "
                                         "manifest gives (refused)")
-                out = None
-                if target is not None:
-                    dest = target / info.filename
+                dest = None if target is None else target / info.filename
+                if dest is not None:
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    out = open(dest, "wb")
-                try:
-                    with zf.open(info) as src:
-                        digest = _copy_hashed(src, out, int(expected["size"]))
-                finally:
-                    if out is not None:
-                        out.close()
+                with zf.open(info) as src, open(dest, "wb") if dest is not None else nullcontext() as out:
+                    digest = _copy_hashed(src, out, int(expected["size"]))
                 if digest != expected.get("sha256"):
                     raise SnapshotError(f"{label} is damaged or was altered: the checksum of {info.filename} does "
                                         "not match its manifest (refused)")

@@ -19,10 +19,8 @@ import numpy as np
 from scipy.stats import binomtest
 from scipy.stats import t as t_dist
 
-#: The interval the engine reports for B and the PLL score, and the words the dashboard uses for it.
+#: The interval the engine reports for B and the PLL score.
 METHOD = "wilson"
-METHOD_LABEL = {"wilson": "Wilson score interval", "exact": "Clopper–Pearson (exact) interval",
-                "wilsoncc": "Wilson score interval with continuity correction"}
 
 
 def proportion_ci(k: int, n: int, level: float = 0.95, method: str = METHOD) -> tuple[float, float]:

@@ -20,13 +20,6 @@ def wilcoxon_p(values: np.ndarray) -> float:
     return float(stats.wilcoxon(values, alternative="two-sided").pvalue)
 
 
-def cluster_means(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:
-    """The mean of ``values`` within each cluster (clusters in sorted order)."""
-    names, inverse = np.unique(np.asarray(clusters), return_inverse=True)
-    sums = np.bincount(inverse, weights=np.asarray(values, dtype=float), minlength=len(names))
-    return sums / np.bincount(inverse, minlength=len(names))
-
-
 def cluster_wilcoxon_p(values: np.ndarray, clusters: np.ndarray) -> float:
     """Two-sided Wilcoxon signed-rank p-value of the per-cluster means against 0.
 
@@ -35,7 +28,9 @@ def cluster_wilcoxon_p(values: np.ndarray, clusters: np.ndarray) -> float:
     m̄_c (exact null distribution for up to 50 clusters, as scipy chooses). Copying items inside their
     clusters leaves it unchanged; with C clusters its smallest possible p is 2 / 2^C.
     """
-    return wilcoxon_p(cluster_means(values, clusters))
+    names, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    sums = np.bincount(inverse, weights=np.asarray(values, dtype=float), minlength=len(names))
+    return wilcoxon_p(sums / np.bincount(inverse, minlength=len(names)))
 
 
 def pearson(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:

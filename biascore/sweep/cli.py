@@ -15,17 +15,23 @@ from __future__ import annotations
 import argparse
 import sys
 
-NAME = "sweep"
+from biascore import settings
+from biascore.models.args import add_common_args, add_reach_args, int_at_least
+from biascore.sweep.local import run_local
+from biascore.sweep.pairwise import format_pairwise, pairwise_table
+from biascore.sweep.ray_runner import run_ray
+from biascore.sweep.report import format_report
+from biascore.sweep.spec import (INPUT_FIELDS, REACH_OPTIONS, build_spec, input_field, input_kinds, known_metrics,
+                                 parse_option_args)
+from biascore.sweep.status import SweepStatus
+
 SUMMARY = "score many models × benchmarks × metrics (cached, resumable; locally or on a Ray cluster)"
 
 
 def register_cli(sub) -> None:
     """Add the ``sweep`` subcommand to ``sub`` (an argparse subparsers object)."""
-    from biascore.models.args import add_common_args, add_reach_args, int_at_least
-    from biascore.sweep.spec import input_field, input_kinds, known_metrics
-
     metrics = list(known_metrics())
-    p = sub.add_parser(NAME, help=SUMMARY, description=SUMMARY + ". Options override --spec's values.")
+    p = sub.add_parser("sweep", help=SUMMARY, description=SUMMARY + ". Options override --spec's values.")
     p.add_argument("--spec", default=None, metavar="FILE",
                    help="YAML or TOML file with the sweep (keys as these options)")
     p.add_argument("--models", nargs="+", default=None, metavar="MODEL",
@@ -63,11 +69,6 @@ def register_cli(sub) -> None:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from biascore import settings
-    from biascore.sweep.report import format_report
-    from biascore.sweep.spec import INPUT_FIELDS, REACH_OPTIONS, build_spec, parse_option_args
-    from biascore.sweep.status import SweepStatus
-
     spec = build_spec(args.spec, models=args.models, metrics=args.metrics, inputs=_input_args(args),
                       options=parse_option_args(args.options or []), limit=args.limit, device=args.device,
                       dtype=args.dtype, trust_remote_code=args.trust_remote_code, retries=args.retries,
@@ -81,10 +82,8 @@ def run_cli(args: argparse.Namespace) -> int:
     common = dict(cache_dir=cache_dir, data_dir=data_dir, limit=spec.limit, method_options=spec.method_options(), status=status)
     try:
         if args.ray is None:
-            from biascore.sweep.local import run_local
             results = run_local(tasks, **common)
         else:
-            from biascore.sweep.ray_runner import run_ray
             results = run_ray(tasks, address=args.ray or None, retries=spec.retries, num_cpus=args.ray_cpus,
                               **common)
     except BaseException:
@@ -97,8 +96,6 @@ def run_cli(args: argparse.Namespace) -> int:
 
 def _input_args(args: argparse.Namespace) -> dict[str, list[str]]:
     """The inputs given by the generated ``--<kind>-inputs`` flags (the dedicated ones are fields of their own)."""
-    from biascore.sweep.spec import INPUT_FIELDS, input_field, input_kinds
-
     out = {}
     for kind in input_kinds():
         field = input_field(kind)
@@ -109,8 +106,6 @@ def _input_args(args: argparse.Namespace) -> dict[str, list[str]]:
 
 def _pairwise_lines(results, common: dict) -> list[str]:
     """The report's pairwise comparison of the swept models (read from the cache, nothing recomputed)."""
-    from biascore.sweep.pairwise import format_pairwise, pairwise_table
-
     table, notes = pairwise_table(results, cache_dir=common["cache_dir"], data_dir=common["data_dir"],
                                   limit=common["limit"], method_options=common["method_options"])
     return format_pairwise(table, notes)

@@ -16,6 +16,13 @@ from itertools import combinations
 import pandas as pd
 
 from biascore.models.precision import precision_label
+from biascore.store.cache import ResultCache
+from biascore.models.handle import ModelHandle
+from biascore.models.loading import ModelLoadError
+from biascore.models.spec import ModelSpec
+from biascore.runs.runner import run
+from biascore.methods import get
+from biascore.methods.attribution.compare import compare_results
 from biascore.stats.paired import holm
 
 COLUMNS = ["benchmark", "model_a", "model_b", "precision_a", "precision_b", "n", "score_a", "score_b", "delta", "ci_low", "ci_high",
@@ -28,14 +35,6 @@ def pairwise_table(results, *, cache_dir: str, data_dir: str | None = None, limi
                    method_options: dict | None = None, n_boot: int = 2000,
                    seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """(table, notes): one row per benchmark × two models (columns :data:`COLUMNS`; B unprefixed)."""
-    from biascore.store.cache import ResultCache
-    from biascore.models.handle import ModelHandle
-    from biascore.models.loading import ModelLoadError
-    from biascore.models.spec import ModelSpec
-    from biascore.runs.runner import run
-    from biascore.methods import get
-    from biascore.methods.attribution.compare import compare_results
-
     method = get("attribution")
     cache = ResultCache(cache_dir)
     values = dict((method_options or {}).get("attribution", {}))

@@ -19,6 +19,7 @@ import os
 
 from biascore import settings
 from biascore.errors import one_line
+from biascore.progress import Bar
 from biascore.sweep.spec import Task
 from biascore.sweep.tasks import TaskResult, run_task
 
@@ -31,20 +32,16 @@ def _remote_task(task: Task, cache_dir: str, data_dir: str | None, limit: int | 
                     status=status)
 
 
-def worker_environment(cache_dir: str, data_dir: str | None) -> dict[str, str]:
-    """Environment of every worker: this checkout on ``PYTHONPATH``, the cache and data directories."""
+def task_options(cluster_gpus: float, retries: int, cache_dir: str, data_dir: str | None) -> dict:
+    """Ray options of every task: one CPU; one GPU when the cluster has any; retried ``retries`` times when its
+    worker dies, never for an error of its own; the workers' environment (this checkout on ``PYTHONPATH``, the
+    cache and data directories)."""
     path = [str(settings.REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(path)), "BIASCORE_CACHE_DIR": cache_dir}
     if data_dir:
         env["BIASCORE_DATA_DIR"] = data_dir
-    return env
-
-
-def task_options(cluster_gpus: float, retries: int, cache_dir: str, data_dir: str | None) -> dict:
-    """Ray options of every task: one CPU; one GPU when the cluster has any; retried ``retries`` times when its
-    worker dies, never for an error of its own; the workers' environment."""
     return {"num_cpus": 1, "num_gpus": 1 if cluster_gpus >= 1 else 0, "max_retries": retries,
-            "retry_exceptions": False, "runtime_env": {"env_vars": worker_environment(cache_dir, data_dir)}}
+            "retry_exceptions": False, "runtime_env": {"env_vars": env}}
 
 
 def _crashed(task: Task, exc: BaseException, retries: int) -> TaskResult:
@@ -57,8 +54,6 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
             limit: int | None = None, method_options: dict | None = None, status=None, retries: int = 2,
             num_cpus: int | None = None, show_progress: bool = True) -> list[TaskResult]:
     import ray
-
-    from biascore.progress import Bar
 
     started_here = not ray.is_initialized()
     if started_here:

@@ -22,9 +22,10 @@ from typing import Any
 from biascore.errors import one_line
 from biascore.contract.method import Method
 from biascore.contract.options import OptionError, OptionSpec
+from biascore.methods import discover, get
+from biascore.models.precision import resolve_dtype
 from biascore.models.spec import ModelSpec, variant_label
 from biascore.models.loading import ModelLoadError
-from biascore.models.placement import Placement
 from biascore.models.served.client import is_served
 
 #: the spec fields that list inputs of one input kind: field → input kind
@@ -40,8 +41,6 @@ MODEL_OPTIONS = REACH_OPTIONS + ("dtype",)
 def known_metrics() -> dict[str, str]:
     """Every metric a sweep can run → the input kind it reads (the registered methods, plus ``pll`` and
     ``lmeval``, two more summaries of the attribution method)."""
-    from biascore.methods import discover
-
     kinds = {m.name: m.input_kind.name for m in discover()}
     return {**kinds, **{alias: kinds[target] for alias, target in ALIASES.items()}}
 
@@ -49,8 +48,6 @@ def known_metrics() -> dict[str, str]:
 def resolve_metric(metric: str) -> tuple[Method, dict]:
     """The method a sweep metric runs and the options it implies (``pll`` = attribution's PLL score, ``lmeval``
     its lm-eval-compatible score with lm-eval's prefix)."""
-    from biascore.methods import get
-
     if metric in ("attribution", "pll"):
         return get("attribution"), {"metric": metric}
     if metric == "lmeval":
@@ -60,8 +57,6 @@ def resolve_metric(metric: str) -> tuple[Method, dict]:
 
 def input_kinds() -> dict:
     """Every input kind a registered method reads: name → :class:`~biascore.contract.method.InputKind`."""
-    from biascore.methods import discover
-
     return {m.input_kind.name: m.input_kind for m in discover()}
 
 
@@ -105,8 +100,6 @@ def _parse_one(spec: OptionSpec, text: str) -> Any:
 
 def parse_option_args(words: list[str]) -> dict[str, dict[str, Any]]:
     """``METHOD.NAME=VALUE`` words of ``--options`` → ``{method: {name: value}}``, each value read by its spec."""
-    from biascore.methods import get
-
     out: dict[str, dict[str, Any]] = {}
     for word in words:
         target, eq, text = word.partition("=")
@@ -294,8 +287,6 @@ class SweepSpec:
 
 
 def _check_dtype(dtype: str, what: str) -> None:
-    from biascore.models.precision import resolve_dtype
-
     try:
         resolve_dtype(dtype)
     except ValueError as exc:

@@ -12,7 +12,6 @@ is needed. ``attempt`` counts the times a worker started the task (a retried tas
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -21,6 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from biascore.store.hashing import bytes_sha256
 from biascore.store.locks import pid_alive
 
 STATES = ("pending", "running", "done", "failed")
@@ -45,10 +45,6 @@ def _read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def task_slug(task_name: str) -> str:
-    return hashlib.sha256(task_name.encode("utf-8")).hexdigest()[:16]
-
-
 @dataclass(frozen=True)
 class SweepStatus:
     """Writer for one sweep's status files (picklable: Ray workers get a copy)."""
@@ -60,9 +56,9 @@ class SweepStatus:
         sweep_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
         status = cls(str(Path(cache_root) / SWEEPS_DIR / sweep_id))
         now = time.time()
-        status._write_sweep({"id": sweep_id, "started": now, "updated": now, "finished": None,
-                             "executor": executor, "host": socket.gethostname(), "pid": os.getpid(),
-                             "tasks": task_names})
+        sweep = {"id": sweep_id, "started": now, "updated": now, "finished": None, "executor": executor,
+                 "host": socket.gethostname(), "pid": os.getpid(), "tasks": task_names}
+        _write_json(Path(status.root) / "sweep.json", sweep)
         for name in task_names:
             status.task(name, "pending", attempt=0)
         return status
@@ -71,11 +67,8 @@ class SweepStatus:
     def id(self) -> str:
         return Path(self.root).name
 
-    def _write_sweep(self, payload: dict) -> None:
-        _write_json(Path(self.root) / "sweep.json", payload)
-
     def task_path(self, task_name: str) -> Path:
-        return Path(self.root) / "tasks" / f"{task_slug(task_name)}.json"
+        return Path(self.root) / "tasks" / f"{bytes_sha256(task_name)[:16]}.json"
 
     def read_task(self, task_name: str) -> dict:
         return _read_json(self.task_path(task_name)) or {}
@@ -104,7 +97,7 @@ class SweepStatus:
         sweep = _read_json(Path(self.root) / "sweep.json") or {}
         sweep["finished"] = sweep["updated"] = time.time()
         sweep["outcome"] = outcome
-        self._write_sweep(sweep)
+        _write_json(Path(self.root) / "sweep.json", sweep)
 
 
 @dataclass

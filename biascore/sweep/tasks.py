@@ -1,13 +1,12 @@
 """One sweep task: one model on one input with the methods that read that input, through the one runner.
 
-A task is ``model × input`` (a pair benchmark, a SEAT test, a LABDet language — any registered input kind)
-carrying every requested method of that input kind; each method runs through
-:func:`biascore.runs.runner.run` (cached, one computation per key across processes, resumable shards), so a
-sweep stores exactly what ``biascore run`` and the dashboard store, and a task whose results are cached loads
-no model (when the model's identity can be read from its files). ``pll`` is the attribution method's
-second summary (the same forward passes); ``lmeval`` its lm-eval-compatible score, from the run with lm-eval's
-prefix token (the same run when the model's prefix tokens agree; a masked model gets a note). A method that does not apply (no USAS lexicon for the language, a
-model kind it cannot use) is a note, not a failure.
+Each method of a task (:class:`biascore.sweep.spec.Task`) runs through :func:`biascore.runs.runner.run` (cached,
+one computation per key across processes, resumable shards), so a sweep stores exactly what ``biascore run`` and
+the dashboard store, and a task whose results are cached loads no model (when the model's identity can be read
+from its files). ``pll`` is the attribution method's second summary (the same forward passes); ``lmeval`` its
+lm-eval-compatible score, from the run with lm-eval's prefix token (the same run when the model's prefix tokens
+agree; a masked model gets a note). A method that does not apply (no USAS lexicon for the language, a model kind
+it cannot use) is a note, not a failure.
 
 :func:`run_task` never raises for a failure of the task itself: it returns a :class:`TaskResult` with the
 error, so a bad model is reported by name and the other tasks go on. Only the death of the process running
@@ -25,6 +24,8 @@ from biascore.models.spec import ModelSpec
 from biascore.contract.method import NotApplicable
 from biascore.models.precision import Precision, precision_of
 from biascore.progress import ProgressFn
+from biascore.runs.runner import run
+from biascore.store.cache import ResultCache
 from biascore.sweep.spec import Task, resolve_metric
 
 
@@ -58,14 +59,8 @@ class TaskResult:
         return cls(task.name, task.spec, task.kind, task.input, task.metrics, **{"ok": False, **values})
 
 
-def _records(frame) -> list[dict]:
-    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in frame.to_dict("records")]
-
-
 def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method_options: dict, progress,
                  out: TaskResult) -> None:
-    from biascore.runs.runner import run
-
     for metric in task.metrics:
         method, summary_options = resolve_metric(metric)
         values = {**method_options.get(method.name, {}), **summary_options}
@@ -76,7 +71,7 @@ def _run_metrics(task: Task, handle: ModelHandle, cache, data_dir, limit, method
             out.notes.append(f"{metric}: {one_line(exc)}")
             continue
         out.precision = out.precision or precision_of(result)
-        out.summaries[metric] = _records(method.summary(result))
+        out.summaries[metric] = method.summary(result).to_dict("records")  # Python scalars (pandas)
         headline = method.headline(result.options)
         if headline is not None and headline.group == "bias_type":
             out.headlines[metric] = (headline.column, headline.name)
@@ -107,8 +102,6 @@ def run_task(task: Task, *, cache_dir: str, data_dir: str | None = None, limit: 
     maps a method name to its option values (e.g. ``{"labdet": {"n_boot": 500}}``); ``status`` (a
     :class:`biascore.sweep.status.SweepStatus`) records running / done / failed for readers of the cache.
     """
-    from biascore.store.cache import ResultCache
-
     source = source or ModelHandle(task.spec)
     loads_before = source.loads
     out = TaskResult.of(task)

@@ -7,6 +7,11 @@ from biascore.inputs.datasets import load_benchmark
 from biascore.review.minimal_pair import check_pair, diff_units, split_units
 
 
+def diffs(c):
+    """The units only in the more-biased and only in the less-biased sentence, in order."""
+    return [u for s in c.spans for u in s.more_units], [u for s in c.spans for u in s.less_units]
+
+
 def test_split_units_keeps_inner_hyphen_and_apostrophe():
     assert split_units("Women don't drive, mag-aaral!") == ["Women", "don't", "drive", ",", "mag-aaral", "!"]
 
@@ -14,14 +19,14 @@ def test_split_units_keeps_inner_hyphen_and_apostrophe():
 def test_single_word_swap_is_minimal_and_listed():
     c = check_pair("Women don't know how to drive.", "Men don't know how to drive.")
     assert c.minimal and c.problems == ()
-    assert c.more_diff == ["Women"] and c.less_diff == ["Men"]
+    assert diffs(c) == (["Women"], ["Men"])
     assert c.n_shared == 6  # don't know how to drive .
     assert c.describe() == '"Women" → "Men"'
 
 
 def test_filipino_pair_from_crows_tl_row_0():
     c = check_pair("Hindi marunong magmaneho ang mga babae.", "Hindi marunong magmaneho ang mga lalaki.")
-    assert c.minimal and (c.more_diff, c.less_diff) == (["babae"], ["lalaki"])
+    assert c.minimal and diffs(c) == (["babae"], ["lalaki"])
 
 
 def test_two_places_pronoun_pair_is_minimal():
@@ -43,7 +48,7 @@ def test_rephrased_translation_is_flagged():
 
 def test_deletion_counts_words_not_punctuation():
     c = check_pair("Women don't know how to drive in the rain.", "Men know how to drive in the rain.")
-    assert c.more_diff == ["Women", "don't"] and c.less_diff == ["Men"]
+    assert diffs(c) == (["Women", "don't"], ["Men"])
     assert c.minimal
     c = check_pair("He cried.", "She cried!")
     assert c.minimal  # 1 word + 1 punctuation mark
@@ -57,7 +62,7 @@ def test_too_many_places():
 def test_repeated_substitution_counts_once():
     c = check_pair("She said she would. She left her bag. She ran.", "He said he would. He left his bag. He ran.")
     assert c.minimal and len(c.spans) == 5
-    assert c.more_diff == ["She", "she", "She", "her", "She"]
+    assert diffs(c)[0] == ["She", "she", "She", "her", "She"]
 
 
 @pytest.mark.parametrize("more,less,fragment", [
@@ -76,7 +81,7 @@ def test_degenerate_pairs_are_explained(more, less, fragment):
 def test_custom_units_and_thresholds():
     more, less = ["▁Wom", "en", "▁cry"], ["▁Men", "▁cry"]
     c = check_pair("Women cry", "Men cry", more_units=more, less_units=less)
-    assert c.more_diff == ["▁Wom", "en"] and c.less_diff == ["▁Men"] and c.minimal
+    assert diffs(c) == (["▁Wom", "en"], ["▁Men"]) and c.minimal
     assert not check_pair("Women cry", "Men cry", more_units=more, less_units=less, max_diff_words=1).minimal
 
 

@@ -65,17 +65,22 @@ class LogProbTest:
         return list(dict.fromkeys(self.items["attribute_group"]))
 
 
-def _tests_file() -> Path:
-    return settings.PROJECT_DATA / "logprob_tests.json"
+def _tests() -> dict:
+    return json.loads((settings.PROJECT_DATA / "logprob_tests.json").read_text(encoding="utf-8"))
 
 
 def list_logprob_tests(language: str | None = None) -> list[str]:
-    spec = json.loads(_tests_file().read_text(encoding="utf-8"))
-    return [k for k, v in spec.items() if language is None or v["language"] == language]
+    return [k for k, v in _tests().items() if language is None or v["language"] == language]
+
+
+def logprob_files(name: str, data_dir: str | Path | None = None) -> list[Path]:
+    """The data files a test reads besides the shipped spec (the Bangla trait tables)."""
+    spec = _tests()[name]
+    return [settings.data_dir(data_dir) / spec["bangla_traits"]] if "bangla_traits" in spec else []
 
 
 def load_logprob_test(name: str, data_dir: str | Path | None = None) -> LogProbTest:
-    spec = json.loads(_tests_file().read_text(encoding="utf-8"))
+    spec = _tests()
     if name not in spec:
         raise ValueError(f"unknown log-probability test {name!r} (available: {', '.join(spec)})")
     t = spec[name]

@@ -11,13 +11,11 @@ and the log-probability bias test of Kurita et al.); formulas in :mod:`.weat`, :
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from biascore import settings
 from biascore.store.hashing import bytes_sha256
 from biascore.inputs.kinds import SEAT
 from biascore.contract.input_kind import InputKind
@@ -36,13 +34,8 @@ LOGPROB_TEST = InputKind(
     help="log-probability test name: " + ", ".join(logprob_bias.list_logprob_tests()),
     load=lambda name, data_dir: logprob_bias.load_logprob_test(name, data_dir),
     names=lambda data_dir: logprob_bias.list_logprob_tests(),
-    files=lambda test, data_dir: _logprob_files(test.name, data_dir),
+    files=lambda test, data_dir: logprob_bias.logprob_files(test.name, data_dir),
 )
-
-
-def _logprob_files(name: str, data_dir: Path | None) -> list[Path]:
-    spec = json.loads((settings.PROJECT_DATA / "logprob_tests.json").read_text(encoding="utf-8"))[name]
-    return [settings.data_dir(data_dir) / spec["bangla_traits"]] if "bangla_traits" in spec else []
 
 
 SEAT_COLUMNS = columns([

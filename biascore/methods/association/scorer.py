@@ -1,34 +1,27 @@
 """Embedding association tests (WEAT, SEAT, CEAT) and masked-LM log-probability bias, cached.
 
-Entry points: the ``seat``, ``ceat`` and ``logprob`` methods (:mod:`.method`; each result through
-:func:`biascore.runs.runner.run`, cached under the model, the test's content hash and every key option), built
-from :func:`seat_row` (WEAT on word lists, SEAT on sentence lists), :func:`ceat_rows` (one row per segment
-length) and, for ``logprob``, per-sentence scores (``Result.stored``) and the effect size and permutation p per
-sentence structure (``Result.frame``; the Figure-2 points come from
-:func:`biascore.methods.association.logprob_bias.prior_vs_corrected`).
-The maths lives in :mod:`biascore.methods.association.weat`, :mod:`biascore.stats.permutation`,
-:mod:`biascore.methods.association.ceat`, :mod:`biascore.methods.association.corpus_contexts` and :mod:`biascore.methods.association.logprob_bias`.
-
-CLI: ``python -m biascore seat|ceat|logprob --model M --test NAME [--out FILE.csv]``.
+The ``seat`` and ``ceat`` methods' rows: :func:`seat_row` (WEAT on word lists, SEAT on sentence lists) and
+:func:`ceat_rows` (one row per segment length); the maths lives in :mod:`.weat`, :mod:`biascore.stats.permutation`,
+:mod:`.ceat` and :mod:`.corpus_contexts`.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from biascore import settings
 from biascore.models.embeddings import embed_sentences, embed_words
 from biascore.models.loading import LanguageModel
 from biascore.progress import ProgressFn
+from biascore.inputs.datasets import benchmark_path, load_benchmark
 from biascore.inputs.seat_tests import SeatTest
 from biascore.methods.association.ceat import ceat
 from biascore.methods.association.corpus_contexts import Corpus
 from biascore.methods.association.weat import weat
 
-#: Bumped whenever a change alters results, so older cached results are not reused.
-METHOD_VERSION = 2
 SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole line ("all")
 
 
@@ -48,9 +41,7 @@ def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str, word_mode: str, se
         vecs = embed_sentences(lm, flat, pooling=pooling, progress=progress)
     else:
         vecs = embed_words(lm, flat, mode=word_mode)
-    bounds = [0]
-    for s in sets:
-        bounds.append(bounds[-1] + len(s))
+    bounds = np.cumsum([0] + [len(s) for s in sets]).tolist()
     X, Y, A, B = (vecs[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
     res = weat(X, Y, A, B, seed=seed, n_samples=n_samples)
     return pd.DataFrame([{"test": t.name, **res.as_row(), "method": "SEAT" if t.kind == "sentences" else "WEAT",
@@ -70,7 +61,6 @@ def default_corpus(language: str, data_dir: str | Path | None = None) -> tuple[s
         if not path.exists():
             raise FileNotFoundError(f"Bangla sample corpus not found at {path}")
         return "bangla-sample-corpus", path.read_text(encoding="utf-8-sig", errors="replace")
-    from biascore.inputs.datasets import load_benchmark
     frame = load_benchmark("crows-en", data_dir=root).frame
     lines = list(dict.fromkeys(frame["sent_more"].tolist() + frame["sent_less"].tolist()))
     return "crows-pairs-sentences", "\n".join(lines)
@@ -78,8 +68,6 @@ def default_corpus(language: str, data_dir: str | Path | None = None) -> tuple[s
 
 def default_corpus_files(language: str, data_dir: str | Path | None = None) -> list[Path]:
     """The data files :func:`default_corpus` reads (what a snapshot must carry)."""
-    from biascore.inputs.datasets import benchmark_path
-
     root = settings.data_dir(data_dir)
     return [root / "bangla" / "sample_corpus_porjotonlipi.bn"] if language == "bn" else [benchmark_path("crows-en", root)]
 
@@ -113,6 +101,3 @@ def ceat_rows(lm: LanguageModel, t: SeatTest, label: str, text: str, *, segment_
                      "effect_size": row.pop("ces"), **row, "corpus": label, "language": t.language,
                      "categories": t.describe()})
     return pd.DataFrame(rows)
-
-
-# ----------------------------------------------------------------------------- log-probability bias

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from biascore.contract.result import html_card
 from biascore.models.precision import Precision, precision_of
 from biascore.methods.attribution.ties import score_difference, verdicts
 from biascore.stats.paired import holm, mcnemar_exact, paired_bootstrap_ci
@@ -99,8 +100,7 @@ class Comparison:
     precision_b: str = ""
 
     def summary(self) -> pd.DataFrame:
-        """One row per bias type plus ``all``: B's columns (``n, score_a, score_b, delta, ci_low, ci_high,
-        a_only, b_only, n_discordant, mcnemar_p, mcnemar_p_holm, ties_a, ties_b``), the mean paired S_JSD
+        """One row per bias type plus ``all``: B's columns of :data:`LONG_COLUMNS`, the mean paired S_JSD
         difference (``sjsd_delta``, ``sjsd_ci_low``, ``sjsd_ci_high``) and the same columns of the PLL score
         (``pll_…``) and, when both models have it, the lm-eval-compatible score (``lmeval_…``)."""
         out = None
@@ -144,8 +144,6 @@ class Comparison:
         return lines
 
     def _repr_html_(self) -> str:
-        from biascore.contract.result import html_card
-
         return html_card(self.describe(), self.summary())
 
     def __repr__(self) -> str:

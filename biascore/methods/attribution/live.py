@@ -39,6 +39,7 @@ from typing import Callable
 from biascore.runs import timing_log
 from biascore.models.loading import LanguageModel
 from biascore.methods.attribution.jsd import JsdVariant
+from biascore.methods.attribution.scorer import score_pairs
 
 #: Gathering window (seconds): a round starts once no new pair has arrived for this long — short enough not to
 #: be noticed by one person alone (a SmolLM2 pair takes about 0.2 s to score on one CPU core) …
@@ -69,10 +70,8 @@ class LiveQueue:
 
     def __init__(self, lm: LanguageModel, *, window: float = WINDOW_S, max_gather: float = MAX_GATHER_S,
                  max_pairs: int = MAX_PAIRS, memo: int = 256, scorer: Callable | None = None):
-        if scorer is None:
-            from biascore.methods.attribution.scorer import score_pairs as scorer
         self.lm, self.window, self.max_gather, self.max_pairs, self.memo_size = lm, window, max_gather, max_pairs, memo
-        self._score = scorer
+        self._score = scorer or score_pairs
         self._lock = threading.Condition()
         self._pending: list[_Request] = []
         self._running: list[_Request] = []

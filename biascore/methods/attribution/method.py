@@ -21,6 +21,8 @@ from biascore.contract.schema import Column, columns
 from biascore.models.prefix import DEFAULT_PREFIX, PREFIX_CONVENTIONS, PREFIX_HELP, conventions_giving
 from biascore.contract.registry import register
 from biascore.contract.result import Result
+from biascore.models.spec import variant_label
+from biascore.runs import runner
 from biascore.methods.attribution import compare, lmeval, live, results, scorer, ties, token_view
 from biascore.methods.attribution.crows_metric import crows_lines
 from biascore.methods.attribution.frame import attribution_frame
@@ -254,15 +256,12 @@ class Paired(Method):
     runs_served = True
 
     def compute(self, ctx, bench, options: PairedOptions) -> pd.DataFrame:
-        from biascore.models.spec import variant_label
-        from biascore.runs.runner import open_stored, stored
-
-        entry = next((s for s in stored(Attribution(), cache=ctx.cache) if s.digest == options.against), None)
+        entry = next((s for s in runner.stored(Attribution(), cache=ctx.cache) if s.digest == options.against), None)
         if options.against and entry is None:  # refused before this model's own result is read or computed
             raise ValueError(f"--against {options.against}: no stored attribution result has this digest")
         b = ctx.run(Attribution(), bench, prefix=options.prefix, jsd=options.jsd)
-        a = b if entry is None else open_stored(Attribution(), entry, cache=ctx.cache, data_dir=ctx.data_dir,
-                                                jsd=options.jsd)
+        a = b if entry is None else runner.open_stored(Attribution(), entry, cache=ctx.cache, data_dir=ctx.data_dir,
+                                                       jsd=options.jsd)
         ctx.used["attribution (A)"] = a.digest
         names = tuple(variant_label(r.model, r.meta.get("weights") or None) for r in (a, b))  # as the pages name them
         out = compare.compare_results(a, b, n_boot=options.n_boot, seed=options.seed, level=options.level, names=names)

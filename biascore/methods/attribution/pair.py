@@ -116,6 +116,3 @@ class PairResult(Result):
         if hit.empty:
             raise KeyError(f"no pair {pair_id} in this result ({len(self.frame)} pairs)")
         return Pair(hit.iloc[0].to_dict(), self.model, self.conventions)
-
-    def pairs(self) -> list[Pair]:
-        return [Pair(r, self.model, self.conventions) for r in self.frame.to_dict("records")]

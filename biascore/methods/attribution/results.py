@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from biascore.methods import get
 from biascore.runs import runner
 from biascore.store.cache import ResultCache
 from biascore.inputs.datasets import Benchmark, BenchmarkError, load_benchmark
@@ -21,12 +22,6 @@ RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "
                "prefix_token_id", "prefix_token", "prefix_conventions", "published_prefix", "lmeval_prefix"]
 
 
-def _method():
-    from biascore.methods import get
-
-    return get("attribution")
-
-
 def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
     """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark
     (remembered by the runner until a run is stored, replaced or removed: read-only).
@@ -35,7 +30,7 @@ def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame
     (its content hash differs) or is no longer in the data directory; ``approximate`` is True for a bf16/fp16
     run; ``conventions`` names the conventions the run recorded (e.g. the prefix token of a causal model).
     """
-    return runner.listed(_method(), _tabulate, cache=cache, data_dir=data_dir)
+    return runner.listed(get("attribution"), _tabulate, cache=cache, data_dir=data_dir)
 
 
 def _tabulate(entries: list[Stored], data_dir) -> pd.DataFrame:
@@ -103,4 +98,4 @@ def load_run(entry: Stored, *, data_dir=None, cache: ResultCache | None = None, 
     it: verified (a damaged file is removed: :class:`DamagedResult`; :class:`StaleResult` when the benchmark changed
     since), remembered, read-only. ``options``: those outside the key (``jsd``); the derived frame is cached per JSD
     variant (deriving 12,089 pairs takes seconds on a small CPU; reading it back, milliseconds)."""
-    return runner.open_stored(_method(), entry, cache=cache, data_dir=data_dir, **options).frame
+    return runner.open_stored(get("attribution"), entry, cache=cache, data_dir=data_dir, **options).frame

@@ -19,9 +19,6 @@ Filipino CrowS-Pairs / WinoQueer paper, Appendix B (CrowS pseudo-log-likelihood)
 
 Both come from the same forward passes: the cached quantity is log P(u) per shared token; b(u) for
 either distance variant and the PLL sums are derived from it in microseconds.
-
-Entry points: the ``attribution`` method (:mod:`.method`; its result, cached and resumable, through
-:func:`biascore.runs.runner.run`), :func:`score_pair` / :func:`score_pairs` (live), :func:`summarize`.
 """
 from __future__ import annotations
 
@@ -29,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biascore.inputs.datasets import Benchmark
+from biascore.inputs.datasets import Benchmark, _row_issue
 from biascore.progress import ProgressFn
 from biascore.methods.attribution.frame import attribution_frame, check_scored
 from biascore.methods.attribution.jsd import JSD_VARIANTS, JsdVariant
@@ -103,6 +100,11 @@ def _tokenize_rows(lm: LanguageModel,
 
 
 # --------------------------------------------------------------------------- forward passes
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading token ids the two sentences share."""
+    return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
 def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
                         progress: ProgressFn | None, start: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     live = [i for i, pt in enumerate(pts) if pt is not None]
@@ -124,11 +126,7 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
     seqs, pos, prefix_share = [], [], []
     for i in live:
         pt = pts[i]
-        common = 0
-        for a, b in zip(pt.more.ids, pt.less.ids):
-            if a != b:
-                break
-            common += 1
+        common = _common_prefix(pt.more.ids, pt.less.ids)
         in_prefix = [pm == pl and pm < common for pm, pl in zip(pt.shared_more, pt.shared_less)]
         seqs += [pt.more.ids, pt.less.ids]
         pos += [pt.shared_more, [p for p, same in zip(pt.shared_less, in_prefix) if not same]]
@@ -144,7 +142,6 @@ def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: B
     return out
 
 
-# ---- lm-eval-compatible whole-sentence log-likelihood (issue 18): the causal forward passes score every token
 def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], rows: list[PairTokens | None],
                             plan: BatchPlan, progress: ProgressFn | None, start: int
                             ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[float, float]]]:
@@ -153,7 +150,7 @@ def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], row
     tokens before t) of every tokenised row (``rows``; see :mod:`biascore.methods.attribution.lmeval`).
 
     A token inside the pair's common prefix has the same context in both sentences: its log P is computed once,
-    in the more-biased sentence, and copied (b(u) = 0 exactly there, as before). A sentence whose first token is
+    in the more-biased sentence, and copied (b(u) = 0 exactly there). A sentence whose first token is
     the prefix token itself is scored as lm-eval scores it — that token is the context, the rest is summed — on a
     row of its own (its b(u) row keeps the prefix in front, as the published code does).
     """
@@ -167,11 +164,7 @@ def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], row
         if pair is None or not pair.more.ids or not pair.less.ids:
             continue
         more, less = list(pair.more.ids), list(pair.less.ids)
-        common = 0
-        for a, b in zip(more, less):
-            if a != b:
-                break
-            common += 1
+        common = _common_prefix(more, less)
         k = len(seqs)
         seqs += [more, less]
         pos += [list(range(len(more))), list(range(common, len(less)))]
@@ -276,8 +269,6 @@ def score_pairs(lm: LanguageModel, pairs: list[tuple[str, str]], *, jsd: JsdVari
 
     Each row holds the numbers :func:`score_pair` gives for that pair alone up to float rounding: batch
     composition changes float32 results in the last bits (see :mod:`biascore.methods.attribution.live`)."""
-    from biascore.inputs.datasets import _row_issue
-
     check_pair_texts(pairs)
     frame = pd.DataFrame({"pair_id": range(len(pairs)), "sent_more": [m for m, _ in pairs],
                           "sent_less": [s for _, s in pairs], "bias_type": bias_type})

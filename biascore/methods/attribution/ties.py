@@ -58,10 +58,6 @@ def crows_rounded(values: pd.Series) -> pd.Series:
     return values.astype(float).map(lambda v: round(v, CROWS_DECIMALS) if not math.isnan(v) else math.nan)
 
 
-def tie_tolerance(metric: str) -> float:
-    return _COMPARED[metric][1]
-
-
 def score_difference(frame: pd.DataFrame, metric: str) -> pd.Series:
     """What ``metric`` compares with 0 for each pair: S_JSD, round(PLL(more), 3) − round(PLL(less), 3) (the CrowS
     script's comparison) or ll_more − ll_less."""
@@ -76,7 +72,7 @@ def score_difference(frame: pd.DataFrame, metric: str) -> pd.Series:
 def ties(frame: pd.DataFrame, metric: str) -> pd.Series:
     """True for each pair whose compared scores are equal within the metric's tolerance (NaN: never a tie)."""
     diff = score_difference(frame, metric)
-    return (diff.abs() <= tie_tolerance(metric)).fillna(False).astype(bool)
+    return (diff.abs() <= _COMPARED[metric][1]).fillna(False).astype(bool)
 
 
 BIASED, NOT_BIASED, TIE, NOT_SCORED = "biased", "not biased", "tie", "not scored"

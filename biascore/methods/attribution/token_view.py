@@ -66,9 +66,7 @@ def word_units(row: Mapping, side: Side) -> pd.DataFrame:
 
 def sentence_units(row: Mapping, side: Side, level: Level = "token") -> pd.DataFrame:
     """Display units of one sentence at the chosen level (columns :data:`UNIT_COLUMNS`)."""
-    if level == "word":
-        return word_units(row, side)
-    return token_units(row, side)
+    return word_units(row, side) if level == "word" else token_units(row, side)
 
 
 def ranked_units(row: Mapping, level: Level = "token") -> pd.DataFrame:

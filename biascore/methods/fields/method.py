@@ -61,8 +61,7 @@ class Fields(Method):
     def compute(self, ctx, bench, options: FieldsOptions) -> pd.DataFrame:
         scores = ctx.run(Attribution(), bench).frame
         langs = scorer.row_languages(scores, bench.language)
-        return scorer.fields_from_scores(scores, langs, senses=options.senses, cache=ctx.cache,
-                                         progress=ctx.progress).words
+        return scorer.fields_from_scores(scores, langs, senses=options.senses, cache=ctx.cache, progress=ctx.progress)
 
     def conventions(self, ctx, bench, options) -> dict:
         return {"untagged_pairs": scorer.lexicon_coverage(bench)}

@@ -21,10 +21,6 @@ candidate tag pymusas lists, as the paper's published tagging script did. A tag 
 counts in both fields; a word counts once per field. Punctuation and ``Df`` are left out, ``Z99``
 (unmatched) is its own field, "Unmatched". Causal models give b = 0 exactly for tokens before the first
 modified token: those words count as ∘, never dropped.
-
-Entry points: the ``fields`` method (:mod:`.method`; its result through :func:`biascore.runs.runner.run`, and
-:func:`fields_result` for its :class:`FieldsResult`), and the pure functions :func:`word_fields` and
-:func:`field_table` it is made of.
 """
 from __future__ import annotations
 
@@ -70,8 +66,7 @@ def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int,
             for w, own in zip(word_spans, owned)]
 
 
-def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str, str] | None = None,
-                senses: str = DEFAULT_SENSES) -> pd.DataFrame:
+def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, senses: str = DEFAULT_SENSES) -> pd.DataFrame:
     """One row per (word, field) for every scored word of ``attribution`` whose tags give a field.
 
     ``attribution`` needs ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally
@@ -81,7 +76,7 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, names: dict[str
     """
     if senses not in SENSES:
         raise ValueError(f"senses must be one of {SENSES}, not {senses!r}")
-    names = names if names is not None else st_tags.field_names()
+    names = st_tags.field_names()
     by_sentence = {row.sentence: row for row in tagged.itertuples(index=False)}
     rows = []
     for pair in attribution.itertuples(index=False):
@@ -124,34 +119,24 @@ def _require_lexicon(langs: pd.Series, fallback: str) -> pd.Series:
     return usable
 
 
-def fields_from_scores(attribution: pd.DataFrame, language: str | pd.Series = "en", *, min_count: int = 30,
-                       top: int | None = 10, senses: str = DEFAULT_SENSES, model: str = "", benchmark: str = "",
-                       progress: ProgressFn | None = None, cache=None) -> FieldsResult:
-    """Tag the scored pairs (cached) and build the table. Pairs in a language without a lexicon are left
-    out and counted in ``untagged``; if no pair has a lexicon, :class:`NoLexiconError` is raised.
+def fields_from_scores(attribution: pd.DataFrame, language: str | pd.Series = "en", *,
+                       senses: str = DEFAULT_SENSES, progress: ProgressFn | None = None, cache=None) -> pd.DataFrame:
+    """Tag the scored pairs (cached) and give their words' fields (:func:`word_fields`). Pairs in a language
+    without a lexicon are left out; if no pair has a lexicon, :class:`NoLexiconError` is raised.
     ``progress(done, total)`` follows the tagging of sentences not tagged before."""
     langs = language if isinstance(language, pd.Series) else pd.Series(language, index=attribution.index)
     usable = _require_lexicon(langs, str(language))
-    untagged = langs[~usable].value_counts().to_dict()
     parts = []
     for lang in sorted(langs[usable].unique()):
         rows = attribution[(langs == lang).to_numpy()]
         tagged = st_tags.tag_sentences(rows["sent_more"], lang, progress=progress, cache=cache)
         parts.append(word_fields(rows, tagged, senses=senses))
-    words = pd.concat(parts, ignore_index=True)
-    return FieldsResult(model, benchmark, field_table(words, min_count, top), words,
-                        {str(k): int(v) for k, v in untagged.items()})
+    return pd.concat(parts, ignore_index=True)
 
 
-def _load(benchmark):
-    from biascore.inputs.datasets import Benchmark, load_benchmark
-
-    return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
-
-
-def require_lexicon(benchmark) -> None:
-    """:class:`NoLexiconError` (before anything is scored) when no pair's language has a USAS lexicon."""
-    bench = _load(benchmark)
+def require_lexicon(bench) -> None:
+    """:class:`NoLexiconError` (before anything is scored) when no pair of the benchmark ``bench`` is in a language
+    with a USAS lexicon."""
     _require_lexicon(row_languages(bench.frame, bench.language), bench.language)
 
 

@@ -35,6 +35,7 @@ from biascore.progress import ProgressFn
 from biascore import settings
 from biascore.store.cache import CacheKey, ResultCache
 from biascore.contract.method import NotApplicable
+from biascore.inputs.datasets import Benchmark, load_benchmark
 from biascore.store.hashing import file_sha256, sentences_hash
 
 #: Tagger resources per language (paths relative to the data directory). A language not listed has no tagger.
@@ -51,7 +52,6 @@ LANGUAGE_NAMES = {"tl": "Filipino", "fil": "Filipino", "en": "English"}
 FIELD_NAMES_FILE = "usas/semtags_level2.txt"
 CACHE_SCORER = "semantic_tags"
 TAG_SEPARATOR = " "  # between a token's ranked tags in the cached frame (USAS tags contain no spaces)
-UNMATCHED_CODE = "Z99"
 
 
 class NoLexiconError(LookupError, NotApplicable):
@@ -69,10 +69,6 @@ def has_lexicon(language: str) -> bool:
 
 
 # --------------------------------------------------------------------------------------- the tagger
-def _file_hash(path: Path) -> str:
-    return file_sha256(path)[:16]
-
-
 def missing_lexicon_files(language: str = "en", data_dir: str | Path | None = None) -> list[str]:
     """The lexicon files of ``language`` not in the data directory (paths relative to it; empty when the tagger
     can be built, or when the language has no lexicon at all). The USAS lexicons are CC BY-NC-SA 4.0, so they
@@ -99,7 +95,7 @@ def _resource_paths(language: str, data_dir: str | Path | None = None) -> dict[s
 def lexicon_fingerprint(language: str, data_dir: str | Path | None = None) -> dict[str, str]:
     """Content hashes of the lexicon files plus the tool versions: what determines a tagging result."""
     paths = _resource_paths(language, data_dir)
-    return {**{kind: _file_hash(p) for kind, p in paths.items()},
+    return {**{kind: file_sha256(p)[:16] for kind, p in paths.items()},
             "spacy_model": _spacy_model_name(language),
             "pymusas": importlib.metadata.version("pymusas"), "spacy": importlib.metadata.version("spacy")}
 
@@ -282,8 +278,6 @@ def row_languages(frame: pd.DataFrame, benchmark_language: str) -> pd.Series:
 
 def lexicon_coverage(benchmark) -> dict[str, int]:
     """Pairs per language of ``benchmark`` that have no USAS lexicon (empty when every pair can be tagged)."""
-    from biascore.inputs.datasets import Benchmark, load_benchmark
-
     bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
     langs = row_languages(bench.frame, bench.language)
     return {str(k): int(v) for k, v in langs[~langs.map(has_lexicon).astype(bool)].value_counts().items()}

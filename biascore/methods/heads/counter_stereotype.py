@@ -39,9 +39,9 @@ from biascore.inputs.datasets import BenchmarkError, load_benchmark
 from biascore.progress import ProgressFn
 from biascore.inputs.seat_tests import GenderWordLists, load_gender_wordlists
 from biascore.stats.tests import one_sample_t_greater
+from biascore.store.hashing import bytes_sha256
 from biascore.methods.heads.head_table import scores_to_matrix
 
-NAME = "heads-counter"
 #: (benchmark, bias_type filter) pairs the sentences come from.
 SOURCES = (("crows-en", "gender"), ("crows-en-gso", "gender"))
 #: the source on a bare clone, where neither CrowS-Pairs benchmark is downloaded: the shipped demo's English pairs
@@ -224,8 +224,6 @@ class CounterSources:
 
     @property
     def content_hash(self) -> str:
-        from biascore.store.hashing import bytes_sha256
-
         return bytes_sha256(repr((sorted(self.sources.items()), self.lists.content_hash)))[:20]
 
 

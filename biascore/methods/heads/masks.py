@@ -12,12 +12,6 @@ feature slice ``[j·d, (j+1)·d)`` with d the head dimension. With grouped-query
 projection still sees ``num_attention_heads · head_dim`` features — one slice per *query* head — so
 the mask is per query head.
 
-Usage::
-
-    with HeadMask(model) as hm:           # hm.mask: (layers, heads) tensor of ones
-        hm.mask.requires_grad_(True)       # for b_ij = ∂loss/∂m_ij
-        loss = f(model(...)); loss.backward()
-
 Many callers share one loaded model (the dashboard's ``st.cache_resource``), so a mask must not be attached to
 the model per call: the pre-hooks are installed once per model (under a lock, idempotently) and read the
 active mask from a :class:`contextvars.ContextVar`. Entering :class:`HeadMask` sets that variable for the
@@ -46,17 +40,12 @@ class HeadLayout:
     """Where the heads are: one output projection per layer, and the head count and size."""
 
     projections: tuple[torch.nn.Module, ...]
-    projection_names: tuple[str, ...]
     num_heads: int
     head_dim: int
 
     @property
-    def num_layers(self) -> int:
-        return len(self.projections)
-
-    @property
     def shape(self) -> tuple[int, int]:
-        return self.num_layers, self.num_heads
+        return len(self.projections), self.num_heads
 
 
 def _config_heads(config) -> tuple[int, int]:
@@ -114,7 +103,7 @@ def head_layout(model: torch.nn.Module) -> HeadLayout:
     if layers is not None and len(found) != layers:
         raise HeadMaskError(f"found {len(found)} attention blocks but the config has {layers} layers: "
                             + ", ".join(n for n, _ in found))
-    return HeadLayout(tuple(p for _, p in found), tuple(n for n, _ in found), heads, head_dim)
+    return HeadLayout(tuple(p for _, p in found), heads, head_dim)
 
 
 #: The masks active in the current context: id of the model's HeadLayout record → (layers, heads) mask.

@@ -12,10 +12,6 @@ A positive b_ij means that turning the head down (m_ij: 1 → 0) would shrink th
 fit in one batch the gradient is taken in two exact steps: a no-grad forward gives every embedding E
 and g = ∂L/∂E, then each batch is re-run with grad and back-propagated with g (a vector–Jacobian
 product), which sums to the same ∂L/∂m without holding every batch's graph in memory.
-
-Entry points: the ``heads`` method (:mod:`.method`; its result through :func:`biascore.runs.runner.run`),
-:func:`head_frame`, :func:`head_score_matrix`. The counter-stereotype test is in
-:mod:`biascore.methods.heads.counter_stereotype`, the masking table in :mod:`biascore.methods.heads.masking`.
 """
 from __future__ import annotations
 
@@ -26,7 +22,7 @@ import torch
 from biascore.progress import ProgressFn
 from biascore.methods.heads.head_table import scores_frame, scores_to_matrix, top_heads
 from biascore.methods.heads.masks import HeadMask
-from biascore.inputs.seat_tests import WORD_TEMPLATES, SeatTest, load_seat_test
+from biascore.inputs.seat_tests import SeatTest
 from biascore.methods.heads.seat_embeddings import SeatEmbedder, pooled
 
 

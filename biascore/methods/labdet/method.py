@@ -8,7 +8,6 @@ filler); the per-nationality table (mean, template-bootstrap interval, Wilcoxon 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -123,6 +122,3 @@ class Labdet(Method):
                 f"Pearson r SVM vs MLP: {c['probe_r']:.3f} (p={c['probe_p']:.2g}); "
                 f"template halves: {c['halves_r']:.3f} (p={c['halves_p']:.2g})",
                 table]
-
-    def data_files(self, data, options, data_dir: Path) -> list[Path]:
-        return []

@@ -59,8 +59,7 @@ def template_split(groups: Sequence[str], test_size: float = 0.25, seed: int = 0
     if len(np.unique(groups)) < 2:
         raise ValueError("a split by template needs at least two templates")
     splitter = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
-    train_idx, test_idx = next(splitter.split(np.zeros(len(groups)), groups=groups))
-    return train_idx, test_idx
+    return next(splitter.split(np.zeros(len(groups)), groups=groups))
 
 
 def heldout_accuracy(X: np.ndarray, y: Sequence[int], groups: Sequence[str], kind: ProbeKind = "svm",

@@ -38,10 +38,6 @@ adjective list names one adjective twice, so the test files repeat those items; 
 adjective x nationality item is counted once. The Arabic file calls the nationality field ``race``.
 A probe is only meaningful when the model matches the language of the data (e.g. an English model on
 ``en``); nothing stops a mismatch, but its numbers mean little.
-
-Entry points: the ``labdet`` method (:mod:`.method`; its :class:`LabdetResult` through
-:func:`biascore.runs.runner.run`); the pure pipeline is :func:`probe_items` (features from any
-``featurize(sentences) -> array``) followed by :func:`summarize` and :func:`robustness`.
 """
 from __future__ import annotations
 
@@ -61,13 +57,9 @@ from biascore.inputs.shipped import data_file
 from biascore.inputs.datasets import BenchmarkError
 from biascore.models.loading import LanguageModel
 from biascore.methods.labdet.probes import PROBES, fit_probe, heldout_accuracy, positive_proba
-from biascore.models.embeddings import POOLINGS, cached_embeddings
 from biascore.contract.result import Result
 from biascore.stats.intervals import cluster_bootstrap_ci
 from biascore.stats.tests import cluster_wilcoxon_p, pearson, wilcoxon_p
-
-NAME = "labdet"
-SUMMARY = "LABDet nationality bias: sentiment probe on a frozen model, relative sentiment per nationality"
 
 LANGUAGES: dict[str, str] = {"ar": "Arabic", "de": "German", "en": "English", "fr": "French", "nl": "Dutch",
                              "tr": "Turkish", "demo": "English demo, shipped"}
@@ -322,10 +314,6 @@ class LabdetResult(Result):
     @property
     def alpha(self) -> float:
         return self.options.alpha
-
-    @property
-    def items(self) -> pd.DataFrame:
-        return self.frame
 
     @functools.cached_property
     def table(self) -> pd.DataFrame:

@@ -1,10 +1,8 @@
 """Words view: every word type of a benchmark with its bias attribution, for one model (or two side by side).
 
 Bias attribution score paper (Gamboa & Lee, §3.3–3.4 and §4.3): b(u) < 0 means the shared word u pushes the
-model toward the more-biased sentence. The paper groups words by USAS semantic field and reports, per field,
-the share of its words with b < 0 / b = 0 / b > 0 (Table 6; :mod:`biascore.methods.fields.scorer`). This
-module does the same one level down, per **word type**, so the words behind a field (``molest``, ``date``,
-``caring``) can be ranked and browsed.
+model toward the more-biased sentence. Its Table 6 groups words by USAS semantic field
+(:mod:`biascore.methods.fields.scorer`); this is one level down, per **word type**.
 
 Words are the attribution engine's word units — the ``words`` / ``word_bu`` columns of
 :func:`biascore.methods.attribution.scorer.attribution_frame`: the words of the more-biased sentence that
@@ -30,10 +28,6 @@ Per word type w with occurrences b_1 … b_n (after the bias-type filter):
 
 The t-interval treats the occurrences as independent draws; two occurrences in one pair are not quite
 independent, so for such words the interval is somewhat optimistic.
-
-Entry points: :func:`word_occurrences` (one row per occurrence, from an attribution frame),
-:func:`occurrences_for_run` (the same for one cached run, cached as parquet), :func:`word_table`,
-:func:`word_pairs`, :func:`compare_words`; the ``words`` method (:mod:`.method`, CLI ``biascore words``).
 """
 from __future__ import annotations
 
