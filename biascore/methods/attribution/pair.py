@@ -16,7 +16,7 @@ import pandas as pd
 
 from biascore import display
 from biascore.contract.result import Result, html_card
-from biascore.methods.attribution.ties import verdict_label, verdict_text
+from biascore.methods.attribution.ties import verdict_text, verdicts
 from biascore.methods.attribution.token_view import Level, color_limit, sentence_units
 
 
@@ -64,12 +64,10 @@ class Pair:
     def verdict(self, metric: str = "attribution") -> str:
         """The verdict in words under ``metric`` (``attribution``: S_JSD; ``pll``; ``lmeval``): biased, not
         biased, or ``tie`` when the two compared scores are equal within the score's tie rule
-        (:mod:`biascore.methods.attribution.ties`)."""
+        (:mod:`biascore.methods.attribution.ties`: the frame's own verdict rule, PLL scores rounded one by one)."""
         if self.skipped_reason:
             return f"not scored: {self.skipped_reason}"
-        diff = {"attribution": lambda r: r["sjsd"], "pll": lambda r: r["pll_more"] - r["pll_less"],
-                "lmeval": lambda r: r.get("ll_more", math.nan) - r.get("ll_less", math.nan)}[metric](self.row)
-        return verdict_text(verdict_label(float(diff), metric), metric)
+        return verdict_text(str(verdicts(pd.DataFrame([self.row]), metric).iloc[0]), metric)
 
     def heatmap_html(self, level: Level = "token") -> str:
         """Both sentences as coloured token boxes (inline styles only; no script, no outside request)."""

@@ -37,6 +37,18 @@ def test_verdicts_follow_each_scores_tie_rule():
     assert verdict_text("tie").startswith("tie — no preference (|S_JSD| ≤ 1e-6")
 
 
+def test_a_pairs_verdict_is_the_frames_at_the_crows_rounding_edge():
+    """Pair.verdict('pll') rounds each sentence score as the CrowS script does, like the frame's pll_verdict:
+    round(-1.0006, 3) = -1.001 < round(-1.0004, 3) = -1.0, not biased (the difference -0.0002 rounds to a tie)."""
+    from biascore.methods.attribution.pair import Pair
+
+    row = {"pair_id": 0, "sjsd": -0.01, "pll_more": -1.0006, "pll_less": -1.0004, "skipped_reason": ""}
+    assert verdicts(pd.DataFrame([row]), "pll").tolist() == ["not biased"]
+    assert Pair(row).verdict("pll") == verdict_text("not biased", "pll")
+    assert Pair({**row, "pll_more": -1.0004}).verdict("pll").startswith("tie")
+    assert Pair(row).verdict("lmeval") == verdict_text("not scored")  # no ll columns: not scored
+
+
 @pytest.fixture(scope="module")
 def tie_model(tmp_path_factory) -> str:
     """A random Llama with SmolLM2's tokenizer: causal and quick to load, so a last-word pair ties exactly."""
