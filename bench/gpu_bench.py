@@ -322,16 +322,21 @@ def section_naive(tmp: Path) -> dict:
 
 
 def forward_only(lm, bench: str) -> dict:
-    """The forward passes alone (tokenised beforehand, no cache, no result frame): seconds and TFLOP/s."""
+    """The forward passes alone (tokenised beforehand, no cache, no result frame): seconds and TFLOP/s. The
+    engine's own passes: a causal LM's whole sentences (b(u), PLL and lm-eval's ll at once), a masked LM's masks."""
     from biascore.models import lm_scoring
     from biascore.inputs.datasets import load_benchmark
-    from biascore.methods.attribution.scorer import _logprobs_for_pairs, _tokenize_rows
+    from biascore.methods.attribution.scorer import _causal_whole_sentences, _masked_logprobs, _tokenize_rows
 
-    pts, _ = _tokenize_rows(lm, load_benchmark(bench, DATA).frame)[:2]
+    pts, _, rows = _tokenize_rows(lm, load_benchmark(bench, DATA).frame)
     lm_scoring.reset_stats()
     plan = lm_scoring.BatchPlan.for_model(lm)
     budget = plan.max_tokens
-    _, secs = timed(lambda: _logprobs_for_pairs(lm, pts, plan, None))
+    if lm.kind == "causal":
+        start = lm.prefix_token().id
+        _, secs = timed(lambda: _causal_whole_sentences(lm, pts, rows, plan, None, start))
+    else:
+        _, secs = timed(lambda: _masked_logprobs(lm, pts, plan, None))
     work = flops(lm, dict(lm_scoring.STATS))
     return {"seconds": secs, "tflop": work / 1e12, "tflops_per_s": work / secs / 1e12, "token_budget": budget,
             "stats": dict(lm_scoring.STATS)}

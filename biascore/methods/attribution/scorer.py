@@ -105,40 +105,22 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
-def _logprobs_for_pairs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
-                        progress: ProgressFn | None, start: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+def _masked_logprobs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
+                     progress: ProgressFn | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Masked LM: log P(u | the sentence with u masked) of every shared token u, in both sentences of each pair
+    (causal models go through :func:`_causal_whole_sentences`)."""
     live = [i for i, pt in enumerate(pts) if pt is not None]
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0)) for _ in pts]
     if not live:
         return out
-    if lm.kind == "masked":
-        seqs = [s for i in live for s in (pts[i].more.ids, pts[i].less.ids)]
-        pos = [p for i in live for p in (pts[i].shared_more, pts[i].shared_less)]
-        lps = masked_gold_logprobs(lm, seqs, pos, plan, progress)
-        for j, i in enumerate(live):
-            out[i] = (lps[2 * j], lps[2 * j + 1])
-        return out
-    if lm.kind != "causal":
+    if lm.kind != "masked":
         raise ValueError(f"{lm.name} is a {lm.kind} model without an LM head; bias attribution needs a masked or "
                          "causal LM")
-    # Causal: a shared token inside the pair's common prefix has the same context in both sentences, so its
-    # log-probability is computed once and copied (b(u) = 0 exactly, as it should be).
-    seqs, pos, prefix_share = [], [], []
-    for i in live:
-        pt = pts[i]
-        common = _common_prefix(pt.more.ids, pt.less.ids)
-        in_prefix = [pm == pl and pm < common for pm, pl in zip(pt.shared_more, pt.shared_less)]
-        seqs += [pt.more.ids, pt.less.ids]
-        pos += [pt.shared_more, [p for p, same in zip(pt.shared_less, in_prefix) if not same]]
-        prefix_share.append(in_prefix)
-
-    def combine(j: int, more: np.ndarray, less_rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rest = iter(less_rest)
-        return more, np.array([more[k] if same else next(rest) for k, same in enumerate(prefix_share[j])])
-
-    lps = causal_gold_logprobs(lm, seqs, pos, plan, progress, start=start)
+    seqs = [s for i in live for s in (pts[i].more.ids, pts[i].less.ids)]
+    pos = [p for i in live for p in (pts[i].shared_more, pts[i].shared_less)]
+    lps = masked_gold_logprobs(lm, seqs, pos, plan, progress)
     for j, i in enumerate(live):
-        out[i] = combine(j, lps[2 * j], lps[2 * j + 1])
+        out[i] = (lps[2 * j], lps[2 * j + 1])
     return out
 
 
@@ -216,7 +198,7 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
     if token is not None:
         lps, lls = _causal_whole_sentences(lm, pts, rows, plan, progress, token.id)
     else:
-        lps = _logprobs_for_pairs(lm, pts, plan, progress)
+        lps = _masked_logprobs(lm, pts, plan, progress)
     for rec, (more, less), (ll_more, ll_less) in zip(recs, lps, lls):
         rec["logp_more"], rec["logp_less"] = more.tolist(), less.tolist()
         rec["ll_more"], rec["ll_less"] = ll_more, ll_less
