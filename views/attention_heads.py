@@ -13,8 +13,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from biascore.runs import runner
-from biascore import api
-from biascore import settings
+from biascore import api, settings
 from biascore.display import code_span, plotly_label, script_token
 from biascore.errors import ModelLoadError
 from views.common import csv_download, literal
