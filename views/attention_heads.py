@@ -1,9 +1,5 @@
 """Attention heads: per-head bias scores b_ij = ∂|SEAT| / ∂m_ij, the counter-stereotype test, targeted
-masking, and attention views of one counter pair. Drawing only; the engine computes everything.
-
-Opening the page loads no model: cached results are read through the model's handle, whose identity comes from
-the model's files (views.models.model_for_cache). The weights are loaded only to compute: "Score now", the
-masking and counter-pair checkboxes."""
+masking, and attention views of one counter pair. Drawing only; the engine computes everything."""
 from __future__ import annotations
 
 import numpy as np

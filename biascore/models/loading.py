@@ -3,10 +3,6 @@
 One wrapper, :class:`LanguageModel`, serves every scorer: it knows whether the model is a masked LM,
 a causal LM or a plain encoder, whether its tokenizer lower-cases, which start token a causal model
 needs, and a fingerprint (hub revision or content hash) that keys the result cache.
-
-GGUF files are de-quantised by transformers on load, which takes tens of seconds (mostly the tokenizer
-conversion); the first load saves the converted model under ``<cache>/models/`` so later loads take
-about a second.
 """
 from __future__ import annotations
 

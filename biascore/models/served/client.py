@@ -18,9 +18,8 @@ echoed tokens equal to the ids sent, and one finite log-probability ≤ 0 for ev
 anything else raises :class:`ServedBadAnswer` (one line) and nothing of that request is used.
 
 Requests go through one :class:`httpx.Client` (a connection pool, safe across threads) with a timeout, and are
-retried with exponential back-off on connection errors, timeouts and 5xx/429 answers (``BIASCORE_SERVED_RETRIES``,
-default 4 retries, and ``BIASCORE_SERVED_BACKOFF_S``, default 0.5 s doubling each time, set the defaults: the tests
-retry without waiting); a request that still fails raises :class:`ServedUnavailable` with one line.
+retried with exponential back-off on connection errors, timeouts and 5xx/429 answers (the defaults' variables:
+docs/operating.md); a request that still fails raises :class:`ServedUnavailable` with one line.
 
 The API key: option ``api_key_env`` of the model description (:class:`ServedName`) names the environment variable
 that holds it, sent as ``Authorization: Bearer``. The key itself is read when the client is made and lives only in
