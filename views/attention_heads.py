@@ -1,9 +1,5 @@
 """Attention heads: per-head bias scores b_ij = ∂|SEAT| / ∂m_ij, the counter-stereotype test, targeted
-masking, and attention views of one counter pair. Drawing only; the engine computes everything.
-
-Opening the page loads no model: cached results are read through the model's handle, whose identity comes from
-the model's files (views.models.model_for_cache). The weights are loaded only to compute: "Score now", the
-masking and counter-pair checkboxes."""
+masking, and attention views of one counter pair. Drawing only; the engine computes everything."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +9,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from biascore.runs import runner
-from biascore import api
-from biascore import settings
+from biascore import api, settings
 from biascore.display import code_span, plotly_label, script_token
 from biascore.errors import ModelLoadError
 from views.common import csv_download, literal

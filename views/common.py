@@ -5,16 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from biascore import settings
+from biascore import api, settings
 from biascore.display import markdown_literal
 from biascore.errors import one_line
-from biascore import api
-from biascore.api import redact_paths
 
 
 def public_text(text: object) -> str:
     """``text`` for the page: in public mode with every server path reduced to its last component."""
-    return redact_paths(str(text)) if settings.public_mode() else str(text)
+    return api.redact_paths(str(text)) if settings.public_mode() else str(text)
 
 
 def csv_download(frame: pd.DataFrame, file_name: str, label: str = "Download CSV", key: str | None = None) -> None:

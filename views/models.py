@@ -15,7 +15,6 @@ import streamlit as st
 from biascore import api, settings, snapshot
 from biascore.display import code_span, markdown_literal
 from biascore.errors import ModelLoadError, one_line
-from biascore.api import display_name, is_local_path, is_served
 from biascore.runs import runner
 from biascore.snapshot import active as active_snapshot  # the snapshot in use (OpenedSnapshot), or None
 from views.common import error_text
@@ -93,7 +92,7 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     mode), else None (not a served label). A server that does not answer is said to be down (its stored runs
     stay browsable), without the command line's advice."""
     target = api.ModelSpec.configured(name).target
-    if target == name or not is_served(target):
+    if target == name or not api.is_served(target):
         return None
     try:
         parsed = api.ServedName.parse(target)
@@ -176,14 +175,14 @@ def model_for_cache(name: str):
 def model_label(name: str) -> str:
     """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
     :mod:`biascore.models.names`); otherwise as given."""
-    return display_name(name) if settings.public_mode() else str(name)
+    return api.display_name(name) if settings.public_mode() else str(name)
 
 
 def model_visible(name: str) -> bool:
     """Whether a cached model's results may be listed: always, except in public mode, where only the allow-list's
     models (a folder also under another path to it, e.g. through a link) and those cached under a display name
     (an alias or hub id, not a path) are."""
-    return not is_local_path(name) or model_allowed(name)
+    return not api.is_local_path(name) or model_allowed(name)
 
 
 def model_allowed(name: str) -> bool:
@@ -192,8 +191,8 @@ def model_allowed(name: str) -> bool:
     if not settings.public_mode():
         return True
     allowed = settings.allowed_models()
-    return name in allowed or (is_local_path(name) and os.path.realpath(name) in
-                               {os.path.realpath(a) for a in allowed if is_local_path(a)})
+    return name in allowed or (api.is_local_path(name) and os.path.realpath(name) in
+                               {os.path.realpath(a) for a in allowed if api.is_local_path(a)})
 
 
 def offered_models() -> list[str]:

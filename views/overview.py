@@ -12,7 +12,6 @@ from views.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.display import code_span
 from biascore.errors import one_line
 from biascore import api
-from biascore.api import precision_of
 from biascore.runs import runner
 from biascore.runs.runner import UnreadableResult
 from views.attribution import DRAWING, best_run, run_label, score_now, summary
@@ -79,7 +78,7 @@ def summary_grid(runs: pd.DataFrame, lm_runs: pd.DataFrame) -> pd.DataFrame:
         part.insert(0, "benchmark", run.benchmark)
         # a quantized model is a row of its own, named with its weights (never mixed into the full-weight row)
         part.insert(0, "model", run_label(run))
-        part.insert(2, "precision", precision_of(run).label)
+        part.insert(2, "precision", api.precision_of(run).label)
         part["complete"] = bool(run.complete)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -6,9 +6,8 @@ from typing import Mapping
 
 import streamlit as st
 
-from views.charts import PLOTLY_CONFIG, ranked_bar_chart, token_heatmap
+from views.charts import PLOTLY_CONFIG, figure_downloads, ranked_bar_chart, token_heatmap
 from biascore.display import markdown_literal
-from views.charts import figure_downloads
 from views.attribution import DRAWING
 from views.common import literal
 

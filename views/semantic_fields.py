@@ -12,7 +12,6 @@ import pandas as pd
 import streamlit as st
 
 from biascore import api, settings
-from biascore.api import download
 from biascore.errors import BenchmarkError
 from biascore.display import code_span
 from biascore.runs import runner
@@ -70,21 +69,21 @@ def offer_lexicon_download() -> None:
         st.caption("Ask the operator to run `python -m biascore data download --only usas` on the server "
                    "(offline: docs/operating.md).")
         return
-    files = download.select(download.load_manifest(), ["usas"])
+    files = api.download.select(api.download.load_manifest(), ["usas"])
     size = sum(f.size for f in files) / 1e6
     if not st.button(f"Download the USAS lexicon ({len(files)} files, {size:.1f} MB; checksums verified)",
                      key="sf_download"):
         st.caption("Or on the command line: `python -m biascore data download --only usas`; offline, from a "
                    "mirror folder: docs/operating.md.")
         return
-    outcomes = download.download_all(only=["usas"], progress=ProgressBar("Downloading the USAS lexicon: bytes"))
+    outcomes = api.download.download_all(only=["usas"], progress=ProgressBar("Downloading the USAS lexicon: bytes"))
     failed = [o for o in outcomes if not o.ok]
     for o in failed:
         st.error(f"{o.path}: {o.message}")
     if failed:
         return
     st.success(f"{len(outcomes)} files downloaded, SHA-256 verified. "
-               + " · ".join(download.licence_lines(outcomes)))
+               + " · ".join(api.download.licence_lines(outcomes)))
     st.button("Show the semantic fields", key="sf_after_download")
 
 

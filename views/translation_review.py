@@ -340,11 +340,9 @@ def agreement_panel(r: Review) -> None:
 
 def assignment_panel(r: Review) -> None:
     """Adjudicators: assign pairs to reviewers, and each reviewer's progress."""
-    store, reviewer, me, benchmark, pairs, assignments, reviews = (r.store, r.reviewer, r.me, r.benchmark, r.pairs,
-                                                                    r.assignments, r.reviews)
-    if me.adjudicator:
+    if r.me.adjudicator:
         st.subheader("Assignment and reviewer progress")
-        plan = store.assignment_plan(benchmark)
+        plan = r.store.assignment_plan(r.benchmark)
         with st.form("tr_assign"):
             st.text_input("Reviewers (comma-separated, as they type their names)", key="tr_assign_reviewers",
                           value=", ".join(plan["reviewers"]) if plan else "")
@@ -353,14 +351,14 @@ def assignment_panel(r: Review) -> None:
                             value=plan["overlap"] if plan else 2)
             c2.number_input("Seed", min_value=0, step=1, key="tr_assign_seed", value=plan["seed"] if plan else 0)
             st.form_submit_button("Assign pairs", on_click=save_assignment,
-                                  args=(str(store.path), benchmark, [int(p) for p in pairs.pair_id], reviewer))
+                                  args=(str(r.store.path), r.benchmark, [int(p) for p in r.pairs.pair_id], r.reviewer))
         st.caption("Every pair goes to that many reviewers, with loads as equal as possible. Assigning again with a "
                    "reviewer added or removed moves only pairs nobody has reviewed yet; saved reviews are kept.")
         Session.show_flash("assign")
         if plan:
             st.text(f"Last assignment: {', '.join(plan['reviewers'])} · overlap {plan['overlap']} · seed {plan['seed']}"
                     f" · by {plan['assigned_by'] or '(not named)'} · {plan['assigned_at']}")
-        overview = reviewer_overview(assignments, reviews)
+        overview = reviewer_overview(r.assignments, r.reviews)
         if overview.empty:
             st.info("No pair is assigned and nothing is reviewed yet.")
         else:
@@ -372,31 +370,30 @@ def assignment_panel(r: Review) -> None:
 
 def adjudication_panel(r: Review) -> None:
     """The disagreements, and for adjudicators the form that decides one."""
-    store, reviewer, me, benchmark, pairs, seen, to_adjudicate = (r.store, r.reviewer, r.me, r.benchmark, r.pairs,
-                                                                   r.seen, r.to_adjudicate)
+    seen, to_adjudicate = r.seen, r.to_adjudicate
     st.subheader("Disagreements to adjudicate")
-    if not me.adjudicator:
+    if not r.me.adjudicator:
         st.caption("Listed: the pairs you reviewed whose reviewers disagree. The adjudicators this server names decide "
                    "them.")
     if to_adjudicate.empty:
         st.info("No disagreement: every pair reviewed by several reviewers got the same status and correction.")
     else:
         st.dataframe(to_adjudicate, hide_index=True, key="tr_disagreements")
-    if me.adjudicator and not to_adjudicate.empty:
+    if r.me.adjudicator and not to_adjudicate.empty:
         adj_ids = [int(x) for x in to_adjudicate.pair_id]
-        first_sentence = dict(zip(pairs.pair_id, pairs.sent_more))
+        first_sentence = dict(zip(r.pairs.pair_id, r.pairs.sent_more))
         adj_pair = st.selectbox("Adjudicate pair", adj_ids, key="tr_adj_pair",
                                 format_func=lambda i: f"{i}: {first_sentence[i][:90]}")
-        row = pairs[pairs.pair_id == adj_pair].iloc[0]
+        row = r.pairs[r.pairs.pair_id == adj_pair].iloc[0]
         st.text(f"more-biased: {row.sent_more}\nless-biased: {row.sent_less}")
         theirs = seen.reviews[seen.reviews.pair_id == adj_pair]
         st.dataframe(theirs[["reviewer", "status", "corrected_more", "corrected_less", "comment"]], hide_index=True,
                      key="tr_adj_reviews")
         current = seen.adjudications[seen.adjudications.pair_id == adj_pair]
         prior = current.iloc[0] if len(current) else None
-        key = f"tr_adj_{benchmark}_{adj_pair}"
+        key = f"tr_adj_{r.benchmark}_{adj_pair}"
         decision_form(key, prior, (row.sent_more, row.sent_less), False, "Save decision", save_decision,
-                      (str(store.path), benchmark, adj_pair, reviewer))
+                      (str(r.store.path), r.benchmark, adj_pair, r.reviewer))
         Session.show_flash("decision")
 
 

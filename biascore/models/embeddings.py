@@ -188,11 +188,11 @@ def embed_spans(lm: LanguageModel, texts: Sequence[str], spans: Sequence[tuple[i
     return out
 
 
-def embed_words(lm: LanguageModel, words: Sequence[str], mode: Literal["contextual", "input"] = "contextual",
-                batch_size: int = 64) -> np.ndarray:
+def embed_words(lm: LanguageModel, words: Sequence[str],
+                mode: Literal["contextual", "input"] = "contextual") -> np.ndarray:
     """WEAT word vectors: the word embedded alone (mean over its tokens) or its mean input-embedding row."""
     if mode == "contextual":
-        return embed_sentences(lm, words, pooling="mean", batch_size=batch_size)
+        return embed_sentences(lm, words, pooling="mean")
     if mode != "input":
         raise ValueError(f"word embedding mode must be 'contextual' or 'input', not {mode!r}")
     table = lm.model.get_input_embeddings().weight.detach().float().cpu()

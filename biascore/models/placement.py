@@ -20,9 +20,7 @@ released), so two processes never write into each other's offloaded weights; ``o
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
-import weakref
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,13 +186,6 @@ def fresh_offload_folder(cache_id: str) -> str:
     root = settings.writable_cache_dir() / "offload"
     root.mkdir(parents=True, exist_ok=True)
     return tempfile.mkdtemp(prefix=f"{cache_id}-", dir=root)
-
-
-def remove_with(model: torch.nn.Module, folder: str, owned: bool) -> None:
-    """Remove an offload folder this process created once ``model`` is garbage-collected (a user's own folder is
-    left alone)."""
-    if owned:
-        weakref.finalize(model, shutil.rmtree, folder, True)
 
 
 def describe(model: torch.nn.Module, placement: Placement, offload_folder: str) -> dict:

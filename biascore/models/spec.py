@@ -102,12 +102,6 @@ class ModelSpec:
         return replace(self, kind=kind or self.kind,
                        attn_implementation=attn_implementation or self.attn_implementation)
 
-    def load_options(self) -> dict:
-        """The keyword arguments of :func:`biascore.models.loading.load_model` for this description."""
-        return {"gguf_file": self.gguf_file, "kind": self.kind, "device": self.device, "dtype": self.dtype,
-                "trust_remote_code": self.trust_remote_code, "attn_implementation": self.attn_implementation,
-                "placement": self.placement, "quantize": self.quantize}
-
 
 def variant_label(model: str, quantize: str | None = None, dtype: str | None = None,
                   placement: Placement | None = None) -> str:

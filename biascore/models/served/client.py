@@ -18,9 +18,8 @@ echoed tokens equal to the ids sent, and one finite log-probability ≤ 0 for ev
 anything else raises :class:`ServedBadAnswer` (one line) and nothing of that request is used.
 
 Requests go through one :class:`httpx.Client` (a connection pool, safe across threads) with a timeout, and are
-retried with exponential back-off on connection errors, timeouts and 5xx/429 answers (``BIASCORE_SERVED_RETRIES``,
-default 4 retries, and ``BIASCORE_SERVED_BACKOFF_S``, default 0.5 s doubling each time, set the defaults: the tests
-retry without waiting); a request that still fails raises :class:`ServedUnavailable` with one line.
+retried with exponential back-off on connection errors, timeouts and 5xx/429 answers (the defaults' variables:
+docs/operating.md); a request that still fails raises :class:`ServedUnavailable` with one line.
 
 The API key: option ``api_key_env`` of the model description (:class:`ServedName`) names the environment variable
 that holds it, sent as ``Authorization: Bearer``. The key itself is read when the client is made and lives only in
@@ -337,20 +336,8 @@ class ServedClient:
         (else token texts, for character offsets). Every answer is checked (module docstring; ``check=False``:
         only its shape, for the conformance check's own messages)."""
         batch = [[int(t) for t in p] for p in prompts]
-        payload = {"model": self.model, "prompt": batch if len(batch) > 1 else batch[0], "echo": True,
-                   "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
-        if as_ids:
-            payload["return_tokens_as_token_ids"] = True
-        body = self._request("POST", f"{self.name.base}/completions", payload)
+        got = self._completions(batch if len(batch) > 1 else batch[0], len(batch), as_ids)
         where = f"the server at {self.name.base}"
-        try:
-            choices = sorted(body["choices"], key=lambda c: int(c.get("index", 0)))
-            if len(choices) != len(batch):
-                raise ServedBadAnswer(f"{where} answered {len(choices)} choices for {len(batch)} prompts")
-            got = [_echoed(c["logprobs"]) for c in choices]
-        except (KeyError, IndexError, TypeError, ValueError):
-            raise ServedBadAnswer(f"{where} returned no prompt log-probabilities for an echo request (echo + "
-                                  "logprobs)") from None
         out = []
         for prompt, one in zip(batch, got):
             one = EchoedPrompt(one.tokens[:len(prompt)], one.text_offset[:len(prompt)], one.logprobs[:len(prompt)])
@@ -363,16 +350,26 @@ class ServedClient:
         """A text prompt's echo, unchecked, keeping the entries that start inside ``text``: only for the
         conformance check of a server without ``/tokenize``, so that its refusal names what is wrong with its
         log-probabilities. Text prompts are never scored."""
-        payload = {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
-                   "temperature": 0.0}
-        body = self._request("POST", f"{self.name.base}/completions", payload)
-        try:
-            one = _echoed(body["choices"][0]["logprobs"])
-        except (KeyError, IndexError, TypeError, ValueError):
-            raise ServedBadAnswer(f"the server at {self.name.base} returned no prompt log-probabilities for an echo "
-                                  "request (echo + logprobs)") from None
+        one = self._completions(text, 1, as_ids=False)[0]
         keep = sum(1 for o in one.text_offset if o < len(text))
         return EchoedPrompt(one.tokens[:keep], one.text_offset[:keep], one.logprobs[:keep])
+
+    def _completions(self, prompt, n: int, as_ids: bool) -> list[EchoedPrompt]:
+        """The ``n`` echoes, in order, of one echo + logprobs request for ``prompt`` (one or a list of them)."""
+        payload = {"model": self.model, "prompt": prompt, "echo": True, "logprobs": 1, "max_tokens": 1,
+                   "temperature": 0.0}
+        if as_ids:
+            payload["return_tokens_as_token_ids"] = True
+        body = self._request("POST", f"{self.name.base}/completions", payload)
+        where = f"the server at {self.name.base}"
+        try:
+            choices = sorted(body["choices"], key=lambda c: int(c.get("index", 0)))
+            if len(choices) != n:
+                raise ServedBadAnswer(f"{where} answered {len(choices)} choices for {n} prompts")
+            return [_echoed(c["logprobs"]) for c in choices]
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise ServedBadAnswer(f"{where} returned no prompt log-probabilities for an echo request (echo + "
+                                  "logprobs)") from None
 
     def tokenize(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The server's token ids of ``text`` (vLLM's ``/tokenize``)."""

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from biascore.models.served.client import ServedName
+from biascore.store.cache import write_json_atomic
 
 
 def _path(cache_root: Path, description: str) -> Path:
@@ -27,10 +26,7 @@ def remember(cache_root: Path, description: str, name: str, fingerprint: str) ->
     """Record (atomically) that ``description``'s server served ``name`` with ``fingerprint``."""
     path = _path(cache_root, description)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        json.dump({"name": name, "fingerprint": fingerprint}, fh)
-    os.replace(tmp, path)
+    write_json_atomic(path, {"name": name, "fingerprint": fingerprint})
 
 
 def recall(cache_root: Path, description: str) -> tuple[str, str] | None:

@@ -106,11 +106,9 @@ class ServedModel(LanguageModel):
         return ids, spans, list(texts)
 
     # ------------------------------------------------------------------ log-probabilities
-    def _score(self, prompts: Sequence[tuple[int, ...]], progress=None,
-               weights: dict | None = None) -> dict[tuple[int, ...], list]:
+    def _score(self, prompts: Sequence[tuple[int, ...]], progress, weights: dict) -> dict[tuple[int, ...], list]:
         """The checked ``token_logprobs`` of distinct token-id prompts: those not in the memo go to the server,
         ``client.batch`` per request (by length, so a request's prompts are alike), several requests at once."""
-        weights = weights or {}
         with self._lock:
             out = {p: self._memo[p] for p in prompts if p in self._memo}
         todo = sorted((p for p in dict.fromkeys(prompts) if p not in out), key=len)
