@@ -5,7 +5,7 @@ For every pair (bias attribution score paper, Gamboa & Lee):
     b(u)   = d(P_u,more) − d(P_u,less)                       (d from jsd.py, on log P(u))
     S_JSD  = mean_u b(u);   biased = S_JSD < 0
     verdict, pll_verdict, lmeval_verdict = biased / not biased / tie / not scored per score (ties.py)
-    word b = mean of b(u) over the scored tokens overlapping a word   (pair_tokens.word_spans / word_groups)
+    word b = mean of b(u) over the scored tokens overlapping a word   (pair_tokens.word_spans)
     PLL    = Σ_u log P(u) for each sentence (CrowS pseudo-log-likelihood)
     ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lm-eval-compatible, lmeval.py),
              passed through from the cached log-probabilities with the prefix token used
@@ -55,8 +55,7 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
     """Per pair: the words holding scored tokens, their [start, end) spans (flattened) and mean b(u).
 
     Words are the engine's one definition (:func:`biascore.models.pair_tokens.word_spans`); a word's b is the
-    mean b(u) of the scored tokens whose spans overlap it (:func:`biascore.models.pair_tokens.word_groups`),
-    in token order, so each value equals ``np.mean`` of those b(u). A token without characters overlaps
+    mean b(u) of the scored tokens whose spans overlap it, in token order (the test's pair-by-pair reference), so each value equals ``np.mean`` of those b(u). A token without characters overlaps
     nothing. Positions of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the
     words every token overlaps.
     """
