@@ -55,8 +55,8 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
     """Per pair: the words holding scored tokens, their [start, end) spans (flattened) and mean b(u).
 
     Words are the engine's one definition (:func:`biascore.models.pair_tokens.word_spans`); a word's b is the
-    mean b(u) of the scored tokens whose spans overlap it, in token order (the test's pair-by-pair reference), so each value equals ``np.mean`` of those b(u). A token without characters overlaps
-    nothing. Positions of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the
+    mean b(u) of the scored tokens whose spans overlap it, in token order, so each value equals ``np.mean`` of
+    those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing. Positions of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the
     words every token overlaps.
     """
     n_pairs = len(texts)
