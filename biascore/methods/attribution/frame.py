@@ -56,8 +56,8 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
 
     Words are the engine's one definition (:func:`biascore.models.pair_tokens.word_spans`); a word's b is the
     mean b(u) of the scored tokens whose spans overlap it, in token order, so each value equals ``np.mean`` of
-    those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing. Positions of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the
-    words every token overlaps.
+    those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing. Positions
+    of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the words every token overlaps.
     """
     n_pairs = len(texts)
     starts, ends = spans[0::2], spans[1::2]
