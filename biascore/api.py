@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from biascore.contract.method import Method, NotApplicable  # noqa: F401 - the names below are the shells' too
-from biascore.contract.options import OptionError, Options  # noqa: F401
+from biascore.contract.options import OptionError, Options, parse_text  # noqa: F401
 from biascore.contract.presentation import Headline, View, Widget, option_widgets, widget_value  # noqa: F401
 from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
 from biascore.errors import one_line

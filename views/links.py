@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 import streamlit as st
 
 from biascore.display import code_span, markdown_literal
-from biascore.api import OptionError, Options, Widget
+from biascore.api import OptionError, Options, Widget, parse_text
 
 #: session state: the refusal line of each parameter, shown again on later reruns (see :func:`link_value`)
 _REFUSED = "_link_refusals"
@@ -65,37 +65,6 @@ def link_choice(key: str, choices: Sequence[Any], default: Any = None, *, noun: 
     return default
 
 
-def parse_option(widget: Widget, text: str) -> Any:
-    """A URL's text as the option's value (a ValueError says why it is not one): ``true``/``false`` for a
-    switch, a number, one of the choices (their text), comma-separated values for a list option."""
-    if widget.kind == "switch":
-        lowered = text.strip().lower()
-        if lowered in ("true", "1", "yes", "on"):
-            return True
-        if lowered in ("false", "0", "no", "off"):
-            return False
-        raise ValueError("expected true or false")
-    if widget.kind in ("integer", "number"):
-        try:
-            return int(text) if widget.kind == "integer" else float(text)
-        except ValueError:
-            raise ValueError(f"expected a {'whole number' if widget.kind == 'integer' else 'number'}") from None
-    by_text = {str(c): c for c in widget.choices or ()}  # a choice by its text
-    if widget.kind == "choice":
-        if text not in by_text:
-            raise ValueError(f"expected one of {', '.join(by_text)}")
-        return by_text[text]
-    if widget.many or widget.kind == "choices":
-        items = tuple(t.strip() for t in text.split(",") if t.strip())
-        if widget.kind == "choices":
-            bad = [t for t in items if t not in by_text]
-            if bad:
-                raise ValueError(f"{bad[0]!r} is not one of {', '.join(by_text)}")
-            return tuple(by_text[t] for t in items)
-        return items
-    return text
-
-
 def link_option(options: type[Options], widget: Widget, control: str | None = None) -> Widget:
     """``widget`` starting at the value the URL gives its option (parsed, then checked with ``options.build``), or
     as it is when the URL has none or it was refused in one line. ``control``: the key of the widget that shows the
@@ -104,7 +73,7 @@ def link_option(options: type[Options], widget: Widget, control: str | None = No
     if text is None:
         return widget
     try:
-        value = parse_option(widget, text)
+        value = parse_text(next(s for s in options.specs() if s.name == widget.name), text)
         options.build(**{widget.name: value})
     except (ValueError, OptionError) as exc:
         refuse(widget.name, text, str(exc).replace(f"--{widget.name.replace('_', '-')}: ", ""), widget.default)
@@ -113,7 +82,7 @@ def link_option(options: type[Options], widget: Widget, control: str | None = No
 
 
 def link_text(value: Any) -> str:
-    """How a value is written in a link (the inverse of :func:`parse_option`)."""
+    """How a value is written in a link (the inverse of :func:`biascore.api.parse_text`)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (tuple, list)):

@@ -203,6 +203,39 @@ def _check(s: OptionSpec, value: Any) -> None:
             raise OptionError(f"{where}: {item!r} is not one of {', '.join(map(str, s.choices))}")
 
 
+def parse_text(spec: OptionSpec, text: str) -> Any:
+    """One option value from text (``--options`` of a sweep, a dashboard link), read by the option's spec: its own
+    ``parse``, else true/false (yes/no, 1/0, on/off) for a switch, a whole number or a number, ``none`` for an
+    optional option, comma-separated values for a list option. ``Options.build`` then checks the value (bounds,
+    choices); text that is no value of the option's type raises :class:`OptionError` (one line)."""
+    if spec.is_tuple:
+        return tuple(_parse_one(spec, part.strip()) for part in text.split(",") if part.strip())
+    return _parse_one(spec, text.strip())
+
+
+def _parse_one(spec: OptionSpec, text: str) -> Any:
+    if spec.optional and text.lower() in ("none", "null"):
+        return None
+    if spec.parse is not None:
+        try:
+            return spec.parse(text)
+        except (ValueError, TypeError) as exc:
+            raise OptionError(f"{spec.flag}: {exc}") from None
+    if spec.base is bool:
+        truth = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False,
+                 "off": False}
+        if text.lower() not in truth:
+            raise OptionError(f"{spec.flag}: expected true or false, got {text!r}")
+        return truth[text.lower()]
+    if spec.base in (int, float):
+        try:
+            return spec.base(text)
+        except ValueError:
+            kind = "a whole number" if spec.base is int else "a number"
+            raise OptionError(f"{spec.flag}: expected {kind}, got {text!r}") from None
+    return text
+
+
 def bounds_text(low: float | None, high: float | None, exclusive: bool) -> str:
     """A number's allowed range in words, whichever bounds it has: ``between 0 and 1, exclusive``, ``from 0 to 1``,
     ``above 0``, ``at least 0``, ``below 1``, ``at most 1`` (empty without bounds). The one wording of the range

@@ -21,7 +21,7 @@ from typing import Any
 
 from biascore.errors import one_line
 from biascore.contract.method import Method
-from biascore.contract.options import OptionError, OptionSpec
+from biascore.contract.options import OptionError, parse_text
 from biascore.methods import discover, get
 from biascore.models.precision import resolve_dtype
 from biascore.models.spec import ModelSpec, variant_label
@@ -67,37 +67,6 @@ def input_field(kind: str) -> str:
     return named.get(kind, kind.replace("-", "_") + "_inputs")
 
 
-def parse_option_text(spec: OptionSpec, text: str) -> Any:
-    """One option value from the command line's text, read by the option's spec: its own ``parse``, else
-    true/false for switches, a whole number or a number, ``none`` for an optional option, and comma-separated
-    values for a list option. The value is then checked by ``Options.build`` (bounds, choices)."""
-    if spec.is_tuple:
-        return tuple(_parse_one(spec, part.strip()) for part in text.split(",") if part.strip())
-    return _parse_one(spec, text.strip())
-
-
-def _parse_one(spec: OptionSpec, text: str) -> Any:
-    if spec.optional and text.lower() in ("none", "null"):
-        return None
-    if spec.parse is not None:
-        try:
-            return spec.parse(text)
-        except (ValueError, TypeError) as exc:
-            raise OptionError(f"{spec.flag}: {exc}") from None
-    if spec.base is bool:
-        truth = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-        if text.lower() not in truth:
-            raise OptionError(f"{spec.flag}: expected true or false, got {text!r}")
-        return truth[text.lower()]
-    if spec.base in (int, float):
-        try:
-            return spec.base(text)
-        except ValueError:
-            kind = "a whole number" if spec.base is int else "a number"
-            raise OptionError(f"{spec.flag}: expected {kind}, got {text!r}") from None
-    return text
-
-
 def parse_option_args(words: list[str]) -> dict[str, dict[str, Any]]:
     """``METHOD.NAME=VALUE`` words of ``--options`` → ``{method: {name: value}}``, each value read by its spec."""
     out: dict[str, dict[str, Any]] = {}
@@ -113,7 +82,7 @@ def parse_option_args(words: list[str]) -> dict[str, dict[str, Any]]:
             raise SpecError(f"--options {word}: {method} has no option {name!r}; it takes: "
                             + (", ".join(specs) or "no options"))
         try:
-            out.setdefault(method, {})[name] = parse_option_text(specs[name], text)
+            out.setdefault(method, {})[name] = parse_text(specs[name], text)
         except OptionError as exc:
             raise SpecError(f"--options {word}: {exc}") from None
     return out

@@ -137,3 +137,25 @@ def test_the_command_line_offers_literal_choices_and_refuses_a_one_sided_bound_i
     assert low.returncode == 2 and "Traceback" not in low.stderr, low.stderr
     lines = [line for line in low.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].endswith("--share: must be above 0, got 0"), low.stderr
+
+
+@dataclass(frozen=True)
+class Texts(Options):
+    flag: bool = option(False, help="a switch")
+    n: int | None = option(None, minimum=1, help="a count or none")
+    styles: tuple[Literal["x", "y"], ...] | None = option(None, repeat=True, help="some styles")
+
+
+def test_one_reading_of_option_text_for_sweeps_and_links():
+    """A sweep's ``--options`` and a dashboard link read text into a value the same way (parse_text), then build."""
+    from biascore.contract.options import parse_text
+
+    specs = {s.name: s for s in Texts.specs()}
+    assert [parse_text(specs["flag"], t) for t in ("on", "Yes", "1", "off", "no", "FALSE")] == [True] * 3 + [False] * 3
+    assert parse_text(specs["n"], " 7 ") == 7 and parse_text(specs["n"], "none") is None
+    assert parse_text(specs["styles"], "x, y,") == ("x", "y")
+    for name, text, line in [("flag", "maybe", "--flag: expected true or false, got 'maybe'"),
+                             ("n", "2.5", "--n: expected a whole number, got '2.5'")]:
+        with pytest.raises(OptionError) as err:
+            parse_text(specs[name], text)
+        assert str(err.value) == line
