@@ -15,9 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from biascore.models.args import add_common_args, add_reach_args, float_between, int_at_least
+from biascore.models.args import add_common_args, add_running_args, float_between, int_at_least, spec_from_args
 from biascore.models.handle import ModelHandle
-from biascore.models.spec import ModelSpec
 from biascore.contract.presentation import precision_lines
 from biascore.contract.result import write_frame
 from biascore.runs.runner import run
@@ -45,16 +44,11 @@ def register_cli(sub) -> None:
     p.add_argument("--prefix", default=None, choices=PREFIX_CONVENTIONS,
                    help="causal LMs: the token in front of each sentence (default published); lmeval also "
                         "compares the lm-eval-compatible score")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"],
-                   help="where both models run (default auto: CUDA when available)")
-    p.add_argument("--dtype", default="auto", metavar="DTYPE", help="auto = fp32 (exact); bf16 / fp16 approximate (default auto)")
-    p.add_argument("--trust-remote-code", action="store_true",
-                   help="allow the models' own Python code to run (off unless you turn it on)")
     p.add_argument("--quantize", nargs="+", default=None, metavar="Q",
                    help="quantized weights: int8 or int4 for both models, or one value per model (A B; none = the "
                         "model's own weights), e.g. --quantize none int8 compares a model with its int8 weights; "
                         "the output names the side that is approximate")
-    add_reach_args(p, scope="; both models", quantize=False)
+    add_running_args(p, scope="; both models", quantize=False)
     p.add_argument("--out", default=None, metavar="FILE", help="write the summary table to this .csv or .parquet file")
     add_common_args(p)
     p.set_defaults(func=run_compare)
@@ -76,10 +70,7 @@ def per_model_quantize(values: list[str] | None) -> tuple[str | None, str | None
 def run_compare(args: argparse.Namespace) -> int:
     method = get("attribution")
     options = method.Options.build(**({"prefix": args.prefix} if args.prefix else {}))
-    handles = [ModelHandle(ModelSpec.parse(name, device=args.device, dtype=args.dtype,
-                                           trust_remote_code=args.trust_remote_code, device_map=args.device_map,
-                                           max_memory=args.max_memory, offload_folder=args.offload_folder,
-                                           quantize=quantize))
+    handles = [ModelHandle(spec_from_args(args, name, quantize=quantize))
                for name, quantize in zip(args.models, per_model_quantize(args.quantize))]  # checked before any load
     results = []
     for handle in handles:

@@ -11,7 +11,6 @@ import argparse
 import sys
 from typing import Callable
 
-from biascore.errors import one_line
 from biascore.settings import DEFAULT_MODEL
 from biascore.models.quantize import QUANTIZE_CHOICES
 
@@ -61,15 +60,21 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gguf-file", default=None, metavar="FILE",
                    help="GGUF file name inside --model's folder (default: the first .gguf file of a folder "
                         "without config.json)")
+    add_running_args(p)
+
+
+def add_running_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool = True) -> None:
+    """How the named model(s) run: device, dtype, remote code, the reach options (:func:`add_reach_args`, with
+    ``scope`` and ``quantize``) and a served model's requests."""
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"],
                    help="where the model runs: auto = a CUDA GPU when there is one, else Apple's MPS, else the CPU "
-                        "(default auto)")
+                        "(default auto)" + scope)
     p.add_argument("--dtype", default="auto", metavar="DTYPE",
                    help="auto = fp32 on every device (exact; TF32 off); bf16 / fp16 = fast mode, numbers approximate; "
-                        "fp64 = reference numerics for cross-checks (slow) (default auto)")
+                        "fp64 = reference numerics for cross-checks (slow) (default auto)" + scope)
     p.add_argument("--trust-remote-code", action="store_true",
-                   help="allow the model's own Python code to run (default off)")
-    add_reach_args(p)
+                   help="allow the model's own Python code to run (default off)" + scope)
+    add_reach_args(p, scope, quantize)
     # a served model's requests (they override its description's ``timeout=`` / ``retries=``)
     p.add_argument("--timeout", type=float_between(0, float("inf")), default=None, metavar="SECONDS",
                    help="served models: seconds one request may take before it is tried again (default 120)")
@@ -97,25 +102,20 @@ def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool =
                             "'approximate (int8 weights)'" + scope)
 
 
-def spec_from_args(args: argparse.Namespace, name: str | None = None):
+def spec_from_args(args: argparse.Namespace, name: str | None = None, **given):
     """The model description (:class:`~biascore.models.spec.ModelSpec`) the command's model options give for the
-    model ``name`` (default ``--model``), parsed and checked by :meth:`ModelSpec.parse` as everywhere; bad values
-    are one line (exit 2; a ``ModelLoadError`` goes to the command's own one-line handling)."""
-    from biascore.models.placement import PlacementError
+    model ``name`` (default ``--model``; ``given`` replaces some of them, e.g. one model's ``quantize``), parsed
+    and checked by :meth:`ModelSpec.parse` as everywhere; a bad value raises a ``ValueError`` that the CLI shows
+    in one line (exit 2) before anything loads."""
     from biascore.models.spec import ModelSpec
 
-    try:
-        return ModelSpec.parse(name or args.model, gguf_file=getattr(args, "gguf_file", None),
-                               device=getattr(args, "device", "auto"), dtype=getattr(args, "dtype", "auto"),
-                               trust_remote_code=getattr(args, "trust_remote_code", False),
-                               device_map=getattr(args, "device_map", None),
-                               max_memory=getattr(args, "max_memory", None),
-                               offload_folder=getattr(args, "offload_folder", None),
-                               quantize=getattr(args, "quantize", None), timeout=getattr(args, "timeout", None),
-                               retries=getattr(args, "retries", None))
-    except (PlacementError, ValueError) as exc:
-        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
-        raise SystemExit(2) from None
+    options = {k: getattr(args, k, default) for k, default in _SPEC_OPTIONS.items()}
+    return ModelSpec.parse(name or args.model, **{**options, **given})
+
+
+#: the model options a command may have (its parser's attribute names) and their values when it has not
+_SPEC_OPTIONS = {"gguf_file": None, "device": "auto", "dtype": "auto", "trust_remote_code": False, "device_map": None,
+                 "max_memory": None, "offload_folder": None, "quantize": None, "timeout": None, "retries": None}
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
