@@ -16,15 +16,10 @@ import time
 _lock = threading.Lock()
 
 
-def path() -> str | None:
-    """The timing log's path, or None when timing lines are off."""
-    return os.environ.get("BIASCORE_TIMING_LOG") or None
-
-
 def record(event: str, **fields) -> None:
-    """Append ``{"event": event, "t": now, **fields}`` as one line (nothing when the log is off)."""
-    target = path()
-    if target is None:
+    """Append ``{"event": event, "t": now, **fields}`` as one line to ``BIASCORE_TIMING_LOG`` (nothing when unset)."""
+    target = os.environ.get("BIASCORE_TIMING_LOG")
+    if not target:
         return
     line = json.dumps({"event": event, "t": time.time(), **fields}, default=str) + "\n"
     with _lock, open(target, "a", encoding="utf-8") as out:
