@@ -186,9 +186,9 @@ def test_load_test_fails_a_page_without_a_score(server, smollm):
     worker.start()
     worker.join(SAFETY_S)
     good, refused = out
-    assert good["errors"] == [] and good["shown"] == expected[0]
-    assert "try a pair: no score shown" in refused["errors"]
-    assert any("without visible progress" in e for e in refused["errors"])
+    assert good["errors"] == [] and good["shown"] == expected[0], good
+    assert "try a pair: no score shown" in refused["errors"], refused
+    assert any("without visible progress" in e for e in refused["errors"]), refused
 
 
 def test_token_attributions_click_through_a_pair(browser, server):
