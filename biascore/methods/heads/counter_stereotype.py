@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from biascore.contract.options import OptionError
 from biascore.inputs.datasets import BenchmarkError, load_benchmark
 from biascore.progress import ProgressFn
 from biascore.inputs.seat_tests import GenderWordLists, load_gender_wordlists
@@ -250,14 +251,21 @@ def counter_rows(lm, sources: CounterSources, progress: ProgressFn | None = None
     return pd.DataFrame(rows, columns=COUNTER_COLUMNS)
 
 
-def pair_attentions(lm, sources: CounterSources, source: str = "") -> pd.DataFrame:
-    """Every head's attention in both sentences of one counter pair (the pair named by its ``source``, as
-    :func:`counter_rows` names it; "": the first): one row per sentence (``original``, ``counter``) with its
-    tokens and the attention (layers × heads × T × T, flattened) of :func:`sentence_attentions`."""
-    pairs, _ = collect_pairs(sources.lists, attribute_first=lm.kind == "causal", data_dir=sources.data_dir)
+def counter_pair(sources: CounterSources, source: str = "", *, causal: bool) -> CounterPair:
+    """The counter pair named by its ``source``, as :func:`counter_rows` names it ("": the first); a one-line
+    :class:`~biascore.contract.options.OptionError` for a source with no pair. ``causal``: the model is causal (the
+    attribute comes first), known from its identity before it is loaded."""
+    pairs, _ = collect_pairs(sources.lists, attribute_first=causal, data_dir=sources.data_dir)
     pair = next((p for p in pairs if p.source == source or not source), None)
     if pair is None:
-        raise ValueError(f"no counter pair {source!r} for this model (the heads-counter result lists them)")
+        raise OptionError(f"no counter pair {source!r} for this model (the heads-counter result lists them)")
+    return pair
+
+
+def pair_attentions(lm, pair: CounterPair) -> pd.DataFrame:
+    """Every head's attention in both sentences of one counter pair (:func:`counter_pair`): one row per sentence
+    (``original``, ``counter``) with its tokens and the attention (layers × heads × T × T, flattened) of
+    :func:`sentence_attentions`."""
     rows = []
     for side, text in (("original", pair.sentence), ("counter", pair.counter)):
         tokens, att, _, _ = sentence_attentions(lm, text)

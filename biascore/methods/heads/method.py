@@ -206,7 +206,12 @@ class HeadPairAttention(Method):
         ("attention", "list[float]", "attention weights, layers × heads × tokens × tokens, flattened")])
 
     def compute(self, ctx, sources: cs.CounterSources, options: PairAttentionOptions) -> pd.DataFrame:
-        return cs.pair_attentions(ctx.model(), sources, options.pair)
+        lm = ctx.model()
+        return cs.pair_attentions(lm, cs.counter_pair(sources, options.pair, causal=lm.kind == "causal"))
+
+    def check(self, model_kind: str, loaded: cs.CounterSources, options: PairAttentionOptions) -> None:
+        super().check(model_kind, loaded, options)
+        cs.counter_pair(loaded, options.pair, causal=model_kind == "causal")  # an unknown pair: before any load
 
     def summary(self, result) -> pd.DataFrame:
         return result.frame.drop(columns="attention")

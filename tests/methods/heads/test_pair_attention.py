@@ -47,9 +47,12 @@ def test_the_attentions_are_the_engines_stored_and_read_back_without_a_model(mod
         or len(counter) == 1
 
 
-def test_an_unknown_pair_is_one_line(random_mlm, fixture_data, tmp_path):
+@pytest.mark.parametrize("model", ["random_mlm", "random_causal"])
+def test_an_unknown_pair_is_one_line_before_the_model_loads(model, request, fixture_data, tmp_path):
+    lm = request.getfixturevalue(model)
+    standin = ModelHandle.standin(lm.name, lm.identity(), "must not load")  # its load() raises
     with pytest.raises(ValueError, match="^no counter pair 'demo#999999' for this model"):
-        runner.run(ATTENTION, random_mlm, cache=ResultCache(tmp_path), pair="demo#999999")
+        runner.run(ATTENTION, standin, cache=ResultCache(tmp_path), pair="demo#999999")
 
 
 def test_it_is_announced_while_it_computes(random_mlm, fixture_data, tmp_path, monkeypatch):
