@@ -203,7 +203,7 @@ class Person:
                 if longest > self.max_blind and idle_since is not None and now - idle_since > 2.0:
                     break  # finished running, nothing on the page says anything is happening: no score will come
                 await asyncio.sleep(0.1)
-            r["longest_blind_s"] = round(longest, 2)
+            r["longest_blind_s"] = longest  # unrounded: the loop's rule and judge's must see the same number
             if state is not None and state["score"] is not None:
                 r["time_to_score_s"] = time.perf_counter() - t1
                 r["shown"] = state["score"]
@@ -252,7 +252,7 @@ def judge(result: dict, max_blind: float) -> dict:
     elif result["shown"] != result["expected"]:
         result["errors"].append(f"try a pair: shows S_JSD {result['shown']}, the engine gives {result['expected']}")
     if result["longest_blind_s"] is not None and result["longest_blind_s"] > max_blind:
-        result["errors"].append(f"try a pair: {result['longest_blind_s']:.1f} s without visible progress or score "
+        result["errors"].append(f"try a pair: {result['longest_blind_s']:.2f} s without visible progress or score "
                                 f"(more than {max_blind:g} s)")
     return result
 
