@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import load_test  # noqa: E402
@@ -72,10 +73,9 @@ class ScriptedPage:
 
 
 def refused_person(monkeypatch, run_s: float, max_blind: float = 3.0) -> dict:
-    clock = Clock()
-    monkeypatch.setattr(load_test.time, "perf_counter", clock)
-    monkeypatch.setattr(load_test.time, "monotonic", clock)
-    monkeypatch.setattr(load_test.asyncio, "sleep", clock.sleep)
+    clock = Clock()  # load_test's own names only: the time and asyncio modules stay real for every other thread
+    monkeypatch.setattr(load_test, "time", SimpleNamespace(perf_counter=clock, monotonic=clock))
+    monkeypatch.setattr(load_test, "asyncio", SimpleNamespace(sleep=clock.sleep))
     person = load_test.Person(None, "http://127.0.0.1:1", 0, ["A b.", "A b."], "+0.12345", timeout=60,
                               max_blind=max_blind)
     person.page = ScriptedPage(clock, run_s)
