@@ -41,7 +41,8 @@ def describe(spec: OptionSpec) -> str:
     if spec.base is bool and not spec.is_tuple:
         facts.append("default on" if spec.default else "default off")
     elif spec.default not in (None, ()):
-        facts.append(f"default {_show(spec.default)}")
+        shown = " ".join(map(str, spec.default)) if isinstance(spec.default, tuple) else spec.default
+        facts.append(f"default {shown}")
     elif "default" not in spec.help.lower():
         facts.append("default: not set")
     bounds = bounds_text(spec.minimum, spec.maximum, spec.exclusive)
@@ -74,10 +75,6 @@ def add_option_flags(p: argparse.ArgumentParser, method: Method) -> None:
                 if not spec.repeat:
                     kwargs["action"] = "append"
         group.add_argument(spec.flag, **kwargs)
-
-
-def _show(value) -> str:
-    return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
 def add_method_args(p: argparse.ArgumentParser, method: Method) -> None:

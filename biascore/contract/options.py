@@ -72,11 +72,8 @@ class OptionSpec:
 
     @property
     def optional(self) -> bool:
-        return _allows_none(self.type)
-
-
-def _allows_none(t: Any) -> bool:
-    return typing.get_origin(t) in (typing.Union, types.UnionType) and type(None) in typing.get_args(t)
+        t = self.type
+        return typing.get_origin(t) in (typing.Union, types.UnionType) and type(None) in typing.get_args(t)
 
 
 def _item_type(t: Any) -> Any:

@@ -106,10 +106,6 @@ class SeatTest:
         return f"{c['targ1']} vs {c['targ2']} × {c['attr1']} vs {c['attr2']}"
 
 
-def _natural(name: str):
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
-
-
 def _language(name: str) -> str:
     return "bn" if _BANGLA.match(name) else "en"
 
@@ -123,7 +119,8 @@ def list_seat_tests(data_dir: str | Path | None = None, language: str | None = N
     """
     root = settings.data_dir(data_dir)
     found = {p.stem for p in (root / "seat").glob("*.jsonl")}  # none when the folder is absent
-    names = sorted(found | set(shipped_stems("seat", ".jsonl", data_dir)), key=_natural)
+    names = sorted(found | set(shipped_stems("seat", ".jsonl", data_dir)),  # in natural order: sent-6 before sent-10
+                   key=lambda name: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)])
     names += [f"bangla-c{i}" for i in range(1, 10) if (root / "bangla" / "ceat_categories" / f"ceat{i}.jsonl").is_file()]
     names = [n for n in names if language is None or _language(n) == language]
     if kind is not None:

@@ -50,6 +50,7 @@ FOLDER = "running"
 
 _counter = itertools.count()
 _HOST = socket.gethostname()
+_HOST_IN_NAME = "".join(c if c.isalnum() or c in "-_" else "_" for c in _HOST)[:40]  # as a file name may hold it
 
 
 def run_tag(method: Any, model: ModelSpec | str, input: Any, limit: int | None, options: Any) -> str:
@@ -129,7 +130,7 @@ class Announcer:
             method, loaded, self.tag = self._of
             self.method, self.model = method.name, self.handle.spec.run_name
             self.input = str(getattr(loaded, "name", ""))
-            self.id = f"{self.tag[:16]}-{_safe(_HOST)}-{os.getpid()}-{next(_counter)}"
+            self.id = f"{self.tag[:16]}-{_HOST_IN_NAME}-{os.getpid()}-{next(_counter)}"
             self.folder.mkdir(parents=True, exist_ok=True)
             self._lock = file_lock(self.folder / f"{self.id}.lock")
             self._lock.acquire(timeout=0)  # a fresh name: nobody else can hold it
@@ -200,10 +201,6 @@ class Announcer:
             record = Announcement(self.id, self.tag, self.digest, self.method, self.model, self.input, state,
                                   self.done, self.total, _HOST, os.getpid(), self.started, time.time(), error)
             write_json_atomic(self.folder / f"{self.id}.json", asdict(record))
-
-
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:40]
 
 
 # ------------------------------------------------------------------------------------------------ reading

@@ -252,9 +252,8 @@ def counter_rows(lm, sources: CounterSources, progress: ProgressFn | None = None
 
 
 def counter_pair(sources: CounterSources, source: str = "", *, causal: bool) -> CounterPair:
-    """The counter pair named by its ``source``, as :func:`counter_rows` names it ("": the first); a one-line
-    :class:`~biascore.contract.options.OptionError` for a source with no pair. ``causal``: the model is causal (the
-    attribute comes first), known from its identity before it is loaded."""
+    """The counter pair named by its ``source`` as :func:`counter_rows` names it ("": the first), else a one-line
+    OptionError; ``causal`` (the attribute comes first) is known from the model's identity before it loads."""
     pairs, _ = collect_pairs(sources.lists, attribute_first=causal, data_dir=sources.data_dir)
     pair = next((p for p in pairs if p.source == source or not source), None)
     if pair is None:
@@ -262,10 +261,11 @@ def counter_pair(sources: CounterSources, source: str = "", *, causal: bool) -> 
     return pair
 
 
-def pair_attentions(lm, pair: CounterPair) -> pd.DataFrame:
+def pair_attentions(lm, sources: CounterSources, source: str = "") -> pd.DataFrame:
     """Every head's attention in both sentences of one counter pair (:func:`counter_pair`): one row per sentence
     (``original``, ``counter``) with its tokens and the attention (layers × heads × T × T, flattened) of
     :func:`sentence_attentions`."""
+    pair = counter_pair(sources, source, causal=lm.kind == "causal")
     rows = []
     for side, text in (("original", pair.sentence), ("counter", pair.counter)):
         tokens, att, _, _ = sentence_attentions(lm, text)

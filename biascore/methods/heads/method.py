@@ -206,8 +206,7 @@ class HeadPairAttention(Method):
         ("attention", "list[float]", "attention weights, layers × heads × tokens × tokens, flattened")])
 
     def compute(self, ctx, sources: cs.CounterSources, options: PairAttentionOptions) -> pd.DataFrame:
-        lm = ctx.model()
-        return cs.pair_attentions(lm, cs.counter_pair(sources, options.pair, causal=lm.kind == "causal"))
+        return cs.pair_attentions(ctx.model(), sources, options.pair)
 
     def check(self, model_kind: str, loaded: cs.CounterSources, options: PairAttentionOptions) -> None:
         super().check(model_kind, loaded, options)
