@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -79,7 +80,10 @@ def refused_person(monkeypatch, run_s: float, max_blind: float = 3.0) -> dict:
     person = load_test.Person(None, "http://127.0.0.1:1", 0, ["A b.", "A b."], "+0.12345", timeout=60,
                               max_blind=max_blind)
     person.page = ScriptedPage(clock, run_s)
-    asyncio.run(person.phase_C())
+    # in a thread of its own: a browser test's sync Playwright may hold a running event loop in this worker's thread
+    worker = threading.Thread(target=asyncio.run, args=(person.phase_C(),))
+    worker.start()
+    worker.join(60)
     return person.result
 
 
