@@ -125,8 +125,12 @@ for lang, n in no_lexicon.items():
     st.caption(f"{n} {FIELDS.language_names.get(lang, lang)} pair(s) of {bench_name} are left out: "
                "USAS has no lexicon for that language.")
 
-if active_snapshot() is None and FIELDS.missing_lexicon_files("en"):
-    offer_lexicon_download()
+if FIELDS.missing_lexicon_files("en"):
+    if active_snapshot() is None:
+        offer_lexicon_download()
+    else:
+        st.info("This snapshot holds no semantic fields: it was exported without the USAS lexicon (the exporting "
+                "machine had not downloaded it).")
     st.stop()
 
 if not runner.is_cached(api.method("attribution"), get_handle(model), bench):

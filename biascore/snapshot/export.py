@@ -40,7 +40,9 @@ from biascore.store.cache import ResultCache, rekey_file
 from biascore.store.hashing import file_sha256
 from biascore.errors import one_line
 from biascore.contract.method import Method
+from biascore.contract.result import check_out
 from biascore.inputs.datasets import registry
+from biascore.inputs.shipped import data_file, shipped_files
 from biascore.methods import discover
 from biascore.models.names import display_name, is_local_path, redact_paths
 from biascore.snapshot.manifest import FORMAT, FORMAT_VERSION, MANIFEST, SnapshotError, dumps, package_versions
@@ -153,12 +155,13 @@ def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
     return plan
 
 
-def _add_builtin_benchmarks(plan: _Plan) -> None:
-    """The project's built-in benchmarks (the demo pairs) go into every snapshot: Try a pair offers them."""
-    for spec in registry().values():
-        if spec.get("builtin"):
-            path = settings.PROJECT_DATA / spec["file"]
-            plan.data.setdefault(plan.member(path), (path, set()))[1].add("builtin")
+def _add_shipped(plan: _Plan) -> None:
+    """Every file shipped with the project (:mod:`biascore.inputs.shipped`: the demo pairs, the gender word lists…)
+    goes into every snapshot, the data directory's copy where it has one: pages read them beside the results
+    (Try a pair offers the demo pairs; Attention heads keys its counter-stereotype results by the word lists)."""
+    for f in shipped_files():
+        path = data_file(f.path, plan.data_dir)
+        plan.data.setdefault(plan.member(path), (path, set()))[1].add("shipped")
 
 
 def _add_derived(plan: _Plan, methods: list[Method]) -> None:
@@ -269,6 +272,7 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
     ``benchmarks`` matches no cached result, when nothing matches the selection, or when two models with
     different weights would be stored under one name.
     """
+    check_out(out)
     if Path(out).expanduser().exists() and not overwrite:
         raise SnapshotError(f"{out} already exists; choose another name or replace it with --force")
     cache = cache or ResultCache()
@@ -284,7 +288,7 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
     if not plan.entries:
         raise SnapshotError(f"nothing to export: no cached result in {cache.root} matches the selection"
                             + (f" ({len(plan.skipped)} left out, e.g. {plan.skipped[0]})" if plan.skipped else ""))
-    _add_builtin_benchmarks(plan)
+    _add_shipped(plan)
     _add_derived(plan, methods)
     stored_names = _display_names(plan.entries, dict(names or {}))
     out = Path(out).expanduser().resolve()

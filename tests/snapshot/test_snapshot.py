@@ -518,3 +518,70 @@ def test_real_browser_on_the_snapshot(world, tmp_path, browser):
         assert_no_errors(page, "try_pair (scored)")
         assert page.get_by_text("Verdict:").count() == 1
         page.close()
+
+
+# --------------------------------------------------------------------------------------------- a bare clone's snapshot
+@pytest.fixture(scope="module")
+def bare(world, tmp_path_factory, minilm, smollm):
+    """The workshop path of a bare clone (issue 41): no data directory, so every input is a shipped one; then
+    words, heads on demo-weat6 (no counter-stereotype result), LABDet on demo and SEAT on demo-weat6 beside the
+    world's scores of the demo pairs, and ``snapshot export`` from that cache with that (empty) data folder."""
+    from biascore.methods import get
+    from biascore.runs import runner
+
+    root = tmp_path_factory.mktemp("bare_world")
+    empty, cache = root / "no-data", ResultCache(world["root"] / "cache")
+    empty.mkdir()
+    with settings.directories(str(empty), str(cache.root)):
+        runner.run(get("words"), smollm, "demo")
+        runner.run(get("heads"), minilm, "demo-weat6")
+        runner.run(get("labdet"), minilm, "demo")
+        runner.run(get("seat"), minilm, "demo-weat6")
+    manifest = export_snapshot(root / "bare.zip", cache=cache, data_dir=empty)
+    return {"zip": root / "bare.zip", "manifest": manifest, "root": root}
+
+
+def test_a_snapshot_carries_the_shipped_files(bare):
+    """Every shipped file is in the snapshot (the pages read the gender word lists even with no counter-stereotype
+    result in it), and no counter-stereotype result is: the heads page must key one from the word lists."""
+    from biascore.inputs.shipped import shipped_files
+
+    members = {d["member"] for d in bare["manifest"]["data"]}
+    assert {f"data/{f.path}" for f in shipped_files()} <= members
+    assert "heads-counter" not in {e["scorer"] for e in bare["manifest"]["entries"]}
+    assert {"heads", "labdet", "seat", "words"} <= {e["scorer"] for e in bare["manifest"]["entries"]}
+
+
+def test_every_page_of_a_bare_snapshot_in_a_real_browser(bare, tmp_path, browser):
+    """``BIASCORE_SNAPSHOT=bare.zip streamlit run app.py`` with no data directory: every page of the menu shows its
+    stored result, or says in one line what the snapshot does not hold; no page names the unpacked folder; no
+    traceback in the server's log."""
+    from tests.dashboard_server import dashboard
+    from tests.views.test_e2e_bare_clone import RESULT
+    from tests.views.test_e2e_browser import assert_no_errors, wait_idle
+    from views.menu import menu_pages
+
+    log = tmp_path / "streamlit.log"
+    pages = {p.url_path: "" for p in menu_pages()}
+    pages.update(attention_heads="?model=all-minilm-l6-v2&seat=demo-weat6", nationality="?model=all-minilm-l6-v2&lang=demo",
+                 association_tests="?model=all-minilm-l6-v2", words="?model=smollm2-135m&benchmark=demo")
+    holds_no = {"semantic_fields": "This snapshot holds no semantic fields"}
+    with dashboard(log, BIASCORE_SNAPSHOT=str(bare["zip"]), BIASCORE_DATA_DIR=str(tmp_path / "no-data-here"),
+                   BIASCORE_REVIEW_DB=str(tmp_path / "r.sqlite")) as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
+        page.set_default_timeout(SAFETY_MS)
+        for name, query in pages.items():
+            page.goto(f"{url}/{'' if name == 'overview' else name}{query}", wait_until="domcontentloaded")
+            page.locator("h1").first.wait_for()
+            wait_idle(page)
+            assert_no_errors(page, name)
+            text = page.locator('[data-testid="stMain"]').inner_text()
+            assert "biascore-snapshot-" not in text and str(bare["root"]) not in text, name
+            if name in holds_no:
+                assert holds_no[name] in text, text[:1500]
+            else:
+                assert page.locator(RESULT).count() > 0, f"{name}: no stored result shown: {text[:1500]}"
+            if name == "attention_heads":  # the parts the snapshot has no result for say so, each in one line
+                assert "Targeted head masking" in text and "not in the snapshot" in text, text[-3000:]
+        page.close()
+    assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
