@@ -12,7 +12,7 @@ import re
 from biascore import settings
 
 #: what looks like a file-system path in a message (POSIX or Windows), for public mode
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s'\"`,;:()]+)+")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/](?:[^\s'\"`,;:()]|:(?=[^\s'\"`,;()]))+)+")  # a path may hold host:port
 #: a URL (scheme://host…) in a message, for public mode: a served model's server is named by its label only
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"`,;()<>]*")
 MAX_CHARS = 400
@@ -26,6 +26,9 @@ def one_line(exc: BaseException, *, with_type: bool = False, public: bool | None
     line = lines[0].strip() if lines else type(exc).__name__
     if with_type and lines:
         line = f"{type(exc).__name__}: {line}"
+    root = settings.snapshot_root()
+    if root is not None:  # the snapshot's private unpacked folder is named by what it is
+        line = line.replace(f"{root}/", "(snapshot)/")
     if settings.public_mode() if public is None else public:
         line = _PATH.sub("…", _URL.sub("…", line))
     return line if len(line) <= MAX_CHARS else line[:MAX_CHARS - 1] + "…"
