@@ -191,7 +191,7 @@ def load_result(path: str | Path, *, data_dir: str | Path | None = None) -> Resu
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a non-parquet file
         raise ResultFileError(f"{path} is not a parquet file ({type(exc).__name__})") from None
     if RECORD_KEY in footer:
-        return _result_file(path, footer[RECORD_KEY], data_dir)
+        return _result_file(path, footer, data_dir)
     cache_meta = _json(footer.get(_CACHE_KEY))
     if isinstance(cache_meta, dict) and "scorer" in cache_meta and "digest" in cache_meta:
         return _cache_file(path, data_dir)
@@ -217,8 +217,8 @@ def _check_versions(path: Path, method: Method, meta: dict) -> None:
                               f"({method.version}): run it again")
 
 
-def _result_file(path: Path, raw: bytes, data_dir: str | Path | None) -> Result:
-    record = _json(raw)
+def _result_file(path: Path, footer: dict, data_dir: str | Path | None) -> Result:
+    record = _json(footer[RECORD_KEY])
     if not isinstance(record, dict) or "method" not in record:
         raise ResultFileError(f"{path}: its result record cannot be read")
     if int(record.get("format", 0)) > RECORD_FORMAT:
@@ -242,8 +242,13 @@ def _result_file(path: Path, raw: bytes, data_dir: str | Path | None) -> Result:
     if missing:                                                                 # of the schema (more may follow)
         raise ResultFileError(f"{path}: its columns are not the {method.name} result schema (missing "
                               f"{', '.join(missing)}; `biascore methods --schema {method.name}` lists them)")
-    return (method.result_type or Result)(method=method, frame=frame, meta=meta, options=options,
-                                          input=_reload_input(method, meta, data_dir))
+    result = (method.result_type or Result)(method=method, frame=frame, meta=meta, options=options,
+                                            input=_reload_input(method, meta, data_dir))
+    # the record is the one source of the engine version and the rest; the description beside it repeats them
+    if _json(footer.get(_CACHE_KEY)) != json.loads(json.dumps(result.describe(), default=str)):
+        raise ResultFileError(f"{path}: its footer's description (key 'biascore') does not match its result record "
+                              "(the file was edited): write it again")
+    return result
 
 
 def _cache_file(path: Path, data_dir: str | Path | None) -> Result:

@@ -192,6 +192,24 @@ def test_files_of_another_engine_or_method_version_are_refused_at_load(score_out
     assert "\n" not in str(err.value) and "Result.to_parquet" not in str(err.value)
 
 
+def test_an_edited_footer_copy_of_the_engine_version_is_refused_at_load(score_out, tmp_path):
+    """The record's meta is the one source of the engine version; the ``biascore`` footer entry (a result file's
+    description, a cache file's key) repeats it and is checked against it: edited, the file is refused."""
+    import pyarrow.parquet as pq
+
+    tmp, cache, result = score_out
+    for src in (tmp / "one.parquet", cache / "attribution" / f"{result.digest}.parquet"):
+        table = pq.read_table(src)
+        footer = json.loads(table.schema.metadata[b"biascore"])
+        footer["engine_version"] = "9.9.9"
+        bad = tmp_path / src.parent.name / src.name  # (a cache file stays in its method's folder)
+        bad.parent.mkdir(exist_ok=True)
+        pq.write_table(table.replace_schema_metadata({**table.schema.metadata, b"biascore": json.dumps(footer)}), bad)
+        with pytest.raises(ResultFileError) as err:
+            biascore.load_result(bad, data_dir=FIXTURE_DATA)
+        assert "\n" not in str(err.value) and ("9.9.9" in str(err.value) or "edited" in str(err.value)), err.value
+
+
 def test_a_file_whose_columns_are_not_its_schema_is_refused_at_load(score_out, tmp_path):
     import pyarrow.parquet as pq
 
