@@ -38,15 +38,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
-    # the directories hold for this command only (main() is also called as a library, e.g. by tests)
-    with settings.directories(getattr(args, "data_dir", None), getattr(args, "cache_dir", None)):
-        return _run(args)
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
-    try:
-        return int(args.func(args) or 0)
-    except user_errors() as exc:
+    try:  # the directories hold for this command only (main() is also called as a library, e.g. by tests)
+        with settings.directories(getattr(args, "data_dir", None), getattr(args, "cache_dir", None)):
+            return int(args.func(args) or 0)
+    except (*user_errors(), OSError) as exc:  # an unusable folder or file, too (e.g. --cache-dir /dev/null)
         print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

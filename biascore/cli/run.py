@@ -23,7 +23,7 @@ from biascore.cli.options import add_method_args, column_mapping, option_values
 from biascore.models.handle import ModelHandle
 from biascore.contract.method import Method
 from biascore.contract.schema import schema_table
-from biascore.contract.result import write_frame, write_result_file
+from biascore.contract.result import check_out, write_frame, write_result_file
 from biascore.contract.presentation import precision_lines, with_precision
 from biascore.runs.runner import run
 from biascore.methods import discover, get, table
@@ -158,6 +158,7 @@ def run_command(args: argparse.Namespace) -> int:
     method = get(args.method_name)
     inputs = [x.strip() for x in str(getattr(args, "input", "") or "").split(",") if x.strip()] or [None]
     options = method.Options.build(**option_values(args))  # bad values: one line before anything loads
+    check_out(args.out)
     t0 = time.perf_counter()
     results = []
     for model in [args.model, *getattr(args, "compare", [])]:

@@ -26,7 +26,6 @@ from biascore.methods import discover, get
 from biascore.models.precision import resolve_dtype
 from biascore.models.spec import ModelSpec, variant_label
 from biascore.models.loading import ModelLoadError
-from biascore.models.served.client import is_served
 
 #: the spec fields that list inputs of one input kind: field → input kind
 INPUT_FIELDS = {"benchmarks": "pairs", "seat_tests": "seat", "labdet_langs": "labdet"}
@@ -141,7 +140,7 @@ class SweepSpec:
     _specs: list[ModelSpec] | None = field(default=None, init=False, repr=False, compare=False)
 
     def validate(self) -> "SweepSpec":
-        for name, kinds, what in _SCALARS:
+        for name, (kinds, what) in _SCALARS.items():
             value = getattr(self, name)
             if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
                 raise SpecError(f"'{name}' must be {what}, not {value!r}")
@@ -218,21 +217,25 @@ class SweepSpec:
             if unknown:
                 raise SpecError(f"model {name}: unknown key(s) {', '.join(unknown)}; a model entry takes name, "
                                 + ", ".join(MODEL_OPTIONS))
+            for key, value in own.items():  # each as the sweep's own value of that key (e.g. quantize: int8)
+                types, said = _SCALARS[key]
+                if not isinstance(value, types):
+                    raise SpecError(f"model {name}: {key} must be {said}, not {value!r}")
         else:
             raise SpecError(f"a model must be a name or an entry {{name: ..., quantize: ...}}, not {raw!r}")
         options = {k: getattr(self, k) for k in REACH_OPTIONS if getattr(self, k) not in (None, "")}
         options.update({k: v for k, v in own.items() if v not in (None, "")})
         dtype = options.pop("dtype", None)
-        if dtype is not None:
-            if is_served(name):
-                raise SpecError(f"model {name}: a served model computes in its server's precision; drop its dtype")
-            _check_dtype(dtype, f"model {name}: dtype")
         try:
             spec = ModelSpec.parse(name, device=self.device, dtype=dtype or self.dtype,
                                    trust_remote_code=self.trust_remote_code, **options)
         except (ValueError, ModelLoadError) as exc:  # PlacementError, ServedError too
             raise SpecError(f"model {name}: {one_line(exc, public=False)}") from None
-        return dataclasses.replace(spec, label=variant_label(name, spec.quantize, dtype, spec.placement))
+        if dtype is not None:
+            if spec.served:
+                raise SpecError(f"model {name}: a served model computes in its server's precision; drop its dtype")
+            _check_dtype(dtype, f"model {name}: dtype")
+        return dataclasses.replace(spec, label=variant_label(spec.label, spec.quantize, dtype, spec.placement))
 
     def tasks(self) -> list[Task]:
         """Every task, grouped by model (so a local run loads each model once)."""
@@ -263,14 +266,13 @@ def _check_dtype(dtype: str, what: str) -> None:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(SweepSpec) if f.init}
-#: the spec's single values: (field, accepted types, how the error names them)
-_SCALARS = [("limit", (int, type(None)), "a number of pairs or null"), ("retries", (int,), "a whole number"),
-            ("device", (str,), "auto, cpu, cuda or mps"), ("dtype", (str,), "a dtype name"),
-            ("trust_remote_code", (bool,), "true or false"),
-            ("quantize", (str, type(None)), "int8, int4 or null"),
-            ("device_map", (str, dict, type(None)), "a strategy name, a {module: device} mapping or null"),
-            ("max_memory", (str, dict, type(None)), "DEVICE=SIZE pairs (e.g. cpu=300MiB), a mapping or null"),
-            ("offload_folder", (str, type(None)), "a folder or null")]
+#: the spec's single values: field -> (accepted types, how the error names them)
+_SCALARS = {"limit": ((int, type(None)), "a number of pairs or null"), "retries": ((int,), "a whole number"),
+            "device": ((str,), "auto, cpu, cuda or mps"), "dtype": ((str,), "a dtype name"),
+            "trust_remote_code": ((bool,), "true or false"), "quantize": ((str, type(None)), "int8, int4 or null"),
+            "device_map": ((str, dict, type(None)), "a strategy name, a {module: device} mapping or null"),
+            "max_memory": ((str, dict, type(None)), "DEVICE=SIZE pairs (e.g. cpu=300MiB), a mapping or null"),
+            "offload_folder": ((str, type(None)), "a folder or null")}
 _LISTS = {n for n, f in _FIELDS.items() if f.default_factory is not dataclasses.MISSING
           and n not in ("inputs", "options")}
 

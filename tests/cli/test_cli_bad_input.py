@@ -56,6 +56,19 @@ def test_out_of_range_options_are_one_line_errors(argv, needle, capsys):
     assert needle in _one_line_error(capsys)
 
 
+def test_unusable_paths_are_one_line_errors_before_computing(random_mlm, tmp_path, capsys, monkeypatch):
+    """--cache-dir that is a file, --out that is a folder (checked before any pair is scored), snapshot export
+    --out a folder --force: one line each, exit 2."""
+    model = ["--model", str(random_mlm.source), "--benchmark", "demo", "--limit", "2"]
+    assert _exit_code(["score", *model, "--cache-dir", "/dev/null"]) == 2
+    assert "/dev/null is a file, not a folder" in _one_line_error(capsys)
+    monkeypatch.setattr("biascore.cli.run.run", lambda *a, **k: pytest.fail("computed before --out was checked"))
+    assert _exit_code(["score", *model, "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path)]) == 2
+    assert f"--out {tmp_path} is a folder" in _one_line_error(capsys)
+    assert _exit_code(["snapshot", "export", "--out", str(tmp_path), "--force", "--cache-dir", str(tmp_path)]) == 2
+    assert f"--out {tmp_path} is a folder" in _one_line_error(capsys)
+
+
 @pytest.mark.parametrize("device, available", [
     ("mps", lambda: torch.backends.mps.is_available()),
     ("cuda", lambda: torch.cuda.is_available()),

@@ -110,6 +110,7 @@ def test_bad_reach_options_are_one_line_before_any_task(argv, needle, tmp_path, 
 @pytest.mark.parametrize("entry, needle", [
     ("{name: m, quantise: int8}", "model m: unknown key(s) quantise; a model entry takes name, quantize"),
     ("{quantize: int8}", "a model must be a name or an entry"),
+    ("{name: m, quantize: [int8]}", "model m: quantize must be int8, int4 or null, not "),
     ("{name: m, quantize: int8, dtype: fp16}", "model m: --quantize int8 computes in float32"),
     ("{name: 'served:http://127.0.0.1:9/v1', dtype: bf16}", "computes in its server's precision"),
     ("{name: 'served:http://127.0.0.1:9/v1', device_map: auto}", "is a served model"),
