@@ -14,6 +14,7 @@ and benchmark rows), and :func:`writable_cache_dir` stays the normal cache (conv
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -93,6 +94,9 @@ def directories(data: str | os.PathLike | None = None, cache: str | os.PathLike 
     """``BIASCORE_DATA_DIR`` / ``BIASCORE_CACHE_DIR`` set (as absolute paths) for the duration of a block, then
     restored: for one command or one task run as a library call. None leaves a variable as it is."""
     overrides = {"BIASCORE_DATA_DIR": data, "BIASCORE_CACHE_DIR": cache}
+    taken = next((v for v in overrides.values() if v and os.path.exists(v) and not os.path.isdir(v)), None)
+    if taken is not None:
+        raise ValueError(f"{taken} is a file, not a folder: give a folder for the data or the cache")
     saved = {k: os.environ.get(k) for k in overrides}
     try:
         for k, v in overrides.items():
@@ -141,21 +145,16 @@ def _model_entries() -> list[tuple[str, str]]:
     entries: list[tuple[str, str]] = []
     served = 0
     for raw in os.environ.get("BIASCORE_MODELS", "").split(","):
-        item = raw.strip()
-        if not item:
+        if not raw.strip():
             continue
-        label, sep, target = item.partition("=")
-        label, target = label.strip(), target.strip()
-        if sep and target.startswith(_SERVED):
-            if not label or label.startswith(_SERVED):
-                raise SettingsError(f"BIASCORE_MODELS entry {len(entries) + 1}: a served model needs a label before "
-                                    "'=' (LABEL=served:http://HOST:PORT/v1)")
-        elif item.startswith(_SERVED):
+        try:
+            label, target = model_entry(raw)
+        except ValueError as exc:
+            raise SettingsError(f"BIASCORE_MODELS entry {len(entries) + 1}: {exc}") from None
+        if target.startswith(_SERVED) and not label:
             served += 1
-            fragment = item.partition("#")[2].partition("?")[0].strip()
-            label, target = fragment or f"served model {served}", item
-        else:
-            label = target = item
+            label = target.partition("#")[2].partition("?")[0].strip() or f"served model {served}"
+        label = label or target
         if any(label == seen for seen, _ in entries):
             raise SettingsError(f"BIASCORE_MODELS names {label!r} twice")
         entries.append((label, target))
@@ -163,6 +162,22 @@ def _model_entries() -> list[tuple[str, str]]:
 
 
 _SERVED = "served:"
+_LABELLED = re.compile(r"^(.*?)\s*=\s*(served:.*)$", re.DOTALL)
+
+
+def model_entry(text: str) -> tuple[str, str]:
+    """One model entry as every shell reads it (``BIASCORE_MODELS``, ``--model``, a sweep's model, ``load_model``):
+    ``LABEL=served:URL`` → (LABEL, ``served:URL``); anything else → ("", the entry). A label that is empty, or holds
+    ``=``, ``#`` or ``,``, is refused (``ValueError``, one line naming no URL)."""
+    text = text.strip()
+    found = _LABELLED.match(text)
+    if found is None or text.startswith(_SERVED):
+        return "", text
+    label = found.group(1)
+    if not label or any(c in label for c in "=#,"):
+        raise ValueError(f"a served model needs a label before '=' without '=', '#' or ',' in it "
+                         f"(LABEL=served:http://HOST:PORT/v1), not {label!r}")
+    return label, found.group(2)
 
 
 def review_db_path() -> Path:

@@ -57,7 +57,8 @@ class ModelSpec:
         ``quantize``, ``quantize`` with a split or a bf16/fp16 dtype, a malformed served name or option, a served
         model given a split or ``quantize``, or a model loaded in this process given ``timeout`` / ``retries`` (a
         served model's requests: seconds per request, tries after the first)."""
-        spec = cls(target, label or "", gguf_file, device, dtype, trust_remote_code=trust_remote_code,
+        given, target = settings.model_entry(target)  # LABEL=served:URL, as BIASCORE_MODELS reads it
+        spec = cls(target, label or given, gguf_file, device, dtype, trust_remote_code=trust_remote_code,
                    placement=Placement.make(device_map, max_memory, offload_folder), quantize=quantize,
                    timeout=timeout, retries=retries)
         if spec.served:

@@ -41,3 +41,43 @@ def test_a_served_model_is_refused_by_its_label_never_its_url():
 def test_a_spec_is_frozen_hashable_and_pickles():
     spec = ModelSpec.parse("smollm2-135m", label="smollm2-135m (split auto)", max_memory="cpu=300MiB")
     assert pickle.loads(pickle.dumps(spec)) == spec and hash(spec) == hash(pickle.loads(pickle.dumps(spec)))
+
+
+def test_one_parse_of_a_model_entry_in_every_shell(monkeypatch, capsys):
+    """``LABEL=served:URL`` means the same in BIASCORE_MODELS, --model, a sweep's models and load_model; a label
+    holding '=' or '#' is refused by each in the same one line, naming no URL."""
+    import pytest
+
+    from biascore import load_model, settings
+    from biascore.cli.main import main
+    from biascore.sweep.spec import SpecError, build_spec
+
+    url = "served:http://127.0.0.1:18101/v1#smollm2"
+    spec = ModelSpec.parse(f"gpu = {url}")
+    assert (spec.label, spec.target, spec.served) == ("gpu", url, True)
+    assert load_model(f"gpu={url}").spec == spec
+    monkeypatch.setenv("BIASCORE_MODELS", f"smollm2-135m,gpu={url}")
+    assert settings.served_models() == {"gpu": url} and ModelSpec.configured("gpu") == ModelSpec(url, label="gpu")
+    tasks = build_spec(None, models=[f"gpu={url}"], benchmarks=["demo"], metrics=["attribution"]).tasks()
+    assert tasks[0].spec.label == "gpu" and tasks[0].spec.target == url
+    for label in ("A=B", "A#B"):
+        with pytest.raises(ValueError) as refused:
+            ModelSpec.parse(f"{label}={url}")
+        line = str(refused.value)
+        assert f"not {label!r}" in line and "127.0.0.1" not in line and "\n" not in line
+        monkeypatch.setenv("BIASCORE_MODELS", f"smollm2-135m,{label}={url}")
+        with pytest.raises(settings.SettingsError) as refused:
+            settings.allowed_models()
+        assert str(refused.value).endswith(line)
+        with pytest.raises(SpecError) as refused:
+            build_spec(None, models=[f"{label}={url}"], benchmarks=["demo"], metrics=["attribution"])
+        assert str(refused.value).endswith(line)
+        assert main(["score", "--model", f"{label}={url}", "--benchmark", "demo"]) == 2
+        assert capsys.readouterr().err.strip().endswith(line)
+
+
+def test_public_lines_show_no_port_of_a_path_like_url():
+    from biascore.errors import one_line
+
+    line = one_line(RuntimeError("model path A=served:http:/127.0.0.1:18101/v1#smollm2 does not exist"), public=True)
+    assert "18101" not in line and "127.0.0.1" not in line and line.endswith("does not exist")
