@@ -10,6 +10,7 @@ from biascore import api
 from biascore.display import code_span
 from biascore.errors import one_line
 from views.common import csv_download
+from views.links import keep, link_choice
 from views.models import (active_snapshot, data_dir_notice, model_for_cache, model_label, model_selector, served,
                           served_refusal)
 from views.scoring import score_now_button
@@ -28,14 +29,17 @@ data_dir_notice()
 
 model_name = model_selector(scorer=("seat", "ceat", "logprob"))
 language = LANGUAGES[st.radio("Language", list(LANGUAGES), horizontal=True, key="assoc_language")]
-alpha = st.select_slider("Significance level", [0.001, 0.005, 0.01, 0.05, 0.1], value=0.05, key="assoc_alpha")
+ALPHAS = [0.001, 0.005, 0.01, 0.05, 0.1]
+alpha = st.select_slider("Significance level", ALPHAS, key="assoc_alpha",
+                         value=link_choice("alpha", ALPHAS, 0.05, noun="significance levels", control="assoc_alpha"))
+keep("alpha", alpha, default=0.05)
 
 
 def _collect(method: str, options: dict, names: list[str], key: str | None, label: str,
              stored: bool = False) -> pd.DataFrame | None:
     """The results of the registered ``method`` with ``options`` for the tests ``names`` (their frames stacked;
-    ``stored``: the stored frames), asked of the runner's door, after computing them (one progress bar over
-    all tests) when the user presses the "Score now" button ``key`` (None: no button, cached results only)."""
+    ``stored``: the stored frames), asked of the runner's door; under them, while some test has none, the "Score
+    now" button ``key`` (None: no button, cached results only) that computes those (one progress bar over all)."""
 
     def run(lm, name, **kwargs):
         return runner.run(api.method(method), lm, name, **options, **kwargs)
@@ -43,30 +47,30 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
     lm = model_for_cache(model_name)  # a handle: cached results are read without loading; Score now loads
     if lm is None:
         return None
-    failed: set[str] = set()
-
-    def run_all(progress) -> None:
-        for i, name in enumerate(names):
-            try:
-                run(lm, name, progress=lambda done, total, i=i: progress(i * total + done, len(names) * total))
-            except (ValueError, FileNotFoundError) as exc:
-                st.error(f"{code_span(name)}: {one_line(exc)}")
-                failed.add(name)
-
-    if key is not None:
-        score_now_button("Score now", key, f"{label}:", run_all)
-    frames, labelled = [], stored  # the stored frames are a second read of the same results: labelled once
+    frames, labelled, missing = [], stored, []  # the stored frames are a second read of the same results: labelled once
     for name in names:
-        if name in failed:
-            continue
         try:
             result = run(lm, name, only_cached=True)
         except (ValueError, FileNotFoundError) as exc:
             st.error(f"{code_span(name)}: {one_line(exc)}")
             continue
-        if result is not None:
+        if result is None:
+            missing.append(name)
+        else:
             frames.append(result.stored if stored else result.frame)
             labelled = labelled or precision_caption(result, model_label(model_name))
+
+    def run_all(progress) -> bool:
+        for i, name in enumerate(missing):
+            try:
+                run(lm, name, progress=lambda done, total, i=i: progress(i * total + done, len(missing) * total))
+            except (ValueError, FileNotFoundError) as exc:
+                st.error(f"{code_span(name)}: {one_line(exc)}")
+                return False
+        return True
+
+    if key is not None and missing and score_now_button("Score now", key, f"{label}:", run_all):
+        st.rerun()
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
@@ -78,7 +82,7 @@ def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFr
         return None
     shown = result.copy()
     shown.insert(shown.columns.get_loc("p_value") + 1, "significant",
-                 (shown["p_value"] < alpha).map({True: "✱", False: ""}))
+                 (shown["p_value"] < alpha).map({True: f"yes (p < {alpha:g})", False: "no"}))
     st.dataframe(shown, hide_index=True, key=f"{name}_table")
     csv_download(shown, f"association_{name}.csv", key=f"{name}_csv")
     return shown

@@ -15,6 +15,7 @@ from biascore.runs import runner
 from biascore.display import code_span, plotly_label
 from views.common import csv_download, show_error
 from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice, served_refusal
+from views.links import link_value, refuse
 from views.scoring import score_now_for
 from views.widgets import input_picker, option_inputs, precision_caption
 
@@ -79,10 +80,6 @@ def result_or_button(name: str, lang: str, options, key: str):
     return None
 
 
-def correlation_text(r: float, p: float) -> str:
-    return f"{r:.3f} (p = {p:.2g})"
-
-
 def show_result(res, key: str) -> None:
     """One model's LABDet result (the method's result type: table, accuracies, correlations)."""
     table = res.table
@@ -91,14 +88,16 @@ def show_result(res, key: str) -> None:
     cols = st.columns(4)
     cols[0].metric("Probe accuracy (SVM, unseen templates)", f"{acc['svm']:.3f}")
     cols[1].metric("Probe accuracy (MLP, unseen templates)", f"{acc['mlp']:.3f}")
-    cols[2].metric("Pearson r, SVM vs MLP means", correlation_text(cor["probe_r"], cor["probe_p"]))
-    cols[3].metric(f"Pearson r, two template halves ({res.probe})", correlation_text(cor["halves_r"], cor["halves_p"]))
-    st.caption(f"Neutral filler: `{res.filler_label}` · {table['n_items'].max()} template × adjective "
+    cols[2].metric("Pearson r, SVM vs MLP means", f"{cor['probe_r']:.3f}")
+    cols[3].metric(f"Pearson r, two template halves ({res.probe})", f"{cor['halves_r']:.3f}")
+    st.caption(f"Pearson r p-values: SVM vs MLP p = {cor['probe_p']:.2g}, template halves p = {cor['halves_p']:.2g} · "
+               f"Neutral filler: `{res.filler_label}` · {table['n_items'].max()} template × adjective "
                f"items per nationality · α = {res.alpha}")
     st.plotly_chart(nationality_bars(table, f"{model_label(res.model)} · {res.language} · "
                                             f"{PROBE_LABELS[res.probe]}"), key=f"bars_{key}")
     shown = table[res.columns + ["n_items", "n_templates"]]
-    st.dataframe(shown, hide_index=True, key=f"table_{key}")
+    st.dataframe(shown, hide_index=True, key=f"table_{key}", column_config={  # p-values as 7.1e-15, not 0.0000…
+        c: st.column_config.NumberColumn(c, format="%.2e") for c in ("p_value", "p_template") if c in shown})
     csv_download(table[res.columns], f"labdet_{res.lang}_{res.probe}_{key}.csv", key=f"dl_{key}")
 
 
@@ -114,9 +113,6 @@ st.markdown(
     "The paper's test (`p_value`, which sets the colour) treats every template × adjective item as "
     "independent, so its p-values are tiny; `p_template` runs the same test on the per-template means, "
     "the level at which the data are independent (its smallest possible value is 2 / 2^templates).")
-st.warning("The model should match the language: an English model on English data, a Turkish model on "
-           "Turkish data. A mismatched pair still runs, but its numbers mean little.")
-
 c1, c2 = st.columns([3, 2])
 with c1:
     model_name = model_selector("Model", key="model", default="all-minilm-l6-v2", scorer="labdet")
@@ -125,8 +121,13 @@ with c2:
 options = option_inputs(api.method("labdet"), key="labdet", only=("probe", "alpha", "pooling"))  # the rest: defaults
 if options is None or lang is None:
     st.stop()
+if lang not in ("en", "demo"):  # the models offered are English ones
+    st.warning("The model should match the language: a Turkish model on Turkish data, not an English one. A "
+               "mismatched pair still runs, but its numbers mean little.")
 compare = st.checkbox("Compare with a second model", key="compare")
 other_name = model_selector("Second model", key="model2", default="smollm2-135m", scorer="labdet") if compare else None
+if not compare and link_value("model2") is not None:
+    refuse("model2", None, "“Compare with a second model” is off")
 data_dir_notice()
 
 names = [model_name] + ([other_name] if other_name else [])

@@ -91,11 +91,12 @@ if runs.empty:
             "(or run `python -m biascore score --benchmark demo`).")
 grid = pd.DataFrame() if runs.empty else summary_grid(runs, DRAWING.lmeval_runs(DRAWING.cached_runs()))
 if not grid.empty:
-    wide = grid.pivot_table(index=["model", "benchmark"], columns="bias_type", values="B", sort=False)
+    cells = grid.assign(B=[f"{b:.1f} % [{lo:.1f}, {hi:.1f}]" for b, lo, hi in zip(grid.B, grid.B_ci_low, grid.B_ci_high)])
+    wide = cells.pivot(index=["model", "benchmark"], columns="bias_type", values="B").reindex(
+        grid[["model", "benchmark"]].drop_duplicates().itertuples(index=False, name=None))
     order = ["all"] + sorted(c for c in wide.columns if c != "all")
-    st.subheader("B by bias type (Table 3 layout)")
-    st.dataframe(wide[order].reset_index(), hide_index=True, key="overview_wide",
-                 column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in order})
+    st.subheader("B by bias type (Table 3 layout): % of pairs [95% Wilson interval]")
+    st.dataframe(wide[order].fillna("").reset_index(), hide_index=True, key="overview_wide")
     partial = grid[~grid.complete][["model", "benchmark"]].drop_duplicates()
     for _, run in runs.iterrows():  # every row that is not exact says so (quantized, bf16/fp16, served)
         precision_caption(run, f"{run_label(run)} on {run.benchmark}")

@@ -98,7 +98,7 @@ def headline_metric(result: Result) -> None:
 
 
 def _bar(view: View, frame: pd.DataFrame) -> alt.Chart:
-    label = alt.Y(f"{view.label}:N", sort=None, title=view.label)
+    label = alt.Y(f"{view.label}:N", sort=None, title=view.label, axis=alt.Axis(labelOverlap=False))  # every label
     bars = alt.Chart(frame).mark_bar().encode(x=alt.X(f"{view.value}:Q", title=view.value), y=label,
                                               tooltip=[c for c in (view.label, view.value, view.low, view.high) if c])
     layers = [bars]

@@ -14,12 +14,13 @@ from biascore import api
 from views.attribution import best_run, pair_table, run_picker, token_page_link, word_occurrences
 from views.common import csv_download
 from views.models import data_dir_notice, model_label
-from views.links import keep, link_value
+from views.links import keep, link_choice, link_value, refuse
 
 #: the words method's drawing helpers: the word table, two models side by side, the pairs of one word
 WORDS = api.method("words").drawing
 
-DEFAULT_MIN_COUNT = 2
+#: the words method's default minimum number of pairs, the same as `biascore words`'s --min-count
+DEFAULT_MIN_COUNT = api.method("words").Options.build().min_count
 NUMBER = {"mean_b": "%.5f", "ci_low": "%.5f", "ci_high": "%.5f", "mean_b difference": "%+.5f", "b": "%.5f",
           "sjsd": "%.5f", "n_pairs": None, "n_occurrences": None}
 HELP = {
@@ -68,8 +69,12 @@ f1, f2 = st.columns([2, 1])
 types = f1.multiselect("Bias type", sorted(occ.bias_type.unique()), key="words_types",
                        help="Count only the pairs of these bias types (all when empty).")
 most = WORDS.max_pair_count(occ)
-min_count = f2.slider("Minimum number of pairs", 1, max(2, min(most, 100)), min(DEFAULT_MIN_COUNT, most),
-                      key="words_min_count")
+counts = range(1, max(2, min(most, 100)) + 1)
+start = link_choice("min_count", counts, min(DEFAULT_MIN_COUNT, most), noun="minimum numbers of pairs",
+                    control="words_min_count")
+min_count = f2.slider("Minimum number of pairs", counts[0], counts[-1], start, key="words_min_count",
+                      help=f"Default {DEFAULT_MIN_COUNT}, as `biascore words --min-count`.")
+keep("min_count", min_count, default=DEFAULT_MIN_COUNT)
 
 occurrences = {model: occ}
 if compare is not None:
@@ -96,9 +101,11 @@ if rows and rows[0] < len(table):
 word = link_value("word") or None  # any word: one the table lacks says so per model below
 if word is None:
     st.stop()
-word = api.method("words").word_type(word)
-if not isinstance(word, str):
+typed = api.method("words").word_type(word)
+if not any(isinstance(typed, str) and (o.word_type == typed).any() for o in occurrences.values()):
+    refuse("word", word, f"no model shown here has scored it on {benchmark}")  # (punctuation only: no word at all)
     st.stop()
+word = typed
 
 st.subheader("Pairs with the selected word")
 st.text(f"word: {word}")

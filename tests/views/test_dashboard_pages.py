@@ -59,7 +59,8 @@ def test_overview_shows_the_engines_scores(demo_scores):
         assert shown.PLL.tolist() == pytest.approx(pll.score.tolist())
     wide = frame_with(at, "all")
     row = wide[(wide.model == MODEL) & (wide.benchmark == "demo")].iloc[0]
-    assert row["all"] == pytest.approx(summarize(demo_scores[MODEL], "attribution").score[0])
+    first = summarize(demo_scores[MODEL], "attribution").iloc[0]  # B as a % with its interval (issue 41)
+    assert row["all"] == f"{first.score:.1f} % [{first.ci_low:.1f}, {first.ci_high:.1f}]"
     assert len(at.get("plotly_chart")) == 1
 
 
@@ -261,6 +262,7 @@ def test_a_method_without_a_page_gets_a_generated_one(toy_method, smollm, tmp_pa
     shown = frame_with(at, "mean_diff")
     assert shown.mean_diff.tolist() == pytest.approx(table.mean_diff.tolist())
     assert len(at.get("vega_lite_chart")) == 1
+    assert '"labelOverlap":false' in at.get("vega_lite_chart")[0].proto.spec.replace(" ", "")  # every bar labelled
     at.selectbox(key="toy-lengths_opt_side").set_value("less").run()  # an option outside the key: same stored result
     assert [m.value for m in at.metric] == [f"{-headline:.4g}"]
 

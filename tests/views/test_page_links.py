@@ -114,3 +114,30 @@ def test_an_unknown_input_in_a_link_is_refused_not_replaced_silently(linked_meth
     assert _q(at, "input") == "demo"  # what the page shows, not the bad value
     good = _open(input="demo")
     assert not _refusals(good) and _q(good, "input") == "demo"
+
+
+def _open_page(page: str, **query) -> AppTest:
+    from tests.views.test_dashboard_pages import open_page
+
+    return open_page(page, **query)
+
+
+@pytest.mark.parametrize("page, key, value", [
+    ("association_tests", "alpha", "-1"),
+    ("nationality", "model2", "nope2"),  # Compare is off: nothing shows a second model
+])
+def test_bad_values_on_bespoke_pages_are_refused_in_one_line(page, key, value):
+    at = _open_page(page, **{key: value})
+    lines = _refusals(at)
+    assert len(lines) == 1 and f"` {key} `" in lines[0] and "\n" not in lines[0], lines
+    assert key not in at.query_params
+
+
+@pytest.mark.parametrize("key, value", [("word", "!!"), ("word", "<script>"), ("min_count", "-3"),
+                                        ("min_count", "999999")])
+def test_bad_words_links_are_refused_in_one_line(demo_scores, key, value):
+    at = _open_page("words", benchmark="demo", model=MODEL, **{key: value})
+    lines = _refusals(at)
+    assert len(lines) == 1 and f"` {key} `" in lines[0], lines
+    assert key not in at.query_params
+    assert at.dataframe, "the word table is still drawn"

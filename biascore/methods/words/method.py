@@ -28,7 +28,7 @@ class WordsOptions(Options):
                       help="reference: d = JSD^(1/4) as the published code; paper: d = sqrt(JSD)")
     bias_type: tuple[str, ...] = option((), key=False, metavar="T",
                                         help="count only pairs of this bias type (repeatable; default: all)")
-    min_count: int = option(1, minimum=1, key=False, help="leave out words in fewer pairs")
+    min_count: int = option(2, minimum=1, key=False, help="leave out words in fewer pairs (the dashboard's default too)")
     word: str | None = option(None, key=False, help="list the pairs of this word instead of the table")
     top: int = option(30, minimum=0, key=False, help="rows printed (0 = all; --out always gets every row)")
 

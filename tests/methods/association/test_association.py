@@ -356,7 +356,9 @@ def test_association_page_shows_engine_numbers(tiny_mlm):
                             load_logprob_test("en-gender-career"))
     logprob_table = next(t for t in tables if "structure" in t.columns)
     assert np.allclose(logprob_table["effect_size"], expected["effect_size"])
-    assert list(logprob_table["significant"]) == ["✱" if p < 0.05 else "" for p in expected["p_value"]]
+    assert list(logprob_table["significant"]) == ["yes (p < 0.05)" if p < 0.05 else "no" for p in expected["p_value"]]
+    # (issue 41) no "Score now" above results that are all shown
+    assert not {"logprob_score", "seat_score"} & {b.key for b in at.button}
     seat_table = next(t for t in tables if "method" in t.columns)
     seat = runner.run(get("seat"), tiny_mlm, "weat7").frame
     assert seat_table["effect_size"].iloc[0] == pytest.approx(seat["effect_size"].iloc[0])

@@ -213,7 +213,7 @@ def test_cli_on_demo_with_the_tiny_mlm(random_mlm, tmp_path, capsys):
                    "--out", str(out)) == 0
     got = pd.read_csv(out, keep_default_na=False, na_values=[""])
     occ = word_occurrences(runner.run(get("attribution"), random_mlm, "demo").frame)
-    assert got.word_type.tolist() == word_table(occ, [bias_type]).word_type.tolist()
+    assert got.word_type.tolist() == word_table(occ, [bias_type], min_count=2).word_type.tolist()  # the default
     word = expected.word_type.iloc[0]
     capsys.readouterr()
     assert run_cli("words", "--model", random_mlm.name, "--benchmark", "demo", "--word", word.upper(),
@@ -269,3 +269,17 @@ def test_concurrent_callers_get_the_same_occurrences(random_mlm, tmp_path):
         pd.testing.assert_frame_equal(got, expected)
     assert not list((cache.root / "words").glob(".*.tmp"))
     assert len(list((cache.root / "words").glob("*.parquet"))) == 1
+
+
+def test_one_default_minimum_count_on_the_cli_and_the_dashboard(capsys):
+    """(issue 41) `biascore words` and the Words page leave out words in fewer than the same number of pairs,
+    and both say so (the page's slider: tests/methods/words/test_words_page.py)."""
+    import re
+
+    from biascore.cli.main import main
+
+    assert get("words").Options.build().min_count == 2
+    with pytest.raises(SystemExit):
+        main(["words", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert re.search(r"--min-count\b.*the dashboard's default too.*\b2\b", said), said

@@ -38,7 +38,7 @@ def test_words_table_is_the_engines_and_filters_apply(demo_scores):
     assert not at.error
     occ = word_occurrences(demo_scores[MODEL])
     assert_same(shown_table(at, "n_occurrences"), word_table(occ, min_count=2))
-    assert at.slider(key="words_min_count").value == 2
+    assert at.slider(key="words_min_count").value == 2 and "biascore words --min-count" in at.slider(key="words_min_count").help
     bias_type = sorted(occ.bias_type.unique())[0]
     at.multiselect(key="words_types").set_value([bias_type]).run()
     at.slider(key="words_min_count").set_value(1).run()
