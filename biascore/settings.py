@@ -94,9 +94,9 @@ def directories(data: str | os.PathLike | None = None, cache: str | os.PathLike 
     """``BIASCORE_DATA_DIR`` / ``BIASCORE_CACHE_DIR`` set (as absolute paths) for the duration of a block, then
     restored: for one command or one task run as a library call. None leaves a variable as it is."""
     overrides = {"BIASCORE_DATA_DIR": data, "BIASCORE_CACHE_DIR": cache}
-    taken = next((v for v in overrides.values() if v and os.path.exists(v) and not os.path.isdir(v)), None)
-    if taken is not None:
-        raise ValueError(f"{taken} is a file, not a folder: give a folder for the data or the cache")
+    taken = [v for v in overrides.values() if v and os.path.exists(v) and not os.path.isdir(v)]
+    if taken:
+        raise ValueError(f"{taken[0]} is a file, not a folder: give a folder for the data or the cache")
     saved = {k: os.environ.get(k) for k in overrides}
     try:
         for k, v in overrides.items():
@@ -145,8 +145,6 @@ def _model_entries() -> list[tuple[str, str]]:
     entries: list[tuple[str, str]] = []
     served = 0
     for raw in os.environ.get("BIASCORE_MODELS", "").split(","):
-        if not raw.strip():
-            continue
         try:
             label, target = model_entry(raw)
         except ValueError as exc:
@@ -154,6 +152,8 @@ def _model_entries() -> list[tuple[str, str]]:
         if target.startswith(_SERVED) and not label:
             served += 1
             label = target.partition("#")[2].partition("?")[0].strip() or f"served model {served}"
+        if not target:
+            continue
         label = label or target
         if any(label == seen for seen, _ in entries):
             raise SettingsError(f"BIASCORE_MODELS names {label!r} twice")
@@ -169,15 +169,11 @@ def model_entry(text: str) -> tuple[str, str]:
     """One model entry as every shell reads it (``BIASCORE_MODELS``, ``--model``, a sweep's model, ``load_model``):
     ``LABEL=served:URL`` → (LABEL, ``served:URL``); anything else → ("", the entry). A label that is empty, or holds
     ``=``, ``#`` or ``,``, is refused (``ValueError``, one line naming no URL)."""
-    text = text.strip()
-    found = _LABELLED.match(text)
-    if found is None or text.startswith(_SERVED):
-        return "", text
-    label = found.group(1)
-    if not label or any(c in label for c in "=#,"):
+    found = None if text.strip().startswith(_SERVED) else _LABELLED.match(text.strip())
+    if found and (not found[1] or any(c in found[1] for c in "=#,")):
         raise ValueError(f"a served model needs a label before '=' without '=', '#' or ',' in it "
-                         f"(LABEL=served:http://HOST:PORT/v1), not {label!r}")
-    return label, found.group(2)
+                         f"(LABEL=served:http://HOST:PORT/v1), not {found[1]!r}")
+    return (found[1], found[2]) if found else ("", text.strip())
 
 
 def review_db_path() -> Path:

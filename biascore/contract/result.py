@@ -204,10 +204,10 @@ def html_card(title: str, table: pd.DataFrame, facts: dict | None = None, body: 
             + shown.to_html(index=False, escape=True, float_format=lambda v: f"{v:.4g}") + more + "</div>")
 
 
-def check_out(path: str | Path | None, what: str = "--out") -> None:
-    """Refuse an output path that cannot be a file (a folder), in one line, before anything is computed."""
+def check_out(path: str | Path | None) -> None:
+    """Refuse an ``--out`` that cannot be a file (a folder), in one line, before anything is computed."""
     if path is not None and Path(path).expanduser().is_dir():
-        raise ValueError(f"{what} {path} is a folder: give a file name inside it")
+        raise ValueError(f"--out {path} is a folder: give a file name inside it")
 
 
 def write_frame(frame: pd.DataFrame, path: str) -> None:

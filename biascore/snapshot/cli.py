@@ -6,11 +6,9 @@ import os
 import sys
 from collections import Counter
 
-from biascore.errors import one_line
 from biascore import settings
 from biascore.models.args import add_common_args
 from biascore.snapshot.export import export_snapshot
-from biascore.snapshot.manifest import SnapshotError
 from biascore.snapshot.reader import verify
 
 
@@ -50,15 +48,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
     for spec in args.name:
         model, sep, name = spec.partition("=")
         if not sep or not model.strip() or not name.strip():
-            print(f"error: --name takes MODEL=NAME, not {spec!r}", file=sys.stderr)
-            return 2
+            raise ValueError(f"--name takes MODEL=NAME, not {spec!r}")
         names[model.strip()] = name.strip()
-    try:
-        manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks, names=names,
-                                   overwrite=args.force)
-    except SnapshotError as exc:
-        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
-        return 2
+    manifest = export_snapshot(args.out, models=args.models, benchmarks=args.benchmarks, names=names,
+                               overwrite=args.force)  # a SnapshotError: one line, exit 2 (biascore.cli.main)
     counts = Counter(entry["scorer"] for entry in manifest["entries"])
     size = sum(m["size"] for m in manifest["members"].values())
     print(f"wrote {args.out}: {len(manifest['entries'])} cached results ("
@@ -73,11 +66,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    try:
-        manifest = verify(args.file)
-    except SnapshotError as exc:
-        print(f"error: {one_line(exc, public=False)}", file=sys.stderr)
-        return 2
+    manifest = verify(args.file)  # a SnapshotError: one line, exit 2 (biascore.cli.main)
     print(f"ok: {args.file}: {len(manifest['members'])} members verified (SHA-256), engine "
           f"{manifest['engine_version']}, made {manifest.get('created_at', '?')}; models: "
           + (", ".join(manifest["models"]) or "none"))
@@ -86,8 +75,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     """Verify, then replace this process by ``streamlit run app.py`` bound to 127.0.0.1 with BIASCORE_SNAPSHOT."""
-    if _cmd_verify(args) != 0:
-        return 2
+    _cmd_verify(args)
     os.environ["BIASCORE_SNAPSHOT"] = os.path.abspath(args.file)
     argv = [sys.executable, "-m", "streamlit", "run", str(settings.REPO_ROOT / "app.py"), "--server.address",
             "127.0.0.1", "--server.port", str(args.port), "--browser.gatherUsageStats", "false",
