@@ -38,7 +38,7 @@ keep("alpha", alpha, default=0.05)
 def _collect(method: str, options: dict, names: list[str], key: str | None, label: str,
              stored: bool = False) -> pd.DataFrame | None:
     """The results of the registered ``method`` with ``options`` for the tests ``names`` (their frames stacked;
-    ``stored``: the stored frames), asked of the runner's door; under them, while some test has none, the "Score
+    ``stored``: the stored frames), asked of the runner's door; while some test has none, above them the "Score
     now" button ``key`` (None: no button, cached results only) that computes those (one progress bar over all)."""
 
     def run(lm, name, **kwargs):
@@ -60,14 +60,15 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
             frames.append(result.stored if stored else result.frame)
             labelled = labelled or precision_caption(result, model_label(model_name))
 
-    def run_all(progress) -> bool:
+    def run_all(progress) -> bool:  # True when every missing test was computed (the page then redraws)
+        failed = []
         for i, name in enumerate(missing):
             try:
                 run(lm, name, progress=lambda done, total, i=i: progress(i * total + done, len(missing) * total))
             except (ValueError, FileNotFoundError) as exc:
                 st.error(f"{code_span(name)}: {one_line(exc)}")
-                return False
-        return True
+                failed.append(name)
+        return not failed
 
     if key is not None and missing and score_now_button("Score now", key, f"{label}:", run_all):
         st.rerun()
