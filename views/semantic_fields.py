@@ -18,7 +18,8 @@ from biascore.runs import runner
 from views.attribution import token_page_link
 from views.common import csv_download, show_error
 from views.links import keep
-from views.models import active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models
+from views.models import (active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models,
+                          read_only_notice)
 from views.scoring import ProgressBar, benchmark_selector, score_now_for, watch_computing
 from views.widgets import option_inputs, precision_caption
 
@@ -125,12 +126,8 @@ for lang, n in no_lexicon.items():
     st.caption(f"{n} {FIELDS.language_names.get(lang, lang)} pair(s) of {bench_name} are left out: "
                "USAS has no lexicon for that language.")
 
-if FIELDS.missing_lexicon_files("en"):
-    if active_snapshot() is None:
-        offer_lexicon_download()
-    else:
-        st.info("This snapshot holds no semantic fields: it was exported without the USAS lexicon (the exporting "
-                "machine had not downloaded it).")
+if active_snapshot() is None and FIELDS.missing_lexicon_files("en"):
+    offer_lexicon_download()
     st.stop()
 
 if not runner.is_cached(api.method("attribution"), get_handle(model), bench):
@@ -144,7 +141,9 @@ if not runner.is_cached(api.method("attribution"), get_handle(model), bench):
 try:
     tagged = result_for(model, bench, senses)
 except (FileNotFoundError, ModuleNotFoundError) as exc:  # lexicon files or the spaCy model are missing
-    show_error(exc)
+    if not read_only_notice(f"{code_span(model_label(model))} on {bench_name} has no semantic fields in this "
+                            "snapshot (nor the USAS lexicon to tag its words); tagging"):
+        show_error(exc)
     st.stop()
 
 s1, s2 = st.columns([2, 1])

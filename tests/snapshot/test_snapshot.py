@@ -543,7 +543,8 @@ def bare(world, tmp_path_factory, minilm, smollm):
 
 def test_a_snapshot_carries_the_shipped_files(bare):
     """Every shipped file is in the snapshot (the pages read the gender word lists even with no counter-stereotype
-    result in it), and no counter-stereotype result is: the heads page must key one from the word lists."""
+    result in it), and no counter-stereotype result is: the heads page must key one from the word lists. (No
+    semantic fields either: the page says so in one line, tested in the browser below.)"""
     from biascore.inputs.shipped import shipped_files
 
     members = {d["member"] for d in bare["manifest"]["data"]}
@@ -565,7 +566,7 @@ def test_every_page_of_a_bare_snapshot_in_a_real_browser(bare, tmp_path, browser
     pages = {p.url_path: "" for p in menu_pages()}
     pages.update(attention_heads="?model=all-minilm-l6-v2&seat=demo-weat6", nationality="?model=all-minilm-l6-v2&lang=demo",
                  association_tests="?model=all-minilm-l6-v2", words="?model=smollm2-135m&benchmark=demo")
-    holds_no = {"semantic_fields": "This snapshot holds no semantic fields"}
+    holds_no = {"semantic_fields": "has no semantic fields in this snapshot"}
     with dashboard(log, BIASCORE_SNAPSHOT=str(bare["zip"]), BIASCORE_DATA_DIR=str(tmp_path / "no-data-here"),
                    BIASCORE_REVIEW_DB=str(tmp_path / "r.sqlite")) as url:
         page = browser.new_page(viewport={"width": 1400, "height": 2000})
