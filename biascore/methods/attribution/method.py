@@ -59,7 +59,7 @@ SCHEMA = columns([
     ("sent_less", "str", "the less-biased sentence"),
     ("tokens", "list[str]", "the shared tokens U"),
     ("bu", "list[float]", "b(u) = d(P_u,more) − d(P_u,less) per token of U; < 0 pushes toward the more-biased sentence"),
-    ("words", "list[str]", "the words of the more-biased sentence holding shared tokens"),
+    ("words", "list[str]", "the words of the more-biased sentence made of shared tokens only (no modified token)"),
     ("word_spans", "list[int]", "character [start, end) of each word, flattened"),
     ("word_bu", "list[float]", "b of each word = mean b(u) of its shared tokens"),
     ("sjsd", "float64", "S_JSD = mean b(u) over U (NaN when skipped)"),
@@ -74,8 +74,8 @@ SCHEMA = columns([
     ("lmeval_verdict", "str", "the lm-eval-compatible score's verdict: biased (ll_more > ll_less), not biased, tie "
                               "(|ll_more − ll_less| ≤ 1e-3) or not scored (masked LMs, fast-exact runs)"),
 ])
-#: the derived frame's layout: part of its cache key (2: the per-score verdict columns)
-FRAME_VERSION = 2
+#: the derived frame's layout: part of its cache key (2: the per-score verdict columns; 3: modified words left out)
+FRAME_VERSION = 3
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class Pair:
 
     @property
     def words(self) -> list[tuple[str, float]]:
-        """(word, b) for every word holding shared tokens (b = mean b(u) of its shared tokens)."""
+        """(word, b) for every word made of shared tokens only (b = mean b(u) of them; a modified word is left out)."""
         return [(str(w), float(b)) for w, b in zip(self.row["words"], self.row["word_bu"])]
 
     def units(self, side: str = "more", level: Level = "token") -> pd.DataFrame:

@@ -9,7 +9,8 @@ No scoring happens here; this only regroups what :mod:`biascore.methods.attribut
 * word level: the sentence's words and punctuation marks (the engine's one word definition,
   :func:`biascore.models.pair_tokens.word_spans`);
   a word's b is the mean b(u) of the shared tokens that overlap it (the same rule as the engine's
-  ``word_bu``); a word without any shared token is modified and not scored.
+  ``word_bu``); a word that a modified token overlaps (``nanay`` = ``nan`` modified + ``ay`` shared) is modified
+  and not scored, like a modified token; its shared pieces keep their b(u) at token level.
 
 b(u) < 0 means the unit pushes the model toward the more-biased sentence (Gamboa & Lee, eq. 5–6).
 """
@@ -21,7 +22,7 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from biascore.models.pair_tokens import unflatten_spans, word_spans
+from biascore.models.pair_tokens import unflatten_spans, word_groups
 from biascore.methods.attribution.ties import verdicts
 
 Side = Literal["more", "less"]
@@ -53,14 +54,17 @@ def token_units(row: Mapping, side: Side) -> pd.DataFrame:
 
 
 def word_units(row: Mapping, side: Side) -> pd.DataFrame:
-    """The words (and punctuation marks) of one sentence; b = mean b(u) of the shared tokens inside the word."""
+    """The words (and punctuation marks) of one sentence; b = mean b(u) of the shared tokens of a word made of
+    shared tokens only, NaN and ``scored=False`` for a modified word (:func:`.pair_tokens.word_groups`)."""
     sentence = str(row[f"sent_{side}"])
     toks = token_units(row, side)
+    b_tok = toks.b.to_numpy()
     records = []
-    for pos, (ws, we) in enumerate(word_spans(sentence)):
-        inside = toks[(toks.start < we) & (toks.end > ws) & toks.scored]
-        b = float(np.mean(inside.b)) if len(inside) else float("nan")
-        records.append((sentence[ws:we], ws, we, b, bool(len(inside)), pos))
+    for pos, ((ws, we), shared, modified) in enumerate(word_groups(sentence, list(zip(toks.start, toks.end)),
+                                                                    toks.scored.tolist())):
+        scored = bool(shared) and not modified
+        b = float(np.mean(b_tok[shared])) if scored else float("nan")
+        records.append((sentence[ws:we], ws, we, b, scored, pos))
     return pd.DataFrame.from_records(records, columns=UNIT_COLUMNS)
 
 

@@ -3,6 +3,7 @@ outputs, masked and causal paths, bad input, cache behaviour."""
 from __future__ import annotations
 
 import ast
+import math
 import re
 
 import numpy as np
@@ -16,8 +17,7 @@ from biascore.inputs.datasets import load_benchmark
 from biascore.methods.attribution.jsd import bias_attribution, distance, jsd_to_onehot
 from biascore.models.lm_scoring import BatchPlan, _run_batches
 from biascore.models.loading import LanguageModel, ModelLoadError, load_model
-from biascore.models.pair_tokens import tokenize_pair
-from tests.methods.attribution.test_attribution_frame import word_groups
+from biascore.models.pair_tokens import tokenize_pair, word_groups
 from biascore.models.handle import ModelHandle
 from reproducibility_contract import compare_frames, distance_bound, logp_tolerance
 from biascore.methods.attribution.scorer import compute_logprobs, score_pair, summarize
@@ -252,13 +252,36 @@ def test_words_come_from_offsets_and_average_their_subtokens(random_mlm):
     assert "Melissa" not in row["words"]  # modified: no shared token in it
 
 
+def test_a_word_a_modified_token_overlaps_is_modified_everywhere(demo_scores):
+    """Demo pair 24 on SmolLM2, "nanay" (nan · ay) against "tatay" (t · at · ay): the shared "ay" keeps its b(u) at
+    token level, but the word is modified — not a scored word of the frame (the API's ``pair.words``, the exports),
+    of the Words method, of the dashboard's word heatmap or its ranking (issue 41, item 2)."""
+    from biascore.methods.attribution.token_view import ranked_units, word_units
+    from biascore.methods.words.table import word_occurrences
+
+    frame = demo_scores["smollm2-135m"]
+    row = frame.loc[frame.pair_id == 24].iloc[0].to_dict()
+    assert "ay" in row["tokens"] and "nanay" in row["sent_more"] and "tatay" in row["sent_less"]
+    assert "nanay" not in row["words"] and "kotse" in row["words"]
+    for side, word in (("more", "nanay"), ("less", "tatay")):
+        units = word_units(row, side).set_index("text")
+        assert not units.loc[word, "scored"] and math.isnan(units.loc[word, "b"])
+    assert "nanay" not in ranked_units(row, "word").text.tolist()
+    words = word_occurrences(frame).query("pair_id == 24").word.tolist()
+    assert "nanay" not in words and "kotse" in words
+
+
 def test_word_groups_keep_inner_apostrophes_and_split_punctuation():
     text = "Women don't drive."
     words = [(0, 5), (6, 11), (12, 17), (17, 18)]  # Women | don't | drive | .
     spans = [(0, 5), (6, 9), (9, 10), (10, 11), (12, 17), (17, 18)]  # BERT: women don ' t drive .
-    assert word_groups(text, spans) == list(zip(words, [[0], [1, 2, 3], [4], [5]]))
+    shared = [True] * 6
+    assert word_groups(text, spans, shared) == list(zip(words, [[0], [1, 2, 3], [4], [5]], [False] * 4))
     spans_bpe = [(0, 3), (3, 5), (6, 9), (9, 11), (12, 17), (17, 18)]  # Wom en | don 't | drive .
-    assert word_groups(text, spans_bpe) == list(zip(words, [[0, 1], [2, 3], [4], [5]]))
+    assert word_groups(text, spans_bpe, shared) == list(zip(words, [[0, 1], [2, 3], [4], [5]], [False] * 4))
+    # "Wom" modified, "en" shared: the word is modified (a token without characters overlaps nothing)
+    assert word_groups(text, spans_bpe + [(17, 17)], [False] + [True] * 5 + [False]) == list(
+        zip(words, [[1], [2, 3], [4], [5]], [True, False, False, False]))
 
 
 def test_one_word_definition_for_engine_dashboard_and_review(random_mlm):

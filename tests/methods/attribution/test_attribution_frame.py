@@ -1,5 +1,5 @@
 """The vectorised attribution frame equals a plain per-pair computation (b(u) from jsd.distance, words from
-word_groups below, np.mean / np.sum per pair) bit for bit, on real tokenisations with random
+pair_tokens.word_groups, np.mean / np.sum per pair) bit for bit, on real tokenisations with random
 log-probabilities, including skipped pairs, non-ASCII text and tokens without characters of their own. The same
 process computes both, from the same values, so the contract promises the same bits (docs/reproducibility.md);
 tests/test_kernel_paths.py re-runs this under numpy's other code paths."""
@@ -10,20 +10,12 @@ import pandas as pd
 import pytest
 
 from biascore.inputs.datasets import Benchmark, load_benchmark
-from biascore.models.pair_tokens import word_spans
+from biascore.models.pair_tokens import word_groups
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import distance
 from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_rows
 
 pytestmark = pytest.mark.exactness
-
-
-def word_groups(text: str, spans: list[tuple[int, int]]) -> list[tuple[tuple[int, int], list[int]]]:
-    """Each word of ``text`` (its character span) with the indices of the tokens whose ``spans`` overlap it.
-
-    A token with an empty span (a byte piece without characters of its own) overlaps nothing.
-    """
-    return [((ws, we), [i for i, (s, e) in enumerate(spans) if s < we and e > ws]) for ws, we in word_spans(text)]
 
 
 def _reference_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: str) -> pd.DataFrame:
@@ -39,9 +31,9 @@ def _reference_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: str) -> pd.D
         if scored:
             text, flat, u = pair["sent_more"], list(rec["more_spans"]), list(rec["more_u"])
             spans = list(zip(flat[0::2], flat[1::2]))
-            for (start, end), group in word_groups(text, spans):
-                idx = [u[t] for t in group if u[t] >= 0]
-                if idx:
+            for (start, end), group, modified in word_groups(text, spans, [x >= 0 for x in u]):
+                idx = [u[t] for t in group]
+                if idx and not modified:
                     words.append(text[start:end])
                     word_spans += [int(start), int(end)]
                     word_bu.append(float(np.mean(bu[idx])))
