@@ -20,7 +20,7 @@ Special tokens ([CLS], [SEP], <s>, …) are never scored. The remaining tokens a
 dashboard's word level, the semantic-fields scorer and the minimal-pair check: a word is a run of letters
 or digits with inner hyphens or apostrophes ("don't", "mag-aaral", "O’Brien"), and every other visible
 character is a unit of its own (punctuation) — :data:`WORD_RE`, for scripts that separate words with spaces (a
-script written without them, e.g. Thai or Chinese, would need a segmenter of its own here). Tokens are assigned
+script written without them, e.g. Thai or Chinese, needs a segmenter of its own in :func:`word_spans`). Tokens are assigned
 to words by their character offsets, never by "##"/"Ġ"/"▁" prefixes: a token belongs to every word its span
 overlaps, so BERT's don · ' · t and GPT-2's Ġdon · 't are both the one word "don't". A word is **modified** when a
 modified token (one with characters) overlaps it — ``nan·ay`` against ``t·at·ay``, whose ``ay`` is shared — and
