@@ -49,6 +49,9 @@ class Context:
     #: what the computation itself recorded for its readers (a comparison's method line and notes): stored
     #: with the result's conventions
     recorded: dict[str, Any] = field(default_factory=dict)
+    #: a quantized run's measured agreement with the float32 run of the same model
+    #: (:func:`biascore.models.precision.agreement`), stored in its info: its precision label shows it
+    float32_agreement: dict | None = None
 
     def model(self) -> LanguageModel:
         """The model, loaded now if it was not (thread-safe, once per handle)."""
@@ -288,6 +291,8 @@ def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: flo
         info["placement"] = placement
     if ctx.used:
         info["uses"] = dict(ctx.used)
+    if ctx.float32_agreement:
+        info["float32_agreement"] = ctx.float32_agreement
     return info
 
 

@@ -11,7 +11,7 @@ Yang et al., "Bias A-head? Analyzing bias in transformer-based language model at
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -26,11 +26,19 @@ from biascore.contract.options import Options, option
 from biascore.contract.schema import Column, columns
 from biascore.contract.registry import register
 from biascore.inputs.seat_tests import WORD_TEMPLATES, gender_wordlist_path
+from biascore.models.handle import ModelHandle
+from biascore.models.precision import agreement
+from biascore.runs import runner
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking, scorer
 from biascore.methods.heads.head_table import scores_to_matrix, top_heads
 
 PAPER = "Yang et al., Bias A-head? Analyzing bias in transformer-based language model attention heads"
+
+
+def _measured_key(self, identity, options) -> dict:
+    """A quantized model's head results carry their measured agreement with float32 (a key of their own)."""
+    return {"float32_agreement": 1} if getattr(identity, "weights", "") else {}
 
 
 @dataclass(frozen=True)
@@ -67,8 +75,19 @@ class HeadBias(Method):
     def key_parts(self, loaded, options, data_dir=None) -> dict:
         return {**super().key_parts(loaded, options, data_dir), "templates": list(WORD_TEMPLATES)}
 
+    model_key_parts = _measured_key
+
     def compute(self, ctx, test, options: HeadOptions) -> pd.DataFrame:
-        return scorer.head_frame(ctx.model(), test, batch_size=options.batch_size, progress=ctx.progress)
+        if ctx.handle.spec.quantize:  # measured against the float32 run of the same model (computed first, cached)
+            exact_handle = ModelHandle(replace(ctx.handle.spec, quantize=None))
+            exact = runner.run(self, exact_handle, test, cache=ctx.cache, data_dir=ctx.data_dir,
+                               batch_size=options.batch_size, progress=ctx.progress)
+            exact_handle.release()
+            ctx.used["heads float32"] = exact.digest
+        frame = scorer.head_frame(ctx.model(), test, batch_size=options.batch_size, progress=ctx.progress)
+        if ctx.handle.spec.quantize:
+            ctx.float32_agreement = agreement(frame["score"], exact.frame["score"])
+        return frame
 
     def followups(self, result) -> dict:
         o = result.options
@@ -128,8 +147,12 @@ class HeadMasking(Method):
         held_out = masking.held_out_sentences(options.held_out, data_dir)
         return {**super().key_parts(loaded, options, data_dir), "held_out_hash": bytes_sha256("\n".join(held_out))[:16]}
 
+    model_key_parts = _measured_key
+
     def compute(self, ctx, test, options: MaskingOptions) -> pd.DataFrame:
-        scores = ctx.run(HeadBias(), test, progress=None).frame
+        heads = ctx.run(HeadBias(), test, progress=None)
+        ctx.float32_agreement = (heads.meta.get("info") or {}).get("float32_agreement")  # its heads' precision
+        scores = heads.frame
         return masking.masking_rows(ctx.model(), test, scores, k=options.k, draws=options.draws,
                                     n_held_out=options.held_out, data_dir=ctx.data_dir, progress=ctx.progress)
 
