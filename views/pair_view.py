@@ -17,8 +17,7 @@ LEVELS = {"sub-word tokens": "token", "words": "word"}
 def level_toggle(key: str = "level") -> str:
     """Sub-word / word level switch (b of a word = mean b(u) of its shared tokens)."""
     choice = st.radio("Units", list(LEVELS), horizontal=True, key=key,
-                      help="Word level: a word's b is the mean b(u) of its sub-word tokens when all are shared; a "
-                           "word with a modified piece is modified (grey), its shared pieces shown at sub-word level.")
+                      help="Word level: a word's b is the mean b(u) of its sub-word tokens if all are shared, else it is modified.")
     return LEVELS[choice]  # type: ignore[return-value]
 
 

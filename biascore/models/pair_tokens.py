@@ -19,12 +19,11 @@ Special tokens ([CLS], [SEP], <s>, …) are never scored. The remaining tokens a
 **Words** — the engine's one definition, used by the attribution frame's ``words``/``word_bu``, the
 dashboard's word level, the semantic-fields scorer and the minimal-pair check: a word is a run of letters
 or digits with inner hyphens or apostrophes ("don't", "mag-aaral", "O’Brien"), and every other visible
-character is a unit of its own (punctuation) — :data:`WORD_RE`, for scripts that separate words with spaces (a
-script written without them, e.g. Thai or Chinese, needs a segmenter of its own in :func:`word_spans`). Tokens are assigned
-to words by their character offsets, never by "##"/"Ġ"/"▁" prefixes: a token belongs to every word its span
-overlaps, so BERT's don · ' · t and GPT-2's Ġdon · 't are both the one word "don't". A word is **modified** when a
-modified token (one with characters) overlaps it — ``nan·ay`` against ``t·at·ay``, whose ``ay`` is shared — and
-is not scored at word level; a word is scored when it holds shared tokens only: :func:`word_groups`.
+character is a unit of its own (punctuation) — :data:`WORD_RE` (a script without spaces needs its own rule in
+:func:`word_spans`). Tokens are assigned to words by their character offsets, never by "##"/"Ġ"/"▁" prefixes: a
+token with characters belongs to every word its span overlaps, so BERT's don · ' · t and GPT-2's Ġdon · 't are
+both "don't". A word that a modified token overlaps is **modified**, never scored ("nanay" = nan · ay against
+t · at · ay, "ay" shared); a scored word holds shared tokens only (docs/methods.md, "Words").
 """
 from __future__ import annotations
 
@@ -172,21 +171,9 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in WORD_RE.finditer(text)]
 
 
-def word_groups(text: str, spans: Sequence[tuple[int, int]],
-                shared: Sequence[bool]) -> list[tuple[tuple[int, int], list[int], bool]]:
-    """Each word of ``text`` (its character span, :func:`word_spans`) with the indices of the shared tokens
-    overlapping it (tokens with ``shared[i]``, in order) and whether it is modified: some token with characters
-    overlapping it is not shared (module docstring). A token without characters overlaps nothing."""
-    out = []
-    for ws, we in word_spans(text):
-        inside = [i for i, (s, e) in enumerate(spans) if s < e and s < we and e > ws]
-        out.append(((ws, we), [i for i in inside if shared[i]], not all(shared[i] for i in inside)))
-    return out
-
-
 def split_words(text: str) -> list[str]:
     """The words and punctuation marks of ``text``, in order (whitespace dropped)."""
-    return WORD_RE.findall(text)
+    return [text[s:e] for s, e in word_spans(text)]
 
 
 def flatten_spans(spans) -> list[int]:

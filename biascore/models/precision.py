@@ -15,9 +15,7 @@ TF32 matmuls flip 1; CUDA float32 (TF32 off) stays within 5.4e-7 of it (issue 11
 
 A model's identity, a stored result, a row of the cached runs: each says how its numbers were computed with the
 one :class:`Precision` (:func:`precision_of`): its label and kind, and the one warning line beside numbers that are
-not exact (:attr:`Precision.note`). A quantized result that measured itself against the float32 run of the same
-model (the heads method does: ``info["float32_agreement"]``, cosine of the two score vectors and the top heads they
-share) carries the measurement in its label, and below :data:`AGREES` its label starts ``far from float32``.
+not exact (:attr:`Precision.note`), with its measured agreement with float32 where it has one (:func:`agreement`).
 """
 from __future__ import annotations
 
@@ -101,8 +99,7 @@ class Precision:
 
     label: str
     kind: PrecisionKind
-    #: measured below :data:`AGREES` against the float32 run of the same model
-    far: bool = False
+    far: bool = False  # measured below :data:`AGREES` against the float32 run of the same model
 
     @property
     def exact(self) -> bool:
@@ -112,9 +109,8 @@ class Precision:
     def note(self) -> str:
         """The one line shown beside numbers that are not exact ("" for exact ones)."""
         if self.far:
-            return (f"measured against the float32 run of the same model, this result does not agree with it "
-                    f"(agreement needs cosine ≥ {AGREES[0]} and ≥ {AGREES[1]:.0%} of the top heads in common): do not "
-                    "read it as this model's result; run it without --quantize")
+            return (f"it disagrees with the float32 run of the same model (agreeing needs cosine ≥ {AGREES[0]} and "
+                    f"{AGREES[1]:.0%} of the top heads in common): do not read it as the model's; drop --quantize")
         if self.kind == "approximate":
             return ("a quantized or reduced-precision run: verdicts can differ from the exact float32 run of the same "
                     "model; do not mix it with exact results unlabelled")
@@ -124,17 +120,14 @@ class Precision:
         return ""
 
 
-#: a quantized result agrees with float32 when its scores' cosine with the float32 scores is at least the first and the
-#: share of the top k (10) items they have in common at least the second (docs/performance.md, quantized weights)
+#: agreement with float32: at least this cosine and this share of the top k in common (docs/performance.md)
 AGREES = (0.9, 0.7)
 
 
 def agreement(scores: Any, exact: Any, k: int = 10) -> dict:
-    """``info["float32_agreement"]`` of quantized ``scores`` against the ``exact`` float32 ones (two aligned 1-D
-    arrays): their cosine and how many of the k largest (by index) they share."""
-    a, b = np.asarray(scores, dtype=np.float64), np.asarray(exact, dtype=np.float64)
-    k = min(k, len(a))
-    common = len(set(np.argsort(-a, kind="stable")[:k].tolist()) & set(np.argsort(-b, kind="stable")[:k].tolist()))
+    """A result's ``info["float32_agreement"]``: the cosine of its scores with the float32 run's, top k shared."""
+    a, b, k = np.asarray(scores, dtype=np.float64), np.asarray(exact, dtype=np.float64), min(k, len(scores))
+    common = len(set(np.argsort(-a, kind="stable")[:k]) & set(np.argsort(-b, kind="stable")[:k]))
     return {"cosine": float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))), "common": common, "k": k}
 
 
@@ -154,10 +147,9 @@ def precision_of(source: Any) -> Precision:
     kind: PrecisionKind = ("served" if dtype == SERVED_DTYPE and not weights
                            else "approximate" if is_approximate(dtype, weights) else "exact")
     info = meta.get("info") if hasattr(meta, "get") else None
-    check = info.get("float32_agreement") if isinstance(info, dict) else None
-    if not check:
+    if not (isinstance(info, dict) and info.get("float32_agreement")):
         return Precision(precision_label(dtype or "float32", weights), kind)
-    cos, common, k = float(check["cosine"]), int(check["common"]), int(check["k"])
+    cos, common, k = (info["float32_agreement"][x] for x in ("cosine", "common", "k"))
     far = not (cos >= AGREES[0] and common >= AGREES[1] * k)
     return Precision(f"{'far from float32' if far else 'approximate'} ({weights} weights; against float32: cosine "
                      f"{cos:.3f}, {common}/{k} top heads in common)", kind, far)

@@ -49,8 +49,7 @@ class Context:
     #: what the computation itself recorded for its readers (a comparison's method line and notes): stored
     #: with the result's conventions
     recorded: dict[str, Any] = field(default_factory=dict)
-    #: a quantized run's measured agreement with the float32 run of the same model
-    #: (:func:`biascore.models.precision.agreement`), stored in its info: its precision label shows it
+    #: a quantized run's agreement with float32 (:func:`biascore.models.precision.agreement`), stored in its info
     float32_agreement: dict | None = None
 
     def model(self) -> LanguageModel:

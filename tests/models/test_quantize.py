@@ -105,7 +105,7 @@ def test_a_measured_agreement_with_float32_decides_the_label():
 
     far, near = label("int4", -0.28, 1), label("int8", 0.997, 10)
     assert far.label == "far from float32 (int4 weights; against float32: cosine -0.280, 1/10 top heads in common)"
-    assert far.far and far.kind == "approximate" and "does not agree" in far.note and "cosine ≥ 0.9" in far.note
+    assert far.far and far.kind == "approximate" and "disagrees" in far.note and "cosine ≥ 0.9" in far.note
     assert near.label == "approximate (int8 weights; against float32: cosine 0.997, 10/10 top heads in common)"
     assert not near.far and near.note == precision_of({"dtype": "float32", "weights": "int8"}).note
     assert label("int4", 0.95, 6).far and label("int4", 0.89, 10).far and not label("int4", 0.9, 7).far

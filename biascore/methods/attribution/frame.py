@@ -5,7 +5,7 @@ For every pair (bias attribution score paper, Gamboa & Lee):
     b(u)   = d(P_u,more) − d(P_u,less)                       (d from jsd.py, on log P(u))
     S_JSD  = mean_u b(u);   biased = S_JSD < 0
     verdict, pll_verdict, lmeval_verdict = biased / not biased / tie / not scored per score (ties.py)
-    word b = mean of b(u) over the shared tokens overlapping a word made of shared tokens only (pair_tokens.word_groups)
+    word b = mean of b(u) over the tokens of a word made of shared tokens only   (pair_tokens: words)
     PLL    = Σ_u log P(u) for each sentence (CrowS pseudo-log-likelihood)
     ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lm-eval-compatible, lmeval.py),
              passed through from the cached log-probabilities with the prefix token used
@@ -54,11 +54,10 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
            bu_off: np.ndarray, scored: np.ndarray) -> tuple[list, list, list]:
     """Per pair: the words made of shared tokens only, their [start, end) spans (flattened) and mean b(u).
 
-    Words are the engine's one definition (:func:`biascore.models.pair_tokens.word_groups`: a word a modified token
-    overlaps is modified and left out); a word's b is the mean b(u) of the shared tokens whose spans overlap it, in
-    token order, so each value equals ``np.mean`` of
-    those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing. Positions
-    of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the words every token overlaps.
+    Words are the engine's one definition (:mod:`biascore.models.pair_tokens`; a word a modified token overlaps is
+    left out); a word's b is the mean b(u) of the tokens whose spans overlap it, in token order, so each equals
+    ``np.mean`` of those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing.
+    Positions of all pairs are keyed by ``pair · big + offset``: one ``searchsorted`` finds the words of every token.
     """
     n_pairs = len(texts)
     starts, ends = spans[0::2], spans[1::2]
@@ -71,17 +70,14 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
     w_pair = np.repeat(np.arange(n_pairs), np.diff(w_off))
     big = max((len(t) for t in texts), default=0) + 2
     w_start, w_end = flat[:, 0] + w_pair * big, flat[:, 1] + w_pair * big
-    # the tokens with characters of scored pairs, and the range of words each overlaps (start < word end, end > word
-    # start); a word overlapped by a modified token is modified and left out, the others keep their shared tokens
+    # the tokens with characters of scored pairs, the range of words each overlaps (start < word end, end > word start)
     tok = np.flatnonzero(scored[pair_of] & (starts < ends))
     lo = np.searchsorted(w_end, starts[tok] + pair_of[tok] * big, side="right")
     hi = np.searchsorted(w_start, ends[tok] + pair_of[tok] * big, side="left")
     n = np.maximum(hi - lo, 0)
     word = np.repeat(lo, n) + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))
-    src = np.repeat(tok, n)  # the token of each (token, word) overlap
-    modified = np.zeros(len(flat), dtype=bool)
-    modified[word[u_index[src] < 0]] = True
-    sel = (u_index[src] >= 0) & ~modified[word]
+    src = np.repeat(tok, n)  # the token of each (token, word) overlap; a word a modified token overlaps drops out
+    sel = ~np.isin(word, word[u_index[src] < 0])
     word, src = word[sel], src[sel]
     value = bu[bu_off[pair_of[src]] + u_index[src]]
     order = np.argsort(word, kind="stable")  # each word's tokens together, in token order

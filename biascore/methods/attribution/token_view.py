@@ -9,8 +9,7 @@ No scoring happens here; this only regroups what :mod:`biascore.methods.attribut
 * word level: the sentence's words and punctuation marks (the engine's one word definition,
   :func:`biascore.models.pair_tokens.word_spans`);
   a word's b is the mean b(u) of the shared tokens that overlap it (the same rule as the engine's
-  ``word_bu``); a word that a modified token overlaps (``nanay`` = ``nan`` modified + ``ay`` shared) is modified
-  and not scored, like a modified token; its shared pieces keep their b(u) at token level.
+  ``word_bu``); a word a modified token overlaps is modified and not scored (its shared pieces: token level).
 
 b(u) < 0 means the unit pushes the model toward the more-biased sentence (Gamboa & Lee, eq. 5–6).
 """
@@ -22,7 +21,7 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from biascore.models.pair_tokens import unflatten_spans, word_groups
+from biascore.models.pair_tokens import unflatten_spans, word_spans
 from biascore.methods.attribution.ties import verdicts
 
 Side = Literal["more", "less"]
@@ -54,17 +53,14 @@ def token_units(row: Mapping, side: Side) -> pd.DataFrame:
 
 
 def word_units(row: Mapping, side: Side) -> pd.DataFrame:
-    """The words (and punctuation marks) of one sentence; b = mean b(u) of the shared tokens of a word made of
-    shared tokens only, NaN and ``scored=False`` for a modified word (:func:`.pair_tokens.word_groups`)."""
+    """The words (and punctuation marks) of one sentence; b = mean b(u) of a word's tokens when all are shared."""
     sentence = str(row[f"sent_{side}"])
     toks = token_units(row, side)
-    b_tok = toks.b.to_numpy()
     records = []
-    for pos, ((ws, we), shared, modified) in enumerate(word_groups(sentence, list(zip(toks.start, toks.end)),
-                                                                    toks.scored.tolist())):
-        scored = bool(shared) and not modified
-        b = float(np.mean(b_tok[shared])) if scored else float("nan")
-        records.append((sentence[ws:we], ws, we, b, scored, pos))
+    for pos, (ws, we) in enumerate(word_spans(sentence)):
+        inside = toks[(toks.start < we) & (toks.end > ws) & (toks.start < toks.end)]
+        scored = bool(len(inside)) and bool(inside.scored.all())
+        records.append((sentence[ws:we], ws, we, float(np.mean(inside.b)) if scored else float("nan"), scored, pos))
     return pd.DataFrame.from_records(records, columns=UNIT_COLUMNS)
 
 

@@ -39,8 +39,7 @@ class Fields(Method):
                       field_sentences=table.field_sentences, lexicon_coverage=st_tags.lexicon_coverage,
                       missing_lexicon_files=st_tags.missing_lexicon_files, NoLexiconError=st_tags.NoLexiconError,
                       language_names=st_tags.LANGUAGE_NAMES)
-    #: 2: a word a modified token overlaps is no longer a scored word
-    version = 2
+    version = 2  # 2: a word a modified token overlaps is not a scored word
     order = 20
     quick_options = {"min_count": 1}
     summary_line = "USAS semantic fields of bias-inducing words: share of words with b<0 / b=0 / b>0 per field"

@@ -36,11 +36,6 @@ from biascore.methods.heads.head_table import scores_to_matrix, top_heads
 PAPER = "Yang et al., Bias A-head? Analyzing bias in transformer-based language model attention heads"
 
 
-def _measured_key(self, identity, options) -> dict:
-    """A quantized model's head results carry their measured agreement with float32 (a key of their own)."""
-    return {"float32_agreement": 1} if getattr(identity, "weights", "") else {}
-
-
 @dataclass(frozen=True)
 class HeadOptions(Options):
     batch_size: int = option(256, minimum=1, key=False,
@@ -75,18 +70,19 @@ class HeadBias(Method):
     def key_parts(self, loaded, options, data_dir=None) -> dict:
         return {**super().key_parts(loaded, options, data_dir), "templates": list(WORD_TEMPLATES)}
 
-    model_key_parts = _measured_key
+    def model_key_parts(self, identity, options) -> dict:  # quantized: measured against float32 (a key of its own)
+        return {"float32_agreement": 1} if identity.weights else {}
 
     def compute(self, ctx, test, options: HeadOptions) -> pd.DataFrame:
-        if ctx.handle.spec.quantize:  # measured against the float32 run of the same model (computed first, cached)
-            exact_handle = ModelHandle(replace(ctx.handle.spec, quantize=None))
-            exact = runner.run(self, exact_handle, test, cache=ctx.cache, data_dir=ctx.data_dir,
-                               batch_size=options.batch_size, progress=ctx.progress)
-            exact_handle.release()
+        exact = None
+        if ctx.handle.spec.quantize:  # the float32 run of the same model first (cached), to measure against
+            fp32 = ModelHandle(replace(ctx.handle.spec, quantize=None))
+            exact = runner.run(self, fp32, test, cache=ctx.cache, data_dir=ctx.data_dir, batch_size=options.batch_size,
+                               progress=ctx.progress)
+            fp32.release()
             ctx.used["heads float32"] = exact.digest
         frame = scorer.head_frame(ctx.model(), test, batch_size=options.batch_size, progress=ctx.progress)
-        if ctx.handle.spec.quantize:
-            ctx.float32_agreement = agreement(frame["score"], exact.frame["score"])
+        ctx.float32_agreement = exact and agreement(frame["score"], exact.frame["score"])
         return frame
 
     def followups(self, result) -> dict:
@@ -147,13 +143,12 @@ class HeadMasking(Method):
         held_out = masking.held_out_sentences(options.held_out, data_dir)
         return {**super().key_parts(loaded, options, data_dir), "held_out_hash": bytes_sha256("\n".join(held_out))[:16]}
 
-    model_key_parts = _measured_key
+    model_key_parts = HeadBias.model_key_parts
 
     def compute(self, ctx, test, options: MaskingOptions) -> pd.DataFrame:
         heads = ctx.run(HeadBias(), test, progress=None)
-        ctx.float32_agreement = (heads.meta.get("info") or {}).get("float32_agreement")  # its heads' precision
-        scores = heads.frame
-        return masking.masking_rows(ctx.model(), test, scores, k=options.k, draws=options.draws,
+        ctx.float32_agreement = (heads.meta.get("info") or {}).get("float32_agreement")  # the label of its heads
+        return masking.masking_rows(ctx.model(), test, heads.frame, k=options.k, draws=options.draws,
                                     n_held_out=options.held_out, data_dir=ctx.data_dir, progress=ctx.progress)
 
     def report(self, result) -> list[str]:

@@ -17,7 +17,8 @@ from biascore.inputs.datasets import load_benchmark
 from biascore.methods.attribution.jsd import bias_attribution, distance, jsd_to_onehot
 from biascore.models.lm_scoring import BatchPlan, _run_batches
 from biascore.models.loading import LanguageModel, ModelLoadError, load_model
-from biascore.models.pair_tokens import tokenize_pair, word_groups
+from biascore.models.pair_tokens import tokenize_pair
+from tests.methods.attribution.test_attribution_frame import word_groups
 from biascore.models.handle import ModelHandle
 from reproducibility_contract import compare_frames, distance_bound, logp_tolerance
 from biascore.methods.attribution.scorer import compute_logprobs, score_pair, summarize

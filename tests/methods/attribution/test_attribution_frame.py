@@ -1,5 +1,5 @@
 """The vectorised attribution frame equals a plain per-pair computation (b(u) from jsd.distance, words from
-pair_tokens.word_groups, np.mean / np.sum per pair) bit for bit, on real tokenisations with random
+word_groups below, np.mean / np.sum per pair) bit for bit, on real tokenisations with random
 log-probabilities, including skipped pairs, non-ASCII text and tokens without characters of their own. The same
 process computes both, from the same values, so the contract promises the same bits (docs/reproducibility.md);
 tests/test_kernel_paths.py re-runs this under numpy's other code paths."""
@@ -10,12 +10,23 @@ import pandas as pd
 import pytest
 
 from biascore.inputs.datasets import Benchmark, load_benchmark
-from biascore.models.pair_tokens import word_groups
+from biascore.models.pair_tokens import word_spans
 from biascore.methods.attribution.frame import attribution_frame
 from biascore.methods.attribution.jsd import distance
 from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_rows
 
 pytestmark = pytest.mark.exactness
+
+
+def word_groups(text: str, spans: list[tuple[int, int]], shared: list[bool]) -> list[tuple[tuple[int, int], list, bool]]:
+    """Each word of ``text`` (its character span) with the indices of the shared tokens whose ``spans`` overlap it and
+    whether it is modified (a token that is not shared overlaps it). A token with an empty span (a byte piece without
+    characters of its own) overlaps nothing."""
+    out = []
+    for ws, we in word_spans(text):
+        inside = [i for i, (s, e) in enumerate(spans) if s < e and s < we and e > ws]
+        out.append(((ws, we), [i for i in inside if shared[i]], not all(shared[i] for i in inside)))
+    return out
 
 
 def _reference_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: str) -> pd.DataFrame:
