@@ -85,3 +85,18 @@ def test_overview_compares_a_model_with_its_quantized_weights(hermetic_models):
     table = frame_with(at, "mcnemar_p")
     assert set(table.precision_a) == {EXACT} and set(table.precision_b) == {INT8}
     assert labelled(at, f"{model} (int8 weights) on demo")  # the Overview's own tables label the row too
+
+
+def test_attention_heads_page_shows_a_quantized_runs_agreement_with_float32(hermetic_models, fixture_data,
+                                                                             monkeypatch):
+    """The heads page's caption carries what a quantized heads result measured against float32 (issue 41, item 7)."""
+    model = str(hermetic_models / "random-llama")
+    quantized = biascore.load_model(model, quantize="int4")
+    result = biascore.run("heads", quantized, "names-career-family", progress=False)
+    assert "against float32: cosine" in result.precision
+    monkeypatch.setattr("views.models.model_for_cache", lambda name: quantized)  # the dashboard's handle
+    at = AppTest.from_file("../../views/attention_heads.py", default_timeout=300)
+    at.query_params.update(seat="names-career-family")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(result.precision in c and c.startswith("⚠️") for c in captions(at)), captions(at)
