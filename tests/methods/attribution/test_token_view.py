@@ -9,7 +9,7 @@ import pytest
 
 from biascore.methods.attribution.token_view import (color_limit, filter_pairs, pair_table, ranked_units, sentence_units,
                                  strongest_token)
-from views.charts import overview_bar_chart, ranked_bar_chart, token_heatmap
+from views.kit.charts import overview_bar_chart, ranked_bar_chart, token_heatmap
 from biascore.display import plotly_label as escape
 from tests.attribution_rows import LESS, MORE, hand_made_row
 

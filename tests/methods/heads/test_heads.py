@@ -414,7 +414,7 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
     asking for a computation (the attentions of one counter pair) loads it."""
     from streamlit.testing.v1 import AppTest
 
-    import views.models
+    import views.kit.models
     from biascore.models import handle as handle_module
     from tests.conftest import REPO, TINY_MLM
 
@@ -429,7 +429,7 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
         return tiny_mlm
 
     monkeypatch.setattr(handle_module, "load_model", load)
-    monkeypatch.setattr(views.models, "get_handle", lambda name: handle_module.ModelHandle(name))  # fresh handles
+    monkeypatch.setattr(views.kit.models, "get_handle", lambda name: handle_module.ModelHandle(name))  # fresh handles
     at = AppTest.from_file(str(REPO / "views" / "attention_heads.py"), default_timeout=240)
     at.query_params.update(model=str(TINY_MLM), seat="weat6b")
     at.run()

@@ -1,6 +1,6 @@
 """A method's page parts drawn from its contract: option controls from its ``Options`` specs, an input picker
 from its input kind, its headline metric and its declared default views (:mod:`biascore.contract.presentation`
-describes them; this module only draws). Generated pages (:mod:`views.generated`) are made of these alone;
+describes them; this module only draws). Generated pages (:mod:`views.kit.generated`) are made of these alone;
 bespoke pages use them for the options they offer."""
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from biascore import settings
 from biascore.display import code_span
 from biascore.api import (Headline, Method, OptionError, Options, Result, View, Widget, option_widgets, precision_of,
                           widget_value)
-from views.common import csv_download, show_error
-from views.models import active_snapshot, model_label
-from views.links import keep, link_choice, link_option
+from views.kit.common import csv_download, show_error
+from views.kit.models import active_snapshot, model_label
+from views.kit.links import keep, link_choice, link_option
 
 
 def _control(w: Widget, key: str):
@@ -46,7 +46,7 @@ def option_inputs(method: Method, key: str, only: Sequence[str] | None = None, c
     """Controls for ``method``'s options (``only`` these, the rest at their defaults), in ``columns`` columns;
     the validated ``Options``, or None after a one-line error (the same check as the CLI's and the API's).
     Each control starts at the link's value of its option (``?name=value``; a bad one is refused in one line,
-    :mod:`views.links`), and the address bar follows what the controls show."""
+    :mod:`views.kit.links`), and the address bar follows what the controls show."""
     widgets = [w for w in option_widgets(method.Options) if only is None or w.name in only]
     values = {}
     cols = st.columns(max(1, min(columns, len(widgets)))) if widgets else []

@@ -7,11 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 from biascore.display import code_span
-from views.attribution import DRAWING, best_run, pair_table, run_picker, verified_run
-from views.common import literal
-from views.models import data_dir_notice, model_label
-from views.links import keep, link_choice
-from views.pair_view import draw_pair, level_toggle, pair_limit
+from views.kit.attribution import DRAWING, best_run, pair_table, run_picker, verified_run
+from views.kit.common import literal
+from views.kit.models import data_dir_notice, model_label
+from views.kit.links import keep, link_choice
+from views.kit.pair_view import draw_pair, level_toggle, pair_limit
 
 SORTS = {"S_JSD, most biased first": ("sjsd", True), "S_JSD, least biased first": ("sjsd", False),
          "strongest token |b(u)|": ("strongest_abs", False), "pair id": ("pair_id", True)}

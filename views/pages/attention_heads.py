@@ -12,12 +12,12 @@ from biascore.runs import runner
 from biascore import api, settings
 from biascore.display import code_span, plotly_label, script_token
 from biascore.errors import ModelLoadError
-from views.common import csv_download, literal
-from views.links import keep, link_choice
-from views.models import (data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice,
+from views.kit.common import csv_download, literal
+from views.kit.links import keep, link_choice
+from views.kit.models import (data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice,
                           served_refusal)
-from views.scoring import run_with_progress, score_now_button, watch_computing, watched
-from views.widgets import precision_caption
+from views.kit.scoring import run_with_progress, score_now_button, watch_computing, watched
+from views.kit.widgets import precision_caption
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "

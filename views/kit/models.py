@@ -17,8 +17,8 @@ from biascore.display import code_span, markdown_literal
 from biascore.errors import ModelLoadError, one_line
 from biascore.runs import runner
 from biascore.snapshot import active as active_snapshot  # the snapshot in use (OpenedSnapshot), or None
-from views.common import error_text
-from views.links import link_choice, link_value, refuse
+from views.kit.common import error_text
+from views.kit.links import link_choice, link_value, refuse
 
 #: Models offered in selectors before the user types their own (embedded ones first).
 SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2",
@@ -131,7 +131,7 @@ def served_last_seen(name: str) -> tuple[str, str] | None:
 def served_labels() -> dict[str, str]:
     """Stored model name -> the settings' label, for the served models this process is connected to, and (not
     connected yet, or the server down) the name each last served; which runs are shown is still decided by the
-    fingerprint measured now (:func:`views.attribution.best_run`)."""
+    fingerprint measured now (:func:`views.kit.attribution.best_run`)."""
     out = {}
     for label in settings.served_models():
         handle = get_handle(label)

@@ -7,18 +7,18 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from views import sweep_status
-from views.charts import PLOTLY_CONFIG, overview_bar_chart
+from views.kit import sweep_status
+from views.kit.charts import PLOTLY_CONFIG, overview_bar_chart
 from biascore.display import code_span
 from biascore.errors import one_line
 from biascore import api
 from biascore.runs import runner
 from biascore.runs.runner import UnreadableResult
-from views.attribution import DRAWING, best_run, run_label, score_now, summary
-from views.common import csv_download, literal
-from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible, stored_notice
-from views.scoring import benchmark_selector
-from views.widgets import precision_caption
+from views.kit.attribution import DRAWING, best_run, run_label, score_now, summary
+from views.kit.common import csv_download, literal
+from views.kit.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible, stored_notice
+from views.kit.scoring import benchmark_selector
+from views.kit.widgets import precision_caption
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "

@@ -17,7 +17,7 @@ from biascore import api
 from biascore.errors import user_errors
 from biascore.runs import runner
 from biascore.display import code_span, markdown_literal
-from views.models import active_snapshot, model_label
+from views.kit.models import active_snapshot, model_label
 
 #: Seconds between two looks at a run in progress or at a result not stored yet.
 RUN_POLL_S = 2.0

@@ -6,10 +6,10 @@ from typing import Mapping
 
 import streamlit as st
 
-from views.charts import PLOTLY_CONFIG, figure_downloads, ranked_bar_chart, token_heatmap
+from views.kit.charts import PLOTLY_CONFIG, figure_downloads, ranked_bar_chart, token_heatmap
 from biascore.display import markdown_literal
-from views.attribution import DRAWING
-from views.common import literal
+from views.kit.attribution import DRAWING
+from views.kit.common import literal
 
 LEVELS = {"sub-word tokens": "token", "words": "word"}
 

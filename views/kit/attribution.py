@@ -14,11 +14,11 @@ from biascore import api, settings
 from biascore.runs import runner
 from biascore.display import code_span
 from biascore.errors import ModelLoadError, one_line
-from views.links import keep, link_choice
-from views.models import (get_handle, model_label, model_selector, served, served_labels, served_last_seen,
+from views.kit.links import keep, link_choice
+from views.kit.models import (get_handle, model_label, model_selector, served, served_labels, served_last_seen,
                           stored_notice)
-from views.scoring import benchmark_selector, score_now_for, watch_computing
-from views.widgets import precision_caption
+from views.kit.scoring import benchmark_selector, score_now_for, watch_computing
+from views.kit.widgets import precision_caption
 
 #: the attribution method and its drawing helpers (its cached runs, token units, tie labels, live queue)
 METHOD = api.method("attribution")
@@ -109,7 +109,7 @@ def scored_models(benchmark: str) -> list[str]:
 
 
 def score_now(model: str, benchmark: str, key: str, keep_watching: bool = True) -> bool:
-    """"Score now" for the attribution pages (the one door: :func:`views.scoring.score_now_for`); True when it
+    """"Score now" for the attribution pages (the one door: :func:`views.kit.scoring.score_now_for`); True when it
     just finished (the caller reruns to show the new numbers)."""
     return score_now_for(METHOD, model, benchmark, key=key,
                          label=f"Score now: {model_label(model)} on {benchmark}",
@@ -182,6 +182,6 @@ def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str
     people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
     hears what the request waits for (queue, round) while it waits; ``timing`` receives where the wait went
     (:meth:`~biascore.methods.attribution.live.LiveQueue.score`). The row is shared: read-only."""
-    lm = get_handle(model).load()  # loaded by the page first (views.models.model_or_error)
+    lm = get_handle(model).load()  # loaded by the page first (views.kit.models.model_or_error)
     limit_torch_threads()
     return DRAWING.score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)
