@@ -23,6 +23,8 @@ import pyarrow.parquet as pq
 from biascore.contract.method import Method, NotApplicable  # noqa: F401 - the names below are the shells' too
 from biascore.contract.options import OptionError, Options, parse_text  # noqa: F401
 from biascore.contract.presentation import Headline, View, Widget, option_widgets, widget_value  # noqa: F401
+from biascore.contract.views import (Chart, Estimates, HeadGrid, Level, PairedComparison, PairTable,  # noqa: F401
+                                     RankedUnits, Table, TokenSalience, TypedView)
 from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
 from biascore.errors import one_line
 from biascore.inputs import datasets, download  # noqa: F401 - download: `biascore data download`

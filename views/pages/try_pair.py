@@ -15,10 +15,10 @@ from biascore import api, settings
 from biascore.errors import BenchmarkError
 from biascore.review import check_pair
 from biascore.display import code_span
-from views.kit.attribution import live_pair
+from views.kit.attribution import draw_pair, live_pair
 from views.kit.common import literal
 from views.kit.models import active_snapshot, model_label, model_or_error, model_selector
-from views.kit.pair_view import draw_pair, level_toggle
+from views.kit.drawn import level_toggle
 from views.kit.widgets import precision_caption
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message

@@ -263,11 +263,11 @@ def test_word_groups_keep_inner_apostrophes_and_split_punctuation():
 
 def test_one_word_definition_for_engine_dashboard_and_review(random_mlm):
     # the frame's words, the dashboard's word level and the minimal-pair check split the same way
-    from biascore.methods.attribution.token_view import word_units
+    from biascore.methods.attribution.token_view import sentence_units
     from biascore.review.minimal_pair import split_units
 
     row = score_pair(random_mlm, "Women don't drive mag-aaral cars.", "Men don't drive mag-aaral cars.")
-    shown = word_units(row, "more")
+    shown = sentence_units(row, "more", "word")
     assert split_units(row["sent_more"]) == shown.text.tolist() == ["Women", "don't", "drive", "mag-aaral", "cars", "."]
     scored = shown[shown.scored]
     assert scored.text.tolist() == row["words"]

@@ -9,7 +9,7 @@ import pytest
 
 from biascore.methods.attribution.token_view import (color_limit, filter_pairs, pair_table, ranked_units, sentence_units,
                                  strongest_token)
-from views.kit.charts import overview_bar_chart, ranked_bar_chart, token_heatmap
+from views.kit.charts import estimates_chart, ranked_bar_chart, token_heatmap
 from biascore.display import plotly_label as escape
 from tests.attribution_rows import LESS, MORE, hand_made_row
 
@@ -97,8 +97,10 @@ def test_heatmap_wraps_long_sentences_without_reordering():
 
 
 def test_overview_chart_has_the_unbiased_line():
+    from views.kit.attribution import b_estimates
+
     grid = pd.DataFrame({"model": ["m"] * 2, "benchmark": ["demo"] * 2, "bias_type": ["all", "gender"],
                          "score": [55.0, 60.0], "ci_low": [50.0, 52.0], "ci_high": [60.0, 68.0]})
-    fig = overview_bar_chart(grid)
+    fig = estimates_chart(b_estimates(grid))
     assert any(s.y0 == 50 and s.y1 == 50 for s in fig.layout.shapes)
     assert list(fig.data[0].error_y.array) == [5.0, 8.0]
