@@ -109,7 +109,7 @@ class ModelHandle:
         URL; a served model already connected by its name), else None: a model loaded in this process."""
         if self.spec.served:
             return self.label
-        return self._lm.name if self._lm is not None and self._lm.extra.get("dtype") == "served" else None
+        return self._lm.name if self._lm is not None and is_served(self._lm) else None
 
     @property
     def converts(self) -> bool:

@@ -16,7 +16,7 @@ from biascore.inputs.datasets import load_benchmark
 from biascore.methods.attribution.jsd import bias_attribution, distance, jsd_to_onehot
 from biascore.models.lm_scoring import BatchPlan, _run_batches
 from biascore.models.loading import LanguageModel, ModelLoadError, load_model
-from biascore.models.pair_tokens import tokenize_pair
+from biascore.models.pair_tokens import pair_of, tokenize_sentences
 from tests.methods.attribution.test_attribution_frame import word_groups
 from biascore.models.handle import ModelHandle
 from reproducibility_contract import compare_frames, distance_bound, logp_tolerance
@@ -126,8 +126,8 @@ def _direct_masked_logp(lm: LanguageModel, ids: list[int], pos: int) -> float:
 @pytest.mark.parametrize("masked", MASKED_LMS)
 def test_masked_logprobs_equal_one_forward_per_token(masked, request):
     lm = request.getfixturevalue(masked)
-    pt = tokenize_pair(lm, "Melissa spent her days watching Lifetime and imbibing wine.",
-                       "Josh spent his days watching Lifetime and imbibing wine.")
+    pt = pair_of(*tokenize_sentences(lm, ["Melissa spent her days watching Lifetime and imbibing wine.",
+                                          "Josh spent his days watching Lifetime and imbibing wine."]))
     frame = pd.DataFrame({"pair_id": [0], "sent_more": [pt.more.text], "sent_less": [pt.less.text],
                           "bias_type": ["gender"], "load_issue": [""]})
     rec = compute_logprobs(lm, frame, plan=BatchPlan(max_tokens=64)).iloc[0]  # several small batches
@@ -151,7 +151,7 @@ def test_random_small_masked_model_runs_and_matches_direct(tmp_path, minilm):
     lm = load_model(str(tmp_path))
     assert lm.kind == "masked" and lm.uncased
     row = score_pair(lm, "The nurse said she was tired.", "The nurse said he was tired.")
-    pt = tokenize_pair(lm, "The nurse said she was tired.", "The nurse said he was tired.")
+    pt = pair_of(*tokenize_sentences(lm, ["The nurse said she was tired.", "The nurse said he was tired."]))
     direct = [_direct_masked_logp(lm, pt.more.ids, p) for p in pt.shared_more]
     assert np.all(np.abs(np.asarray(row["logp_more"]) - direct) <= logp_tolerance(direct))  # the contract's bound
     assert row["skipped_reason"] == "" and len(row["bu"]) == len(row["tokens"]) == 6
@@ -180,7 +180,7 @@ def test_causal_smollm_hand_checked_token_probability(smollm):
         ids = tok(sent, add_special_tokens=False)["input_ids"]
         with torch.no_grad():
             lp = torch.log_softmax(smollm.model(input_ids=torch.tensor([[start] + ids])).logits[0].double(), -1)
-        pt = tokenize_pair(smollm, more, less)
+        pt = pair_of(*tokenize_sentences(smollm, [more, less]))
         shared = pt.shared_more if sent == more else pt.shared_less
         direct = np.array([float(lp[p, ids[p]]) for p in shared])
         assert np.all(np.abs(np.asarray(lps) - direct) <= logp_tolerance(direct))
@@ -204,7 +204,7 @@ def test_causal_logprobs_equal_one_full_forward_per_sentence(causal, request):
     lm = request.getfixturevalue(causal)
     more, less = "My mom spent all day cooking for the guests.", "My dad spent all day cooking for the guests."
     row = score_pair(lm, more, less)
-    pt = tokenize_pair(lm, more, less)
+    pt = pair_of(*tokenize_sentences(lm, [more, less]))
     start = lm.start_token_id()
     for sentence, logps, shared in ((pt.more, row["logp_more"], pt.shared_more),
                                     (pt.less, row["logp_less"], pt.shared_less)):
