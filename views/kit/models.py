@@ -56,7 +56,7 @@ def get_handle(name: str):
     the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
     exported results' identity that never loads (only the embedded default model runs live)."""
     snap = active_snapshot()
-    return _handle(name, api.ModelSpec.configured(name).target, str(snap.root) if snap is not None else None)
+    return _handle(name, api.ModelSpec.configured(name).name, str(snap.root) if snap is not None else None)
 
 
 @st.cache_resource(show_spinner=False)
@@ -91,7 +91,7 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     """A served model's loading error as a line that names the model by its label, not by its URL (public
     mode), else None (not a served label). A server that does not answer is said to be down (its stored runs
     stay browsable), without the command line's advice."""
-    target = api.ModelSpec.configured(name).target
+    target = api.ModelSpec.configured(name).name
     if target == name or not api.is_served(target):
         return None
     try:
@@ -125,7 +125,7 @@ def stored_notice(name: str) -> None:
 def served_last_seen(name: str) -> tuple[str, str] | None:
     """The model name and fingerprint ``name``'s server last said it serves
     (:mod:`biascore.models.served.last_seen`), or None."""
-    return api.recall_served(settings.cache_dir(), api.ModelSpec.configured(name).target)
+    return api.recall_served(settings.cache_dir(), api.ModelSpec.configured(name).name)
 
 
 def served_labels() -> dict[str, str]:

@@ -41,7 +41,7 @@ class Watched:
         if active_snapshot() is not None:
             return None
         try:
-            target = api.ModelSpec.configured(self.model).target
+            target = api.ModelSpec.configured(self.model).name
             return runner.watch(self.method, target, self.input, **dict(self.options))
         except user_errors():
             return None
