@@ -102,10 +102,10 @@ class View:
 
 class Drawing:
     """What a bespoke page draws with beyond a method's typed views (its cached runs, tie labels, head and word
-    tables): a method's ``drawing`` is a subclass of this listing each function as a static method of the function
-    itself (its signature and docstring are the function's: a reader and a type checker follow it to its module) and
-    each name as a class attribute, read through the registry (``biascore.method(name).drawing.…``), so that a page
-    imports no module of a method's folder."""
+    tables): a method's ``drawing`` is a subclass of this (the class, never an instance) whose attributes are the
+    functions and names themselves — a function read from a class is the plain function, so its signature and
+    docstring are its own and a reader and a type checker follow it to its module — read through the registry
+    (``biascore.method(name).drawing.…``), so that a page imports no module of a method's folder."""
 
 
 @dataclass(frozen=True)

@@ -105,16 +105,16 @@ class Attribution(Method):
     #: the token and overview pages draw with these: the cached runs, a pair's token and word units, the tie
     #: labels, the live queue and lm-eval's caption
     class drawing(Drawing):
-        cached_runs = staticmethod(results.cached_runs)
-        best_runs = staticmethod(results.best_runs)
-        lmeval_runs = staticmethod(results.lmeval_runs)
-        load_run = staticmethod(results.load_run)
-        pair_table = staticmethod(token_view.pair_table)
-        pairs = staticmethod(token_view.pairs)
-        salience = staticmethod(token_view.salience)
-        verdict_label = staticmethod(ties.verdict_label)
-        verdict_text = staticmethod(ties.verdict_text)
-        score_live = staticmethod(live.score_live)
+        cached_runs = results.cached_runs
+        best_runs = results.best_runs
+        lmeval_runs = results.lmeval_runs
+        load_run = results.load_run
+        pair_table = token_view.pair_table
+        pairs = token_view.pairs
+        salience = token_view.salience
+        verdict_label = ties.verdict_label
+        verdict_text = ties.verdict_text
+        score_live = live.score_live
         lmeval_caption = lmeval.CAPTION
         LmevalUnavailable = lmeval.LmevalUnavailable
     command = "score"

@@ -36,12 +36,12 @@ class Fields(Method):
     name = "fields"
     #: the semantic fields page draws the field tables, their words and sentences, and the lexicons' coverage
     class drawing(Drawing):
-        field_table = staticmethod(table.field_table)
-        side_by_side = staticmethod(table.side_by_side)
-        field_words = staticmethod(table.field_words)
-        field_sentences = staticmethod(table.field_sentences)
-        lexicon_coverage = staticmethod(st_tags.lexicon_coverage)
-        missing_lexicon_files = staticmethod(st_tags.missing_lexicon_files)
+        field_table = table.field_table
+        side_by_side = table.side_by_side
+        field_words = table.field_words
+        field_sentences = table.field_sentences
+        lexicon_coverage = st_tags.lexicon_coverage
+        missing_lexicon_files = st_tags.missing_lexicon_files
         NoLexiconError = st_tags.NoLexiconError
         language_names = st_tags.LANGUAGE_NAMES
     order = 20

@@ -51,7 +51,7 @@ class HeadBias(Method):
     name = "heads"
     #: the heads page draws the layer × head matrix and the top heads
     class drawing(Drawing):
-        top_heads = staticmethod(top_heads)
+        top_heads = top_heads
     #: 2: layers and heads 0-based (1-based before, against the schema)
     version = 2
     order = 30
@@ -162,9 +162,9 @@ class HeadCounterStereotype(Method):
     name = "heads-counter"
     #: the heads page draws the counter-stereotype table, its sentences' source and one pair's head attention
     class drawing(Drawing):
-        table = staticmethod(cs.counter_stereotype_table)
+        table = cs.counter_stereotype_table
         source_note = cs.SOURCE_NOTE
-        head_attention = staticmethod(cs.head_attention)
+        head_attention = cs.head_attention
     order = 32
     summary_line = "counter-stereotype attentions: target→attribute attention per head, original vs counter sentence"
     paper = PAPER + ", §5.2, Figure 4"
@@ -197,7 +197,7 @@ class HeadPairAttention(Method):
     name = "heads-attention"
     #: the heads page draws one counter pair's attention maps (and bertviz's head view) from it
     class drawing(Drawing):
-        attentions = staticmethod(cs.attention_array)
+        attentions = cs.attention_array
     order = 33
     summary_line = "every head's attention in both sentences of one counter pair (original and counter)"
     paper = PAPER + ", §5.2, Figure 4"
