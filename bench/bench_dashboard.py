@@ -83,7 +83,7 @@ class Page:
         self.at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
         self.at.query_params.update(query)
         self.at.run()
-        self.at.switch_page(f"views/{page}.py")
+        self.at.switch_page(f"views/pages/{page}.py")
 
     def run(self):
         return self.at.run()
