@@ -59,12 +59,6 @@ def sentence_units(row: Mapping, side: Side, level: Level = "token") -> pd.DataF
     return salience(row).units(level)[0 if side == "more" else 1][1]
 
 
-def ranked_units(row: Mapping, level: Level = "token") -> pd.DataFrame:
-    """The scored units of the more-biased sentence ordered from the strongest push toward the biased
-    sentence (most negative b) to the strongest push away."""
-    return RankedUnits(salience(row)).units(level)
-
-
 def strongest_token(row: Mapping) -> tuple[str, float]:
     """The shared token with the largest |b(u)| (its text in the more-biased sentence) and its b(u);
     ``("", nan)`` for an unscored pair."""

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biascore.methods.attribution.token_view import (color_limit, filter_pairs, pair_table, ranked_units, sentence_units,
+from biascore.api import RankedUnits
+from biascore.methods.attribution.token_view import (color_limit, filter_pairs, pair_table, salience, sentence_units,
                                  strongest_token)
 from views.kit.charts import estimates_chart, ranked_bar_chart, token_heatmap
 from biascore.display import plotly_label as escape
@@ -40,7 +41,7 @@ def test_word_units_average_the_shared_tokens():
 
 def test_ranked_units_and_strongest_token():
     row = hand_made_row()
-    ranked = ranked_units(row)
+    ranked = RankedUnits(salience(row)).units()
     assert ranked.b.tolist() == sorted(row["bu"])
     assert ranked.text[0] == ">"  # b = -0.10, the strongest push toward the biased sentence
     assert strongest_token(row) == (".", pytest.approx(0.11))
@@ -81,7 +82,7 @@ def test_heatmap_escapes_text_and_centres_the_scale():
     assert list(scored[0].marker.color) == pytest.approx(row["bu"])
     assert [list(tr.text) for tr in modified] == [["Women"], ["Men"]]
     assert all(tr.marker.pattern.shape == "/" for tr in modified)
-    bars = ranked_bar_chart(ranked_units(row), limit=limit)
+    bars = ranked_bar_chart(RankedUnits(salience(row)).units(), limit=limit)
     assert list(bars.data[0].x) == sorted(row["bu"])
 
 
