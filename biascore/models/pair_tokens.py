@@ -138,11 +138,6 @@ def shared_positions(ids_a: list[int], ids_b: list[int]) -> tuple[list[int], lis
     return pos_a, pos_b
 
 
-def tokenize_pair(lm: LanguageModel, sent_more: str, sent_less: str) -> PairTokens:
-    more, less = tokenize_sentences(lm, [sent_more, sent_less])
-    return pair_of(more, less)
-
-
 def pair_of(more: SentenceTokens, less: SentenceTokens) -> PairTokens:
     """The pair of two tokenised sentences with its shared tokens U (content tokens of the equal blocks)."""
     pos_more, pos_less = shared_positions(more.ids, less.ids)

@@ -25,6 +25,8 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from biascore.models.names import SERVED_DTYPE  # the dtype a served model's results carry
+
 DTYPES: dict[str, torch.dtype] = {
     "fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
     "fp16": torch.float16, "float16": torch.float16,
@@ -47,8 +49,6 @@ def dtype_name(dtype: torch.dtype | str) -> str:
     return str(dtype).replace("torch.", "")
 
 
-#: the ``dtype`` a served model's results carry (:mod:`biascore.models.served`): the server decides the numerics
-SERVED_DTYPE = "served"
 SERVED_LABEL = "served (precision as the server computes)"
 
 
@@ -114,7 +114,7 @@ class Precision:
         if self.kind == "approximate":
             return ("a quantized or reduced-precision run: verdicts can differ from the exact float32 run of the same "
                     "model; do not mix it with exact results unlabelled")
-        if self.kind == "served":
+        if self.kind == SERVED_DTYPE:
             return ("prompt log-probabilities from a completions server, computed in the server's own precision "
                     "(often bf16 on a GPU server): equal to an exact run only where the server computes in float32")
         return ""

@@ -30,6 +30,7 @@ from biascore.store.provenance import package_versions, utc_now
 from biascore.contract.method import Method, NotApplicable
 from biascore.contract.options import Options
 from biascore.models.loading import LanguageModel, ModelIdentity
+from biascore.models.names import is_served
 from biascore.progress import ProgressFn
 from biascore.contract.result import Result
 
@@ -149,7 +150,7 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
             return None
         identity = announcer.load(run_handle).identity()  # a hub id not in the local cache: only a load can tell
     try:
-        if identity.dtype == "served":  # refused unless the method needs only its prompt log-probabilities
+        if is_served(identity):  # refused unless the method needs only its prompt log-probabilities
             method.refuse_served(identity.name)
         method.check(identity.kind, loaded, opts)
     except NotApplicable:

@@ -1,5 +1,5 @@
 """Every page that shows a result labels one that is not exact — quantized or bf16/fp16 (``approximate (int8
-weights)``) or served — from the result's stored precision (views.widgets.precision_caption, written once): the
+weights)``) or served — from the result's stored precision (views.kit.widgets.precision_caption, written once): the
 generated page of a method without a page of its own, a bespoke page (Token attributions) and the Overview's
 paired comparison of a model with its own quantized weights (AppTest)."""
 from __future__ import annotations
@@ -27,7 +27,7 @@ def labelled(at: AppTest, label: str) -> bool:
 
 
 def _toy_page():
-    from views.generated import method_page
+    from views.kit.generated import method_page
 
     method_page("toy-lengths")
 
@@ -43,7 +43,7 @@ def test_the_generated_page_labels_a_stored_quantized_result(toy_method, hermeti
     handles = {"int8": quantized, "full": biascore.load_model(model)}
     which = {"now": "int8"}
     # the dashboard's handle for this model (an operator's quantized model): the page reads its stored result
-    monkeypatch.setattr("views.generated.model_for_cache", lambda name: handles[which["now"]])
+    monkeypatch.setattr("views.kit.generated.model_for_cache", lambda name: handles[which["now"]])
     at = AppTest.from_function(_toy_page, default_timeout=300)
     at.query_params.update(model=model, input="demo")
     at.run()

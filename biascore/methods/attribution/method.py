@@ -104,12 +104,19 @@ class Attribution(Method):
     name = "attribution"
     #: the token and overview pages draw with these: the cached runs, a pair's token and word units, the tie
     #: labels, the live queue and lm-eval's caption
-    drawing = Drawing(cached_runs=results.cached_runs, best_runs=results.best_runs, lmeval_runs=results.lmeval_runs,
-                      load_run=results.load_run, pair_table=token_view.pair_table, filter_pairs=token_view.filter_pairs,
-                      sentence_units=token_view.sentence_units, ranked_units=token_view.ranked_units,
-                      color_limit=token_view.color_limit, verdict_label=ties.verdict_label,
-                      verdict_text=ties.verdict_text, score_live=live.score_live, lmeval_caption=lmeval.CAPTION,
-                      LmevalUnavailable=lmeval.LmevalUnavailable)
+    class drawing(Drawing):
+        cached_runs = results.cached_runs
+        best_runs = results.best_runs
+        lmeval_runs = results.lmeval_runs
+        load_run = results.load_run
+        pair_table = token_view.pair_table
+        pairs = token_view.pairs
+        salience = token_view.salience
+        verdict_label = ties.verdict_label
+        verdict_text = ties.verdict_text
+        score_live = live.score_live
+        lmeval_caption = lmeval.CAPTION
+        LmevalUnavailable = lmeval.LmevalUnavailable
     command = "score"
     order = 10
     summary_line = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
@@ -170,6 +177,11 @@ class Attribution(Method):
                         "more-biased sentence; 50 = unbiased", where=(("bias_type", "all"),)),
         "lmeval": Headline(LMEVAL_LABEL, "pct_stereotype", "% of pairs whose whole-sentence log-likelihood prefers "
                            "the more-biased sentence; 50 = unbiased", where=(("bias_type", "all"),))}
+
+    def drawn(self, result: Result) -> list:
+        """The B chart, and the pairs, each opening its b(u) heatmap and ranked units (the Token attributions
+        page's views)."""
+        return [*super().drawn(result), token_view.pairs(result.frame)]
 
     def headline(self, options: AttributionOptions) -> Headline:
         return self.HEADLINES[options.metric]

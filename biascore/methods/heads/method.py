@@ -31,7 +31,7 @@ from biascore.models.precision import agreement
 from biascore.runs import runner
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking, scorer
-from biascore.methods.heads.head_table import scores_to_matrix, top_heads
+from biascore.methods.heads.head_table import top_heads
 
 PAPER = "Yang et al., Bias A-head? Analyzing bias in transformer-based language model attention heads"
 
@@ -53,7 +53,8 @@ class HeadOptions(Options):
 class HeadBias(Method):
     name = "heads"
     #: the heads page draws the layer × head matrix and the top heads
-    drawing = Drawing(scores_to_matrix=scores_to_matrix, top_heads=top_heads)
+    class drawing(Drawing):
+        top_heads = top_heads
     #: 2: layers and heads 0-based (1-based before, against the schema)
     version = 2
     order = 30
@@ -178,7 +179,10 @@ COUNTER_SOURCES = InputKind(
 class HeadCounterStereotype(Method):
     name = "heads-counter"
     #: the heads page draws the counter-stereotype table, its sentences' source and one pair's head attention
-    drawing = Drawing(table=cs.counter_stereotype_table, source_note=cs.SOURCE_NOTE, head_attention=cs.head_attention)
+    class drawing(Drawing):
+        table = cs.counter_stereotype_table
+        source_note = cs.SOURCE_NOTE
+        head_attention = cs.head_attention
     order = 32
     summary_line = "counter-stereotype attentions: target→attribute attention per head, original vs counter sentence"
     paper = PAPER + ", §5.2, Figure 4"
@@ -210,7 +214,8 @@ class PairAttentionOptions(Options):
 class HeadPairAttention(Method):
     name = "heads-attention"
     #: the heads page draws one counter pair's attention maps (and bertviz's head view) from it
-    drawing = Drawing(attentions=cs.attention_array)
+    class drawing(Drawing):
+        attentions = cs.attention_array
     order = 33
     summary_line = "every head's attention in both sentences of one counter pair (original and counter)"
     paper = PAPER + ", §5.2, Figure 4"
