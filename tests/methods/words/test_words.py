@@ -282,4 +282,4 @@ def test_one_default_minimum_count_on_the_cli_and_the_dashboard(capsys):
     with pytest.raises(SystemExit):
         main(["words", "--help"])
     said = " ".join(capsys.readouterr().out.split())
-    assert re.search(r"--min-count\b.*the dashboard's default too.*\b2\b", said), said
+    assert re.search(r"--min-count\b.*the dashboard's too.*\b2\b", said), said
