@@ -91,7 +91,8 @@ if runs.empty:
             "(or run `python -m biascore score --benchmark demo`).")
 grid = pd.DataFrame() if runs.empty else summary_grid(runs, DRAWING.lmeval_runs(DRAWING.cached_runs()))
 if not grid.empty:
-    cells = grid.assign(B=[f"{b:.1f} % [{lo:.1f}, {hi:.1f}]" for b, lo, hi in grid[["B", "B_ci_low", "B_ci_high"]].values])
+    cells = grid.assign(B=[f"{b:.1f} % [{lo:.1f}, {hi:.1f}]" for b, lo, hi in grid[["B", "B_ci_low", "B_ci_high"]]
+                           .to_numpy(float)])
     wide = cells.pivot(index=["model", "benchmark"], columns="bias_type", values="B").reindex(
         grid[["model", "benchmark"]].drop_duplicates().itertuples(index=False, name=None))
     order = ["all"] + sorted(c for c in wide.columns if c != "all")
