@@ -54,12 +54,12 @@ def test_one_parse_of_a_model_entry_in_every_shell(monkeypatch, capsys):
 
     url = "served:http://127.0.0.1:18101/v1#smollm2"
     spec = ModelSpec.parse(f"gpu = {url}")
-    assert (spec.label, spec.target, spec.served) == ("gpu", url, True)
+    assert (spec.label, spec.name, spec.served) == ("gpu", url, True)
     assert load_model(f"gpu={url}").spec == spec
     monkeypatch.setenv("BIASCORE_MODELS", f"smollm2-135m,gpu={url}")
     assert settings.served_models() == {"gpu": url} and ModelSpec.configured("gpu") == ModelSpec(url, label="gpu")
     tasks = build_spec(None, models=[f"gpu={url}"], benchmarks=["demo"], metrics=["attribution"]).tasks()
-    assert tasks[0].spec.label == "gpu" and tasks[0].spec.target == url
+    assert tasks[0].spec.label == "gpu" and tasks[0].spec.name == url
     for label in ("A=B", "A#B"):
         with pytest.raises(ValueError) as refused:
             ModelSpec.parse(f"{label}={url}")
