@@ -246,6 +246,7 @@ def test_a_method_without_a_page_gets_a_generated_one(toy_method, smollm, tmp_pa
     at.query_params.update(model=MODEL, input="demo")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    assert [w.label for w in at.selectbox if w.key == "model_select"] == ["Stored results of model"]  # loads none
     assert {"toy-lengths_opt_scale", "toy-lengths_opt_side"} <= {w.key for w in at.number_input} | {
         w.key for w in at.selectbox}
     at.number_input(key="toy-lengths_opt_scale").set_value(3).run()

@@ -24,7 +24,10 @@ def method_page(name: str) -> None:
     data_dir_notice()
     top = st.columns(2)
     with top[0]:
-        model = model_selector(scorer=method.cache_folder)
+        # a method that loads no model still reads one model's stored results (its attribution, say): the picker
+        # names whose results these are, not a model to load
+        model = model_selector(label="Model" if method.needs_model else "Stored results of model",
+                               scorer=method.cache_folder)
     with top[1]:
         input_name = input_picker(method)
     options = option_inputs(method, key=f"{name}_opt")
