@@ -8,7 +8,8 @@ step from the command's start:
 
 * ``server``: Streamlit answers its health check (Python + Streamlit start);
 * ``overview``: the Overview has run once (its first run imports the engine) and shows "Score now";
-* one line per progress step the page showed (loading/converting the model, scoring pairs), with its first time;
+* one line per progress step the page showed (the line every page shows while the default model loads, loading/
+  converting the model, scoring pairs), with its first time;
 * ``first_B``: the B table is on the page.
 
     .venv/bin/python bench/first_minute.py [--json bench/results/first_minute.json]
@@ -61,12 +62,13 @@ def measure(workdir: Path, ref: str | None = None) -> dict:
             while table.count() == 0:
                 if time.monotonic() - t0 > LIMIT_S:
                     raise RuntimeError("no B after the safety limit")
-                for bar in page.locator('[data-testid="stProgress"], [data-testid="stSpinner"]').all():
+                for bar in page.locator('[data-testid="stProgress"], [data-testid="stSpinner"], '
+                                        '[data-testid="stCaptionContainer"]:has-text("⏳")').all():
                     try:
                         text = bar.inner_text(timeout=200).strip()
                     except Exception:  # the element went away between listing and reading
                         continue
-                    step = re.sub(r"\s*\d+/\d+\s*$", "", text)  # "… pairs 3/38" → one step
+                    step = re.sub(r"\s*\d+/\d+\s*$|: \d+ s so far.*", "", text)  # "… pairs 3/38" → one step
                     if step and step not in steps:
                         steps[step] = time.monotonic() - t0
                 time.sleep(0.1)

@@ -8,6 +8,7 @@ a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
 
 import os
+import time
 from contextlib import nullcontext
 
 import streamlit as st
@@ -68,6 +69,28 @@ def _handle(name: str, target: str, snapshot_root: str | None):
     if snapshot_root is not None and name != settings.DEFAULT_MODEL:
         return snapshot.standin_handle(name, active_snapshot().model_facts(name) or {})
     return api.ModelHandle(api.ModelSpec(target, label=name))
+
+
+def default_model_status() -> None:
+    """The embedded default model starts loading at the server's first page when it must be converted first (once
+    per machine; :meth:`~biascore.models.handle.ModelHandle.start_loading`): a "Score now" meanwhile waits for that
+    same load. While it loads, every page says so in one line (drawn by app.py), looked at again every second."""
+    if active_snapshot() is not None or not model_allowed(settings.DEFAULT_MODEL):
+        return
+    handle = get_handle(settings.DEFAULT_MODEL)
+    if handle.converts:
+        handle.start_loading()
+
+    loading = handle.loading_since is not None
+
+    @st.fragment(run_every=1.0 if loading else None)
+    def status() -> None:
+        since = handle.loading_since
+        if since is not None:
+            st.caption(f"⏳ {handle.load_line()}: {time.time() - since:.0f} s so far. \"Score now\" waits for it.")
+        elif loading:
+            st.rerun()  # loaded: the page again, without the line
+    status()
 
 
 def served(name: str) -> bool:

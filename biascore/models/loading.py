@@ -438,7 +438,7 @@ def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = No
     if src.gguf_path is not None and not (src.converted_folder / "config.json").exists():
         # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
         converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock"))
-    with converting, (_one_gguf_reader() if src.gguf_path is not None else contextlib.nullcontext()):
+    with converting, (_fast_gguf() if src.gguf_path is not None else contextlib.nullcontext()):
         if (placement is not None or quantize) and src.gguf_path is not None \
                 and not (src.converted_folder / "config.json").exists():
             # split or quantized loads read the de-quantised float32 copy: convert (and save) it first
@@ -452,27 +452,47 @@ _reader_memo: dict = {}
 
 
 @contextlib.contextmanager
-def _one_gguf_reader():
-    """While converting a GGUF file, transformers reads it three times (config, tokenizer, weights), each time
-    parsing all of its metadata (SmolLM2's 49k-token vocabulary: several seconds a parse). Within this block
-    ``gguf.GGUFReader`` returns one reader per file (read-only memory maps of the same bytes), so the file is
-    parsed once: the conversion of the embedded SmolLM2 takes about half the time (docs/performance.md)."""
+def _fast_gguf():
+    """transformers' GGUF conversion of the embedded SmolLM2 spends ~10 of its ~14 s of CPU on Python beside the
+    de-quantisation (docs/performance.md, "The first minute"): it parses the file's metadata (a 49k-token
+    vocabulary) three times, element by element through numpy memory-map slices, decodes every string byte by byte,
+    rebuilds gguf's tensor-name map for each of the model's ~300 submodules and de-quantises 16 rows at a time.
+    Within this block the same work gives the same bytes (tests/models/test_loading.py) with less Python: one
+    parse per file (its reader shared while any conversion runs), over a plain array; a string decoded at once;
+    one name map per architecture; 4096 rows at a time. The patches are set once per process."""
     import gguf
+    import gguf.quants
+    import numpy as np
+    import transformers.modeling_gguf_pytorch_utils as hf_gguf
 
     global _readers_users
     with _READERS_LOCK:
-        if _readers_users == 0:
-            original = gguf.GGUFReader
+        if not hasattr(gguf.GGUFReader, "parse"):
+            parse, parse_value = gguf.GGUFReader, hf_gguf._gguf_parse_value
+
+            class Reader(parse):  # its fields and tensors read from a plain array: no memmap code per slice
+                data = property(lambda self: self._data, lambda self, mapped: setattr(self, "_data",
+                                                                                      mapped.view(np.ndarray)))
 
             def reader(path, *args, **kwargs):
                 key = (os.fspath(path), args, tuple(sorted(kwargs.items())))
                 with _READERS_LOCK:
+                    if not _readers_users:
+                        return Reader(path, *args, **kwargs)
                     if key not in _reader_memo:
-                        _reader_memo[key] = original(path, *args, **kwargs)
+                        _reader_memo[key] = Reader(path, *args, **kwargs)
                     return _reader_memo[key]
 
-            reader.original = original
-            gguf.GGUFReader = reader
+            def rows(func, arr, otype, oshape):  # each row on its own, as gguf's 16-row groups
+                arr = arr.reshape(-1, arr.shape[-1])
+                return np.concatenate([func(arr[i:i + 4096]).ravel() for i in range(0, len(arr), 4096)]
+                                      ).astype(otype, copy=False).reshape(oshape)
+
+            reader.parse = parse
+            gguf.GGUFReader, gguf.quants._apply_over_grouped_rows = reader, rows
+            gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map)
+            hf_gguf._gguf_parse_value = lambda value, types: (  # a string, or an array's string: its bytes at once
+                bytes(value).decode() if types in (8, [8], [9, 8]) else parse_value(value, types))
         _readers_users += 1
     try:
         yield
@@ -480,7 +500,6 @@ def _one_gguf_reader():
         with _READERS_LOCK:
             _readers_users -= 1
             if _readers_users == 0:
-                gguf.GGUFReader = gguf.GGUFReader.original
                 _reader_memo.clear()
 
 
