@@ -9,7 +9,8 @@ step from the command's start:
 * ``server``: Streamlit answers its health check (Python + Streamlit start);
 * ``overview``: the Overview has run once (its first run imports the engine) and shows "Score now";
 * one line per progress step the page showed (the line every page shows while the default model loads, loading/
-  converting the model, scoring pairs), with its first time;
+  converting the model, scoring pairs), with its first time; ``model ready``: the first pair count (the model
+  is loaded, scoring has begun);
 * ``first_B``: the B table is on the page.
 
     .venv/bin/python bench/first_minute.py [--json bench/results/first_minute.json]
@@ -71,6 +72,8 @@ def measure(workdir: Path, ref: str | None = None) -> dict:
                     step = re.sub(r"\s*\d+/\d+\s*$|: \d+ s so far.*", "", text)  # "… pairs 3/38" → one step
                     if step and step not in steps:
                         steps[step] = time.monotonic() - t0
+                    if re.search(r"\d+/\d+\s*$", text) and "model ready" not in steps:  # the pairs are counted
+                        steps["model ready"] = time.monotonic() - t0
                 time.sleep(0.1)
             steps["first_B"] = time.monotonic() - t0
             page.screenshot(path=str(workdir / "first_B.png"), full_page=True)

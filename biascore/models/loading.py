@@ -488,7 +488,7 @@ def _fast_gguf():
                 return np.concatenate([func(arr[i:i + 4096]).ravel() for i in range(0, len(arr), 4096)]
                                       ).astype(otype, copy=False).reshape(oshape)
 
-            reader.parse = parse
+            reader.parse, rows.grouped = parse, gguf.quants._apply_over_grouped_rows  # gguf's own, for the tests
             gguf.GGUFReader, gguf.quants._apply_over_grouped_rows = reader, rows
             gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map)
             hf_gguf._gguf_parse_value = lambda value, types: (  # a string, or an array's string: its bytes at once
