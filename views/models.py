@@ -80,16 +80,16 @@ def default_model_status() -> None:
     handle = get_handle(settings.DEFAULT_MODEL)
     if handle.converts:
         handle.start_loading()
+    if handle.loading_since is None:
+        return
 
-    loading = handle.loading_since is not None
-
-    @st.fragment(run_every=1.0 if loading else None)
+    @st.fragment(run_every=1.0)
     def status() -> None:
         since = handle.loading_since
-        if since is not None:
-            st.caption(f"⏳ {handle.load_line()}: {time.time() - since:.0f} s so far. \"Score now\" waits for it.")
-        elif loading:
+        if since is None:
             st.rerun()  # loaded: the page again, without the line
+        st.caption(f"⏳ {handle.load_line()}: {time.time() - since:.0f} s so far. \"Score now\" waits for it.")
+
     status()
 
 

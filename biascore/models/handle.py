@@ -122,9 +122,10 @@ class ModelHandle:
     def load_line(self, label: str = "") -> str:
         """What loading this model does, in the words every shell shows (the CLI on stderr, the dashboard's pages),
         naming it ``label`` (default: :attr:`label`)."""
+        label = label or self.label
         if self.converts:
-            return f"Converting {label or self.label} from its GGUF file (first use on this machine only, a few seconds)"
-        return f"Loading {label or self.label}"
+            return f"Converting {label} from its GGUF file (first use on this machine only, a few seconds)"
+        return f"Loading {label}"
 
     def start_loading(self) -> None:
         """Start :meth:`load` in a thread of its own, unless it is loaded or loading: a :meth:`load` meanwhile waits

@@ -434,13 +434,12 @@ def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = No
                              "(biascore.models.handle.open_model)")
     check_quantize(quantize, dtype, placement)
     src = resolve_source(name, gguf_file)
-    converting = contextlib.nullcontext(False)
-    if src.gguf_path is not None and not (src.converted_folder / "config.json").exists():
-        # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
-        converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock"))
+    unconverted = src.gguf_path is not None and not (src.converted_folder / "config.json").exists()
+    # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
+    converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock")) if unconverted \
+        else contextlib.nullcontext(False)
     with converting, (_fast_gguf() if src.gguf_path is not None else contextlib.nullcontext()):
-        if (placement is not None or quantize) and src.gguf_path is not None \
-                and not (src.converted_folder / "config.json").exists():
+        if (placement is not None or quantize) and unconverted and not (src.converted_folder / "config.json").exists():
             # split or quantized loads read the de-quantised float32 copy: convert (and save) it first
             _load(name, src, kind, "cpu", "auto", trust_remote_code, None, None, None)
         return _load(name, src, kind, device, dtype, trust_remote_code, attn_implementation, placement, quantize)
@@ -453,13 +452,11 @@ _reader_memo: dict = {}
 
 @contextlib.contextmanager
 def _fast_gguf():
-    """transformers' GGUF conversion of the embedded SmolLM2 spends ~10 of its ~14 s of CPU on Python beside the
-    de-quantisation (docs/performance.md, "The first minute"): it parses the file's metadata (a 49k-token
-    vocabulary) three times, element by element through numpy memory-map slices, decodes every string byte by byte,
-    rebuilds gguf's tensor-name map for each of the model's ~300 submodules and de-quantises 16 rows at a time.
-    Within this block the same work gives the same bytes (tests/models/test_loading.py) with less Python: one
-    parse per file (its reader shared while any conversion runs), over a plain array; a string decoded at once;
-    one name map per architecture; 4096 rows at a time. The patches are set once per process."""
+    """transformers' GGUF conversion spends most of its CPU on Python beside the de-quantisation: it parses the
+    metadata (SmolLM2: a 49k-token vocabulary) three times through memory-map slices, decodes strings byte by byte,
+    builds gguf's tensor-name map for each of ~300 submodules and de-quantises 16 rows at a time. Here the same bytes
+    come out (tests/models/test_loading.py) from one parse per file while conversions run, over a plain array, whole
+    strings, one name map per architecture and 4096 rows at a time: 14 s of CPU → 4 s (docs/performance.md)."""
     import gguf
     import gguf.quants
     import numpy as np
@@ -467,21 +464,19 @@ def _fast_gguf():
 
     global _readers_users
     with _READERS_LOCK:
-        if not hasattr(gguf.GGUFReader, "parse"):
+        if not hasattr(gguf.GGUFReader, "parse"):  # set once per process
             parse, parse_value = gguf.GGUFReader, hf_gguf._gguf_parse_value
 
             class Reader(parse):  # its fields and tensors read from a plain array: no memmap code per slice
                 data = property(lambda self: self._data, lambda self, mapped: setattr(self, "_data",
                                                                                       mapped.view(np.ndarray)))
 
-            def reader(path, *args, **kwargs):
-                key = (os.fspath(path), args, tuple(sorted(kwargs.items())))
+            def reader(path, *args):
                 with _READERS_LOCK:
-                    if not _readers_users:
-                        return Reader(path, *args, **kwargs)
+                    key = (os.fspath(path), args)
                     if key not in _reader_memo:
-                        _reader_memo[key] = Reader(path, *args, **kwargs)
-                    return _reader_memo[key]
+                        _reader_memo[key] = Reader(path, *args)
+                    return _reader_memo[key] if _readers_users else _reader_memo.pop(key)
 
             def rows(func, arr, otype, oshape):  # each row on its own, as gguf's 16-row groups
                 arr = arr.reshape(-1, arr.shape[-1])

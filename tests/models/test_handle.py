@@ -29,7 +29,8 @@ def test_a_load_started_in_the_background_is_the_one_a_caller_waits_for(hermetic
     with GatedGguf(tmp_path / "gguf", cache, hermetic_models / "random-mlm") as gguf:
         handle = ModelHandle(str(gguf.path))
         assert handle.converts and handle.loading_since is None
-        assert handle.load_line("gated") == "Converting gated from its GGUF file (first use on this machine only, a few seconds)"
+        assert handle.load_line("gated") == \
+            "Converting gated from its GGUF file (first use on this machine only, a few seconds)"
         handle.start_loading()
         handle.start_loading()  # a second page while it loads: nothing more
         assert handle.loading_since is not None and len(_loaders()) == 1
