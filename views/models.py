@@ -72,9 +72,8 @@ def _handle(name: str, target: str, snapshot_root: str | None):
 
 
 def default_model_status() -> None:
-    """The embedded default model starts loading at the server's first page when it must be converted first (once
-    per machine; :meth:`~biascore.models.handle.ModelHandle.start_loading`): a "Score now" meanwhile waits for that
-    same load. While it loads, every page says so in one line (drawn by app.py), looked at again every second."""
+    """The default model's load starts with the server's first page when it must be converted first (once per machine):
+    a "Score now" meanwhile waits for that same load; every page says so in one line, redrawn every second."""
     if active_snapshot() is not None or not model_allowed(settings.DEFAULT_MODEL):
         return
     handle = get_handle(settings.DEFAULT_MODEL)

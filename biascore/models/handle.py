@@ -128,8 +128,8 @@ class ModelHandle:
         return f"Loading {label}"
 
     def start_loading(self) -> None:
-        """Start :meth:`load` in a thread of its own, unless it is loaded or loading: a :meth:`load` meanwhile waits
-        for that same load (a failed one raises its error there)."""
+        """Start :meth:`load` in a thread of its own (unless loaded, loading or failed): a :meth:`load` meanwhile
+        waits for that same load."""
         def load() -> None:
             with contextlib.suppress(Exception):  # kept in the handle: the next load() raises it
                 self.load()

@@ -438,7 +438,7 @@ def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = No
     # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
     converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock")) if unconverted \
         else contextlib.nullcontext(False)
-    with converting, (_fast_gguf() if src.gguf_path is not None else contextlib.nullcontext()):
+    with converting, (_fast_gguf() if unconverted else contextlib.nullcontext()):
         if (placement is not None or quantize) and unconverted and not (src.converted_folder / "config.json").exists():
             # split or quantized loads read the de-quantised float32 copy: convert (and save) it first
             _load(name, src, kind, "cpu", "auto", trust_remote_code, None, None, None)
@@ -452,11 +452,10 @@ _reader_memo: dict = {}
 
 @contextlib.contextmanager
 def _fast_gguf():
-    """transformers' GGUF conversion spends most of its CPU on Python beside the de-quantisation: it parses the
-    metadata (SmolLM2: a 49k-token vocabulary) three times through memory-map slices, decodes strings byte by byte,
-    builds gguf's tensor-name map for each module (SmolLM2: 397) and de-quantises 16 rows at a time. Here the same bytes
-    come out (tests/models/test_loading.py) from one parse per file while conversions run, over a plain array, whole
-    strings, one name map per architecture and 4096 rows at a time: 14 s of CPU → 4 s (docs/performance.md)."""
+    """transformers' GGUF conversion spends most of its CPU on Python beside the de-quantisation (docs/performance.md,
+    "The first minute"). Here the same bytes come out (tests/models/test_loading.py) with less: one metadata parse per
+    file while conversions run, over a plain array; strings decoded whole; one tensor-name map per architecture, not
+    one per module; 4096 rows per de-quantising call, not 16. SmolLM2: 12.4 s of CPU → 3.7 s."""
     import gguf
     import gguf.quants
     import numpy as np
