@@ -19,9 +19,11 @@ Special tokens ([CLS], [SEP], <s>, …) are never scored. The remaining tokens a
 **Words** — the engine's one definition, used by the attribution frame's ``words``/``word_bu``, the
 dashboard's word level, the semantic-fields scorer and the minimal-pair check: a word is a run of letters
 or digits with inner hyphens or apostrophes ("don't", "mag-aaral", "O’Brien"), and every other visible
-character is a unit of its own (punctuation) — :data:`WORD_RE`. Tokens are assigned to words by their
-character offsets, never by "##"/"Ġ"/"▁" prefixes: a token belongs to every word its span overlaps, so
-BERT's don · ' · t and GPT-2's Ġdon · 't are both the one word "don't".
+character is a unit of its own (punctuation) — :data:`WORD_RE` (a script without spaces needs its own rule in
+:func:`word_spans`). Tokens are assigned to words by their character offsets, never by "##"/"Ġ"/"▁" prefixes: a
+token with characters belongs to every word its span overlaps, so BERT's don · ' · t and GPT-2's Ġdon · 't are
+both "don't". A word that a modified token overlaps is **modified**, never scored ("nanay" = nan · ay against
+t · at · ay, "ay" shared); a scored word holds shared tokens only (docs/methods.md, "Words").
 """
 from __future__ import annotations
 
@@ -136,11 +138,6 @@ def shared_positions(ids_a: list[int], ids_b: list[int]) -> tuple[list[int], lis
     return pos_a, pos_b
 
 
-def tokenize_pair(lm: LanguageModel, sent_more: str, sent_less: str) -> PairTokens:
-    more, less = tokenize_sentences(lm, [sent_more, sent_less])
-    return pair_of(more, less)
-
-
 def pair_of(more: SentenceTokens, less: SentenceTokens) -> PairTokens:
     """The pair of two tokenised sentences with its shared tokens U (content tokens of the equal blocks)."""
     pos_more, pos_less = shared_positions(more.ids, less.ids)
@@ -171,7 +168,7 @@ def word_spans(text: str) -> list[tuple[int, int]]:
 
 def split_words(text: str) -> list[str]:
     """The words and punctuation marks of ``text``, in order (whitespace dropped)."""
-    return WORD_RE.findall(text)
+    return [text[s:e] for s, e in word_spans(text)]
 
 
 def flatten_spans(spans) -> list[int]:
