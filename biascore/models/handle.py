@@ -63,8 +63,7 @@ class ModelHandle:
         self._lock = threading.Lock()
         self._refuse: str | None = None  # a stand-in: why it cannot load
         self.loads = 0
-        #: when the load in progress began (time.time()), None when none is
-        self.loading_since: float | None = None
+        self.loading_since: float | None = None  # when the load in progress began (time.time())
 
     # ------------------------------------------------------------------ other ways to make one
     @classmethod
@@ -120,8 +119,7 @@ class ModelHandle:
         return self._lm is None and self._refuse is None and needs_conversion(self.name, self.spec.gguf_file)
 
     def load_line(self, label: str = "") -> str:
-        """What loading this model does, in the words every shell shows (the CLI on stderr, the dashboard's pages),
-        naming it ``label`` (default: :attr:`label`)."""
+        """What loading this model does, naming it ``label`` (default :attr:`label`): the CLI's and the pages' words."""
         label = label or self.label
         if self.converts:
             return f"Converting {label} from its GGUF file (first use on this machine only, a few seconds)"
