@@ -22,7 +22,7 @@ import streamlit as st
 from biascore.settings import ReadOnlySnapshotError
 from biascore.errors import one_line
 from views.kit.common import show_error
-from views.kit.models import open_snapshot
+from views.kit.models import default_model_status, open_snapshot
 from views.kit.generated import page_for
 from views.menu import menu_pages
 
@@ -34,6 +34,7 @@ pages = [st.Page(page.path or page_for(page.method), title=page.title, icon=page
 nav = st.navigation(pages)
 if not open_snapshot():  # BIASCORE_SNAPSHOT names a file that is refused: the one-line reason is shown
     st.stop()
+default_model_status()  # the default model's first load: started here, in the background; said on every page
 try:
     nav.run()
 except ReadOnlySnapshotError as exc:  # a part of a page that would compute, in a read-only snapshot

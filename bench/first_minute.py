@@ -8,8 +8,12 @@ step from the command's start:
 
 * ``server``: Streamlit answers its health check (Python + Streamlit start);
 * ``overview``: the Overview has run once (its first run imports the engine) and shows "Score now";
-* one line per progress step the page showed (loading/converting the model, scoring pairs), with its first time;
-* ``first_B``: the B table is on the page.
+* one line per progress step the page showed (the line every page shows while the default model loads, loading/
+  converting the model, scoring pairs), with its first time; ``model ready``: the first pair count (the model
+  is loaded, scoring has begun);
+* ``first_B``: the B table is on the page;
+* ``server CPU s by model ready`` / ``by first_B``: the CPU time the Streamlit process has used by then (a figure
+  a busy machine sways far less than the wall times).
 
     .venv/bin/python bench/first_minute.py [--json bench/results/first_minute.json]
 
@@ -34,6 +38,13 @@ from dashboard_server import CHROMIUM, dashboard_process  # noqa: E402  (the e2e
 LIMIT_S = 900
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux /proc): far less swayed by the machine's
+    load than wall time, so a busy machine's before/after still compares."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(workdir: Path, ref: str | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
@@ -46,7 +57,7 @@ def measure(workdir: Path, ref: str | None = None) -> dict:
     # no biascore setting, offline, the clone's code
     bare = tuple(k for k in os.environ if k.startswith("BIASCORE_"))
     with dashboard_process(workdir / "streamlit.log", drop_env=bare, cwd=clone, poll_s=0.1, PYTHONPATH=str(clone),
-                           HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1") as (url, _):
+                           HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1") as (url, server):
         steps["server"] = time.monotonic() - t0
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
@@ -61,16 +72,21 @@ def measure(workdir: Path, ref: str | None = None) -> dict:
             while table.count() == 0:
                 if time.monotonic() - t0 > LIMIT_S:
                     raise RuntimeError("no B after the safety limit")
-                for bar in page.locator('[data-testid="stProgress"], [data-testid="stSpinner"]').all():
+                for bar in page.locator('[data-testid="stProgress"], [data-testid="stSpinner"], '
+                                        '[data-testid="stCaptionContainer"]:has-text("⏳")').all():
                     try:
                         text = bar.inner_text(timeout=200).strip()
                     except Exception:  # the element went away between listing and reading
                         continue
-                    step = re.sub(r"\s*\d+/\d+\s*$", "", text)  # "… pairs 3/38" → one step
+                    step = re.sub(r"\s*\d+/\d+\s*$|: \d+ s so far.*", "", text)  # "… pairs 3/38" → one step
                     if step and step not in steps:
                         steps[step] = time.monotonic() - t0
+                    if re.search(r"\d+/\d+\s*$", text) and "model ready" not in steps:  # the pairs are counted
+                        steps["model ready"] = time.monotonic() - t0
+                        steps["server CPU s by model ready"] = cpu_s(server.pid)
                 time.sleep(0.1)
             steps["first_B"] = time.monotonic() - t0
+            steps["server CPU s by first_B"] = cpu_s(server.pid)
             page.screenshot(path=str(workdir / "first_B.png"), full_page=True)
             browser.close()
     return steps

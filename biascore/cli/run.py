@@ -178,6 +178,8 @@ def _one(method: Method, handle: ModelHandle, name: str | None, options, args: a
     if columns or split:
         name = load_benchmark(name or method.input_kind.default, getattr(args, "data_dir", None), columns=columns,
                               split=split)
+    if handle.converts:  # a first run's one long wait, said in the dashboard's words
+        print(f"{handle.load_line()} …", file=sys.stderr)
     with Bar(label, unit=method.input_kind.unit) as bar:
         result = run(method, handle, name, options, limit=getattr(args, "limit", None), progress=bar,
                      waiting=bar.waiting)

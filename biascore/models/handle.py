@@ -13,6 +13,7 @@ mutated by the engine (see :mod:`biascore.models.lm_scoring` and :mod:`biascore.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -62,6 +63,7 @@ class ModelHandle:
         self._lock = threading.Lock()
         self._refuse: str | None = None  # a stand-in: why it cannot load
         self.loads = 0
+        self.loading_since: float | None = None  # when the load in progress began (time.time())
 
     # ------------------------------------------------------------------ other ways to make one
     @classmethod
@@ -116,6 +118,24 @@ class ModelHandle:
         """True when the next :meth:`load` converts a GGUF file first (slow, once per machine)."""
         return self._lm is None and self._refuse is None and needs_conversion(self.name, self.spec.gguf_file)
 
+    def load_line(self, label: str = "") -> str:
+        """What loading this model does, naming it ``label`` (default :attr:`label`): the CLI's and the pages' words."""
+        label = label or self.label
+        if self.converts:
+            return f"Converting {label} from its GGUF file (first use on this machine only, a few seconds)"
+        return f"Loading {label}"
+
+    def start_loading(self) -> None:
+        """Start :meth:`load` in a thread of its own (unless loaded, loading or failed): a :meth:`load` meanwhile
+        waits for that same load."""
+        def load() -> None:
+            with contextlib.suppress(Exception):  # kept in the handle: the next load() raises it
+                self.load()
+
+        if self._lm is None and self._refuse is None and self._error is None and self.loading_since is None:
+            self.loading_since = time.time()
+            threading.Thread(target=load, daemon=True, name=f"load {self.label}").start()
+
     @property
     def load_error(self) -> Exception | None:
         """Why the last load failed (None when it has not failed, or the model is loaded)."""
@@ -155,11 +175,14 @@ class ModelHandle:
                     self._error = None
                 if self._error is not None:
                     raise self._error
+                self.loading_since = self.loading_since or time.time()
                 try:
                     self._lm = open_model(self.spec)
                 except Exception as exc:
                     self._error, self._error_at = exc, time.monotonic()
                     raise
+                finally:
+                    self.loading_since = None
                 self.loads += 1
                 if self.spec.served:
                     _remember_served(self.name, self._lm)

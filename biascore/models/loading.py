@@ -434,13 +434,12 @@ def load_model(name: str = settings.DEFAULT_MODEL, *, gguf_file: str | None = No
                              "(biascore.models.handle.open_model)")
     check_quantize(quantize, dtype, placement)
     src = resolve_source(name, gguf_file)
-    converting = contextlib.nullcontext(False)
-    if src.gguf_path is not None and not (src.converted_folder / "config.json").exists():
-        # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
-        converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock"))
-    with converting, (_one_gguf_reader() if src.gguf_path is not None else contextlib.nullcontext()):
-        if (placement is not None or quantize) and src.gguf_path is not None \
-                and not (src.converted_folder / "config.json").exists():
+    unconverted = src.gguf_path is not None and not (src.converted_folder / "config.json").exists()
+    # one conversion per GGUF file across processes: a second loader waits, then reads the saved copy
+    converting = held(src.converted_folder.with_name(src.converted_folder.name + ".lock")) if unconverted \
+        else contextlib.nullcontext(False)
+    with converting, (_fast_gguf() if unconverted else contextlib.nullcontext()):
+        if (placement is not None or quantize) and unconverted and not (src.converted_folder / "config.json").exists():
             # split or quantized loads read the de-quantised float32 copy: convert (and save) it first
             _load(name, src, kind, "cpu", "auto", trust_remote_code, None, None, None)
         return _load(name, src, kind, device, dtype, trust_remote_code, attn_implementation, placement, quantize)
@@ -452,27 +451,42 @@ _reader_memo: dict = {}
 
 
 @contextlib.contextmanager
-def _one_gguf_reader():
-    """While converting a GGUF file, transformers reads it three times (config, tokenizer, weights), each time
-    parsing all of its metadata (SmolLM2's 49k-token vocabulary: several seconds a parse). Within this block
-    ``gguf.GGUFReader`` returns one reader per file (read-only memory maps of the same bytes), so the file is
-    parsed once: the conversion of the embedded SmolLM2 takes about half the time (docs/performance.md)."""
+def _fast_gguf():
+    """transformers' GGUF conversion spends most of its CPU on Python beside the de-quantisation (docs/performance.md,
+    "The first minute"). Here the same bytes come out (tests/models/test_loading.py) with less: one metadata parse per
+    file while conversions run, over a plain array; strings decoded whole; one tensor-name map per architecture, not
+    one per module; 4096 rows per de-quantising call, not 16. SmolLM2: 12.4 s of CPU → 3.7 s."""
     import gguf
+    import gguf.quants
+    import numpy as np
+    import transformers.modeling_gguf_pytorch_utils as hf_gguf
 
     global _readers_users
     with _READERS_LOCK:
-        if _readers_users == 0:
-            original = gguf.GGUFReader
+        if not hasattr(gguf.GGUFReader, "parse"):  # set once per process
+            parse, parse_value = gguf.GGUFReader, hf_gguf._gguf_parse_value
 
-            def reader(path, *args, **kwargs):
-                key = (os.fspath(path), args, tuple(sorted(kwargs.items())))
+            class Reader(parse):  # its fields and tensors read from a plain array: no memmap code per slice
+                data = property(lambda self: self._data, lambda self, mapped: setattr(self, "_data",
+                                                                                      mapped.view(np.ndarray)))
+
+            def reader(path, *args):
                 with _READERS_LOCK:
+                    key = (os.fspath(path), args)
                     if key not in _reader_memo:
-                        _reader_memo[key] = original(path, *args, **kwargs)
-                    return _reader_memo[key]
+                        _reader_memo[key] = Reader(path, *args)
+                    return _reader_memo[key] if _readers_users else _reader_memo.pop(key)
 
-            reader.original = original
-            gguf.GGUFReader = reader
+            def rows(func, arr, otype, oshape):  # each row on its own, as gguf's 16-row groups
+                arr = arr.reshape(-1, arr.shape[-1])
+                return np.concatenate([func(arr[i:i + 4096]).ravel() for i in range(0, len(arr), 4096)]
+                                      ).astype(otype, copy=False).reshape(oshape)
+
+            reader.parse, rows.grouped = parse, gguf.quants._apply_over_grouped_rows  # gguf's own, for the tests
+            gguf.GGUFReader, gguf.quants._apply_over_grouped_rows = reader, rows
+            gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map)
+            hf_gguf._gguf_parse_value = lambda value, types: (  # a string, or an array's string: its bytes at once
+                bytes(value).decode() if types in (8, [8], [9, 8]) else parse_value(value, types))
         _readers_users += 1
     try:
         yield
@@ -480,7 +494,6 @@ def _one_gguf_reader():
         with _READERS_LOCK:
             _readers_users -= 1
             if _readers_users == 0:
-                gguf.GGUFReader = gguf.GGUFReader.original
                 _reader_memo.clear()
 
 

@@ -64,11 +64,10 @@ def test_overview_shows_the_engines_scores(demo_scores):
     assert len(at.get("plotly_chart")) == 1
 
 
-def test_overview_score_now_caches_a_new_run(demo_scores, data_dir, tmp_path, monkeypatch):
+def test_overview_score_now_caches_a_new_run(demo_scores, data_dir, private_cache):
     from biascore.models.loading import load_model
 
-    # a cache of its own: other test files may already have scored the tiny MLM on crows-en-gso
-    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
+    # a cache of its own (private_cache): other test files may already have scored the tiny MLM on crows-en-gso
 
     at = open_page("overview")
     at.selectbox(key="model_select").set_value("other…").run()

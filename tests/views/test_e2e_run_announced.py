@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from biascore.models.loading import resolve_source
+from biascore.settings import DEFAULT_MODEL
 from dashboard_server import CHROMIUM, dashboard
 from gated_model import GatedGguf
 from test_e2e_browser import assert_no_errors
@@ -105,9 +107,12 @@ def _reaped(proc):
 
 
 @pytest.fixture
-def cache(tmp_path) -> Path:
+def cache(tmp_path, smollm) -> Path:
+    """An empty result cache with the session's converted default model (else each server would convert it)."""
     root = tmp_path / "cache"
-    root.mkdir()
+    (root / "models").mkdir(parents=True)
+    converted = resolve_source(DEFAULT_MODEL).converted_folder  # in the session's cache
+    (root / "models" / converted.name).symlink_to(converted, target_is_directory=True)
     return root
 
 

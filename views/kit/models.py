@@ -8,6 +8,7 @@ a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
 
 import os
+import time
 from contextlib import nullcontext
 
 import streamlit as st
@@ -68,6 +69,27 @@ def _handle(name: str, target: str, snapshot_root: str | None):
     if snapshot_root is not None and name != settings.DEFAULT_MODEL:
         return snapshot.standin_handle(name, active_snapshot().model_facts(name) or {})
     return api.ModelHandle(api.ModelSpec(target, label=name))
+
+
+def default_model_status() -> None:
+    """The default model's load starts with the server's first page when it must be converted first (once per machine):
+    a "Score now" meanwhile waits for that same load; every page says so in one line, redrawn every second."""
+    if active_snapshot() is not None or not model_allowed(settings.DEFAULT_MODEL):
+        return
+    handle = get_handle(settings.DEFAULT_MODEL)
+    if handle.converts:
+        handle.start_loading()
+    if handle.loading_since is None:
+        return
+
+    @st.fragment(run_every=1.0)
+    def status() -> None:
+        since = handle.loading_since
+        if since is None:
+            st.rerun()  # loaded: the page again, without the line
+        st.caption(f"⏳ {handle.load_line()}: {time.time() - since:.0f} s so far. \"Score now\" waits for it.")
+
+    status()
 
 
 def served(name: str) -> bool:

@@ -110,11 +110,8 @@ def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
         if before is not None:
             before()
         handle = get_handle(model)  # the runner loads it, after announcing the run to every page
-        if handle.converts:  # tens of seconds, once per machine: said so, not left as a silent wait
-            progress.bar.progress(0.0, text=f"Converting {model_label(model)} from its GGUF file (first use on this "
-                                            f"machine only, about half a minute), then: {progress.text}")
-        elif not handle.loaded:
-            progress.bar.progress(0.0, text=f"Loading the model (once per process), then: {progress.text}")
+        if not handle.loaded:  # said so, not left as a silent wait (a GGUF file's conversion: once per machine)
+            progress.bar.progress(0.0, text=f"{handle.load_line(model_label(model))}, then: {progress.text}")
         runner.run(method, handle, input, progress=progress, waiting=progress.waiting, **options)
         return True
 

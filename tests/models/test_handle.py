@@ -1,0 +1,62 @@
+"""A model handle's background load (the dashboard starts the default model's first load with the server's first
+page): a caller of ``load`` meanwhile waits for that same load, and a failed one is not tried again.
+
+The model is a "GGUF file" whose conversion the test holds (tests/gated_model.py): the background load stays in its
+conversion until the test lets it go, so nothing here depends on timing."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from biascore.models.handle import ModelHandle
+from biascore.models.loading import ModelLoadError
+from gated_model import GatedGguf
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASCORE_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _loaders() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("load ")]
+
+
+def test_a_load_started_in_the_background_is_the_one_a_caller_waits_for(hermetic_models, cache, tmp_path):
+    with GatedGguf(tmp_path / "gguf", cache, hermetic_models / "random-mlm") as gguf:
+        handle = ModelHandle(str(gguf.path))
+        assert handle.converts and handle.loading_since is None
+        assert handle.load_line("gated") == \
+            "Converting gated from its GGUF file (first use on this machine only, a few seconds)"
+        handle.start_loading()
+        handle.start_loading()  # a second page while it loads: nothing more
+        assert handle.loading_since is not None and len(_loaders()) == 1
+        with ThreadPoolExecutor(1) as pool:
+            pressed = pool.submit(handle.load)  # "Score now", while the background load waits for the conversion
+            assert not pressed.done()
+            gguf.convert()
+            lm = pressed.result(timeout=120)
+    for thread in _loaders():
+        thread.join(120)
+    assert handle.loads == 1 and handle.load() is lm and handle.loading_since is None
+    assert handle.load_line() == f"Loading {gguf.path}" and not handle.converts
+    handle.start_loading()  # loaded: nothing to start
+    assert handle.loading_since is None and not _loaders()
+
+
+def test_a_background_load_that_fails_is_not_tried_again(cache, tmp_path):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a gguf file")
+    handle = ModelHandle(str(broken))
+    handle.start_loading()
+    for thread in _loaders():
+        thread.join(120)
+    assert isinstance(handle.load_error, ModelLoadError) and handle.loading_since is None
+    handle.start_loading()
+    assert handle.loading_since is None and not _loaders()
+    with pytest.raises(ModelLoadError) as raised:
+        handle.load()
+    assert raised.value is handle.load_error and handle.loads == 0
