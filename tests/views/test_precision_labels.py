@@ -94,8 +94,8 @@ def test_attention_heads_page_shows_a_quantized_runs_agreement_with_float32(herm
     quantized = biascore.load_model(model, quantize="int4")
     result = biascore.run("heads", quantized, "names-career-family", progress=False)
     assert "against float32: cosine" in result.precision
-    monkeypatch.setattr("views.models.model_for_cache", lambda name: quantized)  # the dashboard's handle
-    at = AppTest.from_file("../../views/attention_heads.py", default_timeout=300)
+    monkeypatch.setattr("views.kit.models.model_for_cache", lambda name: quantized)  # the dashboard's handle
+    at = AppTest.from_file("../../views/pages/attention_heads.py", default_timeout=300)
     at.query_params.update(seat="names-career-family")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
