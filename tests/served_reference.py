@@ -29,10 +29,16 @@ conformance check; ``--perturb SEED`` adds small noise to the weights (a differe
 Faults, for tests of a client's checks (this double's own, not part of the protocol): ``POST /reference/fault``
 with ``{"kind": K, "times": N, ...}`` makes the next N completions requests (-1: all) misbehave — ``null`` (one
 ``token_logprobs`` entry, at ``at``, becomes null), ``wrong_id`` (the token echoed at ``at`` becomes
-``token_id:0``), ``text_tokens`` (``return_tokens_as_token_ids`` ignored: token texts echoed), ``shift`` (token-id prompts get llama-cpp-python's shifted
-log-probabilities while text prompts stay right: a replica that differs), ``slow`` (answer after ``delay_s``
-seconds), ``cut`` (send half the answer, then close the connection), ``status`` (answer ``code``); ``{}``
-clears it.
+``token_id:0``), ``text_tokens`` (``return_tokens_as_token_ids`` ignored: token texts echoed), ``shift`` (token-id
+prompts get llama-cpp-python's shifted log-probabilities while text prompts stay right: a replica that differs;
+with ``above`` N only in requests of more than N prompts: a server wrong only in large batches),
+``prompt_logprobs`` (each choice in vLLM's ``prompt_logprobs`` form, its ``logprobs`` holding the generated token
+only), ``slow`` (answer after ``delay_s`` seconds), ``cut`` (send half the answer, then close the connection),
+``status`` (answer ``code``; with ``echo_auth`` the message repeats the request's ``Authorization`` header, as
+some gateways do); ``{}`` clears it.
+
+``--balance URL,URL`` makes it no server of its own but a round-robin load balancer in front of those servers
+(each request to the next one): replicas that may differ.
 
 Run: ``python tests/served_reference.py --model smollm2-135m --port 0``; it prints ``READY <port>`` once it
 serves.
@@ -147,11 +153,12 @@ class Engine:
                 raise res
         return out
 
-    def complete(self, body: dict, shift_ids: bool = False) -> dict:
+    def complete(self, body: dict, shift_above: int | None = None) -> dict:
         """One choice per prompt (``prompt`` may be a batch: a list of texts or of token-id lists, as vLLM takes).
-        ``shift_ids``: token-id prompts get shifted log-probabilities (a fault)."""
+        ``shift_above``: token-id prompts get shifted log-probabilities in a request of more prompts (a fault)."""
         prompt = body.get("prompt")
         batch = prompt if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)) else [prompt]
+        shift_ids = shift_above is not None and len(batch) > shift_above
         texts = [isinstance(one, str) for one in batch]
         if self.text_only and not all(texts):
             raise ValueError("this server takes text prompts only")
@@ -311,13 +318,15 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                     engine.count(+1)
                     try:
                         if kind == "status":
-                            self._send(int(fault.get("code", 500)), {"error": {"message": "injected fault"}})
+                            said = f"Invalid API key provided: {self.headers.get('Authorization')}" \
+                                if fault.get("echo_auth") else "injected fault"
+                            self._send(int(fault.get("code", 500)), {"error": {"message": said}})
                             return
                         if kind == "slow":
                             threading.Event().wait(float(fault.get("delay_s", 60)))
                         if kind == "text_tokens":
                             body.pop("return_tokens_as_token_ids", None)
-                        answer = engine.complete(body, shift_ids=kind == "shift")
+                        answer = engine.complete(body, int(fault.get("above", 0)) if kind == "shift" else None)
                         with engine.stats_lock:
                             engine.stats["prompts"] += len(answer["choices"])
                     finally:
@@ -329,6 +338,14 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                             lp["token_logprobs"][at] = None
                         else:
                             lp["tokens"][at] = "token_id:0"
+                    if kind == "prompt_logprobs":
+                        for choice in answer["choices"]:
+                            lp = choice["logprobs"]
+                            ids = [int(t.split(":")[1]) for t in lp["tokens"]]
+                            choice["prompt_logprobs"] = [None] + [
+                                {str(t): {"logprob": v, "rank": 1, "decoded_token": engine._text(t)}}
+                                for t, v in zip(ids[1:-1], lp["token_logprobs"][1:-1])]
+                            choice["logprobs"] = {k: v[-1:] for k, v in lp.items()}
                     if kind == "cut":
                         self._cut(answer)
                         return
@@ -346,6 +363,41 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                 self._send(400, {"error": {"message": str(exc), "type": "BadRequestError"}})
 
     return Handler
+
+
+def make_balancer(backends: list[str]):
+    """A round-robin load balancer: each request (any path) goes to the next backend's root, its answer back."""
+    import itertools
+
+    import httpx
+
+    turn, lock, client = itertools.cycle(backends), threading.Lock(), httpx.Client(timeout=600)
+
+    class Balancer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet
+            pass
+
+        def _forward(self, method: str) -> None:
+            with lock:
+                root = next(turn)
+            data = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if method == "POST" else None
+            headers = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")}
+            resp = client.request(method, root.rstrip("/") + self.path, content=data, headers=headers)
+            self.send_response(resp.status_code)
+            self.send_header("Content-Type", resp.headers.get("content-type", "application/json"))
+            self.send_header("Content-Length", str(len(resp.content)))
+            self.end_headers()
+            self.wfile.write(resp.content)
+
+        def do_GET(self):  # noqa: N802
+            self._forward("GET")
+
+        def do_POST(self):  # noqa: N802
+            self._forward("POST")
+
+    return Balancer
 
 
 class Process:
@@ -421,7 +473,14 @@ def main(argv=None) -> None:
     ap.add_argument("--text-only", action="store_true", help="refuse token-id prompts (a text-only server)")
     ap.add_argument("--no-tokenize", action="store_true",
                     help="no /tokenize (a 404, as llama-cpp-python's server, whose tokenizer is at /extras/tokenize)")
+    ap.add_argument("--balance", default=None, metavar="URL,URL",
+                    help="no server: a round-robin load balancer in front of these servers' roots")
     args = ap.parse_args(argv)
+    if args.balance:
+        server = ThreadingHTTPServer((args.host, args.port), make_balancer(args.balance.split(",")))
+        server.daemon_threads = True
+        print(f"READY {server.server_address[1]}", flush=True)
+        server.serve_forever()
     torch.set_num_threads(args.threads)
     engine = Engine(args.model, shift=args.shift, perturb=args.perturb, text_only=args.text_only)
     server = ThreadingHTTPServer((args.host, args.port),

@@ -8,7 +8,15 @@ set U is computed on them; :meth:`ServedModel.encode`), the log-probabilities fr
 ``[prefix id] + ids`` per sentence, every answer checked before use (:meth:`ServedModel.causal_gold_logprobs`; a
 small bounded memo keyed by the exact ids answers a prompt asked again — the live queue's repeated pairs), the
 prefix token from the tokenizer's BOS/EOS facts as the server tells them, picked by :mod:`biascore.models.prefix`
-as for an in-process model; and the runner calls :meth:`ServedModel.check_unchanged` after every shard.
+as for an in-process model.
+
+**Every scoring request proves itself**: the fingerprint's probe (:mod:`.fingerprint`, its log-probabilities
+measured when the model connected, in the conformance check's company) rides as the last prompt of each request,
+at the request's real batch shape, and must come back within
+:data:`~biascore.models.served.fingerprint.DRIFT_TOLERANCE` nats of that measurement at every token, or nothing
+of the request is used and :class:`ServedChanged` (one line) says what moved: a server wrong only in large
+batches, a replica behind a load balancer with other weights, a weight swap mid-run. One prompt per request
+(32 prompts) is the whole cost; no separate probe is sent.
 
 Its identity is ``<server's model name> (served)`` with the measured fingerprint (:mod:`.fingerprint`), dtype
 ``served`` and device ``server``: results are labelled **served (precision as the server computes)**.
@@ -23,6 +31,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from biascore.errors import ModelChanged
 from biascore.models.loading import LanguageModel
 from biascore.models.precision import SERVED_DTYPE
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token, untold_prefix_message
@@ -112,13 +121,19 @@ class ServedModel(LanguageModel):
         with self._lock:
             out = {p: self._memo[p] for p in prompts if p in self._memo}
         todo = sorted((p for p in dict.fromkeys(prompts) if p not in out), key=len)
-        size = self.client.batch
+        size = max(1, self.client.batch - 1)  # room for the proof
         chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
         total = sum(weights.get(p, 1) for p in prompts)
         done = total - sum(weights.get(p, 1) for p in todo)
 
         def one(chunk: list[tuple[int, ...]]) -> list[list]:
-            return [got.logprobs for got in self.client.echo_many(chunk)]
+            probe = self.extra["probe"]
+            if self.client.batch > 1:
+                got = self.client.echo_many([*chunk, probe.ids])
+            else:  # a server that takes one prompt per request: the proof in the request beside it
+                got = [self.client.echo(chunk[0]), self.client.echo(probe.ids)]
+            self._prove(got[-1].logprobs, len(got))
+            return [g.logprobs for g in got[:-1]]
 
         def tick(j: int) -> None:
             nonlocal done
@@ -153,21 +168,22 @@ class ServedModel(LanguageModel):
             out[i] = np.array([values[prompt[i]][p + 1] for p in positions[i]], dtype=np.float64)
         return out
 
-    def check_unchanged(self) -> None:
-        """Measure the fingerprint's probe again; a server that now computes something else (beyond
-        :data:`~biascore.models.served.fingerprint.DRIFT_TOLERANCE`) raises :class:`ServedChanged` (one line)."""
-        drift = self.extra["probe"].drift(measure_probe(self.client))
+    def _prove(self, logprobs: list, prompts: int) -> None:
+        """The proof prompt's answer against the measurement made when the model connected (module docstring)."""
+        probe = self.extra["probe"]
+        moved = [(abs(a - b), k, a, b) for k, (a, b) in enumerate(zip(probe.logprobs[1:], logprobs[1:]), 1)]
+        drift, at, was, now = max(moved, default=(0.0, 0, 0.0, 0.0))
         if drift > DRIFT_TOLERANCE:
-            with self._lock:
-                self._memo.clear()  # what the server answered since it changed is not kept either
             raise ServedChanged(
-                f"the server at {self.client.name.base} no longer computes what it did when this run began (its "
-                f"fingerprint probe moved by {drift:.3g} nats, more than {DRIFT_TOLERANCE}): the pairs "
-                "scored since the last check are discarded and nothing of them is stored")
+                f"the server at {self.client.name.base} no longer computes what it did when this run began: in a "
+                f"request of {prompts} prompts, token {at} of the proof prompt (the fingerprint probe) got log P "
+                f"{now:.4g}, {was:.4g} when the model connected ({drift:.3g} nats apart, more than "
+                f"{DRIFT_TOLERANCE}): another model answers some requests (a replica behind a load balancer, new "
+                "weights) or large batches are computed differently; nothing of that request is used or stored")
 
 
-class ServedChanged(ServedError):
-    """The served model's fingerprint changed during a run (see :meth:`ServedModel.check_unchanged`)."""
+class ServedChanged(ServedError, ModelChanged):
+    """A scoring request's proof prompt moved (see :meth:`ServedModel._prove`): nothing of it is used."""
 
 
 def _special_tokens(client: ServedClient) -> SpecialTokens:
@@ -210,9 +226,9 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     client = ServedClient(parsed, concurrency=concurrency or DEFAULT_CONCURRENCY)
     try:
         entry = client.choose_model()
-        conformance = check_conformance(client)
-        specials = _special_tokens(client)
-        probe = measure_probe(client)
+        # the three at once (a few round trips, not a dozen in a row); the conformance check's refusal says most
+        jobs = [client._pool.submit(f, client) for f in (check_conformance, _special_tokens, measure_probe)]
+        conformance, specials, probe = (job.result() for job in jobs)
     except BaseException:
         client.close()
         raise
