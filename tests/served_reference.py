@@ -19,7 +19,8 @@ Requests arriving together are batched into one padded forward pass (as a servin
 concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own, not part of the
 protocol) counts what it served: ``completions`` requests, the most of them in flight at once
 (``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
-concurrency; ``prompts`` counts the prompts they carried and ``in_flight`` the requests being answered now;
+concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/tokenize`` requests and
+``in_flight`` the requests being answered now;
 ``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
 does, each token's log-probability from the distribution *after* it (abetlen/llama-cpp-python#1983), to test the
 conformance check; ``--perturb SEED`` adds small noise to the weights (a different model under the same name);
@@ -38,7 +39,7 @@ only), ``slow`` (answer after ``delay_s`` seconds), ``cut`` (send half the answe
 some gateways do); ``{}`` clears it.
 
 ``--balance URL,URL`` makes it no server of its own but a round-robin load balancer in front of those servers
-(each request to the next one): replicas that may differ.
+(each connection to the next one, as a TCP balancer does): replicas that may differ.
 
 Run: ``python tests/served_reference.py --model smollm2-135m --port 0``; it prints ``READY <port>`` once it
 serves.
@@ -77,7 +78,7 @@ class Engine:
         self.jobs: queue.Queue = queue.Queue()
         self.stats_lock = threading.Lock()
         self.in_flight = 0
-        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0}
+        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
         self.fault: dict = {}
         self._texts: dict[int, str] = {}
         threading.Thread(target=self._loop, daemon=True).start()
@@ -102,7 +103,7 @@ class Engine:
 
     def reset_stats(self) -> None:
         with self.stats_lock:
-            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0}
+            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
 
     def _loop(self) -> None:
         """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts);
@@ -354,6 +355,8 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                     ids = list(engine.tok(body["prompt"], add_special_tokens=bool(body.get("add_special_tokens", True)))
                                ["input_ids"])
                     out = {"tokens": ids, "count": len(ids), "max_model_len": engine.max_len}
+                    with engine.stats_lock:
+                        engine.stats["tokenize"] += 1
                     if body.get("return_token_strs"):
                         out["token_strs"] = engine.tok.convert_ids_to_tokens(ids)
                     self._send(200, out)
@@ -366,7 +369,8 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
 
 
 def make_balancer(backends: list[str]):
-    """A round-robin load balancer: each request (any path) goes to the next backend's root, its answer back."""
+    """A round-robin load balancer, per connection as a TCP balancer (or a Kubernetes service) is: each new
+    connection goes to the next backend's root, and every request on it (any path) to that backend."""
     import itertools
 
     import httpx
@@ -380,8 +384,10 @@ def make_balancer(backends: list[str]):
             pass
 
         def _forward(self, method: str) -> None:
-            with lock:
-                root = next(turn)
+            if not hasattr(self, "root"):  # one handler per connection: its requests all go to one backend
+                with lock:
+                    self.root = next(turn)
+            root = self.root
             data = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if method == "POST" else None
             headers = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")}
             resp = client.request(method, root.rstrip("/") + self.path, content=data, headers=headers)

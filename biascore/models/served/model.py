@@ -67,7 +67,7 @@ class ServedTokenizer:
                  **_ignored) -> dict:
         single = isinstance(texts, str)
         batch = [texts] if single else list(texts)
-        encoded = self._served.client.map(lambda t: self._served.encode(t, add_special_tokens), batch)
+        encoded = self._served.encode_many(batch, add_special_tokens)
         cut = max_length if truncation else None
         rows = [(list(ids[:cut]), list(spans[:cut])) for ids, spans, _ in encoded]
         out = {"input_ids": [ids for ids, _ in rows], "offset_mapping": [spans for _, spans in rows],
@@ -113,6 +113,54 @@ class ServedModel(LanguageModel):
         with self._lock:
             self._texts.update(zip(map(int, ids), texts))
         return ids, spans, list(texts)
+
+    def encode_many(self, texts: list[str], add_special_tokens: bool = False) -> list[tuple]:
+        """:meth:`encode` of each text, many texts per ``/tokenize`` request where that gives the same tokens: joined
+        by the EOS token's text, which the tokenizer splits off first, so that each text is tokenised on its own
+        (up to the model's input length per request). A request counts only when it splits into one part per text,
+        the first text, sent again last, comes out alike, and each part's token strings spell its text; anything
+        else, and every text with special tokens, is asked alone."""
+        eos, eos_id = self.extra["special_tokens"].eos, self.extra["special_tokens"].eos_id
+        groups: list[list[int]] = []
+        if not add_special_tokens and eos and eos_id is not None:
+            used = first = budget = self.tokenizer.model_max_length
+            for k, text in enumerate(texts):
+                size = len(text.encode()) + 2  # at most its bytes in tokens, a leading piece and the separator
+                if used + size + first > budget:
+                    groups.append([])
+                    used, first = 0, size
+                groups[-1].append(k)
+                used += size
+        groups = [g for g in groups if len(g) > 1]
+        out: list = [None] * len(texts)
+        for group, got in zip(groups, self.client.map(lambda g: self._joined([texts[k] for k in g], eos, eos_id),
+                                                      groups)):
+            for k, one in zip(group, got):
+                out[k] = one
+        alone = [k for k, one in enumerate(out) if one is None]
+        for k, one in zip(alone, self.client.map(lambda k: self.encode(texts[k], add_special_tokens), alone)):
+            out[k] = one
+        return out
+
+    def _joined(self, group: list[str], eos: str, eos_id: int) -> list:
+        """The (ids, spans, token strings) of each text of ``group`` from one ``/tokenize`` request, None where that
+        request cannot say (:meth:`encode_many`)."""
+        ids, names = self.client.tokenize_with_strs(eos.join([*group, group[0]]))
+        cuts = [-1, *(k for k, t in enumerate(ids) if t == eos_id), len(ids)]
+        if names is None or len(cuts) != len(group) + 2:
+            return [None] * len(group)
+        parts = [(ids[a + 1:b], names[a + 1:b]) for a, b in zip(cuts, cuts[1:])]
+        if parts[0] != parts[-1]:
+            return [None] * len(group)
+        out = []
+        for text, (part, strs) in zip(group, parts):
+            spans = token_spans(text, strs) if part else None
+            out.append(None if spans is None else (part, spans, strs))
+        with self._lock:
+            for one in out:
+                if one is not None:
+                    self._texts.update(zip(one[0], one[2]))
+        return out
 
     # ------------------------------------------------------------------ log-probabilities
     def _score(self, prompts: Sequence[tuple[int, ...]], progress, weights: dict) -> dict[tuple[int, ...], list]:
