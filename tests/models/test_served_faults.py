@@ -416,11 +416,12 @@ def test_an_answer_in_vllms_prompt_logprobs_form_is_named_with_what_to_change(se
 
 
 def test_prompts_per_pair_on_the_demo_with_the_proof_in_every_request(server, tmp_path, capsys):
-    """The whole CLI run (connection included) of the 38 demo pairs with the lm-eval prefix: 2 prompts score a pair,
-    the proofs and the connection's probes add little — at most 2.5 prompts per pair, /tokenize calls apart."""
+    """The whole CLI run (connection included) of the 38 demo pairs with the lm-eval prefix: 2 prompts score a pair;
+    the proofs, the connection's probes and the /tokenize calls (many sentences per call) add little — at most 2.5
+    per pair in all (4.3 before: one /tokenize call per sentence)."""
     server.stats(reset=True)
     code, err = _cli(capsys, "score", "--model", "served:" + server.url, "--benchmark", "demo", "--prefix", "lmeval",
                      "--cache-dir", str(tmp_path / "c"))
     stats = _drained(server)
     assert code == 0, err
-    assert stats["prompts"] <= 2.5 * 38, stats
+    assert stats["prompts"] + stats["tokenize"] <= 2.5 * 38, stats

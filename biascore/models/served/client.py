@@ -58,8 +58,7 @@ _TOKEN_ID = re.compile(r"token_id:(-?\d+)")
 DEFAULT_BACKOFF_S = 0.5
 
 
-#: the bounds of the request settings (a description's options, --timeout/--retries, the environment): beyond
-#: them a run could wait for ever on a dead host, so they are refused in one line
+#: the bounds of the request settings, wherever they are set (beyond them a run could wait for ever)
 MAX_RETRIES, MAX_BACKOFF_S, MAX_TIMEOUT_S = 20, 60.0, 3600.0
 
 
@@ -73,9 +72,9 @@ def _setting(name: str, default, kind=float):
     try:
         value = kind(text)
     except ValueError:
-        raise ServedError(f"{name}={text[:40]!r} is not a {'whole ' if kind is int else ''}number") from None
+        raise ServedError(f"{name}={text!r} is not a {'whole ' if kind is int else ''}number") from None
     if not 0 <= value <= high:  # NaN fails here too
-        raise ServedError(f"{name}={text[:40]!r} must be from 0 to {high:g}")
+        raise ServedError(f"{name}={text!r} must be from 0 to {high:g}")
     return value
 
 
@@ -188,8 +187,7 @@ class ServedName:
 
 
 def _public(name: str) -> str:
-    """A description as a message may show it: without its options, and without what an ``@`` follows in its
-    address (a user name or password)."""
+    """A description as a message may show it: no options, no user name or password."""
     return re.sub(r"//[^/?#]*@", "//", name.strip().partition("?")[0])
 
 
@@ -199,7 +197,7 @@ def _number(value: str | None, what: str, kind, name: str):
     try:
         return kind(value)
     except ValueError:
-        raise ServedError(f"served model {_public(name)!r}: {what}={value[:40]!r} is not a "
+        raise ServedError(f"served model {_public(name)!r}: {what}={value!r} is not a "
                           f"{'whole ' if kind is int else ''}number") from None
 
 
@@ -401,16 +399,14 @@ class ServedClient:
             if any(c.get("prompt_logprobs") and len((c.get("logprobs") or {}).get("tokens") or ()) < 2
                    for c in choices):
                 raise ServedBadAnswer(
-                    f"{where} answered an echo request (echo + logprobs) in vLLM's prompt_logprobs form "
-                    "(choices[].prompt_logprobs, a dict per token) with no prompt tokens in choices[].logprobs: "
-                    "biascore reads the OpenAI echo form, logprobs.tokens / token_logprobs for every prompt token; "
-                    "serve the model with a vLLM whose /v1/completions fills them for echo: true (0.5.2 or later), "
-                    "or translate prompt_logprobs into that form in front of it")
+                    f"{where} answered an echo request in vLLM's prompt_logprobs form (choices[].prompt_logprobs, a "
+                    "dict per token; no prompt tokens in choices[].logprobs): biascore reads the OpenAI echo form, "
+                    "logprobs.tokens / token_logprobs of every prompt token; serve the model with a vLLM whose "
+                    "/v1/completions fills them for echo: true (0.5.2 or later), or translate that form in front")
             return [_echoed(c["logprobs"]) for c in choices]
         except (KeyError, IndexError, TypeError, ValueError, AttributeError):
             raise ServedBadAnswer(f"{where} returned no prompt log-probabilities for an echo request (echo + "
-                                  f"logprobs): its answer holds {_shape(body)}, not choices[].logprobs with tokens, "
-                                  "text_offset and token_logprobs") from None
+                                  "logprobs)") from None
 
     def tokenize(self, text: str, add_special_tokens: bool = False) -> list[int]:
         """The server's token ids of ``text`` (vLLM's ``/tokenize``)."""
@@ -434,14 +430,6 @@ class ServedClient:
             return self._request("GET", f"{self.name.root}/tokenizer_info")
         except ServedHTTPError:
             return None
-
-
-def _shape(body) -> str:
-    """The keys of an answer's first choice (else of the answer): what a server returned instead of an echo."""
-    choices = body.get("choices") if isinstance(body, dict) else None
-    first = choices[0] if isinstance(choices, list) and choices else None
-    keys = first if isinstance(first, dict) else body if isinstance(body, dict) else {type(body).__name__: 0}
-    return ", ".join(f"{k}: {'null' if v is None else type(v).__name__}" for k, v in keys.items())[:200]
 
 
 def _echoed(lp: dict) -> EchoedPrompt:

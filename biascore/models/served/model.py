@@ -10,13 +10,10 @@ small bounded memo keyed by the exact ids answers a prompt asked again — the l
 prefix token from the tokenizer's BOS/EOS facts as the server tells them, picked by :mod:`biascore.models.prefix`
 as for an in-process model.
 
-**Every scoring request proves itself**: the fingerprint's probe (:mod:`.fingerprint`, its log-probabilities
-measured when the model connected, in the conformance check's company) rides as the last prompt of each request,
-at the request's real batch shape, and must come back within
-:data:`~biascore.models.served.fingerprint.DRIFT_TOLERANCE` nats of that measurement at every token, or nothing
-of the request is used and :class:`ServedChanged` (one line) says what moved: a server wrong only in large
-batches, a replica behind a load balancer with other weights, a weight swap mid-run. One prompt per request
-(32 prompts) is the whole cost; no separate probe is sent.
+**Every scoring request proves itself**: the fingerprint's probe (:mod:`.fingerprint`, measured on connecting)
+rides last in each request, at its real batch shape, and must come back within ``DRIFT_TOLERANCE`` nats at every
+token, or nothing of the request is used and :class:`ServedChanged` (one line) says what moved (a server wrong only
+in large batches, a replica with other weights behind a load balancer, a weight swap): one prompt in 32.
 
 Its identity is ``<server's model name> (served)`` with the measured fingerprint (:mod:`.fingerprint`), dtype
 ``served`` and device ``server``: results are labelled **served (precision as the server computes)**.
@@ -115,28 +112,22 @@ class ServedModel(LanguageModel):
         return ids, spans, list(texts)
 
     def encode_many(self, texts: list[str], add_special_tokens: bool = False) -> list[tuple]:
-        """:meth:`encode` of each text, many texts per ``/tokenize`` request where that gives the same tokens: joined
-        by the EOS token's text, which the tokenizer splits off first, so that each text is tokenised on its own
-        (up to the model's input length per request). A request counts only when it splits into one part per text,
-        the first text, sent again last, comes out alike, and each part's token strings spell its text; anything
-        else, and every text with special tokens, is asked alone."""
+        """:meth:`encode` of each text, many per ``/tokenize`` request (up to the input length): joined by the EOS
+        text, which the tokenizer splits off first. Used only where the request splits into one part per text, the
+        first text sent again last comes out alike and each part's token strings spell its text; else one by one."""
         eos, eos_id = self.extra["special_tokens"].eos, self.extra["special_tokens"].eos_id
         groups: list[list[int]] = []
-        if not add_special_tokens and eos and eos_id is not None:
-            used = first = budget = self.tokenizer.model_max_length
-            for k, text in enumerate(texts):
-                size = len(text.encode()) + 2  # at most its bytes in tokens, a leading piece and the separator
-                if used + size + first > budget:
-                    groups.append([])
-                    used, first = 0, size
-                groups[-1].append(k)
-                used += size
+        used = first = budget = self.tokenizer.model_max_length
+        for k, text in enumerate(texts if not add_special_tokens and eos and eos_id is not None else ()):
+            size = len(text.encode()) + 2  # at most its bytes in tokens, a leading piece and the separator
+            if used + size + first > budget:
+                groups, used, first = [*groups, []], 0, size
+            groups[-1].append(k)
+            used += size
         groups = [g for g in groups if len(g) > 1]
         out: list = [None] * len(texts)
-        for group, got in zip(groups, self.client.map(lambda g: self._joined([texts[k] for k in g], eos, eos_id),
-                                                      groups)):
-            for k, one in zip(group, got):
-                out[k] = one
+        for g, got in zip(groups, self.client.map(lambda g: self._joined([texts[k] for k in g], eos, eos_id), groups)):
+            out[g[0]:g[-1] + 1] = got  # a group is a run of texts
         alone = [k for k, one in enumerate(out) if one is None]
         for k, one in zip(alone, self.client.map(lambda k: self.encode(texts[k], add_special_tokens), alone)):
             out[k] = one
@@ -152,14 +143,10 @@ class ServedModel(LanguageModel):
         parts = [(ids[a + 1:b], names[a + 1:b]) for a, b in zip(cuts, cuts[1:])]
         if parts[0] != parts[-1]:
             return [None] * len(group)
-        out = []
-        for text, (part, strs) in zip(group, parts):
-            spans = token_spans(text, strs) if part else None
-            out.append(None if spans is None else (part, spans, strs))
+        out = [(part, token_spans(text, strs) if part else None, strs) for text, (part, strs) in zip(group, parts)]
+        out = [None if spans is None else (part, spans, strs) for part, spans, strs in out]
         with self._lock:
-            for one in out:
-                if one is not None:
-                    self._texts.update(zip(one[0], one[2]))
+            self._texts.update(pair for one in out if one for pair in zip(one[0], one[2]))
         return out
 
     # ------------------------------------------------------------------ log-probabilities
@@ -175,11 +162,8 @@ class ServedModel(LanguageModel):
         done = total - sum(weights.get(p, 1) for p in todo)
 
         def one(chunk: list[tuple[int, ...]]) -> list[list]:
-            probe = self.extra["probe"]
-            if self.client.batch > 1:
-                got = self.client.echo_many([*chunk, probe.ids])
-            else:  # a server that takes one prompt per request: the proof in the request beside it
-                got = [self.client.echo(chunk[0]), self.client.echo(probe.ids)]
+            sent = [*chunk, self.extra["probe"].ids]  # the proof rides last (one prompt per request: beside it)
+            got = self.client.echo_many(sent) if self.client.batch > 1 else [self.client.echo(p) for p in sent]
             self._prove(got[-1].logprobs, len(got))
             return [g.logprobs for g in got[:-1]]
 
