@@ -208,10 +208,9 @@ class ServedModel(LanguageModel):
         if drift > DRIFT_TOLERANCE:
             raise ServedChanged(
                 f"the server at {self.client.name.base} no longer computes what it did when this run began: in a "
-                f"request of {prompts} prompts, token {at} of the proof prompt (the fingerprint probe) got log P "
-                f"{now:.4g}, {was:.4g} when the model connected ({drift:.3g} nats apart, more than "
-                f"{DRIFT_TOLERANCE}): another model answers some requests (a replica behind a load balancer, new "
-                "weights) or large batches are computed differently; nothing of that request is used or stored")
+                f"request of {prompts} prompts, token {at} of the proof prompt got log P {now:.4g}, {was:.4g} on "
+                f"connecting ({drift:.3g} nats apart, over {DRIFT_TOLERANCE}): another model answers some requests "
+                "(a replica, new weights) or large batches differ; nothing of it is used or stored")
 
 
 class ServedChanged(ServedError, ModelChanged):
