@@ -22,13 +22,16 @@ does — measure that on a quiet machine only: on a busy one, torch's threads wa
 one short prompt (lm-eval's requests) slows down 20×, which would flatter ours. Beside each run's wall time are the
 CPU seconds per pair of this process (the client: ours, or lm-eval's) and of the server process.
 
-The machine is shared, so ours and lm-eval's runs alternate (``--rounds`` rounds of: each served concurrency,
-then lm-eval), the load average is recorded beside every run, and the ratio reported is the median of ours over
-the median of lm-eval's. Writes bench/results/served_compare.json and .md (served_compare_threadsN.json and .md
+The machine is shared, so the runs alternate (``--rounds`` rounds of: in-process, each served concurrency, then
+lm-eval), the load average is recorded beside every run, and the ratios reported are medians: of ours over
+lm-eval's, and per round of ours served over in-process (the yardstick of a CPU-bound server: the served run,
+connection included — conformance check, fingerprint, tokenizer facts, /tokenize calls and the proof prompt in
+every request — against the in-process run on the same pairs). ``--no-lmeval`` leaves lm-eval's client out;
+``--benchmark demo`` counts the prompts a small run sends (the /tokenize calls per pair beside them). Writes bench/results/served_compare.json and .md (served_compare_threadsN.json and .md
 with ``--server-threads N`` above 1, so that both settings' results are kept).
 
     BIASCORE_DATA_DIR=../shared/data python bench/served_compare.py [--limit N] [--concurrency 1 16] [--rounds 2]
-        [--server-threads N]
+        [--server-threads N] [--no-lmeval] [--benchmark NAME]
 """
 from __future__ import annotations
 
@@ -75,8 +78,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of ours and lm-eval's (default 2)")
     ap.add_argument("--server-threads", type=int, default=1,
                     help="torch threads of the reference server (default 1; the machine's CPUs on a quiet machine)")
+    ap.add_argument("--no-lmeval", action="store_true", help="leave lm-eval's client out")
+    ap.add_argument("--benchmark", default=BENCH, help=f"the pairs (default {BENCH})")
     args = ap.parse_args()
-    limit = args.limit
+    limit, bench = args.limit, args.benchmark
     from biascore.runs import runner
     from biascore.store.cache import ResultCache
     from biascore.inputs.datasets import load_benchmark
@@ -88,25 +93,21 @@ def main() -> None:
     from tests.lmeval_harness import run_lmeval_crows
 
     res = REPO / "bench" / "results"
-    pairs = load_benchmark(BENCH).first(limit).frame if limit else load_benchmark(BENCH).frame
+    pairs = load_benchmark(bench).first(limit).frame if limit else load_benchmark(bench).frame
     n = len(pairs)
-    out: dict = {"benchmark": BENCH, "prefix": PREFIX, "pairs": n, "limit": limit, "rounds": args.rounds,
+    out: dict = {"benchmark": bench, "lmeval": not args.no_lmeval, "prefix": PREFIX, "pairs": n, "limit": limit, "rounds": args.rounds,
                  "server_threads": args.server_threads, "in_process_threads": _torch_threads(),
                  "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "uptime_start": _uptime()}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
 
         def scores(lm, cache: str):  # the attribution frame through the runner, into a cache of its own
-            return runner.run(get("attribution"), lm, BENCH, limit=limit, prefix=PREFIX,
+            return runner.run(get("attribution"), lm, bench, limit=limit, prefix=PREFIX,
                               cache=ResultCache(work / cache)).frame
 
         smollm = load_model("smollm2-135m", device="cpu")
-        t0 = time.perf_counter()
-        here = scores(smollm, "inproc")
-        dt = time.perf_counter() - t0
-        out["in_process"] = {"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
-                             "B": float(summarize(here, "attribution")["score"].iloc[0])}
-        print("in-process", out["in_process"], flush=True)
+        inproc: list = []
+        here = None
         server = Process("--threads", str(args.server_threads)).start()
         cpu = _CpuClock(server.proc.pid)
         try:
@@ -117,6 +118,12 @@ def main() -> None:
             lmeval: list = []
             there = None
             for r in range(args.rounds):
+                t0 = time.perf_counter()
+                here = scores(smollm, f"inproc{r}")
+                dt = time.perf_counter() - t0
+                inproc.append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
+                               "B": float(summarize(here, "attribution")["score"].iloc[0])})
+                print("in-process", inproc[-1], flush=True)
                 for c in args.concurrency:
                     server.stats(reset=True)
                     t0, c0 = time.perf_counter(), cpu.read()
@@ -126,10 +133,13 @@ def main() -> None:
                     lm.client.close()
                     seen = server.stats()
                     served[str(c)].append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
-                                           **used,
+                                           **used, "over_in_process": inproc[-1]["seconds"] / dt,
                                            "prompts_per_pair": seen["prompts"] / n,
+                                           "tokenize_calls_per_pair": seen["tokenize"] / n,
                                            "requests_per_pair": seen["completions"] / n, **agreement(here, there)})
                     print("served", c, served[str(c)][-1], flush=True)
+                if args.no_lmeval:
+                    continue
                 client = LocalCompletionsAPI(base_url=server.url + "/completions", model=lm.client.model,
                                              tokenizer=str(folder), tokenizer_backend="huggingface",
                                              tokenized_requests=True, num_concurrent=1, max_length=2048)
@@ -148,16 +158,23 @@ def main() -> None:
                 print("lm-eval", lmeval[-1], flush=True)
         finally:
             server.kill()
+    out["in_process"] = _median_run(inproc)
+    out["in_process_rounds"] = inproc
     out["served"] = {c: _median_run(runs) for c, runs in served.items()}
     out["served_rounds"] = served
-    out["lmeval_local_completions"] = _median_run(lmeval)
-    out["lmeval_rounds"] = lmeval
+    out["served_over_in_process"] = {c: statistics.median(r["over_in_process"] for r in runs)
+                                     for c, runs in served.items()}
     out["uptime_end"] = _uptime()
-    base = out["lmeval_local_completions"]["pairs_per_s"]
-    out["speedup_vs_lmeval"] = {c: r["pairs_per_s"] / base for c, r in out["served"].items()}
-    theirs = out["lmeval_local_completions"]["server_cpu_ms_per_pair"]
-    out["server_cpu_lmeval_over_ours"] = {c: theirs / r["server_cpu_ms_per_pair"] for c, r in out["served"].items()}
-    stem = "served_compare" + (f"_threads{args.server_threads}" if args.server_threads > 1 else "")
+    if lmeval:
+        out["lmeval_local_completions"] = _median_run(lmeval)
+        out["lmeval_rounds"] = lmeval
+        base = out["lmeval_local_completions"]["pairs_per_s"]
+        out["speedup_vs_lmeval"] = {c: r["pairs_per_s"] / base for c, r in out["served"].items()}
+        theirs = out["lmeval_local_completions"]["server_cpu_ms_per_pair"]
+        out["server_cpu_lmeval_over_ours"] = {c: theirs / r["server_cpu_ms_per_pair"]
+                                              for c, r in out["served"].items()}
+    stem = "served_compare" + (f"_threads{args.server_threads}" if args.server_threads > 1 else "") + \
+        ("" if bench == BENCH else f"_{bench}") + ("" if lmeval else "_no_lmeval")
     (res / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
     (res / f"{stem}.md").write_text(report(out))
 
@@ -209,32 +226,39 @@ def _cpu(run: dict) -> str:
 
 def report(out: dict) -> str:
     ip = out["in_process"]
+    with_lmeval = "lmeval_local_completions" in out
     lines = [f"# Served vs in-process SmolLM2-135M, {out['benchmark']} ({out['pairs']} pairs, prefix {out['prefix']})",
              "", f"Machine: {out['machine']}, shared with other sessions: `{out['uptime_start']}` at the start, "
              f"`{out['uptime_end']}` at the end; load average beside each run. Server: tests/served_reference.py "
              "(vLLM's protocol, SmolLM2 float32, the prompts of concurrent requests batched) on "
-             f"{out.get('server_threads', 1)} torch thread(s), in-process on {out.get('in_process_threads', '?')}. Ours "
-             f"and lm-eval's runs alternate, {out['rounds']} rounds; each row is the median round (of two, the slower). "
-             "Command: "
+             f"{out.get('server_threads', 1)} torch thread(s), in-process on {out.get('in_process_threads', '?')}. "
+             f"In-process, ours served{' and lm-eval' if with_lmeval else ''} alternate, {out['rounds']} rounds; each "
+             "row is the median round (of two, the slower). Command: "
              "`python bench/served_compare.py" + (f" --limit {out['limit']}" if out.get("limit") else "")
+             + ("" if out["benchmark"] == BENCH else f" --benchmark {out['benchmark']}")
              + f" --concurrency {' '.join(out['served'])} --rounds {out['rounds']}"
-             + f" --server-threads {out.get('server_threads', 1)}`. CPU ms/pair: of the client process (ours or "
-             "lm-eval's) / of the server process, per pair, load and conformance check included.", "",
-             "| run | s | pairs/s (each round) | load | prompts/pair | requests/pair | max abs Δlog P | max abs ΔS_JSD "
-             "| S_JSD flips | PLL flips | max abs Δll | in contract | B | CPU ms/pair client / server |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-             f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} | {ip['load_average']:.1f} | – | – | – "
-             f"| – | – | – | – | – | {ip['B']:.2f} | – |"]
+             + f" --server-threads {out.get('server_threads', 1)}" + ("" if with_lmeval else " --no-lmeval")
+             + "`. Prompts/pair: completions prompts (proofs and the connection's probes included); /tokenize calls "
+             "per pair beside them. CPU ms/pair: of the client process (ours or lm-eval's) / of the server process, "
+             "per pair, load and conformance check included.", "",
+             "| run | s | pairs/s (each round) | over in-process (median of rounds) | load | prompts/pair | /tokenize "
+             "per pair | requests/pair | max abs Δlog P | max abs ΔS_JSD | S_JSD flips | PLL flips | max abs Δll | "
+             "in contract | B | CPU ms/pair client / server |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+             f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} ({_rounds(ip)}) | – | "
+             f"{ip['load_average']:.1f} | – | – | – | – | – | – | – | – | – | {ip['B']:.2f} | – |"]
     for c, r in out["served"].items():
-        rounds = ", ".join(f"{x:.2f}" for x in r["pairs_per_s_rounds"])
-        lines.append(f"| ours served, {c} concurrent | {r['seconds']:.1f} | {r['pairs_per_s']:.2f} ({rounds}) | "
-                     f"{r['load_average']:.1f} | {r['prompts_per_pair']:.2f} | {r['requests_per_pair']:.2f} | "
-                     f"{r['max_abs_dlogp']:.2g} | {r['max_abs_dsjsd']:.2g} | {r['sjsd_flips']} | {r['pll_flips']} | "
-                     f"{r['max_abs_dll']:.2g} | {r['within_contract']} | {r['B']:.2f} | {_cpu(r)} |")
+        lines.append(f"| ours served, {c} concurrent | {r['seconds']:.1f} | {r['pairs_per_s']:.2f} ({_rounds(r)}) | "
+                     f"{100 * out['served_over_in_process'][c]:.0f} % | {r['load_average']:.1f} | "
+                     f"{r['prompts_per_pair']:.2f} | {r.get('tokenize_calls_per_pair', float('nan')):.2f} | "
+                     f"{r['requests_per_pair']:.2f} | {r['max_abs_dlogp']:.2g} | {r['max_abs_dsjsd']:.2g} | "
+                     f"{r['sjsd_flips']} | {r['pll_flips']} | {r['max_abs_dll']:.2g} | {r['within_contract']} | "
+                     f"{r['B']:.2f} | {_cpu(r)} |")
+    if not with_lmeval:
+        return "\n".join(lines) + "\n"
     lm = out["lmeval_local_completions"]
-    rounds = ", ".join(f"{x:.2f}" for x in lm["pairs_per_s_rounds"])
     lines.append(f"| lm-eval 0.4.13 local-completions, 1 at a time | {lm['seconds']:.1f} | {lm['pairs_per_s']:.2f} "
-                 f"({rounds}) | {lm['load_average']:.1f} | {lm['prompts_per_pair']:.2f} | "
+                 f"({_rounds(lm)}) | – | {lm['load_average']:.1f} | {lm['prompts_per_pair']:.2f} | – | "
                  f"{lm['requests_per_pair']:.2f} | – | – | – | – | {lm['max_abs_dll_vs_ours_served']:.2g} (vs ours "
                  f"served) | – | – | {_cpu(lm)} |")
     speed = ", ".join(f"{c} concurrent: {x:.1f}×" for c, x in out["speedup_vs_lmeval"].items())
@@ -246,6 +270,10 @@ def report(out: dict) -> str:
               f"served (lm-eval-compatible score) {last['lmeval_pct_stereotype']:.2f}, in-process B {ip['B']:.2f}, "
               f"ours served B {last['B']:.2f}."]
     return "\n".join(lines) + "\n"
+
+
+def _rounds(run: dict) -> str:
+    return ", ".join(f"{x:.2f}" for x in run["pairs_per_s_rounds"])
 
 
 if __name__ == "__main__":

@@ -42,6 +42,10 @@ class ModelLoadError(RuntimeError):
     """A model could not be loaded; the message lists every place that was tried."""
 
 
+class ModelChanged(ModelLoadError):
+    """A model (a served one) no longer computes what its identity says; nothing of what it answered is stored."""
+
+
 def user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that are a user's input problem (bad benchmark, model, option, file), shown as one line
     rather than a crash; every engine error type for bad input derives from one of these."""

@@ -19,7 +19,8 @@ Requests arriving together are batched into one padded forward pass (as a servin
 concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own, not part of the
 protocol) counts what it served: ``completions`` requests, the most of them in flight at once
 (``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
-concurrency; ``prompts`` counts the prompts they carried and ``in_flight`` the requests being answered now;
+concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/tokenize`` requests and
+``in_flight`` the requests being answered now;
 ``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
 does, each token's log-probability from the distribution *after* it (abetlen/llama-cpp-python#1983), to test the
 conformance check; ``--perturb SEED`` adds small noise to the weights (a different model under the same name);
@@ -29,10 +30,16 @@ conformance check; ``--perturb SEED`` adds small noise to the weights (a differe
 Faults, for tests of a client's checks (this double's own, not part of the protocol): ``POST /reference/fault``
 with ``{"kind": K, "times": N, ...}`` makes the next N completions requests (-1: all) misbehave — ``null`` (one
 ``token_logprobs`` entry, at ``at``, becomes null), ``wrong_id`` (the token echoed at ``at`` becomes
-``token_id:0``), ``text_tokens`` (``return_tokens_as_token_ids`` ignored: token texts echoed), ``shift`` (token-id prompts get llama-cpp-python's shifted
-log-probabilities while text prompts stay right: a replica that differs), ``slow`` (answer after ``delay_s``
-seconds), ``cut`` (send half the answer, then close the connection), ``status`` (answer ``code``); ``{}``
-clears it.
+``token_id:0``), ``text_tokens`` (``return_tokens_as_token_ids`` ignored: token texts echoed), ``shift`` (token-id
+prompts get llama-cpp-python's shifted log-probabilities while text prompts stay right: a replica that differs;
+with ``above`` N only in requests of more than N prompts: a server wrong only in large batches),
+``prompt_logprobs`` (each choice in vLLM's ``prompt_logprobs`` form, its ``logprobs`` holding the generated token
+only), ``slow`` (answer after ``delay_s`` seconds), ``cut`` (send half the answer, then close the connection),
+``status`` (answer ``code``; with ``echo_auth`` the message repeats the request's ``Authorization`` header, as
+some gateways do); ``{}`` clears it.
+
+``--balance URL,URL`` makes it no server of its own but a round-robin load balancer in front of those servers
+(each connection to the next one, as a TCP balancer does): replicas that may differ.
 
 Run: ``python tests/served_reference.py --model smollm2-135m --port 0``; it prints ``READY <port>`` once it
 serves.
@@ -71,7 +78,7 @@ class Engine:
         self.jobs: queue.Queue = queue.Queue()
         self.stats_lock = threading.Lock()
         self.in_flight = 0
-        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0}
+        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
         self.fault: dict = {}
         self._texts: dict[int, str] = {}
         threading.Thread(target=self._loop, daemon=True).start()
@@ -96,7 +103,7 @@ class Engine:
 
     def reset_stats(self) -> None:
         with self.stats_lock:
-            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0}
+            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
 
     def _loop(self) -> None:
         """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts);
@@ -147,11 +154,12 @@ class Engine:
                 raise res
         return out
 
-    def complete(self, body: dict, shift_ids: bool = False) -> dict:
+    def complete(self, body: dict, shift_above: int | None = None) -> dict:
         """One choice per prompt (``prompt`` may be a batch: a list of texts or of token-id lists, as vLLM takes).
-        ``shift_ids``: token-id prompts get shifted log-probabilities (a fault)."""
+        ``shift_above``: token-id prompts get shifted log-probabilities in a request of more prompts (a fault)."""
         prompt = body.get("prompt")
         batch = prompt if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)) else [prompt]
+        shift_ids = shift_above is not None and len(batch) > shift_above
         texts = [isinstance(one, str) for one in batch]
         if self.text_only and not all(texts):
             raise ValueError("this server takes text prompts only")
@@ -311,13 +319,15 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                     engine.count(+1)
                     try:
                         if kind == "status":
-                            self._send(int(fault.get("code", 500)), {"error": {"message": "injected fault"}})
+                            said = f"Invalid API key provided: {self.headers.get('Authorization')}" \
+                                if fault.get("echo_auth") else "injected fault"
+                            self._send(int(fault.get("code", 500)), {"error": {"message": said}})
                             return
                         if kind == "slow":
                             threading.Event().wait(float(fault.get("delay_s", 60)))
                         if kind == "text_tokens":
                             body.pop("return_tokens_as_token_ids", None)
-                        answer = engine.complete(body, shift_ids=kind == "shift")
+                        answer = engine.complete(body, int(fault.get("above", 0)) if kind == "shift" else None)
                         with engine.stats_lock:
                             engine.stats["prompts"] += len(answer["choices"])
                     finally:
@@ -329,6 +339,14 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                             lp["token_logprobs"][at] = None
                         else:
                             lp["tokens"][at] = "token_id:0"
+                    if kind == "prompt_logprobs":
+                        for choice in answer["choices"]:
+                            lp = choice["logprobs"]
+                            ids = [int(t.split(":")[1]) for t in lp["tokens"]]
+                            choice["prompt_logprobs"] = [None] + [
+                                {str(t): {"logprob": v, "rank": 1, "decoded_token": engine._text(t)}}
+                                for t, v in zip(ids[1:-1], lp["token_logprobs"][1:-1])]
+                            choice["logprobs"] = {k: v[-1:] for k, v in lp.items()}
                     if kind == "cut":
                         self._cut(answer)
                         return
@@ -337,6 +355,8 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                     ids = list(engine.tok(body["prompt"], add_special_tokens=bool(body.get("add_special_tokens", True)))
                                ["input_ids"])
                     out = {"tokens": ids, "count": len(ids), "max_model_len": engine.max_len}
+                    with engine.stats_lock:
+                        engine.stats["tokenize"] += 1
                     if body.get("return_token_strs"):
                         out["token_strs"] = engine.tok.convert_ids_to_tokens(ids)
                     self._send(200, out)
@@ -346,6 +366,44 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                 self._send(400, {"error": {"message": str(exc), "type": "BadRequestError"}})
 
     return Handler
+
+
+def make_balancer(backends: list[str]):
+    """A round-robin load balancer, per connection as a TCP balancer (or a Kubernetes service) is: each new
+    connection goes to the next backend's root, and every request on it (any path) to that backend."""
+    import itertools
+
+    import httpx
+
+    turn, lock, client = itertools.cycle(backends), threading.Lock(), httpx.Client(timeout=600)
+
+    class Balancer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet
+            pass
+
+        def _forward(self, method: str) -> None:
+            if not hasattr(self, "root"):  # one handler per connection: its requests all go to one backend
+                with lock:
+                    self.root = next(turn)
+            root = self.root
+            data = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if method == "POST" else None
+            headers = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")}
+            resp = client.request(method, root.rstrip("/") + self.path, content=data, headers=headers)
+            self.send_response(resp.status_code)
+            self.send_header("Content-Type", resp.headers.get("content-type", "application/json"))
+            self.send_header("Content-Length", str(len(resp.content)))
+            self.end_headers()
+            self.wfile.write(resp.content)
+
+        def do_GET(self):  # noqa: N802
+            self._forward("GET")
+
+        def do_POST(self):  # noqa: N802
+            self._forward("POST")
+
+    return Balancer
 
 
 class Process:
@@ -421,7 +479,14 @@ def main(argv=None) -> None:
     ap.add_argument("--text-only", action="store_true", help="refuse token-id prompts (a text-only server)")
     ap.add_argument("--no-tokenize", action="store_true",
                     help="no /tokenize (a 404, as llama-cpp-python's server, whose tokenizer is at /extras/tokenize)")
+    ap.add_argument("--balance", default=None, metavar="URL,URL",
+                    help="no server: a round-robin load balancer in front of these servers' roots")
     args = ap.parse_args(argv)
+    if args.balance:
+        server = ThreadingHTTPServer((args.host, args.port), make_balancer(args.balance.split(",")))
+        server.daemon_threads = True
+        print(f"READY {server.server_address[1]}", flush=True)
+        server.serve_forever()
     torch.set_num_threads(args.threads)
     engine = Engine(args.model, shift=args.shift, perturb=args.perturb, text_only=args.text_only)
     server = ThreadingHTTPServer((args.host, args.port),

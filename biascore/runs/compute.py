@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from biascore.errors import ModelChanged
 from biascore.runs.announce import SCORING, WAITING, Announcer, run_tag
 from biascore.runs.memo import read_file
 from biascore.store.cache import CacheKey, CorruptCacheFile, Progress, ResultCache, ShardWriter, check_ids
@@ -203,8 +204,7 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
         if size and method.input_kind.ids is not None:
             stored = _sharded(ctx, method, loaded, opts, key, verify, size, started)
         else:
-            stored = method.compute(ctx, loaded, opts)
-            _check_unchanged(ctx, method)
+            stored = _computed(ctx, method, loaded, opts)
             info = _info(ctx, method, loaded, opts, started)
             cache.save(key, stored, verify, info)
         found = cache.load_entry(key, verify)
@@ -213,19 +213,15 @@ def _compute(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
         return found
 
 
-def _check_unchanged(ctx: Context, method: Method) -> None:
-    """Before a computed shard is written: a model that can change under its name (a served model, whose server
-    may swap weights or misbehave mid-run) checks it still computes what its identity says, else raises (one
-    line) and the shard is discarded (:meth:`biascore.models.served.ServedModel.check_unchanged`); the handle lets
-    the model go, so the next run connects afresh (conformance check and fingerprint measured again)."""
-    if method.needs_model and ctx.handle.loaded:
-        check = getattr(ctx.handle.load(), "check_unchanged", None)
-        if check is not None:
-            try:
-                check()
-            except Exception:
-                ctx.handle.release()
-                raise
+def _computed(ctx: Context, method: Method, loaded: Any, opts: Options) -> pd.DataFrame:
+    """``method.compute``; a model found computing something else than its identity says (a served model whose
+    answers stop proving themselves mid-run, :class:`~biascore.errors.ModelChanged`: one line, nothing of it
+    stored) is let go by the handle, so that the next run connects afresh (conformance and fingerprint again)."""
+    try:
+        return method.compute(ctx, loaded, opts)
+    except ModelChanged:
+        ctx.handle.release()
+        raise
 
 
 def _shard_size(method: Method, ctx: Context) -> int | None:
@@ -267,8 +263,7 @@ def _sharded(ctx: Context, method: Method, loaded: Any, opts: Options, key: Cach
                 report(base + int(round(n * d / max(tot, 1))))
 
             ctx.progress = inner
-            frame = method.compute(ctx, kind.subset(loaded, a, b), opts)
-            _check_unchanged(ctx, method)
+            frame = _computed(ctx, method, kind.subset(loaded, a, b), opts)
             shards.write(a, b, frame)
             done[(a, b)] = frame
             finished += b - a

@@ -5,8 +5,11 @@ wrong stored, a prompt exit — plus the API key, the request options and the re
 """
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
+import httpx
 import numpy as np
 import pandas as pd
 import pytest
@@ -243,7 +246,7 @@ def test_one_echoed_prompt_per_sentence_many_per_request(server):
     frame = biascore.run("attribution", lm, "demo", prefix="lmeval").frame
     stats = server.stats()
     n = len(frame)
-    assert stats["prompts"] <= 2 * n + 3, stats  # + the probe measured again after each shard
+    assert stats["prompts"] <= 2 * n + 3, stats  # + the proof prompt riding in each request (3 of them)
     assert stats["completions"] <= stats["prompts"] / 4, stats
     assert summarize(frame)["n_skipped"].iloc[0] == int((frame["skipped_reason"] != "").sum())
 
@@ -265,3 +268,163 @@ def test_requests_batched_together_keep_their_own_answers(server):
         for prompt, x, y in zip(req, a, b):
             assert len(y) == len(prompt) and y[0] is None
             np.testing.assert_allclose(y[1:], x[1:], rtol=1e-4, atol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------ issue 40
+def _stored(cache) -> list:
+    """The result files of a cache (its shared models folder left out)."""
+    return [p for p in cache.rglob("*.parquet") if "models" not in p.relative_to(cache).parts]
+
+
+def _agrees_with_in_process(tmp_path, cache, smollm, url: str) -> None:
+    """The same cache, a correct server: the served result equals the in-process one within the contract."""
+    from reproducibility_contract import compare_frames
+
+    there = runner.run(get("attribution"), load_served(url), "demo", cache=ResultCache(cache)).frame
+    here = runner.run(get("attribution"), smollm, "demo", cache=ResultCache(tmp_path / "here")).frame
+    agreement = compare_frames(here, there)
+    assert agreement.within_contract and agreement.flips == 0, agreement.problems
+
+
+def test_a_server_wrong_only_in_large_batches_is_refused_and_nothing_stored(server, smollm, tmp_path, capsys):
+    """Shifted log-probabilities only in requests of more than 2 prompts: the conformance check (2 prompts) and the
+    fingerprint (1) pass, but the proof riding in every scoring request (32 prompts) moves — one line, exit 2,
+    nothing stored; the same cache then answers the correct server with the in-process numbers."""
+    cache = tmp_path / "cache"
+    server.fault("shift", times=-1, above=2)
+    code, err = _cli(capsys, "score", "--model", "served:" + server.url, "--benchmark", "demo",
+                     "--cache-dir", str(cache))
+    assert code == 2 and len(err) == 1 and "no longer computes what it did" in err[0], err
+    said = re.search(r"in a request of (\d+) prompts, token \d+ of the proof prompt got log P \S+, \S+ on connecting",
+                     err[0])
+    assert said and int(said.group(1)) > 2 and err[0].endswith("nothing of it is used or stored"), err
+    assert not _stored(cache)
+    server.fault(None)
+    _agrees_with_in_process(tmp_path, cache, smollm, "served:" + server.url)
+
+
+def test_two_replicas_with_different_weights_behind_a_balancer_are_refused(server, smollm, tmp_path, capsys,
+                                                                           processes):
+    """A round-robin load balancer in front of the correct server and one with other weights: whichever replica
+    the connection measured, some scoring request reaches the other and its proof moves — nothing stored (the
+    issue's run stored 16 of 38 pairs from the other weights); the same cache then answers the correct server."""
+    cache = tmp_path / "cache"
+    for other in serving("--perturb", "1"):
+        roots = ",".join(url[:-3] for url in (server.url, other.url))
+        for balancer in serving("--balance", roots):
+            for outside in (0, 1, 1):  # runs that start on the first replica and, after N + 1 and 2N + 3 turns,
+                for _ in range(outside):  # on the second one however many requests N a run makes
+                    httpx.get(balancer.url + "/models", timeout=30)
+                code, err = _cli(capsys, "score", "--model", "served:" + balancer.url, "--benchmark", "demo",
+                                 "--cache-dir", str(cache))
+                assert code == 2 and len(err) == 1 and "no longer computes what it did" in err[0], err
+                assert not _stored(cache)
+    _agrees_with_in_process(tmp_path, cache, smollm, "served:" + server.url)
+
+
+def _files_hold(root, secret: str) -> list:
+    """Every file under ``root`` (zips opened: their members too) whose bytes hold ``secret``."""
+    import os
+    import zipfile
+
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "models"]  # the project's converted models, linked in
+        for name in names:
+            path = Path(folder) / name
+            data = [path.read_bytes()]
+            if zipfile.is_zipfile(path):
+                with zipfile.ZipFile(path) as z:
+                    data += [z.read(m) for m in z.namelist()]
+            found += [path] if any(secret.encode() in d for d in data) else []
+    return found
+
+
+def test_no_key_or_url_password_in_any_output_file_announcement_page_or_snapshot(keyed_server, tmp_path, capsys,
+                                                                                  monkeypatch, private_cache):
+    """A server (a gateway) whose 401 repeats the request's Authorization header, and a URL with a password: the
+    key and the password appear in no printed line, no file of the cache (results, the run's announcement in
+    running/), no --out file, no page and no snapshot."""
+    from test_dashboard_pages import open_page, type_pair
+    from test_public_mode import page_dump
+
+    monkeypatch.setenv("BIASCORE_TEST_KEY", KEY)
+    url = "served:" + keyed_server.url + "?api_key_env=BIASCORE_TEST_KEY"
+    printed = []
+    try:
+        keyed_server.fault("status", times=-1, code=401, echo_auth=True)
+        code, err = _cli(capsys, "score", "--model", url, "--benchmark", "demo", "--limit", "2")
+        assert code == 2 and len(err) == 1 and "Invalid API key provided: Bearer …" in err[0], err
+        assert "the API key in BIASCORE_TEST_KEY was refused" in err[0], err
+        printed += err
+        announced = list((private_cache / "running").glob("*.json"))
+        assert announced and all('"failed"' in p.read_text() for p in announced)  # the grep below covers them
+        monkeypatch.setenv("BIASCORE_MODELS", f"smollm2-135m,gpu-box=served:{keyed_server.url}"
+                                              "?api_key_env=BIASCORE_TEST_KEY")
+        at = open_page("try_pair", model="gpu-box")
+        type_pair(at, "Women are bad at math.", "Men are bad at math.")
+        assert at.error and "Bearer …" in at.error[0].value, [e.value for e in at.error]
+        pages = page_dump(at)
+    finally:
+        keyed_server.fault(None)
+    code = main(["score", "--model", url, "--benchmark", "demo", "--limit", "4", "--out", str(tmp_path / "o.csv")])
+    assert code == 0
+    code = main(["snapshot", "export", "--out", str(tmp_path / "snap.zip")])
+    assert code == 0 and _stored(private_cache)
+    password = "Pa55w0rd-7c1e"
+    code, printed_here = _cli(capsys, "score", "--model",
+                              "served:" + keyed_server.url.replace("//", f"//bob:{password}@"), "--benchmark", "demo",
+                              "--limit", "2")
+    err = [line for line in printed_here if line.startswith("error:")]  # (the page's Streamlit warnings beside it)
+    assert code == 2 and len(err) == 1 and "api_key_env=VARIABLE" in err[0] and "not accepted" in err[0], err
+    printed += printed_here
+    out = capsys.readouterr()
+    for secret in (KEY, password):
+        assert not any(secret in text for text in (*printed, out.out, out.err, pages))
+        assert not _files_hold(tmp_path, secret) and not _files_hold(private_cache, secret)
+
+
+@pytest.mark.parametrize("where, value", [
+    ("url", "retries=99999999999999999999999"), ("url", "retries=inf"), ("url", "timeout=inf"),
+    ("url", "timeout=1e308"), ("url", "timeout=nan"), ("cli", "--retries=99999999999999999999999"),
+    ("cli", "--timeout=1e308"), ("env", "BIASCORE_SERVED_RETRIES=inf"),
+    ("env", "BIASCORE_SERVED_RETRIES=99999999999999999999999"), ("env", "BIASCORE_SERVED_BACKOFF_S=inf"),
+    ("env", "BIASCORE_SERVED_BACKOFF_S=1e308"), ("env", "BIASCORE_SERVED_BACKOFF_S=nan"),
+])
+def test_bounds_of_retries_back_off_and_timeout_are_one_line(where, value, tmp_path, capsys, monkeypatch):
+    """Against a dead host, a bound beyond its limit is refused at once in one line (no traceback, no endless
+    back-off, no OverflowError)."""
+    model, extra = "served:http://127.0.0.1:9/v1", []
+    if where == "url":
+        model += "?" + value
+    elif where == "cli":
+        extra = [value]
+    else:
+        monkeypatch.setenv(*value.split("=", 1))
+    started = time.monotonic()
+    code, err = _cli(capsys, "score", "--model", model, *extra, "--benchmark", "demo", "--limit", "2",
+                     "--cache-dir", str(tmp_path / "c"))
+    assert time.monotonic() - started < 10
+    name = value.split("=")[0].lstrip("-")
+    assert code == 2 and len(err) == 1 and "Traceback" not in err[0] and "cannot be reached" not in err[0], err
+    assert name in err[0] and ("at most" in err[0] or "from 0 to" in err[0] or "not a" in err[0]), err
+
+
+def test_an_answer_in_vllms_prompt_logprobs_form_is_named_with_what_to_change(server):
+    server.fault("prompt_logprobs", times=-1)
+    with pytest.raises(ServedError, match=r"in vLLM's prompt_logprobs form \(choices\[\]\.prompt_logprobs.*reads "
+                                          r"the OpenAI echo form.*0\.5\.2 or later") as info:
+        load_served("served:" + server.url)
+    assert "\n" not in str(info.value)
+
+
+def test_prompts_per_pair_on_the_demo_with_the_proof_in_every_request(server, tmp_path, capsys):
+    """The whole CLI run (connection included) of the 38 demo pairs with the lm-eval prefix: 2 prompts score a pair;
+    the proofs, the connection's probes and the /tokenize calls (many sentences per call) add little — at most 2.5
+    per pair in all (4.3 before: one /tokenize call per sentence)."""
+    server.stats(reset=True)
+    code, err = _cli(capsys, "score", "--model", "served:" + server.url, "--benchmark", "demo", "--prefix", "lmeval",
+                     "--cache-dir", str(tmp_path / "c"))
+    stats = _drained(server)
+    assert code == 0, err
+    assert stats["prompts"] + stats["tokenize"] <= 2.5 * 38, stats

@@ -58,23 +58,43 @@ _TOKEN_ID = re.compile(r"token_id:(-?\d+)")
 DEFAULT_BACKOFF_S = 0.5
 
 
-def _setting(name: str, default: float) -> float:
-    """A number from the environment (``BIASCORE_SERVED_RETRIES`` / ``_BACKOFF_S``), else ``default``; a value that
-    is not a number, or negative, is one line."""
+#: the bounds of the request settings, wherever they are set (beyond them a run could wait for ever)
+MAX_RETRIES, MAX_BACKOFF_S, MAX_TIMEOUT_S = 20, 60.0, 3600.0
+
+
+def _setting(name: str, default, kind=float):
+    """``BIASCORE_SERVED_RETRIES`` (whole, 0 to MAX_RETRIES) / ``_BACKOFF_S`` (0 to MAX_BACKOFF_S) from the
+    environment, else ``default``; anything else is one line."""
     text = os.environ.get(name, "").strip()
     if not text:
         return default
+    high = MAX_RETRIES if kind is int else MAX_BACKOFF_S
     try:
-        value = float(text)
+        value = kind(text)
     except ValueError:
-        raise ServedError(f"{name}={text!r} is not a number") from None
-    if value < 0:
-        raise ServedError(f"{name}={text!r} must be 0 or more")
+        raise ServedError(f"{name}={text!r} is not a {'whole ' if kind is int else ''}number") from None
+    if not 0 <= value <= high:  # NaN fails here too
+        raise ServedError(f"{name}={text!r} must be from 0 to {high:g}")
     return value
 
 
+#: the API keys this process has read (:class:`ServedClient`): no message of a served model ever holds one
+_SECRETS: set[str] = set()
+
+
+def redact(text: str) -> str:
+    """``text`` without any API key read in this process (a server may echo the ``Authorization`` header back)."""
+    for secret in _SECRETS:
+        text = text.replace(secret, "…")
+    return text
+
+
 class ServedError(ModelLoadError):
-    """A served model cannot be used or a request to it failed (after retries); the message is one line."""
+    """A served model cannot be used or a request to it failed (after retries); the message is one line, and
+    holds no API key (:func:`redact`: whatever a server answered, it is cleaned here)."""
+
+    def __init__(self, message: str = ""):
+        super().__init__(redact(str(message)))
 
 
 class ServedUnavailable(ServedError):
@@ -82,7 +102,7 @@ class ServedUnavailable(ServedError):
 
     def __init__(self, base: str, cause: str):
         super().__init__(f"the server at {base} {cause}; {RESUME_ADVICE}")
-        self.base, self.cause = base, cause
+        self.base, self.cause = base, redact(cause)
 
 
 class ServedBadAnswer(ServedError):
@@ -111,13 +131,17 @@ class ServedName:
         url, _, model = text.partition("#")
         model, _, model_query = model.partition("?")
         parts = urlsplit(url)
+        if "@" in parts.netloc:
+            raise ServedError(f"served model {_public(name)!r}: a user name or password in the URL is not accepted "
+                              "(it would be shown and stored with the model's name); put the key in an environment "
+                              "variable and name that variable: served:URL#MODEL?api_key_env=VARIABLE")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ServedError(f"served model {name!r}: expected served:http://HOST:PORT/v1 or "
+            raise ServedError(f"served model {_public(name)!r}: expected served:http://HOST:PORT/v1 or "
                               "served:http://HOST:PORT/v1#MODEL")
         try:
             parts.port  # noqa: B018 - a malformed port raises here
         except ValueError:
-            raise ServedError(f"served model {name!r}: the port is not a number") from None
+            raise ServedError(f"served model {_public(name)!r}: the port is not a number") from None
         base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")).rstrip("/")
         options: dict[str, str] = {}
         for query in (parts.query, model_query):
@@ -134,10 +158,11 @@ class ServedName:
     def with_options(self, *, timeout_s: float | None = None, retries: int | None = None,
                      api_key_env: str | None = None) -> "ServedName":
         """These options set (None keeps the current one); bad values are one line."""
-        if timeout_s is not None and not (timeout_s > 0 and math.isfinite(timeout_s)):
-            raise ServedError(f"served model {self.describe()}: timeout must be a number of seconds above 0")
-        if retries is not None and retries < 0:
-            raise ServedError(f"served model {self.describe()}: retries must be 0 or more")
+        if timeout_s is not None and not 0 < timeout_s <= MAX_TIMEOUT_S:
+            raise ServedError(f"served model {self.describe()}: timeout must be a number of seconds above 0 and at "
+                              f"most {MAX_TIMEOUT_S:g}")
+        if retries is not None and not 0 <= retries <= MAX_RETRIES:
+            raise ServedError(f"served model {self.describe()}: retries must be 0 or more and at most {MAX_RETRIES}")
         if api_key_env is not None and not _ENV_NAME.fullmatch(api_key_env):
             raise ServedError(f"served model {self.describe()}: api_key_env names an environment variable "
                               "(letters, digits and _), not a key")
@@ -162,7 +187,8 @@ class ServedName:
 
 
 def _public(name: str) -> str:
-    return name.strip().partition("?")[0]
+    """A description as a message may show it: no options, no user name or password."""
+    return re.sub(r"//[^/?#]*@", "//", name.strip().partition("?")[0])
 
 
 def _number(value: str | None, what: str, kind, name: str):
@@ -171,7 +197,8 @@ def _number(value: str | None, what: str, kind, name: str):
     try:
         return kind(value)
     except ValueError:
-        raise ServedError(f"served model {_public(name)!r}: {what}={value!r} is not a number") from None
+        raise ServedError(f"served model {_public(name)!r}: {what}={value!r} is not a "
+                          f"{'whole ' if kind is int else ''}number") from None
 
 
 @dataclass
@@ -196,7 +223,7 @@ class ServedClient:
         self.backoff_s = _setting("BIASCORE_SERVED_BACKOFF_S", DEFAULT_BACKOFF_S)
         self.timeout_s = float(name.timeout_s or DEFAULT_TIMEOUT_S)
         self.retries = int(name.retries if name.retries is not None
-                           else _setting("BIASCORE_SERVED_RETRIES", DEFAULT_RETRIES))
+                           else _setting("BIASCORE_SERVED_RETRIES", DEFAULT_RETRIES, int))
         #: prompts per completions request (1 where the server takes one prompt per request; see conformance)
         self.batch = DEFAULT_BATCH
         headers = {}
@@ -205,6 +232,7 @@ class ServedClient:
             if not key:
                 raise ServedError(f"served model {name.describe()}: the environment variable {name.api_key_env} "
                                   "(api_key_env) that should hold its API key is not set")
+            _SECRETS.add(key)
             headers["Authorization"] = f"Bearer {key}"
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         self._http = httpx.Client(timeout=httpx.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s)),
@@ -244,7 +272,7 @@ class ServedClient:
                                           f"{_error_text(resp)}{self._hint(resp.status_code, url)}")
                 last = f"answered {resp.status_code}: {_error_text(resp)}"
             if attempt < self.retries:  # the back-off ends early once the call is aborted
-                (abort or threading.Event()).wait(self.backoff_s * 2 ** attempt)
+                (abort or threading.Event()).wait(min(self.backoff_s * 2 ** attempt, MAX_BACKOFF_S))
         raise ServedUnavailable(self.name.base, f"{last} (after {self.retries + 1} tries)")
 
     def _hint(self, status: int, url: str) -> str:
@@ -321,6 +349,8 @@ class ServedClient:
             raise ServedError(f"the server at {self.name.base} serves {len(ids)} models ({', '.join(ids)}): "
                               "name one as served:URL#MODEL")
         self.model = str(entry.get("id"))
+        if redact(self.model) != self.model:
+            raise ServedError(f"the server at {self.name.base} names its model with the API key; refused")
         return entry
 
     def echo(self, prompt: Sequence[int], *, as_ids: bool = True, check: bool = True) -> EchoedPrompt:
@@ -366,8 +396,15 @@ class ServedClient:
             choices = sorted(body["choices"], key=lambda c: int(c.get("index", 0)))
             if len(choices) != n:
                 raise ServedBadAnswer(f"{where} answered {len(choices)} choices for {n} prompts")
+            if any(c.get("prompt_logprobs") and len((c.get("logprobs") or {}).get("tokens") or ()) < 2
+                   for c in choices):
+                raise ServedBadAnswer(
+                    f"{where} answered an echo request in vLLM's prompt_logprobs form (choices[].prompt_logprobs, a "
+                    "dict per token; no prompt tokens in choices[].logprobs): biascore reads the OpenAI echo form, "
+                    "logprobs.tokens / token_logprobs of every prompt token; serve the model with a vLLM whose "
+                    "/v1/completions fills them for echo: true (0.5.2 or later), or translate that form in front")
             return [_echoed(c["logprobs"]) for c in choices]
-        except (KeyError, IndexError, TypeError, ValueError):
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
             raise ServedBadAnswer(f"{where} returned no prompt log-probabilities for an echo request (echo + "
                                   "logprobs)") from None
 

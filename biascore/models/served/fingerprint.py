@@ -9,9 +9,10 @@ of one server; the fingerprint then differs and the result is recomputed, never 
 
 The probe is sent as scoring sends every sentence — a token-id prompt, its echo checked
 (:func:`biascore.models.served.client.check_echo`) — so a server that answers token-id prompts differently from
-text prompts cannot pass with one form and score with the other. It is measured again after every shard of a
-run (:meth:`Probe.drift`): within :data:`DRIFT_TOLERANCE` nats of the first measurement at every token, or the
-shard is discarded (a replica behind a load balancer, a weight swap or a server that starts misbehaving mid-run).
+text prompts cannot pass with one form and score with the other. It then rides in every scoring request as its
+last prompt (:meth:`biascore.models.served.model.ServedModel._prove`): within :data:`DRIFT_TOLERANCE` nats of the
+first measurement at every token, or nothing of that request is used (a replica behind a load balancer that
+differs, a weight swap, a server that computes large batches differently).
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from biascore.models.served.client import ServedClient
 #: the probe text (plain English; every token after the first gets a log-probability)
 PROBE = "The quick brown fox jumps over the lazy dog. Researchers measured how often the model agreed."
 DECIMALS = 1
-#: how far (nats) a re-measured probe log-probability may be from the first measurement (batching and kernels
-#: move them by ~1e-5; another model, or positions shifted by one, by far more than this)
+#: how far (nats) the probe's log-probability in a scoring request may be from the first measurement (batching
+#: and kernels move them by ~1e-5 in float32; another model, or positions shifted by one, by far more than this)
 DRIFT_TOLERANCE = 0.01
 
 
@@ -42,12 +43,6 @@ class Probe:
         values = [None if v is None else round(v, DECIMALS) + 0.0 for v in self.logprobs[1:]]
         blob = json.dumps({"model": self.model, "ids": list(self.ids), "logprobs": values}, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
-
-    def drift(self, other: "Probe") -> float:
-        """The largest |Δ log P| between two measurements (inf when the model or the tokens differ)."""
-        if (other.model, other.ids) != (self.model, self.ids):
-            return float("inf")
-        return max((abs(a - b) for a, b in zip(self.logprobs[1:], other.logprobs[1:])), default=0.0)
 
 
 def measure_probe(client: ServedClient) -> Probe:

@@ -8,7 +8,12 @@ set U is computed on them; :meth:`ServedModel.encode`), the log-probabilities fr
 ``[prefix id] + ids`` per sentence, every answer checked before use (:meth:`ServedModel.causal_gold_logprobs`; a
 small bounded memo keyed by the exact ids answers a prompt asked again — the live queue's repeated pairs), the
 prefix token from the tokenizer's BOS/EOS facts as the server tells them, picked by :mod:`biascore.models.prefix`
-as for an in-process model; and the runner calls :meth:`ServedModel.check_unchanged` after every shard.
+as for an in-process model.
+
+**Every scoring request proves itself**: the fingerprint's probe (:mod:`.fingerprint`, measured on connecting)
+rides last in each request, at its real batch shape, and must come back within ``DRIFT_TOLERANCE`` nats at every
+token, or nothing of the request is used and :class:`ServedChanged` (one line) says what moved (a server wrong only
+in large batches, a replica with other weights behind a load balancer, a weight swap): one prompt in 32.
 
 Its identity is ``<server's model name> (served)`` with the measured fingerprint (:mod:`.fingerprint`), dtype
 ``served`` and device ``server``: results are labelled **served (precision as the server computes)**.
@@ -23,6 +28,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from biascore.errors import ModelChanged
 from biascore.models.loading import LanguageModel
 from biascore.models.precision import SERVED_DTYPE
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token, untold_prefix_message
@@ -58,7 +64,7 @@ class ServedTokenizer:
                  **_ignored) -> dict:
         single = isinstance(texts, str)
         batch = [texts] if single else list(texts)
-        encoded = self._served.client.map(lambda t: self._served.encode(t, add_special_tokens), batch)
+        encoded = self._served.encode_many(batch, add_special_tokens)
         cut = max_length if truncation else None
         rows = [(list(ids[:cut]), list(spans[:cut])) for ids, spans, _ in encoded]
         out = {"input_ids": [ids for ids, _ in rows], "offset_mapping": [spans for _, spans in rows],
@@ -105,6 +111,44 @@ class ServedModel(LanguageModel):
             self._texts.update(zip(map(int, ids), texts))
         return ids, spans, list(texts)
 
+    def encode_many(self, texts: list[str], add_special_tokens: bool = False) -> list[tuple]:
+        """:meth:`encode` of each text, many per ``/tokenize`` request (up to the input length): joined by the EOS
+        text, which the tokenizer splits off first. Used only where the request splits into one part per text, the
+        first text sent again last comes out alike and each part's token strings spell its text; else one by one."""
+        eos, eos_id = self.extra["special_tokens"].eos, self.extra["special_tokens"].eos_id
+        groups: list[list[int]] = []
+        used = first = budget = self.tokenizer.model_max_length
+        for k, text in enumerate(texts if not add_special_tokens and eos and eos_id is not None else ()):
+            size = len(text.encode()) + 2  # at most its bytes in tokens, a leading piece and the separator
+            if used + size + first > budget:
+                groups, used, first = [*groups, []], 0, size
+            groups[-1].append(k)
+            used += size
+        groups = [g for g in groups if len(g) > 1]
+        out: list = [None] * len(texts)
+        for g, got in zip(groups, self.client.map(lambda g: self._joined([texts[k] for k in g], eos, eos_id), groups)):
+            out[g[0]:g[-1] + 1] = got  # a group is a run of texts
+        alone = [k for k, one in enumerate(out) if one is None]
+        for k, one in zip(alone, self.client.map(lambda k: self.encode(texts[k], add_special_tokens), alone)):
+            out[k] = one
+        return out
+
+    def _joined(self, group: list[str], eos: str, eos_id: int) -> list:
+        """The (ids, spans, token strings) of each text of ``group`` from one ``/tokenize`` request, None where that
+        request cannot say (:meth:`encode_many`)."""
+        ids, names = self.client.tokenize_with_strs(eos.join([*group, group[0]]))
+        cuts = [-1, *(k for k, t in enumerate(ids) if t == eos_id), len(ids)]
+        if names is None or len(cuts) != len(group) + 2:
+            return [None] * len(group)
+        parts = [(ids[a + 1:b], names[a + 1:b]) for a, b in zip(cuts, cuts[1:])]
+        if parts[0] != parts[-1]:
+            return [None] * len(group)
+        out = [(part, token_spans(text, strs) if part else None, strs) for text, (part, strs) in zip(group, parts)]
+        out = [None if spans is None else (part, spans, strs) for part, spans, strs in out]
+        with self._lock:
+            self._texts.update(pair for one in out if one for pair in zip(one[0], one[2]))
+        return out
+
     # ------------------------------------------------------------------ log-probabilities
     def _score(self, prompts: Sequence[tuple[int, ...]], progress, weights: dict) -> dict[tuple[int, ...], list]:
         """The checked ``token_logprobs`` of distinct token-id prompts: those not in the memo go to the server,
@@ -112,13 +156,16 @@ class ServedModel(LanguageModel):
         with self._lock:
             out = {p: self._memo[p] for p in prompts if p in self._memo}
         todo = sorted((p for p in dict.fromkeys(prompts) if p not in out), key=len)
-        size = self.client.batch
+        size = max(1, self.client.batch - 1)  # room for the proof
         chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
         total = sum(weights.get(p, 1) for p in prompts)
         done = total - sum(weights.get(p, 1) for p in todo)
 
         def one(chunk: list[tuple[int, ...]]) -> list[list]:
-            return [got.logprobs for got in self.client.echo_many(chunk)]
+            sent = [*chunk, self.extra["probe"].ids]  # the proof rides last (one prompt per request: beside it)
+            got = self.client.echo_many(sent) if self.client.batch > 1 else [self.client.echo(p) for p in sent]
+            self._prove(got[-1].logprobs, len(got))
+            return [g.logprobs for g in got[:-1]]
 
         def tick(j: int) -> None:
             nonlocal done
@@ -153,21 +200,21 @@ class ServedModel(LanguageModel):
             out[i] = np.array([values[prompt[i]][p + 1] for p in positions[i]], dtype=np.float64)
         return out
 
-    def check_unchanged(self) -> None:
-        """Measure the fingerprint's probe again; a server that now computes something else (beyond
-        :data:`~biascore.models.served.fingerprint.DRIFT_TOLERANCE`) raises :class:`ServedChanged` (one line)."""
-        drift = self.extra["probe"].drift(measure_probe(self.client))
+    def _prove(self, logprobs: list, prompts: int) -> None:
+        """The proof prompt's answer against the measurement made when the model connected (module docstring)."""
+        probe = self.extra["probe"]
+        moved = [(abs(a - b), k, a, b) for k, (a, b) in enumerate(zip(probe.logprobs[1:], logprobs[1:]), 1)]
+        drift, at, was, now = max(moved, default=(0.0, 0, 0.0, 0.0))
         if drift > DRIFT_TOLERANCE:
-            with self._lock:
-                self._memo.clear()  # what the server answered since it changed is not kept either
             raise ServedChanged(
-                f"the server at {self.client.name.base} no longer computes what it did when this run began (its "
-                f"fingerprint probe moved by {drift:.3g} nats, more than {DRIFT_TOLERANCE}): the pairs "
-                "scored since the last check are discarded and nothing of them is stored")
+                f"the server at {self.client.name.base} no longer computes what it did when this run began: in a "
+                f"request of {prompts} prompts, token {at} of the proof prompt got log P {now:.4g}, {was:.4g} on "
+                f"connecting ({drift:.3g} nats apart, over {DRIFT_TOLERANCE}): another model answers some requests "
+                "(a replica, new weights) or large batches differ; nothing of it is used or stored")
 
 
-class ServedChanged(ServedError):
-    """The served model's fingerprint changed during a run (see :meth:`ServedModel.check_unchanged`)."""
+class ServedChanged(ServedError, ModelChanged):
+    """A scoring request's proof prompt moved (see :meth:`ServedModel._prove`): nothing of it is used."""
 
 
 def _special_tokens(client: ServedClient) -> SpecialTokens:
@@ -210,9 +257,9 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     client = ServedClient(parsed, concurrency=concurrency or DEFAULT_CONCURRENCY)
     try:
         entry = client.choose_model()
-        conformance = check_conformance(client)
-        specials = _special_tokens(client)
-        probe = measure_probe(client)
+        # the three at once (a few round trips, not a dozen in a row); the conformance check's refusal says most
+        jobs = [client._pool.submit(f, client) for f in (check_conformance, _special_tokens, measure_probe)]
+        conformance, specials, probe = (job.result() for job in jobs)
     except BaseException:
         client.close()
         raise
