@@ -7,6 +7,7 @@ handle connects to the server (conformance check, measured fingerprint) on first
 a model's weights say so in one line (:func:`served_refusal`)."""
 from __future__ import annotations
 
+import functools
 import os
 from contextlib import nullcontext
 
@@ -172,10 +173,8 @@ def model_for_cache(name: str):
     return get_handle(name)
 
 
-def model_label(name: str) -> str:
-    """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
-    :mod:`biascore.models.names`); otherwise as given."""
-    return api.display_name(name) if settings.public_mode() else str(name)
+#: How a model is named on every page: the one display name under the settings' public mode.
+model_label = functools.partial(api.display_name, public=None)
 
 
 def model_visible(name: str) -> bool:
