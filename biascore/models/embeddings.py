@@ -1,27 +1,11 @@
 """The engine's one embedder: the last hidden layer of a model's base network (never the LM head).
 
-:func:`last_hidden_state` is the single forward pass every embedding goes through (differentiable:
-the attention-head method takes gradients through it; the functions below run it under
-``torch.inference_mode``).
-
-**Sentences** — :func:`embed_sentences` (LABDet probes, SEAT, WEAT word vectors) runs length-sorted
-batches and pools:
-
-* ``mean`` (default): mean of the last hidden states over the sentence's non-special, non-padding
-  tokens — the LABDet default (issue 6);
-* ``first``: the state at position 0 (``[CLS]`` for BERT-style tokenizers, the first word for causal
-  tokenizers that add no BOS);
-* ``last``: the state of the last non-padding token (the natural choice for causal models, whose last
-  position has seen the whole sentence).
-
-**Words in context** — :func:`embed_spans` gives one vector per (text, character span): the mean of the
-last hidden layer over the tokens that overlap the span — a word's contextual embedding with all its
-sub-word fragments, suffixes included (CEAT; the Bangla paper mean-pools all fragments of the target
-word). Texts longer than the model's position limit are cut to a window of tokens around the span.
-
-**WEAT word vectors** — :func:`embed_words`: ``mode="contextual"`` embeds the word alone
-(= :func:`embed_sentences` of the bare word, mean over its sub-word tokens), ``mode="input"`` takes the
-mean of the model's input-embedding rows of the word's sub-word tokens (no context at all).
+:func:`last_hidden_state` is the one forward pass (differentiable, for the heads method's gradients; the rest runs
+under ``torch.inference_mode``). :func:`embed_sentences` (LABDet, SEAT, WEAT) pools ``mean`` (default: non-special,
+non-padding tokens, LABDet's), ``first`` (position 0) or ``last`` (the last non-padding token, for causal models).
+:func:`embed_spans` gives a word in context as the mean over the tokens overlapping its span, sub-word fragments
+included (CEAT; the Bangla paper mean-pools all fragments), in a token window around it for long texts.
+:func:`embed_words` (WEAT): ``contextual`` embeds the bare word, ``input`` averages its input-embedding rows.
 """
 from __future__ import annotations
 

@@ -1,26 +1,14 @@
 """Translation reviews in SQLite: per (benchmark, pair, reviewer) a status, issue tags, a comment and corrected
-Filipino sentences; per (benchmark, pair) an adjudicated decision; per benchmark who is assigned which pairs
-(:mod:`biascore.review.assignment`). Safe for several reviewers at once.
+sentences; per (benchmark, pair) an adjudicated decision; per benchmark who is assigned which pairs
+(:mod:`biascore.review.assignment`). Safe for several reviewers at once (docs/review.md, "Storage").
 
-* **Nothing is created until the first save.** Constructing a :class:`ReviewStore` and reading from it never
-  creates a folder or a file: a missing database reads as empty. The first :meth:`ReviewStore.save` builds the
-  schema in a temporary file next to the target and links it into place atomically (``os.link`` fails when the
-  target appeared meanwhile), so no one ever sees a half-made or empty database file.
-* **Only review databases are opened.** A path is identified from the SQLite header and schema, read without
-  writing anything (``immutable=1`` when no ``-wal`` file exists): an empty file, a non-SQLite file, another
-  application's SQLite file or one from a newer schema is refused with a one-line :class:`ReviewError` and left
-  untouched (no table added, no journal switched).
-* **Schema versions** (``PRAGMA user_version``; ``PRAGMA application_id`` = :data:`APPLICATION_ID` marks our
-  files): version 0 = the single-verdict table :data:`V0_COLUMNS`, version 2 = reviews and adjudications,
-  version 3 = this module's schema (adds ``assignments`` and ``assignment_plans``).
-  An older review database is read as it is (version 0 mapped on the fly; a table it lacks reads as empty) and
-  upgraded in one ``BEGIN IMMEDIATE`` transaction by the first save, adjudication or assignment (version 0: the
-  old verdict is kept in ``legacy_verdict`` and mapped by :data:`LEGACY_VERDICTS`, the note becomes the
-  comment; version 2: the new tables are added); two processes saving at once upgrade it once.
-* **Concurrency**: WAL journal (readers never block the writer); every write is one short ``BEGIN IMMEDIATE``
-  transaction on its own connection with a ``busy_timeout``, so a second writer waits instead of failing and
-  nobody holds a transaction open while a human thinks. A save is an upsert on ``(benchmark, pair_id,
-  reviewer)``: saving again replaces that reviewer's own review; reviewers never overwrite one another.
+Nothing is created until the first save (built in a temporary file, linked into place with ``os.link``); only
+review databases are opened (identified from the header and schema without writing anything, anything else
+refused with a one-line :class:`ReviewError`). Schema versions (``PRAGMA user_version``, our files marked by
+:data:`APPLICATION_ID`): 0 = the single-verdict table :data:`V0_COLUMNS` (mapped by :data:`LEGACY_VERDICTS`),
+2 = reviews and adjudications, 3 = adds assignments; an older database is read as it is and upgraded by the first
+write. Every write is one short ``BEGIN IMMEDIATE`` transaction (WAL journal, ``busy_timeout``); a save is an
+upsert on ``(benchmark, pair_id, reviewer)``, so reviewers never overwrite one another.
 """
 from __future__ import annotations
 
