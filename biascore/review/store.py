@@ -1,6 +1,6 @@
 """Translation reviews in SQLite: per (benchmark, pair, reviewer) a status, issue tags, a comment and corrected
 sentences; per (benchmark, pair) an adjudicated decision; per benchmark who is assigned which pairs
-(:mod:`biascore.review.assignment`). Safe for several reviewers at once (docs/review.md, "Storage").
+(:mod:`biascore.review.assignment`). Safe for several reviewers at once (docs/review.md, "The database").
 
 Nothing is created until the first save (built in a temporary file, linked into place with ``os.link``); only
 review databases are opened (identified from the header and schema without writing anything, anything else
