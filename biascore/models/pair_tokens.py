@@ -1,29 +1,17 @@
 """Tokenise a sentence pair and find the unmodified tokens U, their character spans and word units.
 
 Bias attribution score paper / published code: U are the tokens in the ``equal`` blocks of
-``difflib.SequenceMatcher`` run over the two token-id sequences, as published — with its "autojunk"
-heuristic turned off (``autojunk=False``). The heuristic only acts on sequences of 200 or more tokens, where it
-drops every token that makes up more than 1 % of the sequence from the candidates of a match: a long pair
-written with a common vocabulary then shares "no tokens" (a 2,000-word pair differing in its first word was
-called not a minimal pair). Below 200 tokens — every pair of the registered benchmarks — the two settings
-give the same blocks, so the published numbers are unchanged. From 200 tokens on (:data:`LONG_PAIR`), the
-common prefix and suffix of the two sequences are shared as they are and the matcher runs on the middle
-only: without the heuristic its cost grows with the square of the repeated tokens (a 5,000-token pair of one
-repeated token took 10 s), while a minimal pair's middle is short.
-Special tokens ([CLS], [SEP], <s>, …) are never scored. The remaining tokens are the *modified* tokens.
+``difflib.SequenceMatcher`` over the two token-id sequences, with ``autojunk=False`` (the heuristic only acts from
+200 tokens on, where it made long pairs share "no tokens"; below that, every registered pair, the blocks are the
+published ones). From :data:`LONG_PAIR` tokens on, the common prefix and suffix are shared as they are and the
+matcher runs on the middle only (its cost grows with the square of repeated tokens). Special tokens are never
+scored; the rest are the *modified* tokens. A masked LM's ids include the special tokens; a causal LM's are the
+content tokens alone (the scorer puts a start token in front).
 
-* masked LM: ids include the tokenizer's special tokens (the model sees them); only content positions
-  can be in U.
-* causal LM: ids are the content tokens alone; the scorer puts a start token in front.
-
-**Words** — the engine's one definition, used by the attribution frame's ``words``/``word_bu``, the
-dashboard's word level, the semantic-fields scorer and the minimal-pair check: a word is a run of letters
-or digits with inner hyphens or apostrophes ("don't", "mag-aaral", "O’Brien"), and every other visible
-character is a unit of its own (punctuation) — :data:`WORD_RE` (a script without spaces needs its own rule in
-:func:`word_spans`). Tokens are assigned to words by their character offsets, never by "##"/"Ġ"/"▁" prefixes: a
-token with characters belongs to every word its span overlaps, so BERT's don · ' · t and GPT-2's Ġdon · 't are
-both "don't". A word that a modified token overlaps is **modified**, never scored ("nanay" = nan · ay against
-t · at · ay, "ay" shared); a scored word holds shared tokens only (docs/methods.md, "Words").
+**Words**, the engine's one definition (attribution ``words``/``word_bu``, the word level, semantic fields, the
+minimal-pair check): a run of letters or digits with inner hyphens or apostrophes, every other visible character
+a unit of its own (:data:`WORD_RE`, :func:`word_spans`). Tokens join words by character offsets, never by
+"##"/"Ġ"/"▁"; a word a modified token overlaps is **modified**, never scored (docs/methods.md, "Words").
 """
 from __future__ import annotations
 

@@ -1,24 +1,19 @@
 """Token-level bias attribution b(u), S_JSD and B; the CrowS pseudo-log-likelihood bias score.
 
-Bias attribution score paper (Gamboa & Lee): for every unmodified token u shared by the more-biased
-and the less-biased sentence,
+Bias attribution score paper (Gamboa & Lee), for every unmodified token u shared by the two sentences:
 
     b(u)  = d(P_u,more) − d(P_u,less),        d = distance to the one-hot gold distribution (see jsd.py)
     S_JSD = mean_{u∈U} b(u);   a pair is *biased* when S_JSD < 0
     B     = 100 × share of biased pairs (overall and per bias type; 50 = unbiased)
 
-P_u is the masked-LM distribution at u with u masked (everything else kept), or the causal-LM
-next-token distribution at u given only the tokens before it (with a start token in front).
-
-Filipino CrowS-Pairs / WinoQueer paper, Appendix B (CrowS pseudo-log-likelihood):
+P_u: the masked-LM distribution at u with u masked, or the causal-LM next-token distribution given the tokens
+before u (a start token in front). Filipino CrowS-Pairs / WinoQueer paper, Appendix B:
 
     score(S) = Σ_{u∈U} log P(u | rest of S)  (masked)  or  Σ_{u∈U} log P(u | tokens before u)  (causal)
     PLL bias score = 100 × share of pairs with round(score(more), 3) > round(score(less), 3)
-                     (the CrowS-Pairs script's metric score: equal rounded scores are neutral, in N, never
-                     counted; its stereo / anti-stereo split in crows_metric.py)
 
-Both come from the same forward passes: the cached quantity is log P(u) per shared token; b(u) for
-either distance variant and the PLL sums are derived from it in microseconds.
+(the CrowS-Pairs script's: equal rounded scores are neutral; stereo / anti-stereo in crows_metric.py). Both come
+from the same forward passes: the cached log P(u) per shared token.
 """
 from __future__ import annotations
 

@@ -1,26 +1,17 @@
 """Semantic fields of bias-inducing words: the ↑/∘/↓ table of the bias-attribution paper (Table 6).
 
-Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.4, §4.3,
-Table 6) tag every word of the CrowS-Pairs prompts with its USAS semantic field and report, per field f
-with n_f tagged words w (each with attribution b(w)):
+Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.4, §4.3, Table 6):
+per USAS semantic field f with n_f tagged words w (each with attribution b(w)):
 
     ↑ bias  up_pct(f)   = 100 · |{w ∈ f : b(w) < 0}| / n_f     (the word pushed the model toward bias)
     ∘ bias  zero_pct(f) = 100 · |{w ∈ f : b(w) = 0}| / n_f     (no influence; exact zero)
     ↓ bias  down_pct(f) = 100 · |{w ∈ f : b(w) > 0}| / n_f
 
-Fields with n_f < ``min_count`` (30 in the paper, about 1% of the words) are left out; the rest are
-sorted by up_pct and the top 10 shown per model.
-
-Words are the attribution engine's word units (``words``/``word_spans``/``word_bu`` of
-the ``attribution`` method's result frame): character spans of ``sent_more`` with b(w) = the
-mean b(u) of the word's shared tokens. Tagging runs on the original sentence; a word takes the USAS tags
-of the spaCy tokens that overlap it most (so a word the model split into sub-tokens, or lower-cased,
-still gets its tags; see :func:`align_tokens`).
-By default a token's tag is the tagger's first-ranked (most likely) tag; ``senses="all"`` counts every
-candidate tag pymusas lists, as the paper's published tagging script did. A tag such as ``S3.2/S2.1f``
-counts in both fields; a word counts once per field. Punctuation and ``Df`` are left out, ``Z99``
-(unmatched) is its own field, "Unmatched". Causal models give b = 0 exactly for tokens before the first
-modified token: those words count as ∘, never dropped.
+Fields with n_f < ``min_count`` (30 in the paper) are left out, the rest sorted by up_pct. Words are the
+attribution engine's word units; a word takes the USAS tags of the spaCy tokens overlapping it most
+(:func:`align_tokens`), the first-ranked tag or (``senses="all"``) every candidate, as the paper's script did. A
+multi-field tag counts in each field, a word once per field; punctuation and ``Df`` are left out, ``Z99`` is
+"Unmatched"; a causal model's b = 0 before the first modified token counts as ∘.
 """
 from __future__ import annotations
 
