@@ -1,18 +1,11 @@
 """Quantized weights: ``--quantize int8`` / ``int4`` (``load_model(..., quantize="int8")``), through transformers'
 quantizer integrations — approximate numbers, labelled ``approximate (int8 weights)`` everywhere.
 
-The linear layers' weights are rounded to 8 or 4 bits on load; activations stay float32 (for ``int4`` on a CPU
-with AVX512-BF16 only because :func:`keep_float32_compute` switches off bitsandbytes' bf16 inference kernel).
-``int8`` is optimum-quanto's int8 weights and ``int4`` bitsandbytes' NF4 with float32 compute, picked by measurement
-(per-token |Δ log P| against float32 and forward time, against torchao and the libraries' other schemes:
-docs/performance.md; ``bench/quantization_agreement.py`` re-measures them on whole benchmarks). Both run on CPU and
-GPU, on causal and masked LMs, and let gradients flow to the activations (the heads method's ∂|ES|/∂m works on a
-quantized model).
-
-A quantized model is never split (``--device-map`` with ``--quantize`` is refused in one line): accelerate's
-CPU/disk offload does not hold quantized tensors for these schemes. Its compute dtype is float32, so
-``--dtype`` other than ``auto`` / ``fp32`` is refused too. The cache key carries ``weights=int8`` and
-``approximate=True`` (:func:`biascore.store.keys.model_parts`).
+Linear weights are rounded on load, activations stay float32 (:func:`keep_float32_compute` switches off
+bitsandbytes' bf16 kernel): ``int8`` is optimum-quanto's int8 weights, ``int4`` bitsandbytes' NF4, picked by
+measurement (docs/performance.md; ``bench/quantization_agreement.py``); gradients flow to the activations. A
+quantized model is never split and takes no ``--dtype`` but ``auto``/``fp32`` (refused in one line); its cache key
+carries ``weights=int8`` and ``approximate=True`` (:func:`biascore.store.keys.model_parts`).
 """
 from __future__ import annotations
 

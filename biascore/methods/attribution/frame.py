@@ -7,14 +7,11 @@ For every pair (bias attribution score paper, Gamboa & Lee):
     verdict, pll_verdict, lmeval_verdict = biased / not biased / tie / not scored per score (ties.py)
     word b = mean of b(u) over the tokens of a word made of shared tokens only   (pair_tokens: words)
     PLL    = Σ_u log P(u) for each sentence (CrowS pseudo-log-likelihood)
-    ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lm-eval-compatible, lmeval.py),
-             passed through from the cached log-probabilities with the prefix token used
+    ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lmeval.py), passed through
 
-All tokens of all pairs are processed at once: the distances in one vectorised call, the words of each
-sentence from the one word definition and the tokens overlapping them by ``searchsorted``, word means with
-``reduceat``. Per-pair means and sums are taken with numpy's own reduction on each pair's slice, so S_JSD and the PLL sums are
-bit-identical to ``np.mean`` / ``np.sum`` per pair (the published code's arithmetic). 12,089 pairs take well
-under a second (bench/bench_attribution_frame.py).
+All pairs at once (vectorised distances, words by ``searchsorted``, word means by ``reduceat``); per-pair means and
+sums use numpy's reduction on each slice, so they are bit-identical to ``np.mean``/``np.sum`` per pair (the
+published arithmetic; bench/bench_attribution_frame.py).
 """
 from __future__ import annotations
 

@@ -1,19 +1,12 @@
 """USAS semantic tagging of benchmark sentences with pymusas inside a spaCy pipeline.
 
-The bias-attribution paper (Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in
-Language Models", §3.4) tagged every word of the CrowS-Pairs prompts with pymusas's English rule-based
-tagger (the released ``en_dual_none_contextual`` model) on top of spaCy ``en_core_web_sm``. We build the
-same tagger from the lexicon files in the data directory (``usas/semantic_lexicon_en.tsv``,
-``usas/mwe-en.tsv``): a :class:`SingleWordRule` over the
-lexicon with and without POS, an :class:`MWERule` over the multi-word-expression lexicon and the
-:class:`ContextualRuleBasedRanker` (Piao et al. 2003 heuristics), with spaCy's UPOS tags and lemmas.
-
-Each sentence is tagged once and the result — one row per sentence with the character span and the
-ranked tags of every spaCy token — is cached in the parquet cache under the hash of the sentences and
-of the lexicon files. Building the tagger is slow (several seconds), so it is kept per process, and the
-parsed lexicons are kept in the parquet cache too (parsing the TSV files is a good part of the build).
-
-Languages without a USAS lexicon (Filipino, ``tl``) raise :class:`NoLexiconError`: no tags are invented.
+The bias-attribution paper (Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language
+Models", §3.4) tagged the CrowS-Pairs prompts with pymusas's English rule-based tagger (``en_dual_none_contextual``)
+on spaCy ``en_core_web_sm``. We build the same tagger from the data directory's lexicons
+(``usas/semantic_lexicon_en.tsv``, ``usas/mwe-en.tsv``): :class:`SingleWordRule` with and without POS,
+:class:`MWERule` and the :class:`ContextualRuleBasedRanker` (Piao et al. 2003). Each sentence's tags (spans and
+ranked tags of its spaCy tokens) and the parsed lexicons are cached under content hashes; the tagger is kept per
+process. A language without a USAS lexicon (``tl``) raises :class:`NoLexiconError`: no tags are invented.
 """
 from __future__ import annotations
 
