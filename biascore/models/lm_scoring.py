@@ -1,15 +1,9 @@
-"""Batched gold-token log-probabilities for masked and causal LMs.
+"""Batched gold-token log-probabilities log P(gold token | context) for masked and causal LMs (b(u) and PLL).
 
-Both scorers (b(u) and the CrowS pseudo-log-likelihood) need one number per scored token:
-log P(gold token | context). This module computes exactly that, fast:
-
-* sequences are sorted by length and packed into batches under a token budget (little padding);
-* the LM head runs **only at the positions that are scored** (:func:`position_logits`; for a masked variant that
-  is one position out of the whole sentence). Nothing is attached to or changed on the model, so any number of
-  threads may score on one shared model at once;
-* the log-softmax keeps the gold log-probability precise near P = 1 (which the JSD^¼ distance needs)
-  while staying in float32 over the vocabulary (see :func:`_launch_gold_logprobs`);
-* a batch that runs out of memory is split in half and retried; the budget stays halved afterwards.
+Sequences are sorted by length and packed under a token budget; the LM head runs only at the scored positions
+(:func:`position_logits`), with nothing attached to or changed on the shared model, so threads may score at once;
+the log-softmax keeps log P precise near P = 1 in float32 (:func:`_launch_gold_logprobs`); a batch that runs out of
+memory is split in half and the budget stays halved.
 """
 from __future__ import annotations
 
