@@ -168,11 +168,9 @@ class Method:
                         f"{self.name}_{result.input_name}_{i}".replace("/", "_")) for i, v in enumerate(self.views)]
 
     def headline(self, options: Options) -> Headline | None:
-        """The :class:`~biascore.contract.presentation.Headline` a result with these ``options`` is read by, or None.
-        A page shows it as a metric; one taken from the ``all`` row of a summary per ``bias_type``
-        (``where=(("bias_type", "all"),)``) is also the score of tables that put several models side by side (a
-        sweep's Overview: one row per model × input × name, one column per bias type; the summary must also have
-        ``n``). Methods without one show their summary table as it is."""
+        """The :class:`~biascore.contract.presentation.Headline` a result with these ``options`` is read by, or None
+        (the summary table is shown as it is). One taken from the ``all`` row per ``bias_type`` is also the score of
+        side-by-side tables (a sweep's Overview; the summary must then have ``n``)."""
         return None
 
     #: a CLI flag for more models run the same way and shown side by side (e.g. ``--also``), or None

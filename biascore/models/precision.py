@@ -62,12 +62,9 @@ def precision_label(dtype: torch.dtype | str, weights: str = "") -> str:
 
 
 def cuda_attention_without_cudnn() -> None:
-    """Leave PyTorch's cuDNN attention kernel out of ``scaled_dot_product_attention`` (flash / memory-efficient
-    kernels remain). It builds an execution plan on the CPU for every new batch shape (1.8 ms per call measured
-    for the Qwen2-7B shape on an H100), and length-bucketed batches are almost all new shapes: without it the
-    7B-shaped bf16 forward passes over WinoQueer took 14.3 s instead of 15.7 s (bench/results/gpu_bench.md).
-    It only serves fp16/bf16, so exact float32 results do not change. Process-wide, set once at model load.
-    """
+    """Leave PyTorch's cuDNN attention kernel out of ``scaled_dot_product_attention``: it plans on the CPU for every
+    new batch shape (bench/results/gpu_bench.md: 14.3 s instead of 15.7 s without it). It only serves fp16/bf16, so
+    float32 results do not change. Process-wide, set once at model load."""
     torch.backends.cuda.enable_cudnn_sdp(False)
 
 

@@ -75,12 +75,9 @@ def load_kwargs(quantize: str, device: torch.device) -> dict:
 def keep_float32_compute(model: torch.nn.Module) -> None:
     """Make every bitsandbytes 4-bit layer of ``model`` compute in float32 on every path.
 
-    bitsandbytes 0.50.2's ``Linear4bit``, on a CPU with AVX512-BF16, **repacks** its NF4 weights at the first
-    eval-mode forward whose input needs no gradient, into a fused kernel that computes in **bfloat16** and has no
-    backward (docs/performance.md, "What int4 computes in on a CPU"); elsewhere it dequantizes NF4 to float32. So the
-    repack is switched off (the layer's ``support_avx512bf16_for_cpu`` flag, read only by that branch) and a layer
-    already repacked is unpacked with bitsandbytes' own inverse: the same float32 numbers whatever ran before on the
-    model, whatever the batch size, on every CPU."""
+    bitsandbytes 0.50.2 on an AVX512-BF16 CPU repacks NF4 weights into a bfloat16 kernel at the first no-grad
+    forward (docs/performance.md, "What int4 computes in on a CPU"): the repack is switched off
+    (``support_avx512bf16_for_cpu``) and a repacked layer unpacked with bitsandbytes' own inverse."""
     for module in model.modules():
         if type(module).__module__.startswith("bitsandbytes") and hasattr(module, "weight") \
                 and hasattr(module.weight, "quant_state"):

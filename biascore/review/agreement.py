@@ -104,14 +104,9 @@ def confusion(reviews: pd.DataFrame) -> pd.DataFrame:
 
 def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
     """Each reviewer's agreement with the others (columns :data:`REVIEWER_COLUMNS`, one row per reviewer):
-
-    * ``shared_pairs``: pairs this reviewer reviewed that someone else reviewed too;
-    * ``agreement``: over those pairs, the share of (this reviewer, other reviewer) rating pairs with the same
-      status;
-    * ``kappa``: Cohen's κ with each other reviewer on the pairs both reviewed, averaged weighted by the number of
-      such pairs (reviewers with κ undefined for that pairing are left out; NaN when none is defined);
-    * ``alpha_without``: Krippendorff's α of everyone else (this reviewer's reviews removed) — higher than the
-      overall α when this reviewer disagrees more than the rest.
+    ``shared_pairs`` (pairs someone else reviewed too), ``agreement`` (share of same-status rating pairs with the
+    others on them), ``kappa`` (Cohen's κ with each other reviewer, weighted by shared pairs; undefined pairings
+    left out) and ``alpha_without`` (Krippendorff's α of everyone else: higher when this reviewer disagrees more).
     """
     rows = []
     wide = reviews.pivot(index="pair_id", columns="reviewer", values="status") if len(reviews) else pd.DataFrame()

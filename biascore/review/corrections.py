@@ -118,13 +118,8 @@ def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
                  progress: ProgressFn | None = None) -> pd.DataFrame:
     """B overall and per bias type for one model: ``B_before`` (the reviewable pairs of the original benchmark,
     :func:`reviewable_pairs`), ``B_kept_before`` (the kept pairs with their original sentences) and ``B_after``
-    (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before.
-
-    ``lm``: a model handle (loaded only when a result is not stored) or a loaded model. Both are runs of the one
-    runner — the original benchmark scored whole (the same stored run every page uses), the corrected one as
-    ``<benchmark>-corrected``, an input of its own content hash — announced, stored and shared; ``progress``
-    also follows another caller computing the same result.
-    """
+    (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before. ``lm``: a handle or a
+    loaded model; both benchmarks are runs of the one runner (the corrected one as ``<benchmark>-corrected``)."""
     total = len(source.frame) + len(corrected)
 
     def scores(benchmark: Benchmark, offset: int) -> pd.DataFrame:

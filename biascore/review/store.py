@@ -400,11 +400,8 @@ class ReviewStore:
     def save(self, benchmark: str, pair_id: int, reviewer: str, status: str, tags: Sequence[str] = (),
              comment: str = "", corrected_more: str = "", corrected_less: str = "") -> Review:
         """Insert or replace this reviewer's review of one pair (one short transaction); returns what was stored.
-
-        The first save creates the database (and its folder). Corrected sentences are allowed only with status
-        ``needs correction``; an empty one means that sentence is kept as it is. ``benchmark`` is a registered
-        name or a loaded Benchmark, and ``pair_id`` one of its pairs (else :class:`ReviewError`).
-        """
+        Corrected sentences only with ``needs correction`` (empty: kept as is); ``pair_id`` one of ``benchmark``'s
+        pairs (a registered name or a loaded Benchmark), else :class:`ReviewError`."""
         benchmark, pair_id = _check_pair(benchmark, pair_id)
         reviewer = _clean_name(reviewer, "reviewer")
         comment, more, less = _clean_decision(status, comment, corrected_more, corrected_less)
@@ -443,11 +440,9 @@ class ReviewStore:
 
     def assign(self, benchmark: str, pair_ids: Sequence[int], reviewers: Sequence[str] | str, overlap: int,
                seed: int = 0, by: str = "") -> AssignmentChange:
-        """Assign ``benchmark``'s pairs to ``reviewers``, each pair to ``overlap`` of them
-        (:func:`biascore.review.assignment.plan`), starting from the stored assignment and the saved reviews as
-        they are inside this one write transaction (so a review saved at the same moment is either seen as
-        started or saved after — never lost, never unassigned). Replaces the benchmark's assignment; returns what
-        changed."""
+        """Assign ``benchmark``'s pairs to ``reviewers``, each to ``overlap`` of them (:func:`plan`), from the
+        assignment and reviews as they are inside this one write transaction (a review saved meanwhile is never
+        lost or unassigned). Replaces the benchmark's assignment; returns what changed."""
         try:
             names = reviewer_names(reviewers)
         except AssignmentError as exc:

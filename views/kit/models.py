@@ -214,14 +214,9 @@ def _trusted_link_models() -> set[str]:
 
 def model_selector(label: str = "Model", key: str = "model", default: str = settings.DEFAULT_MODEL,
                    options: list[str] | None = None, scorer: str | tuple[str, ...] | None = None) -> str:
-    """A select box of models, synced with the URL parameter ``key``.
-
-    Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
-    Otherwise: :func:`offered_models`, plus an "other…" field for any hub id, local folder, .gguf path or
-    ``served:URL``.
-    A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
-    In a snapshot: its models only (those with results of cache scorer ``scorer`` when given); nothing is loaded.
-    """
+    """A select box of models, synced with the URL parameter ``key``: in public mode the allow-list only, else
+    :func:`offered_models` and an "other…" field; a link's ``?model=`` only when :func:`_trusted_link_models` lists
+    it; in a snapshot its models (with results of ``scorer`` when given)."""
     snap = active_snapshot()
     if snap is not None:
         names = list(options or snap.model_names(scorer)) or [default]

@@ -177,9 +177,7 @@ def probe_items(data: LabdetData, featurize: Featurizer, *, filler: str, seed: i
                 nationalities: Sequence[str] | None = None) -> pd.DataFrame:
     """Train both probes on ``data.train`` and score every surfacing pair.
 
-    ``featurize(sentences) -> (n, d) array`` is called twice: on the training sentences, then on the
-    distinct surfacing sentences (inject any extractor; the ``labdet`` method passes the frozen model's,
-    cached per list, so another filler or nationality subset re-embeds only the surfacing sentences).
+    ``featurize(sentences) -> (n, d) array`` is called on the training, then the distinct surfacing sentences.
     Returns one row per item: template, adj, nationality, word, sentence, neutral_sentence and, for each
     probe k in (svm, mlp), ``p_nat_k``, ``p_neutral_k``, ``rel_k``; plus the constant columns
     ``acc_svm``, ``acc_mlp`` (held-out accuracy on unseen templates) and ``neutral_filler``.
