@@ -1,14 +1,11 @@
-"""The method contract: what a bias method declares so that every shell can run, cache and show it.
+"""The method contract: what a bias method declares so that every shell can run, cache and show it
+(docs/adding-a-method.md).
 
-A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) is a subclass of :class:`Method` that
-says who it is, what it reads (``input_kind``), how it is configured (``Options``: the CLI flags, the Python API's
-keyword arguments, the dashboard's controls and their validation all come from it), what its result looks like
-(``schema``, :meth:`Method.headline`, ``views``), what it computes (:meth:`Method.compute`, the cached frame, and
-:meth:`Method.derive`, the result frame) and reports (:meth:`Method.summary`, :meth:`Method.report`,
-:meth:`Method.output`), and what a snapshot needs (:meth:`Method.data_files`).
-
-The generic runner (:mod:`biascore.runs.runner`; its computing path: :mod:`biascore.runs.compute`) does
-everything else for every method. Nothing here imports a method, the CLI or the dashboard.
+A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) subclasses :class:`Method`: what it reads
+(``input_kind``), its ``Options`` (the CLI flags, API keywords and dashboard controls all come from them), its result
+(``schema``, :meth:`Method.headline`, ``views``), what it computes (:meth:`Method.compute`, the cached frame;
+:meth:`Method.derive`, the result frame) and reports, and what a snapshot needs (:meth:`Method.data_files`). The
+generic runner (:mod:`biascore.runs.runner`) does everything else. Nothing here imports a method or a shell.
 """
 from __future__ import annotations
 
