@@ -39,8 +39,7 @@ from biascore.models.served.last_seen import recall as recall_served  # noqa: F4
 from biascore.models.spec import ModelSpec, variant_label  # noqa: F401
 from biascore.progress import Bar, ProgressFn
 from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)
-from biascore.runs.runner import live_result, run as run_method
-from biascore.runs.stored import Stored, UnreadableResult, open_stored
+from biascore.runs.runner import Stored, UnreadableResult, live_result, open_stored, run as run_method
 from biascore.store.cache import CorruptCacheFile, ResultCache
 from biascore.version import ENGINE_VERSION
 
@@ -156,7 +155,7 @@ _CACHE_KEY = b"biascore"
 
 def load_result(path: str | Path, *, data_dir: str | Path | None = None) -> Result:
     """The :class:`Result` a result file (:meth:`Result.to_parquet`; its input reloaded when its content hash
-    still matches) or a cache file (opened through :func:`biascore.runs.stored.open_stored`, so verified) holds.
+    still matches) or a cache file (opened through :func:`biascore.runs.runner.open_stored`, so verified) holds.
     No model is loaded and nothing is recomputed. Refused in one line (:class:`ResultFileError`): anything else, a
     file of another engine or method version, a result file missing a schema column, several results stacked."""
     path = Path(path)
