@@ -7,11 +7,9 @@ model attention heads"), eqs. 2–4::
     L = |ES(X, Y, A, B)|                                    (SEAT effect size, biascore.stats.effect_size)
     b_ij = ∂L / ∂m_ij
 
-A positive b_ij means that turning the head down (m_ij: 1 → 0) would shrink the measured bias: a
-"biased head". All heads come from one forward and one backward pass. When the test's contexts do not
-fit in one batch the gradient is taken in two exact steps: a no-grad forward gives every embedding E
-and g = ∂L/∂E, then each batch is re-run with grad and back-propagated with g (a vector–Jacobian
-product), which sums to the same ∂L/∂m without holding every batch's graph in memory.
+b_ij > 0: turning the head down would shrink the measured bias (a "biased head"). One forward and one backward
+pass; contexts that do not fit in one batch take two exact steps (g = ∂L/∂E from a no-grad forward, then each
+batch back-propagated with g, a vector–Jacobian product) that sum to the same ∂L/∂m.
 """
 from __future__ import annotations
 
