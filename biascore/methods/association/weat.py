@@ -1,11 +1,6 @@
-"""The WEAT/SEAT test on embedding matrices (target sets X, Y; attribute sets A, B).
-
-The test files (English SEAT/WEAT, Bangla C1–C9) are read by :func:`biascore.inputs.seat_tests.load_seat_test`,
-the one loader shared with the attention-head method (its docstring states the dedup, minimum-size and
-sentence-test rules).
-
-:func:`weat` computes the effect size with :func:`biascore.stats.effect_size.effect_size_from_associations`
-(the shared implementation) and the one-sided permutation p-value of :mod:`biascore.stats.permutation`.
+"""The WEAT/SEAT test on embedding matrices (target sets X, Y; attribute sets A, B): :func:`weat` computes the effect
+size with :func:`biascore.stats.effect_size.effect_size_from_associations` and the one-sided permutation p-value of
+:mod:`biascore.stats.permutation`; the tests are read by :func:`biascore.inputs.seat_tests.load_seat_test`.
 """
 from __future__ import annotations
 
