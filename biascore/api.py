@@ -65,15 +65,12 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
                max_memory: str | dict | None = None, offload_folder: str | None = None,
                quantize: str | None = None, timeout: float | None = None, retries: int | None = None,
                load: bool = False) -> ModelHandle:
-    """A model by hub name, local folder, ``.gguf`` file, embedded alias or ``served:URL``, as a
-    :class:`ModelHandle`; nothing is loaded until a computation needs the weights (``load=True`` loads now).
-
-    ``dtype`` ``auto`` is float32 everywhere (exact), ``bf16``/``fp16`` and ``quantize="int8"``/``"int4"`` are
-    approximate (labelled so in every result); ``device_map``, ``max_memory`` and ``offload_folder`` split a large
-    model over devices (:mod:`biascore.models.placement`); ``timeout`` and ``retries`` apply to a served model
-    (docs/cli.md). Bad values raise a one-line ``ValueError`` before anything is loaded (every argument:
-    docs/api.md).
-    """
+    """A model by hub name, local folder, ``.gguf`` file, embedded alias or ``served:URL``, as a :class:`ModelHandle`;
+    nothing is loaded until a computation needs the weights (``load=True`` loads now). ``dtype`` ``auto`` is float32
+    everywhere (exact), ``bf16``/``fp16`` and ``quantize="int8"``/``"int4"`` are approximate (labelled so in every
+    result); ``device_map``, ``max_memory`` and ``offload_folder`` split a large model over devices
+    (:mod:`biascore.models.placement`); ``timeout`` and ``retries`` apply to a served model (docs/cli.md). Bad values
+    raise a one-line ``ValueError`` before anything is loaded (every argument: docs/api.md)."""
     handle = ModelHandle(ModelSpec.parse(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
                                          trust_remote_code=trust_remote_code, device_map=device_map,
                                          max_memory=max_memory, offload_folder=offload_folder, quantize=quantize,
@@ -96,13 +93,11 @@ def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", i
         limit: int | None = None, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
         data_dir: str | Path | None = None, only_cached: bool = False, columns: dict[str, str] | None = None,
         split: str | None = None, **options: Any) -> Result | None:
-    """Run a registered method (cached, resumable) and return its :class:`~biascore.contract.result.Result`.
-
-    ``input``: a benchmark / SEAT test / language name or path (None: the method's default; ``columns`` and
-    ``split`` as in :func:`load_benchmark`); ``options``: the method's options as keyword arguments
-    (``Options.specs()`` lists them). ``progress=True`` draws a bar, False none, or a ``progress(done, total)``;
-    ``only_cached=True`` returns None instead of computing. Duplicated pairs warn (:class:`DuplicatePairsWarning`).
-    """
+    """Run a registered method (cached, resumable) and return its :class:`~biascore.contract.result.Result`. ``input``:
+    a benchmark / SEAT test / language name or path (None: the method's default; ``columns`` and ``split`` as in
+    :func:`load_benchmark`); ``options``: the method's options as keyword arguments (``Options.specs()`` lists them).
+    ``progress=True`` draws a bar, False none, or a ``progress(done, total)``; ``only_cached=True`` returns None instead
+    of computing. Duplicated pairs warn (:class:`DuplicatePairsWarning`)."""
     m = get(method_name) if isinstance(method_name, str) else method_name
     if columns or split:
         input = load_benchmark(input, columns=columns, split=split, data_dir=data_dir)

@@ -29,24 +29,20 @@ FEATURES_SCORER = "sentence_features"
 
 
 def last_hidden_state(lm: LanguageModel, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """(batch, seq, dim) last hidden layer of ``lm``'s base network (no LM head), in the model's dtype.
-
-    Right padding (``attention_mask`` 0 at the end) never changes a real token's state. Differentiable:
-    wrap in ``torch.inference_mode()`` when no gradient is needed. A split model's last layer may sit on another
-    device: its states are gathered onto the inputs' device (a no-op on one device).
-    """
+    """(batch, seq, dim) last hidden layer of ``lm``'s base network (no LM head), in the model's dtype. Right padding
+    (``attention_mask`` 0 at the end) never changes a real token's state. Differentiable: wrap in
+    ``torch.inference_mode()`` when no gradient is needed. A split model's last layer may sit on another device: its
+    states are gathered onto the inputs' device (a no-op on one device)."""
     hidden = lm.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     return hidden.to(input_ids.device)
 
 
 def _hidden_batches(lm: LanguageModel, ids: Sequence[Sequence[int]], batch_size: int,
                     progress: ProgressFn | None) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
-    """The one batching loop of the embedder: id sequences sorted by length (stable, so similar lengths share
-    a batch and padding stays small), right-padded, run through :func:`last_hidden_state` without gradients.
-
-    Yields, per batch, the indices into ``ids``, the attention mask and the float32 last hidden layer;
-    ``progress(done, total)`` follows the sequences done.
-    """
+    """The one batching loop of the embedder: id sequences sorted by length (stable, so similar lengths share a batch
+    and padding stays small), right-padded, run through :func:`last_hidden_state` without gradients. Yields, per batch,
+    the indices into ``ids``, the attention mask and the float32 last hidden layer; ``progress(done, total)`` follows
+    the sequences done."""
     tok = lm.tokenizer
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     order = np.argsort([len(x) for x in ids], kind="stable")

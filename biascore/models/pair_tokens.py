@@ -56,12 +56,10 @@ def max_input_length(lm: LanguageModel) -> int:
 
 
 def tokenize_sentences(lm: LanguageModel, texts: Sequence[str]) -> list[SentenceTokens]:
-    """Tokenise sentences for ``lm`` (lower-cased for an uncased model), keeping offsets into each text.
-
-    One batched tokenizer call for all of them (the fast tokenizers encode a batch in parallel, outside the
-    Python loop); a sentence over the model's input limit is re-encoded alone with the tokenizer's own
-    truncation, which keeps the closing special tokens.
-    """
+    """Tokenise sentences for ``lm`` (lower-cased for an uncased model), keeping offsets into each text. One batched
+    tokenizer call for all of them (the fast tokenizers encode a batch in parallel, outside the Python loop); a sentence
+    over the model's input limit is re-encoded alone with the tokenizer's own truncation, which keeps the closing
+    special tokens."""
     tok = lm.tokenizer
     masked = lm.kind == "masked"
     limit = max_input_length(lm) - (0 if masked else 1)  # causal: room for the start token
@@ -88,11 +86,9 @@ def tokenize_sentences(lm: LanguageModel, texts: Sequence[str]) -> list[Sentence
 
 
 def _encode_batch(tok, texts: list[str], add_special: bool) -> list[tuple[list, list, list, list]]:
-    """(ids, offsets, special-token mask, token strings) per text, in one batched call.
-
-    A fast tokenizer is called through its Rust backend (what ``tok(texts, ...)`` does, without building a
-    Python dict per sentence); a tokenizer without one goes through its own ``__call__``.
-    """
+    """(ids, offsets, special-token mask, token strings) per text, in one batched call. A fast tokenizer is called
+    through its Rust backend (what ``tok(texts, ...)`` does, without building a Python dict per sentence); a tokenizer
+    without one goes through its own ``__call__``."""
     backend = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
     if backend is not None and backend.truncation is None and backend.padding is None:
         return [(e.ids, e.offsets, e.special_tokens_mask, e.tokens)
@@ -135,11 +131,9 @@ def pair_of(more: SentenceTokens, less: SentenceTokens) -> PairTokens:
 
 
 def shares_only_punctuation(pt: PairTokens) -> bool:
-    """True when the pair shares tokens but none of them holds a letter or a digit (e.g. only the final ".").
-
-    Such a pair is not a minimal pair ("Poor people are lazy." / "Quantum chromodynamics describes gluons."):
-    S_JSD would be b(".") alone. The text of a shared token is its character span in the more-biased sentence.
-    """
+    """True when the pair shares tokens but none of them holds a letter or a digit (e.g. only the final "."). Such a
+    pair is not a minimal pair ("Poor people are lazy." / "Quantum chromodynamics describes gluons."): S_JSD would be
+    b(".") alone. The text of a shared token is its character span in the more-biased sentence."""
     index = {pos: k for k, pos in enumerate(pt.more.content)}
     texts = (pt.more.text[slice(*pt.more.spans[index[pos]])] for pos in pt.shared_more)
     return bool(pt.shared_more) and not any(ch.isalnum() for text in texts for ch in text)

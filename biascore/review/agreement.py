@@ -78,11 +78,9 @@ def _group_agreement(group: pd.DataFrame, resamples: int, seed: int) -> dict:
 
 def agreement(reviews: pd.DataFrame, pairs: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES,
               seed: int = 0) -> pd.DataFrame:
-    """Agreement overall (``bias_type`` = "all") and per bias type; columns :data:`AGREEMENT_COLUMNS`.
-
-    ``reviews``: one benchmark's reviews (:meth:`ReviewStore.reviews`); ``pairs``: its pairs (pair_id, bias_type).
-    ``resamples`` and ``seed``: α's bootstrap (the same reviews and seed give the same interval).
-    """
+    """Agreement overall (``bias_type`` = "all") and per bias type; columns :data:`AGREEMENT_COLUMNS`. ``reviews``: one
+    benchmark's reviews (:meth:`ReviewStore.reviews`); ``pairs``: its pairs (pair_id, bias_type). ``resamples`` and
+    ``seed``: α's bootstrap (the same reviews and seed give the same interval)."""
     rows = []
     merged = _with_bias_type(reviews, pairs)
     groups = [("all", merged)] + [(bt, merged[merged.bias_type == bt]) for bt in sorted(merged.bias_type.unique())]

@@ -79,10 +79,8 @@ def check_pair(sent_more: str, sent_less: str, *, more_units: Sequence[str] | No
                less_units: Sequence[str] | None = None, max_diff_words: int = MAX_DIFF_WORDS,
                max_diff_spans: int = MAX_DIFF_SPANS) -> MinimalPairCheck:
     """Check that two sentences differ only in a few words (see the module docstring for the rules).
-
-    ``more_units``/``less_units`` replace the default word/punctuation split (pass a tokenizer's tokens to
-    check at sub-word level; then every differing token counts as a word unless it is pure punctuation).
-    """
+    ``more_units``/``less_units`` replace the default word/punctuation split (pass a tokenizer's tokens to check at
+    sub-word level; then every differing token counts as a word unless it is pure punctuation)."""
     more_text, less_text = str(sent_more or "").strip(), str(sent_less or "").strip()
     if not more_text or not less_text:
         which = "both sentences are" if not more_text and not less_text else (

@@ -105,10 +105,8 @@ _SCHEMA += _SCHEMA_V3 + [f"PRAGMA application_id = {APPLICATION_ID}", f"PRAGMA u
 
 
 class ReviewError(ValueError):
-    """A review database cannot be used or a review cannot be saved as given; the message is one line.
-
-    ``reason`` is the message without the database path (what a public page may show).
-    """
+    """A review database cannot be used or a review cannot be saved as given; the message is one line. ``reason`` is the
+    message without the database path (what a public page may show)."""
 
     def __init__(self, reason: str, path: Path | None = None):
         self.reason, self.path = reason, path

@@ -126,13 +126,11 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
         *, limit: int | None = None, cache: ResultCache | None = None, data_dir: str | Path | None = None,
         progress: ProgressFn | None = None, waiting: ProgressFn | None = None, only_cached: bool = False,
         shard_size: int | None = None, **option_values: Any) -> Result | None:
-    """``method``'s result for ``model`` on ``input`` (name or loaded; None = the method's default input).
-
-    Options come as an ``Options`` instance or as keyword arguments (validated; one-line
-    :class:`~biascore.contract.options.OptionError`). ``progress(done, total)`` follows the computation;
-    ``waiting(done, total)`` follows another caller computing the same key. ``only_cached=True`` never
-    loads or computes: the cached result or None. ``shard_size`` overrides the method's resumable-shard size.
-    """
+    """``method``'s result for ``model`` on ``input`` (name or loaded; None = the method's default input). Options come
+    as an ``Options`` instance or as keyword arguments (validated; one-line
+    :class:`~biascore.contract.options.OptionError`). ``progress(done, total)`` follows the computation; ``waiting(done,
+    total)`` follows another caller computing the same key. ``only_cached=True`` never loads or computes: the cached
+    result or None. ``shard_size`` overrides the method's resumable-shard size."""
     started = time.perf_counter()
     opts = build_options(method, options, option_values)
     data_dir = Path(data_dir) if data_dir is not None else None

@@ -19,10 +19,8 @@ METHOD = "wilson"
 
 
 def proportion_ci(k: int, n: int, level: float = 0.95, method: str = METHOD) -> tuple[float, float]:
-    """The ``level`` confidence interval of the proportion k/n (both ends in [0, 1]); (nan, nan) when n = 0.
-
-    ``method``: ``wilson`` (default), ``exact`` (Clopper–Pearson) or ``wilsoncc``, as scipy names them.
-    """
+    """The ``level`` confidence interval of the proportion k/n (both ends in [0, 1]); (nan, nan) when n = 0. ``method``:
+    ``wilson`` (default), ``exact`` (Clopper–Pearson) or ``wilsoncc``, as scipy names them."""
     if n == 0:
         return math.nan, math.nan
     if not 0 <= k <= n:

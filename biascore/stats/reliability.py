@@ -91,10 +91,8 @@ def resampled_alphas(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
 def alpha_interval(counts: np.ndarray, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
                    seed: int = 0) -> AlphaEstimate:
     """α (:func:`nominal_alpha`) with a percentile-bootstrap interval over units (see the module docstring).
-
-    ``resamples`` bootstrap samples drawn with ``numpy.random.default_rng(seed)``: the same data and seed give the
-    same interval. The interval is (NaN, NaN) when α is undefined or fewer than two units are pairable.
-    """
+    ``resamples`` bootstrap samples drawn with ``numpy.random.default_rng(seed)``: the same data and seed give the same
+    interval. The interval is (NaN, NaN) when α is undefined or fewer than two units are pairable."""
     usable = pairable(counts)
     alpha = nominal_alpha(usable)
     n_units, n_values = len(usable), int(usable.sum())

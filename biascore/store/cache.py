@@ -267,12 +267,10 @@ _SHARD_NAME = re.compile(r"^(\d{6,})-(\d{6,})\.parquet$")
 
 
 class ShardWriter:
-    """Completed shards of a long run over the input rows ``ids``, on a fixed grid of ``size`` rows.
-
-    Shard ``[a, b)`` holds exactly the rows with ids ``ids[a:b]`` (file ``aaaaaa-bbbbbb.parquet``), checked on
-    write and on read, so a resumed run — or two at once — can only rewrite a shard with the same rows, never
-    add a second copy of a pair. Write shards while holding :meth:`ResultCache.computing`.
-    """
+    """Completed shards of a long run over the input rows ``ids``, on a fixed grid of ``size`` rows. Shard ``[a, b)``
+    holds exactly the rows with ids ``ids[a:b]`` (file ``aaaaaa-bbbbbb.parquet``), checked on write and on read, so a
+    resumed run — or two at once — can only rewrite a shard with the same rows, never add a second copy of a pair. Write
+    shards while holding :meth:`ResultCache.computing`."""
 
     def __init__(self, cache: ResultCache, key: CacheKey, ids: Sequence, size: int, column: str = "pair_id"):
         if size < 1:

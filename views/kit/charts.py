@@ -35,14 +35,11 @@ def _wrap_lines(widths, wrap: float) -> tuple[list[int], list[float]]:
 
 def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wrap: int = 80,
                   title: str = SCALE_TITLE, rtl: bool = False) -> go.Figure:
-    """Each sentence as rows of coloured boxes, one box per unit (width ∝ characters), wrapped after
-    about ``wrap`` characters so that narrow columns stay readable; ``rtl``: laid out right to left.
-
-    ``sentences``: (row label, units frame: :meth:`biascore.api.TokenSalience.units`).
-    ``limit``: the colour scale runs from -limit to +limit (centred at 0); ``title``: the scale's.
-    The figure is assembled as one dict and validated once (plotly's attribute-by-attribute builders
-    cost several times more, which matters for the page budget).
-    """
+    """Each sentence as rows of coloured boxes, one box per unit (width ∝ characters), wrapped after about ``wrap``
+    characters so that narrow columns stay readable; ``rtl``: laid out right to left. ``sentences``: (row label, units
+    frame: :meth:`biascore.api.TokenSalience.units`). ``limit``: the colour scale runs from -limit to +limit (centred at
+    0); ``title``: the scale's. The figure is assembled as one dict and validated once (plotly's attribute-by-attribute
+    builders cost several times more, which matters for the page budget)."""
     traces: list[dict] = []
     legend_shown = False
     y0, tickvals, ticktext = 0.0, [], []

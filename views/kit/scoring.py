@@ -18,10 +18,8 @@ T = TypeVar("T")
 
 
 def benchmark_selector(only: list[str] | None = None, default: str = "demo") -> str | None:
-    """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``).
-
-    Registered benchmarks whose files are missing are named below it with the download command.
-    """
+    """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``). Registered
+    benchmarks whose files are missing are named below it with the download command."""
     benches = [b for b in api.available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
     missing = [b["name"] for b in benches if not b["available"]]

@@ -158,10 +158,8 @@ def _pieces(lm: LanguageModel, word: str) -> list[int]:
 
 
 def masked_position_logits(lm: LanguageModel, input_ids: list[list[int]]) -> list[torch.Tensor]:
-    """Vocabulary logits at the [MASK] positions of each sequence (in order), from one batched pass.
-
-    The LM head runs only at the mask positions (:func:`biascore.models.lm_scoring.position_logits`).
-    """
+    """Vocabulary logits at the [MASK] positions of each sequence (in order), from one batched pass. The LM head runs
+    only at the mask positions (:func:`biascore.models.lm_scoring.position_logits`)."""
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     ids, att = pad_batch([list(x) for x in input_ids], pad, lm.device)
     rows, cols = (ids == lm.tokenizer.mask_token_id).nonzero(as_tuple=True)

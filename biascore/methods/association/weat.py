@@ -29,10 +29,8 @@ class WeatResult:
 
 def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, *, max_exact: int = 100_000,
          n_samples: int = 100_000, seed: int = 0) -> WeatResult:
-    """Effect size and one-sided permutation p-value of embedding matrices X, Y (targets), A, B (attributes).
-
-    s(w,A,B) = mean_a cos(w,a) − mean_b cos(w,b); ES = (mean_X s − mean_Y s) / std_{X∪Y} s (n − 1).
-    """
+    """Effect size and one-sided permutation p-value of embedding matrices X, Y (targets), A, B (attributes):
+    s(w,A,B) = mean_a cos(w,a) − mean_b cos(w,b); ES = (mean_X s − mean_Y s) / std_{X∪Y} s (n − 1)."""
     s = association(np.concatenate([X, Y]), A, B).numpy()
     is_x = np.arange(len(s)) < len(X)
     es = effect_size_from_associations(s, is_x)

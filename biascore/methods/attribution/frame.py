@@ -49,13 +49,11 @@ def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: np.ndarray, bu: np.ndarray,
            bu_off: np.ndarray, scored: np.ndarray) -> tuple[list, list, list]:
-    """Per pair: the words made of shared tokens only, their [start, end) spans (flattened) and mean b(u).
-
-    Words are the engine's one definition (:mod:`biascore.models.pair_tokens`; a word a modified token overlaps is
-    left out); a word's b is the mean b(u) of the tokens whose spans overlap it, in token order, so each equals
-    ``np.mean`` of those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing.
-    Positions of all pairs are keyed by ``pair · big + offset``: one ``searchsorted`` finds the words of every token.
-    """
+    """Per pair: the words made of shared tokens only, their [start, end) spans (flattened) and mean b(u). Words are the
+    engine's one definition (:mod:`biascore.models.pair_tokens`; a word a modified token overlaps is left out); a word's
+    b is the mean b(u) of the tokens whose spans overlap it, in token order, so each equals ``np.mean`` of those b(u)
+    (the frame test's pair-by-pair reference). A token without characters overlaps nothing. Positions of all pairs are
+    keyed by ``pair · big + offset``: one ``searchsorted`` finds the words of every token."""
     n_pairs = len(texts)
     starts, ends = spans[0::2], spans[1::2]
     tok_off = span_off // 2

@@ -71,12 +71,10 @@ def strongest_token(row: Mapping) -> tuple[str, float]:
 
 
 def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair for the browsing table: ids, sentences, S_JSD, ``biased`` (S_JSD < 0, as B counts),
-    ``verdict`` (biased / not biased / tie / not scored: :mod:`.ties`) and the strongest token.
-
-    ``strongest_b`` is the b(u) with the largest magnitude in the pair (sort by ``strongest_abs`` to find
-    the pairs with the most influential single token).
-    """
+    """One row per pair for the browsing table: ids, sentences, S_JSD, ``biased`` (S_JSD < 0, as B counts), ``verdict``
+    (biased / not biased / tie / not scored: :mod:`.ties`) and the strongest token. ``strongest_b`` is the b(u) with the
+    largest magnitude in the pair (sort by ``strongest_abs`` to find the pairs with the most influential single
+    token)."""
     strongest = [strongest_token(r) for r in frame[["bu", "tokens", "more_u", "more_spans", "sent_more"]].to_dict("records")]
     table = pd.DataFrame({
         "pair_id": frame["pair_id"].astype(int).to_numpy(),

@@ -39,12 +39,10 @@ def _token_tags(tag_string: str, senses: str) -> list[str]:
 
 
 def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int, int]]) -> list[list[int]]:
-    """For each word span, the tagger tokens that belong to it, by character overlap.
-
-    A token belongs to the word it overlaps most (the first on ties), so ``couldn|'t`` (model words) and
-    ``could|n't`` (spaCy) pair up as could→couldn, n't→'t. A word that is nobody's best match (a spaCy
-    token covering several model words, e.g. ``e-mail``) takes every token it overlaps.
-    """
+    """For each word span, the tagger tokens that belong to it, by character overlap. A token belongs to the word it
+    overlaps most (the first on ties), so ``couldn|'t`` (model words) and ``could|n't`` (spaCy) pair up as could→couldn,
+    n't→'t. A word that is nobody's best match (a spaCy token covering several model words, e.g. ``e-mail``) takes every
+    token it overlaps."""
     def overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
         return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
@@ -58,13 +56,11 @@ def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int,
 
 
 def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, senses: str = DEFAULT_SENSES) -> pd.DataFrame:
-    """One row per (word, field) for every scored word of ``attribution`` whose tags give a field.
-
-    ``attribution`` needs ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally
-    ``skipped_reason``: skipped pairs have no words); ``tagged`` is :func:`semantic_tagging.tag_sentences`
-    output covering every ``sent_more``. Columns: ``pair_id, word_index, word, start, end, b, field, tags``
-    (the tags of the word's spaCy tokens, space-joined) and ``sentence``.
-    """
+    """One row per (word, field) for every scored word of ``attribution`` whose tags give a field. ``attribution`` needs
+    ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally ``skipped_reason``: skipped pairs have no words);
+    ``tagged`` is :func:`semantic_tagging.tag_sentences` output covering every ``sent_more``. Columns: ``pair_id,
+    word_index, word, start, end, b, field, tags`` (the tags of the word's spaCy tokens, space-joined) and
+    ``sentence``."""
     if senses not in SENSES:
         raise ValueError(f"senses must be one of {SENSES}, not {senses!r}")
     names = st_tags.field_names()

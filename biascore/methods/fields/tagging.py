@@ -169,10 +169,8 @@ def _build_tagger(language: str, data_dir: str, fingerprint_json: str) -> Tagger
 
 
 def get_tagger(language: str = "en", data_dir: str | Path | None = None) -> Tagger:
-    """The tagger for ``language`` (built once per process per lexicon version).
-
-    Raises :class:`NoLexiconError` for a language without a USAS lexicon (e.g. ``tl``).
-    """
+    """The tagger for ``language`` (built once per process per lexicon version). Raises :class:`NoLexiconError` for a
+    language without a USAS lexicon (e.g. ``tl``)."""
     fingerprint = lexicon_fingerprint(language, data_dir)
     with _BUILD_LOCK:
         return _build_tagger(language, str(settings.data_dir(data_dir)), json.dumps(fingerprint, sort_keys=True))
@@ -200,13 +198,10 @@ def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None)
 def tag_sentences(sentences: Iterable[str], language: str = "en", *, data_dir: str | Path | None = None,
                   cache: ResultCache | None = None,
                   progress: ProgressFn | None = None) -> pd.DataFrame:
-    """Tag each distinct sentence with USAS; cached by sentence content and lexicon hashes.
-
-    Returns one row per distinct sentence (in first-seen order) with columns ``sentence``, ``tok_text``,
-    ``tok_start``, ``tok_end`` (character span of each spaCy token in the sentence), ``tok_pos`` (UPOS) and
-    ``tok_tags`` (the token's ranked USAS tags, most likely first, joined by a space). Raises
-    :class:`NoLexiconError` for a language without a lexicon.
-    """
+    """Tag each distinct sentence with USAS; cached by sentence content and lexicon hashes. Returns one row per distinct
+    sentence (in first-seen order) with columns ``sentence``, ``tok_text``, ``tok_start``, ``tok_end`` (character span
+    of each spaCy token in the sentence), ``tok_pos`` (UPOS) and ``tok_tags`` (the token's ranked USAS tags, most likely
+    first, joined by a space). Raises :class:`NoLexiconError` for a language without a lexicon."""
     unique = list(dict.fromkeys(str(s) for s in sentences))
     paths_fp = lexicon_fingerprint(language, data_dir)  # raises NoLexiconError first
     key = CacheKey.make(CACHE_SCORER, language=language, sentences=sentences_hash(unique), n=len(unique),
@@ -240,12 +235,10 @@ def tag_level(tag: str) -> str:
 
 
 def tag_fields(tag: str, names: dict[str, str]) -> list[str]:
-    """Readable fields of one USAS tag as the tagger gives it (``S3.2/S2.1f`` → both fields).
-
-    Punctuation (``PUNCT``) and ``Df`` (an MWE part without its own field) give nothing; ``Z99`` is
-    ``Unmatched``. A code missing from the names file (a handful of lexicon typos such as ``A9.1``) takes
-    the name of its nearest listed parent, or stays as the bare code.
-    """
+    """Readable fields of one USAS tag as the tagger gives it (``S3.2/S2.1f`` → both fields). Punctuation (``PUNCT``)
+    and ``Df`` (an MWE part without its own field) give nothing; ``Z99`` is ``Unmatched``. A code missing from the names
+    file (a handful of lexicon typos such as ``A9.1``) takes the name of its nearest listed parent, or stays as the bare
+    code."""
     out = []
     for part in tag.split("/"):
         if part == "PUNCT" or part.startswith("Df"):

@@ -123,12 +123,10 @@ _EAGER_VIEWS: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = we
 
 
 def eager_view(model: torch.nn.Module) -> torch.nn.Module:
-    """The model with eager attention (which returns attention weights), without switching the shared model.
-
-    A model already eager is returned as is. Otherwise a structural copy is made once per model (under a
-    lock): its modules and config are copied but every parameter and buffer is the original tensor, so it
-    costs no weight memory and computes with the same weights; only the copy is set to eager attention.
-    """
+    """The model with eager attention (which returns attention weights), without switching the shared model. A model
+    already eager is returned as is. Otherwise a structural copy is made once per model (under a lock): its modules and
+    config are copied but every parameter and buffer is the original tensor, so it costs no weight memory and computes
+    with the same weights; only the copy is set to eager attention."""
     if getattr(model.config, "_attn_implementation", None) in ("eager", None):
         return model
     with _EAGER_LOCK:
@@ -147,10 +145,8 @@ def _is_punct(text: str) -> bool:
 
 
 def sentence_attentions(lm, text: str) -> tuple[list[str], np.ndarray, list[tuple[int, int]], np.ndarray]:
-    """Tokens, attention (layers, heads, T, T), char offsets and the 'usable column' flags of one text.
-
-    Usable columns are non-special, non-punctuation tokens. Causal models get their start token first.
-    """
+    """Tokens, attention (layers, heads, T, T), char offsets and the 'usable column' flags of one text. Usable columns
+    are non-special, non-punctuation tokens. Causal models get their start token first."""
     causal = lm.kind == "causal"
     prepared = lm.prepare_text(text)
     enc = lm.tokenizer(prepared, add_special_tokens=not causal, return_offsets_mapping=True,
@@ -285,10 +281,8 @@ def d_array(frame: pd.DataFrame) -> np.ndarray:
 
 
 def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
-    """Figure-4 table: per head group, N sentences, heads, mean d, t, one-tailed p.
-
-    ``d``: (sentences, layers, heads); ``scores``: (layers, heads) bias scores b_ij.
-    """
+    """Figure-4 table: per head group, N sentences, heads, mean d, t, one-tailed p. ``d``: (sentences, layers, heads);
+    ``scores``: (layers, heads) bias scores b_ij."""
     biased = np.asarray(scores) > 0
     rows = []
     for label, sel in (("biased heads (b > 0)", biased), ("other heads (b ≤ 0)", ~biased)):

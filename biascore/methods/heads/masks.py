@@ -68,12 +68,10 @@ def _get(module: torch.nn.Module, path: str) -> torch.nn.Module | None:
 
 
 def head_layout(model: torch.nn.Module) -> HeadLayout:
-    """Find every self-attention block's output projection, in layer order.
-
-    An attention block is a module whose class name contains ``Attention`` and that owns one of the
-    known projection attributes with ``num_heads · head_dim`` input features. Cross-attention blocks of
-    encoder–decoder models would be picked up too; the scorer is meant for encoders and decoders.
-    """
+    """Find every self-attention block's output projection, in layer order. An attention block is a module whose class
+    name contains ``Attention`` and that owns one of the known projection attributes with ``num_heads · head_dim`` input
+    features. Cross-attention blocks of encoder–decoder models would be picked up too; the scorer is meant for encoders
+    and decoders."""
     heads, head_dim = _config_heads(model.config)
     width = heads * head_dim
     found: list[tuple[str, torch.nn.Module]] = []
@@ -133,13 +131,10 @@ def installed_layout(model: torch.nn.Module) -> tuple[HeadLayout, int]:
 
 
 class HeadMask:
-    """Context manager that multiplies head j of layer i by ``mask[i, j]`` inside ``model``, for the calls
-    made in the current thread (context) only.
-
-    ``mask`` starts as ones (the unmodified model) in the model's dtype and device; set entries to 0
-    to remove heads, or make it require grad to differentiate with respect to it. The mask stops applying
-    on exit, also after an exception; other threads using the same model never see it.
-    """
+    """Context manager that multiplies head j of layer i by ``mask[i, j]`` inside ``model``, for the calls made in the
+    current thread (context) only. ``mask`` starts as ones (the unmodified model) in the model's dtype and device; set
+    entries to 0 to remove heads, or make it require grad to differentiate with respect to it. The mask stops applying
+    on exit, also after an exception; other threads using the same model never see it."""
 
     def __init__(self, model: torch.nn.Module, mask: torch.Tensor | None = None):
         self.model = model

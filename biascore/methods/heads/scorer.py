@@ -26,10 +26,8 @@ from biascore.methods.heads.seat_embeddings import SeatEmbedder, pooled
 
 def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 256,
                       progress: ProgressFn | None = None) -> tuple[np.ndarray, float]:
-    """(b, effect size at m = 1): b is the (layers, heads) gradient of |ES| w.r.t. the head mask.
-
-    ``progress(done, total)`` follows the backward batches (a test that fits in one batch has none).
-    """
+    """(b, effect size at m = 1): b is the (layers, heads) gradient of |ES| w.r.t. the head mask. ``progress(done,
+    total)`` follows the backward batches (a test that fits in one batch has none)."""
     emb = SeatEmbedder(lm, test, batch_size=batch_size)
     with HeadMask(lm.model) as hm:
         mask = hm.mask.requires_grad_(True)

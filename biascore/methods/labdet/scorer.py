@@ -175,13 +175,10 @@ def surfacing_pairs(data: LabdetData, filler: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------- pipeline
 def probe_items(data: LabdetData, featurize: Featurizer, *, filler: str, seed: int = 0,
                 nationalities: Sequence[str] | None = None) -> pd.DataFrame:
-    """Train both probes on ``data.train`` and score every surfacing pair.
-
-    ``featurize(sentences) -> (n, d) array`` is called on the training, then the distinct surfacing sentences.
-    Returns one row per item: template, adj, nationality, word, sentence, neutral_sentence and, for each
-    probe k in (svm, mlp), ``p_nat_k``, ``p_neutral_k``, ``rel_k``; plus the constant columns
-    ``acc_svm``, ``acc_mlp`` (held-out accuracy on unseen templates) and ``neutral_filler``.
-    """
+    """Train both probes on ``data.train`` and score every surfacing pair. ``featurize(sentences) -> (n, d) array`` is
+    called on the training, then the distinct surfacing sentences. Returns one row per item: template, adj, nationality,
+    word, sentence, neutral_sentence and, for each probe k in (svm, mlp), ``p_nat_k``, ``p_neutral_k``, ``rel_k``; plus
+    the constant columns ``acc_svm``, ``acc_mlp`` (held-out accuracy on unseen templates) and ``neutral_filler``."""
     pairs = surfacing_pairs(data, filler)
     if nationalities is not None:
         unknown = sorted(set(nationalities) - set(data.words))
