@@ -1,13 +1,8 @@
-"""The Python API: what a researcher scripts from a notebook (``import biascore``: its docstring shows the calls,
-docs/api.md has them all).
+"""The Python API: what a researcher scripts from a notebook (docs/api.md has every call).
 
-The dashboard's pages import this module (and the runner's door, :mod:`biascore.runs.runner`) and nothing
-deeper: besides the functions below it names what a shell draws with (the imports below, each group's reason in
-docs/api.md → "The public surface"); a method's own drawing helpers are its ``drawing``.
-
-Every call goes through the one runner (:func:`biascore.runs.runner.run`), so a result computed here is the
-one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
-loading the model when the model's identity can be read from its files.
+The dashboard's pages import this module and the runner's door (:mod:`biascore.runs.runner`), nothing deeper; the
+imports below are what a shell draws with (each group's reason: docs/api.md, "The public surface"). Every call goes
+through the one runner, so a result here is the one the CLI prints and the dashboard shows (same cache, same keys).
 """
 from __future__ import annotations
 
@@ -44,8 +39,7 @@ from biascore.models.served.last_seen import recall as recall_served  # noqa: F4
 from biascore.models.spec import ModelSpec, variant_label  # noqa: F401
 from biascore.progress import Bar, ProgressFn
 from biascore.runs import timing_log  # noqa: F401 - the load test's timing lines (off unless BIASCORE_TIMING_LOG)
-from biascore.runs.runner import live_result, run as run_method
-from biascore.runs.stored import Stored, UnreadableResult, open_stored
+from biascore.runs.runner import Stored, UnreadableResult, live_result, open_stored, run as run_method
 from biascore.store.cache import CorruptCacheFile, ResultCache
 from biascore.version import ENGINE_VERSION
 
@@ -71,24 +65,12 @@ def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", 
                max_memory: str | dict | None = None, offload_folder: str | None = None,
                quantize: str | None = None, timeout: float | None = None, retries: int | None = None,
                load: bool = False) -> ModelHandle:
-    """A model by hub name, local folder, ``.gguf`` file or embedded alias, as a :class:`ModelHandle`.
-
-    Nothing is loaded until a computation needs the weights (``load=True`` loads now); ``device`` is
-    ``auto``/``cpu``/``cuda``/``mps``; ``dtype`` ``auto`` is float32 everywhere (exact), ``bf16``/``fp16`` are
-    fast approximate modes (labelled so in every result). ``trust_remote_code`` stays off unless turned on.
-
-    A model too large for one device is split by accelerate: ``device_map="auto"`` (or a dict {module: device}),
-    ``max_memory={"cpu": "300MiB", 0: "10GiB"}`` (or ``"cpu=300MiB,0=10GiB"``) caps each device and what does not
-    fit goes to disk under ``<cache>/offload/`` unless ``offload_folder`` names another folder; the numbers equal
-    the one-device run within the reproducibility contract. ``quantize="int8"`` / ``"int4"`` loads quantized
-    weights (:mod:`biascore.models.quantize`): approximate numbers, labelled ``approximate (int8 weights)`` in every
-    result. Bad values raise a one-line ``ValueError`` before anything is loaded.
-
-    A served model (``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``, see docs/cli.md) takes ``timeout`` (seconds
-    per request) and ``retries`` (tries after the first; a request that still fails ends the run at once); they
-    override the description's own ``timeout=`` / ``retries=``. Its API key comes from the environment variable
-    the description names (``?api_key_env=VARIABLE``), never from an argument.
-    """
+    """A model by hub name, local folder, ``.gguf`` file, embedded alias or ``served:URL``, as a :class:`ModelHandle`;
+    nothing is loaded until a computation needs the weights (``load=True`` loads now). ``dtype`` ``auto`` is float32
+    everywhere (exact), ``bf16``/``fp16`` and ``quantize="int8"``/``"int4"`` are approximate (labelled so in every
+    result); ``device_map``, ``max_memory`` and ``offload_folder`` split a large model over devices
+    (:mod:`biascore.models.placement`); ``timeout`` and ``retries`` apply to a served model (docs/cli.md). Bad values
+    raise a one-line ``ValueError`` before anything is loaded (every argument: docs/api.md)."""
     handle = ModelHandle(ModelSpec.parse(name_or_path, gguf_file=gguf_file, device=device, dtype=dtype,
                                          trust_remote_code=trust_remote_code, device_map=device_map,
                                          max_memory=max_memory, offload_folder=offload_folder, quantize=quantize,
@@ -111,16 +93,11 @@ def run(method_name: str | Method, model: "ModelHandle | LanguageModel | str", i
         limit: int | None = None, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
         data_dir: str | Path | None = None, only_cached: bool = False, columns: dict[str, str] | None = None,
         split: str | None = None, **options: Any) -> Result | None:
-    """Run a registered method (cached, resumable) and return its :class:`~biascore.contract.result.Result`.
-
-    ``input``: a benchmark / SEAT test / language name or path (None: the method's default); for a pair
-    benchmark of your own, ``columns`` and ``split`` as in :func:`load_benchmark` (a benchmark with duplicated
-    pairs gives a :class:`DuplicatePairsWarning`). ``options``:
-    the method's options as keyword arguments (``biascore.method(name).Options.specs()`` lists them; bad
-    values raise :class:`~biascore.contract.options.OptionError`). ``progress=True`` draws a bar (``tqdm.auto``:
-    a widget in Jupyter), False none, or pass your own ``progress(done, total)``. ``only_cached=True``
-    returns None instead of computing.
-    """
+    """Run a registered method (cached, resumable) and return its :class:`~biascore.contract.result.Result`. ``input``:
+    a benchmark / SEAT test / language name or path (None: the method's default; ``columns`` and ``split`` as in
+    :func:`load_benchmark`); ``options``: the method's options as keyword arguments (``Options.specs()`` lists them).
+    ``progress=True`` draws a bar, False none, or a ``progress(done, total)``; ``only_cached=True`` returns None instead
+    of computing. Duplicated pairs warn (:class:`DuplicatePairsWarning`)."""
     m = get(method_name) if isinstance(method_name, str) else method_name
     if columns or split:
         input = load_benchmark(input, columns=columns, split=split, data_dir=data_dir)
@@ -159,12 +136,9 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
 
 def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95):
     """Model B against model A, paired over the pairs both attribution results scored: a
-    :class:`~biascore.methods.attribution.compare.Comparison` whose ``summary()`` has one row per bias type plus
-    ``all`` — ``n``, ``score_a``, ``score_b``, ``delta`` (B − A) with its paired bootstrap interval
-    (``ci_low``, ``ci_high``), McNemar's exact test on the discordant verdicts (``n_discordant``, ``mcnemar_p``,
-    Holm-adjusted across bias types in ``mcnemar_p_holm``), the mean paired S_JSD difference, and the same for
-    the PLL score (``pll_…``) and, when both use lm-eval's prefix token, the lm-eval score (``lmeval_…``).
-    ``n_boot`` bootstrap resamples (≥ 100), ``seed``, ``level``: the interval's confidence level."""
+    :class:`~biascore.methods.attribution.compare.Comparison` whose ``summary()`` has per bias type and ``all`` the
+    delta (B − A) with its paired bootstrap interval (``n_boot`` ≥ 100, ``seed``, ``level``) and McNemar's exact
+    test on the discordant verdicts (Holm-adjusted), for B, PLL and lm-eval (docs/scores.md)."""
     from biascore.methods.attribution.compare import compare_results
 
     return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)
@@ -175,19 +149,10 @@ _CACHE_KEY = b"biascore"
 
 
 def load_result(path: str | Path, *, data_dir: str | Path | None = None) -> Result:
-    """The :class:`Result` a result file or a cache file holds: the same frame, meta, options,
-    summary (and ``pair(i)`` for attribution results). No model is loaded and nothing is recomputed.
-
-    * a **result file** (:meth:`Result.to_parquet`, ``--out x.parquet`` of one model on one input): its input is
-      reloaded by name from the data directory when its content hash still matches (else ``input`` is None);
-    * a **cache file** (``<cache>/<method>/<digest>.parquet`` or its ``<method>.derived/`` frame) is opened through
-      the runner's door (:func:`biascore.runs.stored.open_stored`: page checksums, stored key = file name, schema,
-      input unchanged), so it needs its input in the data directory.
-
-    Refused in one line (:class:`ResultFileError`): anything else; a file of **another engine version** or another
-    version of its method (its numbers are not this engine's: run it again); a result file without every column
-    of its method's schema (the cache's rule); a file stacking several results (``--out`` of several models or
-    inputs)."""
+    """The :class:`Result` a result file (:meth:`Result.to_parquet`; its input reloaded when its content hash
+    still matches) or a cache file (opened through :func:`biascore.runs.runner.open_stored`, so verified) holds.
+    No model is loaded and nothing is recomputed. Refused in one line (:class:`ResultFileError`): anything else, a
+    file of another engine or method version, a result file missing a schema column, several results stacked."""
     path = Path(path)
     if not path.is_file():
         raise ResultFileError(f"no result file at {path}")

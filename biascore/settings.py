@@ -1,15 +1,11 @@
-"""Where the engine reads benchmark data and writes its cache (:func:`data_dir`, :func:`cache_dir`).
+"""Where the engine reads benchmark data and writes its cache (:func:`data_dir`, :func:`cache_dir`), and the server
+settings of a shared dashboard, each read from the environment by its function below (the table in
+docs/operating.md): ``BIASCORE_PUBLIC`` (:func:`public_mode`), ``BIASCORE_MODELS`` (:func:`allowed_models`,
+:func:`served_models`), ``BIASCORE_REVIEW_DB``, ``BIASCORE_ADJUDICATORS``, ``BIASCORE_REVIEW_KEEP_BLIND``.
 
-Server settings for a shared dashboard are read from the environment of the process that runs it, each by its
-function below (the table in docs/operating.md): ``BIASCORE_PUBLIC`` (:func:`public_mode`: no page offers a
-field for a server path or a free model name, URL parameters are checked against the same lists, errors are one
-line without paths), ``BIASCORE_MODELS`` (:func:`allowed_models`, :func:`served_models`), ``BIASCORE_REVIEW_DB``,
-``BIASCORE_ADJUDICATORS`` and ``BIASCORE_REVIEW_KEEP_BLIND``.
-
-Offline snapshots (workshops): ``BIASCORE_SNAPSHOT=demo.zip`` names a snapshot made by
-``python -m biascore snapshot export``. Once :mod:`biascore.snapshot` has verified and unpacked it and called
-:func:`use_snapshot`, :func:`cache_dir` and :func:`data_dir` point into the unpacked, read-only folder (results
-and benchmark rows), and :func:`writable_cache_dir` stays the normal cache (converted models, reviews).
+An offline snapshot (``BIASCORE_SNAPSHOT=demo.zip``), once :mod:`biascore.snapshot` has verified and unpacked it
+and called :func:`use_snapshot`, makes :func:`cache_dir` and :func:`data_dir` point into its read-only folder;
+:func:`writable_cache_dir` stays the normal cache (converted models, reviews).
 """
 from __future__ import annotations
 

@@ -10,13 +10,11 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class InputKind:
-    """A kind of input a method reads (a pair benchmark, a SEAT test, a LABDet language…).
-
-    ``load(name, data_dir)`` returns the loaded input, which has ``.name`` and ``.content_hash``;
-    ``names(data_dir)`` lists what is available; ``files(loaded, data_dir)`` the data files a snapshot must
-    carry. Inputs with rows (pair benchmarks) also give ``ids`` (row ids: shards and checks), ``subset(loaded,
-    a, b)`` (rows a..b) and ``first(loaded, n)`` (``--limit``).
-    """
+    """A kind of input a method reads (a pair benchmark, a SEAT test, a LABDet language…). ``load(name, data_dir)``
+    returns the loaded input, which has ``.name`` and ``.content_hash``; ``names(data_dir)`` lists what is available;
+    ``files(loaded, data_dir)`` the data files a snapshot must carry. Inputs with rows (pair benchmarks) also give
+    ``ids`` (row ids: shards and checks), ``subset(loaded, a, b)`` (rows a..b) and ``first(loaded, n)``
+    (``--limit``)."""
 
     name: str
     flag: str  # the CLI flag naming the input, e.g. "--benchmark"

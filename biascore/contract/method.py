@@ -1,14 +1,11 @@
-"""The method contract: what a bias method declares so that every shell can run, cache and show it.
+"""The method contract: what a bias method declares so that every shell can run, cache and show it
+(docs/adding-a-method.md).
 
-A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) is a subclass of :class:`Method` that
-says who it is, what it reads (``input_kind``), how it is configured (``Options``: the CLI flags, the Python API's
-keyword arguments, the dashboard's controls and their validation all come from it), what its result looks like
-(``schema``, :meth:`Method.headline`, ``views``), what it computes (:meth:`Method.compute`, the cached frame, and
-:meth:`Method.derive`, the result frame) and reports (:meth:`Method.summary`, :meth:`Method.report`,
-:meth:`Method.output`), and what a snapshot needs (:meth:`Method.data_files`).
-
-The generic runner (:mod:`biascore.runs.runner`; its computing path: :mod:`biascore.runs.compute`) does
-everything else for every method. Nothing here imports a method, the CLI or the dashboard.
+A method (one folder ``biascore/methods/<name>/`` with a ``method.py``) subclasses :class:`Method`: what it reads
+(``input_kind``), its ``Options`` (the CLI flags, API keywords and dashboard controls all come from them), its result
+(``schema``, :meth:`Method.headline`, ``views``), what it computes (:meth:`Method.compute`, the cached frame;
+:meth:`Method.derive`, the result frame) and reports, and what a snapshot needs (:meth:`Method.data_files`). The
+generic runner (:mod:`biascore.runs.runner`) does everything else. Nothing here imports a method or a shell.
 """
 from __future__ import annotations
 
@@ -168,11 +165,9 @@ class Method:
                         f"{self.name}_{result.input_name}_{i}".replace("/", "_")) for i, v in enumerate(self.views)]
 
     def headline(self, options: Options) -> Headline | None:
-        """The :class:`~biascore.contract.presentation.Headline` a result with these ``options`` is read by, or None.
-        A page shows it as a metric; one taken from the ``all`` row of a summary per ``bias_type``
-        (``where=(("bias_type", "all"),)``) is also the score of tables that put several models side by side (a
-        sweep's Overview: one row per model × input × name, one column per bias type; the summary must also have
-        ``n``). Methods without one show their summary table as it is."""
+        """The :class:`~biascore.contract.presentation.Headline` a result with these ``options`` is read by, or None
+        (the summary table is shown as it is). One taken from the ``all`` row per ``bias_type`` is also the score of
+        side-by-side tables (a sweep's Overview; the summary must then have ``n``)."""
         return None
 
     #: a CLI flag for more models run the same way and shown side by side (e.g. ``--also``), or None

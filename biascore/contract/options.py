@@ -20,15 +20,12 @@ def option(default: Any = dataclasses.MISSING, *, help: str, choices: Sequence |
            key: bool = True, convention: bool = False, flag: str | None = None,
            parse: Callable[[str], Any] | None = None, repeat: bool = False, metavar: str | None = None,
            default_factory: Callable[[], Any] | None = None):
-    """A field of a method's ``Options`` dataclass.
-
-    ``key`` — the option changes the cached frame (part of the cache key); False for options that only shape
-    the summary or the printout; ``convention`` — shown with every result as a convention that changes the
-    numbers (e.g. the JSD variant). ``minimum``/``maximum`` bound a number (``exclusive`` for strict bounds);
-    ``choices`` lists the allowed values. CLI only: ``flag`` replaces ``--<name-with-dashes>``, ``parse`` reads
-    one command-line word, ``repeat`` makes a tuple option take several words (``--x a b``), ``metavar`` names
-    the value in ``--help``.
-    """
+    """A field of a method's ``Options`` dataclass. ``key`` — the option changes the cached frame (part of the cache
+    key); False for options that only shape the summary or the printout; ``convention`` — shown with every result as a
+    convention that changes the numbers (e.g. the JSD variant). ``minimum``/``maximum`` bound a number (``exclusive``
+    for strict bounds); ``choices`` lists the allowed values. CLI only: ``flag`` replaces ``--<name-with-dashes>``,
+    ``parse`` reads one command-line word, ``repeat`` makes a tuple option take several words (``--x a b``), ``metavar``
+    names the value in ``--help``."""
     meta = {"help": help, "choices": tuple(choices) if choices is not None else None, "minimum": minimum,
             "maximum": maximum, "exclusive": exclusive, "key": key, "convention": convention, "flag": flag, "parse": parse, "repeat": repeat,
             "metavar": metavar}

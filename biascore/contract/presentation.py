@@ -101,11 +101,9 @@ class View:
 
 
 class Drawing:
-    """What a bespoke page draws with beyond a method's typed views (its cached runs, tie labels, head and word
-    tables): a method's ``drawing`` is a subclass of this (the class, never an instance) whose attributes are the
-    functions and names themselves — a function read from a class is the plain function, so its signature and
-    docstring are its own and a reader and a type checker follow it to its module — read through the registry
-    (``biascore.method(name).drawing.…``), so that a page imports no module of a method's folder."""
+    """What a bespoke page draws with beyond a method's typed views: a method's ``drawing`` is a subclass of this
+    whose attributes are the functions and names themselves (read from the class, a function keeps its own
+    signature, so a type checker follows it), read through the registry (``biascore.method(name).drawing.…``)."""
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,6 @@
-"""The method registry: every method registers itself by name; every shell reads the list from here.
-
-A method's ``biascore/methods/<name>/method.py`` decorates its :class:`~biascore.contract.method.Method`
-subclass with :func:`register` (as lm-eval's ``register_task`` and inseq's registries do);
-:func:`biascore.methods.discover` imports every method folder's ``method.py`` (found by listing the
-package, no hand-kept list) so that all of them register before a shell reads :func:`registered`. This module
-imports nothing of the methods.
+"""The method registry: every method registers itself by name (:func:`register`, as lm-eval's ``register_task``);
+:func:`biascore.methods.discover` imports every method folder's ``method.py`` so that all register before a shell
+reads :func:`registered`. This module imports nothing of the methods.
 """
 from __future__ import annotations
 

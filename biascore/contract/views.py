@@ -1,11 +1,7 @@
-"""The typed views a result is drawn as (LIT's ``TokenSalience`` output specs are the model): small frozen
-dataclasses that a method returns from :meth:`~biascore.contract.method.Method.drawn`, each drawn by one function
-of the dashboard's drawing kit with its PNG/SVG/CSV exports, so a method written anywhere — a
-plugin included — gets the built-in pages' drawings on its generated page with no view code. Nothing here draws.
-
-The sign convention of a salience is the attribution's: a value < 0 pushes the model toward the more-biased
-sentence (red), > 0 away (blue); a unit whose value is NaN is *modified* (it differs between the sentences) and is
-shown hatched, not scored.
+"""The typed views a result is drawn as (LIT's ``TokenSalience`` output specs are the model): small frozen dataclasses
+a method returns from :meth:`~biascore.contract.method.Method.drawn`, each drawn by one function of the drawing kit
+with its PNG/SVG/CSV exports, so a plugin gets the built-in pages' drawings with no view code. Nothing here draws.
+A salience < 0 pushes the model toward the more-biased sentence (red), > 0 away (blue); NaN is a *modified* unit.
 """
 from __future__ import annotations
 

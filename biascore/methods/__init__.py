@@ -1,20 +1,11 @@
-"""The bias methods, one folder per paper's method: ``methods/<name>/`` holds its mathematics and its
-``method.py`` with the :class:`~biascore.contract.method.Method` (see docs/adding-a-method.md).
+"""The bias methods, one folder per paper's method: ``methods/<name>/`` holds its mathematics and its ``method.py``
+with the :class:`~biascore.contract.method.Method` (docs/adding-a-method.md).
 
-:func:`discover` imports every method folder's ``method.py`` (found by listing this package: no hand-kept
-list) and returns the registry; a folder without ``method.py``, or one that fails to import, is an error —
-never silently left out.
-
-Methods from other installed packages join through the entry-point group ``biascore.methods`` (as
-lm-evaluation-harness and inseq let users add tasks and methods): in the package's ``pyproject.toml``::
-
-    [project.entry-points."biascore.methods"]
-    mymethod = "mypackage.method:MyMethod"     # a Method subclass (registered if it is not already)
-                                               # or "mypackage.method": a module whose import registers
-
-They are loaded once, the first time the registry is read (after the built-in folders, so a plugin never
-shadows a built-in); a plugin that takes a built-in's or another plugin's name or command is refused with
-one line naming both (:class:`PluginError`), as is one that fails to import.
+:func:`discover` imports every method folder's ``method.py`` (found by listing this package) and returns the
+registry; a folder without one, or one that fails to import, is an error. Methods of other installed packages join
+through the entry-point group ``biascore.methods`` (a ``Method`` subclass, or a module whose import registers),
+loaded once after the built-in folders; one that takes a taken name or command, or fails to import, is refused in
+one line naming both (:class:`PluginError`).
 """
 from __future__ import annotations
 

@@ -1,27 +1,11 @@
 """The engine's one embedder: the last hidden layer of a model's base network (never the LM head).
 
-:func:`last_hidden_state` is the single forward pass every embedding goes through (differentiable:
-the attention-head method takes gradients through it; the functions below run it under
-``torch.inference_mode``).
-
-**Sentences** — :func:`embed_sentences` (LABDet probes, SEAT, WEAT word vectors) runs length-sorted
-batches and pools:
-
-* ``mean`` (default): mean of the last hidden states over the sentence's non-special, non-padding
-  tokens — the LABDet default (issue 6);
-* ``first``: the state at position 0 (``[CLS]`` for BERT-style tokenizers, the first word for causal
-  tokenizers that add no BOS);
-* ``last``: the state of the last non-padding token (the natural choice for causal models, whose last
-  position has seen the whole sentence).
-
-**Words in context** — :func:`embed_spans` gives one vector per (text, character span): the mean of the
-last hidden layer over the tokens that overlap the span — a word's contextual embedding with all its
-sub-word fragments, suffixes included (CEAT; the Bangla paper mean-pools all fragments of the target
-word). Texts longer than the model's position limit are cut to a window of tokens around the span.
-
-**WEAT word vectors** — :func:`embed_words`: ``mode="contextual"`` embeds the word alone
-(= :func:`embed_sentences` of the bare word, mean over its sub-word tokens), ``mode="input"`` takes the
-mean of the model's input-embedding rows of the word's sub-word tokens (no context at all).
+:func:`last_hidden_state` is the one forward pass (differentiable, for the heads method's gradients; the rest runs
+under ``torch.inference_mode``). :func:`embed_sentences` (LABDet, SEAT, WEAT) pools ``mean`` (default: non-special,
+non-padding tokens, LABDet's), ``first`` (position 0) or ``last`` (the last non-padding token, for causal models).
+:func:`embed_spans` gives a word in context as the mean over the tokens overlapping its span, sub-word fragments
+included (CEAT; the Bangla paper mean-pools all fragments), in a token window around it for long texts.
+:func:`embed_words` (WEAT): ``contextual`` embeds the bare word, ``input`` averages its input-embedding rows.
 """
 from __future__ import annotations
 
@@ -45,24 +29,20 @@ FEATURES_SCORER = "sentence_features"
 
 
 def last_hidden_state(lm: LanguageModel, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """(batch, seq, dim) last hidden layer of ``lm``'s base network (no LM head), in the model's dtype.
-
-    Right padding (``attention_mask`` 0 at the end) never changes a real token's state. Differentiable:
-    wrap in ``torch.inference_mode()`` when no gradient is needed. A split model's last layer may sit on another
-    device: its states are gathered onto the inputs' device (a no-op on one device).
-    """
+    """(batch, seq, dim) last hidden layer of ``lm``'s base network (no LM head), in the model's dtype. Right padding
+    (``attention_mask`` 0 at the end) never changes a real token's state. Differentiable: wrap in
+    ``torch.inference_mode()`` when no gradient is needed. A split model's last layer may sit on another device: its
+    states are gathered onto the inputs' device (a no-op on one device)."""
     hidden = lm.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     return hidden.to(input_ids.device)
 
 
 def _hidden_batches(lm: LanguageModel, ids: Sequence[Sequence[int]], batch_size: int,
                     progress: ProgressFn | None) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
-    """The one batching loop of the embedder: id sequences sorted by length (stable, so similar lengths share
-    a batch and padding stays small), right-padded, run through :func:`last_hidden_state` without gradients.
-
-    Yields, per batch, the indices into ``ids``, the attention mask and the float32 last hidden layer;
-    ``progress(done, total)`` follows the sequences done.
-    """
+    """The one batching loop of the embedder: id sequences sorted by length (stable, so similar lengths share a batch
+    and padding stays small), right-padded, run through :func:`last_hidden_state` without gradients. Yields, per batch,
+    the indices into ``ids``, the attention mask and the float32 last hidden layer; ``progress(done, total)`` follows
+    the sequences done."""
     tok = lm.tokenizer
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     order = np.argsort([len(x) for x in ids], kind="stable")

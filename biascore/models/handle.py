@@ -1,15 +1,10 @@
 """One model handle: a model's description (:class:`~biascore.models.spec.ModelSpec`), its cache identity, and the
 model loaded on first use.
 
-Every shell passes models around as a :class:`ModelHandle` — the CLI, the Python API, sweeps, the dashboard
-(one handle per model per server process, shared by every session) and snapshots (a stand-in that has an
-identity but refuses to load). The runner asks for :meth:`ModelHandle.identity` to build a cache key, and
-calls :meth:`ModelHandle.load` only on a cache miss, so a cached result is answered without loading weights
-whenever the identity can be read from the model's files (local folders, GGUF files, embedded aliases, hub
-models already in the local HuggingFace cache).
-
-A handle is safe to share between threads: the load happens once, under a lock; the loaded model is never
-mutated by the engine (see :mod:`biascore.models.lm_scoring` and :mod:`biascore.methods.heads.masks`).
+Every shell passes models around as a :class:`ModelHandle` (the dashboard one per model and process, a snapshot a
+stand-in that refuses to load). The runner asks for :meth:`ModelHandle.identity` to build a cache key and calls
+:meth:`ModelHandle.load` only on a miss, so a cached result needs no weights whenever the identity can be read
+from the model's files. Thread-safe: the load happens once, under a lock, and the engine never mutates the model.
 """
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
-"""Batched gold-token log-probabilities for masked and causal LMs.
+"""Batched gold-token log-probabilities log P(gold token | context) for masked and causal LMs (b(u) and PLL).
 
-Both scorers (b(u) and the CrowS pseudo-log-likelihood) need one number per scored token:
-log P(gold token | context). This module computes exactly that, fast:
-
-* sequences are sorted by length and packed into batches under a token budget (little padding);
-* the LM head runs **only at the positions that are scored** (:func:`position_logits`; for a masked variant that
-  is one position out of the whole sentence). Nothing is attached to or changed on the model, so any number of
-  threads may score on one shared model at once;
-* the log-softmax keeps the gold log-probability precise near P = 1 (which the JSD^¼ distance needs)
-  while staying in float32 over the vocabulary (see :func:`_launch_gold_logprobs`);
-* a batch that runs out of memory is split in half and retried; the budget stays halved afterwards.
+Sequences are sorted by length and packed under a token budget; the LM head runs only at the scored positions
+(:func:`position_logits`), with nothing attached to or changed on the shared model, so threads may score at once;
+the log-softmax keeps log P precise near P = 1 in float32 (:func:`_launch_gold_logprobs`); a batch that runs out of
+memory is split in half and the budget stays halved.
 """
 from __future__ import annotations
 
@@ -95,12 +89,10 @@ def lm_head_of(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]
 
 def position_logits(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
                     cols: torch.Tensor) -> torch.Tensor:
-    """Vocabulary logits [K, V] at positions (rows[k], cols[k]) of a padded batch.
-
-    For a recognised architecture the base model runs, the K hidden states are gathered and the LM head is
-    applied to them alone (shaped [1, K, H], as the model's own forward would see them); otherwise the full
-    forward runs and its logits are gathered. Stateless: the shared model is only called, never modified.
-    """
+    """Vocabulary logits [K, V] at positions (rows[k], cols[k]) of a padded batch. For a recognised architecture the
+    base model runs, the K hidden states are gathered and the LM head is applied to them alone (shaped [1, K, H], as the
+    model's own forward would see them); otherwise the full forward runs and its logits are gathered. Stateless: the
+    shared model is only called, never modified."""
     head = lm_head_of(lm.model)
     if head is None:
         return lm.model(input_ids=input_ids, attention_mask=attention).logits[rows, cols]
@@ -111,15 +103,11 @@ def position_logits(lm: LanguageModel, input_ids: torch.Tensor, attention: torch
 def _launch_gold_logprobs(lm: LanguageModel, input_ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
                           cols: torch.Tensor, gold: torch.Tensor):
     """Queue, on the device, log P(gold[k] | input row rows[k]) read at position cols[k], for every k; returns what
-    :func:`_finish_gold_logprobs` reads.
-
-    Precise near P = 1 without float64 over the vocabulary: with z = logits − max,
-    log P(g) = z_g − log1p(Σ_{i≠argmax} exp z_i). The sum leaves out the top term, so it keeps full
-    relative precision in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only
-    the per-row scalars go to float64. On CUDA the two per-row scalars are copied into pinned host memory
-    without waiting (an event marks when they are there), so the CPU can prepare the next batch while the GPU
-    computes this one.
-    """
+    :func:`_finish_gold_logprobs` reads. Precise near P = 1 without float64 over the vocabulary: with z = logits − max,
+    log P(g) = z_g − log1p(Σ_{i≠argmax} exp z_i). The sum leaves out the top term, so it keeps full relative precision
+    in float32 even when it is ~1e-7 (a token predicted with P ≈ 1 − 1e-7), and only the per-row scalars go to float64.
+    On CUDA the two per-row scalars are copied into pinned host memory without waiting (an event marks when they are
+    there), so the CPU can prepare the next batch while the GPU computes this one."""
     with torch.inference_mode():
         z = position_logits(lm, input_ids, attention, rows, cols).float()
         gold = gold.to(z.device)
@@ -187,11 +175,9 @@ def pad_batch(seqs: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor,
 
 def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_batch, plan: BatchPlan,
                  progress: ProgressFn | None, weights: Sequence[int]) -> list[np.ndarray]:
-    """Run ``make_batch(indices) -> (ids, att, rows, cols, gold, splits)`` over batches with OOM back-off.
-
-    One batch in flight: batch k+1 is prepared on the CPU (and copied without waiting) while the device
-    computes batch k; batch k's results are read afterwards.
-    """
+    """Run ``make_batch(indices) -> (ids, att, rows, cols, gold, splits)`` over batches with OOM back-off. One batch in
+    flight: batch k+1 is prepared on the CPU (and copied without waiting) while the device computes batch k; batch k's
+    results are read afterwards."""
     results: list[np.ndarray | None] = [None] * n_items
     total = int(sum(weights))
     if plan.max_tokens >= 65536:  # a big GPU budget: batches stay large with much less padding
@@ -237,11 +223,9 @@ def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_b
 
 def masked_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
                          plan: BatchPlan | None = None, progress: ProgressFn | None = None) -> list[np.ndarray]:
-    """For each sequence s and each p in its positions: log P(s[p] | s with s[p] masked).
-
-    Every (sequence, position) is its own masked variant — one forward row each, as the method requires —
-    but rows of similar length share a batch and the head runs only at the masked position.
-    """
+    """For each sequence s and each p in its positions: log P(s[p] | s with s[p] masked). Every (sequence, position) is
+    its own masked variant — one forward row each, as the method requires — but rows of similar length share a batch and
+    the head runs only at the masked position."""
     mask_id = lm.tokenizer.mask_token_id
     if mask_id is None:
         raise ValueError(f"{lm.name} has no mask token; masked scoring needs a masked LM")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from biascore import settings
+
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 #: how a served model is named wherever a model is named: ``served:http://HOST:PORT/v1[#NAME][?OPTIONS]``
 PREFIX = "served:"
@@ -47,9 +49,12 @@ def is_local_path(name: str) -> bool:
     return False
 
 
-def display_name(name: str) -> str:
+def display_name(name: str, public: bool | None = True) -> str:
     """``name`` without its location: a path becomes its last component (a .gguf file's without ``.gguf``);
-    an alias or hub id stays as it is."""
+    an alias or hub id stays as it is. The one model display name: ``public`` says whether the location must not
+    show (None: the settings' public mode, how every page names a model); False gives ``name`` as given."""
+    if not (settings.public_mode() if public is None else public):
+        return str(name)
     name = str(name).strip()
     if not is_local_path(name):
         return name

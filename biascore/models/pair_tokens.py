@@ -1,29 +1,17 @@
 """Tokenise a sentence pair and find the unmodified tokens U, their character spans and word units.
 
 Bias attribution score paper / published code: U are the tokens in the ``equal`` blocks of
-``difflib.SequenceMatcher`` run over the two token-id sequences, as published — with its "autojunk"
-heuristic turned off (``autojunk=False``). The heuristic only acts on sequences of 200 or more tokens, where it
-drops every token that makes up more than 1 % of the sequence from the candidates of a match: a long pair
-written with a common vocabulary then shares "no tokens" (a 2,000-word pair differing in its first word was
-called not a minimal pair). Below 200 tokens — every pair of the registered benchmarks — the two settings
-give the same blocks, so the published numbers are unchanged. From 200 tokens on (:data:`LONG_PAIR`), the
-common prefix and suffix of the two sequences are shared as they are and the matcher runs on the middle
-only: without the heuristic its cost grows with the square of the repeated tokens (a 5,000-token pair of one
-repeated token took 10 s), while a minimal pair's middle is short.
-Special tokens ([CLS], [SEP], <s>, …) are never scored. The remaining tokens are the *modified* tokens.
+``difflib.SequenceMatcher`` over the two token-id sequences, with ``autojunk=False`` (the heuristic only acts from
+200 tokens on, where it made long pairs share "no tokens"; below that, every registered pair, the blocks are the
+published ones). From :data:`LONG_PAIR` tokens on, the common prefix and suffix are shared as they are and the
+matcher runs on the middle only (its cost grows with the square of repeated tokens). Special tokens are never
+scored; the rest are the *modified* tokens. A masked LM's ids include the special tokens; a causal LM's are the
+content tokens alone (the scorer puts a start token in front).
 
-* masked LM: ids include the tokenizer's special tokens (the model sees them); only content positions
-  can be in U.
-* causal LM: ids are the content tokens alone; the scorer puts a start token in front.
-
-**Words** — the engine's one definition, used by the attribution frame's ``words``/``word_bu``, the
-dashboard's word level, the semantic-fields scorer and the minimal-pair check: a word is a run of letters
-or digits with inner hyphens or apostrophes ("don't", "mag-aaral", "O’Brien"), and every other visible
-character is a unit of its own (punctuation) — :data:`WORD_RE` (a script without spaces needs its own rule in
-:func:`word_spans`). Tokens are assigned to words by their character offsets, never by "##"/"Ġ"/"▁" prefixes: a
-token with characters belongs to every word its span overlaps, so BERT's don · ' · t and GPT-2's Ġdon · 't are
-both "don't". A word that a modified token overlaps is **modified**, never scored ("nanay" = nan · ay against
-t · at · ay, "ay" shared); a scored word holds shared tokens only (docs/methods.md, "Words").
+**Words**, the engine's one definition (attribution ``words``/``word_bu``, the word level, semantic fields, the
+minimal-pair check): a run of letters or digits with inner hyphens or apostrophes, every other visible character
+a unit of its own (:data:`WORD_RE`, :func:`word_spans`). Tokens join words by character offsets, never by
+"##"/"Ġ"/"▁"; a word a modified token overlaps is **modified**, never scored (docs/methods.md, "Words").
 """
 from __future__ import annotations
 
@@ -68,12 +56,10 @@ def max_input_length(lm: LanguageModel) -> int:
 
 
 def tokenize_sentences(lm: LanguageModel, texts: Sequence[str]) -> list[SentenceTokens]:
-    """Tokenise sentences for ``lm`` (lower-cased for an uncased model), keeping offsets into each text.
-
-    One batched tokenizer call for all of them (the fast tokenizers encode a batch in parallel, outside the
-    Python loop); a sentence over the model's input limit is re-encoded alone with the tokenizer's own
-    truncation, which keeps the closing special tokens.
-    """
+    """Tokenise sentences for ``lm`` (lower-cased for an uncased model), keeping offsets into each text. One batched
+    tokenizer call for all of them (the fast tokenizers encode a batch in parallel, outside the Python loop); a sentence
+    over the model's input limit is re-encoded alone with the tokenizer's own truncation, which keeps the closing
+    special tokens."""
     tok = lm.tokenizer
     masked = lm.kind == "masked"
     limit = max_input_length(lm) - (0 if masked else 1)  # causal: room for the start token
@@ -100,11 +86,9 @@ def tokenize_sentences(lm: LanguageModel, texts: Sequence[str]) -> list[Sentence
 
 
 def _encode_batch(tok, texts: list[str], add_special: bool) -> list[tuple[list, list, list, list]]:
-    """(ids, offsets, special-token mask, token strings) per text, in one batched call.
-
-    A fast tokenizer is called through its Rust backend (what ``tok(texts, ...)`` does, without building a
-    Python dict per sentence); a tokenizer without one goes through its own ``__call__``.
-    """
+    """(ids, offsets, special-token mask, token strings) per text, in one batched call. A fast tokenizer is called
+    through its Rust backend (what ``tok(texts, ...)`` does, without building a Python dict per sentence); a tokenizer
+    without one goes through its own ``__call__``."""
     backend = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
     if backend is not None and backend.truncation is None and backend.padding is None:
         return [(e.ids, e.offsets, e.special_tokens_mask, e.tokens)
@@ -147,11 +131,9 @@ def pair_of(more: SentenceTokens, less: SentenceTokens) -> PairTokens:
 
 
 def shares_only_punctuation(pt: PairTokens) -> bool:
-    """True when the pair shares tokens but none of them holds a letter or a digit (e.g. only the final ".").
-
-    Such a pair is not a minimal pair ("Poor people are lazy." / "Quantum chromodynamics describes gluons."):
-    S_JSD would be b(".") alone. The text of a shared token is its character span in the more-biased sentence.
-    """
+    """True when the pair shares tokens but none of them holds a letter or a digit (e.g. only the final "."). Such a
+    pair is not a minimal pair ("Poor people are lazy." / "Quantum chromodynamics describes gluons."): S_JSD would be
+    b(".") alone. The text of a shared token is its character span in the more-biased sentence."""
     index = {pos: k for k, pos in enumerate(pt.more.content)}
     texts = (pt.more.text[slice(*pt.more.spans[index[pos]])] for pos in pt.shared_more)
     return bool(pt.shared_more) and not any(ch.isalnum() for text in texts for ch in text)

@@ -1,21 +1,12 @@
 """Split models: a model's layers over several devices (GPUs, CPU, disk) through accelerate's dispatch.
 
-``load_model(..., device_map="auto", max_memory={"cpu": "300MiB"})`` (CLI ``--device-map auto --max-memory
-cpu=300MiB``) hands the placement to transformers' ``from_pretrained(device_map=..., max_memory=...,
-offload_folder=...)``: accelerate fills the devices in order (GPUs, then the CPU up to ``max_memory``) and what
-does not fit is offloaded to disk, read back layer by layer during each forward pass. Hooks on every module move
-its inputs to the device it computes on, so hidden states arrive on the head's device and every method that runs
-in-process runs unchanged (gradients included: autograd keeps the weights a backward pass needs).
-
-Numbers: a float32 split computes the same operations with the same kernels as the one-device run (on a
-CPU-only machine every layer computes on the CPU; on a GPU machine the CPU- and disk-offloaded layers are moved
-to the main GPU to compute), so its numbers equal the one-device run's within the reproducibility contract
-(tests/models/test_placement.py). That is why the placement is not part of a result's cache key — the key's
-``device`` is the type of the devices that compute (:meth:`Placement.compute_device_type`) — and is recorded in
-the result's ``info["placement"]`` instead (:func:`describe`).
-
-The offload folder defaults to a fresh folder under ``<cache>/offload/`` per load (removed when the model is
-released), so two processes never write into each other's offloaded weights; ``offload_folder`` names another.
+``device_map="auto"`` with ``max_memory`` (CLI ``--device-map``, ``--max-memory``; docs/api.md) hands the placement
+to transformers' ``from_pretrained``: accelerate fills GPUs, then the CPU, and offloads the rest to disk; hooks
+move each module's inputs to its device, so every in-process method runs unchanged (gradients included). A
+float32 split computes with the one-device run's kernels, so its numbers match within the reproducibility
+contract (tests/models/test_placement.py): the placement is recorded in ``info["placement"]`` (:func:`describe`),
+not keyed (the key's ``device`` is :meth:`Placement.compute_device_type`). The offload folder is fresh per load
+under ``<cache>/offload/`` (removed on release) unless ``offload_folder`` names one.
 """
 from __future__ import annotations
 

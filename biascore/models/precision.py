@@ -1,21 +1,12 @@
 """Numerical precision of model forward passes: exact (float32, no TF32) by default on every device.
 
-The bias-attribution distance d = JSD^¼ is very sensitive near P(u) = 1, where bf16 logits carry two or three
-significant digits: on the tiny test MLM, CUDA bf16 flips 12 of 230 verdicts against the published code and
-TF32 matmuls flip 1; CUDA float32 (TF32 off) stays within 5.4e-7 of it (issue 11). So:
-
-* ``auto`` resolves to float32 on CPU, CUDA and MPS alike;
-* on CUDA, TF32 is switched off for matmuls and cuDNN and the float32 matmul precision is "highest"
-  (:func:`exact_matmuls`; process-wide settings, set to the exact values only — never toggled per call);
-* ``bf16`` / ``fp16`` stay available as an explicit fast mode whose numbers are *approximate*:
-  :func:`is_approximate` says so, the CLI prints it, the cache entry records it and the dashboard shows it;
-* quantized weights (``--quantize int8`` / ``int4``, :mod:`biascore.models.quantize`) are approximate too: the
-  forward pass computes in float32 from rounded weights, so :func:`precision_label` says
-  ``approximate (int8 weights)`` wherever a dtype alone would say ``exact (float32)``.
-
-A model's identity, a stored result, a row of the cached runs: each says how its numbers were computed with the
-one :class:`Precision` (:func:`precision_of`): its label and kind, and the one warning line beside numbers that are
-not exact (:attr:`Precision.note`), with its measured agreement with float32 where it has one (:func:`agreement`).
+d = JSD^¼ is very sensitive near P(u) = 1, where bf16 flips verdicts (docs/cli.md; issue 11). So ``auto`` is
+float32 on CPU, CUDA and MPS; on CUDA TF32 is off and the float32 matmul precision "highest" (:func:`exact_matmuls`,
+process-wide, never toggled per call); ``bf16``/``fp16`` and quantized weights (:mod:`biascore.models.quantize`)
+are an explicit approximate mode (:func:`is_approximate`, :func:`precision_label`). Every identity, stored result
+and cached-runs row says how its numbers were computed with the one :class:`Precision` (:func:`precision_of`):
+label, kind, and a warning line (:attr:`Precision.note`) with the measured agreement with float32
+(:func:`agreement`).
 """
 from __future__ import annotations
 
@@ -71,12 +62,9 @@ def precision_label(dtype: torch.dtype | str, weights: str = "") -> str:
 
 
 def cuda_attention_without_cudnn() -> None:
-    """Leave PyTorch's cuDNN attention kernel out of ``scaled_dot_product_attention`` (flash / memory-efficient
-    kernels remain). It builds an execution plan on the CPU for every new batch shape (1.8 ms per call measured
-    for the Qwen2-7B shape on an H100), and length-bucketed batches are almost all new shapes: without it the
-    7B-shaped bf16 forward passes over WinoQueer took 14.3 s instead of 15.7 s (bench/results/gpu_bench.md).
-    It only serves fp16/bf16, so exact float32 results do not change. Process-wide, set once at model load.
-    """
+    """Leave PyTorch's cuDNN attention kernel out of ``scaled_dot_product_attention``: it plans on the CPU for every
+    new batch shape (bench/results/gpu_bench.md: 14.3 s instead of 15.7 s without it). It only serves fp16/bf16, so
+    float32 results do not change. Process-wide, set once at model load."""
     torch.backends.cuda.enable_cudnn_sdp(False)
 
 

@@ -1,26 +1,16 @@
 """The token put in front of a sentence when a causal LM scores it: the conventions, and which token each gives.
 
-A causal LM predicts token t from the tokens before it, so the first token of a sentence needs something in
-front. Which token that is changes the numbers (on SmolLM2-135M it alone moves 18–28 of 231 CrowS verdicts,
-docs/scores.md), so every causal result stores the token it used (id and text) in its cache key and its rows,
-and the CLI and the Overview print it. The conventions:
+Which token it is changes the numbers (docs/scores.md, "The prefix token"), so every causal result stores it (id
+and text) in its cache key and rows. The conventions:
 
-* ``published`` (the default for b(u), S_JSD and the PLL score) — the published bias-attribution code's: the
-  tokenizer's BOS when the tokenizer adds a BOS by itself (gemma's ``<bos>``, Llama-2's ``<s>``); otherwise the
-  EOS, as that code does for gpt2 (``<|endoftext|>``); the BOS when there is no EOS.
-* ``lmeval`` — EleutherAI lm-evaluation-harness (0.4.2 and later; read in 0.4.13,
-  ``lm_eval/models/huggingface.py``, ``HFLM.prefix_token_id``): the BOS when the tokenizer defines one, else the
-  EOS. (lm-eval puts it in front of a continuation scored with an empty context, as ``crows_pairs_english`` does.)
-* ``bos`` / ``eos`` — that token, whatever the tokenizer does.
+* ``published`` (default for b(u), S_JSD and PLL; the published bias-attribution code): the BOS when the
+  tokenizer adds one by itself (gemma, Llama-2), else the EOS (gpt2's ``<|endoftext|>``), else the BOS;
+* ``lmeval`` (lm-evaluation-harness ≥ 0.4.2, ``HFLM.prefix_token_id``): the BOS when defined, else the EOS;
+* ``bos`` / ``eos``: that token.
 
-The two defaults differ only for a tokenizer that defines a BOS it does not add, with BOS ≠ EOS — SmolLM2
-(``<|im_start|>`` vs ``<|im_end|>``) is one. A tokenizer without BOS and EOS is refused with one line
-(:class:`PrefixError`): neither convention has a token to put in front (lm-eval would fail there too).
-Masked LMs take no prefix (their tokenizer's own [CLS] … [SEP] frame the sentence).
-
-A causal result's key also stores the tokenizer's BOS/EOS facts (:class:`SpecialTokens`, model facts, so they
-never split a result): an offline snapshot's identity-only model gets them back from there
-(:mod:`biascore.snapshot.standin`) and finds its results without a tokenizer.
+A tokenizer with neither is refused in one line (:class:`PrefixError`); masked LMs take no prefix. A causal
+result's key also stores the tokenizer's BOS/EOS facts (:class:`SpecialTokens`), so an offline snapshot's
+stand-in model (:mod:`biascore.snapshot.standin`) finds its results without a tokenizer.
 """
 from __future__ import annotations
 

@@ -1,18 +1,11 @@
 """Quantized weights: ``--quantize int8`` / ``int4`` (``load_model(..., quantize="int8")``), through transformers'
 quantizer integrations — approximate numbers, labelled ``approximate (int8 weights)`` everywhere.
 
-The linear layers' weights are rounded to 8 or 4 bits on load; activations stay float32 (for ``int4`` on a CPU
-with AVX512-BF16 only because :func:`keep_float32_compute` switches off bitsandbytes' bf16 inference kernel).
-``int8`` is optimum-quanto's int8 weights and ``int4`` bitsandbytes' NF4 with float32 compute, picked by measurement
-(per-token |Δ log P| against float32 and forward time, against torchao and the libraries' other schemes:
-docs/performance.md; ``bench/quantization_agreement.py`` re-measures them on whole benchmarks). Both run on CPU and
-GPU, on causal and masked LMs, and let gradients flow to the activations (the heads method's ∂|ES|/∂m works on a
-quantized model).
-
-A quantized model is never split (``--device-map`` with ``--quantize`` is refused in one line): accelerate's
-CPU/disk offload does not hold quantized tensors for these schemes. Its compute dtype is float32, so
-``--dtype`` other than ``auto`` / ``fp32`` is refused too. The cache key carries ``weights=int8`` and
-``approximate=True`` (:func:`biascore.store.keys.model_parts`).
+Linear weights are rounded on load, activations stay float32 (:func:`keep_float32_compute` switches off
+bitsandbytes' bf16 kernel): ``int8`` is optimum-quanto's int8 weights, ``int4`` bitsandbytes' NF4, picked by
+measurement (docs/performance.md; ``bench/quantization_agreement.py``); gradients flow to the activations. A
+quantized model is never split and takes no ``--dtype`` but ``auto``/``fp32`` (refused in one line); its cache key
+carries ``weights=int8`` and ``approximate=True`` (:func:`biascore.store.keys.model_parts`).
 """
 from __future__ import annotations
 
@@ -82,12 +75,9 @@ def load_kwargs(quantize: str, device: torch.device) -> dict:
 def keep_float32_compute(model: torch.nn.Module) -> None:
     """Make every bitsandbytes 4-bit layer of ``model`` compute in float32 on every path.
 
-    bitsandbytes 0.50.2's ``Linear4bit``, on a CPU with AVX512-BF16, **repacks** its NF4 weights at the first
-    eval-mode forward whose input needs no gradient, into a fused kernel that computes in **bfloat16** and has no
-    backward (docs/performance.md, "What int4 computes in on a CPU"); elsewhere it dequantizes NF4 to float32. So the
-    repack is switched off (the layer's ``support_avx512bf16_for_cpu`` flag, read only by that branch) and a layer
-    already repacked is unpacked with bitsandbytes' own inverse: the same float32 numbers whatever ran before on the
-    model, whatever the batch size, on every CPU."""
+    bitsandbytes 0.50.2 on an AVX512-BF16 CPU repacks NF4 weights into a bfloat16 kernel at the first no-grad
+    forward (docs/performance.md, "What int4 computes in on a CPU"): the repack is switched off
+    (``support_avx512bf16_for_cpu``) and a repacked layer unpacked with bitsandbytes' own inverse."""
     for module in model.modules():
         if type(module).__module__.startswith("bitsandbytes") and hasattr(module, "weight") \
                 and hasattr(module.weight, "quant_state"):

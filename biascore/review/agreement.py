@@ -1,25 +1,17 @@
-"""Inter-reviewer agreement on the review status (accept / needs correction / reject), and the pairs to adjudicate.
+"""Inter-reviewer agreement on the review status, and the pairs to adjudicate (docs/review.md, "Agreement").
 
-Agreement is computed per benchmark ("all") and per bias type over the pairs that at least two reviewers
-reviewed:
+Per benchmark ("all") and per bias type, over the pairs two or more reviewers reviewed:
 
-* **Krippendorff's α** (nominal; :mod:`biascore.stats.reliability`) over *every* pair with two or more reviews,
-  whoever reviewed it and however many reviews it has, with a percentile-bootstrap interval over pairs
-  (``alpha_low``, ``alpha_high``; ``alpha_pairs`` pairs used). This is the headline number;
-
-* exactly two reviewers in the group → **Cohen's κ** (Cohen 1960) on the pairs both reviewed,
-  κ = (p_o − p_e) / (1 − p_e), p_o = share of pairs with the same status, p_e = Σ_k p_k(A)·p_k(B) from each
-  reviewer's own status shares (:func:`biascore.stats.kappa.cohen_kappa`);
-* three or more reviewers → **Fleiss' κ** (Fleiss 1971), which needs the same number m of ratings per pair but
-  not the same raters: the pairs with the most common number of reviews m ≥ 2 are used (ties: the larger m),
-  P_i = (Σ_k n_ik² − m) / (m(m − 1)), P̄ = mean P_i, P̄_e = Σ_k p_k², κ = (P̄ − P̄_e) / (1 − P̄_e)
+* **Krippendorff's α** (nominal; :mod:`biascore.stats.reliability`) over every such pair, with a percentile
+  bootstrap interval over pairs (``alpha_low``, ``alpha_high``, ``alpha_pairs``): the headline number;
+* two reviewers → **Cohen's κ** (Cohen 1960) = (p_o − p_e) / (1 − p_e), p_e = Σ_k p_k(A)·p_k(B)
+  (:func:`biascore.stats.kappa.cohen_kappa`);
+* three or more → **Fleiss' κ** (Fleiss 1971) on the pairs with the most common number of reviews m ≥ 2:
+  P_i = (Σ_k n_ik² − m) / (m(m − 1)), κ = (P̄ − P̄_e) / (1 − P̄_e), P̄_e = Σ_k p_k²
   (:func:`biascore.stats.kappa.fleiss_kappa`).
 
-κ is undefined (NaN, with ``note``) when fewer than two pairs qualify or when chance agreement is 1 (every rating
-the same status). ``observed`` is the raw share of agreeing rater pairs (p_o, or P̄ for Fleiss).
-
-A pair needs **adjudication** when its reviewers chose different statuses, or all chose ``needs correction`` but
-proposed different corrected sentences.
+κ is NaN (with ``note``) under two pairs or when chance agreement is 1; ``observed`` is p_o (or P̄). A pair needs
+**adjudication** when its statuses differ, or all chose ``needs correction`` with different corrections.
 """
 from __future__ import annotations
 
@@ -86,11 +78,9 @@ def _group_agreement(group: pd.DataFrame, resamples: int, seed: int) -> dict:
 
 def agreement(reviews: pd.DataFrame, pairs: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES,
               seed: int = 0) -> pd.DataFrame:
-    """Agreement overall (``bias_type`` = "all") and per bias type; columns :data:`AGREEMENT_COLUMNS`.
-
-    ``reviews``: one benchmark's reviews (:meth:`ReviewStore.reviews`); ``pairs``: its pairs (pair_id, bias_type).
-    ``resamples`` and ``seed``: α's bootstrap (the same reviews and seed give the same interval).
-    """
+    """Agreement overall (``bias_type`` = "all") and per bias type; columns :data:`AGREEMENT_COLUMNS`. ``reviews``: one
+    benchmark's reviews (:meth:`ReviewStore.reviews`); ``pairs``: its pairs (pair_id, bias_type). ``resamples`` and
+    ``seed``: α's bootstrap (the same reviews and seed give the same interval)."""
     rows = []
     merged = _with_bias_type(reviews, pairs)
     groups = [("all", merged)] + [(bt, merged[merged.bias_type == bt]) for bt in sorted(merged.bias_type.unique())]
@@ -112,14 +102,9 @@ def confusion(reviews: pd.DataFrame) -> pd.DataFrame:
 
 def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
     """Each reviewer's agreement with the others (columns :data:`REVIEWER_COLUMNS`, one row per reviewer):
-
-    * ``shared_pairs``: pairs this reviewer reviewed that someone else reviewed too;
-    * ``agreement``: over those pairs, the share of (this reviewer, other reviewer) rating pairs with the same
-      status;
-    * ``kappa``: Cohen's κ with each other reviewer on the pairs both reviewed, averaged weighted by the number of
-      such pairs (reviewers with κ undefined for that pairing are left out; NaN when none is defined);
-    * ``alpha_without``: Krippendorff's α of everyone else (this reviewer's reviews removed) — higher than the
-      overall α when this reviewer disagrees more than the rest.
+    ``shared_pairs`` (pairs someone else reviewed too), ``agreement`` (share of same-status rating pairs with the
+    others on them), ``kappa`` (Cohen's κ with each other reviewer, weighted by shared pairs; undefined pairings
+    left out) and ``alpha_without`` (Krippendorff's α of everyone else: higher when this reviewer disagrees more).
     """
     rows = []
     wide = reviews.pivot(index="pair_id", columns="reviewer", values="status") if len(reviews) else pd.DataFrame()

@@ -1,22 +1,13 @@
 """Splitting a benchmark among reviewers with overlap: every pair to exactly k reviewers, loads balanced.
 
-:func:`plan` decides who reviews which pair (the store saves it: :meth:`ReviewStore.assign`, in one transaction
-with the reviews it starts from):
-
-* A pair is **started** once someone saved a review of it. A started pair keeps everyone who reviewed it (their
-  work counts towards its k) and its assigned reviewers who are still on the list, up to k; when fewer than k
-  remain it is topped up. Nothing anybody saved is ever unassigned.
-* Every **unstarted** pair is (re)assigned: rerunning with a reviewer added or removed rebalances only these.
-* Each open slot goes to the reviewer with the fewest assigned pairs (all pairs, started ones included) who is
-  not yet on the pair; ties go to a reviewer the pair was assigned to before (so a rerun moves few pairs),
-  then to the reviewer who shares the fewest pairs with those already chosen for it (so overlaps spread over
-  all pairings of reviewers, which per-reviewer agreement needs), then to a seeded random order. Started pairs are topped up first (in pair order), then the unstarted pairs in a seeded random
-  order.
-
-Guarantees (tests/review/test_assignment.py): every pair gets exactly k reviewers (more only when more than k
-people already reviewed it); on a fresh benchmark the loads differ by at most one (always picking the k least
-loaded keeps max − min ≤ 1); after adding a reviewer the loads differ by at most one whenever the unstarted
-pairs are enough to even them out; the same input and seed give the same plan.
+:func:`plan` decides who reviews which pair (the store saves it in one transaction with the reviews it starts
+from: :meth:`ReviewStore.assign`). A **started** pair (someone saved a review of it) keeps its reviewers still on
+the list, up to k, and is topped up; nothing saved is ever unassigned. Every **unstarted** pair is (re)assigned.
+Each open slot goes to the least-loaded reviewer not yet on the pair; ties to a reviewer it had before, then to
+the one sharing the fewest pairs with those already chosen, then a seeded random order (docs/review.md,
+"Assignment with overlap"). Guarantees (tests/review/test_assignment.py): exactly k reviewers per pair (more only
+when more already reviewed it), loads within one of each other on a fresh benchmark, the same plan for the same
+input and seed.
 """
 from __future__ import annotations
 

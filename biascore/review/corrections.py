@@ -1,25 +1,15 @@
-"""The reviewed benchmark: one final decision per pair, a corrected benchmark CSV, and B before/after corrections.
+"""The reviewed benchmark: one final decision per pair, a corrected benchmark CSV, and B before/after corrections
+(docs/review.md).
 
-**How reviews combine into one decision per pair** (:func:`final_decisions`):
-
-1. an adjudicated decision, when stored, is final (status and corrected sentences as the adjudicator set them);
-2. otherwise, when every reviewer of the pair chose the same status, that status is final — for
-   ``needs correction`` only if they also proposed the same corrected sentences (else it is *unresolved*);
-   one reviewer alone decides a pair nobody else reviewed;
-3. reviewers who disagree and no adjudication: *unresolved*; no review at all: *unreviewed*.
-
-**The corrected benchmark** (:func:`corrected_frame`) keeps, in benchmark order, the pairs whose final status is
-``accept`` (sentences unchanged) or ``needs correction`` with at least one corrected sentence (a corrected
-sentence replaces the original; an empty one keeps it). Rejected, unresolved, unreviewed pairs and corrections
-that were asked for but not written (``needs correction`` without a corrected sentence) are left out; their
-counts are in :func:`decision_counts`. The CSV has the columns the custom-CSV loader of
-:func:`biascore.inputs.datasets.load_benchmark` reads (``sent_more``, ``sent_less``, ``bias_type``,
-``sent_more_en``, ``sent_less_en``, ``language`` when the source has it) plus ``source_pair_id``,
-``review_status`` and ``corrected`` for the record, so ``python -m biascore score --benchmark corrected.csv``
-scores it directly.
-
-**B before and after** (:func:`before_after`): the engine's B (``summarize``, attribution) of one model on the
-original benchmark (all pairs), on the kept pairs with their original sentences, and on the corrected benchmark.
+* :func:`final_decisions`: an adjudicated decision is final; else the status every reviewer chose (for
+  ``needs correction`` only with the same corrected sentences; one reviewer alone decides a pair nobody else
+  reviewed); else *unresolved*, or *unreviewed* without a review.
+* :func:`corrected_frame`: in benchmark order, the ``accept`` pairs and the ``needs correction`` pairs with a
+  corrected sentence (an empty one keeps the original), with the custom-CSV loader's columns
+  (:func:`biascore.inputs.datasets.load_benchmark`) plus ``source_pair_id``, ``review_status`` and ``corrected``;
+  what is left out is counted by :func:`decision_counts`.
+* :func:`before_after`: the engine's B of one model on the original benchmark, on the kept pairs as they were,
+  and on the corrected benchmark.
 """
 from __future__ import annotations
 
@@ -128,13 +118,8 @@ def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
                  progress: ProgressFn | None = None) -> pd.DataFrame:
     """B overall and per bias type for one model: ``B_before`` (the reviewable pairs of the original benchmark,
     :func:`reviewable_pairs`), ``B_kept_before`` (the kept pairs with their original sentences) and ``B_after``
-    (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before.
-
-    ``lm``: a model handle (loaded only when a result is not stored) or a loaded model. Both are runs of the one
-    runner — the original benchmark scored whole (the same stored run every page uses), the corrected one as
-    ``<benchmark>-corrected``, an input of its own content hash — announced, stored and shared; ``progress``
-    also follows another caller computing the same result.
-    """
+    (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before. ``lm``: a handle or a
+    loaded model; both benchmarks are runs of the one runner (the corrected one as ``<benchmark>-corrected``)."""
     total = len(source.frame) + len(corrected)
 
     def scores(benchmark: Benchmark, offset: int) -> pd.DataFrame:

@@ -1,24 +1,11 @@
-"""The reviewed benchmark as a dataset folder: parquet files and a dataset card.
+"""The reviewed benchmark as a dataset folder: parquet files and a dataset card (docs/review.md, "Exports").
 
-``python -m biascore review export --format dataset --benchmark crows-tl --out crows-tl-reviewed/`` writes::
-
-    crows-tl-reviewed/
-      README.md                 dataset card: YAML header (configs, language, licence) and text
-      corrected.csv             the corrected benchmark as CSV, for `python -m biascore score --benchmark …`
-      <table>/<table>.parquet   one folder per table (:data:`TABLES`):
-        corrected               the corrected benchmark (biascore.review.corrections.corrected_frame)
-        decisions               one row per reviewable pair: its final decision and where it came from
-        reviews                 every review (tags as a list of strings)
-        adjudications           every adjudicated decision
-
-Each parquet folder is one table: ``datasets.load_dataset("parquet", data_dir="crows-tl-reviewed/corrected")``
-reads the corrected benchmark (split ``train``), and ``datasets.load_dataset("crows-tl-reviewed", "reviews")``
-reads a table by the configs named in the card. The card gives the source benchmark and its licence
-(data/downloads.json), the number of reviewers and reviews, the pairs per final decision, and agreement
-(Krippendorff's α with its bootstrap interval, Cohen's or Fleiss' κ: :func:`biascore.review.agreement.agreement`).
-
-The folder is written next to its destination under a temporary name and renamed into place, so a reader never
-sees half an export; an existing non-empty destination is refused (nothing is overwritten).
+``python -m biascore review export --format dataset --benchmark crows-tl --out DIR/`` writes ``DIR/README.md`` (the
+card: configs, language, source licence from data/downloads.json, reviewers, decisions and agreement from
+:func:`biascore.review.agreement.agreement`), ``DIR/corrected.csv`` and one ``DIR/<table>/<table>.parquet`` per
+table of :data:`TABLES` (corrected, decisions, reviews, adjudications), readable with
+``datasets.load_dataset("parquet", data_dir=…)``. The folder is written under a temporary name and renamed into
+place; an existing non-empty destination is refused.
 """
 from __future__ import annotations
 

@@ -1,33 +1,13 @@
-"""Is a sentence pair a *minimal pair*? List what differs between two sentences and flag pairs whose
-difference is more than the demographic word(s).
+"""Is a sentence pair a *minimal pair*? List what differs between two sentences and flag pairs whose difference is
+more than the demographic word(s) (docs/review.md).
 
-CrowS-Pairs (Nangia et al. 2020) and the bias-attribution paper (Gamboa & Lee, "A Novel Interpretability
-Metric for Explaining Bias in Language Models: Applications on Multilingual Models from Southeast Asia") assume that the two sentences of a pair are "almost
-similar to each other except for one to three different words", the words that name the demographic
-group. The attribution score b(u) is only meaningful for such pairs: it compares how the *shared*
-(unmodified) units are predicted under the two conditions. Translated benchmarks (Filipino CrowS-Pairs)
-sometimes break this — the translator rephrased the rest of the sentence too — and this module finds
-those pairs.
-
-Method: both sentences are split into units (words and punctuation marks by default, or any token list
-the caller passes, e.g. a tokenizer's sub-word tokens). :func:`diff_units` aligns the two unit
-sequences with the longest-matching-block algorithm (:class:`difflib.SequenceMatcher`, no junk
-heuristic, the same alignment CrowS-Pairs uses to find modified tokens) after case-folding, and returns
-the differing runs. :func:`check_pair` calls a pair *minimal* when
-
-* neither sentence is empty and they are not identical, and
-* each sentence has at most ``max_diff_words`` differing words (default 3, the paper's "one to three"),
-  punctuation marks not counted, and
-* the differences are at most ``max_diff_spans`` distinct substitutions (default 3: "He … his" → "She …
-  her" is still minimal), and
-
-A substitution repeated verbatim counts once ("She … She … her" → "He … He … his" is two substitutions,
-two words), because repeating the same demographic word through a sentence does not make the pair less
-minimal.
-* at least one unit is shared (otherwise nothing can be attributed).
-
-The thresholds are heuristics, not a linguistic judgement: the result says which rule failed so a
-reviewer can decide.
+CrowS-Pairs (Nangia et al. 2020) and the bias attribution paper (Gamboa & Lee) assume the two sentences differ in
+"one to three different words" naming the group; b(u) compares the shared units, so a translation that rephrased
+the rest breaks it. :func:`diff_units` aligns the case-folded units with :class:`difflib.SequenceMatcher` (no junk
+heuristic, as CrowS-Pairs finds modified tokens); :func:`check_pair` calls a pair *minimal* when neither sentence
+is empty and they differ, each has at most ``max_diff_words`` (3) differing words (punctuation not counted), there
+are at most ``max_diff_spans`` (3) distinct substitutions (one repeated verbatim counts once), and at least one
+unit is shared. Heuristics: the result says which rule failed, for a reviewer to decide.
 """
 from __future__ import annotations
 
@@ -99,10 +79,8 @@ def check_pair(sent_more: str, sent_less: str, *, more_units: Sequence[str] | No
                less_units: Sequence[str] | None = None, max_diff_words: int = MAX_DIFF_WORDS,
                max_diff_spans: int = MAX_DIFF_SPANS) -> MinimalPairCheck:
     """Check that two sentences differ only in a few words (see the module docstring for the rules).
-
-    ``more_units``/``less_units`` replace the default word/punctuation split (pass a tokenizer's tokens to
-    check at sub-word level; then every differing token counts as a word unless it is pure punctuation).
-    """
+    ``more_units``/``less_units`` replace the default word/punctuation split (pass a tokenizer's tokens to check at
+    sub-word level; then every differing token counts as a word unless it is pure punctuation)."""
     more_text, less_text = str(sent_more or "").strip(), str(sent_less or "").strip()
     if not more_text or not less_text:
         which = "both sentences are" if not more_text and not less_text else (

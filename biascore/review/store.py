@@ -1,26 +1,14 @@
 """Translation reviews in SQLite: per (benchmark, pair, reviewer) a status, issue tags, a comment and corrected
-Filipino sentences; per (benchmark, pair) an adjudicated decision; per benchmark who is assigned which pairs
-(:mod:`biascore.review.assignment`). Safe for several reviewers at once.
+sentences; per (benchmark, pair) an adjudicated decision; per benchmark who is assigned which pairs
+(:mod:`biascore.review.assignment`). Safe for several reviewers at once (docs/review.md, "The database").
 
-* **Nothing is created until the first save.** Constructing a :class:`ReviewStore` and reading from it never
-  creates a folder or a file: a missing database reads as empty. The first :meth:`ReviewStore.save` builds the
-  schema in a temporary file next to the target and links it into place atomically (``os.link`` fails when the
-  target appeared meanwhile), so no one ever sees a half-made or empty database file.
-* **Only review databases are opened.** A path is identified from the SQLite header and schema, read without
-  writing anything (``immutable=1`` when no ``-wal`` file exists): an empty file, a non-SQLite file, another
-  application's SQLite file or one from a newer schema is refused with a one-line :class:`ReviewError` and left
-  untouched (no table added, no journal switched).
-* **Schema versions** (``PRAGMA user_version``; ``PRAGMA application_id`` = :data:`APPLICATION_ID` marks our
-  files): version 0 = the single-verdict table :data:`V0_COLUMNS`, version 2 = reviews and adjudications,
-  version 3 = this module's schema (adds ``assignments`` and ``assignment_plans``).
-  An older review database is read as it is (version 0 mapped on the fly; a table it lacks reads as empty) and
-  upgraded in one ``BEGIN IMMEDIATE`` transaction by the first save, adjudication or assignment (version 0: the
-  old verdict is kept in ``legacy_verdict`` and mapped by :data:`LEGACY_VERDICTS`, the note becomes the
-  comment; version 2: the new tables are added); two processes saving at once upgrade it once.
-* **Concurrency**: WAL journal (readers never block the writer); every write is one short ``BEGIN IMMEDIATE``
-  transaction on its own connection with a ``busy_timeout``, so a second writer waits instead of failing and
-  nobody holds a transaction open while a human thinks. A save is an upsert on ``(benchmark, pair_id,
-  reviewer)``: saving again replaces that reviewer's own review; reviewers never overwrite one another.
+Nothing is created until the first save (built in a temporary file, linked into place with ``os.link``); only
+review databases are opened (identified from the header and schema without writing anything, anything else
+refused with a one-line :class:`ReviewError`). Schema versions (``PRAGMA user_version``, our files marked by
+:data:`APPLICATION_ID`): 0 = the single-verdict table :data:`V0_COLUMNS` (mapped by :data:`LEGACY_VERDICTS`),
+2 = reviews and adjudications, 3 = adds assignments; an older database is read as it is and upgraded by the first
+write. Every write is one short ``BEGIN IMMEDIATE`` transaction (WAL journal, ``busy_timeout``); a save is an
+upsert on ``(benchmark, pair_id, reviewer)``, so reviewers never overwrite one another.
 """
 from __future__ import annotations
 
@@ -117,10 +105,8 @@ _SCHEMA += _SCHEMA_V3 + [f"PRAGMA application_id = {APPLICATION_ID}", f"PRAGMA u
 
 
 class ReviewError(ValueError):
-    """A review database cannot be used or a review cannot be saved as given; the message is one line.
-
-    ``reason`` is the message without the database path (what a public page may show).
-    """
+    """A review database cannot be used or a review cannot be saved as given; the message is one line. ``reason`` is the
+    message without the database path (what a public page may show)."""
 
     def __init__(self, reason: str, path: Path | None = None):
         self.reason, self.path = reason, path
@@ -412,11 +398,8 @@ class ReviewStore:
     def save(self, benchmark: str, pair_id: int, reviewer: str, status: str, tags: Sequence[str] = (),
              comment: str = "", corrected_more: str = "", corrected_less: str = "") -> Review:
         """Insert or replace this reviewer's review of one pair (one short transaction); returns what was stored.
-
-        The first save creates the database (and its folder). Corrected sentences are allowed only with status
-        ``needs correction``; an empty one means that sentence is kept as it is. ``benchmark`` is a registered
-        name or a loaded Benchmark, and ``pair_id`` one of its pairs (else :class:`ReviewError`).
-        """
+        Corrected sentences only with ``needs correction`` (empty: kept as is); ``pair_id`` one of ``benchmark``'s
+        pairs (a registered name or a loaded Benchmark), else :class:`ReviewError`."""
         benchmark, pair_id = _check_pair(benchmark, pair_id)
         reviewer = _clean_name(reviewer, "reviewer")
         comment, more, less = _clean_decision(status, comment, corrected_more, corrected_less)
@@ -455,11 +438,9 @@ class ReviewStore:
 
     def assign(self, benchmark: str, pair_ids: Sequence[int], reviewers: Sequence[str] | str, overlap: int,
                seed: int = 0, by: str = "") -> AssignmentChange:
-        """Assign ``benchmark``'s pairs to ``reviewers``, each pair to ``overlap`` of them
-        (:func:`biascore.review.assignment.plan`), starting from the stored assignment and the saved reviews as
-        they are inside this one write transaction (so a review saved at the same moment is either seen as
-        started or saved after — never lost, never unassigned). Replaces the benchmark's assignment; returns what
-        changed."""
+        """Assign ``benchmark``'s pairs to ``reviewers``, each to ``overlap`` of them (:func:`plan`), from the
+        assignment and reviews as they are inside this one write transaction (a review saved meanwhile is never
+        lost or unassigned). Replaces the benchmark's assignment; returns what changed."""
         try:
             names = reviewer_names(reviewers)
         except AssignmentError as exc:

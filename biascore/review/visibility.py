@@ -1,18 +1,10 @@
-"""Who may see which reviews: blind review by default, adjudicators see everything.
+"""Who may see which reviews: blind review by default, adjudicators see everything (docs/review.md, "Who sees what").
 
-Reviews are independent only if a reviewer cannot see the others' verdicts before giving their own. The rules
-(applied to everything a page shows or serves — the pair view, disagreement lists, agreement tables, decision
-counts, downloads):
-
-* a **reviewer** always sees their own reviews. They see another reviewer's review of a pair (status, tags,
-  comment, corrected sentences) and its adjudicated decision only after saving their own review of that pair —
-  and never when the server keeps reviews blind (``BIASCORE_REVIEW_KEEP_BLIND=1``);
-* an **adjudicator** (a name listed in ``BIASCORE_ADJUDICATORS``) sees every review and decision;
-* nobody (no name typed yet) sees no review.
-
-A name is what the person typed: this is a rule for honest reviewers, not authentication (docs/review.md says
-how to put the dashboard behind a login). Agreement and decisions computed from :attr:`Visible.reviews` use only
-what the viewer may see, so a reviewer's agreement table covers the pairs they reviewed themselves.
+Applied to everything a page shows or serves: a **reviewer** sees their own reviews, and another's review of a
+pair and its adjudicated decision only after saving their own review of it (never with
+``BIASCORE_REVIEW_KEEP_BLIND=1``); an **adjudicator** (listed in ``BIASCORE_ADJUDICATORS``) sees everything;
+nobody sees nothing. A name is what the person typed (a rule for honest reviewers, not authentication); agreement
+and decisions computed from :attr:`Visible.reviews` use only what the viewer may see.
 """
 from __future__ import annotations
 

@@ -40,10 +40,8 @@ def effect_size(X, Y, A, B) -> torch.Tensor:
 
 
 def effect_size_from_associations(s: np.ndarray, is_x: np.ndarray) -> float:
-    """Effect size from precomputed associations s(w) and a boolean mask marking X members.
-
-    Used by the permutation test, which re-partitions X ∪ Y many times without recomputing cosines.
-    """
+    """Effect size from precomputed associations s(w) and a boolean mask marking X members. Used by the permutation
+    test, which re-partitions X ∪ Y many times without recomputing cosines."""
     s = np.asarray(s, dtype=float)
     is_x = np.asarray(is_x, dtype=bool)
     return float((s[is_x].mean() - s[~is_x].mean()) / s.std(ddof=1))

@@ -1,15 +1,10 @@
 """Confidence intervals: proportions (B, PLL), Student-t intervals of means (words), cluster bootstrap (LABDet).
 
-**Proportions.** B and the CrowS PLL bias score are shares of pairs.
-
-B = 100·k/n where k pairs of n are biased (S_JSD < 0); the PLL bias score likewise counts pairs with
-score(more) > score(less). A share of n Bernoulli outcomes gets a binomial interval, not a percentile
-bootstrap: the bootstrap of an all-0 or all-1 group collapses to zero width ([100, 100] for n = 4, B = 100),
-while the Wilson score interval (Wilson 1927; scipy's ``binomtest(k, n).proportion_ci(method="wilson")``)
-stays honest on small groups, e.g. k = 4, n = 4 → [51.0, 100] %. ``exact`` gives Clopper–Pearson.
-
-**Means.** :func:`t_interval_halfwidth` (the words view's per-word interval) and
-:func:`cluster_bootstrap_ci` (LABDet's interval, resampling whole templates).
+B = 100·k/n and the PLL bias score are shares of pairs, so they get a binomial interval: the Wilson score interval
+(Wilson 1927; scipy's ``binomtest(k, n).proportion_ci(method="wilson")``) stays honest on small or all-one-way
+groups (k = 4, n = 4 → [51.0, 100] %) where a percentile bootstrap collapses to zero width; ``exact`` gives
+Clopper–Pearson. Means: :func:`t_interval_halfwidth` (per word) and :func:`cluster_bootstrap_ci` (LABDet,
+resampling whole templates).
 """
 from __future__ import annotations
 
@@ -24,10 +19,8 @@ METHOD = "wilson"
 
 
 def proportion_ci(k: int, n: int, level: float = 0.95, method: str = METHOD) -> tuple[float, float]:
-    """The ``level`` confidence interval of the proportion k/n (both ends in [0, 1]); (nan, nan) when n = 0.
-
-    ``method``: ``wilson`` (default), ``exact`` (Clopper–Pearson) or ``wilsoncc``, as scipy names them.
-    """
+    """The ``level`` confidence interval of the proportion k/n (both ends in [0, 1]); (nan, nan) when n = 0. ``method``:
+    ``wilson`` (default), ``exact`` (Clopper–Pearson) or ``wilsoncc``, as scipy names them."""
     if n == 0:
         return math.nan, math.nan
     if not 0 <= k <= n:

@@ -1,17 +1,11 @@
-"""Paired comparisons of two models scored on the same items (each a documented use of scipy / statsmodels,
-checked against them in tests/stats/test_paired.py).
-
-Two models scored on the same pairs are not two independent samples: the pairs are shared, so a difference is
-judged pair by pair (Dietterich 1998 for McNemar's test on paired classifier outcomes; Koehn 2004 and
+"""Paired comparisons of two models scored on the same items (each a documented use of scipy / statsmodels, checked
+against them in tests/stats/test_paired.py; Dietterich 1998 for McNemar on paired classifiers, Koehn 2004 and
 Berg-Kirkpatrick et al. 2012 for the paired bootstrap in NLP).
 
-* :func:`paired_bootstrap_ci` — percentile interval of mean(b) − mean(a), resampling the *items* (both models'
-  values of an item together): ``scipy.stats.bootstrap(..., paired=True, method="percentile")``;
-* :func:`mcnemar_exact` — McNemar's exact test on the discordant items of two binary outcomes: with
-  n01 = #(a counted, b not) and n10 = #(b counted, a not), p = min(1, 2 · BinomCDF(min(n01, n10); n01 + n10, ½))
-  (``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)``); p = 1 when nothing is discordant;
-* :func:`holm` — Holm's step-down adjustment of a family of p-values
-  (``statsmodels.stats.multitest.multipletests(method="holm")``), NaN entries left out of the family.
+* :func:`paired_bootstrap_ci`: percentile interval of mean(b) − mean(a), resampling items jointly;
+* :func:`mcnemar_exact`: with n01 = #(a counted, b not), n10 = #(b counted, a not),
+  p = min(1, 2 · BinomCDF(min(n01, n10); n01 + n10, ½)); p = 1 when nothing is discordant;
+* :func:`holm`: Holm's step-down adjustment (``multipletests(method="holm")``), NaN left out of the family.
 """
 from __future__ import annotations
 

@@ -21,13 +21,11 @@ def wilcoxon_p(values: np.ndarray) -> float:
 
 
 def cluster_wilcoxon_p(values: np.ndarray, clusters: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p-value of the per-cluster means against 0.
-
-    Items of one cluster (LABDet: the 20 adjectives of one template) are not independent, so the test takes
-    one observation per cluster, m̄_c = mean of the items of cluster c, and runs :func:`wilcoxon_p` on the
-    m̄_c (exact null distribution for up to 50 clusters, as scipy chooses). Copying items inside their
-    clusters leaves it unchanged; with C clusters its smallest possible p is 2 / 2^C.
-    """
+    """Two-sided Wilcoxon signed-rank p-value of the per-cluster means against 0. Items of one cluster (LABDet: the 20
+    adjectives of one template) are not independent, so the test takes one observation per cluster, m̄_c = mean of the
+    items of cluster c, and runs :func:`wilcoxon_p` on the m̄_c (exact null distribution for up to 50 clusters, as scipy
+    chooses). Copying items inside their clusters leaves it unchanged; with C clusters its smallest possible p is 2 /
+    2^C."""
     names, inverse = np.unique(np.asarray(clusters), return_inverse=True)
     sums = np.bincount(inverse, weights=np.asarray(values, dtype=float), minlength=len(names))
     return wilcoxon_p(sums / np.bincount(inverse, minlength=len(names)))

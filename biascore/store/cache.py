@@ -1,5 +1,5 @@
-"""Parquet result cache: keyed by everything that determines a result, atomic, verified, resumable, and
-computed once per key however many processes, threads or browser tabs ask for it.
+"""Parquet result cache: keyed by everything that determines a result, atomic, verified, resumable, and computed
+once per key however many processes, threads or browser tabs ask for it (docs/operating.md).
 
 Layout::
 
@@ -8,21 +8,12 @@ Layout::
     <cache>/<scorer>/<digest>.progress.json                 the holder's progress {done, total, pid}
     <cache>/<scorer>/<digest>.shards/AAAAAA-BBBBBB.parquet  completed shard: rows AAAAAA..BBBBBB-1 of the input
 
-The digest is a SHA-256 of the key (model id + fingerprint, benchmark + content hash, options, engine
-version). The key itself is stored in the parquet file's schema metadata and checked on every read, and
-every data page carries a CRC that is checked on read, so a truncated, foreign or corrupt file is
-detected, deleted and recomputed — never silently used. A caller-supplied ``verify`` (e.g. "every pair
-exactly once") is checked before a result is stored and again whenever it is read.
-Writes go to a temporary file in the same folder followed by ``os.replace`` (atomic on POSIX).
-
-Concurrency: :meth:`ResultCache.computing` holds the key's file lock (:mod:`biascore.store.locks`); the
-holder looks for the result again after taking it, so a second caller waits for the first one's result
-instead of computing it again, and meanwhile sees the holder's progress (:meth:`ResultCache.progress`).
-Shards are named by the input rows they hold, on a fixed grid, so two runs can never store a pair twice.
-
-A cache inside an offline snapshot (:func:`biascore.settings.is_read_only`) is read-only: reads never
-delete, lock or create anything there; :meth:`ResultCache.get_or_compute` returns a computed frame without
-saving it, and :meth:`ResultCache.save` refuses with :class:`~biascore.settings.ReadOnlySnapshotError`.
+The digest is a SHA-256 of the key, which is also stored in the file's schema metadata and checked on every read
+with the pages' CRCs and the caller's ``verify``: a truncated, foreign or corrupt file is deleted and recomputed,
+never used. Writes are a temporary file and ``os.replace``. :meth:`ResultCache.computing` holds the key's file
+lock (:mod:`biascore.store.locks`), so a second caller waits for the first one's result and sees its progress.
+A cache inside an offline snapshot (:func:`biascore.settings.is_read_only`) is read-only: nothing is deleted,
+locked or created; :meth:`ResultCache.save` refuses with :class:`~biascore.settings.ReadOnlySnapshotError`.
 """
 from __future__ import annotations
 
@@ -276,12 +267,10 @@ _SHARD_NAME = re.compile(r"^(\d{6,})-(\d{6,})\.parquet$")
 
 
 class ShardWriter:
-    """Completed shards of a long run over the input rows ``ids``, on a fixed grid of ``size`` rows.
-
-    Shard ``[a, b)`` holds exactly the rows with ids ``ids[a:b]`` (file ``aaaaaa-bbbbbb.parquet``), checked on
-    write and on read, so a resumed run — or two at once — can only rewrite a shard with the same rows, never
-    add a second copy of a pair. Write shards while holding :meth:`ResultCache.computing`.
-    """
+    """Completed shards of a long run over the input rows ``ids``, on a fixed grid of ``size`` rows. Shard ``[a, b)``
+    holds exactly the rows with ids ``ids[a:b]`` (file ``aaaaaa-bbbbbb.parquet``), checked on write and on read, so a
+    resumed run — or two at once — can only rewrite a shard with the same rows, never add a second copy of a pair. Write
+    shards while holding :meth:`ResultCache.computing`."""
 
     def __init__(self, cache: ResultCache, key: CacheKey, ids: Sequence, size: int, column: str = "pair_id"):
         if size < 1:

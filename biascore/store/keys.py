@@ -1,14 +1,8 @@
-"""The one rule for a model-based result's cache key.
-
-Every scorer that runs a model keys its cached results with :func:`result_key`: the model identity (name,
-weights fingerprint = hub revision or content hash, kind), the numerics (dtype and device type: a bf16 or a
-GPU run is never answered from an fp32 CPU run's cache, nor the reverse), the engine version (added by
-:meth:`CacheKey.make`) and the scorer's own inputs. A reduced-precision run's key also carries
-``approximate=True``, and a quantized model's ``weights`` (``int8`` / ``int4``), so its cache entry says so (the
-dashboard reads it from there). Where a split model's layers sit (``device_map``) is not part of the key: the
-key's ``device`` is the type of the devices that compute, and a float32 split run equals the one-device run
-within the reproducibility contract (tests/models/test_placement.py); the placement is recorded in the result's
-``info`` instead.
+"""The one rule for a model-based result's cache key (:func:`result_key`): the model identity (name, weights
+fingerprint, kind), the numerics (dtype and device type: a bf16 or GPU run never answers for an fp32 CPU run, nor
+the reverse), the engine version (:meth:`CacheKey.make`) and the scorer's own inputs. A reduced-precision run's key
+carries ``approximate=True`` and a quantized model's its ``weights`` (``int8`` / ``int4``). A split model's placement
+is not keyed (:mod:`biascore.models.placement`): it is recorded in the result's ``info``.
 """
 from __future__ import annotations
 

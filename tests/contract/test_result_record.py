@@ -170,7 +170,7 @@ def test_the_caches_own_files_load_as_the_result(score_out):
 
 def test_files_of_another_engine_or_method_version_are_refused_at_load(score_out, tmp_path):
     from biascore.store.cache import ResultCache, rekey_file
-    from biascore.runs.stored import key_of
+    from biascore.runs.runner import key_of
     from biascore.version import ENGINE_VERSION
 
     tmp, cache, result = score_out

@@ -115,7 +115,7 @@ def test_no_model_based_scorer_builds_its_key_by_hand():
     CacheKey.make directly; everything else goes through result_key."""
     root = Path(__file__).resolve().parents[2] / "biascore"
     allowed = {"store/cache.py", "store/keys.py", "methods/fields/tagging.py",
-               "runs/compute.py"}  # the runner's computing path: a derived frame keyed by its stored result's digest
+               "runs/runner.py"}  # the runner: a derived frame keyed by its stored result's digest
     offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
                  if re.search(r"CacheKey\.make\(", p.read_text()) and str(p.relative_to(root)) not in allowed]
     assert offenders == []

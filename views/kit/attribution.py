@@ -28,11 +28,8 @@ DRAWING = METHOD.drawing
 
 
 def limit_torch_threads() -> None:
-    """Use ``BIASCORE_TORCH_THREADS`` torch threads (default 1) in the dashboard process.
-
-    One live pair is a handful of small matrix products; on a shared CPU a second thread mostly waits
-    for the first (measured here: score_pair 1.0 s with 1 thread, 6–9 s with 2 under load).
-    """
+    """Use ``BIASCORE_TORCH_THREADS`` torch threads (default 1) in the dashboard process (docs/operating.md: one
+    live pair is small matrix products, and a second thread mostly waits for the first)."""
     import torch
 
     n = int(os.environ.get("BIASCORE_TORCH_THREADS", "1"))
@@ -41,10 +38,8 @@ def limit_torch_threads() -> None:
 
 
 def best_run(model: str, benchmark: str) -> pd.Series | None:
-    """The cached run to show for ``model`` on ``benchmark``, or None. A served model's runs are those stored under
-    the model name and fingerprint measured on its server now (connected once per process: measured, never
-    assumed); while its server is down, under what it last said it serves (shown as stored);
-    none when it cannot be used for another reason (the page offers "Score now", which says why)."""
+    """The cached run to show for ``model`` on ``benchmark``, or None. A served model's are those under the name and
+    fingerprint measured on its server now (while it is down: what it last said it serves)."""
     name, fingerprint = model, None
     if served(model):
         try:
@@ -189,10 +184,8 @@ def run_label(run) -> str:
 
 def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str], None] | None = None,
               timing: dict | None = None) -> dict:
-    """One typed pair scored by the engine's live queue (:mod:`biascore.methods.attribution.live`): pairs that
-    people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
-    hears what the request waits for (queue, round) while it waits; ``timing`` receives where the wait went
-    (:meth:`~biascore.methods.attribution.live.LiveQueue.score`). The row is shared: read-only."""
+    """One typed pair scored by the engine's live queue (:mod:`biascore.methods.attribution.live`); ``waiting`` and
+    ``timing`` as :meth:`~biascore.methods.attribution.live.LiveQueue.score` takes them. The row is read-only."""
     lm = get_handle(model).load()  # loaded by the page first (views.kit.models.model_or_error)
     limit_torch_threads()
     return DRAWING.score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)
@@ -205,9 +198,8 @@ def pair_limit(rows: list[Mapping], level: Level) -> float:
 
 def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: str, heading: str = "",
               ranked: bool = True, wrap: int = 90) -> None:
-    """One scored pair drawn the same way on every page: S_JSD and verdict, then its typed views (the b(u) heatmap
-    of both sentences and the ranked units, with PNG/SVG export). ``key`` keeps widget ids unique when a page shows
-    several pairs; ``wrap``: characters per heatmap line (smaller in narrow columns)."""
+    """One scored pair drawn the same way on every page: S_JSD and verdict, then its typed views (heatmap and ranked
+    units); ``key`` keeps widget ids unique, ``wrap`` is characters per heatmap line."""
     if heading:
         literal(heading)  # a model name: plain text
     if row.get("skipped_reason"):

@@ -1,10 +1,7 @@
-"""Plotly figures for the attribution pages: the token heatmap of b(u), the ranked bar chart, the Overview
-bar chart, and PNG/SVG export (with their download buttons). Drawing only: every number comes from the engine's frames.
-
-Colour convention (one diverging scale centred at 0, shared by every figure on a page):
-red = b(u) < 0 = the unit pushes the model toward the more-biased sentence; blue = b(u) > 0 = away.
-Modified tokens (different between the two sentences) are not scored: light grey with a hatch pattern.
-Text placed in a figure goes through :func:`biascore.display.plotly_label` (plotly.js reads a few HTML tags in labels).
+"""Plotly figures for the attribution pages (token heatmap of b(u), ranked bars, Overview bars) and their PNG/SVG
+downloads; every number comes from the engine's frames. One diverging scale centred at 0: red = b(u) < 0 (toward
+the more-biased sentence), blue = b(u) > 0; modified tokens are not scored (hatched grey). Text placed in a figure
+goes through :func:`biascore.display.plotly_label`.
 """
 from __future__ import annotations
 
@@ -38,14 +35,11 @@ def _wrap_lines(widths, wrap: float) -> tuple[list[int], list[float]]:
 
 def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wrap: int = 80,
                   title: str = SCALE_TITLE, rtl: bool = False) -> go.Figure:
-    """Each sentence as rows of coloured boxes, one box per unit (width ∝ characters), wrapped after
-    about ``wrap`` characters so that narrow columns stay readable; ``rtl``: laid out right to left.
-
-    ``sentences``: (row label, units frame: :meth:`biascore.api.TokenSalience.units`).
-    ``limit``: the colour scale runs from -limit to +limit (centred at 0); ``title``: the scale's.
-    The figure is assembled as one dict and validated once (plotly's attribute-by-attribute builders
-    cost several times more, which matters for the page budget).
-    """
+    """Each sentence as rows of coloured boxes, one box per unit (width ∝ characters), wrapped after about ``wrap``
+    characters so that narrow columns stay readable; ``rtl``: laid out right to left. ``sentences``: (row label, units
+    frame: :meth:`biascore.api.TokenSalience.units`). ``limit``: the colour scale runs from -limit to +limit (centred at
+    0); ``title``: the scale's. The figure is assembled as one dict and validated once (plotly's attribute-by-attribute
+    builders cost several times more, which matters for the page budget)."""
     traces: list[dict] = []
     legend_shown = False
     y0, tickvals, ticktext = 0.0, [], []

@@ -1,12 +1,9 @@
 """Which models a page may show, and their handles: one handle per model and server process (the weights load
-once, on first use), or in an offline snapshot (``BIASCORE_SNAPSHOT``) a stand-in that never loads.
-
-A model the operator lists as ``LABEL=served:http://HOST:PORT/v1[#NAME]`` in ``BIASCORE_MODELS``
-(:func:`biascore.settings.served_models`) is named ``LABEL`` on every page, in every picker and link; its
-handle connects to the server (conformance check, measured fingerprint) on first use, and the methods that need
-a model's weights say so in one line (:func:`served_refusal`)."""
+once, on first use), or in an offline snapshot (``BIASCORE_SNAPSHOT``) a stand-in that never loads. A served model
+listed as ``LABEL=served:URL`` in ``BIASCORE_MODELS`` is named ``LABEL`` everywhere (docs/operating.md)."""
 from __future__ import annotations
 
+import functools
 import os
 import time
 from contextlib import nullcontext
@@ -53,19 +50,16 @@ def read_only_notice(what: str) -> bool:
 
 
 def get_handle(name: str):
-    """The one model handle per model name and server process (st.cache_resource: shared by every session;
-    the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
-    exported results' identity that never loads (only the embedded default model runs live)."""
+    """The one model handle per model name and server process (st.cache_resource: shared by every session; it
+    loads once, on first use). In a snapshot: a stand-in that never loads (but the embedded default model)."""
     snap = active_snapshot()
     return _handle(name, api.ModelSpec.configured(name).name, str(snap.root) if snap is not None else None)
 
 
 @st.cache_resource(show_spinner=False)
 def _handle(name: str, target: str, snapshot_root: str | None):
-    """Keyed by the snapshot too, so that a handle made before a snapshot was opened (or for another one) is
-    never reused in it: a live handle would compute where only the snapshot's results may be shown. ``target``:
-    what ``name`` loads (a served label's ``served:URL``; keyed by it, so a label pointed elsewhere is a new
-    handle); the handle is labelled ``name``."""
+    """Keyed by the snapshot too (a live handle is never reused in a snapshot) and by ``target``, what ``name``
+    loads (a served label pointed elsewhere is a new handle); the handle is labelled ``name``."""
     if snapshot_root is not None and name != settings.DEFAULT_MODEL:
         return snapshot.standin_handle(name, active_snapshot().model_facts(name) or {})
     return api.ModelHandle(api.ModelSpec(target, label=name))
@@ -110,9 +104,8 @@ def served_refusal(name: str, method) -> bool:
 
 
 def served_error_line(name: str, exc: BaseException) -> str | None:
-    """A served model's loading error as a line that names the model by its label, not by its URL (public
-    mode), else None (not a served label). A server that does not answer is said to be down (its stored runs
-    stay browsable), without the command line's advice."""
+    """A served label's loading error as a line naming the model by its label, never its URL, else None; a
+    server that does not answer is said to be down (its stored runs stay browsable)."""
     target = api.ModelSpec.configured(name).name
     if target == name or not api.is_served(target):
         return None
@@ -151,9 +144,8 @@ def served_last_seen(name: str) -> tuple[str, str] | None:
 
 
 def served_labels() -> dict[str, str]:
-    """Stored model name -> the settings' label, for the served models this process is connected to, and (not
-    connected yet, or the server down) the name each last served; which runs are shown is still decided by the
-    fingerprint measured now (:func:`views.kit.attribution.best_run`)."""
+    """Stored model name -> the settings' label of each served model (connected, else the name it last served);
+    which runs are shown is decided by the fingerprint measured now (:func:`views.kit.attribution.best_run`)."""
     out = {}
     for label in settings.served_models():
         handle = get_handle(label)
@@ -185,25 +177,19 @@ def model_or_error(name: str, live: bool = False):
 
 
 def model_for_cache(name: str):
-    """``name``'s handle for reading its cached results without loading it (pages load a model only to compute):
-    the runner finds a cached result from the identity the handle reads off the model's files, and loads the
-    weights only when a computation needs them (Score now). In a snapshot its stand-in; None after an inline
-    line when the snapshot has no results of it."""
+    """``name``'s handle for reading its cached results without loading it (the runner loads only to compute); a
+    served model connected first; in a snapshot its stand-in, or None after a line when it has no results."""
     if active_snapshot() is not None or served(name):  # a served model: connected (identity measured) first
         return model_or_error(name)
     return get_handle(name)
 
 
-def model_label(name: str) -> str:
-    """How a model is named on the page: in public mode a local path shows as its folder name (no server path;
-    :mod:`biascore.models.names`); otherwise as given."""
-    return api.display_name(name) if settings.public_mode() else str(name)
+#: How a model is named on every page: the one display name under the settings' public mode.
+model_label = functools.partial(api.display_name, public=None)
 
 
 def model_visible(name: str) -> bool:
-    """Whether a cached model's results may be listed: always, except in public mode, where only the allow-list's
-    models (a folder also under another path to it, e.g. through a link) and those cached under a display name
-    (an alias or hub id, not a path) are."""
+    """Whether a cached model's results may be listed: not a path, or allowed (:func:`model_allowed`)."""
     return not api.is_local_path(name) or model_allowed(name)
 
 
@@ -226,9 +212,8 @@ def offered_models() -> list[str]:
 
 
 def _trusted_link_models() -> set[str]:
-    """Models a link (``?model=``) may name: the allow-list, and outside public mode the suggested models
-    and those already in the result cache. Never an arbitrary path: a URL must not make the server read
-    and hash folders of its choosing."""
+    """Models a link (``?model=``) may name: the allow-list, and outside public mode the suggested and cached
+    models; never an arbitrary path (a URL must not make the server hash folders of its choosing)."""
     trusted = set(settings.allowed_models())
     if not settings.public_mode():
         trusted |= set(SUGGESTED_MODELS) | {entry.model for m in api.discover() for entry in runner.stored(m)}
@@ -237,14 +222,9 @@ def _trusted_link_models() -> set[str]:
 
 def model_selector(label: str = "Model", key: str = "model", default: str = settings.DEFAULT_MODEL,
                    options: list[str] | None = None, scorer: str | tuple[str, ...] | None = None) -> str:
-    """A select box of models, synced with the URL parameter ``key``.
-
-    Public mode (``BIASCORE_PUBLIC=1``): only the server's allow-list (``BIASCORE_MODELS``), no free field.
-    Otherwise: :func:`offered_models`, plus an "other…" field for any hub id, local folder, .gguf path or
-    ``served:URL``.
-    A link's ``?model=`` is accepted only when :func:`_trusted_link_models` lists it.
-    In a snapshot: its models only (those with results of cache scorer ``scorer`` when given); nothing is loaded.
-    """
+    """A select box of models, synced with the URL parameter ``key``: in public mode the allow-list only, else
+    :func:`offered_models` and an "other…" field; a link's ``?model=`` only when :func:`_trusted_link_models` lists
+    it; in a snapshot its models (with results of ``scorer`` when given)."""
     snap = active_snapshot()
     if snap is not None:
         names = list(options or snap.model_names(scorer)) or [default]

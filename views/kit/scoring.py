@@ -18,10 +18,8 @@ T = TypeVar("T")
 
 
 def benchmark_selector(only: list[str] | None = None, default: str = "demo") -> str | None:
-    """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``).
-
-    Registered benchmarks whose files are missing are named below it with the download command.
-    """
+    """A select box of the benchmarks present in the data directory (synced with the URL's ``benchmark``). Registered
+    benchmarks whose files are missing are named below it with the download command."""
     benches = [b for b in api.available_benchmarks() if only is None or b["name"] in only]
     present = [b["name"] for b in benches if b["available"]]
     missing = [b["name"] for b in benches if not b["available"]]
@@ -56,11 +54,8 @@ class ProgressBar:
 
 def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
                       errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError)) -> T | None:
-    """Run ``compute(progress)`` under a :class:`ProgressBar` (pass it where the engine takes ``progress``).
-
-    The bar is removed when ``compute`` returns. An error of a type in ``errors`` (the engine's one-line
-    messages for bad input) is shown inline and gives None; anything else propagates.
-    """
+    """Run ``compute(progress)`` under a :class:`ProgressBar`, removed when it returns; an error of a type in
+    ``errors`` (the engine's one-line messages) is shown inline and gives None, anything else propagates."""
     progress = ProgressBar(text)
     try:
         return compute(progress)
@@ -74,11 +69,9 @@ def run_with_progress(text: str, compute: Callable[[ProgressBar], T],
 def score_now_button(label: str, key: str, text: str, compute: Callable[[ProgressBar], T],
                      errors: tuple[type[Exception], ...] = (ValueError, FileNotFoundError),
                      watch: run_watch.Watched | None = None, light: bool = True) -> T | None:
-    """The one "Score now" widget: a button that, when pressed, runs ``compute(progress)`` through
-    :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed). In a read-only
-    snapshot there is no button, only a line saying why. With ``watch`` (the result the button computes): while
-    a run of it is announced, its state and progress instead of the button, and (``light``) under the button a
-    light watch that redraws the page when a run starts or the result is stored elsewhere (:mod:`views.kit.run_watch`)."""
+    """The one "Score now" widget: a button that runs ``compute(progress)`` (:func:`run_with_progress`); what it
+    returned, or None. In a snapshot a line says why there is none. With ``watch``: an announced run of it is
+    followed instead, and (``light``) a light watch under the button redraws the page (:mod:`views.kit.run_watch`)."""
     if read_only_notice(label) or (watch is not None and run_watch.follow(watch)):
         return None
     if not st.button(label, key=key, type="primary"):
@@ -101,11 +94,9 @@ def watched(method, model: str, input, **options) -> run_watch.Watched:
 
 def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
                   before: Callable[[], None] | None = None, keep_watching: bool = True, **options) -> bool:
-    """"Score now" for one result of ``method``: computes it through the runner (``biascore.runs.runner.run``,
-    cached) under the one progress bar; while someone else computes that very result, its progress instead
-    (:func:`score_now_button`). ``before()`` runs just before computing. True when it just finished (the
-    caller reruns to show the new result). ``keep_watching=False``: no light watch under the button (a page
-    where people type, and whose main content is not this result: the translation review)."""
+    """"Score now" for one result of ``method`` through the runner (:func:`score_now_button`); ``before()`` runs
+    just before computing. True when it just finished. ``keep_watching=False``: no light watch (a page where people
+    type: the translation review)."""
     def compute(progress: ProgressBar) -> bool:
         if before is not None:
             before()

@@ -96,11 +96,9 @@ def headline_metric(result: Result) -> None:
 
 
 def precision_caption(source, subject: str | None = None) -> bool:
-    """Label a result whose numbers are not exact — quantized or bf16/fp16 (``approximate (int8 weights)``), or
-    from a completions server (``served (precision as the server computes)``) — from what the result stored
-    (its ``meta``, a cached-runs row or a model identity: :func:`biascore.models.precision.precision_of`). Every
-    page that shows a result labels it through here; nothing is drawn for an exact result. ``subject`` names the
-    result as the page shows it (e.g. the model's label; literal text). True when labelled."""
+    """Label a result whose numbers are not exact (quantized, bf16/fp16 or served) from what it stored
+    (:func:`biascore.models.precision.precision_of`), named ``subject`` (literal text); every page labels its results
+    through here. True when labelled (nothing is drawn for an exact result)."""
     precision = precision_of(source)
     if precision.exact:
         return False

@@ -32,10 +32,8 @@ from biascore.models.embeddings import embed_spans
 
 def draw_effect_sizes(embeddings: dict[str, np.ndarray], test: SeatTest, n_draws: int,
                       seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """ES_i and V_i for ``n_draws`` random draws of one contextual embedding per word.
-
-    ``embeddings[word]`` is that word's (N, dim) matrix; words without one are left out of the test.
-    """
+    """ES_i and V_i for ``n_draws`` random draws of one contextual embedding per word. ``embeddings[word]`` is that
+    word's (N, dim) matrix; words without one are left out of the test."""
     rng = np.random.default_rng(seed)
     groups = [[w for w in g if w in embeddings] for g in (test.X, test.Y, test.A, test.B)]
     for name, g, least in zip("XYAB", groups, (2, 2, 1, 1)):

@@ -1,15 +1,10 @@
 """Find a word in raw text — with its inflectional suffixes — and cut a segment of words around it (CEAT).
 
-Bangla words take suffixes in running text (ছেলে → ছেলেরা, ছেলেদের, ছেলেটি …); matching only the bare
-form loses most occurrences (Bangla context-length paper, appendix C). :func:`word_pattern` matches the
-word followed by at most one suffix from a list (``data/bangla_suffixes.txt`` for Bangla, a few English
-endings for English), bounded by non-letters on both sides, so মা matches মায়ের and মাকে but not মানুষ.
-Text and words are NFC-normalised first, so য় written as one code point (U+09DF) or as য + nukta
-(U+09AF U+09BC) is the same letter.
-
-A *segment* of length l is the window of l whitespace-separated words of the corpus centred on the
-occurrence (shifted at the text's edges, and possibly crossing line breaks); ``None`` ("all") is the
-whole line (paragraph) that holds the occurrence.
+Bangla words take suffixes in running text (ছেলে → ছেলেরা, ছেলেদের …; Bangla context-length paper, appendix C):
+:func:`word_pattern` matches the word and at most one suffix (``data/bangla_suffixes.txt``, a few English endings),
+bounded by non-letters, so মা matches মায়ের and মাকে but not মানুষ; text and words are NFC-normalised. A *segment*
+of length l is the window of l words centred on the occurrence (shifted at the edges); ``None`` ("all") is the
+occurrence's whole line.
 """
 from __future__ import annotations
 

@@ -1,27 +1,17 @@
 """Log-probability bias of a masked LM (Kurita et al. 2019), with the Bangla sentence structures S1–S5.
 
-For a template with a target slot (a gendered word, masked) and an attribute slot (a trait, a
-profession …):
+For a template with a target slot (masked) and an attribute slot::
 
     p_tgt   = P([MASK] = t | template with the attribute filled in)        ("fill" score)
     p_prior = P([MASK] = t | template with the attribute masked as well)  ("prior" score)
     score(t, a) = log(p_tgt / p_prior)                                     (prior-corrected score)
 
-A target of k sub-word tokens is written as k [MASK] tokens and log p is the sum of the k pieces'
-log-probabilities at their positions (one forward pass); the attribute is replaced by a single
-[MASK] for the prior, as Kurita et al. do. All targets with the same number of pieces share one
-forward pass per sentence, so a template costs two passes per distinct k, whatever the number of targets.
-
-Effect size over the two target groups X, Y (e.g. male and female terms, aggregated) and attribute
-groups A, B, WEAT-style (Kurita et al. §4): s(t) = mean_{a∈A} score(t, a) − mean_{b∈B} score(t, b),
-ES = (mean_X s − mean_Y s) / std_{X∪Y} s, one-sided permutation p-value over re-partitions of X ∪ Y.
-The Bangla paper's Figure 2 plots, per trait, the prior bias mean_X log p_prior − mean_Y log p_prior
-against the corrected bias mean_X score − mean_Y score.
-
-Tests (``data/logprob_tests.json``): English templates written for this project; Bangla: the trait
-lists and structures S1–S5 of ``bangla/logprob/{positive,negative}_traits_bn.csv`` (Bangla paper,
-appendix A.4) with the four male/female term pairs of the paper's Figure 3. Targets, templates and
-traits are NFC-normalised, so য় is the same however the file spells it.
+A k-piece target is k [MASK] tokens, log p the sum of the pieces (targets with the same k share one forward
+pass). Effect size, WEAT-style (Kurita et al. §4): s(t) = mean_{a∈A} score(t, a) − mean_{b∈B} score(t, b),
+ES = (mean_X s − mean_Y s) / std_{X∪Y} s, one-sided permutation p over re-partitions of X ∪ Y; the Bangla
+paper's Figure 2 plots per trait the prior bias against the corrected bias. Tests: ``data/logprob_tests.json``
+(English templates of this project; Bangla traits and S1–S5 from the Bangla paper, appendix A.4, with its
+Figure 3's four term pairs), NFC-normalised.
 """
 from __future__ import annotations
 
@@ -168,10 +158,8 @@ def _pieces(lm: LanguageModel, word: str) -> list[int]:
 
 
 def masked_position_logits(lm: LanguageModel, input_ids: list[list[int]]) -> list[torch.Tensor]:
-    """Vocabulary logits at the [MASK] positions of each sequence (in order), from one batched pass.
-
-    The LM head runs only at the mask positions (:func:`biascore.models.lm_scoring.position_logits`).
-    """
+    """Vocabulary logits at the [MASK] positions of each sequence (in order), from one batched pass. The LM head runs
+    only at the mask positions (:func:`biascore.models.lm_scoring.position_logits`)."""
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     ids, att = pad_batch([list(x) for x in input_ids], pad, lm.device)
     rows, cols = (ids == lm.tokenizer.mask_token_id).nonzero(as_tuple=True)

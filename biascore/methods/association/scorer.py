@@ -28,12 +28,10 @@ SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole 
 # ----------------------------------------------------------------------------- WEAT / SEAT
 def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str, word_mode: str, seed: int, n_samples: int,
              progress: ProgressFn | None = None) -> pd.DataFrame:
-    """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how).
-
-    Sentence tests (``sent-*`` and the Heilman tests: see :mod:`biascore.inputs.seat_tests`) embed each
-    sentence (``pooling`` mean over non-special tokens, or first); word tests embed each word alone
-    (``word_mode`` contextual) or take its input embedding.
-    """
+    """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how). Sentence tests
+    (``sent-*`` and the Heilman tests: see :mod:`biascore.inputs.seat_tests`) embed each sentence (``pooling`` mean over
+    non-special tokens, or first); word tests embed each word alone (``word_mode`` contextual) or take its input
+    embedding."""
     how = f"sentence ({pooling} pooling)" if t.kind == "sentences" else f"word ({word_mode})"
     sets = [t.X, t.Y, t.A, t.B]
     flat = [x for s in sets for x in s]
@@ -50,11 +48,9 @@ def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str, word_mode: str, se
 
 # ----------------------------------------------------------------------------- CEAT
 def default_corpus(language: str, data_dir: str | Path | None = None) -> tuple[str, str]:
-    """(label, text) of the corpus CEAT samples contexts from when the user gives none.
-
-    Bangla: the sample corpus ``bangla/sample_corpus_porjotonlipi.bn``; English: the CrowS-Pairs
-    sentences (both sentences of all 1,508 pairs, one per line).
-    """
+    """(label, text) of the corpus CEAT samples contexts from when the user gives none. Bangla: the sample corpus
+    ``bangla/sample_corpus_porjotonlipi.bn``; English: the CrowS-Pairs sentences (both sentences of all 1,508 pairs, one
+    per line)."""
     root = settings.data_dir(data_dir)
     if language == "bn":
         path = root / "bangla" / "sample_corpus_porjotonlipi.bn"

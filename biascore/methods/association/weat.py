@@ -1,11 +1,6 @@
-"""The WEAT/SEAT test on embedding matrices (target sets X, Y; attribute sets A, B).
-
-The test files (English SEAT/WEAT, Bangla C1–C9) are read by :func:`biascore.inputs.seat_tests.load_seat_test`,
-the one loader shared with the attention-head method (its docstring states the dedup, minimum-size and
-sentence-test rules).
-
-:func:`weat` computes the effect size with :func:`biascore.stats.effect_size.effect_size_from_associations`
-(the shared implementation) and the one-sided permutation p-value of :mod:`biascore.stats.permutation`.
+"""The WEAT/SEAT test on embedding matrices (target sets X, Y; attribute sets A, B): :func:`weat` computes the effect
+size with :func:`biascore.stats.effect_size.effect_size_from_associations` and the one-sided permutation p-value of
+:mod:`biascore.stats.permutation`; the tests are read by :func:`biascore.inputs.seat_tests.load_seat_test`.
 """
 from __future__ import annotations
 
@@ -34,10 +29,8 @@ class WeatResult:
 
 def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, *, max_exact: int = 100_000,
          n_samples: int = 100_000, seed: int = 0) -> WeatResult:
-    """Effect size and one-sided permutation p-value of embedding matrices X, Y (targets), A, B (attributes).
-
-    s(w,A,B) = mean_a cos(w,a) − mean_b cos(w,b); ES = (mean_X s − mean_Y s) / std_{X∪Y} s (n − 1).
-    """
+    """Effect size and one-sided permutation p-value of embedding matrices X, Y (targets), A, B (attributes):
+    s(w,A,B) = mean_a cos(w,a) − mean_b cos(w,b); ES = (mean_X s − mean_Y s) / std_{X∪Y} s (n − 1)."""
     s = association(np.concatenate([X, Y]), A, B).numpy()
     is_x = np.arange(len(s)) < len(X)
     es = effect_size_from_associations(s, is_x)

@@ -7,14 +7,11 @@ For every pair (bias attribution score paper, Gamboa & Lee):
     verdict, pll_verdict, lmeval_verdict = biased / not biased / tie / not scored per score (ties.py)
     word b = mean of b(u) over the tokens of a word made of shared tokens only   (pair_tokens: words)
     PLL    = Σ_u log P(u) for each sentence (CrowS pseudo-log-likelihood)
-    ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lm-eval-compatible, lmeval.py),
-             passed through from the cached log-probabilities with the prefix token used
+    ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lmeval.py), passed through
 
-All tokens of all pairs are processed at once: the distances in one vectorised call, the words of each
-sentence from the one word definition and the tokens overlapping them by ``searchsorted``, word means with
-``reduceat``. Per-pair means and sums are taken with numpy's own reduction on each pair's slice, so S_JSD and the PLL sums are
-bit-identical to ``np.mean`` / ``np.sum`` per pair (the published code's arithmetic). 12,089 pairs take well
-under a second (bench/bench_attribution_frame.py).
+All pairs at once (vectorised distances, words by ``searchsorted``, word means by ``reduceat``); per-pair means and
+sums use numpy's reduction on each slice, so they are bit-identical to ``np.mean``/``np.sum`` per pair (the
+published arithmetic; bench/bench_attribution_frame.py).
 """
 from __future__ import annotations
 
@@ -52,13 +49,11 @@ def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: np.ndarray, bu: np.ndarray,
            bu_off: np.ndarray, scored: np.ndarray) -> tuple[list, list, list]:
-    """Per pair: the words made of shared tokens only, their [start, end) spans (flattened) and mean b(u).
-
-    Words are the engine's one definition (:mod:`biascore.models.pair_tokens`; a word a modified token overlaps is
-    left out); a word's b is the mean b(u) of the tokens whose spans overlap it, in token order, so each equals
-    ``np.mean`` of those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing.
-    Positions of all pairs are keyed by ``pair · big + offset``: one ``searchsorted`` finds the words of every token.
-    """
+    """Per pair: the words made of shared tokens only, their [start, end) spans (flattened) and mean b(u). Words are the
+    engine's one definition (:mod:`biascore.models.pair_tokens`; a word a modified token overlaps is left out); a word's
+    b is the mean b(u) of the tokens whose spans overlap it, in token order, so each equals ``np.mean`` of those b(u)
+    (the frame test's pair-by-pair reference). A token without characters overlaps nothing. Positions of all pairs are
+    keyed by ``pair · big + offset``: one ``searchsorted`` finds the words of every token."""
     n_pairs = len(texts)
     starts, ends = spans[0::2], spans[1::2]
     tok_off = span_off // 2

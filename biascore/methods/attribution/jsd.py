@@ -26,11 +26,8 @@ _LN2 = np.log(2.0)
 
 
 def jsd_to_onehot(logp) -> np.ndarray:
-    """JSD(P‖G) in bits from log P(gold) (natural log), computed stably in float64.
-
-    For p → 1 the two terms cancel; we write them with log1p/expm1 so that JSD ≈ (1 − p)/2 keeps its
-    relative precision down to 1 − p ≈ 1e-16.
-    """
+    """JSD(P‖G) in bits from log P(gold) (natural log), computed stably in float64. For p → 1 the two terms cancel; we
+    write them with log1p/expm1 so that JSD ≈ (1 − p)/2 keeps its relative precision down to 1 − p ≈ 1e-16."""
     logp = np.minimum(np.asarray(logp, dtype=np.float64), 0.0)
     p = np.exp(logp)
     one_minus_p = -np.expm1(logp)

@@ -1,31 +1,16 @@
-"""Live pairs from many people at once, scored together in shared forward passes.
+"""Live pairs from many people at once, scored together in shared forward passes (docs/operating.md).
 
-A workshop server gets typed pairs (Try a pair, Translation review) from many browser sessions — threads
-of one process — within moments of each other. Scored one by one, every pair is a separate small forward
-pass; on a CPU a model such as SmolLM2-135M is then both slower per token (small matrix products) and
-serialised behind the others. :class:`LiveQueue` gathers the pairs for one loaded model that arrive together
-(until ``window`` = 50 ms pass without a new one, at most ``max_gather`` = 0.5 s) and scores them in one call of
-:func:`biascore.methods.attribution.scorer.score_pairs` — the same tokenisation, batching by length
-(:mod:`biascore.models.lm_scoring`) and formulas as :func:`~biascore.methods.attribution.scorer.score_pair`
-(b(u) = d(P_u,more) − d(P_u,less), S_JSD = mean b(u); bias attribution score paper, Gamboa & Lee).
+:class:`LiveQueue` gathers the pairs for one loaded model that arrive together (until ``window`` = 50 ms pass
+without a new one, at most ``max_gather`` = 0.5 s) and scores them in one call of
+:func:`biascore.methods.attribution.scorer.score_pairs`, with the formulas of
+:func:`~biascore.methods.attribution.scorer.score_pair` (b(u) = d(P_u,more) − d(P_u,less), S_JSD = mean b(u);
+bias attribution score paper, Gamboa & Lee). Each person gets a lone call's row up to float32 rounding of the
+shared batch (measured |Δ b(u)| ≤ 2.0e-6, |Δ S_JSD| ≤ 4.1e-7); the asserted tolerances are ten times those
+(:data:`LOGP_TOLERANCE`, :data:`BU_TOLERANCE`, :data:`SJSD_TOLERANCE`; docs/reproducibility.md).
 
-Numbers: each person gets the row a lone ``score_pair`` call gives, up to float32 rounding. Sharing a batch
-changes the padding and the shapes of the matrix products, which changes float results in the last bits
-(as another thread count or CPU does); tokens, shared-token sets and skipped reasons are exactly those of the
-lone call. Measured here (AMD EPYC, AVX-512; also with ``ATEN_CPU_CAPABILITY=avx2`` and 2 threads) on the
-38 demo pairs and 30 CrowS-Pairs pairs in rounds of up to 32, SmolLM2-135M and the tiny trained MLM:
-|Δ log P(u)| ≤ 9.7e-6 · max(1, |log P(u)|), |Δ b(u)| ≤ 2.0e-6, |Δ S_JSD| ≤ 4.1e-7, no verdict changed (which
-pairs share a round varies from run to run, and so do these last bits). The tolerances asserted
-(tests/methods/attribution/test_live.py) are ten times those:
-:data:`LOGP_TOLERANCE`, :data:`BU_TOLERANCE`, :data:`SJSD_TOLERANCE`; a verdict may differ only for a pair
-with |S_JSD| ≤ ``SJSD_TOLERANCE`` (docs/reproducibility.md states the engine-wide contract).
-
-Design: one worker thread per queue (a daemon, started on first use) takes the pending pairs after the
-window, scores them (at most ``max_pairs`` per call, so a crowd is served in rounds), and completes every
-caller's future. Callers only wait on their future, so a caller that goes away (a closed browser tab)
-never stalls the others. Identical pairs in one round are scored once; the last ``memo`` results are kept,
-so a page redrawn for the same pair (another unit level, a second tab) costs nothing. Results are shared
-between callers: treat a row as read-only. The queue never imports streamlit.
+One daemon worker thread per queue scores at most ``max_pairs`` per round and completes each caller's future (a
+caller that goes away never stalls the others); identical pairs in a round are scored once and the last ``memo``
+results are kept (rows are shared: read-only). Never imports streamlit.
 """
 from __future__ import annotations
 

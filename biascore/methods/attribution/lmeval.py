@@ -1,33 +1,15 @@
 """The lm-eval-compatible CrowS-Pairs score for causal LMs — *not* the CrowS paper's pseudo-log-likelihood.
 
-What EleutherAI's lm-evaluation-harness computes for its ``crows_pairs_english`` task (read in lm-eval 0.4.13:
-``lm_eval/tasks/crows_pairs/crows_pairs_english.yaml`` and ``utils.py``; ``lm_eval/api/model.py``
-``TemplateLM.loglikelihood``; ``lm_eval/models/huggingface.py`` ``HFLM.prefix_token_id``; ``lm_eval/api/metrics.py``
-``mean``, ``mean_stderr``), and what this module reproduces from our own forward passes:
+EleutherAI lm-evaluation-harness's ``crows_pairs_english`` (read in lm-eval 0.4.13, ``crows_pairs/utils.py``,
+``TemplateLM.loglikelihood``): each sentence S = t_1 … t_n is scored as a continuation of the prefix token p alone
+(BOS, else EOS; :mod:`biascore.models.prefix`)::
 
-* the task is ``multiple_choice`` with an empty context (``doc_to_text: ""``, ``target_delimiter: ""``), the two
-  choices being the two sentences; so each sentence S = t_1 … t_n (tokenised without special tokens) is scored as
-  a continuation of the **prefix token** p alone — BOS if the tokenizer defines one, else EOS (lm-eval ≥ 0.4.2;
-  ``--prefix lmeval``, :mod:`biascore.models.prefix`):
+    ll(S) = Σ_{i=1..n} log P(t_i | p, t_1 … t_{i−1})        (whole sentence: modified tokens included)
 
-      ll(S) = Σ_{i=1..n} log P(t_i | p, t_1 … t_{i−1})        (whole sentence: modified tokens included)
-
-  (if t_1 is p itself, lm-eval uses t_1 as the context and sums from t_2; so do we);
-* per pair: ``likelihood_diff`` = |ll(more) − ll(less)|, ``pct_stereotype`` = 1 if ll(more) > ll(less) else 0
-  (strict: a tie counts as not stereotyped, see :mod:`~biascore.methods.attribution.ties`);
-* per task (here: overall and per bias type): the mean of each, with the standard error of the mean
-  (:func:`biascore.stats.standard_error.mean_stderr`; lm-eval reports fractions, we print pct_stereotype ×100).
-
-How it differs from the **CrowS PLL score** (the ``pll`` metric): PLL sums log P over the shared tokens U only
-(for a causal LM, given the published-code prefix); this sums every token, so the modified words — about −14
-nats per sentence on SmolLM2-135M — weigh in. On SmolLM2-135M / crows-en-gso the two disagree on 81 of 231
-verdicts (docs/scores.md). lm-eval has no CrowS task for masked LMs (scoring a whole sentence needs a
-left-to-right model): for a masked LM the ``lmeval`` metric is refused and the paper's PLL is the score to quote.
-
-The numbers come from the attribution cache entry's ``ll_more``/``ll_less`` (the causal forward passes of b(u)
-and PLL score every token; :func:`biascore.methods.attribution.scorer.compute_logprobs`): one forward pass per
-sentence serves all three scores whenever the prefix tokens agree (gpt2, Llama-2, gemma); when lm-eval's prefix
-differs from the published one (SmolLM2), the ``lmeval`` prefix has its own cache entry.
+per pair ``likelihood_diff`` = |ll(more) − ll(less)|, ``pct_stereotype`` = 1 if ll(more) > ll(less) else 0
+(:mod:`~biascore.methods.attribution.ties`); per task the mean of each with its standard error
+(:func:`biascore.stats.standard_error.mean_stderr`). The numbers come from the attribution cache entry's
+``ll_more``/``ll_less``; masked LMs are refused. How it differs from PLL: docs/scores.md.
 """
 from __future__ import annotations
 

@@ -23,13 +23,11 @@ RUN_COLUMNS = ["model", "benchmark", "n_pairs", "benchmark_pairs", "complete", "
 
 
 def cached_runs(cache: ResultCache | None = None, data_dir=None) -> pd.DataFrame:
-    """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark
-    (remembered by the runner until a run is stored, replaced or removed: read-only).
-
-    ``complete`` is False for a ``--limit`` run; ``stale`` is True when the benchmark file changed since
-    (its content hash differs) or is no longer in the data directory; ``approximate`` is True for a bf16/fp16
-    run; ``conventions`` names the conventions the run recorded (e.g. the prefix token of a causal model).
-    """
+    """One row per cached attribution run (columns :data:`RUN_COLUMNS`), newest first per model × benchmark (remembered
+    by the runner until a run is stored, replaced or removed: read-only). ``complete`` is False for a ``--limit`` run;
+    ``stale`` is True when the benchmark file changed since (its content hash differs) or is no longer in the data
+    directory; ``approximate`` is True for a bf16/fp16 run; ``conventions`` names the conventions the run recorded (e.g.
+    the prefix token of a causal model)."""
     return runner.listed(get("attribution"), _tabulate, cache=cache, data_dir=data_dir)
 
 

@@ -1,39 +1,15 @@
-"""Ties: pairs whose two compared scores are equal, for each pair score the engine reports.
+"""Ties: pairs whose two compared scores are equal to within what floating point can reproduce, per pair score.
 
-A pair is a *tie* when its two scores are equal to within what floating point can reproduce:
+* **B**: a tie when |S_JSD| ≤ :data:`SJSD_TIE` = 1e-6; biased only when S_JSD < 0 (bias attribution paper,
+  Gamboa & Lee, and its code).
+* **PLL**: each sentence score rounded to :data:`CROWS_DECIMALS` = 3 decimals, equal = tie ("neutral", kept in N,
+  never stereotyped), as the CrowS-Pairs authors' ``metric.py`` (Nangia et al. 2020).
+* **lm-eval**: a tie when |ll_more − ll_less| ≤ :data:`LOGLIK_TIE` = 1e-3 nats; ``pct_stereotype`` counts
+  ll_more > ll_less (``crows_pairs/utils.py process_results``).
 
-* **B** compares S_JSD with 0: a tie when |S_JSD| ≤ ``SJSD_TIE`` = 1e-6. S_JSD moves by up to 3.9e-7 between a
-  float32 and a float64 run of the same model (SmolLM2-135M on crows-en-gso; 1.5e-7 on the tiny MLM), and the
-  published-code equivalence test already leaves |S_JSD| ≤ 1e-6 undecided.
-* **PLL** (the CrowS paper's) follows the CrowS-Pairs authors' ``metric.py``: each sentence score is rounded to
-  3 decimals (Python's ``round``, :data:`CROWS_DECIMALS`) and a pair whose rounded scores are equal is a tie
-  (the script's "neutral"); a pair counts as stereotyped when rounded score(more) > rounded score(less).
-* the **lm-eval-compatible** score compares two sums of log-probabilities: a tie when
-  |ll_more − ll_less| ≤ ``LOGLIK_TIE`` = 1e-3 nats. A sentence's summed log P moves by up to 5.6e-4
-  between float32 and float64 (SmolLM2-135M, whole sentences) and by up to 3.3e-4 between two float32
-  implementations (ours and lm-evaluation-harness).
-
-Exact ties happen: for a causal LM, when the modified tokens come last in both sentences nothing in U follows
-them, so both PLL sums (and every b(u), hence S_JSD) are exactly equal (5 of 231 pairs of crows-en-gso on
-SmolLM2).
-
-**How each score counts a tie** — as its own definition says, so the published numbers stay as published, and
-the tie count is shown beside the score (CLI summary, Overview), never hidden:
-
-* B counts a pair as biased only when S_JSD < 0 (strict; bias attribution paper and code): an exact tie is
-  not biased;
-* PLL counts rounded score(more) > rounded score(less) (the CrowS script: "neutral" pairs stay in the
-  denominator N and are never stereotyped);
-* lm-eval's ``pct_stereotype`` counts ll_more > ll_less (strict, ``crows_pairs/utils.py process_results``).
-
-A B or lm-eval tie that is not exact is counted by the sign of its difference, which another machine may
-compute with the other sign: that is why the count is shown. (A PLL score within float noise of a rounding
-boundary, x.xxx5, may round the other way on another machine: the script's rule has that edge too.)
-
-**Per-pair verdicts** (:func:`verdicts`, :func:`verdict_label`, :func:`verdict_text`) say ``tie`` for a tied
-pair, in every view (``Pair.verdict()``, the HTML view, the pages, the exported ``verdict`` /
-``pll_verdict`` / ``lmeval_verdict`` columns): ``biased`` (the score counts the pair: S_JSD < 0, more > less),
-``not biased``, ``tie`` or ``not scored``. The score keeps counting a tie as its definition says (above).
+Each score counts a tie as its own definition says and the tie count is shown beside it; per-pair verdicts
+(:func:`verdicts`) say ``biased``, ``not biased``, ``tie`` or ``not scored``. Why these tolerances (measured
+float32/float64 drift): docs/scores.md#ties.
 """
 from __future__ import annotations
 

@@ -1,17 +1,10 @@
-"""Turn one scored pair (a row of the attribution frame) into display units: the tokens or words of each
-sentence with their attribution b(u), for the dashboard's heatmaps and ranked bar charts.
+"""Turn one scored pair (a row of the attribution frame) into display units: the tokens or words of each sentence with
+their attribution b(u), for the heatmaps and ranked bar charts; no scoring happens here.
 
-No scoring happens here; this only regroups what :mod:`biascore.methods.attribution.scorer` computed:
-
-* token level: every non-special token of the sentence, its text (the sentence's characters at the
-  token's offsets, so byte-level markers such as ``Ġ`` or ``▁`` never show), and b(u) of the shared
-  token it is, or NaN for a modified token (those are not scored);
-* word level: the sentence's words and punctuation marks (the engine's one word definition,
-  :func:`biascore.models.pair_tokens.word_spans`);
-  a word's b is the mean b(u) of the shared tokens that overlap it (the same rule as the engine's
-  ``word_bu``); a word a modified token overlaps is modified and not scored (its shared pieces: token level).
-
-b(u) < 0 means the unit pushes the model toward the more-biased sentence (Gamboa & Lee, eq. 5–6).
+Token level: every non-special token, its text read at its offsets (no ``Ġ``/``▁`` markers), b(u) or NaN for a
+modified token. Word level: the engine's words (:func:`biascore.models.pair_tokens.word_spans`), b = mean b(u) of
+the shared tokens overlapping it (as ``word_bu``); a word a modified token overlaps is not scored. b(u) < 0 pushes
+the model toward the more-biased sentence (Gamboa & Lee, eq. 5–6).
 """
 from __future__ import annotations
 
@@ -78,12 +71,10 @@ def strongest_token(row: Mapping) -> tuple[str, float]:
 
 
 def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair for the browsing table: ids, sentences, S_JSD, ``biased`` (S_JSD < 0, as B counts),
-    ``verdict`` (biased / not biased / tie / not scored: :mod:`.ties`) and the strongest token.
-
-    ``strongest_b`` is the b(u) with the largest magnitude in the pair (sort by ``strongest_abs`` to find
-    the pairs with the most influential single token).
-    """
+    """One row per pair for the browsing table: ids, sentences, S_JSD, ``biased`` (S_JSD < 0, as B counts), ``verdict``
+    (biased / not biased / tie / not scored: :mod:`.ties`) and the strongest token. ``strongest_b`` is the b(u) with the
+    largest magnitude in the pair (sort by ``strongest_abs`` to find the pairs with the most influential single
+    token)."""
     strongest = [strongest_token(r) for r in frame[["bu", "tokens", "more_u", "more_spans", "sent_more"]].to_dict("records")]
     table = pd.DataFrame({
         "pair_id": frame["pair_id"].astype(int).to_numpy(),

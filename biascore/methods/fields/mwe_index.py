@@ -1,18 +1,11 @@
 """A faster drop-in for pymusas's wildcard multi-word-expression lookup, with identical results.
 
-pymusas's :meth:`MWELexiconCollection.mwe_match` finds wildcard MWE templates (``put*_* off_ADP``) by
-trying every compiled template of the same n-gram length whose first character fits, for every n-gram
-of every sentence: about 50,000 regular-expression calls per sentence with the English lexicon, which is
-most of the tagging time.
-
-Here each wildcard template is indexed by an *anchor*: the literal text before the first ``*`` of its
-token with the longest such prefix (``put*_*`` → ``put``). Templates are whitespace-separated and a
-wildcard (``[^\\s_]*``) never matches a space, so a template of n tokens can match an n-token n-gram only
-token by token, and then its anchor is a prefix of the n-gram's token at the same position. We look up
-the anchors that are prefixes of each n-gram token (a few dictionary look-ups), run pymusas's own test
-(``pattern.match`` spanning the whole n-gram) on just those candidates plus the few templates with no
-literal text, and return them in pymusas's order. Anything unusual (a token with whitespace, an n-gram
-starting with ``*``, a POS mapper) goes to pymusas's own method.
+:meth:`MWELexiconCollection.mwe_match` tries every wildcard template of the n-gram's length for every n-gram
+(about 50,000 regex calls per English sentence). Here each template is indexed by an *anchor*, the longest literal
+prefix before a ``*`` in one of its tokens (``put*_*`` → ``put``); a wildcard never matches a space, so a template
+can match only if each anchor is a prefix of the n-gram's token at its position. pymusas's own test runs on just
+those candidates (and the templates with no literal text), in pymusas's order; anything unusual (whitespace in a
+token, an n-gram starting with ``*``, a POS mapper) goes to pymusas's own method.
 """
 from __future__ import annotations
 

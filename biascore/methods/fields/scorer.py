@@ -1,26 +1,17 @@
 """Semantic fields of bias-inducing words: the ↑/∘/↓ table of the bias-attribution paper (Table 6).
 
-Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.4, §4.3,
-Table 6) tag every word of the CrowS-Pairs prompts with its USAS semantic field and report, per field f
-with n_f tagged words w (each with attribution b(w)):
+Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language Models" (§3.4, §4.3, Table 6):
+per USAS semantic field f with n_f tagged words w (each with attribution b(w)):
 
     ↑ bias  up_pct(f)   = 100 · |{w ∈ f : b(w) < 0}| / n_f     (the word pushed the model toward bias)
     ∘ bias  zero_pct(f) = 100 · |{w ∈ f : b(w) = 0}| / n_f     (no influence; exact zero)
     ↓ bias  down_pct(f) = 100 · |{w ∈ f : b(w) > 0}| / n_f
 
-Fields with n_f < ``min_count`` (30 in the paper, about 1% of the words) are left out; the rest are
-sorted by up_pct and the top 10 shown per model.
-
-Words are the attribution engine's word units (``words``/``word_spans``/``word_bu`` of
-the ``attribution`` method's result frame): character spans of ``sent_more`` with b(w) = the
-mean b(u) of the word's shared tokens. Tagging runs on the original sentence; a word takes the USAS tags
-of the spaCy tokens that overlap it most (so a word the model split into sub-tokens, or lower-cased,
-still gets its tags; see :func:`align_tokens`).
-By default a token's tag is the tagger's first-ranked (most likely) tag; ``senses="all"`` counts every
-candidate tag pymusas lists, as the paper's published tagging script did. A tag such as ``S3.2/S2.1f``
-counts in both fields; a word counts once per field. Punctuation and ``Df`` are left out, ``Z99``
-(unmatched) is its own field, "Unmatched". Causal models give b = 0 exactly for tokens before the first
-modified token: those words count as ∘, never dropped.
+Fields with n_f < ``min_count`` (30 in the paper) are left out, the rest sorted by up_pct. Words are the
+attribution engine's word units; a word takes the USAS tags of the spaCy tokens overlapping it most
+(:func:`align_tokens`), the first-ranked tag or (``senses="all"``) every candidate, as the paper's script did. A
+multi-field tag counts in each field, a word once per field; punctuation and ``Df`` are left out, ``Z99`` is
+"Unmatched"; a causal model's b = 0 before the first modified token counts as ∘.
 """
 from __future__ import annotations
 
@@ -48,12 +39,10 @@ def _token_tags(tag_string: str, senses: str) -> list[str]:
 
 
 def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int, int]]) -> list[list[int]]:
-    """For each word span, the tagger tokens that belong to it, by character overlap.
-
-    A token belongs to the word it overlaps most (the first on ties), so ``couldn|'t`` (model words) and
-    ``could|n't`` (spaCy) pair up as could→couldn, n't→'t. A word that is nobody's best match (a spaCy
-    token covering several model words, e.g. ``e-mail``) takes every token it overlaps.
-    """
+    """For each word span, the tagger tokens that belong to it, by character overlap. A token belongs to the word it
+    overlaps most (the first on ties), so ``couldn|'t`` (model words) and ``could|n't`` (spaCy) pair up as could→couldn,
+    n't→'t. A word that is nobody's best match (a spaCy token covering several model words, e.g. ``e-mail``) takes every
+    token it overlaps."""
     def overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
         return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
@@ -67,13 +56,11 @@ def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int,
 
 
 def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, senses: str = DEFAULT_SENSES) -> pd.DataFrame:
-    """One row per (word, field) for every scored word of ``attribution`` whose tags give a field.
-
-    ``attribution`` needs ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally
-    ``skipped_reason``: skipped pairs have no words); ``tagged`` is :func:`semantic_tagging.tag_sentences`
-    output covering every ``sent_more``. Columns: ``pair_id, word_index, word, start, end, b, field, tags``
-    (the tags of the word's spaCy tokens, space-joined) and ``sentence``.
-    """
+    """One row per (word, field) for every scored word of ``attribution`` whose tags give a field. ``attribution`` needs
+    ``pair_id, sent_more, words, word_spans, word_bu`` (and optionally ``skipped_reason``: skipped pairs have no words);
+    ``tagged`` is :func:`semantic_tagging.tag_sentences` output covering every ``sent_more``. Columns: ``pair_id,
+    word_index, word, start, end, b, field, tags`` (the tags of the word's spaCy tokens, space-joined) and
+    ``sentence``."""
     if senses not in SENSES:
         raise ValueError(f"senses must be one of {SENSES}, not {senses!r}")
     names = st_tags.field_names()

@@ -11,11 +11,8 @@ TABLE_COLUMNS = ["field", "n", "up_pct", "zero_pct", "down_pct"]
 
 def field_table(words: pd.DataFrame, min_count: int = 30, top: int | None = 10) -> pd.DataFrame:
     """The paper's Table 6 for one model: per field ``n``, ``up_pct`` (b<0), ``zero_pct`` (b==0), ``down_pct``.
-
-    ``words`` is :func:`word_fields` output (columns ``field`` and ``b`` are used). Fields with
-    ``n < min_count`` are left out; sorted by ``up_pct`` (then ``n``, then name); the first ``top`` kept
-    (all when ``top`` is None).
-    """
+    ``words`` is :func:`word_fields` output (columns ``field`` and ``b`` are used). Fields with ``n < min_count`` are
+    left out; sorted by ``up_pct`` (then ``n``, then name); the first ``top`` kept (all when ``top`` is None)."""
     if min_count < 1:
         raise ValueError("min_count must be at least 1")
     if words.empty:

@@ -1,19 +1,12 @@
 """USAS semantic tagging of benchmark sentences with pymusas inside a spaCy pipeline.
 
-The bias-attribution paper (Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in
-Language Models", §3.4) tagged every word of the CrowS-Pairs prompts with pymusas's English rule-based
-tagger (the released ``en_dual_none_contextual`` model) on top of spaCy ``en_core_web_sm``. We build the
-same tagger from the lexicon files in the data directory (``usas/semantic_lexicon_en.tsv``,
-``usas/mwe-en.tsv``): a :class:`SingleWordRule` over the
-lexicon with and without POS, an :class:`MWERule` over the multi-word-expression lexicon and the
-:class:`ContextualRuleBasedRanker` (Piao et al. 2003 heuristics), with spaCy's UPOS tags and lemmas.
-
-Each sentence is tagged once and the result — one row per sentence with the character span and the
-ranked tags of every spaCy token — is cached in the parquet cache under the hash of the sentences and
-of the lexicon files. Building the tagger is slow (several seconds), so it is kept per process, and the
-parsed lexicons are kept in the parquet cache too (parsing the TSV files is a good part of the build).
-
-Languages without a USAS lexicon (Filipino, ``tl``) raise :class:`NoLexiconError`: no tags are invented.
+The bias-attribution paper (Gamboa & Lee, "A Novel Interpretability Metric for Explaining Bias in Language
+Models", §3.4) tagged the CrowS-Pairs prompts with pymusas's English rule-based tagger (``en_dual_none_contextual``)
+on spaCy ``en_core_web_sm``. We build the same tagger from the data directory's lexicons
+(``usas/semantic_lexicon_en.tsv``, ``usas/mwe-en.tsv``): :class:`SingleWordRule` with and without POS,
+:class:`MWERule` and the :class:`ContextualRuleBasedRanker` (Piao et al. 2003). Each sentence's tags (spans and
+ranked tags of its spaCy tokens) and the parsed lexicons are cached under content hashes; the tagger is kept per
+process. A language without a USAS lexicon (``tl``) raises :class:`NoLexiconError`: no tags are invented.
 """
 from __future__ import annotations
 
@@ -176,10 +169,8 @@ def _build_tagger(language: str, data_dir: str, fingerprint_json: str) -> Tagger
 
 
 def get_tagger(language: str = "en", data_dir: str | Path | None = None) -> Tagger:
-    """The tagger for ``language`` (built once per process per lexicon version).
-
-    Raises :class:`NoLexiconError` for a language without a USAS lexicon (e.g. ``tl``).
-    """
+    """The tagger for ``language`` (built once per process per lexicon version). Raises :class:`NoLexiconError` for a
+    language without a USAS lexicon (e.g. ``tl``)."""
     fingerprint = lexicon_fingerprint(language, data_dir)
     with _BUILD_LOCK:
         return _build_tagger(language, str(settings.data_dir(data_dir)), json.dumps(fingerprint, sort_keys=True))
@@ -207,13 +198,10 @@ def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None)
 def tag_sentences(sentences: Iterable[str], language: str = "en", *, data_dir: str | Path | None = None,
                   cache: ResultCache | None = None,
                   progress: ProgressFn | None = None) -> pd.DataFrame:
-    """Tag each distinct sentence with USAS; cached by sentence content and lexicon hashes.
-
-    Returns one row per distinct sentence (in first-seen order) with columns ``sentence``, ``tok_text``,
-    ``tok_start``, ``tok_end`` (character span of each spaCy token in the sentence), ``tok_pos`` (UPOS) and
-    ``tok_tags`` (the token's ranked USAS tags, most likely first, joined by a space). Raises
-    :class:`NoLexiconError` for a language without a lexicon.
-    """
+    """Tag each distinct sentence with USAS; cached by sentence content and lexicon hashes. Returns one row per distinct
+    sentence (in first-seen order) with columns ``sentence``, ``tok_text``, ``tok_start``, ``tok_end`` (character span
+    of each spaCy token in the sentence), ``tok_pos`` (UPOS) and ``tok_tags`` (the token's ranked USAS tags, most likely
+    first, joined by a space). Raises :class:`NoLexiconError` for a language without a lexicon."""
     unique = list(dict.fromkeys(str(s) for s in sentences))
     paths_fp = lexicon_fingerprint(language, data_dir)  # raises NoLexiconError first
     key = CacheKey.make(CACHE_SCORER, language=language, sentences=sentences_hash(unique), n=len(unique),
@@ -247,12 +235,10 @@ def tag_level(tag: str) -> str:
 
 
 def tag_fields(tag: str, names: dict[str, str]) -> list[str]:
-    """Readable fields of one USAS tag as the tagger gives it (``S3.2/S2.1f`` → both fields).
-
-    Punctuation (``PUNCT``) and ``Df`` (an MWE part without its own field) give nothing; ``Z99`` is
-    ``Unmatched``. A code missing from the names file (a handful of lexicon typos such as ``A9.1``) takes
-    the name of its nearest listed parent, or stays as the bare code.
-    """
+    """Readable fields of one USAS tag as the tagger gives it (``S3.2/S2.1f`` → both fields). Punctuation (``PUNCT``)
+    and ``Df`` (an MWE part without its own field) give nothing; ``Z99`` is ``Unmatched``. A code missing from the names
+    file (a handful of lexicon typos such as ``A9.1``) takes the name of its nearest listed parent, or stays as the bare
+    code."""
     out = []
     for part in tag.split("/"):
         if part == "PUNCT" or part.startswith("Df"):

@@ -1,25 +1,16 @@
 """Counter-stereotype test of attention heads (attention-head bias paper, Sec. 5.2, Figure 4).
 
-1. S_orig: sentences containing exactly one gender attribute word (``wordlists/gender_{female,male}``)
-   and at least one stereotype target word (``gender_stereotype.txt``). Here they are the
-   ``sent_more`` sentences (the more stereotyping side) of the **gender** pairs of CrowS-Pairs
-   (``crows-en``, bias_type gender, and ``crows-en-gso``, deduplicated); the paper used Reddit. Where neither
-   is downloaded (a bare clone), those of the shipped ``demo`` benchmark's English gender pairs, so the test
-   runs (on a handful of sentences: a demonstration, not a finding); the input is then named
-   ``demo-gender-pairs``.
-2. S_counter: the same sentence with the attribute word swapped for its paired counterpart
-   ("women" → "men"; case kept), nothing else changed.
-3. For head i-j: w = attention from the target word to the attribute word (eager attention). Each
-   attention row is min–max normalised over the columns that are neither special tokens nor
-   punctuation (for causal models: only the columns the row can see); a word's score is the mean over
-   its sub-tokens (rows: target sub-tokens, columns: attribute sub-tokens).
-   d = w(orig) − w(counter).
-4. One-tailed one-sample t-test that the mean d > 0 (scipy ``ttest_1samp(alternative="greater")``),
-   over sentences, with each sentence's d averaged over the heads of a group: the biased heads
-   (b_ij > 0) and the others; report t, p, N as the paper's Figure 4.
+1. S_orig: sentences with exactly one gender attribute word (``wordlists/gender_{female,male}``) and a stereotype
+   target word (``gender_stereotype.txt``): the ``sent_more`` side of CrowS-Pairs' gender pairs (``crows-en``,
+   ``crows-en-gso``, deduplicated; the paper used Reddit), or on a bare clone the ``demo`` benchmark's
+   (``demo-gender-pairs``: a demonstration, not a finding).
+2. S_counter: the attribute word swapped for its counterpart ("women" → "men"; case kept).
+3. For head i-j: w = target→attribute attention (eager), each row min–max normalised over the non-special,
+   non-punctuation columns it can see, averaged over sub-tokens; d = w(orig) − w(counter).
+4. One-tailed one-sample t-test of mean d > 0 over sentences (``ttest_1samp(alternative="greater")``), each
+   sentence's d averaged over a head group: biased heads (b_ij > 0) and the others; t, p, N as Figure 4.
 
-In a causal model a word can only attend to earlier words, so there a sentence is used only when
-the attribute word comes before the target word.
+A causal model's words see only earlier words: a sentence is used only when the attribute comes first.
 """
 from __future__ import annotations
 
@@ -132,12 +123,10 @@ _EAGER_VIEWS: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = we
 
 
 def eager_view(model: torch.nn.Module) -> torch.nn.Module:
-    """The model with eager attention (which returns attention weights), without switching the shared model.
-
-    A model already eager is returned as is. Otherwise a structural copy is made once per model (under a
-    lock): its modules and config are copied but every parameter and buffer is the original tensor, so it
-    costs no weight memory and computes with the same weights; only the copy is set to eager attention.
-    """
+    """The model with eager attention (which returns attention weights), without switching the shared model. A model
+    already eager is returned as is. Otherwise a structural copy is made once per model (under a lock): its modules and
+    config are copied but every parameter and buffer is the original tensor, so it costs no weight memory and computes
+    with the same weights; only the copy is set to eager attention."""
     if getattr(model.config, "_attn_implementation", None) in ("eager", None):
         return model
     with _EAGER_LOCK:
@@ -156,10 +145,8 @@ def _is_punct(text: str) -> bool:
 
 
 def sentence_attentions(lm, text: str) -> tuple[list[str], np.ndarray, list[tuple[int, int]], np.ndarray]:
-    """Tokens, attention (layers, heads, T, T), char offsets and the 'usable column' flags of one text.
-
-    Usable columns are non-special, non-punctuation tokens. Causal models get their start token first.
-    """
+    """Tokens, attention (layers, heads, T, T), char offsets and the 'usable column' flags of one text. Usable columns
+    are non-special, non-punctuation tokens. Causal models get their start token first."""
     causal = lm.kind == "causal"
     prepared = lm.prepare_text(text)
     enc = lm.tokenizer(prepared, add_special_tokens=not causal, return_offsets_mapping=True,
@@ -294,10 +281,8 @@ def d_array(frame: pd.DataFrame) -> np.ndarray:
 
 
 def counter_stereotype_test(d: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
-    """Figure-4 table: per head group, N sentences, heads, mean d, t, one-tailed p.
-
-    ``d``: (sentences, layers, heads); ``scores``: (layers, heads) bias scores b_ij.
-    """
+    """Figure-4 table: per head group, N sentences, heads, mean d, t, one-tailed p. ``d``: (sentences, layers, heads);
+    ``scores``: (layers, heads) bias scores b_ij."""
     biased = np.asarray(scores) > 0
     rows = []
     for label, sel in (("biased heads (b > 0)", biased), ("other heads (b ≤ 0)", ~biased)):

@@ -1,12 +1,8 @@
-"""The per-head score table: one row per (layer, head) ↔ the (layers, heads) matrix b, and the top heads.
+"""The per-head score table: one row per (layer, head) ↔ the (layers, heads) matrix b, and the top heads (written by
+the scorer, read back by the masking experiment and the counter-stereotype test).
 
-Shared by the scorer (which writes the table), the masking experiment and the counter-stereotype test
-(which read it back as a matrix).
-
-**Numbering**: layers and heads are **0-based** everywhere — the table's ``layer``/``head`` (the schema), a head's
-``name`` ``"<layer>-<head>"``, the masking table's head lists, the page's heatmap axes and head inputs — as
-``model.layers[i]`` and the attention tensors index them. The paper names heads 1-based (its footnote 2: "9-12"
-is the 12th head of the 9th layer); that head is ``8-11`` here.
+Layers and heads are **0-based** everywhere (the schema, a head's ``name`` ``"<layer>-<head>"``, the page), as
+``model.layers[i]`` indexes them; the paper's 1-based "9-12" (its footnote 2) is ``8-11`` here.
 """
 from __future__ import annotations
 

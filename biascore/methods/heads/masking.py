@@ -1,19 +1,16 @@
 """Targeted head masking (attention-head bias paper, Sec. 6, Table 1a).
 
-Set m_ij = 0 for: the top-K heads by bias score b_ij ("Targeted-Debias Top-K"), the bottom-K (most
-negative), K random heads (``draws`` seeded draws, averaged: "Random-Debias"), and all heads with
-b_ij > 0. For each, report the SEAT effect size of the masked model and its language-modelling
-quality on held-out sentences:
+Set m_ij = 0 for the top-K heads by bias score b_ij ("Targeted-Debias Top-K"), the bottom-K, K random heads
+(``draws`` seeded draws, averaged: "Random-Debias") and all heads with b_ij > 0; report each masked model's SEAT
+effect size and its language-modelling quality on held-out sentences:
 
-* masked LM: pseudo-perplexity (Salazar et al. 2020): PPPL = exp(−(1/N) Σ_s Σ_t log P(w_t | s∖t)),
-  each token masked in turn, N = all scored tokens (batched gold log-probabilities from
-  :mod:`biascore.models.lm_scoring`);
+* masked LM: pseudo-perplexity (Salazar et al. 2020) PPPL = exp(−(1/N) Σ_s Σ_t log P(w_t | s∖t)), each token
+  masked in turn (:mod:`biascore.models.lm_scoring`);
 * causal LM: perplexity exp(−(1/N) Σ log p(w_t | w_<t)) with the start token in front;
-* an encoder without an LM head: no perplexity (reported as n/a).
+* an encoder without an LM head: n/a.
 
-Held-out sentences: ``sent_less`` of the first CrowS-Pairs (crows-en) pairs whose bias type is neither
-gender nor sexual orientation, by pair id — text the gender SEAT tests and the counter-stereotype
-sentences do not use.
+Held-out sentences: ``sent_less`` of the first crows-en pairs whose bias type is neither gender nor sexual
+orientation (text the gender SEAT tests and counter-stereotype sentences do not use).
 """
 from __future__ import annotations
 

@@ -4,19 +4,11 @@ Attention-head bias paper (Yang et al., after Michel et al. 2019, eq. 2)::
 
     MultiHead_i(X) = Concat_j (m_ij · head_ij) W^O
 
-transformers 5 has no ``head_mask`` argument, so the mask is applied where the heads are still
-separate: the *input* of each attention block's output projection (``attention.output.dense`` in
-BERT-family encoders, ``c_proj`` (Conv1D) in GPT-2, ``o_proj`` in Llama-style decoders, ``out_proj``
-/ ``out_lin`` elsewhere) is the concatenation of the per-head outputs, so head j of layer i is the
-feature slice ``[j·d, (j+1)·d)`` with d the head dimension. With grouped-query attention the
-projection still sees ``num_attention_heads · head_dim`` features — one slice per *query* head — so
-the mask is per query head.
-
-Many callers share one loaded model (the dashboard's ``st.cache_resource``), so a mask must not be attached to
-the model per call: the pre-hooks are installed once per model (under a lock, idempotently) and read the
-active mask from a :class:`contextvars.ContextVar`. Entering :class:`HeadMask` sets that variable for the
-current thread/context only; a hook that finds no mask for its model returns nothing, which leaves the
-input untouched — the unmasked model computes exactly what it computed before the hooks were installed.
+transformers 5 has no ``head_mask``, so the mask scales the input of each attention block's output projection
+(``attention.output.dense``, GPT-2's ``c_proj``, ``o_proj``, ``out_proj``/``out_lin``), where head j of layer i is
+the feature slice ``[j·d, (j+1)·d)`` (per query head under grouped-query attention). The pre-hooks are installed
+once per shared model and read the mask from a :class:`contextvars.ContextVar` that :class:`HeadMask` sets for
+the current context only; without a mask a hook leaves the input untouched.
 """
 from __future__ import annotations
 
@@ -76,12 +68,10 @@ def _get(module: torch.nn.Module, path: str) -> torch.nn.Module | None:
 
 
 def head_layout(model: torch.nn.Module) -> HeadLayout:
-    """Find every self-attention block's output projection, in layer order.
-
-    An attention block is a module whose class name contains ``Attention`` and that owns one of the
-    known projection attributes with ``num_heads · head_dim`` input features. Cross-attention blocks of
-    encoder–decoder models would be picked up too; the scorer is meant for encoders and decoders.
-    """
+    """Find every self-attention block's output projection, in layer order. An attention block is a module whose class
+    name contains ``Attention`` and that owns one of the known projection attributes with ``num_heads · head_dim`` input
+    features. Cross-attention blocks of encoder–decoder models would be picked up too; the scorer is meant for encoders
+    and decoders."""
     heads, head_dim = _config_heads(model.config)
     width = heads * head_dim
     found: list[tuple[str, torch.nn.Module]] = []
@@ -141,13 +131,10 @@ def installed_layout(model: torch.nn.Module) -> tuple[HeadLayout, int]:
 
 
 class HeadMask:
-    """Context manager that multiplies head j of layer i by ``mask[i, j]`` inside ``model``, for the calls
-    made in the current thread (context) only.
-
-    ``mask`` starts as ones (the unmodified model) in the model's dtype and device; set entries to 0
-    to remove heads, or make it require grad to differentiate with respect to it. The mask stops applying
-    on exit, also after an exception; other threads using the same model never see it.
-    """
+    """Context manager that multiplies head j of layer i by ``mask[i, j]`` inside ``model``, for the calls made in the
+    current thread (context) only. ``mask`` starts as ones (the unmodified model) in the model's dtype and device; set
+    entries to 0 to remove heads, or make it require grad to differentiate with respect to it. The mask stops applying
+    on exit, also after an exception; other threads using the same model never see it."""
 
     def __init__(self, model: torch.nn.Module, mask: torch.Tensor | None = None):
         self.model = model

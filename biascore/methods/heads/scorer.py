@@ -7,11 +7,9 @@ model attention heads"), eqs. 2–4::
     L = |ES(X, Y, A, B)|                                    (SEAT effect size, biascore.stats.effect_size)
     b_ij = ∂L / ∂m_ij
 
-A positive b_ij means that turning the head down (m_ij: 1 → 0) would shrink the measured bias: a
-"biased head". All heads come from one forward and one backward pass. When the test's contexts do not
-fit in one batch the gradient is taken in two exact steps: a no-grad forward gives every embedding E
-and g = ∂L/∂E, then each batch is re-run with grad and back-propagated with g (a vector–Jacobian
-product), which sums to the same ∂L/∂m without holding every batch's graph in memory.
+b_ij > 0: turning the head down would shrink the measured bias (a "biased head"). One forward and one backward
+pass; contexts that do not fit in one batch take two exact steps (g = ∂L/∂E from a no-grad forward, then each
+batch back-propagated with g, a vector–Jacobian product) that sum to the same ∂L/∂m.
 """
 from __future__ import annotations
 
@@ -28,10 +26,8 @@ from biascore.methods.heads.seat_embeddings import SeatEmbedder, pooled
 
 def head_score_matrix(lm, test: SeatTest, *, batch_size: int = 256,
                       progress: ProgressFn | None = None) -> tuple[np.ndarray, float]:
-    """(b, effect size at m = 1): b is the (layers, heads) gradient of |ES| w.r.t. the head mask.
-
-    ``progress(done, total)`` follows the backward batches (a test that fits in one batch has none).
-    """
+    """(b, effect size at m = 1): b is the (layers, heads) gradient of |ES| w.r.t. the head mask. ``progress(done,
+    total)`` follows the backward batches (a test that fits in one batch has none)."""
     emb = SeatEmbedder(lm, test, batch_size=batch_size)
     with HeadMask(lm.model) as hm:
         mask = hm.mask.requires_grad_(True)

@@ -1,16 +1,10 @@
 """Contextual embeddings of SEAT items, differentiable with respect to head masks.
 
-Embedding rule (attention-head bias paper, footnote 3; Kaneko & Bollegala 2021):
-
-* a **word-level** test item (a word or short phrase) is embedded in every context sentence of
-  :data:`biascore.inputs.seat_tests.WORD_TEMPLATES`; its embedding is the final-layer hidden state averaged over
-  the item's sub-tokens in each context, then averaged over the contexts;
-* a **sentence-level** item (``sent-*`` tests, Heilman sentence tests) is one context: the final-layer
-  hidden states averaged over all its non-special tokens (mean pooling, as SEAT does for encoders
-  without a pooler it can trust).
-
-Causal models get their start token in front (as in scoring) and are read with right padding; the
-start token is never pooled. Texts go through ``lm.prepare_text`` (lower-casing for uncased models).
+Attention-head bias paper, footnote 3 (Kaneko & Bollegala 2021): a **word-level** item is embedded in every context
+of :data:`biascore.inputs.seat_tests.WORD_TEMPLATES`, final-layer states averaged over its sub-tokens, then over
+the contexts; a **sentence-level** item (``sent-*``, Heilman tests) is its own context, mean-pooled over its
+non-special tokens. Causal models get their start token in front (never pooled) and right padding; texts go
+through ``lm.prepare_text``.
 """
 from __future__ import annotations
 

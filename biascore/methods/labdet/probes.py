@@ -1,16 +1,7 @@
-"""Sentiment probes on frozen sentence features: scikit-learn classifiers with fit / predict_proba.
-
-Two probes, as in LABDet (Koksal et al., 2023, §4: "we train a classifier such as SVM or MLP on top of
-the frozen PLMs"):
-
-* ``svm``: standardised features → ``LinearSVC`` wrapped in ``CalibratedClassifierCV`` (sigmoid /
-  Platt scaling, 5 folds) so that it returns probabilities;
-* ``mlp``: standardised features → ``MLPClassifier`` (one hidden layer of 100 units, adam, early
-  stopping).
-
-Both are seeded. :func:`heldout_accuracy` measures accuracy on templates the probe never saw: the split
-is by template group (``GroupShuffleSplit``), so a template is never in both the training and the test
-part.
+"""Sentiment probes on frozen sentence features (LABDet, Koksal et al., 2023, §4: "we train a classifier such as SVM or
+MLP on top of the frozen PLMs"): ``svm`` = standardised features → ``LinearSVC`` in ``CalibratedClassifierCV``
+(Platt scaling, 5 folds); ``mlp`` = standardised features → ``MLPClassifier`` (100 hidden units, adam, early
+stopping). Both seeded; :func:`heldout_accuracy` splits by template group (``GroupShuffleSplit``).
 """
 from __future__ import annotations
 

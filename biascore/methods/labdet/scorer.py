@@ -3,41 +3,23 @@
 Koksal et al. (2023), "Language-Agnostic Bias Detection in Language Models with Bias Probing"
 (Findings of EMNLP 2023; /work/shared/papers/labdet-nationality-bias-probing.txt, §3-§5).
 
-1. **Sentiment training.** Sentences with no nationality in them (``labdet/train/<lang>.json``:
-   sentence, sentiment, template, noun, adj) are embedded by the frozen model
-   (:mod:`biascore.models.embeddings`, mean of the last hidden layer by default) and a linear SVM
-   (calibrated) and an MLP are trained on them (:mod:`biascore.methods.labdet.probes`). Held-out accuracy is measured on
-   templates the probe never saw.
-2. **Sentiment surfacing.** ``labdet/test/<lang>.json`` holds neutral sentences built from templates with a
-   nationality slot and neutral adjectives (``This [NATIONALITY] person is [ADJ].``); the nationality
-   ``mask`` fills the slot with the neutral filler. For every template t, adjective a and nationality n::
+1. A calibrated linear SVM and an MLP (:mod:`biascore.methods.labdet.probes`) are trained on the frozen model's
+   embeddings (:mod:`biascore.models.embeddings`) of nationality-free sentences; held-out accuracy by template.
+2. For every template t, adjective a and nationality n::
 
        rel(n, t, a) = P(positive | sentence(t, a, n)) - P(positive | sentence(t, a, neutral filler))
 
-   The neutral filler is the model's mask token (the paper's ``[MASK]``). A model without a mask token
-   (a causal LM) gets the slot *removed* instead ("This person is neutral."; in Arabic the definite
-   article glued to the slot goes with it), unless another filler is asked for; the filler used is
-   part of the result and shown on the page.
-3. **Per nationality:** mean of rel over its template x adjective items; a 95% percentile bootstrap
-   confidence interval that resamples whole templates (seeded); a two-sided Wilcoxon signed-rank test of
-   the items against 0 (scipy; the paper's test, §5.2). Direction = ``negative`` (red) when p < alpha and
-   the mean is below 0, ``positive`` (green) when p < alpha and the mean is above 0, else ``none`` (black).
-   Beside the paper's test, ``p_template``: the same Wilcoxon test over the per-template means
-   (:func:`biascore.stats.tests.cluster_wilcoxon_p`). The paper's test treats the template x adjective
-   items as independent, but the items of one template share its wording and move together, so with 14
-   English templates x 20 adjectives its p-values are far smaller (≈ 1e-47) than the 14 independent
-   templates support; the template-level p (smallest possible 2 / 2^14 ≈ 1.2e-4 for 14 templates) and the
-   template bootstrap interval are the inference at the level of the data's independent units.
-4. **Robustness** (the paper's §5.3): Pearson r (with p) between the SVM and the MLP nationality means,
-   and between the means computed on two disjoint halves of the templates (seeded split).
+   The filler is the mask token (the paper's ``[MASK]``); a causal LM gets the slot removed unless another
+   filler is asked for; the filler is part of the result.
+3. Per nationality: mean rel, a 95% template bootstrap CI (seeded), a two-sided Wilcoxon signed-rank test of the
+   items against 0 (§5.2) and ``p_template``, the same test over per-template means
+   (:func:`biascore.stats.tests.cluster_wilcoxon_p`; why: docs/scores.md#labdets-p-values); direction
+   ``negative``/``positive`` when p < alpha, else ``none``.
+4. Robustness (§5.3): Pearson r between the SVM and MLP means and between two disjoint template halves.
 
-Data: the paper's files for ar, de, en, fr, nl, tr (downloaded), and ``demo``: small English data written for
-biascore and shipped with it (:data:`DEMO`), so the page shows bars on a bare clone.
-Data notes: the English template list names "This [NATIONALITY] person is [ADJ]." twice and the Arabic
-adjective list names one adjective twice, so the test files repeat those items; each template x
-adjective x nationality item is counted once. The Arabic file calls the nationality field ``race``.
-A probe is only meaningful when the model matches the language of the data (e.g. an English model on
-``en``); nothing stops a mismatch, but its numbers mean little.
+Data: the paper's ar, de, en, fr, nl, tr files and the shipped :data:`DEMO` (docs/data.md). The English templates
+name one template twice and the Arabic adjectives one adjective twice: each item is counted once; the Arabic file
+calls the nationality field ``race``. A probe means little when the model does not match the data's language.
 """
 from __future__ import annotations
 
@@ -193,15 +175,10 @@ def surfacing_pairs(data: LabdetData, filler: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------- pipeline
 def probe_items(data: LabdetData, featurize: Featurizer, *, filler: str, seed: int = 0,
                 nationalities: Sequence[str] | None = None) -> pd.DataFrame:
-    """Train both probes on ``data.train`` and score every surfacing pair.
-
-    ``featurize(sentences) -> (n, d) array`` is called twice: on the training sentences, then on the
-    distinct surfacing sentences (inject any extractor; the ``labdet`` method passes the frozen model's,
-    cached per list, so another filler or nationality subset re-embeds only the surfacing sentences).
-    Returns one row per item: template, adj, nationality, word, sentence, neutral_sentence and, for each
-    probe k in (svm, mlp), ``p_nat_k``, ``p_neutral_k``, ``rel_k``; plus the constant columns
-    ``acc_svm``, ``acc_mlp`` (held-out accuracy on unseen templates) and ``neutral_filler``.
-    """
+    """Train both probes on ``data.train`` and score every surfacing pair. ``featurize(sentences) -> (n, d) array`` is
+    called on the training, then the distinct surfacing sentences. Returns one row per item: template, adj, nationality,
+    word, sentence, neutral_sentence and, for each probe k in (svm, mlp), ``p_nat_k``, ``p_neutral_k``, ``rel_k``; plus
+    the constant columns ``acc_svm``, ``acc_mlp`` (held-out accuracy on unseen templates) and ``neutral_filler``."""
     pairs = surfacing_pairs(data, filler)
     if nationalities is not None:
         unknown = sorted(set(nationalities) - set(data.words))

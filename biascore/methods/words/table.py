@@ -1,33 +1,16 @@
 """Words view: every word type of a benchmark with its bias attribution, for one model (or two side by side).
 
 Bias attribution score paper (Gamboa & Lee, §3.3–3.4 and §4.3): b(u) < 0 means the shared word u pushes the
-model toward the more-biased sentence. Its Table 6 groups words by USAS semantic field
-(:mod:`biascore.methods.fields.scorer`); this is one level down, per **word type**.
+model toward the more-biased sentence. Words are the attribution engine's word units (``words`` / ``word_bu``
+of :func:`biascore.methods.attribution.scorer.attribution_frame`); a word type (:func:`word_types`) is the unit
+NFKC-normalised, apostrophes unified, case-folded; punctuation-only units are left out. Per word type w with
+occurrences b_1 … b_n::
 
-Words are the attribution engine's word units — the ``words`` / ``word_bu`` columns of
-:func:`biascore.methods.attribution.scorer.attribution_frame`: the words of the more-biased sentence that
-are made of shared (unmodified) tokens only, each with b(w) = mean b(u) of its tokens. Nothing is
-re-tokenised here. An *occurrence* is one such word in one pair.
-
-Word type (:func:`word_types`): the unit's text, Unicode NFKC-normalised, typographic apostrophes (’ ‘ ʼ)
-replaced by ``'``, then case-folded (``str.casefold``), so ``Gay``/``gay`` and ``don’t``/``don't`` are one
-type. Units without a letter or a digit (punctuation-only: ``.``, ``,``, ``'``, ``--``) are left out.
-Nothing else is merged (no stemming or lemmatisation: ``gay``/``gays`` are two types).
-
-Per word type w with occurrences b_1 … b_n (after the bias-type filter):
-
-    n_pairs        = number of distinct pairs with at least one occurrence of w
-    n_occurrences  = n                      (a word used twice in one pair counts twice)
     mean_b         = (1/n) Σ b_i
-    95 % interval  = mean_b ± t_{0.975, n−1} · s / √n     (Student's t over occurrences, s with ddof = 1)
-                     undefined (NaN) when n = 1 — never a zero-width interval; a word whose b is exactly
-                     equal in every occurrence (e.g. b = 0 for a causal model's shared prefix) has s = 0 and
-                     an honest zero-width interval only when n ≥ 2
-    share_biased   = |{i : b_i < 0}| / n    (pushes toward the more-biased sentence; the paper's ↑ bias)
-    share_zero     = |{i : b_i = 0}| / n    (no influence; the paper's ∘ bias); share b > 0 = the rest
+    95 % interval  = mean_b ± t_{0.975, n−1} · s / √n     (NaN when n = 1)
+    share_biased   = |{i : b_i < 0}| / n,   share_zero = |{i : b_i = 0}| / n
 
-The t-interval treats the occurrences as independent draws; two occurrences in one pair are not quite
-independent, so for such words the interval is somewhat optimistic.
+(docs/methods.md#words; the occurrences are treated as independent, so the interval is slightly optimistic.)
 """
 from __future__ import annotations
 
