@@ -165,6 +165,33 @@ def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int
     return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)
 
 
+def across_languages(aligned_set: str, model: "ModelHandle | LanguageModel | str | dict", languages: list[str] | None = None,
+                     *, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
+                     data_dir: str | Path | None = None, **options: Any):
+    """An aligned set (:func:`aligned_sets`: the same source pairs in several languages) scored in ``languages``
+    (default all) by ``model`` — one for every language, or {language: model} — each language the attribution
+    result of :func:`run` (same cache); one progress bar for every pair. Returns a
+    :class:`~biascore.methods.attribution.languages.Languages`: ``pair(source_id)`` (that pair in every language),
+    ``summary()`` (B per language with its interval) and ``compare(a, b)`` (two languages paired over their common
+    source pairs, as :func:`compare` pairs two models: McNemar, paired bootstrap, ``discordant`` pairs)."""
+    from biascore.methods.attribution.languages import across_languages as across
+
+    models = {k: as_handle(v) for k, v in model.items()} if isinstance(model, dict) else as_handle(model)
+    cache, m = (ResultCache(cache_dir) if cache_dir is not None else None), get("attribution")
+
+    def one(benchmark, handle, **kwargs):
+        return run_method(m, handle, benchmark, cache=cache, **kwargs)
+
+    return across(aligned_set, models, languages, run=one, data_dir=data_dir, progress=progress, **options)
+
+
+def aligned_sets() -> dict[str, dict[str, str]]:
+    """The aligned sets: set name → {language: benchmark name}."""
+    from biascore.methods.attribution.languages import aligned_sets as sets
+
+    return sets()
+
+
 #: the footer key of a cache file's stored key (biascore.store.cache)
 _CACHE_KEY = b"biascore"
 

@@ -1,0 +1,67 @@
+"""The S_JSD paper's numbers (Steinborn et al., Findings of NAACL 2022) against ours under ``--jsd paper``, per pair,
+on the paper's own multilingual files.
+
+The reference below is written here from the paper's definitions and the procedure of its published ``main.py``
+(github.com/VSteinborn/s_jsd-multilingual-bias, read for reference only, not copied; CI has no network, so it cannot
+be fetched and run there): tokenise each sentence with the tokenizer's special tokens; the unmodified tokens are the
+``equal`` blocks of ``difflib.SequenceMatcher`` over the two id sequences without their first and last entries
+([CLS], [SEP]); mask each in turn; at the masked position take the softmax probability p of the gold token in float32
+(the script's arithmetic) and its distance to the one-hot gold distribution
+``calc_analytic_jsd`` = sqrt((p·log2 p − (p + 1)·log2(p + 1) + 2) / 2); per pair
+S_JSD = mean over tokens of (distance in sent_more − distance in sent_less), B.S_JSD counts the pair when
+Σ distance(more) < Σ distance(less), and CPS counts it when Σ log p(more) > Σ log p(less).
+
+Ours: S_JSD within 1e-4 (float32 against float64 here), B's verdict equal on every pair, and our PLL verdict equal to
+CPS on every pair whose two scores do not round to the same 3 decimals (our PLL score follows the CrowS script,
+which calls those pairs neutral; the paper's CPS counts them by the unrounded sums — docs/scores.md).
+"""
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+import pytest
+import torch
+
+from biascore.inputs.datasets import load_benchmark
+from biascore.methods import get
+from biascore.runs import runner
+
+
+def _paper_pair(model, tokenizer, more: str, less: str) -> tuple[float, int, int]:
+    """(S_JSD, B.S_JSD 0/1, CPS 0/1) of one pair by the paper's procedure (module docstring)."""
+    ids = [tokenizer.encode(s) for s in (more, less)]
+    blocks = difflib.SequenceMatcher(None, [str(x) for x in ids[0]], [str(x) for x in ids[1]]).get_opcodes()
+    t_more = [i for op, a0, a1, b0, b1 in blocks if op == "equal" for i in range(a0, a1)][1:-1]
+    t_less = [i for op, a0, a1, b0, b1 in blocks if op == "equal" for i in range(b0, b1)][1:-1]
+    dist, logp = [], []
+    for seq, positions in ((ids[0], t_more), (ids[1], t_less)):
+        batch = torch.tensor([seq] * len(positions))
+        rows = torch.arange(len(positions))
+        batch[rows, torch.tensor(positions)] = tokenizer.mask_token_id
+        with torch.no_grad():  # BertForMaskedLM is cls(bert(x)) per position: its head applied at the masked one
+            logits = model.cls(model.bert(input_ids=batch).last_hidden_state[rows, torch.tensor(positions)])
+        gold = torch.tensor([seq[p] for p in positions])
+        p = torch.softmax(logits, dim=1)[rows, gold]
+        dist.append(torch.sqrt((p * torch.log2(p) - (p + 1) * torch.log2(p + 1) + 2) / 2.0))
+        logp.append(torch.log_softmax(logits, dim=1)[rows, gold])
+    s_jsd = float(torch.mean(dist[0] - dist[1]))
+    return s_jsd, int(float(dist[0].sum()) < float(dist[1].sum())), int(float(logp[0].sum()) > float(logp[1].sum()))
+
+
+@pytest.mark.parametrize("name", ["sjsd-gender-de", "sjsd-gender-id", "sjsd-gender-ar"])
+def test_sjsd_b_and_cps_equal_the_papers_per_pair(tiny_mlm, data_dir, name):
+    bm = load_benchmark(name, data_dir)
+    ours = runner.run(get("attribution"), tiny_mlm, bm, jsd="paper").frame.set_index("pair_id")
+    scored = bm.frame[bm.frame.load_issue == ""]
+    assert len(scored) == len(bm) - (name == "sjsd-gender-id")  # the identical Indonesian pair is skipped, not a tie
+    assert set(ours.loc[bm.frame.pair_id[bm.frame.load_issue != ""], "verdict"]) <= {"not scored"}
+    ref = np.array([_paper_pair(tiny_mlm.model, tiny_mlm.tokenizer, m, l)
+                    for m, l in zip(scored.sent_more, scored.sent_less)])
+    mine = ours.loc[scored.pair_id]
+    np.testing.assert_allclose(mine.sjsd.to_numpy(float), ref[:, 0], atol=1e-4, rtol=0)
+    assert (mine.biased.to_numpy() == ref[:, 1].astype(bool)).all()
+    assert 100 * ref[:, 1].mean() == pytest.approx(100 * mine.biased.mean())  # B = B.S_JSD
+    decided = mine.pll_verdict.to_numpy() != "tie"
+    assert decided.mean() > 0.9
+    assert ((mine.pll_verdict.to_numpy() == "biased") == ref[:, 2].astype(bool))[decided].all()
