@@ -56,9 +56,10 @@ def method(name: str) -> Method:
 
 
 def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
-    """The registered pair benchmarks: name, whether present in the data directory, language, description."""
+    """The registered pair benchmarks: name, whether present in the data directory, language, description, licence,
+    citation."""
     rows = available_benchmarks(data_dir)
-    return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description"]]
+    return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description", "licence", "citation"]]
 
 
 def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,

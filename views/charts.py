@@ -9,6 +9,7 @@ Text placed in a figure goes through :func:`biascore.display.plotly_label` (plot
 from __future__ import annotations
 
 import shutil
+import unicodedata
 
 import numpy as np
 import pandas as pd
@@ -40,7 +41,8 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wr
     about ``wrap`` characters so that narrow columns stay readable.
 
     ``sentences``: (row label, units frame from :func:`biascore.methods.attribution.token_view.sentence_units`).
-    ``limit``: the colour scale runs from -limit to +limit (centred at 0).
+    ``limit``: the colour scale runs from -limit to +limit (centred at 0). Text written right to left (more
+    Arabic/Hebrew letters than left-to-right ones) is laid out right to left: the first unit at the right.
     The figure is assembled as one dict and validated once (plotly's attribute-by-attribute builders
     cost several times more, which matters for the page budget).
     """
@@ -82,12 +84,17 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wr
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0,
                        colorbar=dict(orientation="h", x=1.0, xanchor="right", y=-0.02, yanchor="top", len=0.5,
                                      thickness=10, title=dict(text=SCALE_TITLE, side="top", font=dict(size=11)))),
-        xaxis=dict(visible=False),
+        xaxis=dict(visible=False, autorange="reversed" if _right_to_left(sentences) else True),
         yaxis=dict(autorange="reversed", tickvals=tickvals, ticktext=ticktext, tickfont=dict(size=13),
                    automargin=True, showgrid=False, zeroline=False),
         legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
         uniformtext=dict(minsize=9, mode="show"), plot_bgcolor="white")
     return go.Figure({"data": traces, "layout": layout})
+
+
+def _right_to_left(sentences: list[tuple[str, pd.DataFrame]]) -> bool:
+    kinds = [unicodedata.bidirectional(c) for _, units in sentences for c in "".join(units.text)]
+    return sum(k in ("R", "AL") for k in kinds) > sum(k == "L" for k in kinds)
 
 
 def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked b(u)") -> go.Figure:

@@ -112,7 +112,8 @@ def available_benchmarks(data_dir: str | Path | None = None) -> list[dict]:
     for name, spec in registry().items():
         path = benchmark_path(name, data_dir)
         out.append({"name": name, "available": path.exists(), "path": str(path), "language": spec.get("language", ""),
-                    "expected_rows": spec.get("expected_rows"), "description": spec.get("description", "")})
+                    "expected_rows": spec.get("expected_rows"), "description": spec.get("description", ""),
+                    "licence": spec.get("licence", ""), "citation": spec.get("citation", "")})
     return out
 
 
