@@ -20,16 +20,17 @@ Special tokens ([CLS], [SEP], <s>, …) are never scored. The remaining tokens a
 dashboard's word level, the semantic-fields scorer and the minimal-pair check: a word is a run of letters
 or digits with their combining marks (Arabic vowel signs, Devanagari matras) and inner hyphens or apostrophes
 ("don't", "mag-aaral", "O’Brien"), and every other visible character is a unit of its own (punctuation) —
-:data:`WORD_RE`. Scripts written without spaces between words have no such run: each Chinese/Japanese character
-is a word (as BERT's tokenizer treats them), and a run of Thai, Lao, Khmer or Myanmar is cut into words at the
-model's own sub-word token boundaries (``token_starts``); no dictionary segmenter is used, so the unit is
-the same for every model's view of one text in Han and follows the model's tokens in Thai. Tokens are assigned to words by their
+:data:`WORD_RE`. Scripts written without spaces between words: each Chinese/Japanese character is a word (as BERT's
+tokenizer treats Han), a run of Thai letters is cut into words by PyThaiNLP's dictionary segmenter (``newmm``;
+byte-level models such as SmolLM2 give Thai single-letter tokens, so a model's tokens cannot serve as words), and a
+run of Lao, Khmer or Myanmar stays one unit. Words never depend on the model. Tokens are assigned to words by their
 character offsets, never by "##"/"Ġ"/"▁" prefixes: a token belongs to every word its span overlaps, so
 BERT's don · ' · t and GPT-2's Ġdon · 't are both the one word "don't".
 """
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
 
 import regex
@@ -168,19 +169,22 @@ def shares_only_punctuation(pt: PairTokens) -> bool:
 _HAN, _SEA = r"\p{Han}\p{Hiragana}\p{Katakana}", r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
 _LETTERS = rf"(?:(?![{_HAN}{_SEA}])[\w\p{{M}}])+"
 #: A word (letters/digits with their marks, inner hyphens or apostrophes: "mag-aaral", "don't"), one Han/kana
-#: character, a run of Thai/Lao/Khmer/Myanmar (cut further by :func:`word_spans`), or one other visible character.
+#: character, a run of Thai/Lao/Khmer/Myanmar (Thai cut further by :func:`word_spans`), or one other visible character.
 WORD_RE = regex.compile(rf"{_LETTERS}(?:[-'’]{_LETTERS})*|[{_HAN}]\p{{M}}*|[{_SEA}][{_SEA}\p{{M}}]*|[^\w\p{{M}}\s]")
-_SEA_RE = regex.compile(rf"[{_SEA}]")
 
 
-def word_spans(text: str, token_starts: Sequence[int] = ()) -> list[tuple[int, int]]:
-    """Character spans of the words and punctuation marks of ``text``, in order (:data:`WORD_RE`); a Thai, Lao,
-    Khmer or Myanmar run is cut at the ``token_starts`` (the model's token offsets) that fall inside it."""
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the words and punctuation marks of ``text``, in order (:data:`WORD_RE`; a Thai run cut
+    into words by PyThaiNLP's ``newmm``)."""
     out = []
     for m in WORD_RE.finditer(text):
-        start, end = m.span()
-        cuts = sorted({int(c) for c in token_starts if start < c < end}) if _SEA_RE.match(text, start) else []
-        out += list(zip([start, *cuts], [*cuts, end]))
+        if not regex.match(r"\p{Thai}", m.group()):
+            out.append(m.span())
+            continue
+        from pythainlp.tokenize import word_tokenize
+
+        ends = list(itertools.accumulate(len(w) for w in word_tokenize(m.group(), engine="newmm")))
+        out += [(m.start() + a, m.start() + b) for a, b in zip([0, *ends[:-1]], ends)]
     return out
 
 

@@ -26,7 +26,7 @@ def test_demo_aligned_set_in_ten_languages_with_the_engines_numbers(bare_data, s
     assert shown.score.tolist() == pytest.approx(expected.summary().score.tolist(), nan_ok=True)
     assert shown.set_index("language").loc["id", "n_skipped"] == 1  # the identical Indonesian pair, with its reason
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    heatmaps = [c for c in charts if c["layout"]["xaxis"].get("visible") is False]
+    heatmaps = [c for c in charts if c["layout"].get("xaxis", {}).get("visible") is False]
     assert len(charts) == 11 and len(heatmaps) == 10  # B per language; the first source pair in every language
     rtl = [h["layout"]["xaxis"]["autorange"] == "reversed" for h in heatmaps]
     assert rtl == [lang == "ar" for lang in LANGS]  # Arabic drawn right to left, the others left to right

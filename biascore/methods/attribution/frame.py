@@ -63,7 +63,7 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
     starts, ends = spans[0::2], spans[1::2]
     tok_off = span_off // 2
     pair_of = np.repeat(np.arange(n_pairs), np.diff(tok_off))
-    per_pair = [word_spans(t, starts[tok_off[p]:tok_off[p + 1]]) if scored[p] else [] for p, t in enumerate(texts)]
+    per_pair = [word_spans(t) if scored[p] else [] for p, t in enumerate(texts)]
     w_off = np.zeros(n_pairs + 1, dtype=np.int64)
     np.cumsum([len(w) for w in per_pair], out=w_off[1:])
     flat = np.array([x for w in per_pair for span in w for x in span], dtype=np.int64).reshape(-1, 2)

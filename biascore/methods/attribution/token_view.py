@@ -57,7 +57,7 @@ def word_units(row: Mapping, side: Side) -> pd.DataFrame:
     sentence = str(row[f"sent_{side}"])
     toks = token_units(row, side)
     records = []
-    for pos, (ws, we) in enumerate(word_spans(sentence, toks.start.tolist())):
+    for pos, (ws, we) in enumerate(word_spans(sentence)):
         inside = toks[(toks.start < we) & (toks.end > ws) & toks.scored]
         b = float(np.mean(inside.b)) if len(inside) else float("nan")
         records.append((sentence[ws:we], ws, we, b, bool(len(inside)), pos))
