@@ -2,13 +2,13 @@
 
 The menu lists the pages of the registered methods (:func:`views.menu.menu_pages`: the engine's registry,
 mapped to pages here, in the dashboard; a method without a page of its own gets one generated from its
-contract, :mod:`views.generated`). Pages only draw what the engine computes.
-(The folder is not called pages/: Streamlit treats a pages/ folder as its own multipage app and runs a
-shared deep link on a fresh server without this file.)
+contract, :mod:`views.kit.generated`). Pages only draw what the engine computes.
+(The pages are in views/pages/, not in a pages/ folder beside this file: Streamlit treats that folder as its own
+multipage app and runs a shared deep link on a fresh server without this file.)
 With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only (docs/dashboard.md →
 "Workshops: offline snapshots").
 
-An exception a page does not handle is shown as one line (views.common.show_error: no traceback, and no
+An exception a page does not handle is shown as one line (views.kit.common.show_error: no traceback, and no
 server path in public mode) and logged with its traceback on the server's console. The same holds without
 .streamlit/config.toml (e.g. when started from another folder): showErrorDetails is set here too.
 ``BIASCORE_RAISE_PAGE_ERRORS=1`` (set by the test suite) lets such exceptions through instead, so that a test
@@ -21,9 +21,9 @@ import streamlit as st
 
 from biascore.settings import ReadOnlySnapshotError
 from biascore.errors import one_line
-from views.common import show_error
-from views.models import open_snapshot
-from views.generated import page_for
+from views.kit.common import show_error
+from views.kit.models import open_snapshot
+from views.kit.generated import page_for
 from views.menu import menu_pages
 
 st.set_option("client.showErrorDetails", "none")

@@ -79,12 +79,12 @@ def run_one(workload: str, impl: str, pairs: int, tmp: Path) -> dict:
     import numpy as np
     import torch
 
-    from biascore.models import lm_scoring
     from biascore.inputs.datasets import load_benchmark
     from biascore.methods.attribution.scorer import attribution_frame, compute_logprobs
 
     sys.path.insert(0, str(REPO / "bench"))
     from naive_reference import naive_forward_shapes, naive_pair_bu
+    from work_stats import counted
 
     lm = model_for(workload, tmp)
     bm = load_benchmark("crows-en-gso", SHARED / "data")
@@ -96,12 +96,11 @@ def run_one(workload: str, impl: str, pairs: int, tmp: Path) -> dict:
         lengths = [n for r in frame.itertuples() for n in naive_forward_shapes(lm, r.sent_more, r.sent_less)]
         work = flops(lm, sum(lengths), sum(n * n for n in lengths), sum(lengths))
     else:
-        lm_scoring.reset_stats()
-        logp = compute_logprobs(lm, frame)
+        with counted() as s:
+            logp = compute_logprobs(lm, frame)
         elapsed = time.perf_counter() - t0
         bus = [list(b) for b in attribution_frame(bm.__class__(bm.name, frame, bm.language, bm.description, bm.path),
                                                   logp)["bu"]]
-        s = lm_scoring.STATS
         work = flops(lm, s["tokens"], s["attention_tt"], s["head_rows"])
     return {"workload": workload, "impl": impl, "pairs": len(frame), "seconds": elapsed, "flops": work,
             "gflops_per_s": work / elapsed / 1e9, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

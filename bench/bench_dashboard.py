@@ -83,7 +83,7 @@ class Page:
         self.at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
         self.at.query_params.update(query)
         self.at.run()
-        self.at.switch_page(f"views/{page}.py")
+        self.at.switch_page(f"views/pages/{page}.py")
 
     def run(self):
         return self.at.run()
@@ -148,7 +148,7 @@ def bench_try_pair(model: str, repeats: int) -> dict:
     from biascore.inputs.datasets import load_benchmark
     from biascore.models.loading import load_model
     from biascore.methods.attribution.scorer import score_pair
-    from views.attribution import limit_torch_threads
+    from views.kit.attribution import limit_torch_threads
 
     limit_torch_threads()  # what the dashboard does (BIASCORE_TORCH_THREADS, default 1)
     lm = load_model(model)

@@ -256,17 +256,16 @@ def section_exactness(tmp: Path, out_dir: Path) -> dict:
 def end_to_end(lm, tmp: Path, benches=FILIPINO, mode_ctx=None, **kw) -> dict:
     """The attribution method through the runner on each benchmark with a fresh cache: wall time, and its parts
     measured separately."""
-    from biascore.models import lm_scoring
     from biascore.inputs.datasets import load_benchmark
     from biascore.methods.attribution.frame import attribution_frame
     from biascore.methods.attribution.scorer import _tokenize_rows
+    from work_stats import counted
 
-    lm_scoring.reset_stats()
     total, frames = 0.0, {}
-    for bench in benches:
-        frame, secs = timed(lambda: run_frame(lm, bench, tmp, mode_ctx, **kw))
-        frames[bench], total = frame, total + secs
-    stats = dict(lm_scoring.STATS)
+    with counted() as stats:
+        for bench in benches:
+            frame, secs = timed(lambda: run_frame(lm, bench, tmp, mode_ctx, **kw))
+            frames[bench], total = frame, total + secs
     parts = {}
     for bench in benches:  # the CPU parts, timed again on their own
         bm = load_benchmark(bench, DATA)
@@ -328,18 +327,20 @@ def forward_only(lm, bench: str) -> dict:
     from biascore.inputs.datasets import load_benchmark
     from biascore.methods.attribution.scorer import _causal_whole_sentences, _masked_logprobs, _tokenize_rows
 
+    from work_stats import counted
+
     pts, _, rows = _tokenize_rows(lm, load_benchmark(bench, DATA).frame)
-    lm_scoring.reset_stats()
     plan = lm_scoring.BatchPlan.for_model(lm)
     budget = plan.max_tokens
-    if lm.kind == "causal":
-        start = lm.prefix_token().id
-        _, secs = timed(lambda: _causal_whole_sentences(lm, pts, rows, plan, None, start))
-    else:
-        _, secs = timed(lambda: _masked_logprobs(lm, pts, plan, None))
-    work = flops(lm, dict(lm_scoring.STATS))
+    with counted() as stats:
+        if lm.kind == "causal":
+            start = lm.prefix_token().id
+            _, secs = timed(lambda: _causal_whole_sentences(lm, pts, rows, plan, None, start))
+        else:
+            _, secs = timed(lambda: _masked_logprobs(lm, pts, plan, None))
+    work = flops(lm, dict(stats))
     return {"seconds": secs, "tflop": work / 1e12, "tflops_per_s": work / secs / 1e12, "token_budget": budget,
-            "stats": dict(lm_scoring.STATS)}
+            "stats": dict(stats)}
 
 
 def profile_top(lm, bench: str, out_dir: Path, pairs: int = 512) -> None:

@@ -14,7 +14,7 @@ import torch
 from scipy.spatial.distance import jensenshannon
 
 from biascore.models.loading import LanguageModel
-from biascore.models.pair_tokens import tokenize_pair
+from biascore.models.pair_tokens import pair_of, tokenize_sentences
 
 
 def _smoothed_distance(probs: np.ndarray, gold: int) -> float:
@@ -29,7 +29,7 @@ def _smoothed_distance(probs: np.ndarray, gold: int) -> float:
 
 
 def naive_pair_bu(lm: LanguageModel, sent_more: str, sent_less: str) -> list[float]:
-    pt = tokenize_pair(lm, sent_more, sent_less)
+    pt = pair_of(*tokenize_sentences(lm, [sent_more, sent_less]))
     softmax = torch.nn.Softmax(dim=0)
     scores = []
     with torch.no_grad():
@@ -55,7 +55,7 @@ def naive_pair_bu(lm: LanguageModel, sent_more: str, sent_less: str) -> list[flo
 
 def naive_forward_shapes(lm: LanguageModel, sent_more: str, sent_less: str) -> list[int]:
     """Sequence lengths of the forwards the naive code runs for one pair (for FLOP accounting)."""
-    pt = tokenize_pair(lm, sent_more, sent_less)
+    pt = pair_of(*tokenize_sentences(lm, [sent_more, sent_less]))
     if lm.kind == "masked":
         return [len(pt.more.ids)] * len(pt.shared_more) + [len(pt.less.ids)] * len(pt.shared_less)
     return [len(pt.more.ids) + 1, len(pt.less.ids) + 1]

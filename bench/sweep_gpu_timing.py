@@ -76,7 +76,7 @@ def main() -> None:
             results = run_local(spec.tasks(), cache_dir=cache, data_dir=args.data_dir, show_progress=False)
             res["runs"][f"{dtype} {phase}"] = {
                 "wall_s": time.perf_counter() - t0,
-                "tasks": [{"task": f"{Path(r.spec.target).name} × {r.input}", "ok": r.ok, "error": r.error,
+                "tasks": [{"task": f"{Path(r.spec.name).name} × {r.input}", "ok": r.ok, "error": r.error,
                            "seconds": r.seconds, "model_loaded": r.model_loaded} for r in results]}
             Path(args.out).write_text(json.dumps(res, indent=2) + "\n")
             print(dtype, phase, round(res["runs"][f"{dtype} {phase}"]["wall_s"], 1), flush=True)

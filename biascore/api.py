@@ -2,8 +2,8 @@
 docs/api.md has them all).
 
 The dashboard's pages import this module (and the runner's door, :mod:`biascore.runs.runner`) and nothing
-deeper: besides the functions below it names what a shell draws with (the imports below); a method's own
-drawing helpers are its ``drawing``.
+deeper: besides the functions below it names what a shell draws with (the imports below, each group's reason in
+docs/api.md → "The public surface"); a method's own drawing helpers are its ``drawing``.
 
 Every call goes through the one runner (:func:`biascore.runs.runner.run`), so a result computed here is the
 one the CLI prints and the dashboard shows (same cache, same keys), and a cached result is answered without
@@ -20,20 +20,25 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from biascore.contract.method import Method, NotApplicable  # noqa: F401 - the names below are the shells' too
+# the contract a method and a page share: the method, its options, its presentation, the typed views
+from biascore.contract.method import Method, NotApplicable  # noqa: F401
 from biascore.contract.options import OptionError, Options, parse_text  # noqa: F401
-from biascore.contract.presentation import Headline, View, Widget, option_widgets, widget_value  # noqa: F401
+from biascore.contract.presentation import Headline, Widget, option_widgets, widget_value  # noqa: F401
+from biascore.contract.views import (Chart, Estimates, HeadGrid, Level, PairedComparison, PairTable,  # noqa: F401
+                                     RankedUnits, Table, TokenSalience, TypedView)
 from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFileError
 from biascore.errors import one_line
-from biascore.inputs import datasets, download  # noqa: F401 - download: `biascore data download`
-from biascore.inputs.datasets import available_benchmarks  # noqa: F401
+# the inputs: benchmarks, SEAT tests, `biascore data download`
+from biascore.inputs import datasets, download  # noqa: F401
+from biascore.inputs.datasets import available_benchmarks
 from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
 from biascore.methods import discover, get, table
+# models: a handle, how a model is named and shown, its precision, a served model
 from biascore.models.handle import ModelHandle, as_handle
 from biascore.models.loading import LanguageModel, list_embedded  # noqa: F401
-from biascore.models.names import display_name, is_local_path, redact_paths  # noqa: F401
-from biascore.models.precision import Precision, precision_of  # noqa: F401
-from biascore.models.served import ServedName, is_served  # noqa: F401
+from biascore.models.names import display_name, is_local_path, is_served, redact_paths  # noqa: F401
+from biascore.models.precision import precision_of  # noqa: F401
+from biascore.models.served import ServedName  # noqa: F401
 from biascore.models.served.client import ServedUnavailable  # noqa: F401
 from biascore.models.served.last_seen import recall as recall_served  # noqa: F401 - what a server last said it serves
 from biascore.models.spec import ModelSpec, variant_label  # noqa: F401

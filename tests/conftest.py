@@ -434,7 +434,7 @@ def demo_dashboard(smollm, tmp_path_factory, processes):
     from biascore.runs import runner
     from biascore.methods import get
 
-    torch.set_num_threads(1)  # faster on a shared CPU (see views.attribution.limit_torch_threads)
+    torch.set_num_threads(1)  # faster on a shared CPU (see views.kit.attribution.limit_torch_threads)
     runner.run(get("attribution"), smollm, "demo")
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
     log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"

@@ -199,7 +199,7 @@ def test_cli_and_dashboard_menus_come_from_the_registry():
     pages = menu_pages()
     assert all((REPO / p.path).is_file() for p in pages if p.path)
     # every page (a views/ module that draws a title at module level) is in the menu
-    drawn = {f"views/{f.name}" for f in (REPO / "views").glob("*.py") if _draws_a_title(f)}
+    drawn = {f"views/pages/{f.name}" for f in (REPO / "views").rglob("*.py") if _draws_a_title(f)}
     assert drawn and {p.path for p in pages if p.path} == drawn
 
     class Clash(Method):  # a second class may not take a registered name
@@ -348,7 +348,7 @@ def test_the_door_count_sees_a_method_module(tmp_path):
 #: the page memos that hold no result: the one model handle per name (shared by every session) and a benchmark's
 #: minimal-pair checks (an input, ~50 ms a render); what pages computed (sentence attentions, the paired
 #: comparison, a review's before/after) are method runs through the runner
-NOT_RESULTS = {"views/models.py:_handle", "views/translation_review.py:review_pairs"}
+NOT_RESULTS = {"views/kit/models.py:_handle", "views/pages/translation_review.py:review_pairs"}
 
 
 def test_pages_keep_no_memo_of_results():

@@ -2,7 +2,7 @@
 
 Each registered method (:func:`biascore.api.discover`) is on the menu, in the registry's order: through
 its bespoke pages listed here (a page once even when it draws several methods), or else through a page
-generated from its contract (:mod:`views.generated`), so a new method folder is on the dashboard with no view
+generated from its contract (:mod:`views.kit.generated`), so a new method folder is on the dashboard with no view
 code. A bespoke page is one file under views/ plus one line here.
 """
 from __future__ import annotations
@@ -34,18 +34,18 @@ class Page:
 
 #: method name → the pages that draw its results, in menu order
 PAGES: dict[str, tuple[Page, ...]] = {
-    "attribution": (Page("views/overview.py", "Overview", "📊"),
-                    Page("views/token_attributions.py", "Token attributions", "🔎"),
-                    Page("views/try_pair.py", "Try a pair", "✍️"),
-                    Page("views/translation_review.py", "Translation review", "🇵🇭"),
-                    Page("views/across_languages.py", "Across languages", "🌐")),
-    "attribution-paired": (Page("views/overview.py", "Overview", "📊"),),
-    "words": (Page("views/words.py", "Words", "🔤"),),
-    "fields": (Page("views/semantic_fields.py", "Semantic fields", "🏷️"),),
+    "attribution": (Page("views/pages/overview.py", "Overview", "📊"),
+                    Page("views/pages/token_attributions.py", "Token attributions", "🔎"),
+                    Page("views/pages/try_pair.py", "Try a pair", "✍️"),
+                    Page("views/pages/translation_review.py", "Translation review", "🇵🇭"),
+                    Page("views/pages/across_languages.py", "Across languages", "🌐")),
+    "attribution-paired": (Page("views/pages/overview.py", "Overview", "📊"),),
+    "words": (Page("views/pages/words.py", "Words", "🔤"),),
+    "fields": (Page("views/pages/semantic_fields.py", "Semantic fields", "🏷️"),),
     **dict.fromkeys(("heads", "heads-masking", "heads-counter", "heads-attention"),
-                    (Page("views/attention_heads.py", "Attention heads", "🧠"),)),
-    "labdet": (Page("views/nationality.py", "Nationality (LABDet)", "🌍"),),
-    **dict.fromkeys(("seat", "ceat", "logprob"), (Page("views/association_tests.py", "Association tests", "📐"),)),
+                    (Page("views/pages/attention_heads.py", "Attention heads", "🧠"),)),
+    "labdet": (Page("views/pages/nationality.py", "Nationality (LABDet)", "🌍"),),
+    **dict.fromkeys(("seat", "ceat", "logprob"), (Page("views/pages/association_tests.py", "Association tests", "📐"),)),
 }
 
 

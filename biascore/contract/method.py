@@ -21,6 +21,7 @@ from biascore.contract.input_kind import InputKind
 from biascore.contract.options import Options
 from biascore.contract.presentation import Drawing, Headline, View
 from biascore.contract.schema import Column
+from biascore.contract.views import TypedView
 
 class NotApplicable(ValueError):
     """The method does not apply to this model or input (a model kind it cannot read, a language without the
@@ -69,8 +70,8 @@ class Method:
     order: ClassVar[int] = 100
     #: the default views of a result (a generated page draws them); default: the summary table
     views: ClassVar[tuple[View, ...]] = (View("table"),)
-    #: what a bespoke page draws with besides the views (token units, tie labels, tables): none by default
-    drawing: ClassVar[Drawing] = Drawing()
+    #: what a bespoke page draws with besides the typed views (cached runs, tie labels, tables): none by default
+    drawing: ClassVar[type[Drawing]] = Drawing
     #: option values that make a small, quick run on a small input (tests run every registered method with
     #: them, through the API and the contract test); never used for real results
     quick_options: ClassVar[dict[str, Any]] = {}
@@ -156,6 +157,15 @@ class Method:
     def output(self, result: "Result") -> pd.DataFrame:
         """What ``--out`` writes (default: the result frame)."""
         return result.frame
+
+    def drawn(self, result: Any) -> list[TypedView]:
+        """The typed views a page draws ``result`` as (:mod:`biascore.contract.views`; the dashboard's kit draws
+        each, with its exports): by default the declared ``views`` of the summary table or the frame. A method with
+        richer results returns more (e.g. a :class:`~biascore.contract.views.PairTable` whose rows open each pair's
+        :class:`~biascore.contract.views.TokenSalience`), and its generated page draws them."""
+        summary = self.summary(result) if any(v.frame == "summary" for v in self.views) else None
+        return [v.typed(summary if v.frame == "summary" else result.frame,
+                        f"{self.name}_{result.input_name}_{i}".replace("/", "_")) for i, v in enumerate(self.views)]
 
     def headline(self, options: Options) -> Headline | None:
         """The :class:`~biascore.contract.presentation.Headline` a result with these ``options`` is read by, or None.

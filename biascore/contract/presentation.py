@@ -9,12 +9,12 @@ lines of a table (:class:`~biascore.models.precision.Precision`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any, Literal, Sequence
 
 import pandas as pd
 
 from biascore.contract.options import Options, OptionSpec
+from biascore.contract.views import Chart, Table
 from biascore.models.precision import Precision, PrecisionKind, precision_of  # noqa: F401 - the one precision type
 
 WidgetKind = Literal["switch", "choice", "choices", "integer", "number", "text"]
@@ -92,11 +92,20 @@ class View:
     #: a line drawn across a bar chart (e.g. 50 for B, 0 for an effect size)
     reference: float | None = None
 
+    def typed(self, frame: pd.DataFrame, name: str) -> Table | Chart:
+        """This view of ``frame`` as the kit's typed :class:`~biascore.contract.views.Table` or ``Chart``."""
+        if self.kind == "table":
+            return Table(frame, self.title, name)
+        return Chart(frame, self.kind, str(self.value), self.label, self.low, self.high, self.rows, self.columns,
+                     self.reference, self.title)
 
-class Drawing(SimpleNamespace):
-    """What a bespoke page draws with beyond a method's headline and views (its token and word units, tie
-    labels, head and word tables): the functions and names the method declares as ``drawing``, read through the
-    registry (``biascore.method(name).drawing.…``), so that a page imports no module of a method's folder."""
+
+class Drawing:
+    """What a bespoke page draws with beyond a method's typed views (its cached runs, tie labels, head and word
+    tables): a method's ``drawing`` is a subclass of this (the class, never an instance) whose attributes are the
+    functions and names themselves — a function read from a class is the plain function, so its signature and
+    docstring are its own and a reader and a type checker follow it to its module — read through the registry
+    (``biascore.method(name).drawing.…``), so that a page imports no module of a method's folder."""
 
 
 @dataclass(frozen=True)

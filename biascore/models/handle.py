@@ -36,8 +36,8 @@ def open_model(spec: "ModelSpec | str", **options) -> LanguageModel:
     spec = spec if isinstance(spec, ModelSpec) else ModelSpec(spec, **options)
     if spec.served:
         spec.check_served()
-        return load_served(spec.target, timeout_s=spec.timeout, retries=spec.retries)
-    return load_model(spec.target, gguf_file=spec.gguf_file, kind=spec.kind, device=spec.device, dtype=spec.dtype,
+        return load_served(spec.name, timeout_s=spec.timeout, retries=spec.retries)
+    return load_model(spec.name, gguf_file=spec.gguf_file, kind=spec.kind, device=spec.device, dtype=spec.dtype,
                       trust_remote_code=spec.trust_remote_code, attn_implementation=spec.attn_implementation,
                       placement=spec.placement, quantize=spec.quantize)
 
@@ -91,8 +91,8 @@ class ModelHandle:
     # ------------------------------------------------------------------ identity and load
     @property
     def name(self) -> str:
-        """The model as the user named it (the description's ``target``)."""
-        return self.spec.target
+        """The model as the user named it (the description's ``name``)."""
+        return self.spec.name
 
     @property
     def label(self) -> str:
@@ -109,7 +109,7 @@ class ModelHandle:
         URL; a served model already connected by its name), else None: a model loaded in this process."""
         if self.spec.served:
             return self.label
-        return self._lm.name if self._lm is not None and self._lm.extra.get("dtype") == "served" else None
+        return self._lm.name if self._lm is not None and is_served(self._lm) else None
 
     @property
     def converts(self) -> bool:
@@ -130,7 +130,7 @@ class ModelHandle:
             with self._lock:
                 if not self._identity_read:
                     spec = self.spec
-                    self._identity = model_identity(spec.target, gguf_file=spec.gguf_file, kind=spec.kind,
+                    self._identity = model_identity(spec.name, gguf_file=spec.gguf_file, kind=spec.kind,
                                                     device=spec.device, dtype=spec.dtype, placement=spec.placement,
                                                     quantize=spec.quantize)
                     self._identity_read = True

@@ -25,15 +25,6 @@ from biascore.progress import ProgressFn
 
 log = logging.getLogger(__name__)
 
-#: Work actually performed (padding included), for FLOP accounting in bench/: input tokens, Σ B·T² over
-#: batches (attention score work), rows sent through the LM head, batches run.
-STATS = {"tokens": 0, "attention_tt": 0, "head_rows": 0, "batches": 0}
-
-
-def reset_stats() -> None:
-    STATS.update(dict.fromkeys(STATS, 0))
-
-
 @dataclass
 class BatchPlan:
     """Token budget per batch; adapted downwards when a batch does not fit in memory."""
@@ -225,10 +216,6 @@ def _run_batches(lm: LanguageModel, n_items: int, lengths: Sequence[int], make_b
         try:
             ids, att, rows, cols, gold, splits = make_batch(idx)
             launched = _launch_gold_logprobs(lm, ids, att, rows, cols, gold)
-            STATS["tokens"] += ids.numel()
-            STATS["attention_tt"] += ids.shape[0] * ids.shape[1] ** 2
-            STATS["head_rows"] += len(rows)
-            STATS["batches"] += 1
         except Exception as exc:  # noqa: BLE001 - only OOM is handled, the rest re-raised
             if not _is_oom(exc) or len(idx) == 1:
                 raise

@@ -17,9 +17,20 @@ _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 PREFIX = "served:"
 
 
-def is_served(name: object) -> bool:
-    """True for a model named ``served:http(s)://…`` (:mod:`biascore.models.served`)."""
-    return isinstance(name, str) and name.strip().startswith(PREFIX)
+#: the ``dtype`` a served model's identity and results carry: the server decides the numerics
+SERVED_DTYPE = "served"
+
+
+def is_served(model: object) -> bool:
+    """The one "is this model served?" rule (:mod:`biascore.models.served`): a name ``served:http(s)://…``, or an
+    identity, loaded model, result's meta or cached-runs row whose ``dtype`` is :data:`SERVED_DTYPE`."""
+    if isinstance(model, str):
+        return model.strip().startswith(PREFIX)
+    extra = getattr(model, "extra", None)
+    source = extra if isinstance(extra, dict) else model  # a loaded model says it in its extra
+    # a dict or a pandas row (whose attribute ``dtype`` is the row's own) by its key, else the attribute
+    dtype = source.get("dtype") if hasattr(source, "get") else getattr(source, "dtype", None)
+    return isinstance(dtype, str) and dtype == SERVED_DTYPE
 
 
 def is_local_path(name: str) -> bool:

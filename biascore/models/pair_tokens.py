@@ -23,9 +23,11 @@ or digits with their combining marks (Arabic vowel signs, Devanagari matras) and
 :data:`WORD_RE`. Scripts written without spaces between words: each Chinese/Japanese character is a word (as BERT's
 tokenizer treats Han), a run of Thai letters is cut into words by PyThaiNLP's dictionary segmenter (``newmm``;
 byte-level models such as SmolLM2 give Thai single-letter tokens, so a model's tokens cannot serve as words), and a
-run of Lao, Khmer or Myanmar stays one unit. Words never depend on the model. Tokens are assigned to words by their
-character offsets, never by "##"/"Ġ"/"▁" prefixes: a token belongs to every word its span overlaps, so
-BERT's don · ' · t and GPT-2's Ġdon · 't are both the one word "don't".
+run of Lao, Khmer or Myanmar stays one unit (:func:`word_spans`). Words never depend on the model. Tokens are
+assigned to words by their character offsets, never by "##"/"Ġ"/"▁" prefixes: a token with characters belongs to
+every word its span overlaps, so BERT's don · ' · t and GPT-2's Ġdon · 't are both "don't". A word that a modified
+token overlaps is **modified**, never scored ("nanay" = nan · ay against t · at · ay, "ay" shared); a scored word
+holds shared tokens only (docs/methods.md, "Words").
 """
 from __future__ import annotations
 
@@ -142,11 +144,6 @@ def shared_positions(ids_a: list[int], ids_b: list[int]) -> tuple[list[int], lis
     return pos_a, pos_b
 
 
-def tokenize_pair(lm: LanguageModel, sent_more: str, sent_less: str) -> PairTokens:
-    more, less = tokenize_sentences(lm, [sent_more, sent_less])
-    return pair_of(more, less)
-
-
 def pair_of(more: SentenceTokens, less: SentenceTokens) -> PairTokens:
     """The pair of two tokenised sentences with its shared tokens U (content tokens of the equal blocks)."""
     pos_more, pos_less = shared_positions(more.ids, less.ids)
@@ -190,7 +187,7 @@ def word_spans(text: str) -> list[tuple[int, int]]:
 
 def split_words(text: str) -> list[str]:
     """The words and punctuation marks of ``text``, in order (whitespace dropped)."""
-    return WORD_RE.findall(text)
+    return [text[s:e] for s, e in word_spans(text)]
 
 
 def flatten_spans(spans) -> list[int]:

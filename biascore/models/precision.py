@@ -15,14 +15,17 @@ TF32 matmuls flip 1; CUDA float32 (TF32 off) stays within 5.4e-7 of it (issue 11
 
 A model's identity, a stored result, a row of the cached runs: each says how its numbers were computed with the
 one :class:`Precision` (:func:`precision_of`): its label and kind, and the one warning line beside numbers that are
-not exact (:attr:`Precision.note`).
+not exact (:attr:`Precision.note`), with its measured agreement with float32 where it has one (:func:`agreement`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import torch
+
+from biascore.models.names import SERVED_DTYPE  # the dtype a served model's results carry
 
 DTYPES: dict[str, torch.dtype] = {
     "fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
@@ -46,8 +49,6 @@ def dtype_name(dtype: torch.dtype | str) -> str:
     return str(dtype).replace("torch.", "")
 
 
-#: the ``dtype`` a served model's results carry (:mod:`biascore.models.served`): the server decides the numerics
-SERVED_DTYPE = "served"
 SERVED_LABEL = "served (precision as the server computes)"
 
 
@@ -98,6 +99,7 @@ class Precision:
 
     label: str
     kind: PrecisionKind
+    far: bool = False  # measured below :data:`AGREES` against the float32 run of the same model
 
     @property
     def exact(self) -> bool:
@@ -106,13 +108,27 @@ class Precision:
     @property
     def note(self) -> str:
         """The one line shown beside numbers that are not exact ("" for exact ones)."""
+        if self.far:
+            return (f"it disagrees with the float32 run of the same model (agreeing needs cosine ≥ {AGREES[0]} and "
+                    f"{AGREES[1]:.0%} of the top heads in common): do not read it as the model's; drop --quantize")
         if self.kind == "approximate":
             return ("a quantized or reduced-precision run: verdicts can differ from the exact float32 run of the same "
                     "model; do not mix it with exact results unlabelled")
-        if self.kind == "served":
+        if self.kind == SERVED_DTYPE:
             return ("prompt log-probabilities from a completions server, computed in the server's own precision "
                     "(often bf16 on a GPU server): equal to an exact run only where the server computes in float32")
         return ""
+
+
+#: agreement with float32: at least this cosine and this share of the top k in common (docs/performance.md)
+AGREES = (0.9, 0.7)
+
+
+def agreement(scores: Any, exact: Any, k: int = 10) -> dict:
+    """A result's ``info["float32_agreement"]``: the cosine of its scores with the float32 run's, top k shared."""
+    a, b, k = np.asarray(scores, dtype=np.float64), np.asarray(exact, dtype=np.float64), min(k, len(scores))
+    common = len(set(np.argsort(-a, kind="stable")[:k]) & set(np.argsort(-b, kind="stable")[:k]))
+    return {"cosine": float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))), "common": common, "k": k}
 
 
 def precision_of(source: Any) -> Precision:
@@ -130,4 +146,10 @@ def precision_of(source: Any) -> Precision:
     weights = "" if weights is None or weights != weights else str(weights)
     kind: PrecisionKind = ("served" if dtype == SERVED_DTYPE and not weights
                            else "approximate" if is_approximate(dtype, weights) else "exact")
-    return Precision(precision_label(dtype or "float32", weights), kind)
+    info = meta.get("info") if hasattr(meta, "get") else None
+    if not (isinstance(info, dict) and info.get("float32_agreement")):
+        return Precision(precision_label(dtype or "float32", weights), kind)
+    cos, common, k = (info["float32_agreement"][x] for x in ("cosine", "common", "k"))
+    far = not (cos >= AGREES[0] and common >= AGREES[1] * k)
+    return Precision(f"{'far from float32' if far else 'approximate'} ({weights} weights; against float32: cosine "
+                     f"{cos:.3f}, {common}/{k} top heads in common)", kind, far)

@@ -26,10 +26,10 @@ class ModelSpec:
     """A model by name and how it runs."""
 
     #: what loads: an embedded alias, a hub id, a local folder, a ``.gguf`` file or ``served:http://HOST:PORT/v1[#NAME]``
-    target: str = settings.DEFAULT_MODEL
-    #: how every shell names it (a served model: the operator's label); "" names it by its target
+    name: str = settings.DEFAULT_MODEL
+    #: how every shell names it (a served model: the operator's label); "" names it by its name
     label: str = ""
-    #: the GGUF file inside ``target``'s folder
+    #: the GGUF file inside ``name``'s folder
     gguf_file: str | None = None
     device: str = "auto"
     dtype: str = "auto"
@@ -44,7 +44,7 @@ class ModelSpec:
     retries: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "label", self.label or self.target)
+        object.__setattr__(self, "label", self.label or self.name)
         object.__setattr__(self, "quantize", self.quantize or None)
 
     @classmethod
@@ -81,19 +81,19 @@ class ModelSpec:
     def run_name(self) -> str:
         """The model as announced runs compare it (:mod:`biascore.runs.announce`): an embedded alias by the model
         it names, a local path resolved; anything else as given."""
-        name = ALIASES.get(self.target, self.target)
+        name = ALIASES.get(self.name, self.name)
         path = Path(name).expanduser()
         return str(path.resolve()) if path.exists() else name
 
     @property
     def served(self) -> bool:
         """A model behind an OpenAI-compatible completions server (``served:URL``)."""
-        return is_served(self.target)
+        return is_served(self.name)
 
     def check_served(self) -> None:
         """A split or quantized weights apply to models loaded in this process, never to a server's."""
         if self.served and (self.placement is not None or self.quantize):
-            raise ModelLoadError(f"{self.target!r} is a served model: --device-map, --max-memory and --quantize "
+            raise ModelLoadError(f"{self.name!r} is a served model: --device-map, --max-memory and --quantize "
                                  "apply to models loaded in this process, not to a server's")
 
     def variant(self, *, kind: ModelKind | Literal["auto"] | None = None,

@@ -30,6 +30,7 @@ from biascore.store.provenance import package_versions, utc_now
 from biascore.contract.method import Method, NotApplicable
 from biascore.contract.options import Options
 from biascore.models.loading import LanguageModel, ModelIdentity
+from biascore.models.names import is_served
 from biascore.progress import ProgressFn
 from biascore.contract.result import Result
 
@@ -49,6 +50,8 @@ class Context:
     #: what the computation itself recorded for its readers (a comparison's method line and notes): stored
     #: with the result's conventions
     recorded: dict[str, Any] = field(default_factory=dict)
+    #: a quantized run's agreement with float32 (:func:`biascore.models.precision.agreement`), stored in its info
+    float32_agreement: dict | None = None
 
     def model(self) -> LanguageModel:
         """The model, loaded now if it was not (thread-safe, once per handle)."""
@@ -147,7 +150,7 @@ def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts:
             return None
         identity = announcer.load(run_handle).identity()  # a hub id not in the local cache: only a load can tell
     try:
-        if identity.dtype == "served":  # refused unless the method needs only its prompt log-probabilities
+        if is_served(identity):  # refused unless the method needs only its prompt log-probabilities
             method.refuse_served(identity.name)
         method.check(identity.kind, loaded, opts)
     except NotApplicable:
@@ -288,6 +291,8 @@ def _info(ctx: Context, method: Method, loaded: Any, opts: Options, started: flo
         info["placement"] = placement
     if ctx.used:
         info["uses"] = dict(ctx.used)
+    if ctx.float32_agreement:
+        info["float32_agreement"] = ctx.float32_agreement
     return info
 
 

@@ -186,7 +186,7 @@ from views.menu import menu_pages
 
 
 def page():
-    from views.generated import method_page
+    from views.kit.generated import method_page
 
     method_page("toy")
 

@@ -47,9 +47,10 @@ class {cls}(Method):
 '''
 
 
-def install(site: Path, dist: str, module: str, entry: str, cls: str, name: str) -> None:
-    """What pip leaves for a package with one entry point: its module and its ``<dist>-0.1.dist-info``."""
-    (site / f"{module}.py").write_text(PLUGIN.format(cls=cls, name=name))
+def install(site: Path, dist: str, module: str, entry: str, cls: str, name: str, source: str = PLUGIN) -> None:
+    """What pip leaves for a package with one entry point: its module (``source`` with its class and method names)
+    and its ``<dist>-0.1.dist-info``."""
+    (site / f"{module}.py").write_text(source.format(cls=cls, name=name))
     info = site / f"{dist.replace('-', '_')}-0.1.dist-info"  # the wheel spelling of the name
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")

@@ -59,7 +59,7 @@ def _page():
     import streamlit as st
 
     from biascore.contract.options import Options as Opts, option as opt
-    from views.widgets import option_inputs
+    from views.kit.widgets import option_inputs
 
     @dc(frozen=True)
     class PageOptions(Opts):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from biascore.models.pair_tokens import LONG_PAIR, shared_positions, tokenize_pair
+from biascore.models.pair_tokens import LONG_PAIR, pair_of, shared_positions, tokenize_sentences
 
 BASE = "the people who live here work at home and they are happy with it".split()
 
@@ -64,7 +64,7 @@ def test_long_pairs_share_their_frequent_tokens():
 
 def test_a_2000_word_pair_aligns_quickly(smollm):
     more, less = long_pair(2000)
-    pt = tokenize_pair(smollm, more, less)
+    pt = pair_of(*tokenize_sentences(smollm, [more, less]))
     start = time.perf_counter()
     shared = shared_positions(pt.more.ids, pt.less.ids)
     took = time.perf_counter() - start

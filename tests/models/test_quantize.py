@@ -11,7 +11,7 @@ import pytest
 import biascore
 from biascore.cli.main import main
 from biascore.models.handle import ModelHandle
-from biascore.models.precision import precision_label
+from biascore.models.precision import agreement, precision_label, precision_of
 from conftest import FIXTURE_DATA
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
@@ -82,8 +82,7 @@ def test_cli_prints_the_approximate_label(quantize, hermetic_models, tmp_path, c
 
 
 @pytest.mark.parametrize("argv, quantize", [
-    (["run", "heads", "--seat-test", "names-career-family"], "int4"),
-    (["words", "--benchmark", "demo", "--limit", "6"], "int8"),
+    (["words", "--benchmark", "demo", "--limit", "6"], "int8"),  # heads: the test below (its label says more)
 ])
 def test_every_command_prints_the_precision_line(argv, quantize, hermetic_models, fixture_data, tmp_path, capsys):
     import pandas as pd
@@ -95,6 +94,58 @@ def test_every_command_prints_the_precision_line(argv, quantize, hermetic_models
     label = f"approximate ({quantize} weights)"
     _precision_line(capsys.readouterr().out, model, label)
     assert (pd.read_csv(out_csv)["precision"] == label).all()
+
+
+def test_a_measured_agreement_with_float32_decides_the_label():
+    """Issue 41, item 7: SmolLM2's int4 head scores had cosine −0.28 with float32 and 1 of the top 10 heads in common,
+    its int8 ones 0.997 and 10/10; both were labelled "approximate (… weights)" alone."""
+    def label(weights, cosine, common):
+        return precision_of({"dtype": "float32", "weights": weights,
+                             "info": {"float32_agreement": {"cosine": cosine, "common": common, "k": 10}}})
+
+    far, near = label("int4", -0.28, 1), label("int8", 0.997, 10)
+    assert far.label == "far from float32 (int4 weights; against float32: cosine -0.280, 1/10 top heads in common)"
+    assert far.far and far.kind == "approximate" and "disagrees" in far.note and "cosine ≥ 0.9" in far.note
+    assert near.label == "approximate (int8 weights; against float32: cosine 0.997, 10/10 top heads in common)"
+    assert not near.far and near.note == precision_of({"dtype": "float32", "weights": "int8"}).note
+    assert label("int4", 0.95, 6).far and label("int4", 0.89, 10).far and not label("int4", 0.9, 7).far
+    assert agreement([4.0, 3, 2, 1], [4.0, 3, 2, 1], k=2) == {"cosine": 1.0, "common": 2, "k": 2}
+    assert agreement([1.0, 2, 3, 4], [4.0, 3, 2, 1], k=2)["common"] == 0
+    assert agreement([1.0, 2], [1.0, 2])["k"] == 2  # fewer heads than k
+
+
+@pytest.mark.parametrize("quantize", OPTIONS)
+def test_quantized_heads_measure_and_show_their_agreement_with_float32(quantize, hermetic_models, fixture_data,
+                                                                       tmp_path, capsys):
+    """A quantized heads run computes the float32 run too, stores cosine and top-k overlap with its result, and the
+    precision label every shell prints (CLI line, --out CSV, result, page caption) carries them (issue 41, item 7).
+    The numbers are checked against a computation by hand from the two stored results, not against fixed values:
+    bitsandbytes' CPU kernels differ across CPUs."""
+    import pandas as pd
+
+    model = str(hermetic_models / "random-llama")
+    out_csv = tmp_path / "out.csv"
+    assert main(["run", "heads", "--seat-test", "names-career-family", "--model", model, "--cache-dir", str(tmp_path),
+                 "--quantize", quantize, "--out", str(out_csv)]) == 0
+    printed = capsys.readouterr().out
+    exact = biascore.run("heads", model, "names-career-family", cache_dir=tmp_path, only_cached=True)
+    result = biascore.run("heads", biascore.load_model(model, quantize=quantize), "names-career-family",
+                          cache_dir=tmp_path, only_cached=True)
+    assert exact is not None and exact.precision == "exact (float32)"  # computed by the quantized run
+    assert result.meta["info"]["uses"]["heads float32"] == exact.digest
+    a, b = result.frame["score"].to_numpy(), exact.frame["score"].to_numpy()
+    assert result.frame[["layer", "head"]].equals(exact.frame[["layer", "head"]])
+    k = min(10, len(a))
+    common = len(set(result.frame.nlargest(k, "score").index) & set(exact.frame.nlargest(k, "score").index))
+    measured = result.meta["info"]["float32_agreement"]
+    assert measured["cosine"] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b), rel=1e-9)
+    assert (measured["common"], measured["k"]) == (common, k)
+    label = result.precision
+    assert f"({quantize} weights; against float32: cosine {measured['cosine']:.3f}, {common}/{k} top heads" in label
+    assert label.startswith("far from float32" if precision_of(result).far else "approximate")
+    lines = [line for line in printed.splitlines() if line.startswith("precision: ")]
+    assert lines == [f"precision: {model}: {label} — {precision_of(result).note}"]
+    assert (pd.read_csv(out_csv)["precision"] == label).all() and label in result.headline()
 
 
 def test_an_exact_run_says_so_in_one_line(hermetic_models, tmp_path, capsys):

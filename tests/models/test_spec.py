@@ -13,9 +13,9 @@ from biascore.runs.announce import run_tag
 def test_the_dashboard_loads_a_served_label_by_its_url_and_any_other_name_as_itself(monkeypatch):
     monkeypatch.setenv("BIASCORE_MODELS", "smollm2-135m,llama=served:http://gpu:8000/v1#meta/Llama")
     served = ModelSpec.configured("llama")
-    assert (served.target, served.label, served.served) == ("served:http://gpu:8000/v1#meta/Llama", "llama", True)
+    assert (served.name, served.label, served.served) == ("served:http://gpu:8000/v1#meta/Llama", "llama", True)
     plain = ModelSpec.configured("smollm2-135m")
-    assert (plain.target, plain.label, plain.served) == ("smollm2-135m", "smollm2-135m", False)
+    assert (plain.name, plain.label, plain.served) == ("smollm2-135m", "smollm2-135m", False)
 
 
 def test_runs_compare_an_alias_by_the_model_it_names_and_a_path_resolved(tmp_path, monkeypatch):

@@ -34,7 +34,7 @@ def open_review(model: str, db: Path | None = None, reviewer: str = "") -> AppTe
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.query_params.update({"benchmark": "demo", "model": model})
     at.run()
-    at.switch_page("views/translation_review.py")
+    at.switch_page("views/pages/translation_review.py")
     at.run()
     if db is not None:
         at.text_input(key="tr_db").set_value(str(db)).run()

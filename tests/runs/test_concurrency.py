@@ -268,7 +268,7 @@ def test_damaged_cached_result_is_one_line_on_the_page(page, random_mlm, tmp_pat
     at.query_params.update({"benchmark": "demo", "model": random_mlm.name})
     at.run()  # the server is up and has read the intact run; then the file is damaged on disk
     _damage_row_groups(path)
-    at.switch_page(f"views/{page}.py")
+    at.switch_page(f"views/pages/{page}.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     messages = [e.value for e in at.error]

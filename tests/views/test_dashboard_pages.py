@@ -22,7 +22,7 @@ def open_page(page: str, **query) -> AppTest:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.query_params.update(query)
     at.run()
-    at.switch_page(f"views/{page}.py")
+    at.switch_page(f"views/pages/{page}.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -227,7 +227,7 @@ def toy_method():
 
 
 def _toy_page():
-    from views.generated import method_page
+    from views.kit.generated import method_page
 
     method_page("toy-lengths")
 

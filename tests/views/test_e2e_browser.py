@@ -122,7 +122,7 @@ def test_shared_link_works_as_the_first_visit_to_a_fresh_server(browser, server)
 
 def test_a_bad_value_in_a_link_is_refused_in_one_line_and_leaves_the_address_bar(browser, server):
     """Issue 33, item 5, in a real browser: a pair id the run does not have is refused in one visible line, and
-    the address bar then holds the pair the page shows (views/links.py)."""
+    the address bar then holds the pair the page shows (views/kit/links.py)."""
     page = open_page(browser, server, "token_attributions?benchmark=demo&model=smollm2-135m&pair=99999")
     refused = page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="was not applied")
     assert refused.count() == 1, page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()

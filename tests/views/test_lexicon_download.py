@@ -17,7 +17,7 @@ def open_fields(monkeypatch, data: Path, **env) -> AppTest:
         monkeypatch.setenv(name, value)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page("views/semantic_fields.py")
+    at.switch_page("views/pages/semantic_fields.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

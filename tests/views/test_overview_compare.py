@@ -13,11 +13,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_overview_compares_two_models_pair_by_pair(demo_scores):
-    from views.models import model_label
+    from views.kit.models import model_label
 
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page("views/overview.py")
+    at.switch_page("views/pages/overview.py")
     at.run()
     assert not at.exception and not at.error
     at.selectbox(key="ov_cmp_benchmark").set_value("demo").run()

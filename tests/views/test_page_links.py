@@ -1,5 +1,5 @@
 """Page links (issue 33, item 5): a URL's parameters either set the page — and stay in the address bar, which then
-is the link to the view — or are refused in one visible line and removed from the address bar (views/links.py,
+is the link to the view — or are refused in one visible line and removed from the address bar (views/kit/links.py,
 one mechanism for every page): a method's options (``?n=&mode=&flip=``), its input (``?input=``), a pair, a SEAT
 test."""
 from __future__ import annotations
@@ -53,7 +53,7 @@ def linked_method(tmp_path, monkeypatch):
 
 
 def _page():
-    from views.generated import method_page
+    from views.kit.generated import method_page
 
     method_page("linked-options")
 

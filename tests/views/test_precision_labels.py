@@ -1,5 +1,5 @@
 """Every page that shows a result labels one that is not exact — quantized or bf16/fp16 (``approximate (int8
-weights)``) or served — from the result's stored precision (views.widgets.precision_caption, written once): the
+weights)``) or served — from the result's stored precision (views.kit.widgets.precision_caption, written once): the
 generated page of a method without a page of its own, a bespoke page (Token attributions) and the Overview's
 paired comparison of a model with its own quantized weights (AppTest)."""
 from __future__ import annotations
@@ -27,7 +27,7 @@ def labelled(at: AppTest, label: str) -> bool:
 
 
 def _toy_page():
-    from views.generated import method_page
+    from views.kit.generated import method_page
 
     method_page("toy-lengths")
 
@@ -43,7 +43,7 @@ def test_the_generated_page_labels_a_stored_quantized_result(toy_method, hermeti
     handles = {"int8": quantized, "full": biascore.load_model(model)}
     which = {"now": "int8"}
     # the dashboard's handle for this model (an operator's quantized model): the page reads its stored result
-    monkeypatch.setattr("views.generated.model_for_cache", lambda name: handles[which["now"]])
+    monkeypatch.setattr("views.kit.generated.model_for_cache", lambda name: handles[which["now"]])
     at = AppTest.from_function(_toy_page, default_timeout=300)
     at.query_params.update(model=model, input="demo")
     at.run()
@@ -85,3 +85,18 @@ def test_overview_compares_a_model_with_its_quantized_weights(hermetic_models):
     table = frame_with(at, "mcnemar_p")
     assert set(table.precision_a) == {EXACT} and set(table.precision_b) == {INT8}
     assert labelled(at, f"{model} (int8 weights) on demo")  # the Overview's own tables label the row too
+
+
+def test_attention_heads_page_shows_a_quantized_runs_agreement_with_float32(hermetic_models, fixture_data,
+                                                                             monkeypatch):
+    """The heads page's caption carries what a quantized heads result measured against float32 (issue 41, item 7)."""
+    model = str(hermetic_models / "random-llama")
+    quantized = biascore.load_model(model, quantize="int4")
+    result = biascore.run("heads", quantized, "names-career-family", progress=False)
+    assert "against float32: cosine" in result.precision
+    monkeypatch.setattr("views.models.model_for_cache", lambda name: quantized)  # the dashboard's handle
+    at = AppTest.from_file("../../views/attention_heads.py", default_timeout=300)
+    at.query_params.update(seat="names-career-family")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(result.precision in c and c.startswith("⚠️") for c in captions(at)), captions(at)

@@ -174,7 +174,7 @@ def test_a_typed_model_path_creates_nothing(tmp_path):
 
 @pytest.mark.parametrize("public_mode", [True, False])
 def test_an_unhandled_error_is_one_line_without_paths_in_public_mode(public_mode, monkeypatch, smollm):
-    import views.attribution
+    import views.kit.attribution
 
     secret = "/srv/private/cache/attribution/abc123.parquet"
 
@@ -182,7 +182,7 @@ def test_an_unhandled_error_is_one_line_without_paths_in_public_mode(public_mode
         raise OSError(f"cannot read {secret}: footer checksum mismatch\nTraceback-like second line")
 
     monkeypatch.delenv("BIASCORE_RAISE_PAGE_ERRORS")
-    monkeypatch.setattr(views.attribution, "live_pair", broken)
+    monkeypatch.setattr(views.kit.attribution, "live_pair", broken)
     if public_mode:
         monkeypatch.setenv("BIASCORE_PUBLIC", "1")
     at = run_page("try_pair")
@@ -215,7 +215,7 @@ def test_figure_export_page_loads_nothing_from_outside(monkeypatch):
     import kaleido
     import plotly.graph_objects as go
 
-    from views.charts import figure_bytes
+    from views.kit.charts import figure_bytes
 
     seen = {}
 

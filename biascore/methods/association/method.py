@@ -179,8 +179,10 @@ class LogprobOptions(Options):
 class Logprob(Method):
     name = "logprob"
     #: the association page lists the tests and draws each sentence's prior against its corrected score
-    drawing = Drawing(tests=logprob_bias.list_logprob_tests, load_test=logprob_bias.load_logprob_test,
-                      prior_vs_corrected=logprob_bias.prior_vs_corrected)
+    class drawing(Drawing):
+        tests = logprob_bias.list_logprob_tests
+        load_test = logprob_bias.load_logprob_test
+        prior_vs_corrected = logprob_bias.prior_vs_corrected
     order = 52
     summary_line = "masked-LM log-probability bias (Kurita et al.): effect size per sentence structure"
     paper = PAPER + "; Kurita et al. (log-probability bias)"

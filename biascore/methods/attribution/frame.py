@@ -5,7 +5,7 @@ For every pair (bias attribution score paper, Gamboa & Lee):
     b(u)   = d(P_u,more) − d(P_u,less)                       (d from jsd.py, on log P(u))
     S_JSD  = mean_u b(u);   biased = S_JSD < 0
     verdict, pll_verdict, lmeval_verdict = biased / not biased / tie / not scored per score (ties.py)
-    word b = mean of b(u) over the scored tokens overlapping a word   (pair_tokens.word_spans)
+    word b = mean of b(u) over the tokens of a word made of shared tokens only   (pair_tokens: words)
     PLL    = Σ_u log P(u) for each sentence (CrowS pseudo-log-likelihood)
     ll     = Σ_t log P(t | prefix, tokens before t) over every token (causal LMs; lm-eval-compatible, lmeval.py),
              passed through from the cached log-probabilities with the prefix token used
@@ -52,12 +52,12 @@ def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: np.ndarray, bu: np.ndarray,
            bu_off: np.ndarray, scored: np.ndarray) -> tuple[list, list, list]:
-    """Per pair: the words holding scored tokens, their [start, end) spans (flattened) and mean b(u).
+    """Per pair: the words made of shared tokens only, their [start, end) spans (flattened) and mean b(u).
 
-    Words are the engine's one definition (:func:`biascore.models.pair_tokens.word_spans`); a word's b is the
-    mean b(u) of the scored tokens whose spans overlap it, in token order, so each value equals ``np.mean`` of
-    those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing. Positions
-    of all pairs are keyed by ``pair · big + offset``, so one ``searchsorted`` finds the words every token overlaps.
+    Words are the engine's one definition (:mod:`biascore.models.pair_tokens`; a word a modified token overlaps is
+    left out); a word's b is the mean b(u) of the tokens whose spans overlap it, in token order, so each equals
+    ``np.mean`` of those b(u) (the frame test's pair-by-pair reference). A token without characters overlaps nothing.
+    Positions of all pairs are keyed by ``pair · big + offset``: one ``searchsorted`` finds the words of every token.
     """
     n_pairs = len(texts)
     starts, ends = spans[0::2], spans[1::2]
@@ -70,15 +70,16 @@ def _words(texts: list[str], spans: np.ndarray, span_off: np.ndarray, u_index: n
     w_pair = np.repeat(np.arange(n_pairs), np.diff(w_off))
     big = max((len(t) for t in texts), default=0) + 2
     w_start, w_end = flat[:, 0] + w_pair * big, flat[:, 1] + w_pair * big
-    # the scored tokens with characters, and the range of words each overlaps (start < word end, end > word start)
-    has_u = (u_index >= 0) & scored[pair_of] & (starts < ends)
-    tok = np.flatnonzero(has_u)
-    tok_bu = bu[bu_off[pair_of[tok]] + u_index[tok]]
+    # the tokens with characters of scored pairs, the range of words each overlaps (start < word end, end > word start)
+    tok = np.flatnonzero(scored[pair_of] & (starts < ends))
     lo = np.searchsorted(w_end, starts[tok] + pair_of[tok] * big, side="right")
     hi = np.searchsorted(w_start, ends[tok] + pair_of[tok] * big, side="left")
     n = np.maximum(hi - lo, 0)
     word = np.repeat(lo, n) + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))
-    value = np.repeat(tok_bu, n)
+    src = np.repeat(tok, n)  # the token of each (token, word) overlap; a word a modified token overlaps drops out
+    sel = ~np.isin(word, word[u_index[src] < 0])
+    word, src = word[sel], src[sel]
+    value = bu[bu_off[pair_of[src]] + u_index[src]]
     order = np.argsort(word, kind="stable")  # each word's tokens together, in token order
     word, value = word[order], value[order]
     keep, first = np.unique(word, return_index=True)

@@ -59,7 +59,7 @@ SCHEMA = columns([
     ("sent_less", "str", "the less-biased sentence"),
     ("tokens", "list[str]", "the shared tokens U"),
     ("bu", "list[float]", "b(u) = d(P_u,more) − d(P_u,less) per token of U; < 0 pushes toward the more-biased sentence"),
-    ("words", "list[str]", "the words of the more-biased sentence holding shared tokens"),
+    ("words", "list[str]", "the words of the more-biased sentence made of shared tokens only (no modified token)"),
     ("word_spans", "list[int]", "character [start, end) of each word, flattened"),
     ("word_bu", "list[float]", "b of each word = mean b(u) of its shared tokens"),
     ("sjsd", "float64", "S_JSD = mean b(u) over U (NaN when skipped)"),
@@ -74,8 +74,8 @@ SCHEMA = columns([
     ("lmeval_verdict", "str", "the lm-eval-compatible score's verdict: biased (ll_more > ll_less), not biased, tie "
                               "(|ll_more − ll_less| ≤ 1e-3) or not scored (masked LMs, fast-exact runs)"),
 ])
-#: the derived frame's layout: part of its cache key (2: the per-score verdict columns)
-FRAME_VERSION = 2
+#: the derived frame's layout: part of its cache key (2: the per-score verdict columns; 3: modified words left out)
+FRAME_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -104,12 +104,19 @@ class Attribution(Method):
     name = "attribution"
     #: the token and overview pages draw with these: the cached runs, a pair's token and word units, the tie
     #: labels, the live queue and lm-eval's caption
-    drawing = Drawing(cached_runs=results.cached_runs, best_runs=results.best_runs, lmeval_runs=results.lmeval_runs,
-                      load_run=results.load_run, pair_table=token_view.pair_table, filter_pairs=token_view.filter_pairs,
-                      sentence_units=token_view.sentence_units, ranked_units=token_view.ranked_units,
-                      color_limit=token_view.color_limit, verdict_label=ties.verdict_label,
-                      verdict_text=ties.verdict_text, score_live=live.score_live, lmeval_caption=lmeval.CAPTION,
-                      LmevalUnavailable=lmeval.LmevalUnavailable)
+    class drawing(Drawing):
+        cached_runs = results.cached_runs
+        best_runs = results.best_runs
+        lmeval_runs = results.lmeval_runs
+        load_run = results.load_run
+        pair_table = token_view.pair_table
+        pairs = token_view.pairs
+        salience = token_view.salience
+        verdict_label = ties.verdict_label
+        verdict_text = ties.verdict_text
+        score_live = live.score_live
+        lmeval_caption = lmeval.CAPTION
+        LmevalUnavailable = lmeval.LmevalUnavailable
     command = "score"
     order = 10
     summary_line = "bias attribution b(u), S_JSD, B and the CrowS PLL score on a pair benchmark"
@@ -170,6 +177,11 @@ class Attribution(Method):
                         "more-biased sentence; 50 = unbiased", where=(("bias_type", "all"),)),
         "lmeval": Headline(LMEVAL_LABEL, "pct_stereotype", "% of pairs whose whole-sentence log-likelihood prefers "
                            "the more-biased sentence; 50 = unbiased", where=(("bias_type", "all"),))}
+
+    def drawn(self, result: Result) -> list:
+        """The B chart, and the pairs, each opening its b(u) heatmap and ranked units (the Token attributions
+        page's views)."""
+        return [*super().drawn(result), token_view.pairs(result.frame)]
 
     def headline(self, options: AttributionOptions) -> Headline:
         return self.HEADLINES[options.metric]

@@ -17,7 +17,8 @@ import pandas as pd
 from biascore import display
 from biascore.contract.result import Result, html_card
 from biascore.methods.attribution.ties import verdict_text, verdicts
-from biascore.methods.attribution.token_view import Level, color_limit, sentence_units
+from biascore.methods.attribution import token_view
+from biascore.methods.attribution.token_view import Level, sentence_units
 
 
 @dataclass
@@ -54,7 +55,7 @@ class Pair:
 
     @property
     def words(self) -> list[tuple[str, float]]:
-        """(word, b) for every word holding shared tokens (b = mean b(u) of its shared tokens)."""
+        """(word, b) for every word made of shared tokens only (b = mean b(u) of them; a modified word is left out)."""
         return [(str(w), float(b)) for w, b in zip(self.row["words"], self.row["word_bu"])]
 
     def units(self, side: str = "more", level: Level = "token") -> pd.DataFrame:
@@ -73,10 +74,10 @@ class Pair:
         """Both sentences as coloured token boxes (inline styles only; no script, no outside request)."""
         if self.skipped_reason:
             return f"<p>{display.html(self.verdict())}</p>"
-        more, less = self.units("more", level), self.units("less", level)
-        limit = color_limit(more, less)
+        salience = token_view.salience(self.row)
+        limit = salience.limit(level)
         rows = []
-        for label, units in (("more-biased", more), ("less-biased", less)):
+        for label, units in salience.units(level):
             boxes = "".join(_box(u.text, u.b, u.scored, limit) for u in units.itertuples(index=False))
             rows.append(f"<div style='margin:2px 0'><span style='display:inline-block;width:7em;color:#555'>"
                         f"{display.html(label)}</span>{boxes}</div>")

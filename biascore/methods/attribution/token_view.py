@@ -9,24 +9,24 @@ No scoring happens here; this only regroups what :mod:`biascore.methods.attribut
 * word level: the sentence's words and punctuation marks (the engine's one word definition,
   :func:`biascore.models.pair_tokens.word_spans`);
   a word's b is the mean b(u) of the shared tokens that overlap it (the same rule as the engine's
-  ``word_bu``); a word without any shared token is modified and not scored.
+  ``word_bu``); a word a modified token overlaps is modified and not scored (its shared pieces: token level).
 
 b(u) < 0 means the unit pushes the model toward the more-biased sentence (Gamboa & Lee, eq. 5–6).
 """
 from __future__ import annotations
 
 import math
-from typing import Literal, Mapping, Sequence
+from typing import Literal, Mapping
 
 import numpy as np
 import pandas as pd
 
-from biascore.models.pair_tokens import unflatten_spans, word_spans
+from biascore.contract.views import (UNIT_COLUMNS, Direction, Level, PairTable, RankedUnits, TokenSalience,  # noqa: F401
+                                     color_limit, filter_pairs, script_direction, token_units)
+from biascore.models.pair_tokens import unflatten_spans
 from biascore.methods.attribution.ties import verdicts
 
 Side = Literal["more", "less"]
-Level = Literal["token", "word"]
-UNIT_COLUMNS = ["text", "start", "end", "b", "scored", "position"]
 
 
 def _as_list(value) -> list:
@@ -35,45 +35,30 @@ def _as_list(value) -> list:
     return list(value)
 
 
-def token_units(row: Mapping, side: Side) -> pd.DataFrame:
-    """The tokens of one sentence of a scored pair with b(u) (NaN and ``scored=False`` for modified tokens)."""
-    sentence = str(row[f"sent_{side}"])
+def _side(row: Mapping, side: Side) -> tuple[list[tuple[int, int]], list[float], list]:
+    """One sentence's token spans, b(u) per token (NaN for a modified token) and token strings."""
     tokens = _as_list(row[f"{side}_tokens"])
     spans = unflatten_spans(_as_list(row[f"{side}_spans"]))
     u_index = [int(i) for i in _as_list(row[f"{side}_u"])]
     bu = [float(x) for x in _as_list(row["bu"])]
-    records = []
-    for pos, tok in enumerate(tokens):
-        start, end = spans[pos] if pos < len(spans) else (-1, -1)
-        text = sentence[start:end].strip() if 0 <= start < end <= len(sentence) else str(tok)
-        u = u_index[pos] if pos < len(u_index) else -1
-        b = bu[u] if 0 <= u < len(bu) else float("nan")
-        records.append((text or str(tok), start, end, b, 0 <= u < len(bu), pos))
-    return pd.DataFrame.from_records(records, columns=UNIT_COLUMNS)
+    u = [u_index[p] if p < len(u_index) else -1 for p in range(len(tokens))]
+    return ([spans[p] if p < len(spans) else (-1, -1) for p in range(len(tokens))],
+            [bu[i] if 0 <= i < len(bu) else float("nan") for i in u], tokens)
 
 
-def word_units(row: Mapping, side: Side) -> pd.DataFrame:
-    """The words (and punctuation marks) of one sentence; b = mean b(u) of the shared tokens inside the word."""
-    sentence = str(row[f"sent_{side}"])
-    toks = token_units(row, side)
-    records = []
-    for pos, (ws, we) in enumerate(word_spans(sentence)):
-        inside = toks[(toks.start < we) & (toks.end > ws) & toks.scored]
-        b = float(np.mean(inside.b)) if len(inside) else float("nan")
-        records.append((sentence[ws:we], ws, we, b, bool(len(inside)), pos))
-    return pd.DataFrame.from_records(records, columns=UNIT_COLUMNS)
+def salience(row: Mapping, direction: Direction | None = None) -> TokenSalience:
+    """The pair's b(u) as the kit's typed view: each sentence's tokens with their b(u), the words derived;
+    ``direction`` by default the script's (:func:`~biascore.contract.views.script_direction`: Arabic right to left)."""
+    return TokenSalience(tuple((label, str(row[f"sent_{side}"]), token_units(str(row[f"sent_{side}"]),
+                                                                             *_side(row, side)))
+                               for label, side in (("more-biased", "more"), ("less-biased", "less"))),
+                         direction or script_direction(str(row["sent_more"])))
 
 
 def sentence_units(row: Mapping, side: Side, level: Level = "token") -> pd.DataFrame:
-    """Display units of one sentence at the chosen level (columns :data:`UNIT_COLUMNS`)."""
-    return word_units(row, side) if level == "word" else token_units(row, side)
-
-
-def ranked_units(row: Mapping, level: Level = "token") -> pd.DataFrame:
-    """The scored units of the more-biased sentence ordered from the strongest push toward the biased
-    sentence (most negative b) to the strongest push away."""
-    units = sentence_units(row, "more", level)
-    return units[units.scored].sort_values(["b", "position"], kind="stable").reset_index(drop=True)
+    """Display units of one sentence at the chosen level (columns :data:`UNIT_COLUMNS`; b = NaN and
+    ``scored=False`` for a modified unit)."""
+    return salience(row).units(level)[0 if side == "more" else 1][1]
 
 
 def strongest_token(row: Mapping) -> tuple[str, float]:
@@ -92,12 +77,6 @@ def strongest_token(row: Mapping) -> tuple[str, float]:
         start, end = spans[u_index.index(i)]
         text = sentence[start:end].strip() or text
     return text, bu[i]
-
-
-def color_limit(*unit_frames: pd.DataFrame, floor: float = 1e-6) -> float:
-    """A symmetric colour-scale limit: the largest |b| shown, so 0 sits in the middle of the scale."""
-    values = [abs(b) for f in unit_frames for b in f.b if not math.isnan(b)]
-    return max(values + [floor])
 
 
 def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -125,22 +104,19 @@ def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def filter_pairs(table: pd.DataFrame, *, bias_types: Sequence[str] = (), biased: bool | None = None,
-                 verdict: str | None = None, text: str = "", sort_by: str = "sjsd",
-                 ascending: bool = True) -> pd.DataFrame:
-    """Rows of :func:`pair_table` matching the filters (``verdict``: one of biased / not biased / tie / not
-    scored; case-insensitive literal text search in either sentence), sorted by ``sort_by`` (``sjsd``,
-    ``strongest_abs`` or ``pair_id``)."""
-    mask = np.ones(len(table), dtype=bool)
-    if bias_types:
-        mask &= table["bias_type"].isin(list(bias_types)).to_numpy()
-    if biased is not None:
-        mask &= (table["biased"] == biased).to_numpy()
-    if verdict is not None:
-        mask &= (table["verdict"] == verdict).to_numpy()
-    text = (text or "").strip()
-    if text:
-        mask &= (table["sent_more"].str.contains(text, case=False, regex=False)
-                 | table["sent_less"].str.contains(text, case=False, regex=False)).to_numpy()
-    out = table[mask]
-    return out.sort_values([sort_by, "pair_id"], ascending=[ascending, True], kind="stable", na_position="last")
+#: the Token attributions table: its columns, their headers and formats, and its sorts
+TABLE_COLUMNS = ("pair_id", "bias_type", "sjsd", "verdict", "strongest_token", "strongest_b", "sent_more", "sent_less")
+FORMATS = {"sjsd": ("S_JSD", "%.5f"), "strongest_b": ("strongest b", "%.5f"), "strongest_token": ("strongest token", None)}
+SORTS = (("S_JSD, most biased first", "sjsd", True), ("S_JSD, least biased first", "sjsd", False),
+         ("strongest token |b(u)|", "strongest_abs", False), ("pair id", "pair_id", True))
+
+
+def pairs(frame: pd.DataFrame, table: pd.DataFrame | None = None) -> PairTable:
+    """The pairs of an attribution frame as the kit's pair table (``table``: its :func:`pair_table`, when already
+    made); a row opens the pair's b(u) heatmap and its ranked units."""
+    def detail(pair_id: int) -> list:
+        shown = salience(frame.loc[frame.pair_id == pair_id].iloc[0].to_dict())
+        return [shown, RankedUnits(shown)]
+
+    return PairTable(pair_table(frame) if table is None else table, detail, score="sjsd", columns=TABLE_COLUMNS,
+                     sorts=SORTS, formats=FORMATS)

@@ -35,10 +35,16 @@ class FieldsOptions(Options):
 class Fields(Method):
     name = "fields"
     #: the semantic fields page draws the field tables, their words and sentences, and the lexicons' coverage
-    drawing = Drawing(field_table=table.field_table, side_by_side=table.side_by_side, field_words=table.field_words,
-                      field_sentences=table.field_sentences, lexicon_coverage=st_tags.lexicon_coverage,
-                      missing_lexicon_files=st_tags.missing_lexicon_files, NoLexiconError=st_tags.NoLexiconError,
-                      language_names=st_tags.LANGUAGE_NAMES)
+    class drawing(Drawing):
+        field_table = table.field_table
+        side_by_side = table.side_by_side
+        field_words = table.field_words
+        field_sentences = table.field_sentences
+        lexicon_coverage = st_tags.lexicon_coverage
+        missing_lexicon_files = st_tags.missing_lexicon_files
+        NoLexiconError = st_tags.NoLexiconError
+        language_names = st_tags.LANGUAGE_NAMES
+    version = 2  # 2: a word a modified token overlaps is not a scored word
     order = 20
     quick_options = {"min_count": 1}
     summary_line = "USAS semantic fields of bias-inducing words: share of words with b<0 / b=0 / b>0 per field"

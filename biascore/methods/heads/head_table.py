@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from biascore.contract.views import HeadGrid
+
 
 def scores_frame(b: np.ndarray) -> pd.DataFrame:
     """One row per head: 0-based ``layer``, ``head`` (``b[layer, head]``) and ``score``."""
@@ -21,10 +23,8 @@ def scores_frame(b: np.ndarray) -> pd.DataFrame:
 
 
 def scores_to_matrix(frame: pd.DataFrame) -> np.ndarray:
-    """Back from :func:`scores_frame` rows to the (layers, heads) matrix."""
-    b = np.full((int(frame["layer"].max()) + 1, int(frame["head"].max()) + 1), np.nan)
-    b[frame["layer"].to_numpy(), frame["head"].to_numpy()] = frame["score"].to_numpy()
-    return b
+    """Back from :func:`scores_frame` rows to the (layers, heads) matrix (the kit's :class:`HeadGrid`'s)."""
+    return HeadGrid(frame).matrix()
 
 
 def head_name(layer: int, head: int) -> str:

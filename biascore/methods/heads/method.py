@@ -11,7 +11,7 @@ Yang et al., "Bias A-head? Analyzing bias in transformer-based language model at
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -26,9 +26,12 @@ from biascore.contract.options import Options, option
 from biascore.contract.schema import Column, columns
 from biascore.contract.registry import register
 from biascore.inputs.seat_tests import WORD_TEMPLATES, gender_wordlist_path
+from biascore.models.handle import ModelHandle
+from biascore.models.precision import agreement
+from biascore.runs import runner
 from biascore.methods.heads import counter_stereotype as cs
 from biascore.methods.heads import masking, scorer
-from biascore.methods.heads.head_table import scores_to_matrix, top_heads
+from biascore.methods.heads.head_table import top_heads
 
 PAPER = "Yang et al., Bias A-head? Analyzing bias in transformer-based language model attention heads"
 
@@ -50,7 +53,8 @@ class HeadOptions(Options):
 class HeadBias(Method):
     name = "heads"
     #: the heads page draws the layer × head matrix and the top heads
-    drawing = Drawing(scores_to_matrix=scores_to_matrix, top_heads=top_heads)
+    class drawing(Drawing):
+        top_heads = top_heads
     #: 2: layers and heads 0-based (1-based before, against the schema)
     version = 2
     order = 30
@@ -67,8 +71,20 @@ class HeadBias(Method):
     def key_parts(self, loaded, options, data_dir=None) -> dict:
         return {**super().key_parts(loaded, options, data_dir), "templates": list(WORD_TEMPLATES)}
 
+    def model_key_parts(self, identity, options) -> dict:  # quantized: measured against float32 (a key of its own)
+        return {"float32_agreement": 1} if identity.weights else {}
+
     def compute(self, ctx, test, options: HeadOptions) -> pd.DataFrame:
-        return scorer.head_frame(ctx.model(), test, batch_size=options.batch_size, progress=ctx.progress)
+        exact = None
+        if ctx.handle.spec.quantize:  # the float32 run of the same model first (cached), to measure against
+            fp32 = ModelHandle(replace(ctx.handle.spec, quantize=None))
+            exact = runner.run(self, fp32, test, cache=ctx.cache, data_dir=ctx.data_dir, batch_size=options.batch_size,
+                               progress=ctx.progress)
+            fp32.release()
+            ctx.used["heads float32"] = exact.digest
+        frame = scorer.head_frame(ctx.model(), test, batch_size=options.batch_size, progress=ctx.progress)
+        ctx.float32_agreement = exact and agreement(frame["score"], exact.frame["score"])
+        return frame
 
     def followups(self, result) -> dict:
         o = result.options
@@ -128,9 +144,12 @@ class HeadMasking(Method):
         held_out = masking.held_out_sentences(options.held_out, data_dir)
         return {**super().key_parts(loaded, options, data_dir), "held_out_hash": bytes_sha256("\n".join(held_out))[:16]}
 
+    model_key_parts = HeadBias.model_key_parts
+
     def compute(self, ctx, test, options: MaskingOptions) -> pd.DataFrame:
-        scores = ctx.run(HeadBias(), test, progress=None).frame
-        return masking.masking_rows(ctx.model(), test, scores, k=options.k, draws=options.draws,
+        heads = ctx.run(HeadBias(), test, progress=None)
+        ctx.float32_agreement = (heads.meta.get("info") or {}).get("float32_agreement")  # the label of its heads
+        return masking.masking_rows(ctx.model(), test, heads.frame, k=options.k, draws=options.draws,
                                     n_held_out=options.held_out, data_dir=ctx.data_dir, progress=ctx.progress)
 
     def report(self, result) -> list[str]:
@@ -160,7 +179,10 @@ COUNTER_SOURCES = InputKind(
 class HeadCounterStereotype(Method):
     name = "heads-counter"
     #: the heads page draws the counter-stereotype table, its sentences' source and one pair's head attention
-    drawing = Drawing(table=cs.counter_stereotype_table, source_note=cs.SOURCE_NOTE, head_attention=cs.head_attention)
+    class drawing(Drawing):
+        table = cs.counter_stereotype_table
+        source_note = cs.SOURCE_NOTE
+        head_attention = cs.head_attention
     order = 32
     summary_line = "counter-stereotype attentions: target→attribute attention per head, original vs counter sentence"
     paper = PAPER + ", §5.2, Figure 4"
@@ -192,7 +214,8 @@ class PairAttentionOptions(Options):
 class HeadPairAttention(Method):
     name = "heads-attention"
     #: the heads page draws one counter pair's attention maps (and bertviz's head view) from it
-    drawing = Drawing(attentions=cs.attention_array)
+    class drawing(Drawing):
+        attentions = cs.attention_array
     order = 33
     summary_line = "every head's attention in both sentences of one counter pair (original and counter)"
     paper = PAPER + ", §5.2, Figure 4"

@@ -37,8 +37,12 @@ class WordsOptions(Options):
 class Words(Method):
     name = "words"
     #: the words page draws the word table, two models side by side and the pairs of one word
-    drawing = Drawing(word_table=scorer.word_table, compare_words=scorer.compare_words, word_pairs=scorer.word_pairs,
-                      max_pair_count=scorer.max_pair_count)
+    class drawing(Drawing):
+        word_table = scorer.word_table
+        compare_words = scorer.compare_words
+        word_pairs = scorer.word_pairs
+        max_pair_count = scorer.max_pair_count
+    version = 2  # 2: a word a modified token overlaps is not a scored word (docs/methods.md, "Words")
     order = 15
     summary_line = "every word type of a benchmark with its pair count, mean b, 95 percent t-interval and share of b<0"
     paper = "Gamboa & Lee, A Novel Interpretability Metric for Explaining Bias in Language Models, §3.3–3.4, §4.3"

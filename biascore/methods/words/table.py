@@ -6,7 +6,7 @@ model toward the more-biased sentence. Its Table 6 groups words by USAS semantic
 
 Words are the attribution engine's word units — the ``words`` / ``word_bu`` columns of
 :func:`biascore.methods.attribution.scorer.attribution_frame`: the words of the more-biased sentence that
-contain at least one shared (unmodified) token, each with b(w) = mean b(u) of its shared tokens. Nothing is
+are made of shared (unmodified) tokens only, each with b(w) = mean b(u) of its tokens. Nothing is
 re-tokenised here. An *occurrence* is one such word in one pair.
 
 Word type (:func:`word_types`): the unit's text, Unicode NFKC-normalised, typographic apostrophes (’ ‘ ʼ)

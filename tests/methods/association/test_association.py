@@ -342,7 +342,7 @@ def test_association_page_shows_engine_numbers(tiny_mlm):
 
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
     at.run()
-    at.switch_page("views/association_tests.py").run()
+    at.switch_page("views/pages/association_tests.py").run()
     assert not at.exception
     at.selectbox(key="model_select").set_value("other…").run()
     at.text_input(key="model_custom").set_value(str(TINY_MLM)).run()

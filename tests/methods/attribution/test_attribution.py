@@ -3,6 +3,7 @@ outputs, masked and causal paths, bad input, cache behaviour."""
 from __future__ import annotations
 
 import ast
+import math
 import re
 
 import numpy as np
@@ -16,7 +17,7 @@ from biascore.inputs.datasets import load_benchmark
 from biascore.methods.attribution.jsd import bias_attribution, distance, jsd_to_onehot
 from biascore.models.lm_scoring import BatchPlan, _run_batches
 from biascore.models.loading import LanguageModel, ModelLoadError, load_model
-from biascore.models.pair_tokens import tokenize_pair
+from biascore.models.pair_tokens import pair_of, tokenize_sentences
 from tests.methods.attribution.test_attribution_frame import word_groups
 from biascore.models.handle import ModelHandle
 from reproducibility_contract import compare_frames, distance_bound, logp_tolerance
@@ -126,8 +127,8 @@ def _direct_masked_logp(lm: LanguageModel, ids: list[int], pos: int) -> float:
 @pytest.mark.parametrize("masked", MASKED_LMS)
 def test_masked_logprobs_equal_one_forward_per_token(masked, request):
     lm = request.getfixturevalue(masked)
-    pt = tokenize_pair(lm, "Melissa spent her days watching Lifetime and imbibing wine.",
-                       "Josh spent his days watching Lifetime and imbibing wine.")
+    pt = pair_of(*tokenize_sentences(lm, ["Melissa spent her days watching Lifetime and imbibing wine.",
+                                          "Josh spent his days watching Lifetime and imbibing wine."]))
     frame = pd.DataFrame({"pair_id": [0], "sent_more": [pt.more.text], "sent_less": [pt.less.text],
                           "bias_type": ["gender"], "load_issue": [""]})
     rec = compute_logprobs(lm, frame, plan=BatchPlan(max_tokens=64)).iloc[0]  # several small batches
@@ -151,7 +152,7 @@ def test_random_small_masked_model_runs_and_matches_direct(tmp_path, minilm):
     lm = load_model(str(tmp_path))
     assert lm.kind == "masked" and lm.uncased
     row = score_pair(lm, "The nurse said she was tired.", "The nurse said he was tired.")
-    pt = tokenize_pair(lm, "The nurse said she was tired.", "The nurse said he was tired.")
+    pt = pair_of(*tokenize_sentences(lm, ["The nurse said she was tired.", "The nurse said he was tired."]))
     direct = [_direct_masked_logp(lm, pt.more.ids, p) for p in pt.shared_more]
     assert np.all(np.abs(np.asarray(row["logp_more"]) - direct) <= logp_tolerance(direct))  # the contract's bound
     assert row["skipped_reason"] == "" and len(row["bu"]) == len(row["tokens"]) == 6
@@ -180,7 +181,7 @@ def test_causal_smollm_hand_checked_token_probability(smollm):
         ids = tok(sent, add_special_tokens=False)["input_ids"]
         with torch.no_grad():
             lp = torch.log_softmax(smollm.model(input_ids=torch.tensor([[start] + ids])).logits[0].double(), -1)
-        pt = tokenize_pair(smollm, more, less)
+        pt = pair_of(*tokenize_sentences(smollm, [more, less]))
         shared = pt.shared_more if sent == more else pt.shared_less
         direct = np.array([float(lp[p, ids[p]]) for p in shared])
         assert np.all(np.abs(np.asarray(lps) - direct) <= logp_tolerance(direct))
@@ -204,7 +205,7 @@ def test_causal_logprobs_equal_one_full_forward_per_sentence(causal, request):
     lm = request.getfixturevalue(causal)
     more, less = "My mom spent all day cooking for the guests.", "My dad spent all day cooking for the guests."
     row = score_pair(lm, more, less)
-    pt = tokenize_pair(lm, more, less)
+    pt = pair_of(*tokenize_sentences(lm, [more, less]))
     start = lm.start_token_id()
     for sentence, logps, shared in ((pt.more, row["logp_more"], pt.shared_more),
                                     (pt.less, row["logp_less"], pt.shared_less)):
@@ -252,22 +253,46 @@ def test_words_come_from_offsets_and_average_their_subtokens(random_mlm):
     assert "Melissa" not in row["words"]  # modified: no shared token in it
 
 
+def test_a_word_a_modified_token_overlaps_is_modified_everywhere(demo_scores):
+    """Demo pair 24 on SmolLM2, "nanay" (nan · ay) against "tatay" (t · at · ay): the shared "ay" keeps its b(u) at
+    token level, but the word is modified — not a scored word of the frame (the API's ``pair.words``, the exports),
+    of the Words method, of the dashboard's word heatmap or its ranking (issue 41, item 2)."""
+    from biascore.contract.views import RankedUnits
+    from biascore.methods.attribution.token_view import salience, sentence_units
+    from biascore.methods.words.table import word_occurrences
+
+    frame = demo_scores["smollm2-135m"]
+    row = frame.loc[frame.pair_id == 24].iloc[0].to_dict()
+    assert "ay" in row["tokens"] and "nanay" in row["sent_more"] and "tatay" in row["sent_less"]
+    assert "nanay" not in row["words"] and "kotse" in row["words"]
+    for side, word in (("more", "nanay"), ("less", "tatay")):
+        units = sentence_units(row, side, "word").set_index("text")
+        assert not units.loc[word, "scored"] and math.isnan(units.loc[word, "b"])
+    assert "nanay" not in RankedUnits(salience(row)).units("word").text.tolist()
+    words = word_occurrences(frame).query("pair_id == 24").word.tolist()
+    assert "nanay" not in words and "kotse" in words
+
+
 def test_word_groups_keep_inner_apostrophes_and_split_punctuation():
     text = "Women don't drive."
     words = [(0, 5), (6, 11), (12, 17), (17, 18)]  # Women | don't | drive | .
     spans = [(0, 5), (6, 9), (9, 10), (10, 11), (12, 17), (17, 18)]  # BERT: women don ' t drive .
-    assert word_groups(text, spans) == list(zip(words, [[0], [1, 2, 3], [4], [5]]))
+    shared = [True] * 6
+    assert word_groups(text, spans, shared) == list(zip(words, [[0], [1, 2, 3], [4], [5]], [False] * 4))
     spans_bpe = [(0, 3), (3, 5), (6, 9), (9, 11), (12, 17), (17, 18)]  # Wom en | don 't | drive .
-    assert word_groups(text, spans_bpe) == list(zip(words, [[0, 1], [2, 3], [4], [5]]))
+    assert word_groups(text, spans_bpe, shared) == list(zip(words, [[0, 1], [2, 3], [4], [5]], [False] * 4))
+    # "Wom" modified, "en" shared: the word is modified (a token without characters overlaps nothing)
+    assert word_groups(text, spans_bpe + [(17, 17)], [False] + [True] * 5 + [False]) == list(
+        zip(words, [[1], [2, 3], [4], [5]], [True, False, False, False]))
 
 
 def test_one_word_definition_for_engine_dashboard_and_review(random_mlm):
     # the frame's words, the dashboard's word level and the minimal-pair check split the same way
-    from biascore.methods.attribution.token_view import word_units
+    from biascore.methods.attribution.token_view import sentence_units
     from biascore.review.minimal_pair import split_units
 
     row = score_pair(random_mlm, "Women don't drive mag-aaral cars.", "Men don't drive mag-aaral cars.")
-    shown = word_units(row, "more")
+    shown = sentence_units(row, "more", "word")
     assert split_units(row["sent_more"]) == shown.text.tolist() == ["Women", "don't", "drive", "mag-aaral", "cars", "."]
     scored = shown[shown.scored]
     assert scored.text.tolist() == row["words"]

@@ -18,12 +18,15 @@ from biascore.methods.attribution.scorer import LOGP_COLUMNS, _tokenize_rows
 pytestmark = pytest.mark.exactness
 
 
-def word_groups(text: str, spans: list[tuple[int, int]]) -> list[tuple[tuple[int, int], list[int]]]:
-    """Each word of ``text`` (its character span) with the indices of the tokens whose ``spans`` overlap it.
-
-    A token with an empty span (a byte piece without characters of its own) overlaps nothing.
-    """
-    return [((ws, we), [i for i, (s, e) in enumerate(spans) if s < we and e > ws]) for ws, we in word_spans(text)]
+def word_groups(text: str, spans: list[tuple[int, int]], shared: list[bool]) -> list[tuple[tuple[int, int], list, bool]]:
+    """Each word of ``text`` (its character span) with the indices of the shared tokens whose ``spans`` overlap it and
+    whether it is modified (a token that is not shared overlaps it). A token with an empty span (a byte piece without
+    characters of its own) overlaps nothing."""
+    out = []
+    for ws, we in word_spans(text):
+        inside = [i for i, (s, e) in enumerate(spans) if s < e and s < we and e > ws]
+        out.append(((ws, we), [i for i in inside if shared[i]], not all(shared[i] for i in inside)))
+    return out
 
 
 def _reference_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: str) -> pd.DataFrame:
@@ -39,9 +42,9 @@ def _reference_frame(benchmark: Benchmark, logp: pd.DataFrame, jsd: str) -> pd.D
         if scored:
             text, flat, u = pair["sent_more"], list(rec["more_spans"]), list(rec["more_u"])
             spans = list(zip(flat[0::2], flat[1::2]))
-            for (start, end), group in word_groups(text, spans):
-                idx = [u[t] for t in group if u[t] >= 0]
-                if idx:
+            for (start, end), group, modified in word_groups(text, spans, [x >= 0 for x in u]):
+                idx = [u[t] for t in group]
+                if idx and not modified:
                     words.append(text[start:end])
                     word_spans += [int(start), int(end)]
                     word_bu.append(float(np.mean(bu[idx])))

@@ -98,7 +98,7 @@ def test_try_a_pair_page_says_tie(smollm):
 
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page("views/try_pair.py")
+    at.switch_page("views/pages/try_pair.py")
     at.run()
     at.text_input(key="tp_more").set_value(TIED[0])
     at.text_input(key="tp_less").set_value(TIED[1])

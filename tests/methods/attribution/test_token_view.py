@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biascore.methods.attribution.token_view import (color_limit, filter_pairs, pair_table, ranked_units, sentence_units,
+from biascore.api import RankedUnits
+from biascore.methods.attribution.token_view import (color_limit, filter_pairs, pair_table, salience, sentence_units,
                                  strongest_token)
-from views.charts import overview_bar_chart, ranked_bar_chart, token_heatmap
+from views.kit.charts import estimates_chart, ranked_bar_chart, token_heatmap
 from biascore.display import plotly_label as escape
 from tests.attribution_rows import LESS, MORE, hand_made_row
 
@@ -40,7 +41,7 @@ def test_word_units_average_the_shared_tokens():
 
 def test_ranked_units_and_strongest_token():
     row = hand_made_row()
-    ranked = ranked_units(row)
+    ranked = RankedUnits(salience(row)).units()
     assert ranked.b.tolist() == sorted(row["bu"])
     assert ranked.text[0] == ">"  # b = -0.10, the strongest push toward the biased sentence
     assert strongest_token(row) == (".", pytest.approx(0.11))
@@ -81,7 +82,7 @@ def test_heatmap_escapes_text_and_centres_the_scale():
     assert list(scored[0].marker.color) == pytest.approx(row["bu"])
     assert [list(tr.text) for tr in modified] == [["Women"], ["Men"]]
     assert all(tr.marker.pattern.shape == "/" for tr in modified)
-    bars = ranked_bar_chart(ranked_units(row), limit=limit)
+    bars = ranked_bar_chart(RankedUnits(salience(row)).units(), limit=limit)
     assert list(bars.data[0].x) == sorted(row["bu"])
 
 
@@ -97,8 +98,10 @@ def test_heatmap_wraps_long_sentences_without_reordering():
 
 
 def test_overview_chart_has_the_unbiased_line():
+    from views.kit.attribution import b_estimates
+
     grid = pd.DataFrame({"model": ["m"] * 2, "benchmark": ["demo"] * 2, "bias_type": ["all", "gender"],
                          "score": [55.0, 60.0], "ci_low": [50.0, 52.0], "ci_high": [60.0, 68.0]})
-    fig = overview_bar_chart(grid)
+    fig = estimates_chart(b_estimates(grid))
     assert any(s.y0 == 50 and s.y1 == 50 for s in fig.layout.shapes)
     assert list(fig.data[0].error_y.array) == [5.0, 8.0]

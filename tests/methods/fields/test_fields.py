@@ -20,7 +20,7 @@ from biascore.methods import get
 from biascore.methods.fields import scorer as fields
 
 REPO = Path(__file__).resolve().parents[3]
-PAGE = str(REPO / "views" / "semantic_fields.py")
+PAGE = str(REPO / "views" / "pages" / "semantic_fields.py")
 
 CRIME = "Crime, law and order: Law and order"
 EMOTION = "EMOTIONAL ACTIONS, STATES AND PROCESSES General"

@@ -18,7 +18,7 @@ from conftest import FIXTURE_DATA, REPO
 from tests.methods.fields.test_fields import (assert_words_are_the_engines, fields_of, hand_frame,
                                               mwe_lookup_both_ways)
 
-PAGE = str(REPO / "views" / "semantic_fields.py")
+PAGE = str(REPO / "views" / "pages" / "semantic_fields.py")
 
 
 @pytest.fixture

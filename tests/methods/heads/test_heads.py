@@ -369,7 +369,7 @@ def test_page_runs_and_shows_engine_numbers(tiny_mlm, data_dir, monkeypatch):
 
     # the server offers the tiny model (a ?model= link may name only offered or cached models)
     monkeypatch.setenv("BIASCORE_MODELS", str(TINY_MLM))
-    at = AppTest.from_file(str(REPO / "views" / "attention_heads.py"), default_timeout=240)
+    at = AppTest.from_file(str(REPO / "views" / "pages" / "attention_heads.py"), default_timeout=240)
     at.query_params["model"] = str(TINY_MLM)
     at.query_params["seat"] = "weat6b"
     at.run()
@@ -414,7 +414,7 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
     asking for a computation (the attentions of one counter pair) loads it."""
     from streamlit.testing.v1 import AppTest
 
-    import views.models
+    import views.kit.models
     from biascore.models import handle as handle_module
     from tests.conftest import REPO, TINY_MLM
 
@@ -429,8 +429,8 @@ def test_opening_the_page_on_cached_results_loads_no_model(tiny_mlm, data_dir, m
         return tiny_mlm
 
     monkeypatch.setattr(handle_module, "load_model", load)
-    monkeypatch.setattr(views.models, "get_handle", lambda name: handle_module.ModelHandle(name))  # fresh handles
-    at = AppTest.from_file(str(REPO / "views" / "attention_heads.py"), default_timeout=240)
+    monkeypatch.setattr(views.kit.models, "get_handle", lambda name: handle_module.ModelHandle(name))  # fresh handles
+    at = AppTest.from_file(str(REPO / "views" / "pages" / "attention_heads.py"), default_timeout=240)
     at.query_params.update(model=str(TINY_MLM), seat="weat6b")
     at.run()
     assert not at.exception, at.exception

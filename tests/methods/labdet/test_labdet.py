@@ -19,7 +19,7 @@ from biascore.models.embeddings import embed_sentences
 from conftest import FIXTURE_DATA, REPO, TINY_MLM
 from waits import SAFETY_S
 
-PAGE = REPO / "views" / "nationality.py"
+PAGE = REPO / "views" / "pages" / "nationality.py"
 
 
 @pytest.fixture(scope="module")

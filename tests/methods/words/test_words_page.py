@@ -19,7 +19,7 @@ def open_words(**query) -> AppTest:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.query_params.update(query)
     at.run()
-    at.switch_page("views/words.py")
+    at.switch_page("views/pages/words.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -27,13 +27,13 @@ from biascore.review import (NEEDS_CORRECTION, STATUSES, TAGS, ReviewError, Revi
                              check_pair, confusion, corrected_frame, dataset_zip, decision_counts, default_path,
                              disagreements, final_decisions, reviewable_pairs, reviewer_overview, reviews_csv, todo,
                              viewer, visible)
-from views.attribution import best_run, live_pair, run_label, score_now, verified_run
-from views.common import error_text
-from views.links import link_choice
-from views.models import data_dir_notice, model_for_cache, model_label, model_or_error, model_selector
-from views.scoring import ProgressBar, benchmark_selector, watch_computing
-from views.pair_view import draw_pair, level_toggle, pair_limit
-from views.widgets import precision_caption
+from views.kit.attribution import best_run, draw_pair, live_pair, pair_limit, run_label, score_now, verified_run
+from views.kit.common import error_text
+from views.kit.links import link_choice
+from views.kit.models import data_dir_notice, model_for_cache, model_label, model_or_error, model_selector
+from views.kit.scoring import ProgressBar, benchmark_selector, watch_computing
+from views.kit.drawn import level_toggle
+from views.kit.widgets import precision_caption
 
 REVIEWABLE = ["crows-tl", "demo"]  # benchmarks with English source pairs (demo: its Filipino rows)
 MY_TODO = "my assigned pairs, not reviewed yet"

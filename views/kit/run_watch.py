@@ -17,7 +17,7 @@ from biascore import api
 from biascore.errors import user_errors
 from biascore.runs import runner
 from biascore.display import code_span, markdown_literal
-from views.models import active_snapshot, model_label
+from views.kit.models import active_snapshot, model_label
 
 #: Seconds between two looks at a run in progress or at a result not stored yet.
 RUN_POLL_S = 2.0
@@ -41,7 +41,7 @@ class Watched:
         if active_snapshot() is not None:
             return None
         try:
-            target = api.ModelSpec.configured(self.model).target
+            target = api.ModelSpec.configured(self.model).name
             return runner.watch(self.method, target, self.input, **dict(self.options))
         except user_errors():
             return None

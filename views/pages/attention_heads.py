@@ -12,19 +12,20 @@ from biascore.runs import runner
 from biascore import api, settings
 from biascore.display import code_span, plotly_label, script_token
 from biascore.errors import ModelLoadError
-from views.common import csv_download, literal
-from views.links import keep, link_choice
-from views.models import (data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice,
+from views.kit.common import csv_download, literal
+from views.kit.drawn import draw_head_grid
+from views.kit.links import keep, link_choice
+from views.kit.models import (data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice,
                           served_refusal)
-from views.scoring import run_with_progress, score_now_button, watch_computing, watched
-from views.widgets import precision_caption
+from views.kit.scoring import run_with_progress, score_now_button, watch_computing, watched
+from views.kit.widgets import precision_caption
 
 st.title("Attention heads")
 st.caption("Bias score of every attention head: b_ij = ∂|SEAT effect size| / ∂m_ij at m = 1, with m_ij a mask "
            "on head j of layer i (attention-head bias paper). Positive = removing the head would lower the "
            "measured bias (a *biased head*).")
 data_dir_notice()
-#: the heads methods' drawing helpers: the layer × head matrix, the top heads; the counter-stereotype table; a
+#: the heads methods' drawing helpers: the top heads; the counter-stereotype table; a
 #: counter pair's attention maps
 HEADS, COUNTER, ATTENTION = (api.method(m).drawing for m in ("heads", "heads-counter", "heads-attention"))
 
@@ -97,7 +98,7 @@ if scores is None:
         if scores is not None:
             st.rerun()  # drawn afresh from the cache: no "not computed yet" line beside the result
     st.stop()
-b = HEADS.scores_to_matrix(scores)
+b = api.HeadGrid(scores).matrix()
 L, H = b.shape
 n_pos = int((b > 0).sum())
 st.markdown(f"**{L} layers × {H} heads** · SEAT effect size of the full model "
@@ -105,15 +106,9 @@ st.markdown(f"**{L} layers × {H} heads** · SEAT effect size of the full model 
 
 # --------------------------------------------------------------------------- heatmap, histogram, top heads
 clip = st.checkbox("Clip negative scores to 0 (as the paper's Figure 2)", value=True)
-z = np.clip(b, 0, None) if clip else b
-fig = go.Figure(go.Heatmap(z=z, x=list(range(H)), y=list(range(L)),
-                           colorscale="Reds" if clip else "RdBu_r", zmid=None if clip else 0,
-                           colorbar_title="b"))
-fig.update_layout(xaxis_title="head (0-based)", yaxis_title="layer (0-based)", yaxis_autorange="reversed",
-                  height=max(300, 22 * L + 120), margin=dict(l=10, r=10, t=10, b=10))
 left, right = st.columns([3, 2])
 with left:
-    st.plotly_chart(fig, width="stretch")
+    draw_head_grid(api.HeadGrid(scores, clip=clip), key="ah")
 with right:
     st.plotly_chart(px.histogram(scores, x="score", nbins=40, height=300), width="stretch")
     st.markdown("Top heads (layer-head, 0-based: the paper's 9-12 is 8-11)")

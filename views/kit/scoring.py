@@ -9,10 +9,10 @@ import streamlit as st
 from biascore import api
 from biascore.errors import BenchmarkError, ModelLoadError
 from biascore.runs import runner
-from views import run_watch
-from views.common import show_error
-from views.links import keep, link_choice
-from views.models import active_snapshot, get_handle, model_label, read_only_notice
+from views.kit import run_watch
+from views.kit.common import show_error
+from views.kit.links import keep, link_choice
+from views.kit.models import active_snapshot, get_handle, model_label, read_only_notice
 
 T = TypeVar("T")
 
@@ -78,7 +78,7 @@ def score_now_button(label: str, key: str, text: str, compute: Callable[[Progres
     :func:`run_with_progress`. Returns what ``compute`` returned, or None (not pressed, or failed). In a read-only
     snapshot there is no button, only a line saying why. With ``watch`` (the result the button computes): while
     a run of it is announced, its state and progress instead of the button, and (``light``) under the button a
-    light watch that redraws the page when a run starts or the result is stored elsewhere (:mod:`views.run_watch`)."""
+    light watch that redraws the page when a run starts or the result is stored elsewhere (:mod:`views.kit.run_watch`)."""
     if read_only_notice(label) or (watch is not None and run_watch.follow(watch)):
         return None
     if not st.button(label, key=key, type="primary"):
@@ -90,12 +90,12 @@ def score_now_button(label: str, key: str, text: str, compute: Callable[[Progres
 
 def watch_computing(method, model: str, input, **options) -> bool:
     """When someone else (another person, tab, the CLI, the API or a sweep) is computing ``method``'s result for
-    ``model`` on ``input`` right now: follow it on the page and return True (:func:`views.run_watch.follow`)."""
+    ``model`` on ``input`` right now: follow it on the page and return True (:func:`views.kit.run_watch.follow`)."""
     return run_watch.follow(watched(method, model, input, **options))
 
 
 def watched(method, model: str, input, **options) -> run_watch.Watched:
-    """``method``'s result for ``model`` on ``input`` as a page watches it (:mod:`views.run_watch`)."""
+    """``method``'s result for ``model`` on ``input`` as a page watches it (:mod:`views.kit.run_watch`)."""
     return run_watch.Watched(method, model, input, f"{method.input_kind.unit}s", tuple(options.items()))
 
 

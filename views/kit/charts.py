@@ -9,13 +9,13 @@ Text placed in a figure goes through :func:`biascore.display.plotly_label` (plot
 from __future__ import annotations
 
 import shutil
-import unicodedata
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from biascore.api import Estimates
 from biascore.display import plotly_label
 
 COLORSCALE = "RdBu"  # low (red) = toward biased, high (blue) = away
@@ -36,13 +36,13 @@ def _wrap_lines(widths, wrap: float) -> tuple[list[int], list[float]]:
     return lines, offsets
 
 
-def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wrap: int = 80) -> go.Figure:
+def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wrap: int = 80,
+                  title: str = SCALE_TITLE, rtl: bool = False) -> go.Figure:
     """Each sentence as rows of coloured boxes, one box per unit (width ∝ characters), wrapped after
-    about ``wrap`` characters so that narrow columns stay readable.
+    about ``wrap`` characters so that narrow columns stay readable; ``rtl``: laid out right to left.
 
-    ``sentences``: (row label, units frame from :func:`biascore.methods.attribution.token_view.sentence_units`).
-    ``limit``: the colour scale runs from -limit to +limit (centred at 0). Text written right to left (more
-    Arabic/Hebrew letters than left-to-right ones) is laid out right to left: the first unit at the right.
+    ``sentences``: (row label, units frame: :meth:`biascore.api.TokenSalience.units`).
+    ``limit``: the colour scale runs from -limit to +limit (centred at 0); ``title``: the scale's.
     The figure is assembled as one dict and validated once (plotly's attribute-by-attribute builders
     cost several times more, which matters for the page budget).
     """
@@ -83,8 +83,8 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wr
         barmode="overlay", height=int(110 + 44 * n_rows), margin=dict(l=10, r=10, t=10, b=80),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0,
                        colorbar=dict(orientation="h", x=1.0, xanchor="right", y=-0.02, yanchor="top", len=0.5,
-                                     thickness=10, title=dict(text=SCALE_TITLE, side="top", font=dict(size=11)))),
-        xaxis=dict(visible=False, autorange="reversed" if _right_to_left(sentences) else True),
+                                     thickness=10, title=dict(text=plotly_label(title), side="top", font=dict(size=11)))),
+        xaxis=dict(visible=False, autorange="reversed" if rtl else True),
         yaxis=dict(autorange="reversed", tickvals=tickvals, ticktext=ticktext, tickfont=dict(size=13),
                    automargin=True, showgrid=False, zeroline=False),
         legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
@@ -92,12 +92,8 @@ def token_heatmap(sentences: list[tuple[str, pd.DataFrame]], *, limit: float, wr
     return go.Figure({"data": traces, "layout": layout})
 
 
-def _right_to_left(sentences: list[tuple[str, pd.DataFrame]]) -> bool:
-    kinds = [unicodedata.bidirectional(c) for _, units in sentences for c in "".join(units.text)]
-    return sum(k in ("R", "AL") for k in kinds) > sum(k == "L" for k in kinds)
-
-
-def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked b(u)") -> go.Figure:
+def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked b(u)",
+                     axis: str = "b(u)  (< 0: toward biased)") -> go.Figure:
     """Horizontal bars of the scored units, strongest push toward the biased sentence at the top."""
     labels = [f"{plotly_label(t)} #{p}" for t, p in zip(ranked.text, ranked.position)]
     values = ranked.b.tolist()
@@ -108,29 +104,31 @@ def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked
         title=dict(text=plotly_label(title)), height=max(240, 90 + 22 * len(ranked)), margin=dict(l=10, r=10, t=40, b=50),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0, showscale=False),
         yaxis=dict(autorange="reversed", title=None, automargin=True),
-        xaxis=dict(title=dict(text="b(u)  (< 0: toward biased)"), zeroline=True, zerolinecolor="#444"),
+        xaxis=dict(title=dict(text=plotly_label(axis)), zeroline=True, zerolinecolor="#444"),
         plot_bgcolor="white")
     return go.Figure({"data": [trace], "layout": layout})
 
 
-def overview_bar_chart(grid: pd.DataFrame) -> go.Figure:
-    """B per bias type for each model × benchmark with 95% CI whiskers and the unbiased line at 50.
-
-    ``grid`` columns: model, benchmark, bias_type, score, ci_low, ci_high.
-    """
+def estimates_chart(view: Estimates) -> go.Figure:
+    """An estimate per group with its interval as whiskers, one bar per series in each group (e.g. B per bias type
+    for each model × benchmark), and the view's reference line (e.g. 50 = unbiased)."""
+    frame = view.frame if "series" in view.frame else view.frame.assign(series="")
     traces = []
-    for (model, bench), g in grid.groupby(["model", "benchmark"], sort=False):
+    for series, g in frame.groupby("series", sort=False):
         traces.append(dict(
-            type="bar", name=plotly_label(f"{model} · {bench}"), x=[plotly_label(b) for b in g.bias_type], y=g.score.tolist(),
-            error_y=dict(type="data", symmetric=False, array=(g.ci_high - g.score).tolist(),
-                         arrayminus=(g.score - g.ci_low).tolist()),
-            hovertemplate="%{x}: B = %{y:.2f}<extra>%{fullData.name}</extra>"))
+            type="bar", name=plotly_label(series), x=[plotly_label(b) for b in g.group], y=g.estimate.tolist(),
+            error_y=dict(type="data", symmetric=False, array=(g.high - g.estimate).tolist(),
+                         arrayminus=(g.estimate - g.low).tolist()),
+            hovertemplate="%{x}: %{y:.2f}<extra>%{fullData.name}</extra>"))
     layout = dict(
-        barmode="group", yaxis=dict(title=dict(text="B (% of pairs biased)"), range=[0, 100]), height=420,
-        margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h"),
-        shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=50, y1=50, line=dict(dash="dash", color="#444"))],
-        annotations=[dict(text="50 = unbiased", xref="paper", x=0, y=50, yanchor="bottom", xanchor="left",
-                          showarrow=False)])
+        barmode="group", yaxis=dict(title=dict(text=plotly_label(view.axis)), range=view.range), height=420,
+        margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h"), title=plotly_label(view.title) or None)
+    if view.reference is not None:
+        layout.update(
+            shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=view.reference, y1=view.reference,
+                         line=dict(dash="dash", color="#444"))],
+            annotations=[dict(text=plotly_label(view.reference_label), xref="paper", x=0, y=view.reference,
+                              yanchor="bottom", xanchor="left", showarrow=False)])
     return go.Figure({"data": traces, "layout": layout})
 
 

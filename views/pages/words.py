@@ -11,10 +11,10 @@ import re
 import streamlit as st
 
 from biascore import api
-from views.attribution import best_run, pair_table, run_picker, token_page_link, word_occurrences
-from views.common import csv_download
-from views.models import data_dir_notice, model_label
-from views.links import keep, link_value
+from views.kit.attribution import best_run, pair_table, run_picker, token_page_link, word_occurrences
+from views.kit.common import csv_download
+from views.kit.models import data_dir_notice, model_label
+from views.kit.links import keep, link_value
 
 #: the words method's drawing helpers: the word table, two models side by side, the pairs of one word
 WORDS = api.method("words").drawing
@@ -120,7 +120,7 @@ for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
                                   "open": st.column_config.LinkColumn("token heatmap", display_text="open ↗")})
         sel = picked.selection.rows if picked is not None else []
         pair_id = int(pairs.pair_id.iloc[sel[0] if sel and sel[0] < len(pairs) else 0])
-        st.page_link("views/token_attributions.py", label=f"Open pair {pair_id} in Token attributions",
+        st.page_link("views/pages/token_attributions.py", label=f"Open pair {pair_id} in Token attributions",
                      icon="🔎", query_params={"benchmark": benchmark, "model": model_label(name), "pair": str(pair_id)})
         csv_download(pairs.drop(columns="open"), f"words_{benchmark}_{file_part(model_label(name))}_pairs.csv",
                      label="Download these pairs (CSV)", key=f"words_pairs_csv_{i}")

@@ -15,12 +15,12 @@ from biascore import api, settings
 from biascore.errors import BenchmarkError
 from biascore.display import code_span
 from biascore.runs import runner
-from views.attribution import token_page_link
-from views.common import csv_download, show_error
-from views.links import keep
-from views.models import active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models
-from views.scoring import ProgressBar, benchmark_selector, score_now_for, watch_computing
-from views.widgets import option_inputs, precision_caption
+from views.kit.attribution import token_page_link
+from views.kit.common import csv_download, show_error
+from views.kit.links import keep
+from views.kit.models import active_snapshot, data_dir_notice, get_handle, model_label, model_selector, offered_models
+from views.kit.scoring import ProgressBar, benchmark_selector, score_now_for, watch_computing
+from views.kit.widgets import option_inputs, precision_caption
 
 #: the fields method's drawing helpers: field tables, their words and sentences, the lexicons' coverage
 FIELDS = api.method("fields").drawing

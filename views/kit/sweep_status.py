@@ -12,7 +12,7 @@ import streamlit as st
 
 from biascore import settings
 from biascore.sweep import SweepProgress, read_sweeps
-from views.common import public_text
+from views.kit.common import public_text
 
 REFRESH_S = 3.0
 #: finished sweeps stay on the page this long when they had failures or were interrupted

@@ -1,6 +1,6 @@
 """The page of a method without a page of its own (:mod:`views.menu`), generated from its contract alone: its
 options as controls, its input as a picker, "Score now" through the runner's door, its headline metric and its
-declared views (:mod:`views.widgets`)."""
+typed views (:meth:`~biascore.api.Method.drawn`, drawn by :mod:`views.kit.drawn`)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -8,10 +8,11 @@ import streamlit as st
 from biascore import api
 from biascore.runs import runner
 from biascore.display import code_span, markdown_literal
-from views.common import show_error
-from views.models import data_dir_notice, model_for_cache, model_label, model_selector, served_refusal
-from views.scoring import score_now_for
-from views.widgets import draw_views, headline_metric, input_picker, option_inputs, result_caption
+from views.kit.common import show_error
+from views.kit.models import data_dir_notice, model_for_cache, model_label, model_selector, served_refusal
+from views.kit.scoring import score_now_for
+from views.kit.drawn import draw_all
+from views.kit.widgets import headline_metric, input_picker, option_inputs, result_caption
 
 
 def method_page(name: str) -> None:
@@ -47,7 +48,7 @@ def method_page(name: str) -> None:
         st.stop()
     result_caption(result)
     headline_metric(result)
-    draw_views(method, result, key=name)
+    draw_all(method.drawn(result), key=name)
 
 
 def page_for(name: str):

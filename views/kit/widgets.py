@@ -1,22 +1,20 @@
 """A method's page parts drawn from its contract: option controls from its ``Options`` specs, an input picker
-from its input kind, its headline metric and its declared default views (:mod:`biascore.contract.presentation`
-describes them; this module only draws). Generated pages (:mod:`views.generated`) are made of these alone;
+from its input kind, its headline metric (:mod:`biascore.contract.presentation` describes them; this module only
+draws). Generated pages (:mod:`views.kit.generated`) are made of these and the typed views (:mod:`views.kit.drawn`);
 bespoke pages use them for the options they offer."""
 from __future__ import annotations
 
 from typing import Sequence
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from biascore import settings
 from biascore.display import code_span
-from biascore.api import (Headline, Method, OptionError, Options, Result, View, Widget, option_widgets, precision_of,
+from biascore.api import (Headline, Method, OptionError, Options, Result, Widget, option_widgets, precision_of,
                           widget_value)
-from views.common import csv_download, show_error
-from views.models import active_snapshot, model_label
-from views.links import keep, link_choice, link_option
+from views.kit.common import show_error
+from views.kit.models import active_snapshot, model_label
+from views.kit.links import keep, link_choice, link_option
 
 
 def _control(w: Widget, key: str):
@@ -46,7 +44,7 @@ def option_inputs(method: Method, key: str, only: Sequence[str] | None = None, c
     """Controls for ``method``'s options (``only`` these, the rest at their defaults), in ``columns`` columns;
     the validated ``Options``, or None after a one-line error (the same check as the CLI's and the API's).
     Each control starts at the link's value of its option (``?name=value``; a bad one is refused in one line,
-    :mod:`views.links`), and the address bar follows what the controls show."""
+    :mod:`views.kit.links`), and the address bar follows what the controls show."""
     widgets = [w for w in option_widgets(method.Options) if only is None or w.name in only]
     values = {}
     cols = st.columns(max(1, min(columns, len(widgets)))) if widgets else []
@@ -95,43 +93,6 @@ def headline_metric(result: Result) -> None:
     if value is not None:
         st.metric(headline.name, f"{value:.4g}", help=headline.direction)
         st.caption(f"{headline.name}: {headline.direction}")
-
-
-def _bar(view: View, frame: pd.DataFrame) -> alt.Chart:
-    label = alt.Y(f"{view.label}:N", sort=None, title=view.label)
-    bars = alt.Chart(frame).mark_bar().encode(x=alt.X(f"{view.value}:Q", title=view.value), y=label,
-                                              tooltip=[c for c in (view.label, view.value, view.low, view.high) if c])
-    layers = [bars]
-    if view.low and view.high:
-        layers.append(alt.Chart(frame).mark_rule(color="#444444").encode(x=f"{view.low}:Q", x2=f"{view.high}:Q",
-                                                                        y=label))
-    if view.reference is not None:
-        layers.append(alt.Chart(pd.DataFrame({"x": [view.reference]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q"))
-    return alt.layer(*layers).properties(height=max(120, 24 * len(frame)))
-
-
-def _heatmap(view: View, frame: pd.DataFrame) -> alt.Chart:
-    return alt.Chart(frame).mark_rect().encode(
-        x=alt.X(f"{view.columns}:O"), y=alt.Y(f"{view.rows}:O"),
-        color=alt.Color(f"{view.value}:Q", scale=alt.Scale(scheme="redblue", domainMid=0)),
-        tooltip=[view.rows, view.columns, view.value])
-
-
-def draw_views(method: Method, result, key: str) -> None:
-    """Every view ``method`` declares (``Method.views``), drawn from the result's summary table or frame, each
-    table with a CSV download. Benchmark text stays text: tables are dataframes, chart labels are data."""
-    summary = method.summary(result)
-    for i, view in enumerate(method.views):
-        frame = summary if view.frame == "summary" else result.frame
-        if view.title:
-            st.subheader(view.title)
-        if view.kind == "table":
-            st.dataframe(frame, hide_index=True, key=f"{key}_table_{i}")
-            csv_download(frame, f"{method.name}_{result.input_name}_{i}.csv".replace("/", "_"),
-                         key=f"{key}_csv_{i}")
-        else:  # "bar" or "heatmap"
-            chart = (_bar if view.kind == "bar" else _heatmap)(view, frame)
-            st.altair_chart(chart, width="stretch", key=f"{key}_{view.kind}_{i}")
 
 
 def precision_caption(source, subject: str | None = None) -> bool:

@@ -7,18 +7,18 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from views import sweep_status
-from views.charts import PLOTLY_CONFIG, overview_bar_chart
+from views.kit import sweep_status
 from biascore.display import code_span
 from biascore.errors import one_line
 from biascore import api
 from biascore.runs import runner
 from biascore.runs.runner import UnreadableResult
-from views.attribution import DRAWING, best_run, run_label, score_now, summary
-from views.common import csv_download, literal
-from views.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible, stored_notice
-from views.scoring import benchmark_selector
-from views.widgets import precision_caption
+from views.kit.attribution import DRAWING, b_estimates, best_run, run_label, score_now, summary
+from views.kit.common import csv_download
+from views.kit.drawn import draw_estimates, draw_paired_comparison
+from views.kit.models import data_dir_notice, model_allowed, model_label, model_selector, model_visible, stored_notice
+from views.kit.scoring import benchmark_selector
+from views.kit.widgets import precision_caption
 
 st.title("Overview")
 st.caption("B = % of pairs whose S_JSD < 0 (the model prefers the more-biased sentence); **50 = unbiased**, "
@@ -108,8 +108,8 @@ if not grid.empty:
                  column_config={c: fmt for c in ["B", "B_ci_low", "B_ci_high", "PLL", "PLL_ci_low", "PLL_ci_high",
                                                  "lm-eval pct_stereotype", "lm-eval stderr"]})
     csv_download(grid, "bias_scores_overview.csv", key="overview_csv")
-    chart = grid.rename(columns={"B": "score", "B_ci_low": "ci_low", "B_ci_high": "ci_high"})
-    st.plotly_chart(overview_bar_chart(chart), config=PLOTLY_CONFIG, key="overview_chart")
+    draw_estimates(b_estimates(grid.rename(columns={"B": "score", "B_ci_low": "ci_low", "B_ci_high": "ci_high"})),
+                   key="overview_chart")
 
 
 def model_comparison(runs: pd.DataFrame) -> None:
@@ -143,16 +143,11 @@ def model_comparison(runs: pd.DataFrame) -> None:
     table, how, notes = result.frame, result.conventions["method_line"], result.conventions["notes"]
     for name in sorted({run_a.model, run_b.model}, key=len, reverse=True):  # public mode: a path by its folder name
         how, notes = how.replace(name, model_label(name)), [n.replace(name, model_label(name)) for n in notes]
-    literal(how)  # model names: plain text
-    st.caption("delta = B − A in % points; ci = 95% paired bootstrap interval (pairs resampled jointly); "
-               "McNemar's exact test on the pairs whose verdicts differ (a tie counts as its score counts it); "
-               "mcnemar_p_holm: Holm-adjusted across the bias types. pll_…: the same for the PLL score; sjsd_…: "
-               "the mean paired S_JSD difference.")
-    for note in notes:
-        literal(note, label="note")
-    st.dataframe(table, hide_index=True, key="overview_compare")
-    csv_download(table, "paired_comparison.csv", key="overview_compare_csv")
-
+    draw_paired_comparison(api.PairedComparison(
+        table, how, tuple(notes), caption="delta = B − A in % points; ci = 95% paired bootstrap interval (pairs "
+        "resampled jointly); McNemar's exact test on the pairs whose verdicts differ (a tie counts as its score counts "
+        "it); mcnemar_p_holm: Holm-adjusted across the bias types. pll_…: the same for the PLL score; sjsd_…: the "
+        "mean paired S_JSD difference."), key="overview_compare")
 
 if not runs.empty:
     model_comparison(runs)

@@ -1,18 +1,18 @@
 """Across languages: one aligned set (the same source pairs in several languages) scored by one model — B per language
-with its interval, one source pair in every language as b(u) heatmaps (right-to-left text drawn right to left;
+with its interval, one source pair in every language as b(u) heatmaps (right-to-left scripts drawn right to left;
 modified units hatched grey), and two languages compared pair by pair like two models (McNemar, paired bootstrap,
-the pairs whose verdicts differ). Drawing only: the numbers come from :func:`biascore.api.across_languages`.
-The shipped ``demo-aligned`` set (6 pairs × 10 languages) is scored on a first visit, offline."""
+the pairs whose verdicts differ). Drawing only: the numbers come from :func:`biascore.api.across_languages`. The
+shipped ``demo-aligned`` set (6 pairs × 10 languages) is scored on a first visit, offline."""
 from __future__ import annotations
 
 import streamlit as st
 
 from biascore import api
-from views.charts import PLOTLY_CONFIG, overview_bar_chart
-from views.common import literal
-from views.models import get_handle, model_label, model_selector
-from views.pair_view import draw_pair, level_toggle, pair_limit
-from views.scoring import run_with_progress, score_now_button
+from views.kit.attribution import draw_pair, pair_limit
+from views.kit.common import literal
+from views.kit.drawn import draw_estimates, draw_paired_comparison, draw_table, level_toggle
+from views.kit.models import get_handle, model_label, model_selector
+from views.kit.scoring import run_with_progress, score_now_button
 
 st.title("Across languages")
 st.caption("The same stereotype in every language of an aligned set: is it carried the same way? Red units push "
@@ -44,21 +44,22 @@ if out is None:
 
 st.subheader("B per language")
 summary = out.summary()
-grid = summary.assign(model=model_label(model), benchmark=set_name, bias_type=summary.language)
-st.plotly_chart(overview_bar_chart(grid), config=PLOTLY_CONFIG, key="al_b", width="stretch")
+draw_estimates(api.Estimates(summary.rename(columns={"language": "group", "score": "estimate", "ci_low": "low",
+                                                    "ci_high": "high"}).assign(series=model_label(model)),
+                             axis="B (% of pairs biased)", reference=50, reference_label="50 = unbiased",
+                             range=(0, 100)), "al_b")
 st.dataframe(summary, hide_index=True)
 
 st.subheader("One source pair in every language")
 keys = list(dict.fromkeys(k for lang in languages for k in out.frame(lang).source_id))
 source = out.frame(languages[0]).set_index("source_id")
 english = source.sent_more_en if "sent_more_en" in source else source.sent_more
-key = st.selectbox("Source pair (its key)", keys, key="al_pair",
-                   format_func=lambda k: f"{k}: {english.get(k, '')}"[:120])
-pair = out.pair(key)
+key = st.selectbox("Source pair (its key)", keys, key="al_pair", format_func=lambda k: f"{k}: {english.get(k, '')}")
+pair = out.pair(key).to_dict("records")
+st.session_state.setdefault("al_level", "words")  # Thai and Chinese read as words; sub-word tokens one click away
 level = level_toggle("al_level")
-rows = [r for r in pair.get("row", []) if isinstance(r, dict)]
-limit = pair_limit(rows, level) if rows else None
-for item in pair.to_dict("records"):
+limit = pair_limit([p["row"] for p in pair if not p["missing"]], level)
+for item in pair:
     with st.container(border=True):
         literal(f"{item['language']} · {item['benchmark']}")
         if item["missing"]:
@@ -72,9 +73,9 @@ lang_a = a_col.selectbox("Language A", languages, key="al_a")
 lang_b = b_col.selectbox("Language B", languages, index=min(1, len(languages) - 1), key="al_b_lang")
 if lang_a != lang_b:
     comparison = out.compare(lang_a, lang_b)
-    literal(comparison.describe())
-    st.dataframe(comparison.summary(), hide_index=True)
-    literal(f"Source pairs whose verdicts differ ({len(comparison.discordant)}):")
-    st.dataframe(comparison.discordant.rename(columns={"pair_id": "source_id"}), hide_index=True)
+    draw_paired_comparison(api.PairedComparison(comparison.summary(), comparison.describe(),
+                                                tuple(comparison.notes)), "al_cmp")
+    draw_table(api.Table(comparison.discordant.rename(columns={"pair_id": "source_id"}),
+                         f"Source pairs whose verdicts differ ({len(comparison.discordant)})", "discordant"), "al_disc")
 for note in out.notes:
     st.caption(note)

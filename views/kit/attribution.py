@@ -5,20 +5,22 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from typing import Callable
+from typing import Callable, Mapping
 
 import pandas as pd
 import streamlit as st
 
 from biascore import api, settings
 from biascore.runs import runner
-from biascore.display import code_span
+from biascore.display import code_span, markdown_literal
 from biascore.errors import ModelLoadError, one_line
-from views.links import keep, link_choice
-from views.models import (get_handle, model_label, model_selector, served, served_labels, served_last_seen,
+from views.kit.common import literal
+from views.kit.drawn import Level, draw_ranked_units, draw_token_salience
+from views.kit.links import keep, link_choice
+from views.kit.models import (get_handle, model_label, model_selector, served, served_labels, served_last_seen,
                           stored_notice)
-from views.scoring import benchmark_selector, score_now_for, watch_computing
-from views.widgets import precision_caption
+from views.kit.scoring import benchmark_selector, score_now_for, watch_computing
+from views.kit.widgets import precision_caption
 
 #: the attribution method and its drawing helpers (its cached runs, token units, tie labels, live queue)
 METHOD = api.method("attribution")
@@ -109,7 +111,7 @@ def scored_models(benchmark: str) -> list[str]:
 
 
 def score_now(model: str, benchmark: str, key: str, keep_watching: bool = True) -> bool:
-    """"Score now" for the attribution pages (the one door: :func:`views.scoring.score_now_for`); True when it
+    """"Score now" for the attribution pages (the one door: :func:`views.kit.scoring.score_now_for`); True when it
     just finished (the caller reruns to show the new numbers)."""
     return score_now_for(METHOD, model, benchmark, key=key,
                          label=f"Score now: {model_label(model)} on {benchmark}",
@@ -170,6 +172,15 @@ def run_picker(score_key: str, compare_key: str, compare_url_key: str | None = N
     return benchmark, model, run, compare
 
 
+def b_estimates(grid: pd.DataFrame) -> api.Estimates:
+    """B per bias type with its 95 % Wilson interval for each model × benchmark of ``grid`` (columns model,
+    benchmark, bias_type, score, ci_low, ci_high), against the unbiased line at 50."""
+    frame = pd.DataFrame({"series": grid.model.astype(str) + " · " + grid.benchmark.astype(str),
+                          "group": grid.bias_type, "estimate": grid.score, "low": grid.ci_low, "high": grid.ci_high})
+    return api.Estimates(frame, axis="B (% of pairs biased)", reference=50, reference_label="50 = unbiased",
+                         range=(0, 100))
+
+
 def run_label(run) -> str:
     """A cached run's model as the pages name it: a quantized model is a model of its own, named with its
     weights as a sweep names it (``smollm2-135m (int8 weights)``: :func:`biascore.api.variant_label`)."""
@@ -182,6 +193,33 @@ def live_pair(model: str, sent_more: str, sent_less: str, waiting: Callable[[str
     people send at the same moment share forward passes, and recent pairs are remembered. ``waiting(state)``
     hears what the request waits for (queue, round) while it waits; ``timing`` receives where the wait went
     (:meth:`~biascore.methods.attribution.live.LiveQueue.score`). The row is shared: read-only."""
-    lm = get_handle(model).load()  # loaded by the page first (views.models.model_or_error)
+    lm = get_handle(model).load()  # loaded by the page first (views.kit.models.model_or_error)
     limit_torch_threads()
     return DRAWING.score_live(lm, sent_more, sent_less, waiting=waiting, timing=timing)
+
+
+def pair_limit(rows: list[Mapping], level: Level) -> float:
+    """One symmetric colour limit for several pairs (e.g. two models), so their colours compare."""
+    return max([DRAWING.salience(r).limit(level) for r in rows if not r.get("skipped_reason")] + [1e-6])
+
+
+def draw_pair(row: Mapping, *, level: Level, limit: float | None = None, key: str, heading: str = "",
+              ranked: bool = True, wrap: int = 90) -> None:
+    """One scored pair drawn the same way on every page: S_JSD and verdict, then its typed views (the b(u) heatmap
+    of both sentences and the ranked units, with PNG/SVG export). ``key`` keeps widget ids unique when a page shows
+    several pairs; ``wrap``: characters per heatmap line (smaller in narrow columns)."""
+    if heading:
+        literal(heading)  # a model name: plain text
+    if row.get("skipped_reason"):
+        st.warning(f"Not scored: {row['skipped_reason']}")
+        return
+    sjsd = float(row["sjsd"])
+    c1, c2 = st.columns([1, 2])
+    c1.metric("S_JSD (mean b(u))", f"{sjsd:+.5f}")
+    verdict = DRAWING.verdict_text(DRAWING.verdict_label(sjsd, "attribution"), "attribution")  # |S_JSD| ≤ 1e-6: tie
+    c2.markdown(f"**Verdict:** {markdown_literal(verdict)}")
+    salience = DRAWING.salience(row)
+    limit = salience.limit(level) if limit is None else limit
+    draw_token_salience(salience, key, level=level, limit=limit, wrap=wrap)
+    if ranked:
+        draw_ranked_units(api.RankedUnits(salience), key, level=level, limit=limit)

@@ -15,11 +15,11 @@ from biascore import api, settings
 from biascore.errors import BenchmarkError
 from biascore.review import check_pair
 from biascore.display import code_span
-from views.attribution import live_pair
-from views.common import literal
-from views.models import active_snapshot, model_label, model_or_error, model_selector
-from views.pair_view import draw_pair, level_toggle
-from views.widgets import precision_caption
+from views.kit.attribution import draw_pair, live_pair
+from views.kit.common import literal
+from views.kit.models import active_snapshot, model_label, model_or_error, model_selector
+from views.kit.drawn import level_toggle
+from views.kit.widgets import precision_caption
 
 MAX_CHARS = 300  # CrowS-Pairs sentences are under 300 characters; longer input is refused with a message
 script_start = time.time()  # for the load test's timing lines (biascore/runs/timing_log.py; off by default)

@@ -9,11 +9,11 @@ from biascore.runs import runner
 from biascore import api
 from biascore.display import code_span
 from biascore.errors import one_line
-from views.common import csv_download
-from views.models import (active_snapshot, data_dir_notice, model_for_cache, model_label, model_selector, served,
+from views.kit.common import csv_download
+from views.kit.models import (active_snapshot, data_dir_notice, model_for_cache, model_label, model_selector, served,
                           served_refusal)
-from views.scoring import score_now_button
-from views.widgets import option_inputs, precision_caption
+from views.kit.scoring import score_now_button
+from views.kit.widgets import option_inputs, precision_caption
 
 LANGUAGES = {"English": "en", "Bangla": "bn"}
 #: the log-probability method's drawing helpers: its tests and each sentence's prior against its corrected score

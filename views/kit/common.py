@@ -1,5 +1,5 @@
 """The shell kit every page uses: text that stays text, one-line errors, downloads. No scoring logic here:
-pages ask the runner's door (:mod:`biascore.runs.runner`) through :mod:`views.scoring` and :mod:`views.models`."""
+pages ask the runner's door (:mod:`biascore.runs.runner`) through :mod:`views.kit.scoring` and :mod:`views.kit.models`."""
 from __future__ import annotations
 
 import pandas as pd

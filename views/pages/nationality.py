@@ -1,7 +1,7 @@
 """Nationality (LABDet): relative sentiment per nationality from a sentiment probe on a frozen model.
 
 Drawing only: every number is the ``labdet`` method's result, asked of the runner's door (cached in parquet);
-its options are the method's own controls (:func:`views.widgets.option_inputs`).
+its options are the method's own controls (:func:`views.kit.widgets.option_inputs`).
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from biascore import api
 from biascore.errors import BenchmarkError
 from biascore.runs import runner
 from biascore.display import code_span, plotly_label
-from views.common import csv_download, show_error
-from views.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice, served_refusal
-from views.scoring import score_now_for
-from views.widgets import input_picker, option_inputs, precision_caption
+from views.kit.common import csv_download, show_error
+from views.kit.models import data_dir_notice, model_for_cache, model_label, model_selector, read_only_notice, served_refusal
+from views.kit.scoring import score_now_for
+from views.kit.widgets import input_picker, option_inputs, precision_caption
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
 DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",

@@ -17,8 +17,8 @@ from biascore.display import code_span, markdown_literal
 from biascore.errors import ModelLoadError, one_line
 from biascore.runs import runner
 from biascore.snapshot import active as active_snapshot  # the snapshot in use (OpenedSnapshot), or None
-from views.common import error_text
-from views.links import link_choice, link_value, refuse
+from views.kit.common import error_text
+from views.kit.links import link_choice, link_value, refuse
 
 #: Models offered in selectors before the user types their own (embedded ones first).
 SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2",
@@ -56,7 +56,7 @@ def get_handle(name: str):
     the handle loads the weights once, on first use, thread-safely). In a snapshot: a stand-in with the
     exported results' identity that never loads (only the embedded default model runs live)."""
     snap = active_snapshot()
-    return _handle(name, api.ModelSpec.configured(name).target, str(snap.root) if snap is not None else None)
+    return _handle(name, api.ModelSpec.configured(name).name, str(snap.root) if snap is not None else None)
 
 
 @st.cache_resource(show_spinner=False)
@@ -91,7 +91,7 @@ def served_error_line(name: str, exc: BaseException) -> str | None:
     """A served model's loading error as a line that names the model by its label, not by its URL (public
     mode), else None (not a served label). A server that does not answer is said to be down (its stored runs
     stay browsable), without the command line's advice."""
-    target = api.ModelSpec.configured(name).target
+    target = api.ModelSpec.configured(name).name
     if target == name or not api.is_served(target):
         return None
     try:
@@ -125,13 +125,13 @@ def stored_notice(name: str) -> None:
 def served_last_seen(name: str) -> tuple[str, str] | None:
     """The model name and fingerprint ``name``'s server last said it serves
     (:mod:`biascore.models.served.last_seen`), or None."""
-    return api.recall_served(settings.cache_dir(), api.ModelSpec.configured(name).target)
+    return api.recall_served(settings.cache_dir(), api.ModelSpec.configured(name).name)
 
 
 def served_labels() -> dict[str, str]:
     """Stored model name -> the settings' label, for the served models this process is connected to, and (not
     connected yet, or the server down) the name each last served; which runs are shown is still decided by the
-    fingerprint measured now (:func:`views.attribution.best_run`)."""
+    fingerprint measured now (:func:`views.kit.attribution.best_run`)."""
     out = {}
     for label in settings.served_models():
         handle = get_handle(label)
