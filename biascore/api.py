@@ -30,7 +30,7 @@ from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFi
 from biascore.errors import one_line
 # the inputs: benchmarks, SEAT tests, `biascore data download`
 from biascore.inputs import datasets, download  # noqa: F401
-from biascore.inputs.datasets import available_benchmarks
+from biascore.inputs.datasets import aligned_sets, available_benchmarks  # noqa: F401 - aligned_sets: the API's
 from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
 from biascore.methods import discover, get, table
 # models: a handle, how a model is named and shown, its precision, a served model
@@ -171,9 +171,9 @@ def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int
     return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)
 
 
-def across_languages(aligned_set: str, model: "ModelHandle | LanguageModel | str | dict", languages: list[str] | None = None,
-                     *, progress: ProgressFn | bool | None = True, cache_dir: str | Path | None = None,
-                     data_dir: str | Path | None = None, **options: Any):
+def across_languages(aligned_set: str, model: "ModelHandle | LanguageModel | str | dict",
+                     languages: list[str] | None = None, *, progress: ProgressFn | bool | None = True,
+                     cache_dir: str | Path | None = None, data_dir: str | Path | None = None, **options: Any):
     """An aligned set (:func:`aligned_sets`: the same source pairs in several languages) scored in ``languages``
     (default all) by ``model`` — one for every language, or {language: model} — each language the attribution
     result of :func:`run` (same cache); one progress bar for every pair. Returns a
@@ -189,13 +189,6 @@ def across_languages(aligned_set: str, model: "ModelHandle | LanguageModel | str
         return run_method(m, handle, benchmark, cache=cache, **kwargs)
 
     return across(aligned_set, models, languages, run=one, data_dir=data_dir, progress=progress, **options)
-
-
-def aligned_sets() -> dict[str, dict[str, str]]:
-    """The aligned sets: set name → {language: benchmark name}."""
-    from biascore.methods.attribution.languages import aligned_sets as sets
-
-    return sets()
 
 
 #: the footer key of a cache file's stored key (biascore.store.cache)

@@ -97,6 +97,15 @@ def registry() -> dict[str, dict]:
     return json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))["benchmarks"]
 
 
+def aligned_sets() -> dict[str, dict[str, str]]:
+    """Every aligned set of the registry (``alignment.set``): set name → {language: benchmark name}."""
+    out: dict[str, dict[str, str]] = {}
+    for name, spec in registry().items():
+        if "alignment" in spec:
+            out.setdefault(spec["alignment"]["set"], {})[spec["language"]] = name
+    return out
+
+
 def benchmark_path(name: str, data_dir: str | Path | None = None) -> Path:
     """Where a registered benchmark's file is: the data directory, or the project's ``data/`` for a built-in
     one — except in an offline snapshot, which carries every benchmark it refers to in its data directory."""
@@ -239,7 +248,8 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
     idx = {h: i for i, h in enumerate(header)}
     sources = {**mapping, **{t: s for t, s in extra.items() if s in idx}}  # target -> column (None: unspecified)
     fixed = spec.get("constants", {}) if name_or_path in reg else {}
-    records = [{t: row[idx[s]].strip() if s else fixed.get(t, "unspecified") for t, s in sources.items()} for row in rows]
+    records = [{t: row[idx[s]].strip() if s else fixed.get(t, "unspecified") for t, s in sources.items()}
+               for row in rows]
     frame = pd.DataFrame.from_records(records, columns=CORE_COLUMNS + [t for t in sources if t not in mapping])
     for col in frame.columns:
         frame[col] = frame[col].astype(str).map(fix_mojibake)

@@ -26,19 +26,10 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from biascore.inputs.datasets import BenchmarkError, load_benchmark, registry
+from biascore.inputs.datasets import BenchmarkError, aligned_sets, load_benchmark, registry
 from biascore.methods.attribution.compare import Comparison, compare_frames
 from biascore.models.precision import precision_of
 from biascore.progress import Bar, ProgressFn
-
-
-def aligned_sets() -> dict[str, dict[str, str]]:
-    """Every aligned set of the registry: set name → {language: benchmark name}, in registry order."""
-    out: dict[str, dict[str, str]] = {}
-    for name, spec in registry().items():
-        if "alignment" in spec:
-            out.setdefault(spec["alignment"]["set"], {})[spec["language"]] = name
-    return out
 
 
 def _keys(name: str, frame: pd.DataFrame, data_dir) -> tuple[pd.Series, str]:
