@@ -34,10 +34,10 @@ from __future__ import annotations
 import difflib
 import itertools
 import os
-
-import regex
 from dataclasses import dataclass, field
 from typing import Sequence
+
+import regex
 
 from biascore.models.loading import LanguageModel
 
@@ -175,13 +175,12 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     into words by PyThaiNLP's ``newmm``)."""
     out = []
     for m in WORD_RE.finditer(text):
-        if not regex.match(r"\p{Thai}", m.group()):
-            out.append(m.span())
-            continue
-        from pythainlp.tokenize import word_tokenize
+        ends = [m.end()]
+        if regex.match(r"\p{Thai}", m.group()):
+            from pythainlp.tokenize import word_tokenize
 
-        ends = list(itertools.accumulate(len(w) for w in word_tokenize(m.group(), engine="newmm")))
-        out += [(m.start() + a, m.start() + b) for a, b in zip([0, *ends[:-1]], ends)]
+            ends = [m.start() + e for e in itertools.accumulate(map(len, word_tokenize(m.group(), engine="newmm")))]
+        out += zip([m.start(), *ends[:-1]], ends)
     return out
 
 

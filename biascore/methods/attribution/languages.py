@@ -1,24 +1,10 @@
-"""Across languages: one aligned set — the same source pairs in several languages — scored language by language and
-lined up by its alignment key, so that two languages compare pair by pair the way two models do.
-
-* **Aligned sets** come from the registry (``alignment.set`` of each benchmark, data/benchmarks.json): the S_JSD
-  paper's ``sjsd-gender`` (10 languages × 212 pairs, key = its ``ID``), Dutch CrowS-Pairs' ``crows-nl-en-fr``
-  (nl, en, fr × 1,463, key = ``id``) which Filipino CrowS-Pairs (``crows-tl``) joins by the CrowS-Pairs row of its
-  English source pair (looked up in ``crows-en``; a pair whose source is not found there is not aligned, and
-  :attr:`Languages.notes` says how many), and the shipped ``demo-aligned`` subset. The key is ``source_id``.
-* **Scoring**: every language is the attribution method's result through the one runner and cache (the CLI's and
-  the dashboard's entry): nothing here is stored of its own. ``model`` is one model for every language or one per
-  language (a dict).
-* **One source pair** (:meth:`Languages.pair`): one row per language — its sentences, S_JSD, verdict and the scored
-  row its b(u) heatmaps are drawn from; a language whose file has no pair with that key says so in one line, and a
-  pair skipped in one language (e.g. the identical Indonesian pair) keeps its reason (verdict ``not scored``,
-  never a tie).
-* **B per language** (:meth:`Languages.summary`): the attribution summary's ``all`` row of each language (B, its
-  Wilson interval, n, skipped, ties).
-* **Two languages** (:meth:`Languages.compare`): :func:`~biascore.methods.attribution.compare.compare_frames` — the
-  machinery of model-vs-model comparisons (McNemar's exact test on the verdicts, paired bootstrap on S_JSD) — on the
-  pairs scored in both languages (n = those pairs, joined by key), with ``discordant`` the pairs whose verdicts differ.
-"""
+"""Across languages: an aligned set — the same source pairs in several languages, keyed by ``source_id`` (the
+CrowS-Pairs row; registry ``alignment``; Filipino CrowS-Pairs by the row of its English source pair in ``crows-en``)
+— scored language by language through the one runner and cache, so that two languages compare pair by pair the way
+two models do: :meth:`Languages.pair` (one source pair in every language; a language without it, or with it skipped,
+says why in one line), :meth:`Languages.summary` (B per language with its Wilson interval) and
+:meth:`Languages.compare` (:func:`~biascore.methods.attribution.compare.compare_frames`: McNemar on the verdicts,
+paired bootstrap on S_JSD, n = the source pairs scored in both, ``discordant`` the pairs whose verdicts differ)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

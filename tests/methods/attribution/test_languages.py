@@ -80,3 +80,19 @@ def test_bad_choices_are_one_line(scored, random_mlm):
         with pytest.raises(ValueError) as caught:
             call()
         assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_filipino_joins_dutch_crows_pairs_by_its_english_source(data_dir):
+    from biascore.methods.attribution.languages import _keys
+
+    tl = load_benchmark("crows-tl", data_dir).frame
+    keys, note = _keys("crows-tl", tl, data_dir)
+    found = keys[keys != ""]
+    assert len(found) == 202 and note.startswith("crows-tl: 2 pair(s) whose English source is not a pair of crows-en")
+    crows = load_benchmark("crows-en", data_dir).frame.set_index("pair_id")
+    for pair_id, key in found.items():  # the key is the CrowS-Pairs row holding that English source pair
+        row = tl.set_index("pair_id").loc[pair_id]
+        assert (crows.loc[int(key), "sent_more"], crows.loc[int(key), "sent_less"]) == (row.sent_more_en,
+                                                                                         row.sent_less_en)
+    dutch = set(load_benchmark("crows-nl-nl", data_dir).frame.source_id)
+    assert len(set(found) & dutch) > 150  # most Filipino pairs line up with a Dutch (and French) pair
