@@ -25,7 +25,7 @@ from biascore.contract.result import RECORD_FORMAT, RECORD_KEY, Result, ResultFi
 from biascore.errors import one_line
 # the inputs: benchmarks, SEAT tests, `biascore data download`
 from biascore.inputs import datasets, download  # noqa: F401
-from biascore.inputs.datasets import available_benchmarks
+from biascore.inputs.datasets import aligned_sets, available_benchmarks  # noqa: F401 - aligned_sets: the API's
 from biascore.inputs.seat_tests import WORD_TEMPLATES, list_seat_tests, load_seat_test  # noqa: F401
 from biascore.methods import discover, get, table
 # models: a handle, how a model is named and shown, its precision, a served model
@@ -55,9 +55,10 @@ def method(name: str) -> Method:
 
 
 def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
-    """The registered pair benchmarks: name, whether present in the data directory, language, description."""
+    """The registered pair benchmarks: name, whether present in the data directory, language, description, licence,
+    citation."""
     rows = available_benchmarks(data_dir)
-    return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description"]]
+    return pd.DataFrame(rows)[["name", "available", "language", "expected_rows", "description", "licence", "citation"]]
 
 
 def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,
@@ -142,6 +143,26 @@ def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int
     from biascore.methods.attribution.compare import compare_results
 
     return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)
+
+
+def across_languages(aligned_set: str, model: "ModelHandle | LanguageModel | str | dict",
+                     languages: list[str] | None = None, *, progress: ProgressFn | bool | None = True,
+                     cache_dir: str | Path | None = None, data_dir: str | Path | None = None, **options: Any):
+    """An aligned set (:func:`aligned_sets`: the same source pairs in several languages) scored in ``languages``
+    (default all) by ``model`` — one for every language, or {language: model} — each language the attribution
+    result of :func:`run` (same cache); one progress bar for every pair. Returns a
+    :class:`~biascore.methods.attribution.languages.Languages`: ``pair(source_id)`` (that pair in every language),
+    ``summary()`` (B per language with its interval) and ``compare(a, b)`` (two languages paired over their common
+    source pairs, as :func:`compare` pairs two models: McNemar, paired bootstrap, ``discordant`` pairs)."""
+    from biascore.methods.attribution.languages import across_languages as across
+
+    models = {k: as_handle(v) for k, v in model.items()} if isinstance(model, dict) else as_handle(model)
+    cache, m = (ResultCache(cache_dir) if cache_dir is not None else None), get("attribution")
+
+    def one(benchmark, handle, **kwargs):
+        return run_method(m, handle, benchmark, cache=cache, **kwargs)
+
+    return across(aligned_set, models, languages, run=one, data_dir=data_dir, progress=progress, **options)
 
 
 #: the footer key of a cache file's stored key (biascore.store.cache)

@@ -23,13 +23,15 @@ def _task_yaml(folder: Path, name: str, base: Path, csv: Path) -> None:
 
 
 def run_lmeval_crows(model_dir: str | Path, pairs: pd.DataFrame, workdir: str | Path, *, dtype: str = "float32",
-                     batch_size: int = 8, per_type: bool = True, lm=None) -> tuple[pd.DataFrame, dict]:
+                     batch_size: int = 8, per_type: bool = True, lm=None,
+                     task: str = "crows_pairs_english") -> tuple[pd.DataFrame, dict]:
     """lm-eval's per-pair log-likelihoods (columns ``ll_more``, ``ll_less``, in the order of ``pairs``) and its
     aggregated results (task → {``pct_stereotype``, ``pct_stereotype_stderr``, ``likelihood_diff``, …}).
 
     ``pairs``: columns sent_more, sent_less, bias_type. Tasks are named ``local_all`` and ``local_<bias type>``.
     ``lm``: another lm-eval model instance to run instead of HFLM on ``model_dir`` (e.g. its ``local-completions``
-    client of a server, bench/served_compare.py).
+    client of a server, bench/served_compare.py). ``task``: lm-eval's task whose logic runs (``crows_pairs_french``:
+    the same logic; per-type tasks are English only).
     """
     import lm_eval
     import lm_eval.tasks
@@ -40,8 +42,8 @@ def run_lmeval_crows(model_dir: str | Path, pairs: pd.DataFrame, workdir: str | 
     csv = folder / "pairs.csv"
     pairs[["sent_more", "sent_less", "bias_type"]].to_csv(csv, index=False)
     shipped = Path(lm_eval.tasks.__file__).parent / "crows_pairs"
-    tasks = {"local_all": shipped / "crows_pairs_english.yaml"}
-    if per_type:
+    tasks = {"local_all": shipped / f"{task}.yaml"}
+    if per_type and task == "crows_pairs_english":
         tasks.update({f"local_{t}": shipped / f"{lm_task}.yaml" for t, lm_task in TYPE_TASKS.items()
                       if (pairs["bias_type"] == t).any()})
     for name, base in tasks.items():

@@ -54,7 +54,7 @@ def _register_download(subparsers) -> None:
     add_common_args(p)
     p.add_argument("--only", nargs="+", action="extend", metavar="NAME",
                    help="only these: a group (crows_pairs, filipino, labdet, seat, wordlists, usas, bangla, "
-                        "reference), a benchmark name (crows-tl), a relative path or a glob")
+                        "reference, multilingual), a benchmark name (crows-tl), a relative path or a glob")
     p.add_argument("--force", action="store_true", help="download again even if the file is present")
     p.add_argument("--no-verify", action="store_true",
                    help="install files whose checksum differs from the manifest (upstream changed them)")

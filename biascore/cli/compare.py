@@ -9,6 +9,10 @@ across bias types; and the mean paired S_JSD difference. ``--out`` writes the su
 Either model may be quantized (``--quantize none int8``: A with its own weights, B with int8 weights), split
 (``--device-map``, both) or served (``served:http://…``): such a paired test is legitimate, and its method line,
 its notes and the summary's ``precision_a`` / ``precision_b`` say which side is approximate or served.
+
+``biascore languages --set NAME --model M``: an aligned set scored in its languages (one progress bar), B per
+language with its interval; ``--pair ID`` that source pair in every language; ``--compare A B`` two languages paired
+over their common source pairs as ``compare`` pairs two models, with the pairs whose verdicts differ.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from biascore.contract.result import write_frame
 from biascore.runs.runner import run
 from biascore.methods import get
 from biascore.methods.attribution.compare import compare_results
+from biascore.methods.attribution.jsd import JSD_VARIANTS
 from biascore.progress import Bar
 from biascore.models.prefix import PREFIX_CONVENTIONS
 from biascore.models.quantize import QUANTIZE_CHOICES
@@ -52,6 +57,19 @@ def register_cli(sub) -> None:
     p.add_argument("--out", default=None, metavar="FILE", help="write the summary table to this .csv or .parquet file")
     add_common_args(p)
     p.set_defaults(func=run_compare)
+    p = sub.add_parser("languages", help="an aligned set across its languages: B per language, one source pair in "
+                                         "every language, two languages compared pair by pair")
+    p.add_argument("--set", required=True, dest="aligned_set", metavar="NAME", help="aligned set (sjsd-gender, "
+                   "crows-nl-en-fr, demo-aligned)")
+    p.add_argument("--model", default="smollm2-135m", help="the model for every language (default smollm2-135m)")
+    p.add_argument("--languages", nargs="+", default=None, metavar="LANG", help="these languages only (default all)")
+    p.add_argument("--pair", default=None, metavar="ID", help="show this source pair (alignment key) in every language")
+    p.add_argument("--compare", nargs=2, default=None, metavar=("A", "B"), help="two languages, paired: B − A")
+    p.add_argument("--jsd", default="reference", choices=JSD_VARIANTS, help="the JSD variant (paper: the S_JSD "
+                   "paper's distance; default reference)")
+    add_running_args(p)
+    add_common_args(p)
+    p.set_defaults(func=run_languages)
 
 
 def per_model_quantize(values: list[str] | None) -> tuple[str | None, str | None]:
@@ -84,4 +102,22 @@ def run_compare(args: argparse.Namespace) -> int:
         summary = comparison.summary()
         write_frame(summary, str(args.out))
         print(f"wrote {len(summary)} rows to {args.out}")
+    return 0
+
+
+def run_languages(args: argparse.Namespace) -> int:
+    from biascore.api import across_languages
+
+    out = across_languages(args.aligned_set, ModelHandle(spec_from_args(args)), args.languages, jsd=args.jsd,
+                           data_dir=args.data_dir, cache_dir=args.cache_dir)
+    lines = [f"B per language ({args.aligned_set}, {args.model}, --jsd {args.jsd}; 95% Wilson interval)",
+             out.summary().to_string(index=False, float_format=lambda x: f"{x:.2f}")]
+    if args.pair is not None:
+        pair = out.pair(args.pair).drop(columns="row", errors="ignore")
+        lines += ["", f"source pair {args.pair}", pair.to_string(index=False, float_format=lambda x: f"{x:.5f}")]
+    if args.compare:
+        comparison = out.compare(*args.compare)
+        lines += ["", *comparison.report_lines(), "", "pairs whose verdicts differ (pair_id = source id):",
+                  comparison.discordant.to_string(index=False, float_format=lambda x: f"{x:.5f}")]
+    print("\n".join(lines + [f"note: {n}" for n in out.notes]))
     return 0

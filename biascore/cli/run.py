@@ -99,7 +99,30 @@ def readme_table() -> str:
             "|---|---|---|---|---|---|"]
     rows += [f"| `{m.name}` | `{m.cli_command}` | {_cell(m.input_kind.noun)} | {', '.join(m.model_kinds)} | "
              f"{_cell(m.summary_line)} | {_cell(m.paper)} |" for m in discover()]
-    return "\n".join(rows)
+    return "\n".join(rows + ["", "The pair benchmarks they read (data/benchmarks.json; files: docs/data.md):", "",
+                              *benchmark_table()])
+
+
+def benchmark_table() -> list[str]:
+    """One row per registered pair benchmark — the languages of an aligned set with one licence in one row — with
+    its languages, pairs, alignment key and licence."""
+    from biascore.inputs.datasets import registry
+
+    groups: dict[tuple, list] = {}
+    for name, spec in registry().items():
+        aligned = spec.get("alignment", {})
+        key = (aligned.get("set") or name, spec.get("licence", ""), spec.get("expected_rows"))
+        groups.setdefault(key, []).append((name, spec))
+    rows = ["| benchmark | languages | pairs | aligned set (key) | licence |", "|---|---|---|---|---|"]
+    for (group, licence, count), members in groups.items():
+        names = [n for n, _ in members]
+        stem = names[0] if len(names) == 1 else \
+            names[0].rsplit("-", 1)[0] + "-{" + ",".join(n.rsplit("-", 1)[1] for n in names) + "}"
+        aligned = members[0][1].get("alignment")
+        where = _cell(f"{group} ({aligned['key']})") if aligned else "—"
+        rows.append(f"| `{stem}` | {', '.join(s['language'] for _, s in members)} | "
+                    f"{count or '—'} | {where} | {_cell(licence)} |")
+    return rows
 
 
 def generated_docs() -> dict[str, tuple[tuple[str, str], str]]:

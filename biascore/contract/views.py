@@ -6,6 +6,7 @@ A salience < 0 pushes the model toward the more-biased sentence (red), > 0 away 
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Mapping, Sequence, Union
 
@@ -43,6 +44,12 @@ def word_units(sentence: str, tokens: pd.DataFrame) -> pd.DataFrame:
         scored = bool(len(inside)) and bool(inside.scored.all())
         records.append((sentence[ws:we], ws, we, float(np.mean(inside.b)) if scored else float("nan"), scored, pos))
     return pd.DataFrame.from_records(records, columns=UNIT_COLUMNS)
+
+
+def script_direction(text: str) -> Direction:
+    """``rtl`` when ``text`` has more right-to-left letters (Arabic, Hebrew, …) than left-to-right ones."""
+    kinds = [unicodedata.bidirectional(c) for c in text]
+    return "rtl" if sum(k in ("R", "AL") for k in kinds) > sum(k == "L" for k in kinds) else "ltr"
 
 
 def color_limit(*unit_frames: pd.DataFrame, floor: float = 1e-6) -> float:

@@ -10,6 +10,11 @@ cannot read at all are reported in :attr:`Benchmark.malformed` with their line n
 silently dropped. Rows repeating an earlier row's pair (same ``sent_more`` and ``sent_less``) are kept and
 scored, and counted in :attr:`Benchmark.duplicates` (the shells warn).
 
+An **aligned** benchmark (one language of a parallel set; a user's file with a ``source_id`` column) carries its
+alignment key in ``source_id`` (the CrowS-Pairs row for the registered sets): the key every result keeps, so two
+languages compare pair by pair like two models (:mod:`biascore.methods.attribution.languages`). A key that is blank
+or repeats refuses the file in one line: no pair is aligned to the wrong one.
+
 A user's benchmark (docs/cli.md) is a CSV file, a parquet file (recognised by its content, whatever its name), a
 ``datasets`` folder or a folder of parquet files, or a dataset in the local HuggingFace datasets cache (never
 downloaded here); ``columns`` names its columns when they are not the usual ones (:data:`USER_COLUMN_ALIASES`),
@@ -92,6 +97,15 @@ def registry() -> dict[str, dict]:
     return json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))["benchmarks"]
 
 
+def aligned_sets() -> dict[str, dict[str, str]]:
+    """Every aligned set of the registry (``alignment.set``): set name → {language: benchmark name}."""
+    out: dict[str, dict[str, str]] = {}
+    for name, spec in registry().items():
+        if "alignment" in spec:
+            out.setdefault(spec["alignment"]["set"], {})[spec["language"]] = name
+    return out
+
+
 def benchmark_path(name: str, data_dir: str | Path | None = None) -> Path:
     """Where a registered benchmark's file is: the data directory, or the project's ``data/`` for a built-in
     one — except in an offline snapshot, which carries every benchmark it refers to in its data directory."""
@@ -107,7 +121,8 @@ def available_benchmarks(data_dir: str | Path | None = None) -> list[dict]:
     for name, spec in registry().items():
         path = benchmark_path(name, data_dir)
         out.append({"name": name, "available": path.exists(), "path": str(path), "language": spec.get("language", ""),
-                    "expected_rows": spec.get("expected_rows"), "description": spec.get("description", "")})
+                    "expected_rows": spec.get("expected_rows"), "description": spec.get("description", ""),
+                    "licence": spec.get("licence", ""), "citation": spec.get("citation", "")})
     return out
 
 
@@ -219,7 +234,7 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
     header = [h.strip() for h in header]
     if mapping is None:  # a user's file: find the columns by their usual names (or as ``columns`` says)
         mapping = _user_columns(header, columns or {}, path)
-        for opt in ("sent_more_en", "sent_less_en", "language"):
+        for opt in ("sent_more_en", "sent_less_en", "language", "source_id"):
             if opt in header:
                 extra[opt] = opt
     missing = [f"{t} (column {s!r})" for t, s in mapping.items() if s is not None and s not in header]
@@ -232,7 +247,9 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
                              + (f"; {len(malformed)} malformed" if malformed else "") + ")")
     idx = {h: i for i, h in enumerate(header)}
     sources = {**mapping, **{t: s for t, s in extra.items() if s in idx}}  # target -> column (None: unspecified)
-    records = [{t: row[idx[s]].strip() if s else "unspecified" for t, s in sources.items()} for row in rows]
+    fixed = spec.get("constants", {}) if name_or_path in reg else {}
+    records = [{t: row[idx[s]].strip() if s else fixed.get(t, "unspecified") for t, s in sources.items()}
+               for row in rows]
     frame = pd.DataFrame.from_records(records, columns=CORE_COLUMNS + [t for t in sources if t not in mapping])
     for col in frame.columns:
         frame[col] = frame[col].astype(str).map(fix_mojibake)
@@ -240,8 +257,24 @@ def load_benchmark(name_or_path: str | Path, data_dir: str | Path | None = None,
     frame["bias_type"] = frame["bias_type"].replace("", "unspecified")
     frame["load_issue"] = [_row_issue(m, l) for m, l in zip(frame["sent_more"], frame["sent_less"])]
     duplicates = frame.loc[frame.duplicated(["sent_more", "sent_less"]), "pair_id"].astype(int).tolist()
+    if "source_id" in frame:
+        _check_keys(frame["source_id"], path)
     return Benchmark(name=name, frame=frame, language=language, description=description, path=path,
                      malformed=malformed, duplicates=duplicates)
+
+
+def _check_keys(keys: pd.Series, path: Path) -> None:
+    """Refuse a file whose alignment key (``source_id``) is blank or repeats, naming the first pair concerned."""
+    blank = keys[keys.str.strip() == ""]
+    if len(blank):
+        raise BenchmarkError(f"{path}: alignment key missing for pair {blank.index[0]} ({len(blank)} pair(s) without "
+                             "one): every pair of an aligned set needs its source id")
+    repeated = keys[keys.duplicated(keep=False)]
+    if len(repeated):
+        key = repeated.iloc[0]
+        where = ", ".join(map(str, repeated.index[repeated == key]))
+        raise BenchmarkError(f"{path}: alignment key {key!r} repeats (pairs {where}): each source pair may appear "
+                             "once per language")
 
 
 def _user_columns(header: list[str], columns: Mapping[str, str], path: Path) -> dict[str, str | None]:

@@ -9,17 +9,21 @@ scored; the rest are the *modified* tokens. A masked LM's ids include the specia
 content tokens alone (the scorer puts a start token in front).
 
 **Words**, the engine's one definition (attribution ``words``/``word_bu``, the word level, semantic fields, the
-minimal-pair check): a run of letters or digits with inner hyphens or apostrophes, every other visible character
-a unit of its own (:data:`WORD_RE`, :func:`word_spans`). Tokens join words by character offsets, never by
-"##"/"Ġ"/"▁"; a word a modified token overlaps is **modified**, never scored (docs/methods.md, "Words").
+minimal-pair check; docs/methods.md, "Words"): a run of letters or digits with their combining marks and inner
+hyphens or apostrophes, every other visible character a unit of its own (:data:`WORD_RE`, :func:`word_spans`).
+Without spaces between words: each Chinese/Japanese character is a word, a run of Thai letters is cut by PyThaiNLP's
+dictionary segmenter (``newmm``), a run of Lao, Khmer or Myanmar stays one unit. Tokens join words by character
+offsets, never by "##"/"Ġ"/"▁"; a word a modified token overlaps is **modified**, never scored.
 """
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Sequence
+
+import regex
 
 from biascore.models.loading import LanguageModel
 
@@ -139,13 +143,25 @@ def shares_only_punctuation(pt: PairTokens) -> bool:
     return bool(pt.shared_more) and not any(ch.isalnum() for text in texts for ch in text)
 
 
-#: A word (letters/digits, with inner hyphens or apostrophes: "mag-aaral", "don't") or one other visible character.
-WORD_RE = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]", re.UNICODE)
+_HAN, _SEA = r"\p{Han}\p{Hiragana}\p{Katakana}", r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+_LETTERS = rf"(?:(?![{_HAN}{_SEA}])[\w\p{{M}}])+"
+#: A word (letters/digits with their marks, inner hyphens or apostrophes: "mag-aaral", "don't"), one Han/kana
+#: character, a run of Thai/Lao/Khmer/Myanmar (Thai cut further by :func:`word_spans`), or one other visible character.
+WORD_RE = regex.compile(rf"{_LETTERS}(?:[-'’]{_LETTERS})*|[{_HAN}]\p{{M}}*|[{_SEA}][{_SEA}\p{{M}}]*|[^\w\p{{M}}\s]")
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the words and punctuation marks of ``text``, in order (:data:`WORD_RE`)."""
-    return [m.span() for m in WORD_RE.finditer(text)]
+    """Character spans of the words and punctuation marks of ``text``, in order (:data:`WORD_RE`; a Thai run cut
+    into words by PyThaiNLP's ``newmm``)."""
+    out = []
+    for m in WORD_RE.finditer(text):
+        ends = [m.end()]
+        if regex.match(r"\p{Thai}", m.group()):
+            from pythainlp.tokenize import word_tokenize
+
+            ends = [m.start() + e for e in itertools.accumulate(map(len, word_tokenize(m.group(), engine="newmm")))]
+        out += zip([m.start(), *ends[:-1]], ends)
+    return out
 
 
 def split_words(text: str) -> list[str]:

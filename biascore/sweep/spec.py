@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from biascore.errors import one_line
+from biascore.inputs.datasets import aligned_sets
 from biascore.contract.method import Method
 from biascore.contract.options import OptionError, parse_text
 from biascore.methods import discover, get
@@ -191,10 +192,13 @@ class SweepSpec:
                 raise SpecError(f"options of {metric}: {exc}") from None
 
     def input_lists(self) -> dict[str, list[str]]:
-        """Input kind → the names to run (the dedicated fields and ``inputs`` together, each once)."""
+        """Input kind → the names to run (the dedicated fields and ``inputs`` together, each once; an aligned set
+        named among the benchmarks runs each of its languages' benchmarks)."""
         out: dict[str, list[str]] = {kind: list(names) for kind, names in self.inputs.items()}
         for fname, kind in INPUT_FIELDS.items():
             out[kind] = list(dict.fromkeys(out.get(kind, []) + getattr(self, fname)))
+        sets = aligned_sets()  # an aligned set's name stands for its languages' benchmarks
+        out["pairs"] = list(dict.fromkeys(b for n in out.get("pairs", []) for b in sets.get(n, {n: n}).values()))
         for kind in input_kinds().values():  # a method's own fixed data (nothing to choose): its one input
             if not kind.selectable and not out.get(kind.name) and kind.default:
                 out[kind.name] = [kind.default]

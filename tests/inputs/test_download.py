@@ -70,7 +70,12 @@ def test_manifest_lists_every_shared_file_with_its_checksum(data_dir):
     paths = [f.path for f in files]
     assert len(paths) == len(set(paths))
     shared = {p.relative_to(data_dir).as_posix() for p in data_dir.rglob("*") if p.is_file()} - {"README.md"}
-    assert set(paths) == shared
+    pins = {p for p in shared if p.endswith("/SOURCE_COMMIT")}  # provenance of a folder: its files' URLs are pinned
+    for pin in pins:
+        folder, commit = pin.rsplit("/", 1)[0] + "/", (data_dir / pin).read_text().strip()
+        urls = [f.url for f in files if f.path.startswith(folder)]
+        assert urls and all(f"/{commit}/" in u for u in urls), pin
+    assert set(paths) == shared - pins
     for f in files:
         assert _sha(data_dir / f.path) == f.sha256, f.path
         assert (data_dir / f.path).stat().st_size == f.size, f.path

@@ -241,6 +241,14 @@ def test_spec_from_yaml_and_toml_with_cli_overrides(tmp_path):
     assert spec.tasks()[0].metrics == ("attribution", "pll")
 
 
+def test_an_aligned_set_sweeps_its_languages():
+    """Languages × models like any sweep: an aligned set's name among the benchmarks runs each language's."""
+    spec = build_spec(None, models=["m", "n"], benchmarks=["demo-aligned", "demo"], metrics=["attribution"])
+    langs = ["ar", "de", "en", "fi", "fr", "id", "ko", "th", "vi", "zh"]
+    assert [t.name for t in spec.tasks()] == [f"{m} × {b}" for m in ("m", "n")
+                                              for b in [f"demo-aligned-{lang}" for lang in langs] + ["demo"]]
+
+
 @pytest.mark.parametrize("text, message", [
     ("models: [a]\nbenchmarks: [demo]\nmodles: [b]\n", "unknown key(s) modles"),
     ("models: [a]\nmetrics: [attribution]\n", "metric attribution needs its inputs: --benchmarks"),

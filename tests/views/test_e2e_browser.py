@@ -403,3 +403,23 @@ def test_blind_review_in_two_browser_contexts_and_the_adjudicators_view(browser,
     clip_screenshot(c_page, "translation_review_adjudicator", "Reviews of this pair:", "Exports")
     for context in (a_context, b_context, c_context):
         context.close()
+
+
+def test_across_languages_one_pair_in_ten_languages(browser, server, smollm):
+    """The Across languages page on the shipped demo-aligned set: the first source pair drawn in all 10 languages,
+    Arabic right to left, Thai and Chinese in their own fonts as words; screenshots in docs/screenshots/."""
+    page = open_page(browser, server, "across_languages")
+    page.locator(".js-plotly-plot").nth(10).wait_for(timeout=SAFETY_MS)  # B per language, then 10 heatmaps
+    wait_idle(page)
+    assert_no_errors(page, "across_languages")
+    heatmaps = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+        .filter(p => p.layout.xaxis && p.layout.xaxis.visible === false)
+        .map(p => ({rtl: p._fullLayout.xaxis.range[0] > p._fullLayout.xaxis.range[1], text: p.data.map(t => (t.text || []).join(' ')).join(' ')}))""")
+    assert len(heatmaps) == 10
+    assert [h["rtl"] for h in heatmaps] == [i == 0 for i in range(10)]  # ar first, alone right to left
+    assert "ผู้หญิง" in heatmaps[7]["text"] and "女" in heatmaps[9]["text"]  # Thai and Chinese words, not letters
+    for lang in ("ar", "th", "zh"):
+        assert page.get_by_text(f"{lang} · demo-aligned-{lang}", exact=True).count() == 1
+    clip_screenshot(page, "across_languages", "Across languages", "fi · demo-aligned-fi")
+    clip_screenshot(page, "across_languages_thai_chinese", "th · demo-aligned-th", "Two languages, pair by pair")
+    page.close()

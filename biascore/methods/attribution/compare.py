@@ -56,16 +56,17 @@ def counted(frame: pd.DataFrame, metric: str) -> pd.Series:
     return score_difference(frame, metric) > 0
 
 
-def matched_pairs(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> pd.DataFrame:
+def matched_pairs(frame_a: pd.DataFrame, frame_b: pd.DataFrame, same_sentences: bool = True) -> pd.DataFrame:
     """The pairs both frames scored, side by side (suffixes ``_a``, ``_b``), by pair id. A pair id present in both
-    with different sentences means two different benchmarks: refused with one line."""
+    with different sentences means two different benchmarks: refused with one line — unless ``same_sentences`` is
+    False (two languages of an aligned set, joined by their alignment key: the sentences differ by design)."""
     keep = ["pair_id", "bias_type", "sent_more", "sent_less", "sjsd", "pll_more", "pll_less", "ll_more", "ll_less",
             "skipped_reason"]
     a = frame_a.reindex(columns=keep)
     b = frame_b.reindex(columns=keep)
     joined = a.merge(b, on="pair_id", suffixes=("_a", "_b"))
     differ = (joined.sent_more_a != joined.sent_more_b) | (joined.sent_less_a != joined.sent_less_b)
-    if differ.any():
+    if same_sentences and differ.any():
         raise ValueError(f"the two results are not on the same pairs: pair {int(joined.pair_id[differ].iloc[0])} "
                          "has different sentences (compare results on one benchmark)")
     if joined.empty:
@@ -98,6 +99,8 @@ class Comparison:
     #: each side's precision label (``exact (float32)``, ``approximate (int8 weights)``, ``served (…)``); "" unknown
     precision_a: str = ""
     precision_b: str = ""
+    #: the pairs whose B verdicts differ (counted by one side only): pair_id, bias_type, sjsd_a, sjsd_b
+    discordant: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def summary(self) -> pd.DataFrame:
         """One row per bias type plus ``all``: B's columns of :data:`LONG_COLUMNS`, the mean paired S_JSD
@@ -170,17 +173,18 @@ def precision_notes(model_a: str, precision_a: Precision | None, model_b: str,
 def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, model_a: str = "A", model_b: str = "B",
                    benchmark: str = "", lmeval: bool = True, n_boot: int = N_BOOT, seed: int = 0,
                    level: float = 0.95, precision_a: Precision | None = None,
-                   precision_b: Precision | None = None) -> Comparison:
+                   precision_b: Precision | None = None, same_sentences: bool = True) -> Comparison:
     """Compare two attribution frames pair by pair (module docstring). ``lmeval=False`` leaves the
     lm-eval-compatible score out (e.g. when a model's prefix token is not lm-eval's). ``precision_a`` /
     ``precision_b``: each result's precision (:func:`biascore.models.precision.precision_of`), named in the
-    method line, the summary and a note for a side that is not exact."""
+    method line, the summary and a note for a side that is not exact. ``same_sentences``: :func:`matched_pairs`."""
     if n_boot < 100:
         raise ValueError(f"n_boot must be at least 100, got {n_boot}")
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
-    joined = matched_pairs(frame_a, frame_b)
+    joined = matched_pairs(frame_a, frame_b, same_sentences)
     side_a, side_b = _side(joined, "_a"), _side(joined, "_b")
+    flips = (counted(side_a, "attribution") != counted(side_b, "attribution")).to_numpy()
     groups = [("all", np.ones(len(joined), dtype=bool))] + [
         (g, (joined.bias_type == g).to_numpy()) for g in sorted(joined.bias_type.astype(str).unique())]
     notes = []
@@ -225,7 +229,8 @@ def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, model_a: str
     notes += precision_notes(model_a, precision_a, model_b, precision_b)
     return Comparison(model_a, model_b, benchmark, pd.DataFrame.from_records(rows, columns=LONG_COLUMNS),
                       pd.DataFrame.from_records(sjsd_rows), n_boot, seed, level, notes,
-                      precision_a.label if precision_a else "", precision_b.label if precision_b else "")
+                      precision_a.label if precision_a else "", precision_b.label if precision_b else "",
+                      joined.loc[flips, ["pair_id", "bias_type", "sjsd_a", "sjsd_b"]].reset_index(drop=True))
 
 
 def _lmeval_prefix(result) -> bool:

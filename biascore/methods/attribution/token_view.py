@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from biascore.contract.views import (UNIT_COLUMNS, Direction, Level, PairTable, RankedUnits, TokenSalience,  # noqa: F401
-                                     color_limit, filter_pairs, token_units)
+                                     color_limit, filter_pairs, script_direction, token_units)
 from biascore.models.pair_tokens import unflatten_spans
 from biascore.methods.attribution.ties import verdicts
 
@@ -39,11 +39,13 @@ def _side(row: Mapping, side: Side) -> tuple[list[tuple[int, int]], list[float],
             [bu[i] if 0 <= i < len(bu) else float("nan") for i in u], tokens)
 
 
-def salience(row: Mapping, direction: Direction = "ltr") -> TokenSalience:
-    """The pair's b(u) as the kit's typed view: each sentence's tokens with their b(u), the words derived."""
+def salience(row: Mapping, direction: Direction | None = None) -> TokenSalience:
+    """The pair's b(u) as the kit's typed view: each sentence's tokens with their b(u), the words derived;
+    ``direction`` by default the script's (:func:`~biascore.contract.views.script_direction`: Arabic right to left)."""
     return TokenSalience(tuple((label, str(row[f"sent_{side}"]), token_units(str(row[f"sent_{side}"]),
                                                                              *_side(row, side)))
-                               for label, side in (("more-biased", "more"), ("less-biased", "less"))), direction)
+                               for label, side in (("more-biased", "more"), ("less-biased", "less"))),
+                         direction or script_direction(str(row["sent_more"])))
 
 
 def sentence_units(row: Mapping, side: Side, level: Level = "token") -> pd.DataFrame:

@@ -86,6 +86,18 @@ def test_random_causal_models_match_lm_evaluation_harness(arch, smollm_folder, d
         pd.testing.assert_series_equal(default["ll_more"], ours["ll_more"])
 
 
+def test_french_pairs_match_lm_evals_crows_pairs_french(smollm_folder, data_dir, tmp_path, processes):
+    """``--metric lmeval`` on the French pairs of Dutch CrowS-Pairs' aligned set equals lm-eval's own
+    ``crows_pairs_french`` task logic per pair (a random Llama with SmolLM2's tokenizer; accented text)."""
+    folder = save_random_llama(tmp_path / "model", smollm_folder)
+    bm = load_benchmark("crows-nl-fr", data_dir).first(40)
+    assert (bm.frame.load_issue == "").all() and bm.frame.sent_more.str.contains("[éèàç]").any()
+    ours = runner.run(get("attribution"), load_model(folder, device="cpu"), bm, prefix="lmeval",
+                      cache=ResultCache(tmp_path / "cache")).frame
+    theirs, results = run_lmeval_crows(folder, bm.frame, tmp_path / "lmeval", per_type=False, task="crows_pairs_french")
+    _compare(ours, theirs, results, atol=1e-4)
+
+
 def test_smollm2_matches_lm_evaluation_harness_in_float32(smollm, smollm_folder, data_dir, tmp_path, processes):
     bm = load_benchmark("crows-en-gso", data_dir)
     ours = runner.run(get("attribution"), smollm, bm, prefix="lmeval", cache=ResultCache(tmp_path / "cache")).frame
