@@ -121,10 +121,9 @@ class DuplicatePairsWarning(UserWarning):
 
 def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str, *, jsd: str = "reference",
                bias_type: str = "unspecified"):
-    """Score one typed pair live (not cached): a one-pair attribution result. ``result.pair(0)`` is the pair
-    (tokens, b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad text (empty, identical,
-    not a minimal pair) comes back with ``skipped_reason`` set; a sentence that is not a string (None) raises
-    one TypeError."""
+    """Score one typed pair live (not cached): a one-pair attribution result. ``result.pair(0)`` is the pair (tokens,
+    b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad text (empty, identical, not a minimal pair) comes
+    back with ``skipped_reason`` set; a sentence that is not a string (None) raises one TypeError."""
     from biascore.methods.attribution.scorer import check_pair_texts, score_pair as score_one
 
     check_pair_texts([(more, less)])  # None or a number: one TypeError before any model is loaded

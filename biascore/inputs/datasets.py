@@ -278,8 +278,7 @@ def _check_keys(keys: pd.Series, path: Path) -> None:
 
 
 def _user_columns(header: list[str], columns: Mapping[str, str], path: Path) -> dict[str, str | None]:
-    """Which of the user's columns is sent_more / sent_less / bias_type: ``columns`` first, then the usual
-    names."""
+    """Which of the user's columns is sent_more / sent_less / bias_type: ``columns`` first, then the usual names."""
     unknown = sorted(set(columns) - set(USER_COLUMN_ALIASES))
     if unknown:
         raise BenchmarkError(f"column mapping: unknown target(s) {', '.join(unknown)}; map "

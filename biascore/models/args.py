@@ -84,10 +84,9 @@ def add_running_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool
 
 
 def add_reach_args(p: argparse.ArgumentParser, scope: str = "", quantize: bool = True) -> None:
-    """How a model too large for one device, or with quantized weights, is loaded: ``--device-map``,
-    ``--max-memory``, ``--offload-folder`` and ``--quantize`` (models loaded in this process; a served model
-    refuses them). ``scope`` ends each help text (e.g. which models they apply to); ``quantize=False`` leaves
-    ``--quantize`` to the caller."""
+    """How a model too large for one device, or with quantized weights, is loaded: ``--device-map``, ``--max-memory``,
+    ``--offload-folder`` and ``--quantize`` (models loaded in this process; a served model refuses them). ``scope`` ends
+    each help text (e.g. which models they apply to); ``quantize=False`` leaves ``--quantize`` to the caller."""
     p.add_argument("--device-map", default=None, metavar="MAP",
                    help="split the model over devices with accelerate: auto, balanced, sequential, or a JSON "
                         "{module: device} (object or file); numbers equal the one-device run" + scope)

@@ -156,9 +156,8 @@ class ModelHandle:
         return self.known_identity() or self.load().identity()
 
     def load(self) -> LanguageModel:
-        """The loaded model (loaded on the first call, by one thread; a model that failed to load fails again
-        at once, without a second attempt — a served model's server is asked again once :data:`SERVED_RETRY_S`
-        have passed)."""
+        """The loaded model (loaded on the first call, by one thread; a model that failed to load fails again at once,
+        without a second attempt — a served model's server is asked again once :data:`SERVED_RETRY_S` have passed)."""
         if self._lm is not None:
             return self._lm
         if self._refuse is not None:

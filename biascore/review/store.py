@@ -165,9 +165,8 @@ class AssignmentChange:
 
 @dataclass(frozen=True)
 class DatabaseState:
-    """What is at a review-database path: ``missing`` (nothing yet), ``legacy`` (schema version 0, will be
-    migrated) or ``current`` (one of ours: ``version`` 2 is upgraded to :data:`SCHEMA_VERSION` by the first
-    write)."""
+    """What is at a review-database path: ``missing`` (nothing yet), ``legacy`` (schema version 0, will be migrated) or
+    ``current`` (one of ours: ``version`` 2 is upgraded to :data:`SCHEMA_VERSION` by the first write)."""
 
     kind: str
     tables: tuple[str, ...] = field(default=())
@@ -525,8 +524,7 @@ class ReviewStore:
         return self._table("assignments", ASSIGNMENT_COLUMNS, benchmark, "benchmark, pair_id, reviewer")
 
     def assignment_plan(self, benchmark: str) -> dict | None:
-        """The last assignment made for ``benchmark`` (reviewers as a list, overlap, seed, by whom, when), or
-        None."""
+        """The last assignment made for ``benchmark`` (reviewers as a list, overlap, seed, by whom, when), or None."""
         frame = self._select(f"SELECT {', '.join(PLAN_COLUMNS)} FROM assignment_plans WHERE benchmark = ?",
                              [benchmark], PLAN_COLUMNS, "assignment_plans")
         if frame.empty:

@@ -156,9 +156,8 @@ def served_labels() -> dict[str, str]:
 
 
 def model_or_error(name: str, live: bool = False):
-    """The model's handle, loaded (or, in a snapshot unless ``live``, a stand-in whose cache keys find the
-    snapshot's results for ``name``: nothing is loaded); None after showing the loader's message inline
-    (never a traceback)."""
+    """The model's handle, loaded (or, in a snapshot unless ``live``, a stand-in whose cache keys find the snapshot's
+    results for ``name``: nothing is loaded); None after showing the loader's message inline (never a traceback)."""
     snap = active_snapshot()
     if snap is not None and not live:
         if snap.model_facts(name) is None:

@@ -1,18 +1,17 @@
 """CEAT — Contextualized Embedding Association Test with a random-effects combination.
 
-Guo & Caliskan (2021); as applied to Bangla with segment lengths in the Bangla context-length paper
-(appendix D). For every word of X, Y, A, B take N contextual embeddings from N segments of a corpus
-that contain it (sampled with replacement when the word occurs fewer than N times). Draw i picks one of
-the N embeddings per word at random and gives
+Guo & Caliskan (2021); as applied to Bangla with segment lengths in the Bangla context-length paper (appendix D). For
+every word of X, Y, A, B take N contextual embeddings from N segments of a corpus that contain it (sampled with
+replacement when the word occurs fewer than N times). Draw i picks one of the N embeddings per word at random and gives
 
     ES_i = WEAT effect size of the drawn embeddings,  V_i = sample variance of s(w, A, B) over X ∪ Y
 
-(the in-sample variance as the paper defines it: the square of the denominator of ES_i). The draws
-are combined with a random-effects model (Hedges 1983; DerSimonian-Laird), in
-:func:`biascore.stats.meta_analysis.random_effects`:
+(the in-sample variance as the paper defines it: the square of the denominator of ES_i). The draws are combined with a
+random-effects model (Hedges 1983; DerSimonian-Laird), in :func:`biascore.stats.meta_analysis.random_effects`:
 
     W_i = 1 / V_i,  Q = Σ W_i ES_i² − (Σ W_i ES_i)² / Σ W_i,  σ²_between = max(0, (Q − (N_draws − 1)) / c)
     v_i = 1 / (V_i + σ²_between),  CES = Σ v_i ES_i / Σ v_i,  SE = √(1 / Σ v_i),  p = 2 (1 − Φ(|CES / SE|))
+
 """
 from __future__ import annotations
 

@@ -88,11 +88,10 @@ class LiveQueue:
 
     def score(self, sent_more: str, sent_less: str, jsd: JsdVariant = "reference", *,
               waiting: WaitingFn | None = None, poll: float = 0.25, timing: dict | None = None) -> dict:
-        """The pair's row, waiting for its round; ``waiting(state)`` hears what the request is doing (only
-        when that changes). Errors of the scorer are raised here, to each caller of the round. ``timing``, when
-        given, receives where the wait went: ``queue_s`` (submitted → its round started), ``gather_s`` (of that,
-        the round's gathering window), ``forward_s`` (the round's scoring call), ``round_pairs``; or
-        ``memo: True`` for a remembered pair."""
+        """The pair's row, waiting for its round; ``waiting(state)`` hears what the request is doing (only when that
+        changes). Errors of the scorer are raised here, to each caller of the round. ``timing``, when given, receives
+        where the wait went: ``queue_s`` (submitted → its round started), ``gather_s`` (of that, the round's gathering
+        window), ``forward_s`` (the round's scoring call), ``round_pairs``; or ``memo: True`` for a remembered pair."""
         future = self.submit(sent_more, sent_less, jsd)
         said = None
         while True:
