@@ -90,7 +90,9 @@ def run_cli(args: argparse.Namespace) -> int:
         status.finish(outcome="interrupted")
         raise
     status.finish(outcome="complete")
-    print(format_report(results, pairwise=_pairwise_lines(results, common)))
+    table, notes = pairwise_table(results, cache_dir=common["cache_dir"], data_dir=common["data_dir"],
+                                  limit=common["limit"], method_options=common["method_options"])
+    print(format_report(results, pairwise=format_pairwise(table, notes)))
     return 0 if all(r.ok for r in results) else 1
 
 
@@ -103,9 +105,3 @@ def _input_args(args: argparse.Namespace) -> dict[str, list[str]]:
             out[kind] = list(getattr(args, field))
     return out
 
-
-def _pairwise_lines(results, common: dict) -> list[str]:
-    """The report's pairwise comparison of the swept models (read from the cache, nothing recomputed)."""
-    table, notes = pairwise_table(results, cache_dir=common["cache_dir"], data_dir=common["data_dir"],
-                                  limit=common["limit"], method_options=common["method_options"])
-    return format_pairwise(table, notes)

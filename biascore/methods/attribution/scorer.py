@@ -95,11 +95,6 @@ def _tokenize_rows(lm: LanguageModel,
 
 
 # --------------------------------------------------------------------------- forward passes
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    """How many leading token ids the two sentences share."""
-    return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-
-
 def _masked_logprobs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
                      progress: ProgressFn | None) -> list[tuple[np.ndarray, np.ndarray]]:
     """Masked LM: log P(u | the sentence with u masked) of every shared token u, in both sentences of each pair
@@ -139,7 +134,7 @@ def _causal_whole_sentences(lm: LanguageModel, pts: list[PairTokens | None], row
         if pair is None or not pair.more.ids or not pair.less.ids:
             continue
         more, less = list(pair.more.ids), list(pair.less.ids)
-        common = _common_prefix(more, less)
+        common = next((k for k, (x, y) in enumerate(zip(more, less)) if x != y), min(len(more), len(less)))
         k = len(seqs)
         seqs += [more, less]
         pos += [list(range(len(more))), list(range(common, len(less)))]

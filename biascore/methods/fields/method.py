@@ -92,4 +92,5 @@ class Fields(Method):
         return lines
 
     def outputs(self, results) -> dict[str, pd.DataFrame]:
-        return {"": pd.concat([scorer.fields_result(r).csv_frame() for r in results], ignore_index=True)}
+        return {"": pd.concat([f.table.assign(model=f.model, benchmark=f.benchmark)
+                               for f in map(scorer.fields_result, results)], ignore_index=True)}

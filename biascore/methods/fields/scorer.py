@@ -33,11 +33,6 @@ DEFAULT_SENSES = "all"
 
 
 # --------------------------------------------------------------------------------------- words → fields
-def _token_tags(tag_string: str, senses: str) -> list[str]:
-    tags = tag_string.split(st_tags.TAG_SEPARATOR) if tag_string else []
-    return tags if senses == "all" else tags[:1]
-
-
 def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int, int]]) -> list[list[int]]:
     """For each word span, the tagger tokens that belong to it, by character overlap. A token belongs to the word it
     overlaps most (the first on ties), so ``couldn|'t`` (model words) and ``could|n't`` (spaCy) pair up as could→couldn,
@@ -76,7 +71,8 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, senses: str = D
         tok_spans = list(zip((int(x) for x in tags_row.tok_start), (int(x) for x in tags_row.tok_end)))
         for i, (word, (start, end), b, toks) in enumerate(zip(pair.words, spans, pair.word_bu,
                                                                align_tokens(spans, tok_spans))):
-            tags = [t for k in toks for t in _token_tags(tags_row.tok_tags[k], senses)]
+            tags = [t for k in toks if tags_row.tok_tags[k]
+                    for t in tags_row.tok_tags[k].split(st_tags.TAG_SEPARATOR)[:None if senses == "all" else 1]]
             for f in dict.fromkeys(f for t in tags for f in st_tags.tag_fields(t, names)):
                 rows.append((int(pair.pair_id), i, str(word), start, end, float(b), f, " ".join(tags),
                              pair.sent_more))
@@ -93,9 +89,6 @@ class FieldsResult:
     table: pd.DataFrame                   # :func:`field_table`, already thresholded and cut to ``top``
     words: pd.DataFrame                   # :func:`word_fields`, every tagged word (for drilling down)
     untagged: dict[str, int] = field(default_factory=dict)  # language → pairs left untagged (no lexicon)
-
-    def csv_frame(self) -> pd.DataFrame:
-        return self.table.assign(model=self.model, benchmark=self.benchmark)
 
 
 def _require_lexicon(langs: pd.Series, fallback: str) -> pd.Series:
