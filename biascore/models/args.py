@@ -24,32 +24,29 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _bounded(convert, noun: str, ok, refusal: str, name: str) -> Callable[[str], float]:
+    """An argparse type: ``convert(text)`` (else "expected {noun}") for which ``ok`` holds (else ``refusal``)."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(refusal.format(value))
+        return value
+    parse.__name__ = name
+    return parse
+
+
 def int_at_least(low: int) -> Callable[[str], int]:
     """An argparse type: an integer ≥ ``low`` (e.g. ``--limit 0`` and ``--limit -5`` are refused)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-    parse.__name__ = f"integer ≥ {low}"
-    return parse
+    return _bounded(int, "a whole number", lambda v: v >= low, f"must be at least {low}, got {{}}", f"integer ≥ {low}")
 
 
 def float_between(low: float, high: float) -> Callable[[str], float]:
     """An argparse type: a number strictly between ``low`` and ``high``."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not low < value < high:
-            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} (exclusive), got {value:g}")
-        return value
-    parse.__name__ = f"number in ({low:g}, {high:g})"
-    return parse
+    return _bounded(float, "a number", lambda v: low < v < high,
+                    f"must be between {low:g} and {high:g} (exclusive), got {{:g}}", f"number in ({low:g}, {high:g})")
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
