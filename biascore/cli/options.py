@@ -68,8 +68,7 @@ def add_option_flags(p: argparse.ArgumentParser, method: Method) -> None:
             kwargs["type"] = _type(spec)
             if spec.choices is not None:
                 kwargs["choices"] = list(spec.choices)
-            kwargs["metavar"] = spec.metavar or (None if spec.choices is not None
-                                                 else METAVARS.get(spec.base, "VALUE"))
+            kwargs["metavar"] = spec.metavar or (None if spec.choices is not None else METAVARS.get(spec.base, "VALUE"))
             if spec.is_tuple:
                 kwargs["nargs"] = "+" if spec.repeat else None
                 if not spec.repeat:

@@ -38,8 +38,7 @@ def register_method_commands(sub) -> None:
     run_sub = run_parser.add_subparsers(dest="method", required=True, metavar="METHOD")
     for method in methods:
         for parent, name in ((run_sub, method.name), (sub, method.cli_command)):
-            p = parent.add_parser(name, help=method.summary_line,
-                                  description=f"{method.summary_line}. {method.paper}."
+            p = parent.add_parser(name, help=method.summary_line, description=f"{method.summary_line}. {method.paper}."
                                               + (f" {method.formula}" if method.formula else ""))
             add_method_args(p, method)
             p.set_defaults(func=run_command, method_name=method.name)
@@ -64,8 +63,7 @@ def methods_markdown() -> str:
     out = []
     for m in discover():
         module = type(m).__module__
-        out += [f"## `{m.name}` — {m.summary_line}", "",
-                f"* **paper:** {m.paper}",
+        out += [f"## `{m.name}` — {m.summary_line}", "", f"* **paper:** {m.paper}",
                 *([f"* **formula:** {m.formula}"] if m.formula else []),
                 f"* **input:** {m.input_kind.noun} (`{m.input_flag or m.input_kind.flag}`, default "
                 f"`{m.input_kind.default}`); **models:** {', '.join(m.model_kinds)}",

@@ -219,8 +219,7 @@ def write_frame(frame: pd.DataFrame, path: str) -> None:
     out = frame.copy()
     for col in out.columns:
         if out[col].map(lambda v: isinstance(v, (list, np.ndarray))).any():
-            out[col] = out[col].map(lambda v: json.dumps(np.asarray(v).tolist() if len(v) else [],
-                                                         ensure_ascii=False))
+            out[col] = out[col].map(lambda v: json.dumps(np.asarray(v).tolist() if len(v) else [], ensure_ascii=False))
     out.to_csv(path, index=False)
 
 

@@ -78,8 +78,7 @@ class TokenSalience:
 
     def units(self, level: Level = "token") -> list[tuple[str, pd.DataFrame]]:
         """(row label, units) of each sentence at ``level``."""
-        return [(label, word_units(text, units) if level == "word" else units)
-                for label, text, units in self.sentences]
+        return [(label, word_units(text, units) if level == "word" else units) for label, text, units in self.sentences]
 
     def limit(self, level: Level = "token") -> float:
         return color_limit(*(units for _, units in self.units(level)))

@@ -80,8 +80,7 @@ def select(files: list[RemoteFile], only: list[str] | None) -> list[RemoteFile]:
     chosen: set[str] = set()
     for name in only:
         pattern = benchmarks.get(name, name).strip("/")
-        hits = {f.path for f in files
-                if f.path.split("/", 1)[0] == pattern or fnmatch.fnmatchcase(f.path, pattern)}
+        hits = {f.path for f in files if f.path.split("/", 1)[0] == pattern or fnmatch.fnmatchcase(f.path, pattern)}
         if not hits:
             groups = sorted({f.path.split("/", 1)[0] for f in files})
             raise DownloadError(f"--only {name!r} matches no downloadable file; use a group ({', '.join(groups)}), "

@@ -500,8 +500,7 @@ def _fast_gguf():
 def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], device: str, dtype: str,
           trust_remote_code: bool, attn_implementation: str | None, placement: Placement | None = None,
           quantize: str | None = None) -> LanguageModel:
-    from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
-                              AutoTokenizer)
+    from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer)
 
     key, source_folder, gguf_file, fingerprint, tried = src.key, src.folder, src.gguf_file, src.fingerprint, src.tried
     gguf_path = src.gguf_path

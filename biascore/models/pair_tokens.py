@@ -52,8 +52,7 @@ class PairTokens:
 
 def max_input_length(lm: LanguageModel) -> int:
     """The longest input the model takes: the smaller of the tokenizer's and the position embeddings' limits."""
-    limits = [getattr(lm.tokenizer, "model_max_length", None),
-              getattr(lm.config, "max_position_embeddings", None),
+    limits = [getattr(lm.tokenizer, "model_max_length", None), getattr(lm.config, "max_position_embeddings", None),
               getattr(lm.config, "n_positions", None)]
     limits = [int(x) for x in limits if isinstance(x, int) and 0 < x < 1_000_000]
     return min(limits) if limits else 512
@@ -84,8 +83,7 @@ def tokenize_sentences(lm: LanguageModel, texts: Sequence[str]) -> list[Sentence
         content = [i for i, s in enumerate(special) if not s]
         spans = [(int(end - len(text[start:end].lstrip())), int(end)) for start, end in (offsets[i] for i in content)]
         tokens = [names[i] for i in content]
-        out.append(SentenceTokens(text=text, ids=ids, content=content, tokens=tokens, spans=spans,
-                                  truncated=truncated))
+        out.append(SentenceTokens(text=text, ids=ids, content=content, tokens=tokens, spans=spans, truncated=truncated))
     return out
 
 

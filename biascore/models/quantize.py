@@ -66,8 +66,7 @@ def load_kwargs(quantize: str, device: torch.device) -> dict:
     else:
         from transformers import BitsAndBytesConfig
 
-        config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                                    bnb_4bit_compute_dtype=torch.float32)
+        config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.float32)
     where = device.index if device.type == "cuda" and device.index is not None else device.type
     return {"quantization_config": config, "device_map": {"": where}}
 

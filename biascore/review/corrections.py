@@ -114,8 +114,7 @@ def reviewable_pairs(bm: Benchmark) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def before_after(lm, source: Benchmark, corrected: pd.DataFrame,
-                 progress: ProgressFn | None = None) -> pd.DataFrame:
+def before_after(lm, source: Benchmark, corrected: pd.DataFrame, progress: ProgressFn | None = None) -> pd.DataFrame:
     """B overall and per bias type for one model: ``B_before`` (the reviewable pairs of the original benchmark,
     :func:`reviewable_pairs`), ``B_kept_before`` (the kept pairs with their original sentences) and ``B_after``
     (the corrected benchmark), each with its n; ``B_change`` = B_after − B_kept_before. ``lm``: a handle or a

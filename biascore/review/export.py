@@ -86,8 +86,7 @@ def _card(bm: Benchmark, reviews: pd.DataFrame, rows: dict[str, int], counts: di
                   f"95% bootstrap interval [{_fmt(overall.alpha_low)}, {_fmt(overall.alpha_high)}] over "
                   f"{int(overall.alpha_pairs)} pairs",
                   f"- {KAPPA_NAMES.get(overall.method, KAPPA_NAMES['Cohen'])} κ: {_fmt(overall.kappa)} over "
-                  f"{int(overall.n_pairs)} pairs"
-                  + (f" ({overall.note})" if overall.note else ""), "",
+                  f"{int(overall.n_pairs)} pairs" + (f" ({overall.note})" if overall.note else ""), "",
                   "| bias type | α | α 95% interval | pairs (α) | κ | method |", "| --- | --- | --- | --- | --- | --- |",
                   *[f"| {r.bias_type} | {_fmt(r.alpha)} | [{_fmt(r.alpha_low)}, {_fmt(r.alpha_high)}] | "
                     f"{r.alpha_pairs} | {_fmt(r.kappa)} | {r.method} |" for r in table.itertuples()], ""]

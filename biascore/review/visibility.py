@@ -58,5 +58,4 @@ def visible(reviews: pd.DataFrame, adjudications: pd.DataFrame, who: Viewer) -> 
     revealed = frozenset() if who.keep_blind else mine
     shown = own | reviews.pair_id.isin(revealed)
     others = frozenset(int(p) for p in reviews.pair_id[~own])
-    return Visible(reviews[shown], adjudications[adjudications.pair_id.isin(revealed)], revealed,
-                   others - revealed)
+    return Visible(reviews[shown], adjudications[adjudications.pair_id.isin(revealed)], revealed, others - revealed)

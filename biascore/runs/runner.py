@@ -150,8 +150,7 @@ def run(method: Method, model: ModelHandle | LanguageModel | str, input: Any = N
 
 def _find_or_compute(method: Method, run_handle: ModelHandle, loaded: Any, opts: Options, cache: ResultCache,
                      data_dir: Path | None, progress: ProgressFn | None, waiting: ProgressFn | None,
-                     only_cached: bool, shard_size: int | None, announcer: Announcer, started: float
-                     ) -> Result | None:
+                     only_cached: bool, shard_size: int | None, announcer: Announcer, started: float) -> Result | None:
     identity = run_handle.known_identity()
     if identity is None:
         if only_cached:

@@ -151,8 +151,7 @@ class ResultCache:
                 pass
             return None
 
-    def save(self, key: CacheKey, frame: pd.DataFrame, verify: Verify | None = None,
-             info: dict | None = None) -> Path:
+    def save(self, key: CacheKey, frame: pd.DataFrame, verify: Verify | None = None, info: dict | None = None) -> Path:
         """Store a finished result (after ``verify``, which raises on an invalid one); ``info`` is stored beside
         the key in the file's footer (not part of the key)."""
         self.check_writable()

@@ -84,8 +84,7 @@ def run_cli(args: argparse.Namespace) -> int:
         if args.ray is None:
             results = run_local(tasks, **common)
         else:
-            results = run_ray(tasks, address=args.ray or None, retries=spec.retries, num_cpus=args.ray_cpus,
-                              **common)
+            results = run_ray(tasks, address=args.ray or None, retries=spec.retries, num_cpus=args.ray_cpus, **common)
     except BaseException:
         status.finish(outcome="interrupted")
         raise

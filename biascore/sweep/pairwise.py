@@ -97,8 +97,7 @@ def format_pairwise(table: pd.DataFrame, notes: list[str]) -> list[str]:
                  "exact test on the discordant verdicts; mcnemar_p_holm: Holm across the rows of this table; "
                  "per bias type: biascore compare)"]
     if len(table):
-        lines.append(table[shown].to_string(index=False, formatters=fmt, float_format=lambda x: f"{x:.2f}",
-                                            na_rep="—"))
+        lines.append(table[shown].to_string(index=False, formatters=fmt, float_format=lambda x: f"{x:.2f}", na_rep="—"))
     if mixed:
         lines.append("note: pairwise: a row whose precision_a or precision_b is not exact compares an approximate or "
                      "served result: its delta holds that side's numerical error beside any difference between the "

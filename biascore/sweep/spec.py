@@ -323,8 +323,7 @@ def build_spec(file: str | Path | None = None, **overrides) -> SweepSpec:
         if given and isinstance(values.get(key), dict):
             merged = dict(values[key])
             for k, v in given.items():
-                merged[k] = ({**merged[k], **v} if isinstance(merged.get(k), dict) and isinstance(v, dict)
-                             else v)
+                merged[k] = ({**merged[k], **v} if isinstance(merged.get(k), dict) and isinstance(v, dict) else v)
             given = merged
         if given:
             values[key] = given

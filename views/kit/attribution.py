@@ -104,8 +104,7 @@ def scored_models(benchmark: str) -> list[str]:
 def score_now(model: str, benchmark: str, key: str, keep_watching: bool = True) -> bool:
     """"Score now" for the attribution pages (the one door: :func:`views.kit.scoring.score_now_for`); True when it
     just finished (the caller reruns to show the new numbers)."""
-    return score_now_for(METHOD, model, benchmark, key=key,
-                         label=f"Score now: {model_label(model)} on {benchmark}",
+    return score_now_for(METHOD, model, benchmark, key=key, label=f"Score now: {model_label(model)} on {benchmark}",
                          text=f"Scoring {benchmark} with {model_label(model)}: pairs", before=limit_torch_threads,
                          keep_watching=keep_watching)
 

@@ -19,8 +19,7 @@ from views.kit.common import error_text
 from views.kit.links import link_choice, link_value, refuse
 
 #: Models offered in selectors before the user types their own (embedded ones first).
-SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2",
-                    "xlm-roberta-base"]
+SUGGESTED_MODELS = ["smollm2-135m", "all-minilm-l6-v2", "gemma3-270m", "bert-base-uncased", "gpt2", "xlm-roberta-base"]
 
 
 def open_snapshot() -> bool:

@@ -113,7 +113,6 @@ def result_caption(result) -> None:
     precision label of a result that is not exact (:func:`precision_caption`)."""
     conventions = "; ".join(f"{k} {v}" for k, v in result.conventions.items())
     st.caption(f"{code_span(model_label(result.model))} on {code_span(result.input_name)} · "
-               f"{code_span(result.precision)}"
-               + (f" · conventions: {code_span(conventions)}" if conventions else "")
+               f"{code_span(result.precision)}" + (f" · conventions: {code_span(conventions)}" if conventions else "")
                + (" · read-only snapshot" if active_snapshot() is not None else ""))
     precision_caption(result, model_label(result.model))

@@ -35,8 +35,7 @@ def _head_view_html(tokens: list[str], att: np.ndarray, layer: int, head: int) -
     from bertviz import head_view
 
     attention = [torch.from_numpy(a[None]) for a in att]
-    return head_view(attention, [script_token(t) for t in tokens], layer=layer, heads=[head],
-                     html_action="return").data
+    return head_view(attention, [script_token(t) for t in tokens], layer=layer, heads=[head], html_action="return").data
 
 
 def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.Figure:
@@ -69,8 +68,7 @@ if lm is None:
     st.stop()
 test = api.load_seat_test(seat)
 literal(test.describe(), label=f"SEAT test {seat}")
-st.caption(f"SEAT test {code_span(seat)}: "
-           + ("sentence-level: each example's mean-pooled final-layer embedding."
+st.caption(f"SEAT test {code_span(seat)}: " + ("sentence-level: each example's mean-pooled final-layer embedding."
               if test.sentence_level else
               "word-level: each word's final-layer embedding averaged over its sub-tokens and "
               f"{len(api.WORD_TEMPLATES)} bleached context sentences."))

@@ -20,8 +20,7 @@ from views.kit.scoring import score_now_for
 from views.kit.widgets import input_picker, option_inputs, precision_caption
 
 DIRECTION_COLOURS = {"negative": "#d62728", "none": "#222222", "positive": "#2ca02c"}
-DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)",
-                    "positive": "positive (green)"}
+DIRECTION_LABELS = {"negative": "negative (red)", "none": "no significant bias (black)", "positive": "positive (green)"}
 PROBE_LABELS = {"svm": "Linear SVM (calibrated)", "mlp": "MLP"}
 
 

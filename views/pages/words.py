@@ -122,8 +122,7 @@ for i, (tab, (name, name_occ)) in enumerate(zip(tabs, occurrences.items())):
                    "more-biased sentence) · click a row, or open ↗ in a new tab")
         picked = st.dataframe(pairs, hide_index=True, on_select="rerun", selection_mode="single-row",
                               key=f"words_pairs_{i}", column_order=["pair_id", "open", *pairs.columns[1:-1]],
-                              column_config={
-                                  **column_config(pairs.columns),
+                              column_config={**column_config(pairs.columns),
                                   "open": st.column_config.LinkColumn("token heatmap", display_text="open ↗")})
         sel = picked.selection.rows if picked is not None else []
         pair_id = int(pairs.pair_id.iloc[sel[0] if sel and sel[0] < len(pairs) else 0])

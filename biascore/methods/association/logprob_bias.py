@@ -128,8 +128,7 @@ def bangla_structure_items(folder: Path) -> pd.DataFrame:
                        .replace("{ph}", _cell(r.get(f"S{k}_Placeholder")).strip())
                        .replace("{ts}", _trait_suffix(_cell(r.get(f"S{k}_Trait_Suffix")))))
                 rows.append({"structure": f"S{k}", "template": normalize(" ".join(tpl.split())),
-                             "attribute": normalize(trait),
-                             "attribute_group": group})
+                             "attribute": normalize(trait), "attribute_group": group})
     return pd.DataFrame(rows)
 
 

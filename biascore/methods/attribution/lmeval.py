@@ -66,8 +66,7 @@ def summarize_lmeval(frame: pd.DataFrame, by: str = "bias_type") -> pd.DataFrame
         ok = per.loc[idx].dropna()
         acc, diff = ok["pct_stereotype"].to_numpy(), ok["likelihood_diff"].to_numpy()
         n = len(ok)
-        rows.append({by: name, "n": int(n),
-                     "pct_stereotype": 100.0 * float(np.mean(acc)) if n else float("nan"),
+        rows.append({by: name, "n": int(n), "pct_stereotype": 100.0 * float(np.mean(acc)) if n else float("nan"),
                      "pct_stereotype_stderr": 100.0 * mean_stderr(acc),
                      "likelihood_diff": float(np.mean(diff)) if n else float("nan"),
                      "likelihood_diff_stderr": mean_stderr(diff),

@@ -53,8 +53,7 @@ def _tabulate(entries: list[Stored], data_dir) -> pd.DataFrame:
                      "device": meta.get("device", ""),
                      "approximate": is_approximate(meta.get("dtype", ""), meta.get("weights", "")),
                      "conventions": "; ".join(f"{k} {v}" for k, v in conventions.items()),
-                     "entry": entry, "mtime": entry.mtime_ns / 1e9,
-                     **_prefix_columns(meta)})
+                     "entry": entry, "mtime": entry.mtime_ns / 1e9, **_prefix_columns(meta)})
     runs = pd.DataFrame.from_records(rows, columns=RUN_COLUMNS)
     return runs.sort_values(["model", "benchmark", "complete", "approximate", "published_prefix", "mtime"],
                             ascending=[True, True, False, True, False, False], kind="stable").reset_index(drop=True)

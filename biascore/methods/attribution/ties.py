@@ -87,8 +87,7 @@ def verdict_text(label: str, metric: str = "attribution") -> str:
     """A verdict label in words, as every view shows it."""
     return {BIASED: "biased — prefers the more-biased sentence",
             NOT_BIASED: "not biased — prefers the less-biased sentence",
-            TIE: f"tie — no preference ({_TIE_RULE[metric]})",
-            NOT_SCORED: "not scored"}[label]
+            TIE: f"tie — no preference ({_TIE_RULE[metric]})", NOT_SCORED: "not scored"}[label]
 
 
 def tie_note(n_ties: int, n_exact: int, metric: str) -> str:

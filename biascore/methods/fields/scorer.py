@@ -46,8 +46,7 @@ def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int,
         scores = [overlap(w, tok) for w in word_spans]
         if scores and max(scores) > 0:
             owned[scores.index(max(scores))].append(t)
-    return [own or [t for t, tok in enumerate(token_spans) if overlap(w, tok) > 0]
-            for w, own in zip(word_spans, owned)]
+    return [own or [t for t, tok in enumerate(token_spans) if overlap(w, tok) > 0] for w, own in zip(word_spans, owned)]
 
 
 def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, senses: str = DEFAULT_SENSES) -> pd.DataFrame:
@@ -74,8 +73,7 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, senses: str = D
             tags = [t for k in toks if tags_row.tok_tags[k]
                     for t in tags_row.tok_tags[k].split(st_tags.TAG_SEPARATOR)[:None if senses == "all" else 1]]
             for f in dict.fromkeys(f for t in tags for f in st_tags.tag_fields(t, names)):
-                rows.append((int(pair.pair_id), i, str(word), start, end, float(b), f, " ".join(tags),
-                             pair.sent_more))
+                rows.append((int(pair.pair_id), i, str(word), start, end, float(b), f, " ".join(tags), pair.sent_more))
     return pd.DataFrame(rows, columns=WORD_COLUMNS)
 
 

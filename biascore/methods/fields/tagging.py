@@ -88,8 +88,7 @@ def _resource_paths(language: str, data_dir: str | Path | None = None) -> dict[s
 def lexicon_fingerprint(language: str, data_dir: str | Path | None = None) -> dict[str, str]:
     """Content hashes of the lexicon files plus the tool versions: what determines a tagging result."""
     paths = _resource_paths(language, data_dir)
-    return {**{kind: file_sha256(p)[:16] for kind, p in paths.items()},
-            "spacy_model": _spacy_model_name(language),
+    return {**{kind: file_sha256(p)[:16] for kind, p in paths.items()}, "spacy_model": _spacy_model_name(language),
             "pymusas": importlib.metadata.version("pymusas"), "spacy": importlib.metadata.version("spacy")}
 
 
@@ -118,8 +117,7 @@ def _parse_lexicons(single: str, mwe: str) -> pd.DataFrame:
     from pymusas.lexicon_collection import LexiconCollection, MWELexiconCollection
 
     parsed = {"single": LexiconCollection.from_tsv(single, include_pos=True),
-              "lemma": LexiconCollection.from_tsv(single, include_pos=False),
-              "mwe": MWELexiconCollection.from_tsv(mwe)}
+              "lemma": LexiconCollection.from_tsv(single, include_pos=False), "mwe": MWELexiconCollection.from_tsv(mwe)}
     return pd.DataFrame([(kind, key, list(tags)) for kind, table in parsed.items() for key, tags in table.items()],
                         columns=["kind", "key", "tags"])
 
@@ -163,8 +161,7 @@ def _build_tagger(language: str, data_dir: str, fingerprint_json: str) -> Tagger
         warnings.filterwarnings("ignore", message=".*Overwritten the spaCy Token extension.*")
         component = nlp.add_pipe("pymusas_rule_based_tagger")
     # the lexicons use UPOS, as spaCy does: punctuation and numbers are PUNCT / NUM
-    component.initialize(rules=rules, ranker=ranker, default_punctuation_tags=["PUNCT"],
-                         default_number_tags=["NUM"])
+    component.initialize(rules=rules, ranker=ranker, default_punctuation_tags=["PUNCT"], default_number_tags=["NUM"])
     return Tagger(language, nlp, json.loads(fingerprint_json))
 
 
@@ -196,16 +193,14 @@ def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None)
 
 
 def tag_sentences(sentences: Iterable[str], language: str = "en", *, data_dir: str | Path | None = None,
-                  cache: ResultCache | None = None,
-                  progress: ProgressFn | None = None) -> pd.DataFrame:
+                  cache: ResultCache | None = None, progress: ProgressFn | None = None) -> pd.DataFrame:
     """Tag each distinct sentence with USAS; cached by sentence content and lexicon hashes. Returns one row per distinct
     sentence (in first-seen order) with columns ``sentence``, ``tok_text``, ``tok_start``, ``tok_end`` (character span
     of each spaCy token in the sentence), ``tok_pos`` (UPOS) and ``tok_tags`` (the token's ranked USAS tags, most likely
     first, joined by a space). Raises :class:`NoLexiconError` for a language without a lexicon."""
     unique = list(dict.fromkeys(str(s) for s in sentences))
     paths_fp = lexicon_fingerprint(language, data_dir)  # raises NoLexiconError first
-    key = CacheKey.make(CACHE_SCORER, language=language, sentences=sentences_hash(unique), n=len(unique),
-                        **paths_fp)
+    key = CacheKey.make(CACHE_SCORER, language=language, sentences=sentences_hash(unique), n=len(unique), **paths_fp)
     cache = cache or ResultCache()
     return cache.get_or_compute(key, lambda: _tag_docs(get_tagger(language, data_dir), unique, progress))
 

@@ -155,8 +155,7 @@ def sentence_attentions(lm, text: str) -> tuple[list[str], np.ndarray, list[tupl
     if causal:
         ids, offsets, special = [lm.start_token_id()] + ids, [(0, 0)] + offsets, [1] + special
     with torch.no_grad():
-        out = eager_view(lm.model).base_model(input_ids=torch.tensor([ids], device=lm.device),
-                                              output_attentions=True)
+        out = eager_view(lm.model).base_model(input_ids=torch.tensor([ids], device=lm.device), output_attentions=True)
     att = torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()
     usable = np.array([not s and e > b and not _is_punct(prepared[b:e]) for s, (b, e) in zip(special, offsets)])
     tokens = lm.tokenizer.convert_ids_to_tokens(ids)
@@ -167,8 +166,7 @@ def _tokens_in(offsets, span) -> list[int]:
     return [i for i, (b, e) in enumerate(offsets) if e > b and b < span[1] and e > span[0]]
 
 
-def word_attention(att: np.ndarray, offsets, usable: np.ndarray, target_span, attr_span, *,
-                   causal: bool) -> np.ndarray:
+def word_attention(att: np.ndarray, offsets, usable: np.ndarray, target_span, attr_span, *, causal: bool) -> np.ndarray:
     """(layers, heads) min–max-normalised attention from the target word to the attribute word."""
     rows, cols = _tokens_in(offsets, target_span), _tokens_in(offsets, attr_span)
     if not rows or not cols:

@@ -75,9 +75,7 @@ def masking_strategies(scores: np.ndarray, k: int, draws: int = 5, seed: int = 0
     rng = np.random.default_rng(seed)
     random_sets = [heads(rng.choice(flat.size, size=k, replace=False)) for _ in range(draws)]
     positive = np.flatnonzero(flat > 0)
-    return [("none (full model)", [[]]),
-            (f"top-{k}", [heads(order[:k])]),
-            (f"bottom-{k}", [heads(order[::-1][:k])]),
+    return [("none (full model)", [[]]), (f"top-{k}", [heads(order[:k])]), (f"bottom-{k}", [heads(order[::-1][:k])]),
             (f"random-{k} (mean of {draws} draws)", random_sets),
             (f"all positive ({positive.size})", [heads(positive)])]
 

@@ -97,8 +97,7 @@ def head_layout(model: torch.nn.Module) -> HeadLayout:
 
 
 #: The masks active in the current context: id of the model's HeadLayout record → (layers, heads) mask.
-_ACTIVE: contextvars.ContextVar[dict[int, torch.Tensor]] = contextvars.ContextVar("biascore_head_masks",
-                                                                                  default={})
+_ACTIVE: contextvars.ContextVar[dict[int, torch.Tensor]] = contextvars.ContextVar("biascore_head_masks", default={})
 _INSTALL_LOCK = threading.Lock()
 _INSTALLED: "weakref.WeakKeyDictionary[torch.nn.Module, tuple[HeadLayout, int]]" = weakref.WeakKeyDictionary()
 _next_token = iter(range(1, 1 << 62))

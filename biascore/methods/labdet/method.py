@@ -98,8 +98,7 @@ class Labdet(Method):
         def featurize(sentences: Sequence[str]) -> np.ndarray:
             return cached_embeddings(lm, sentences, pooling=options.pooling, cache=ctx.cache, progress=ctx.progress)
 
-        return scorer.probe_items(data, featurize, filler=fill, seed=options.seed,
-                                  nationalities=options.nationalities)
+        return scorer.probe_items(data, featurize, filler=fill, seed=options.seed, nationalities=options.nationalities)
 
     def conventions(self, ctx, data, options: LabdetOptions) -> dict:
         filler = scorer.neutral_filler(ctx.model(), options.filler)
@@ -120,5 +119,4 @@ class Labdet(Method):
                 f"neutral filler {res.filler_label}",
                 "held-out accuracy (unseen templates): " + ", ".join(f"{k} {v:.3f}" for k, v in res.accuracy.items()),
                 f"Pearson r SVM vs MLP: {c['probe_r']:.3f} (p={c['probe_p']:.2g}); "
-                f"template halves: {c['halves_r']:.3f} (p={c['halves_p']:.2g})",
-                table]
+                f"template halves: {c['halves_r']:.3f} (p={c['halves_p']:.2g})", table]

@@ -235,8 +235,7 @@ def summarize(items: pd.DataFrame, probe: str = "svm", alpha: float = 0.05, n_bo
     for code, grp in items.groupby("nationality", sort=True):
         values = grp[f"rel_{probe}"].to_numpy(dtype=float)
         mean = float(values.mean())
-        low, high = cluster_bootstrap_ci(values, grp["template"].to_numpy(), n_boot=n_boot,
-                                          rng=_stable_rng(seed, code))
+        low, high = cluster_bootstrap_ci(values, grp["template"].to_numpy(), n_boot=n_boot, rng=_stable_rng(seed, code))
         p = wilcoxon_p(values)
         rows.append({"nationality": code, "word": grp["word"].iloc[0], "mean": mean, "ci_low": low,
                      "ci_high": high, "p_value": p, "direction": direction(mean, p, alpha),

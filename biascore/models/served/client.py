@@ -453,8 +453,7 @@ def check_echo(prompt: Sequence[int], got: EchoedPrompt, where: str, as_ids: boo
         if wrong is not None:
             raise ServedBadAnswer(f"{where} echoed token {echoed[wrong].group(1)} at position {wrong} of a prompt "
                                   f"that has {prompt[wrong]} there; nothing of this answer is used")
-    bad = next((i for i, v in enumerate(got.logprobs[1:], 1) if v is None or not math.isfinite(v) or v > 1e-4),
-               None)
+    bad = next((i for i, v in enumerate(got.logprobs[1:], 1) if v is None or not math.isfinite(v) or v > 1e-4), None)
     if bad is not None:
         raise ServedBadAnswer(f"{where} returned {got.logprobs[bad]} as the log-probability of token {bad} of a "
                               f"{n}-token prompt (a finite number ≤ 0 is required); nothing of this answer is "
