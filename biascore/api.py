@@ -63,9 +63,8 @@ def benchmarks(data_dir: str | Path | None = None) -> pd.DataFrame:
 
 def load_model(name_or_path: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,
                trust_remote_code: bool = False, device_map: str | dict | None = None,
-               max_memory: str | dict | None = None, offload_folder: str | None = None,
-               quantize: str | None = None, timeout: float | None = None, retries: int | None = None,
-               load: bool = False) -> ModelHandle:
+               max_memory: str | dict | None = None, offload_folder: str | None = None, quantize: str | None = None,
+               timeout: float | None = None, retries: int | None = None, load: bool = False) -> ModelHandle:
     """A model by hub name, local folder, ``.gguf`` file, embedded alias or ``served:URL``, as a :class:`ModelHandle`;
     nothing is loaded until a computation needs the weights (``load=True`` loads now). ``dtype`` ``auto`` is float32
     everywhere (exact), ``bf16``/``fp16`` and ``quantize="int8"``/``"int4"`` are approximate (labelled so in every

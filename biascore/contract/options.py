@@ -16,10 +16,9 @@ class OptionError(ValueError):
 
 
 def option(default: Any = dataclasses.MISSING, *, help: str, choices: Sequence | None = None,
-           minimum: float | None = None, maximum: float | None = None, exclusive: bool = False,
-           key: bool = True, convention: bool = False, flag: str | None = None,
-           parse: Callable[[str], Any] | None = None, repeat: bool = False, metavar: str | None = None,
-           default_factory: Callable[[], Any] | None = None):
+           minimum: float | None = None, maximum: float | None = None, exclusive: bool = False, key: bool = True,
+           convention: bool = False, flag: str | None = None, parse: Callable[[str], Any] | None = None,
+           repeat: bool = False, metavar: str | None = None, default_factory: Callable[[], Any] | None = None):
     """A field of a method's ``Options`` dataclass. ``key`` — the option changes the cached frame (part of the cache
     key); False for options that only shape the summary or the printout; ``convention`` — shown with every result as a
     convention that changes the numbers (e.g. the JSD variant). ``minimum``/``maximum`` bound a number (``exclusive``
@@ -102,11 +101,10 @@ class Options:
             choices = m.get("choices")
             if choices is None and typing.get_origin(item) is typing.Literal:
                 choices = tuple(typing.get_args(item))
-            out.append(OptionSpec(f.name, hints[f.name], default, m.get("help", ""), choices,
-                                  m.get("minimum"), m.get("maximum"), bool(m.get("exclusive")), m.get("key", True),
-                                  bool(m.get("convention")),
-                                  m.get("flag") or "--" + f.name.replace("_", "-"), m.get("parse"),
-                                  bool(m.get("repeat")), m.get("metavar")))
+            out.append(OptionSpec(f.name, hints[f.name], default, m.get("help", ""), choices, m.get("minimum"),
+                                  m.get("maximum"), bool(m.get("exclusive")), m.get("key", True),
+                                  bool(m.get("convention")), m.get("flag") or "--" + f.name.replace("_", "-"),
+                                  m.get("parse"), bool(m.get("repeat")), m.get("metavar")))
         return out
 
     @classmethod

@@ -280,9 +280,8 @@ def causal_gold_logprobs(lm: LanguageModel, sequences: Sequence[Sequence[int]], 
         return ids, att, to_device(rows, dev), to_device(cols, dev), to_device(gold, dev), splits
 
     keep = [i for i, ps in enumerate(positions) if len(ps)]
-    res = _run_batches(lm, len(keep), [lengths[i] for i in keep],
-                       lambda idx: make_batch([keep[j] for j in idx]), plan or BatchPlan.for_model(lm), progress,
-                       weights=[len(positions[i]) for i in keep])
+    res = _run_batches(lm, len(keep), [lengths[i] for i in keep], lambda idx: make_batch([keep[j] for j in idx]),
+                       plan or BatchPlan.for_model(lm), progress, weights=[len(positions[i]) for i in keep])
     out = [np.zeros(0, dtype=np.float64) for _ in sequences]
     for j, i in enumerate(keep):
         out[i] = np.asarray(res[j], dtype=np.float64)

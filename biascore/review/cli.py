@@ -46,8 +46,7 @@ def register_cli(sub) -> None:
     p.set_defaults(func=_cmd_progress)
 
     p = parser("export", "write every review as CSV (tags joined by '; '), or with --format dataset the reviews and "
-                         "the corrected benchmark as a folder of parquet files with a dataset card",
-               benchmark_required=False)
+               "the corrected benchmark as a folder of parquet files with a dataset card", benchmark_required=False)
     p.add_argument("--out", required=True, metavar="PATH", help="CSV file (--format csv) or new folder (--format dataset)")
     p.add_argument("--format", choices=("csv", "dataset"), default="csv",
                    help="csv (default) or dataset (needs --benchmark; default crows-tl)")

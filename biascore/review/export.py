@@ -72,14 +72,13 @@ def _card(bm: Benchmark, reviews: pd.DataFrame, rows: dict[str, int], counts: di
              f"# {bm.name} with translation reviews", "",
              f"The pairs of the benchmark `{bm.name}` ({about}) reviewed by translators with biascore's "
              "translation review: each reviewer gave each pair a status (accept, needs correction, reject), issue "
-             "tags, a comment and, where needed, corrected sentences; disagreements were adjudicated.", "",
-             "## Source", "", f"- benchmark: `{bm.name}`" + (f" — {url}" if url else ""),
+             "tags, a comment and, where needed, corrected sentences; disagreements were adjudicated.", "", "## Source",
+             "", f"- benchmark: `{bm.name}`" + (f" — {url}" if url else ""),
              f"- licence of the source: {licence}. The corrections are derived from it; check its terms before "
-             "redistributing.", "",
-             "## Reviews", "", f"- reviewers: {reviews.reviewer.nunique()}", f"- reviews: {len(reviews)}",
-             f"- pairs reviewed: {reviews.pair_id.nunique()} of {sum(counts.values())}", "",
-             "Final decision per pair (an adjudicated decision first; otherwise the reviewers' shared decision):", "",
-             "| decision | pairs |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in counts.items()], "",
+             "redistributing.", "", "## Reviews", "", f"- reviewers: {reviews.reviewer.nunique()}",
+             f"- reviews: {len(reviews)}", f"- pairs reviewed: {reviews.pair_id.nunique()} of {sum(counts.values())}",
+             "", "Final decision per pair (an adjudicated decision first; otherwise the reviewers' shared decision):",
+             "", "| decision | pairs |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in counts.items()], "",
              "## Agreement on the status", ""]
     if overall is not None:
         lines += [f"- Krippendorff's α (nominal, every pair with two or more reviews): {_fmt(overall.alpha)}, "

@@ -62,9 +62,8 @@ def sample_contexts(corpus: Corpus, words: Sequence[str], n: int, segment_length
     return out
 
 
-def ceat(lm: LanguageModel, test: SeatTest, corpus: Corpus, *, segment_length: int | None = 25,
-         n_contexts: int = 50, n_draws: int = 1000, seed: int = 0, batch_size: int = 32,
-         progress: ProgressFn | None = None) -> dict:
+def ceat(lm: LanguageModel, test: SeatTest, corpus: Corpus, *, segment_length: int | None = 25, n_contexts: int = 50,
+         n_draws: int = 1000, seed: int = 0, batch_size: int = 32, progress: ProgressFn | None = None) -> dict:
     """Run CEAT for one test and one segment length; a flat dict (CES, SE, p, counts, missing words)."""
     if test.kind != "words":
         raise ValueError(f"CEAT needs a word-list test, and {test.name} holds sentences")

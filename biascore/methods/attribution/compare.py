@@ -207,11 +207,10 @@ def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, model_a: str
             n = int(m.sum())
             lo, hi = paired_bootstrap_ci(a, b, n_boot=n_boot, level=level, seed=seed)
             a_only, b_only, p = mcnemar_exact(ca[m], cb[m])
-            rows.append({"score": metric, "bias_type": name, "n": n,
-                         "score_a": a.mean() if n else np.nan, "score_b": b.mean() if n else np.nan,
-                         "delta": (b.mean() - a.mean()) if n else np.nan, "ci_low": lo, "ci_high": hi,
-                         "a_only": a_only, "b_only": b_only, "n_discordant": a_only + b_only,
-                         "mcnemar_p": p if n else np.nan, "mcnemar_p_holm": np.nan,
+            rows.append({"score": metric, "bias_type": name, "n": n, "score_a": a.mean() if n else np.nan,
+                         "score_b": b.mean() if n else np.nan, "delta": (b.mean() - a.mean()) if n else np.nan,
+                         "ci_low": lo, "ci_high": hi, "a_only": a_only, "b_only": b_only,
+                         "n_discordant": a_only + b_only, "mcnemar_p": p if n else np.nan, "mcnemar_p_holm": np.nan,
                          "ties_a": int(ta[m].sum()), "ties_b": int(tb[m].sum())})
         family = [r["mcnemar_p"] for r in rows[first + 1:]]
         for r, adjusted in zip(rows[first + 1:], holm(family)):

@@ -173,9 +173,8 @@ class LiveQueue:
                 self._memo.move_to_end(key)
             while len(self._memo) > self.memo_size:
                 self._memo.popitem(last=False)
-        timing_log.record("live_round", pairs=len(batch), gather_s=round(gather_s, 4),
-                          forward_s=round(forward_s, 4), forward_cpu_s=round(forward_cpu_s, 4),
-                          pending_after=waiting_after)
+        timing_log.record("live_round", pairs=len(batch), gather_s=round(gather_s, 4), forward_s=round(forward_s, 4),
+                          forward_cpu_s=round(forward_cpu_s, 4), pending_after=waiting_after)
         for req in batch:
             req.future.timing = {"queue_s": start - req.submitted, "gather_s": gather_s,  # type: ignore[attr-defined]
                                  "forward_s": forward_s, "round_pairs": len(batch)}

@@ -268,9 +268,8 @@ def summarize(frame: pd.DataFrame, metric: str = "attribution", by: str = "bias_
     for name, idx, all_idx in groups:
         n, k = len(idx), int(flag.loc[idx].sum())
         lo, hi = proportion_ci(k, n, level)
-        row = {by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"),
-               "ci_low": 100.0 * lo, "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n),
-               "ties": int(tie.loc[idx].sum())}
+        row = {by: name, "n": int(n), "score": 100.0 * k / n if n else float("nan"), "ci_low": 100.0 * lo,
+               "ci_high": 100.0 * hi, "n_skipped": int(len(all_idx) - n), "ties": int(tie.loc[idx].sum())}
         if metric == "pll":  # the script's stereo / anti-stereo split (its N excludes neutral pairs)
             counts = crows_counts(scored.loc[idx])
             row.update({k: counts[k] for k in PLL_SPLIT})

@@ -228,9 +228,8 @@ def counter_rows(lm, sources: CounterSources, progress: ProgressFn | None = None
         w_o, w_c = pair_attention(lm, pair)
         rows.append({"source": pair.source, "sentence": pair.sentence, "counter": pair.counter,
                      "attribute": pair.attribute, "counterpart": pair.counterpart, "target": pair.target,
-                     "layers": w_o.shape[0], "heads": w_o.shape[1],
-                     "w_orig": w_o.ravel().tolist(), "w_counter": w_c.ravel().tolist(),
-                     "d": (w_o - w_c).ravel().tolist()})
+                     "layers": w_o.shape[0], "heads": w_o.shape[1], "w_orig": w_o.ravel().tolist(),
+                     "w_counter": w_c.ravel().tolist(), "d": (w_o - w_c).ravel().tolist()})
         if progress:
             progress(k + 1, len(pairs))
     return pd.DataFrame(rows, columns=COUNTER_COLUMNS)
