@@ -1,33 +1,14 @@
 """Paired comparison of two models on the same pair benchmark: B, the CrowS PLL score and the lm-eval-compatible
-score of model B minus model A, pair by pair.
+score of model B minus model A, pair by pair (docs/scores.md, "Comparing two models": the intervals on small
+groups, McNemar's ties, the precision of each side).
 
-On the pairs **both** results scored (same pair ids with the same two sentences; a pair either skipped is
-left out, and for the lm-eval score a pair without whole-sentence log-likelihoods), per bias type and ``all``:
-
-* ``score_a``, ``score_b`` — each model's score on those pairs (100 · share of pairs the score counts:
-  S_JSD < 0 for B, rounded PLL(more) > rounded PLL(less) for PLL, ll_more > ll_less for lm-eval);
-* ``delta`` = score_b − score_a with a paired percentile bootstrap interval (``ci_low``, ``ci_high``; n = 1: [0, 0]
-  for a model against itself, else blank):
-  pairs resampled jointly, so both models' verdicts on a pair stay together
-  (:func:`biascore.stats.paired.paired_bootstrap_ci`);
-* McNemar's exact test on the discordant pairs (``a_only``: counted for A only; ``b_only``: for B only;
-  ``n_discordant`` = their sum, and delta = 100 · (b_only − a_only) / n exactly):
-  :func:`biascore.stats.paired.mcnemar_exact`, ``mcnemar_p``;
-* ``mcnemar_p_holm`` — Holm's adjustment across the bias types (the family is the bias-type rows of one score;
-  the ``all`` row is a single pre-specified test and keeps its own p);
-* ``sjsd_delta`` = mean over pairs of S_JSD(B) − S_JSD(A), with its paired bootstrap interval.
-
-**Precision**: a paired test of an exact result against an approximate one (quantized weights, bf16/fp16) or a
-served one is legitimate — e.g. how far int8 weights move a model's verdicts — but its delta then holds that
-side's numerical error beside any difference between the models. So every comparison says which side is which:
-``precision_a`` / ``precision_b`` (the results' stored precision, :func:`biascore.models.precision.precision_of`)
-in the method line, the summary table's columns and a note naming the side that is not exact.
-
-**Ties in McNemar**: a pair enters each model's 2 × 2 table as the score counts it (each score's own
-definition, docs/scores.md): a PLL or lm-eval tie is "not counted"; a B tie (|S_JSD| ≤ 1e-6) by its sign
-(S_JSD < 0 counted), as B counts it. So McNemar tests exactly the difference that ``delta`` reports. A pair
-tied for one model and counted for the other is discordant. ``ties_a`` / ``ties_b`` say how many pairs are
-ties (the per-pair verdict ``tie``) for each model.
+On the pairs **both** results scored, per bias type and ``all``: ``score_a``, ``score_b``; ``delta`` = score_b −
+score_a with a paired percentile bootstrap interval (``ci_low``, ``ci_high``;
+:func:`biascore.stats.paired.paired_bootstrap_ci`); McNemar's exact test on the discordant pairs (``a_only``,
+``b_only``, ``n_discordant``; delta = 100 · (b_only − a_only) / n exactly; :func:`biascore.stats.paired.mcnemar_exact`,
+``mcnemar_p``) with ``mcnemar_p_holm``, Holm's adjustment across the bias types (``all`` keeps its own p);
+``sjsd_delta`` = mean over pairs of S_JSD(B) − S_JSD(A) with its paired bootstrap interval; ``precision_a`` /
+``precision_b`` (:func:`biascore.models.precision.precision_of`) and ``ties_a`` / ``ties_b``.
 """
 from __future__ import annotations
 
