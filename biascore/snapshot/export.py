@@ -1,27 +1,13 @@
-"""Write an offline snapshot: the selected cached results of every registered method, the data they refer to,
-a manifest.
+"""Write an offline snapshot: the selected cached results of every registered method, the data they refer to, a
+manifest (docs/dashboard.md, "Workshops: offline snapshots": what is exported, what is left out and why).
 
-What is exported, for every registered method (``biascore methods``), each result byte for byte after a
-verified footer read:
-
-* its stored results (cache folder ``<method>/``) whose input can still be loaded by name from the data
-  directory with the same content (a run on an edited file is stale; a run on a user's CSV file that is not
-  a registered benchmark cannot be opened by the dashboard either) — with the input's data files
-  (:attr:`InputKind.files`) and any other data the method reads (:meth:`Method.data_files`);
-* the derived frames of methods that cache one (``<method>.derived/``, e.g. the attribution frame per JSD
-  variant), derived here for the default options when missing, so a laptop does not derive 12,089 pairs on
-  first view.
-
-Models are stored by a display name and their fingerprint, never by a local path: a model scored from a folder
-(or a .gguf file) is stored under the folder's name (:func:`biascore.models.names.display_name`) or a name
-given at export (``names``, ``--name MODEL=NAME``); its results are re-keyed to that name (each such file is
-rewritten with the new key in its metadata, the data unchanged, and results that refer to it follow), and the
-manifest says per model where its name came from. An alias or hub id stays as it is, and so does every other
-result, byte for byte. No other path is stored either: the reasons a result was left out name files by their
-last component.
-
-Intermediate caches (sentence features, USAS tags, parsed lexicons, converted models) are not exported: no
-page reads them.
+Each result is copied byte for byte after a verified footer read, with its input's data files
+(:attr:`InputKind.files`) and any other data the method reads (:meth:`Method.data_files`), when its input can
+still be loaded by name with the same content; derived frames (``<method>.derived/``) are derived here for the
+default options when missing. A model scored from a folder or .gguf file is stored under a display name
+(:func:`biascore.models.names.display_name`, or ``names``) and its fingerprint, its results re-keyed to that name
+(metadata rewritten, data unchanged); no other path is stored. Intermediate caches are not exported: no page
+reads them.
 """
 from __future__ import annotations
 
