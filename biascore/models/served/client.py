@@ -13,17 +13,10 @@ The endpoints used, with the semantics vLLM implements:
   tokenizer's special tokens; ``GET {root}/tokenizer_info`` (vLLM ``--enable-tokenizer-info-endpoint``) — the
   tokenizer's BOS/EOS text, when the server offers it.
 
-Every echo answer is checked before it is used (:meth:`ServedClient.echo_many`): one choice per prompt, the
-echoed tokens equal to the ids sent, and one finite log-probability ≤ 0 for every prompt token after the first;
-anything else raises :class:`ServedBadAnswer` (one line) and nothing of that request is used.
-
-Requests go through one :class:`httpx.Client` (a connection pool, safe across threads) with a timeout, and are
-retried with exponential back-off on connection errors, timeouts and 5xx/429 answers (the defaults' variables:
-docs/operating.md); a request that still fails raises :class:`ServedUnavailable` with one line.
-
-The API key: option ``api_key_env`` of the model description (:class:`ServedName`) names the environment variable
-that holds it, sent as ``Authorization: Bearer``. The key itself is read when the client is made and lives only in
-its request headers: never in a name, label, message, key or stored result.
+Every echo answer is checked before it is used (:meth:`ServedClient.echo_many`; a failure is one line,
+:class:`ServedBadAnswer`); requests share one :class:`httpx.Client`, retried with back-off (:class:`ServedUnavailable`
+after the last); the API key is read from the variable ``api_key_env`` names, kept only in the request headers
+(docs/cli.md, "A model behind a server", for all three).
 """
 from __future__ import annotations
 
