@@ -1,14 +1,9 @@
 """``biascore compare --models A B --benchmark NAME``: model B against model A, paired over the pairs both scored.
 
-Each model is scored (or answered from the cache) by the attribution method exactly as ``biascore score``
-scores it, then :func:`biascore.methods.attribution.compare.compare_results` compares the two results: B, the
-CrowS PLL score and (with ``--prefix lmeval`` on causal models) the lm-eval-compatible score, each with the
-difference B − A, its paired bootstrap interval and McNemar's exact test, per bias type and ``all``, Holm-adjusted
-across bias types; and the mean paired S_JSD difference. ``--out`` writes the summary table (CSV or parquet).
-
-Either model may be quantized (``--quantize none int8``: A with its own weights, B with int8 weights), split
-(``--device-map``, both) or served (``served:http://…``): such a paired test is legitimate, and its method line,
-its notes and the summary's ``precision_a`` / ``precision_b`` say which side is approximate or served.
+Each model is scored (or answered from the cache) as ``biascore score`` scores it, then
+:func:`biascore.methods.attribution.compare.compare_results` compares the two results (docs/scores.md, "Comparing
+two models"); ``--out`` writes the summary table (CSV or parquet). Either side may be quantized, split or served:
+the method line, the notes and ``precision_a`` / ``precision_b`` say which side is approximate or served.
 
 ``biascore languages --set NAME --model M``: an aligned set scored in its languages (one progress bar), B per
 language with its interval; ``--pair ID`` that source pair in every language; ``--compare A B`` two languages paired

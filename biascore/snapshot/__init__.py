@@ -1,19 +1,11 @@
-"""Offline snapshots for workshops: cached results of every scorer plus the data they refer to, in one zip.
+"""Offline snapshots for workshops: cached results of every scorer plus the data they refer to, in one zip
+(docs/dashboard.md, "Workshops: offline snapshots").
 
-A presenter scores models on a GPU box, then ``python -m biascore snapshot export --out demo.zip`` writes
-one file (:mod:`biascore.snapshot.export`); ``BIASCORE_SNAPSHOT=demo.zip streamlit run app.py`` serves the
-dashboard read-only from it on a laptop with no GPU, no network and no model files
-(:mod:`biascore.snapshot.reader`: verify every member's SHA-256 and the engine version, unpack once into a
-private read-only folder, point :mod:`biascore.settings` at it).
-
-Layout of the zip::
-
-    manifest.json                               format, engine and package versions, every member's SHA-256
-    cache/<scorer>/<digest>.parquet             cached results, byte for byte as the engine wrote them
-    data/<path relative to the data directory>  benchmark / test / lexicon files those results refer to
-
-Pages need no model to show a cached result: :mod:`biascore.snapshot.standin` gives them an identity-only
-model (name and fingerprint from the manifest) whose cache keys match the exported results.
+``biascore snapshot export`` writes it (:mod:`biascore.snapshot.export`: ``manifest.json``, ``cache/<scorer>/…``
+byte for byte, ``data/…`` relative to the data directory); ``BIASCORE_SNAPSHOT=demo.zip`` serves the dashboard
+read-only from it (:mod:`biascore.snapshot.reader`: verify, unpack once into a private read-only folder, point
+:mod:`biascore.settings` at it); :mod:`biascore.snapshot.standin` gives pages an identity-only model whose cache keys
+match the exported results.
 """
 from __future__ import annotations
 

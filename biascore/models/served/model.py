@@ -1,22 +1,16 @@
 """A causal LM behind an OpenAI-compatible completions server, as a :class:`~biascore.models.loading.LanguageModel`.
 
-What the engine asks of a causal model for b(u), S_JSD, the PLL and the lm-eval-compatible score is one number
-per scored token, log P(gold | prefix token, tokens before) (:func:`biascore.models.lm_scoring.causal_gold_logprobs`),
-and the tokens themselves (:func:`biascore.models.pair_tokens.tokenize_sentences`). A :class:`ServedModel` answers
-both from the server, so the same maths runs on the server's numbers: the tokens from its ``/tokenize`` (the shared
-set U is computed on them; :meth:`ServedModel.encode`), the log-probabilities from one echoed token-id prompt
-``[prefix id] + ids`` per sentence, every answer checked before use (:meth:`ServedModel.causal_gold_logprobs`; a
-small bounded memo keyed by the exact ids answers a prompt asked again — the live queue's repeated pairs), the
-prefix token from the tokenizer's BOS/EOS facts as the server tells them, picked by :mod:`biascore.models.prefix`
-as for an in-process model.
+The engine asks a causal model for its tokens (:func:`biascore.models.pair_tokens.tokenize_sentences`) and for
+log P(gold | prefix token, tokens before) per scored token (:func:`biascore.models.lm_scoring.causal_gold_logprobs`).
+A :class:`ServedModel` answers both from the server: tokens from its ``/tokenize`` (:meth:`ServedModel.encode`),
+log-probabilities from one echoed token-id prompt ``[prefix id] + ids`` per sentence, checked before use (a small
+bounded memo keyed by the exact ids answers a repeated prompt), the prefix token picked by
+:mod:`biascore.models.prefix` from the server's BOS/EOS facts.
 
-**Every scoring request proves itself**: the fingerprint's probe (:mod:`.fingerprint`, measured on connecting)
-rides last in each request, at its real batch shape, and must come back within ``DRIFT_TOLERANCE`` nats at every
-token, or nothing of the request is used and :class:`ServedChanged` (one line) says what moved (a server wrong only
-in large batches, a replica with other weights behind a load balancer, a weight swap): one prompt in 32.
-
-Its identity is ``<server's model name> (served)`` with the measured fingerprint (:mod:`.fingerprint`), dtype
-``served`` and device ``server``: results are labelled **served (precision as the server computes)**.
+**Every scoring request proves itself**: the fingerprint's probe (:mod:`.fingerprint`) rides last in each request
+and must come back within ``DRIFT_TOLERANCE`` nats at every token, else nothing of it is used and
+:class:`ServedChanged` says what moved (docs/cli.md, "A model behind a server"). Its identity is ``<server's model
+name> (served)`` with the measured fingerprint, dtype ``served`` and device ``server``.
 """
 from __future__ import annotations
 
