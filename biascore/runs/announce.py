@@ -1,18 +1,14 @@
 """Runs announce themselves: from its first second, a run that has to compute a result says so where every
 process and page can read it, and a run that dies leaves nothing behind (docs/operating.md tells the whole story).
 
-The runner (:func:`biascore.runs.runner.run`) announces every computation as soon as it knows the result is
-missing and *before* it loads anything, and updates the announcement as it goes::
+The runner announces every computation before it loads anything and updates it as it goes::
 
     <cache>/running/<id>.json   {tag, digest, method, model, input, state, done, total, host, pid, started, …}
     <cache>/running/<id>.lock   a file lock the announcing run holds for its whole life
 
-Several callers may announce the same result (``<id>`` = tag, host, pid, a counter): one computes, the others
-wait. A result is found by its **tag** (:func:`run_tag`: names alone) and by the cache key's **digest** when both
-sides know it. Every write is atomic. An announcement whose run is gone is **stale**: its lock is not held (the
-operating system releases a ``flock`` lock when its process dies, also by SIGKILL) or, on this host, its process
-is not alive; :func:`announcements` clears stale ones whenever it reads them. A finished one stays readable
-:data:`LINGER_S` seconds. Nothing is announced in a read-only cache (an offline snapshot).
+``<id>`` = tag, host, pid, a counter; a result is found by its **tag** (:func:`run_tag`) and by the key's
+**digest** when both sides know it. A **stale** one (lock not held, or its process gone on this host) is cleared by
+:func:`announcements`; a finished one stays readable :data:`LINGER_S` seconds; a read-only cache announces nothing.
 """
 from __future__ import annotations
 

@@ -8,12 +8,10 @@ Layout::
     <cache>/<scorer>/<digest>.progress.json                 the holder's progress {done, total, pid}
     <cache>/<scorer>/<digest>.shards/AAAAAA-BBBBBB.parquet  completed shard: rows AAAAAA..BBBBBB-1 of the input
 
-The digest is a SHA-256 of the key, which is also stored in the file's schema metadata and checked on every read
-with the pages' CRCs and the caller's ``verify``: a truncated, foreign or corrupt file is deleted and recomputed,
-never used. Writes are a temporary file and ``os.replace``. :meth:`ResultCache.computing` holds the key's file
-lock (:mod:`biascore.store.locks`), so a second caller waits for the first one's result and sees its progress.
-A cache inside an offline snapshot (:func:`biascore.settings.is_read_only`) is read-only: nothing is deleted,
-locked or created; :meth:`ResultCache.save` refuses with :class:`~biascore.settings.ReadOnlySnapshotError`.
+The digest is a SHA-256 of the key, also stored in the file's metadata and checked on every read with the pages'
+CRCs and the caller's ``verify`` (a bad file is deleted and recomputed). A cache inside an offline snapshot
+(:func:`biascore.settings.is_read_only`) is read-only: :meth:`ResultCache.save` raises
+:class:`~biascore.settings.ReadOnlySnapshotError`.
 """
 from __future__ import annotations
 
