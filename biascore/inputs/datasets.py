@@ -15,10 +15,8 @@ alignment key in ``source_id`` (the CrowS-Pairs row for the registered sets): th
 languages compare pair by pair like two models (:mod:`biascore.methods.attribution.languages`). A key that is blank
 or repeats refuses the file in one line: no pair is aligned to the wrong one.
 
-A user's benchmark (docs/cli.md) is a CSV file, a parquet file (recognised by its content, whatever its name), a
-``datasets`` folder or a folder of parquet files, or a dataset in the local HuggingFace datasets cache (never
-downloaded here); ``columns`` names its columns when they are not the usual ones (:data:`USER_COLUMN_ALIASES`),
-``split`` picks a split. A file that is neither CSV nor parquet is refused in one line that never shows its bytes.
+A user's benchmark (docs/cli.md: CSV, parquet, a ``datasets`` folder or a cached HuggingFace dataset, never
+downloaded here) may name its columns (``columns``, :data:`USER_COLUMN_ALIASES`) and a ``split``.
 """
 from __future__ import annotations
 

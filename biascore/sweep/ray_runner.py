@@ -1,17 +1,11 @@
-"""The Ray executor: one Ray task per model × input, on a local Ray instance or an existing cluster.
+"""The Ray executor: one Ray task per model × input, on a local Ray instance or an existing cluster (docs/sweeps.md,
+"On Ray": resources, retries, what every node must see).
 
-* ``address=None`` starts a local instance (``ray.init(num_cpus=..., include_dashboard=False)``) and shuts
-  it down at the end; an address (``auto``, ``ray://head:10001``, ``head:6379``) joins that cluster. When
-  Ray is already initialised in this process (a notebook, a test), that instance is used and left running.
-* Each task asks for one CPU, and one GPU when the cluster has GPUs (``num_gpus=1``; the model then
-  loads on ``cuda`` with ``device=auto``).
-* A task whose worker dies (killed, out of memory, node lost) is retried by Ray up to ``retries`` times
-  (``max_retries``); it resumes from the shards its earlier attempt completed in the shared cache. A task
-  that fails by itself (unknown model, bad benchmark) is not retried: :func:`biascore.sweep.tasks.run_task`
-  returns its error. Every failed task comes back by name with its error; none is dropped.
-* Workers write into the cache directory and read the data directory given here (a path every node sees);
-  the driver receives only the small summaries. Workers import this checkout's ``biascore`` through
-  ``PYTHONPATH`` (the project must be at the same path on every node, e.g. on a shared filesystem).
+``address=None`` starts a local instance (``ray.init(num_cpus=..., include_dashboard=False)``) and shuts it down at
+the end; an address (``auto``, ``ray://head:10001``, ``head:6379``) joins that cluster; an instance already
+initialised in this process (a notebook, a test) is used and left running. A task whose worker dies is retried by
+Ray (``max_retries``) and resumes from its shards; one that fails by itself returns its error
+(:func:`biascore.sweep.tasks.run_task`). Every failed task comes back by name with its error; none is dropped.
 """
 from __future__ import annotations
 

@@ -1,16 +1,12 @@
 """One sweep task: one model on one input with the methods that read that input, through the one runner.
 
-Each method of a task (:class:`biascore.sweep.spec.Task`) runs through :func:`biascore.runs.runner.run` (cached,
-one computation per key across processes, resumable shards), so a sweep stores exactly what ``biascore run`` and
-the dashboard store, and a task whose results are cached loads no model (when the model's identity can be read
-from its files). ``pll`` is the attribution method's second summary (the same forward passes); ``lmeval`` its
-lm-eval-compatible score, from the run with lm-eval's prefix token (the same run when the model's prefix tokens
-agree; a masked model gets a note). A method that does not apply (no USAS lexicon for the language, a model kind
-it cannot use) is a note, not a failure.
+Each method of a task (:class:`biascore.sweep.spec.Task`) runs through :func:`biascore.runs.runner.run`, so a sweep
+stores exactly what ``biascore run`` and the dashboard store, and a cached task loads no model. ``pll`` is the
+attribution method's second summary; ``lmeval`` its lm-eval-compatible score, from the run with lm-eval's prefix
+token (a masked model gets a note). A method that does not apply is a note, not a failure.
 
-:func:`run_task` never raises for a failure of the task itself: it returns a :class:`TaskResult` with the
-error, so a bad model is reported by name and the other tasks go on. Only the death of the process running
-it escapes (what Ray retries).
+:func:`run_task` never raises for a failure of the task itself: it returns a :class:`TaskResult` with the error.
+Only the death of the process running it escapes (what Ray retries).
 """
 from __future__ import annotations
 

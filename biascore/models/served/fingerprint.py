@@ -1,18 +1,12 @@
-"""The measured fingerprint of a served model: what it computes, not what it is called.
+"""The measured fingerprint of a served model: what it computes, not what it is called (docs/cli.md, "Identity").
 
-A server's model name says nothing certain about its weights (a fine-tune, another quantisation or a new
-revision can be served under the same name), so the cache identity of a served model is its name plus a hash of
-the log-probabilities it gives a fixed probe text, rounded to :data:`DECIMALS` decimals (nats) together with the
-probe's token ids. Rounding absorbs the last bits that batching and kernels change; any different model
-changes many of these numbers by far more. (A value that sits on a rounding boundary could flip between runs
-of one server; the fingerprint then differs and the result is recomputed, never mixed.)
-
-The probe is sent as scoring sends every sentence — a token-id prompt, its echo checked
-(:func:`biascore.models.served.client.check_echo`) — so a server that answers token-id prompts differently from
-text prompts cannot pass with one form and score with the other. It then rides in every scoring request as its
-last prompt (:meth:`biascore.models.served.model.ServedModel._prove`): within :data:`DRIFT_TOLERANCE` nats of the
-first measurement at every token, or nothing of that request is used (a replica behind a load balancer that
-differs, a weight swap, a server that computes large batches differently).
+A server's model name says nothing certain about its weights, so the cache identity of a served model is its name
+plus a hash of the log-probabilities it gives a fixed probe text, rounded to :data:`DECIMALS` decimals (nats),
+together with the probe's token ids (a value on a rounding boundary may flip between runs: the result is then
+recomputed, never mixed). The probe is sent as scoring sends every sentence, a token-id prompt with its echo
+checked (:func:`biascore.models.served.client.check_echo`), and rides in every scoring request as its last prompt
+(:meth:`biascore.models.served.model.ServedModel._prove`), within :data:`DRIFT_TOLERANCE` nats of the first
+measurement at every token, or nothing of that request is used.
 """
 from __future__ import annotations
 
