@@ -1,8 +1,7 @@
 """The one runner: every method's result goes through :func:`run` — computed once, cached, verified, resumable.
 
-The same function answers the CLI, the Python API, sweeps, snapshots (read-only: nothing is computed) and the
-dashboard, so a result computed in one of them is what the others show. This module is the one door to results:
-nothing else reads the cache or rebuilds a key. For a method ``m``, a model handle ``h``, an input and options::
+It answers the CLI, the Python API, sweeps, snapshots (read-only) and the dashboard alike; nothing else reads the
+cache or rebuilds a key. For a method ``m``, a model handle ``h``, an input and options::
 
     identity = h.identity()                       # from the model's files when possible: no load
     key      = result_key(m.cache_folder, identity, input, options, m.version)
@@ -12,10 +11,8 @@ nothing else reads the cache or rebuilds a key. For a method ``m``, a model hand
                → look again → compute the missing shards (resumable) → verify → store with its conventions
     derived  → ``m.derive`` (itself cached when ``m.cache_derived``)
 
-Below the computing path: the stored results (:func:`stored`, :func:`open_stored`, :func:`run_on_stored`, …),
-every read remembered by the version of what it read (:mod:`biascore.runs.memo`: shells keep no memo of their
-own), and what a page watches without loading or reading anything (:func:`is_cached`, :func:`selection`,
-:func:`watch`, :func:`computing`).
+Also the stored results (:func:`stored`, :func:`open_stored`, :func:`run_on_stored`, …; reads memoised by
+:mod:`biascore.runs.memo`) and what a page watches without loading anything (:func:`is_cached`, :func:`watch`, …).
 """
 from __future__ import annotations
 

@@ -1,15 +1,10 @@
 """Open a snapshot: verify it, unpack it once into a private read-only folder, point the engine at it.
 
-:func:`verify` checks, in this order, that the file is a zip with a biascore manifest, that the engine
-version matches (a newer snapshot names the version it needs), that the members are exactly those the
-manifest lists (safe relative names under ``cache/`` and ``data/``, the sizes it gives — a member is never
-unpacked past its listed size) and that every member's SHA-256 matches.
-Any failure is a :class:`SnapshotError` with a one-line message, and nothing is left on disk.
-
-:func:`activate` does the same while unpacking (each member is read once: hashed as it is written) into
-``<tmp>/biascore-snapshot-XXXX`` (mode 0700, files 0444, folders 0555, removed when the process exits) and
-calls :func:`biascore.settings.use_snapshot`: from then on the result cache and the benchmark data
-directory are the snapshot's, and the cache is read-only. Opening is memoised per file (path, size, mtime).
+:func:`verify` checks that the file is a zip with a biascore manifest, the engine version, that the members are
+exactly those the manifest lists (safe relative names, never unpacked past their listed size) and every member's
+SHA-256; a failure is one line (:class:`SnapshotError`) and leaves nothing on disk. :func:`activate` does the same
+while unpacking into ``<tmp>/biascore-snapshot-XXXX`` (mode 0700, files 0444, folders 0555, removed at exit) and
+calls :func:`biascore.settings.use_snapshot`; opening is memoised per file (path, size, mtime).
 """
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """``python -m biascore sweep``: every model × benchmark × metric, locally or on Ray, then the Overview table.
 
     python -m biascore sweep --models A B --benchmarks demo crows-en-gso --metrics attribution pll
-    python -m biascore sweep --spec sweep.yaml --ray            # a local Ray instance
     python -m biascore sweep --spec sweep.yaml --ray auto       # the Ray cluster this node belongs to
-    python -m biascore sweep --models A --labdet-langs en --metrics labdet --options labdet.n_boot=500
-    python -m biascore sweep --models A B --benchmarks demo --quantize int8   # every model with int8 weights
-    python -m biascore sweep --models A served:http://gpu-box:8000/v1 --benchmarks demo
 
-Exit code 0 when every task succeeded, 1 when any failed (each failure is printed by name with its error),
-2 for an unusable spec.
+More in docs/sweeps.md. Exit code 0 when every task succeeded, 1 when any failed (each printed by name with its
+error), 2 for an unusable spec.
 """
 from __future__ import annotations
 

@@ -1,15 +1,10 @@
 """The sweep spec: which models, which inputs, which methods, how to load; from CLI arguments or a file.
 
-A spec file (YAML, or TOML by the ``.toml`` extension; docs/sweeps.md shows one) holds the same keys as the
-command-line options; options given explicitly override the file's (``--options`` adds to its ``options``).
-A model is a name or an entry with its own load options on top of the sweep's (:data:`MODEL_OPTIONS`); each is
-parsed into one frozen :class:`~biascore.models.spec.ModelSpec` and checked before any task runs (one line),
-and a model loaded another way is a model of its own, named with it (:func:`variant_label`). A method's options
-are those of ``biascore run <method>`` (its ``Options``); attribution's also hold for ``pll`` and ``lmeval``,
-its two other summaries.
-
-A task is one model × one input: it carries every requested method that reads that kind of input
-(``attribution`` and ``pll`` come from the same forward passes, ``fields`` and ``words`` reuse them).
+A spec file (YAML, or TOML by the ``.toml`` extension; docs/sweeps.md) holds the command-line options' keys;
+options given explicitly override the file's (``--options`` adds to its ``options``). Each model (a name or an
+entry with its own load options, :data:`MODEL_OPTIONS`) is one :class:`~biascore.models.spec.ModelSpec`, checked
+before any task runs; a model loaded another way is a model of its own (:func:`variant_label`). A task is one
+model × one input with every requested method that reads that kind of input.
 """
 from __future__ import annotations
 

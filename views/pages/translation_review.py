@@ -1,15 +1,11 @@
 """Translation review: the English source pair beside its Filipino translation, a review form saved to SQLite by
-several reviewers at once, their assigned pairs and progress, agreement between reviewers, adjudication of
-disagreements, exports and B before/after the corrections for a chosen model (each panel below says what it draws).
+several reviewers at once, assignments, agreement, adjudication, exports and B before/after the corrections
+(docs/review.md; each panel below says what it draws).
 
 Blind review: everything below the form is drawn from what the typed name may see
-(:func:`biascore.review.visibility.visible`): a reviewer sees another reviewer's review of a pair only after
-saving their own; adjudicators (``BIASCORE_ADJUDICATORS``) see everything, assign pairs and adjudicate.
-
-Drawing only: the store, visibility, assignment, agreement, decisions and B come from ``biascore.review``.
-Benchmark and user text is shown literally (``st.text``, dataframes, widget values), never as markdown. Nothing
-is written to disk until a Save button is pressed; in public mode (``BIASCORE_PUBLIC=1``) the database is the
-server's and there is no path field.
+(:func:`biascore.review.visibility.visible`). Drawing only: the rest comes from ``biascore.review``. Text is shown
+literally, never as markdown; nothing is written until a Save button is pressed; in public mode
+(``BIASCORE_PUBLIC=1``) the database is the server's and there is no path field.
 """
 from __future__ import annotations
 

@@ -1,30 +1,22 @@
-"""The conformance check a served model passes before anything is scored through it.
+"""The conformance check a served model passes before anything is scored through it (docs/cli.md, "A model behind
+a server").
 
-Popular servers return prompt log-probabilities that are wrong without saying so: llama-cpp-python 0.3.36's
-server (``--logits_all true``) reports for each prompt token the log-probability it gets in the distribution
-*after* it (abetlen/llama-cpp-python#1983), and llama.cpp's ``llama-server`` returns none at all
-(ggml-org/llama.cpp#27174). So, on first use, two probe texts whose continuations any language model predicts
-are scored (echo + logprobs) **as token-id prompts, in one request of two prompts** — the very form every scoring
-request takes — and the answer must show:
+Popular servers return wrong prompt log-probabilities silently: llama-cpp-python 0.3.36's server reports each
+token's from the distribution *after* it (abetlen/llama-cpp-python#1983), llama.cpp's ``llama-server`` none
+(ggml-org/llama.cpp#27174). So two probe texts are scored as token-id prompts in one request of two prompts (the
+form of every scoring request), and the answer must show:
 
 1. **presence** — every prompt token after the first has a log-probability (a number ≤ 0);
 2. **alignment** — the predictable tokens of a counting sequence get high probability *at their own position*
    (median P over the second half of the probe ≥ :data:`MIN_MEDIAN_P`; a server off by one in either direction
    gives them the probability of a neighbour instead), and
 3. **causality** — two probes that share their first tokens and differ in the last have the same log-probabilities
-   over the shared tokens (log P(token i) depends on tokens ≤ i only; a server reporting log P(token i+1) at
-   position i fails here), while the last token differs as expected: the counting continuation is far more
+   over the shared tokens (log P(token i) depends on tokens ≤ i only), while the counting continuation is far more
    probable than an unrelated word.
 
-Before these, the request form itself: a server that refuses token-id prompts (text-only servers) is refused,
-since biascore scores exactly the tokens it tokenised; one that does not echo the ids it was sent
-(``return_tokens_as_token_ids``) too, since no answer could be checked against its request. A server that takes
-one prompt per request (not a list) is used one prompt at a time (``batch`` 1 in what is returned).
-
-A server without vLLM's ``/tokenize`` (llama-cpp-python's) cannot take biascore's token-id prompts: its text-prompt
-echo is probed first, so that wrong log-probabilities are named as such, then it is refused for the endpoint.
-
-A failing server is refused with one line saying which of these failed; nothing is computed or stored.
+Refused too: a server that refuses token-id prompts or does not echo the ids it was sent; one without vLLM's
+``/tokenize`` after its text-prompt echo is probed (so that wrong log-probabilities are named as such). A server
+that takes one prompt per request is used one prompt at a time (``batch`` 1). A failure is one line.
 """
 from __future__ import annotations
 
