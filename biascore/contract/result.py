@@ -113,14 +113,12 @@ class Result:
         summary = self.summary()
         return {
             "biascore_record": RECORD_FORMAT, "written_at": utc_now(), "headline": self.headline(),
-            "config": {"method": self.method.name, "model": self.model, "input": self.input_name,
-                       "options": options},
+            "config": {"method": self.method.name, "model": self.model, "input": self.input_name, "options": options},
             "model": {"name": self.model, "fingerprint": meta.get("model_fingerprint", ""),
                       "kind": meta.get("model_kind", ""), "dtype": meta.get("dtype", ""),
                       "device": meta.get("device", ""), "precision": self.precision},
             "input": {"name": self.input_name, "hash": meta.get("input_hash", ""), "rows": len(self.frame)},
-            "seeds": {k: v for k, v in options.items() if "seed" in k},
-            "conventions": self.conventions,
+            "seeds": {k: v for k, v in options.items() if "seed" in k}, "conventions": self.conventions,
             "versions": info.get("versions") or {}, "versions_read": package_versions(),
             "timings": {**(info.get("timings") or {}), **self.timings},
             "digest": self.digest, "engine_version": meta.get("engine_version", ""),

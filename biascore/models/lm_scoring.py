@@ -66,10 +66,8 @@ def _distilbert_head(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.T
 #: inside the base model), with how to get that head. Each entry is checked against the full forward on a
 #: tiny random model in tests/models/test_lm_scoring.py; anything else takes the full forward.
 _HEADS: dict[str, Callable[[torch.nn.Module], Callable[[torch.Tensor], torch.Tensor]]] = {
-    "BertForMaskedLM": lambda m: m.cls,
-    "RobertaForMaskedLM": lambda m: m.lm_head,
-    "XLMRobertaForMaskedLM": lambda m: m.lm_head,
-    "CamembertForMaskedLM": lambda m: m.lm_head,
+    "BertForMaskedLM": lambda m: m.cls, "RobertaForMaskedLM": lambda m: m.lm_head,
+    "XLMRobertaForMaskedLM": lambda m: m.lm_head, "CamembertForMaskedLM": lambda m: m.lm_head,
     "DistilBertForMaskedLM": _distilbert_head,
     **{name: (lambda m: _softcapped(m, m.lm_head)) for name in [
         "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",

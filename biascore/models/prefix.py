@@ -23,8 +23,7 @@ DEFAULT_PREFIX = "published"
 PREFIX_HELP = {
     "published": "the published bias-attribution code's: BOS if the tokenizer adds one, else EOS (gpt2), else BOS",
     "lmeval": "lm-evaluation-harness's (≥ 0.4.2): BOS if the tokenizer defines one, else EOS",
-    "bos": "the tokenizer's BOS token",
-    "eos": "the tokenizer's EOS token",
+    "bos": "the tokenizer's BOS token", "eos": "the tokenizer's EOS token",
 }
 
 

@@ -38,11 +38,9 @@ STATUSES = (ACCEPT, NEEDS_CORRECTION, REJECT)
 TAGS = ("mistranslation", "not a minimal pair", "wrong bias type", "changes more than the group", "other")
 #: How a version-0 verdict becomes (status, tags) in the migration.
 LEGACY_VERDICTS = {
-    "fine": (ACCEPT, ()),
-    "translation problem": (NEEDS_CORRECTION, ("mistranslation",)),
+    "fine": (ACCEPT, ()), "translation problem": (NEEDS_CORRECTION, ("mistranslation",)),
     "not a minimal pair": (NEEDS_CORRECTION, ("not a minimal pair",)),
-    "wrong bias label": (NEEDS_CORRECTION, ("wrong bias type",)),
-    "culturally irrelevant": (REJECT, ("other",)),
+    "wrong bias label": (NEEDS_CORRECTION, ("wrong bias type",)), "culturally irrelevant": (REJECT, ("other",)),
 }
 MAX_COMMENT_CHARS = 5000
 MAX_SENTENCE_CHARS = 1000

@@ -300,8 +300,7 @@ def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = No
                 data.append({"member": member, "used_by": sorted(used_by)})
             manifest = {
                 "format": FORMAT, "format_version": FORMAT_VERSION, "engine_version": ENGINE_VERSION,
-                "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "packages": package_versions(),
+                "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "packages": package_versions(),
                 "selection": {"models": sorted({display_name(m) for m in plan.models}) if plan.models else None,
                               "benchmarks": sorted(plan.benchmarks) if plan.benchmarks else None},
                 "models": _model_facts(plan.entries, stored_names), "entries": entries, "data": data,

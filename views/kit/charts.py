@@ -98,8 +98,7 @@ def ranked_bar_chart(ranked: pd.DataFrame, *, limit: float, title: str = "Ranked
         title=dict(text=plotly_label(title)), height=max(240, 90 + 22 * len(ranked)), margin=dict(l=10, r=10, t=40, b=50),
         coloraxis=dict(colorscale=COLORSCALE, cmin=-limit, cmax=limit, cmid=0.0, showscale=False),
         yaxis=dict(autorange="reversed", title=None, automargin=True),
-        xaxis=dict(title=dict(text=plotly_label(axis)), zeroline=True, zerolinecolor="#444"),
-        plot_bgcolor="white")
+        xaxis=dict(title=dict(text=plotly_label(axis)), zeroline=True, zerolinecolor="#444"), plot_bgcolor="white")
     return go.Figure({"data": [trace], "layout": layout})
 
 

@@ -56,8 +56,7 @@ def bar_chart(table: pd.DataFrame) -> alt.Chart:
         x=alt.X("pct:Q", stack="zero", title="% of the field's words", scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("direction:N", sort=list(DIRECTIONS.values()),
                         scale=alt.Scale(domain=list(DIRECTIONS.values()), range=COLOURS), title=None),
-        order=alt.Order("order:Q"),
-        tooltip=["field", "n", "direction", alt.Tooltip("pct:Q", format=".2f")],
+        order=alt.Order("order:Q"), tooltip=["field", "n", "direction", alt.Tooltip("pct:Q", format=".2f")],
     ).properties(height=max(160, 28 * len(table)))
 
 

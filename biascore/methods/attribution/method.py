@@ -52,12 +52,9 @@ STORED = columns([
 ])
 
 SCHEMA = columns([
-    ("pair_id", "int64", "the pair's id in its benchmark"),
-    ("benchmark", "str", "the benchmark's name"),
-    ("bias_type", "str", "the pair's bias type"),
-    ("sent_more", "str", "the more-biased sentence"),
-    ("sent_less", "str", "the less-biased sentence"),
-    ("tokens", "list[str]", "the shared tokens U"),
+    ("pair_id", "int64", "the pair's id in its benchmark"), ("benchmark", "str", "the benchmark's name"),
+    ("bias_type", "str", "the pair's bias type"), ("sent_more", "str", "the more-biased sentence"),
+    ("sent_less", "str", "the less-biased sentence"), ("tokens", "list[str]", "the shared tokens U"),
     ("bu", "list[float]", "b(u) = d(P_u,more) − d(P_u,less) per token of U; < 0 pushes toward the more-biased sentence"),
     ("words", "list[str]", "the words of the more-biased sentence made of shared tokens only (no modified token)"),
     ("word_spans", "list[int]", "character [start, end) of each word, flattened"),

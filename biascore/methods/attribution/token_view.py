@@ -79,14 +79,10 @@ def pair_table(frame: pd.DataFrame) -> pd.DataFrame:
     token)."""
     strongest = [strongest_token(r) for r in frame[["bu", "tokens", "more_u", "more_spans", "sent_more"]].to_dict("records")]
     table = pd.DataFrame({
-        "pair_id": frame["pair_id"].astype(int).to_numpy(),
-        "bias_type": frame["bias_type"].astype(str).to_numpy(),
-        "sent_more": frame["sent_more"].astype(str).to_numpy(),
-        "sent_less": frame["sent_less"].astype(str).to_numpy(),
-        "sjsd": frame["sjsd"].astype(float).to_numpy(),
-        "biased": frame["biased"].astype(bool).to_numpy(),
-        "verdict": verdicts(frame, "attribution").to_numpy(),
-        "strongest_token": [t for t, _ in strongest],
+        "pair_id": frame["pair_id"].astype(int).to_numpy(), "bias_type": frame["bias_type"].astype(str).to_numpy(),
+        "sent_more": frame["sent_more"].astype(str).to_numpy(), "sent_less": frame["sent_less"].astype(str).to_numpy(),
+        "sjsd": frame["sjsd"].astype(float).to_numpy(), "biased": frame["biased"].astype(bool).to_numpy(),
+        "verdict": verdicts(frame, "attribution").to_numpy(), "strongest_token": [t for t, _ in strongest],
         "strongest_b": [b for _, b in strongest],
         "skipped_reason": frame["skipped_reason"].fillna("").astype(str).to_numpy()
         if "skipped_reason" in frame else "",

@@ -180,11 +180,8 @@ def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None)
     docs = tagger.nlp.pipe(sentences, batch_size=64)
     for i, doc in enumerate(docs, start=1):
         rows.append({
-            "sentence": doc.text,
-            "tok_text": [t.text for t in doc],
-            "tok_start": [t.idx for t in doc],
-            "tok_end": [t.idx + len(t.text) for t in doc],
-            "tok_pos": [t.pos_ for t in doc],
+            "sentence": doc.text, "tok_text": [t.text for t in doc], "tok_start": [t.idx for t in doc],
+            "tok_end": [t.idx + len(t.text) for t in doc], "tok_pos": [t.pos_ for t in doc],
             "tok_tags": [TAG_SEPARATOR.join(t._.pymusas_tags) for t in doc],
         })
         if progress is not None:

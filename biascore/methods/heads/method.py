@@ -166,8 +166,7 @@ COUNTER_SOURCES = InputKind(
     default="crows-gender-pairs",
     help="the counter-stereotype sentences: gender pairs of crows-en / crows-en-gso (without them: the shipped "
          "demo pairs) and the gender word lists",
-    load=lambda name, data_dir: cs.counter_sources(data_dir),
-    names=lambda data_dir: ["crows-gender-pairs"],
+    load=lambda name, data_dir: cs.counter_sources(data_dir), names=lambda data_dir: ["crows-gender-pairs"],
     files=lambda src, data_dir: [
         *(gender_wordlist_path(part, data_dir) for part in ("female", "male", "stereotype")),
         *(benchmark_path(name, data_dir) for name in src.sources)],

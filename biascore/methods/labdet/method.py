@@ -30,16 +30,13 @@ LABDET_LANGUAGE = InputKind(
     load=lambda name, data_dir: scorer.load_labdet(name, data_dir),
     names=lambda data_dir: [lang for lang in scorer.LANGUAGES
                             if all(p.is_file() for p in scorer.labdet_files(lang, data_dir))],
-    files=lambda data, data_dir: scorer.labdet_files(data.lang, data_dir),
-    choices=tuple(scorer.LANGUAGES),
+    files=lambda data, data_dir: scorer.labdet_files(data.lang, data_dir), choices=tuple(scorer.LANGUAGES),
     label=lambda code: f"{scorer.LANGUAGES.get(code, code)} ({code})",
 )
 
 ITEMS = columns([
-    ("template", "str", "the template the sentence was built from"),
-    ("adj", "str", "the neutral adjective"),
-    ("nationality", "str", "the nationality code"),
-    ("word", "str", "the nationality word"),
+    ("template", "str", "the template the sentence was built from"), ("adj", "str", "the neutral adjective"),
+    ("nationality", "str", "the nationality code"), ("word", "str", "the nationality word"),
     ("sentence", "str", "the sentence with the nationality"),
     ("neutral_sentence", "str", "the same sentence with the neutral filler"),
     *[Column(f"{c}_{k}", "float64", m.format(k=k)) for k in PROBES for c, m in [

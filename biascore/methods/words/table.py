@@ -50,11 +50,9 @@ def word_occurrences(frame: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("attribution frame is inconsistent: words and word_bu differ in length")
     flat = cols.explode(["words", "word_bu"], ignore_index=True).dropna(subset=["words"])
     occ = pd.DataFrame({
-        "pair_id": flat["pair_id"].astype("int64").to_numpy(),
-        "bias_type": flat["bias_type"].astype(str).to_numpy(),
+        "pair_id": flat["pair_id"].astype("int64").to_numpy(), "bias_type": flat["bias_type"].astype(str).to_numpy(),
         "word_index": np.concatenate([np.arange(n) for n in lengths[lengths > 0]]),
-        "word": flat["words"].astype(str).to_numpy(),
-        "b": flat["word_bu"].astype("float64").to_numpy(),
+        "word": flat["words"].astype(str).to_numpy(), "b": flat["word_bu"].astype("float64").to_numpy(),
     })
     occ.insert(4, "word_type", word_types(occ["word"]).to_numpy())
     return occ.dropna(subset=["word_type"]).reset_index(drop=True)

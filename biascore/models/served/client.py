@@ -145,8 +145,7 @@ class ServedName:
                 options[key] = value
         return cls(base, model.strip() or None).with_options(
             timeout_s=_number(options.get("timeout"), "timeout", float, name),
-            retries=_number(options.get("retries"), "retries", int, name),
-            api_key_env=options.get("api_key_env"))
+            retries=_number(options.get("retries"), "retries", int, name), api_key_env=options.get("api_key_env"))
 
     def with_options(self, *, timeout_s: float | None = None, retries: int | None = None,
                      api_key_env: str | None = None) -> "ServedName":
