@@ -82,7 +82,9 @@ def embed_sentences(lm: LanguageModel, sentences: Sequence[str], pooling: Poolin
         raise ValueError("batch_size must be at least 1")
     sentences = [str(s) for s in sentences]
     if not sentences:
-        return np.zeros((0, _hidden_size(lm)), dtype=np.float32)
+        cfg = lm.config
+        return np.zeros((0, int(getattr(cfg, "hidden_size", None) or getattr(cfg.get_text_config(), "hidden_size"))),
+                        dtype=np.float32)
     enc = lm.tokenizer([lm.prepare_text(s) for s in sentences], add_special_tokens=True, truncation=True,
                        max_length=max_length, return_special_tokens_mask=True)
     ids, specials = enc["input_ids"], enc["special_tokens_mask"]
@@ -94,11 +96,6 @@ def embed_sentences(lm: LanguageModel, sentences: Sequence[str], pooling: Poolin
             out = np.empty((len(sentences), vecs.shape[1]), dtype=np.float32)
         out[idx] = vecs
     return out
-
-
-def _hidden_size(lm: LanguageModel) -> int:
-    cfg = lm.config
-    return int(getattr(cfg, "hidden_size", None) or getattr(cfg.get_text_config(), "hidden_size"))
 
 
 def features_key(lm: LanguageModel, sentences: Sequence[str], pooling: str) -> CacheKey:

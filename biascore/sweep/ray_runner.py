@@ -38,12 +38,6 @@ def task_options(cluster_gpus: float, retries: int, cache_dir: str, data_dir: st
             "retry_exceptions": False, "runtime_env": {"env_vars": env}}
 
 
-def _crashed(task: Task, exc: BaseException, retries: int) -> TaskResult:
-    error = one_line(RuntimeError(f"{type(exc).__name__}: the worker running it died ({retries + 1} attempt(s)); "
-                                  f"{one_line(exc, public=False)}"), public=False)
-    return TaskResult.of(task, error=error, attempt=retries + 1)
-
-
 def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir: str | None,
             limit: int | None = None, method_options: dict | None = None, status=None, retries: int = 2,
             num_cpus: int | None = None, show_progress: bool = True) -> list[TaskResult]:
@@ -74,7 +68,10 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
                     try:
                         results[task] = ray.get(ref)
                     except ray.exceptions.RayError as exc:  # the worker died on every attempt
-                        results[task] = _crashed(task, exc, retries)
+                        error = one_line(RuntimeError(f"{type(exc).__name__}: the worker running it died "
+                                                      f"({retries + 1} attempt(s)); {one_line(exc, public=False)}"),
+                                         public=False)
+                        results[task] = TaskResult.of(task, error=error, attempt=retries + 1)
                         if status is not None:
                             status.task(task.name, "failed", error=results[task].error)
                     failed = sum(not r.ok for r in results.values())

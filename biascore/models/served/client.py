@@ -395,7 +395,9 @@ class ServedClient:
                     "dict per token; no prompt tokens in choices[].logprobs): biascore reads the OpenAI echo form, "
                     "logprobs.tokens / token_logprobs of every prompt token; serve the model with a vLLM whose "
                     "/v1/completions fills them for echo: true (0.5.2 or later), or translate that form in front")
-            return [_echoed(c["logprobs"]) for c in choices]
+            return [EchoedPrompt([str(t) for t in lp["tokens"]], [int(o) for o in lp["text_offset"]],
+                                 [None if v is None else float(v) for v in lp["token_logprobs"]])
+                    for lp in (c["logprobs"] for c in choices)]
         except (KeyError, IndexError, TypeError, ValueError, AttributeError):
             raise ServedBadAnswer(f"{where} returned no prompt log-probabilities for an echo request (echo + "
                                   "logprobs)") from None
@@ -422,11 +424,6 @@ class ServedClient:
             return self._request("GET", f"{self.name.root}/tokenizer_info")
         except ServedHTTPError:
             return None
-
-
-def _echoed(lp: dict) -> EchoedPrompt:
-    return EchoedPrompt([str(t) for t in lp["tokens"]], [int(o) for o in lp["text_offset"]],
-                        [None if v is None else float(v) for v in lp["token_logprobs"]])
 
 
 def check_echo(prompt: Sequence[int], got: EchoedPrompt, where: str, as_ids: bool = True) -> None:
