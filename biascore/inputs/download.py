@@ -1,13 +1,9 @@
-"""``python -m biascore data download``: fetch the public benchmark files into the data directory.
+"""``python -m biascore data download``: fetch the public benchmark files into the data directory (docs/cli.md).
 
-The files are described declaratively in ``data/downloads.json`` (relative path, public URL, SHA-256,
-size, licence, and a note on how the URL was matched to the copy the project was tested against).
-Every file is streamed into a temporary file under ``<data dir>/.download-partial/``, its SHA-256 is
-checked, and only then is it moved to its final path with ``os.replace`` — an interrupted, failed or
-corrupt download never leaves a partial or wrong file where the engine would read it.
-
-A mirror (``--mirror URL`` or ``BIASCORE_DOWNLOAD_MIRROR``; docs/cli.md) replaces every public URL with
-``<mirror>/<relative path>``; files without a public source can only come from a mirror.
+The files are described in ``data/downloads.json`` (relative path, public URL, SHA-256, size, licence, a note on
+the URL). Each is streamed into ``<data dir>/.download-partial/``, its SHA-256 checked, and only then moved into
+place with ``os.replace``: no partial or wrong file is ever where the engine reads. A mirror (``--mirror URL`` or
+``BIASCORE_DOWNLOAD_MIRROR``) replaces every public URL with ``<mirror>/<relative path>``.
 """
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """How a model is named where its location must not show: a public dashboard, a snapshot shared with others.
 
-A model is named as the user gave it (:attr:`biascore.models.loading.LanguageModel.name`): an embedded alias
-(``smollm2-135m``), a hub id (``bert-base-uncased``, ``org/model``) or a local path (a folder or a .gguf file).
-A path names the server's or the exporter's folders, so where others see the name — public mode
-(``BIASCORE_PUBLIC=1``), a snapshot — a path is shown by its *display name*: the folder's name (a .gguf file's
-name without the suffix). What identifies the weights is the fingerprint (hub revision or content hash), which
-every cached result stores beside the name.
+A model is named as the user gave it: an embedded alias, a hub id or a local path. Where others see the name
+(public mode, ``BIASCORE_PUBLIC=1``; a snapshot) a path is shown by its *display name*, the folder's name (a .gguf
+file's without the suffix); the weights are identified by the fingerprint every cached result stores beside it.
 """
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
 """Live pairs from many people at once, scored together in shared forward passes (docs/operating.md).
 
-:class:`LiveQueue` gathers the pairs for one loaded model that arrive together (until ``window`` = 50 ms pass
-without a new one, at most ``max_gather`` = 0.5 s) and scores them in one call of
-:func:`biascore.methods.attribution.scorer.score_pairs`, with the formulas of
-:func:`~biascore.methods.attribution.scorer.score_pair` (b(u) = d(P_u,more) − d(P_u,less), S_JSD = mean b(u);
-bias attribution score paper, Gamboa & Lee). Each person gets a lone call's row up to float32 rounding of the
-shared batch (measured |Δ b(u)| ≤ 2.0e-6, |Δ S_JSD| ≤ 4.1e-7); the asserted tolerances are ten times those
-(:data:`LOGP_TOLERANCE`, :data:`BU_TOLERANCE`, :data:`SJSD_TOLERANCE`; docs/reproducibility.md).
-
-One daemon worker thread per queue scores at most ``max_pairs`` per round and completes each caller's future (a
-caller that goes away never stalls the others); identical pairs in a round are scored once and the last ``memo``
-results are kept (rows are shared: read-only). Never imports streamlit.
+:class:`LiveQueue` gathers the pairs for one loaded model that arrive together (``window``, at most
+``max_gather``) and scores them in one call of :func:`biascore.methods.attribution.scorer.score_pairs` (b(u) =
+d(P_u,more) − d(P_u,less), S_JSD = mean b(u); Gamboa & Lee). Each person gets a lone call's row up to float32
+rounding of the shared batch (measured |Δ b(u)| ≤ 2.0e-6, |Δ S_JSD| ≤ 4.1e-7; asserted: ten times those,
+:data:`LOGP_TOLERANCE`, :data:`BU_TOLERANCE`, :data:`SJSD_TOLERANCE`; docs/reproducibility.md). One daemon worker
+per queue; identical pairs in a round are scored once, the last ``memo`` results kept (read-only rows).
 """
 from __future__ import annotations
 
