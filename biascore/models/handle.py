@@ -60,7 +60,6 @@ class ModelHandle:
         self.loads = 0
         self.loading_since: float | None = None  # when the load in progress began (time.time())
 
-    # ------------------------------------------------------------------ other ways to make one
     @classmethod
     def of(cls, lm: LanguageModel) -> "ModelHandle":
         """A handle around a model that is already loaded."""
@@ -85,7 +84,6 @@ class ModelHandle:
             return self  # a stand-in, or a served model: no other way to load it (methods refuse it in one line)
         return ModelHandle(self.spec.variant(kind=kind, attn_implementation=attn_implementation))
 
-    # ------------------------------------------------------------------ identity and load
     @property
     def name(self) -> str:
         """The model as the user named it (the description's ``name``)."""

@@ -121,7 +121,6 @@ class LanguageModel:
         return text
 
 
-# --------------------------------------------------------------------------- resolution
 def resolve_device(device: str = "auto") -> torch.device:
     """``auto`` picks cuda, then mps, then cpu (:func:`biascore.models.placement.auto_device_type`)."""
     if device == "auto":

@@ -315,7 +315,6 @@ class ReviewStore:
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path).expanduser() if path else default_path()
 
-    # ------------------------------------------------------------------ opening
     def state(self) -> DatabaseState:
         """What is at the path now (raises :class:`ReviewError` for a file that is not a review database)."""
         return inspect_database(self.path)
@@ -391,7 +390,6 @@ class ReviewStore:
         except sqlite3.OperationalError as exc:
             raise ReviewError(f"cannot write to the review database ({exc})", self.path) from exc
 
-    # ------------------------------------------------------------------ writes
     def save(self, benchmark: str, pair_id: int, reviewer: str, status: str, tags: Sequence[str] = (),
              comment: str = "", corrected_more: str = "", corrected_less: str = "") -> Review:
         """Insert or replace this reviewer's review of one pair (one short transaction); returns what was stored.
@@ -466,7 +464,6 @@ class ReviewStore:
                         (benchmark, json.dumps(names), int(overlap), int(seed), by, stamp))
         return AssignmentChange(len(after - before), len(before - after), len(before & after), loads(new))
 
-    # ------------------------------------------------------------------ reads
     def _select(self, sql: str, args: Sequence, columns: list[str], table: str) -> pd.DataFrame:
         """Run a read of ``table`` on the current schema. Reading changes nothing: no database, or an older one
         without ``table``, reads as empty; a version-0 database is read through :func:`_v0_as_current` and

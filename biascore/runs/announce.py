@@ -117,7 +117,6 @@ class Announcer:
         self._lock = None
         self._mutex = threading.Lock()
 
-    # ------------------------------------------------------------------ what the runner calls
     def start(self, state: str = STARTING) -> None:
         """Announce the run (once; later calls only move its state forward from ``starting``)."""
         if not self.enabled:
@@ -180,7 +179,6 @@ class Announcer:
     def __exit__(self, exc_type, exc, tb) -> None:
         self.finish(exc)
 
-    # ------------------------------------------------------------------ writing
     def _set(self, state: str, done: int | None = None, total: int | None = None, error: str | None = None) -> None:
         if not self.enabled or self._lock is None:
             return
@@ -199,7 +197,6 @@ class Announcer:
             write_json_atomic(self.folder / f"{self.id}.json", asdict(record))
 
 
-# ------------------------------------------------------------------------------------------------ reading
 def _read(path: Path) -> Announcement | None:
     try:
         return Announcement(**json.loads(path.read_text()))
@@ -244,7 +241,6 @@ def announcements(cache: ResultCache | None = None, *, tag: str | None = None, d
     return sorted(out, key=lambda a: a.started)
 
 
-# ------------------------------------------------------------------------------------------------ a selection
 @dataclass(frozen=True)
 class Selection:
     """What a page shows: one method's result for a model by name on an input (made by

@@ -107,7 +107,6 @@ def _usable(plan: _Plan, folder: str, entry: runner.Stored) -> bool:
     return True
 
 
-# --------------------------------------------------------------------------- planning
 def _plan(cache: ResultCache, data_dir: Path, models: Sequence[str] | None,
           benchmarks: Sequence[str] | None, methods: list[Method]) -> _Plan:
     plan = _Plan(data_dir, cache, set(models) if models else None, set(benchmarks) if benchmarks else None)
@@ -244,7 +243,6 @@ def _model_facts(entries: list[tuple[Path, dict]], names: dict[str, tuple[str, s
     return models
 
 
-# --------------------------------------------------------------------------- entry point
 def export_snapshot(out: str | os.PathLike, *, models: Sequence[str] | None = None,
                     benchmarks: Sequence[str] | None = None, cache: ResultCache | None = None,
                     data_dir: str | os.PathLike | None = None, names: dict[str, str] | None = None,

@@ -111,7 +111,6 @@ class ResultCache:
         self.root = settings.cache_dir(root)
         self.read_only = settings.is_read_only(self.root)
 
-    # ---------------------------------------------------------------- paths
     def path(self, key: CacheKey, suffix: str = ".parquet") -> Path:
         """``key``'s file of the layout (module docstring): its result, ``.lock``, ``.progress.json``, ``.shards``."""
         return self.root / key.scorer / f"{key.digest}{suffix}"
@@ -119,7 +118,6 @@ class ResultCache:
     def lock_path(self, key: CacheKey) -> Path:
         return self.path(key, ".lock")
 
-    # ---------------------------------------------------------------- whole results
     def load(self, key: CacheKey, verify: Verify | None = None) -> pd.DataFrame | None:
         """The cached frame, or None when absent. A corrupt, mismatched or (per ``verify``) invalid file is
         removed and None returned."""

@@ -46,7 +46,6 @@ def _attention_heatmap(tokens: list[str], matrix: np.ndarray, title: str) -> go.
     return fig
 
 
-# --------------------------------------------------------------------------- controls
 tests = api.list_seat_tests(language="en")
 if not tests:
     st.error("No SEAT tests found: the data directory needs seat/*.jsonl.")
@@ -102,7 +101,6 @@ n_pos = int((b > 0).sum())
 st.markdown(f"**{L} layers × {H} heads** · SEAT effect size of the full model "
             f"**{scores['effect_size'].iloc[0]:+.3f}** · {n_pos} heads with b > 0")
 
-# --------------------------------------------------------------------------- heatmap, histogram, top heads
 clip = st.checkbox("Clip negative scores to 0 (as the paper's Figure 2)", value=True)
 left, right = st.columns([3, 2])
 with left:

@@ -89,7 +89,6 @@ def load_logprob_test(name: str, data_dir: str | Path | None = None) -> LogProbT
     return LogProbTest(name, t["language"], targets, items.reset_index(drop=True), digest)
 
 
-# ----------------------------------------------------------------------------- Bangla S1–S5 templates
 _LAYOUT = {  # where target (with its suffix), placeholder text and attribute (with its suffix) go
     1: "{target}{ms} {ph} {attribute}{ts}",
     2: "{target}{ms} {ph} {attribute}{ts}",
@@ -132,7 +131,6 @@ def bangla_structure_items(folder: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# ----------------------------------------------------------------------------- scoring
 def _render(lm: LanguageModel, template: str, k: int, attribute: str | None) -> tuple[str, bool]:
     """Text with k masks for the target and the attribute (or one mask); True if the attribute comes first."""
     mask = lm.tokenizer.mask_token

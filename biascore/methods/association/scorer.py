@@ -25,7 +25,6 @@ from biascore.methods.association.weat import weat
 SEGMENT_LENGTHS: tuple[int | None, ...] = (9, 25, 75, None)  # None = the whole line ("all")
 
 
-# ----------------------------------------------------------------------------- WEAT / SEAT
 def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str, word_mode: str, seed: int, n_samples: int,
              progress: ProgressFn | None = None) -> pd.DataFrame:
     """One row: ``test, effect_size, p_value, n_x, n_y, n_a, n_b`` (+ what was embedded and how). Sentence tests
@@ -46,7 +45,6 @@ def seat_row(lm: LanguageModel, t: SeatTest, *, pooling: str, word_mode: str, se
                           "embedding": how, "language": t.language, "categories": t.describe()}])
 
 
-# ----------------------------------------------------------------------------- CEAT
 def default_corpus(language: str, data_dir: str | Path | None = None) -> tuple[str, str]:
     """(label, text) of the corpus CEAT samples contexts from when the user gives none. Bangla: the sample corpus
     ``bangla/sample_corpus_porjotonlipi.bn``; English: the CrowS-Pairs sentences (both sentences of all 1,508 pairs, one

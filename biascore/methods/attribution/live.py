@@ -60,7 +60,6 @@ class LiveQueue:
         #: rounds scored and pairs in them (for benchmarks and tests)
         self.stats = {"rounds": 0, "pairs": 0, "largest": 0}
 
-    # ------------------------------------------------------------------ callers
     def submit(self, sent_more: str, sent_less: str, jsd: JsdVariant = "reference") -> Future:
         """A future for the pair's row (the dict :func:`score_pair` returns)."""
         key = (sent_more, sent_less, jsd)
@@ -113,7 +112,6 @@ class LiveQueue:
             return (f"queued: a round of {ahead} pair{'s' * (ahead != 1)} is being scored first" if ahead
                     else "queued: gathering the pairs sent at the same moment")
 
-    # ------------------------------------------------------------------ the worker
     def _work(self) -> None:
         while True:
             with self._lock:

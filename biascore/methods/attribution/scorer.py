@@ -48,7 +48,6 @@ LOGP_COLUMNS = ["pair_id", "tokens", "more_tokens", "less_tokens", "more_spans",
                 "logp_more", "logp_less", "truncated", "skipped_reason"]
 
 
-# --------------------------------------------------------------------------- tokenisation
 def _pair_record(pair_id: int, pt: PairTokens | None, skipped: str) -> dict:
     rec = {"pair_id": int(pair_id), "tokens": [], "more_tokens": [], "less_tokens": [], "more_spans": [],
            "less_spans": [], "more_u": [], "less_u": [], "logp_more": [], "logp_less": [], "truncated": False,
@@ -94,7 +93,6 @@ def _tokenize_rows(lm: LanguageModel,
     return pts, recs, [tokenized.get(k) for k in range(len(rows))]
 
 
-# --------------------------------------------------------------------------- forward passes
 def _masked_logprobs(lm: LanguageModel, pts: list[PairTokens | None], plan: BatchPlan,
                      progress: ProgressFn | None) -> list[tuple[np.ndarray, np.ndarray]]:
     """Masked LM: log P(u | the sentence with u masked) of every shared token u, in both sentences of each pair
@@ -194,7 +192,6 @@ def compute_logprobs(lm: LanguageModel, frame: pd.DataFrame, plan: BatchPlan | N
     return frame
 
 
-# --------------------------------------------------------------------------- entry points
 def prefix_key_parts(model: ModelIdentity | LanguageModel, prefix: str = DEFAULT_PREFIX) -> dict:
     """The prefix part of a causal model's key, ``{prefix_token_id, prefix_token}``; ``{}`` for a masked LM."""
     ident = model.identity() if isinstance(model, LanguageModel) else model

@@ -32,7 +32,6 @@ SENSES = ("top", "all")
 DEFAULT_SENSES = "all"
 
 
-# --------------------------------------------------------------------------------------- words → fields
 def align_tokens(word_spans: list[tuple[int, int]], token_spans: list[tuple[int, int]]) -> list[list[int]]:
     """For each word span, the tagger tokens that belong to it, by character overlap. A token belongs to the word it
     overlaps most (the first on ties), so ``couldn|'t`` (model words) and ``could|n't`` (spaCy) pair up as could→couldn,
@@ -77,7 +76,6 @@ def word_fields(attribution: pd.DataFrame, tagged: pd.DataFrame, senses: str = D
     return pd.DataFrame(rows, columns=WORD_COLUMNS)
 
 
-# --------------------------------------------------------------------------------------- model + benchmark
 @dataclass
 class FieldsResult:
     """Everything the CLI and the page show for one model on one benchmark."""

@@ -61,7 +61,6 @@ def has_lexicon(language: str) -> bool:
     return language in LEXICONS
 
 
-# --------------------------------------------------------------------------------------- the tagger
 def missing_lexicon_files(language: str = "en", data_dir: str | Path | None = None) -> list[str]:
     """The lexicon files of ``language`` not in the data directory (paths relative to it; empty when the tagger
     can be built, or when the language has no lexicon at all). The USAS lexicons are CC BY-NC-SA 4.0, so they
@@ -173,7 +172,6 @@ def get_tagger(language: str = "en", data_dir: str | Path | None = None) -> Tagg
         return _build_tagger(language, str(settings.data_dir(data_dir)), json.dumps(fingerprint, sort_keys=True))
 
 
-# --------------------------------------------------------------------------------------- tagging
 def _tag_docs(tagger: Tagger, sentences: list[str], progress: ProgressFn | None) -> pd.DataFrame:
     rows = []
     total = len(sentences)
@@ -202,7 +200,6 @@ def tag_sentences(sentences: Iterable[str], language: str = "en", *, data_dir: s
     return cache.get_or_compute(key, lambda: _tag_docs(get_tagger(language, data_dir), unique, progress))
 
 
-# --------------------------------------------------------------------------------------- tag → field
 @lru_cache(maxsize=4)
 def _field_names(path: str) -> dict[str, str]:
     names: dict[str, str] = {}

@@ -58,7 +58,6 @@ OUTPUT_COLUMNS = ["nationality", "word", "mean", "ci_low", "ci_high", "p_value",
 Featurizer = Callable[[Sequence[str]], np.ndarray]
 
 
-# --------------------------------------------------------------------------- data
 @dataclass(frozen=True)
 class LabdetData:
     """One language's LABDet data, cleaned: duplicate items removed, field names unified."""
@@ -136,7 +135,6 @@ def _require(frame: pd.DataFrame, columns: list[str], path: Path) -> None:
         raise BenchmarkError(f"{path}: missing field(s) {', '.join(missing)}")
 
 
-# --------------------------------------------------------------------------- neutral filler
 def neutral_filler(lm: LanguageModel, override: str | None = None) -> str:
     """The model's mask token; :data:`SLOT_REMOVED` for a model without one; ``override`` if given."""
     if override is not None:
@@ -172,7 +170,6 @@ def surfacing_pairs(data: LabdetData, filler: str) -> pd.DataFrame:
     return pairs.reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------- pipeline
 def probe_items(data: LabdetData, featurize: Featurizer, *, filler: str, seed: int = 0,
                 nationalities: Sequence[str] | None = None) -> pd.DataFrame:
     """Train both probes on ``data.train`` and score every surfacing pair. ``featurize(sentences) -> (n, d) array`` is
@@ -266,7 +263,6 @@ def robustness(items: pd.DataFrame, probe: str = "svm", seed: int = 0) -> dict[s
     return {"probe_r": probe_r, "probe_p": probe_p, "halves_r": halves_r, "halves_p": halves_p}
 
 
-# --------------------------------------------------------------------------- cached entry point
 class LabdetResult(Result):
     """A ``labdet`` result (the method's ``result_type``) as the page and the CLI read it: the per-nationality
     table (:func:`summarize` with the result's probe, alpha, bootstrap size and seed), held-out accuracies and

@@ -29,7 +29,6 @@ PAIR_COLUMNS = ["pair_id", "bias_type", "occurrences", "b", "sjsd", "biased", "s
 _APOSTROPHES = "[\u2019\u2018\u02bc]"
 
 
-# --------------------------------------------------------------------------------------- occurrences
 def word_types(words: pd.Series) -> pd.Series:
     """The word type of each unit (see module docstring); NaN for a punctuation-only unit."""
     folded = (words.astype(str).str.normalize("NFKC").str.replace(_APOSTROPHES, "'", regex=True)
@@ -58,7 +57,6 @@ def word_occurrences(frame: pd.DataFrame) -> pd.DataFrame:
     return occ.dropna(subset=["word_type"]).reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------------------- aggregation
 def _select(occ: pd.DataFrame, bias_types: Iterable[str] | None) -> pd.DataFrame:
     types = [str(t) for t in bias_types or []]
     return occ[occ["bias_type"].isin(types)] if types else occ

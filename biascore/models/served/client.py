@@ -232,7 +232,6 @@ class ServedClient:
         self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="served")
         self.model: str = name.model or ""
 
-    # ------------------------------------------------------------------ plumbing
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._http.close()
@@ -319,7 +318,6 @@ class ServedClient:
             raise
         return out
 
-    # ------------------------------------------------------------------ endpoints
     def models(self) -> list[dict]:
         data = self._request("GET", f"{self.name.base}/models").get("data")
         if not isinstance(data, list):

@@ -85,7 +85,6 @@ class ServedModel(LanguageModel):
         except PrefixError:  # the server may know the token but not say it
             raise PrefixError(untold_prefix_message(self.name, convention)) from None
 
-    # ------------------------------------------------------------------ tokens
     def encode(self, text: str, add_special_tokens: bool = False) -> tuple[list[int], list[tuple[int, int]], list[str]]:
         """(ids, character spans, token texts) of ``text`` as the server tokenises it: spans from the token strings
         (:mod:`.pieces`), or from an echo of the ids where the strings do not spell the text."""
@@ -143,7 +142,6 @@ class ServedModel(LanguageModel):
             self._texts.update(pair for one in out if one for pair in zip(one[0], one[2]))
         return out
 
-    # ------------------------------------------------------------------ log-probabilities
     def _score(self, prompts: Sequence[tuple[int, ...]], progress, weights: dict) -> dict[tuple[int, ...], list]:
         """The checked ``token_logprobs`` of distinct token-id prompts: those not in the memo go to the server,
         ``client.batch`` per request (by length, so a request's prompts are alike), several requests at once."""
