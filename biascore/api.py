@@ -124,7 +124,6 @@ def score_pair(model: "ModelHandle | LanguageModel | str", more: str, less: str,
     b(u), words, S_JSD, verdict; a red/blue heatmap in Jupyter). Bad text (empty, identical, not a minimal pair) comes
     back with ``skipped_reason`` set; a sentence that is not a string (None) raises one TypeError."""
     from biascore.methods.attribution.scorer import check_pair_texts, score_pair as score_one
-
     check_pair_texts([(more, less)])  # None or a number: one TypeError before any model is loaded
     handle = as_handle(model)
     m = get("attribution")
@@ -139,7 +138,6 @@ def compare(result_a: Result, result_b: Result, *, n_boot: int = 2000, seed: int
     delta (B − A) with its paired bootstrap interval (``n_boot`` ≥ 100, ``seed``, ``level``) and McNemar's exact
     test on the discordant verdicts (Holm-adjusted), for B, PLL and lm-eval (docs/scores.md)."""
     from biascore.methods.attribution.compare import compare_results
-
     return compare_results(result_a, result_b, n_boot=n_boot, seed=seed, level=level)
 
 
@@ -153,7 +151,6 @@ def across_languages(aligned_set: str, model: "ModelHandle | LanguageModel | str
     ``summary()`` (B per language with its interval) and ``compare(a, b)`` (two languages paired over their common
     source pairs, as :func:`compare` pairs two models: McNemar, paired bootstrap, ``discordant`` pairs)."""
     from biascore.methods.attribution.languages import across_languages as across
-
     models = {k: as_handle(v) for k, v in model.items()} if isinstance(model, dict) else as_handle(model)
     cache, m = (ResultCache(cache_dir) if cache_dir is not None else None), get("attribution")
 

@@ -102,7 +102,6 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_languages(args: argparse.Namespace) -> int:
     from biascore.api import across_languages
-
     out = across_languages(args.aligned_set, ModelHandle(spec_from_args(args)), args.languages, jsd=args.jsd,
                            data_dir=args.data_dir, cache_dir=args.cache_dir)
     lines = [f"B per language ({args.aligned_set}, {args.model}, --jsd {args.jsd}; 95% Wilson interval)",

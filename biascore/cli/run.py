@@ -105,7 +105,6 @@ def benchmark_table() -> list[str]:
     """One row per registered pair benchmark — the languages of an aligned set with one licence in one row — with
     its languages, pairs, alignment key and licence."""
     from biascore.inputs.datasets import registry
-
     groups: dict[tuple, list] = {}
     for name, spec in registry().items():
         aligned = spec.get("alignment", {})

@@ -240,7 +240,6 @@ def _write_parquet(frame: pd.DataFrame, path: str | Path, footer: dict[bytes, An
     """``frame`` as parquet, each of ``footer``'s values as JSON in the file's metadata under its key."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
     table = pa.Table.from_pandas(frame, preserve_index=False)
     meta = {**(table.schema.metadata or {}), **{k: json.dumps(v, default=str).encode() for k, v in footer.items()}}
     pq.write_table(table.replace_schema_metadata(meta), path)

@@ -325,7 +325,6 @@ def _looks_binary(raw: bytes) -> bool:
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     import pyarrow.parquet as pq
-
     try:
         return pq.read_table(path).to_pandas()
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file

@@ -71,7 +71,6 @@ def select(files: list[RemoteFile], only: list[str] | None) -> list[RemoteFile]:
     if not only:
         return list(files)
     from biascore.inputs.datasets import registry
-
     benchmarks = {name: spec["file"] for name, spec in registry().items() if not spec.get("builtin")}
     chosen: set[str] = set()
     for name in only:

@@ -81,7 +81,6 @@ def _load_plugin(ep: metadata.EntryPoint) -> None:
 def table() -> "pd.DataFrame":
     """The registered methods: name, CLI command, input, model kinds, paper, one-line summary."""
     import pandas as pd
-
     return pd.DataFrame([m.describe() for m in discover()])
 
 

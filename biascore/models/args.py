@@ -104,7 +104,6 @@ def spec_from_args(args: argparse.Namespace, name: str | None = None, **given):
     and checked by :meth:`ModelSpec.parse` as everywhere; a bad value raises a ``ValueError`` that the CLI shows
     in one line (exit 2) before anything loads."""
     from biascore.models.spec import ModelSpec
-
     options = {k: getattr(args, k, default) for k, default in _SPEC_OPTIONS.items()}
     return ModelSpec.parse(name or args.model, **{**options, **given})
 

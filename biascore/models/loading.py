@@ -211,7 +211,6 @@ def detect_kind(config) -> ModelKind:
     """masked / causal / encoder from the model's declared architectures and type."""
     from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
                                                         MODEL_FOR_MASKED_LM_MAPPING_NAMES)
-
     archs = config.architectures or []
     if archs:  # e.g. BertModel: a bare encoder without an LM head → encoder
         return _kind_from_architectures(archs)
@@ -401,7 +400,6 @@ def _special_tokens_of_folder(folder: str, fingerprint: str) -> SpecialTokens | 
     """The tokenizer facts of a local model folder, read by loading its tokenizer alone (~0.5 s, once per process
     and fingerprint); None when the tokenizer cannot be loaded (the caller then loads the model)."""
     from transformers import AutoTokenizer
-
     try:
         return SpecialTokens.of(AutoTokenizer.from_pretrained(folder, trust_remote_code=False))
     except Exception:  # noqa: BLE001 - any failure means "only a load can tell", as for hub ids
@@ -459,7 +457,6 @@ def _fast_gguf():
     import gguf.quants
     import numpy as np
     import transformers.modeling_gguf_pytorch_utils as hf_gguf
-
     global _readers_users
     with _READERS_LOCK:
         if not hasattr(gguf.GGUFReader, "parse"):  # set once per process
@@ -500,7 +497,6 @@ def _load(name: str, src: ResolvedSource, kind: ModelKind | Literal["auto"], dev
           trust_remote_code: bool, attn_implementation: str | None, placement: Placement | None = None,
           quantize: str | None = None) -> LanguageModel:
     from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer)
-
     key, source_folder, gguf_file, fingerprint, tried = src.key, src.folder, src.gguf_file, src.fingerprint, src.tried
     gguf_path = src.gguf_path
     dev = resolve_device(device)

@@ -58,7 +58,6 @@ def parse_max_memory(spec: str | dict | None) -> dict | None:
             items[dev.strip()] = size.strip()
         spec = items
     from accelerate.utils import convert_file_size_to_int
-
     out: dict = {}
     for dev, size in spec.items():
         try:

@@ -59,7 +59,6 @@ def _fmt(x: float) -> str:
 def _card(bm: Benchmark, reviews: pd.DataFrame, rows: dict[str, int], counts: dict[str, int],
           table: pd.DataFrame) -> str:
     import yaml
-
     licence, url = source_licence(bm)
     spec = registry().get(bm.name)
     about = spec.get("description", "") if spec else "a user's own file"
@@ -108,7 +107,6 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
     ``tags`` a list of strings, integer and boolean columns as such, everything else strings."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
     columns = {}
     for name in frame.columns:
         values = frame[name].tolist()

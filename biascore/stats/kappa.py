@@ -21,7 +21,6 @@ def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence) -> float:
     """Cohen's κ of two raters' codes ``a`` and ``b`` on the same items (codes among ``labels``); NaN with fewer
     than two items or one code only."""
     from sklearn.metrics import cohen_kappa_score
-
     a, b = np.asarray(a), np.asarray(b)
     if len(a) < 2 or len(set(a.tolist()) | set(b.tolist())) < 2:
         return float("nan")
@@ -34,7 +33,6 @@ def fleiss_kappa(ratings: np.ndarray, n_codes: int) -> tuple[float, float]:
     """(Fleiss' κ, observed agreement P̄) of ``ratings``: one row per item, its m ratings as code indices
     0..n_codes-1 (m ≥ 2, the same for every item). κ is NaN with fewer than two items or one code only."""
     from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa as sm_fleiss_kappa
-
     ratings = np.asarray(ratings)
     m = ratings.shape[1]
     table, _ = aggregate_raters(ratings, n_cat=n_codes)

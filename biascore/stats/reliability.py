@@ -44,7 +44,6 @@ def pairable(counts: np.ndarray) -> np.ndarray:
 def nominal_alpha(counts: np.ndarray) -> float:
     """Krippendorff's α (nominal) of a units × values count matrix (``krippendorff.alpha``); NaN when undefined."""
     import krippendorff
-
     usable = pairable(counts)
     if usable.sum() < 2 or (usable.sum(axis=0) > 0).sum() < 2:
         return float("nan")

@@ -42,7 +42,6 @@ def run_ray(tasks: list[Task], *, address: str | None, cache_dir: str, data_dir:
             limit: int | None = None, method_options: dict | None = None, status=None, retries: int = 2,
             num_cpus: int | None = None, show_progress: bool = True) -> list[TaskResult]:
     import ray
-
     started_here = not ray.is_initialized()
     if started_here:
         if address:

@@ -31,7 +31,6 @@ def limit_torch_threads() -> None:
     """Use ``BIASCORE_TORCH_THREADS`` torch threads (default 1) in the dashboard process (docs/operating.md: one
     live pair is small matrix products, and a second thread mostly waits for the first)."""
     import torch
-
     n = int(os.environ.get("BIASCORE_TORCH_THREADS", "1"))
     if n > 0 and torch.get_num_threads() != n:
         torch.set_num_threads(n)

@@ -142,7 +142,6 @@ def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
     Offline: kaleido's page takes plotly.js from the installed plotly package and, with ``mathjax=False``,
     does not load MathJax from cdnjs.cloudflare.com (``fig.to_image`` cannot turn that off)."""
     import kaleido
-
     return kaleido.calc_fig_sync(fig.to_dict(), opts=dict(format=fmt, width=1100, height=int(fig.layout.height or 400),
                                                         scale=2 if fmt == "png" else 1), kopts={"mathjax": False})
 

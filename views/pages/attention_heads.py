@@ -33,7 +33,6 @@ HEADS, COUNTER, ATTENTION = (api.method(m).drawing for m in ("heads", "heads-cou
 def _head_view_html(tokens: list[str], att: np.ndarray, layer: int, head: int) -> str:
     import torch
     from bertviz import head_view
-
     attention = [torch.from_numpy(a[None]) for a in att]
     return head_view(attention, [script_token(t) for t in tokens], layer=layer, heads=[head], html_action="return").data
 

@@ -69,7 +69,6 @@ class Languages:
     def summary(self, level: float = 0.95) -> pd.DataFrame:
         """B per language with its interval: language, benchmark, n, score (B), ci_low, ci_high, n_skipped, ties."""
         from biascore.methods.attribution.scorer import summarize
-
         rows = [{"language": lang, "benchmark": self.benchmarks[lang],
                  **summarize(self.results[lang].frame, "attribution", level=level).iloc[0].drop("bias_type")}
                 for lang in self.benchmarks]

@@ -114,7 +114,6 @@ _BUILD_LOCK = threading.Lock()
 
 def _parse_lexicons(single: str, mwe: str) -> pd.DataFrame:
     from pymusas.lexicon_collection import LexiconCollection, MWELexiconCollection
-
     parsed = {"single": LexiconCollection.from_tsv(single, include_pos=True),
               "lemma": LexiconCollection.from_tsv(single, include_pos=False), "mwe": MWELexiconCollection.from_tsv(mwe)}
     return pd.DataFrame([(kind, key, list(tags)) for kind, table in parsed.items() for key, tags in table.items()],
@@ -148,7 +147,6 @@ def _build_tagger(language: str, data_dir: str, fingerprint_json: str) -> Tagger
     from pymusas.taggers.rules.single_word import SingleWordRule
 
     from biascore.methods.fields.mwe_index import IndexedMWELexiconCollection  # pymusas: loaded only to tag
-
     tables = lexicon_tables(language, data_dir)
     nlp = spacy.load(_spacy_model_name(language), exclude=["parser", "ner"])
     mwe_rule = MWERule({})

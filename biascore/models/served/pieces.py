@@ -20,7 +20,6 @@ _BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 def _byte_decoder() -> dict[str, int]:
     """GPT-2's ``bytes_to_unicode`` table, reversed: the byte each character stands for."""
     from transformers.convert_slow_tokenizer import bytes_to_unicode
-
     return {c: b for b, c in bytes_to_unicode().items()}
 
 
