@@ -1,17 +1,14 @@
 """Bias Attribution Explorer — Streamlit entry point (``streamlit run app.py``).
 
-The menu lists the pages of the registered methods (:func:`views.menu.menu_pages`: the engine's registry, mapped to
-pages here, in the dashboard; a method without a page of its own gets one generated from its contract,
-:mod:`views.kit.generated`). Pages only draw what the engine computes. (The pages are in views/pages/, not in a pages/
-folder beside this file: Streamlit treats that folder as its own multipage app and runs a shared deep link on a fresh
-server without this file.) With ``BIASCORE_SNAPSHOT=demo.zip`` the pages read a verified offline snapshot, read-only
-(docs/dashboard.md → "Workshops: offline snapshots").
+The menu lists the pages of the registered methods (:func:`views.menu.menu_pages`; a method without a page of its
+own gets one generated from its contract, :mod:`views.kit.generated`). Pages only draw what the engine computes.
+They are in views/pages/, not in a pages/ folder beside this file: Streamlit treats that folder as its own
+multipage app and runs a shared deep link on a fresh server without this file. ``BIASCORE_SNAPSHOT=demo.zip``:
+a verified offline snapshot, read-only (docs/dashboard.md, "Workshops: offline snapshots").
 
-An exception a page does not handle is shown as one line (views.kit.common.show_error: no traceback, and no server path
-in public mode) and logged with its traceback on the server's console. The same holds without .streamlit/config.toml
-(e.g. when started from another folder): showErrorDetails is set here too. ``BIASCORE_RAISE_PAGE_ERRORS=1`` (set by the
-test suite) lets such exceptions through instead, so that a test sees a crash as a crash.
-
+An exception a page does not handle is shown as one line (views.kit.common.show_error: no traceback, no server path
+in public mode) and logged with its traceback; showErrorDetails is set here too (for a start without
+.streamlit/config.toml). ``BIASCORE_RAISE_PAGE_ERRORS=1`` (the test suite) lets such exceptions through.
 """
 import logging
 import os

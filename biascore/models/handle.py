@@ -1,10 +1,9 @@
 """One model handle: a model's description (:class:`~biascore.models.spec.ModelSpec`), its cache identity, and the
 model loaded on first use.
 
-Every shell passes models around as a :class:`ModelHandle` (the dashboard one per model and process, a snapshot a
-stand-in that refuses to load). The runner asks for :meth:`ModelHandle.identity` to build a cache key and calls
-:meth:`ModelHandle.load` only on a miss, so a cached result needs no weights whenever the identity can be read
-from the model's files. Thread-safe: the load happens once, under a lock, and the engine never mutates the model.
+Every shell passes models around as a :class:`ModelHandle`. The runner asks for :meth:`ModelHandle.identity` to
+build a cache key and calls :meth:`ModelHandle.load` only on a miss, so a cached result needs no weights whenever
+the identity can be read from the model's files. Thread-safe: the load happens once, under a lock.
 """
 from __future__ import annotations
 

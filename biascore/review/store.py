@@ -3,12 +3,10 @@ sentences; per (benchmark, pair) an adjudicated decision; per benchmark who is a
 (:mod:`biascore.review.assignment`). Safe for several reviewers at once (docs/review.md, "The database").
 
 Nothing is created until the first save (built in a temporary file, linked into place with ``os.link``); only
-review databases are opened (identified from the header and schema without writing anything, anything else
-refused with a one-line :class:`ReviewError`). Schema versions (``PRAGMA user_version``, our files marked by
-:data:`APPLICATION_ID`): 0 = the single-verdict table :data:`V0_COLUMNS` (mapped by :data:`LEGACY_VERDICTS`),
-2 = reviews and adjudications, 3 = adds assignments; an older database is read as it is and upgraded by the first
-write. Every write is one short ``BEGIN IMMEDIATE`` transaction (WAL journal, ``busy_timeout``); a save is an
-upsert on ``(benchmark, pair_id, reviewer)``, so reviewers never overwrite one another.
+review databases are opened, anything else refused with a one-line :class:`ReviewError`. Schema versions
+(``PRAGMA user_version``, our files marked by :data:`APPLICATION_ID`): 0 = :data:`V0_COLUMNS` (mapped by
+:data:`LEGACY_VERDICTS`), 2 = reviews and adjudications, 3 = adds assignments; the first write upgrades. A save is
+an upsert on ``(benchmark, pair_id, reviewer)`` in one ``BEGIN IMMEDIATE`` transaction (WAL, ``busy_timeout``).
 """
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """Cross-process file locks (the ``filelock`` library) with a visible wait.
 
-One computation per cache key, one hash of a model file, one GGUF conversion: whoever takes the lock does
-the work, everyone else waits and then reads the result. The locks are ``flock`` locks on Linux and macOS,
-which the operating system releases when the holding process dies (also by SIGKILL), so a killed run never
-leaves a lock that blocks the next one. Lock files are kept (not deleted on release): deleting them would
-let a waiter lock a file that a newcomer no longer sees.
+One computation per cache key, one hash of a model file, one GGUF conversion: whoever takes the lock does the
+work, everyone else waits and then reads the result. ``flock`` locks are released by the operating system when
+the holder dies (also by SIGKILL). Lock files are kept: deleting them would let a waiter lock a file that a
+newcomer no longer sees.
 """
 from __future__ import annotations
 
