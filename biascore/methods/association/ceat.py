@@ -11,7 +11,6 @@ random-effects model (Hedges 1983; DerSimonian-Laird), in :func:`biascore.stats.
 
     W_i = 1 / V_i,  Q = Σ W_i ES_i² − (Σ W_i ES_i)² / Σ W_i,  σ²_between = max(0, (Q − (N_draws − 1)) / c)
     v_i = 1 / (V_i + σ²_between),  CES = Σ v_i ES_i / Σ v_i,  SE = √(1 / Σ v_i),  p = 2 (1 − Φ(|CES / SE|))
-
 """
 from __future__ import annotations
 
