@@ -1,13 +1,9 @@
 """The sweep report's pairwise table: every two models swept on the same pair benchmark, compared pair by pair.
 
-For each benchmark and each two models whose attribution task succeeded (metric ``attribution`` or ``pll``),
-the two cached results are read back (never computed here: ``only_cached``) and compared with
-:func:`biascore.methods.attribution.compare.compare_results` — B and the PLL score of the second model minus the
-first, with the paired bootstrap interval, McNemar's exact test on the discordant verdicts and the mean paired
-S_JSD difference, on the pairs both scored (overall, the ``all`` row; per bias type with Holm's correction:
-``biascore compare``). Each side's precision (``precision_a``, ``precision_b``: exact, approximate or served, from
-the stored results) is shown whenever a side is not exact. When both models also ran ``lmeval``, their
-lm-eval-prefix results give the lm-eval score's columns. ``mcnemar_p_holm`` adjusts B's overall p-values across every row of the table (Holm).
+For each benchmark and each two models whose attribution task succeeded, the two cached results are read back
+(``only_cached``) and compared with :func:`biascore.methods.attribution.compare.compare_results` (docs/scores.md,
+"Comparing two models"; the lm-eval columns when both ran ``lmeval``). ``mcnemar_p_holm`` adjusts B's overall
+p-values across every row of the table (Holm).
 """
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
 """What a sweep prints at the end: the Overview table, every other method's table, and every failure by name.
 
 The Overview table is the dashboard's Overview layout (Table 3 of the bias-attribution paper): one row per
-model × input × score, labelled with its precision (exact, approximate or served: never an unlabelled mix), the
-score overall (``all``) and per bias type. Which summary column is a method's score and how it is named come
-from the method itself (its :meth:`~biascore.contract.method.Method.headline` for the result's options when that is
-read per bias type, e.g. attribution: B = % of pairs with S_JSD < 0, PLL, lm-eval's pct_stereotype; 50 =
-unbiased); the numbers are the rows of the method's own ``summary`` that each task sent back; nothing is
-recomputed here. Any other method prints its summary table as it is. The pairwise model comparison's lines come from
-:mod:`biascore.sweep.pairwise`.
+model × input × score, labelled with its precision (never an unlabelled mix), the score overall (``all``) and per
+bias type. Which summary column is a method's score comes from its
+:meth:`~biascore.contract.method.Method.headline` (e.g. attribution: B = % of pairs with S_JSD < 0, PLL, lm-eval's
+pct_stereotype; 50 = unbiased); the numbers are the method's own ``summary`` rows, nothing is recomputed here.
 """
 from __future__ import annotations
 
