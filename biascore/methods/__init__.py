@@ -1,11 +1,10 @@
 """The bias methods, one folder per paper's method: ``methods/<name>/`` holds its mathematics and its ``method.py``
 with the :class:`~biascore.contract.method.Method` (docs/adding-a-method.md).
 
-:func:`discover` imports every method folder's ``method.py`` (found by listing this package) and returns the
-registry; a folder without one, or one that fails to import, is an error. Methods of other installed packages join
-through the entry-point group ``biascore.methods`` (a ``Method`` subclass, or a module whose import registers),
-loaded once after the built-in folders; one that takes a taken name or command, or fails to import, is refused in
-one line naming both (:class:`PluginError`).
+:func:`discover` imports every method folder's ``method.py`` and returns the registry (a folder without one, or one
+that fails to import, is an error); methods of other installed packages join through the entry-point group
+``biascore.methods``, after the built-in folders; a taken name or command, or a failed import, is refused in one
+line naming both (:class:`PluginError`).
 """
 from __future__ import annotations
 

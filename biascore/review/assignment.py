@@ -1,13 +1,10 @@
 """Splitting a benchmark among reviewers with overlap: every pair to exactly k reviewers, loads balanced.
 
-:func:`plan` decides who reviews which pair (the store saves it in one transaction with the reviews it starts
-from: :meth:`ReviewStore.assign`). A **started** pair (someone saved a review of it) keeps its reviewers still on
-the list, up to k, and is topped up; nothing saved is ever unassigned. Every **unstarted** pair is (re)assigned.
-Each open slot goes to the least-loaded reviewer not yet on the pair; ties to a reviewer it had before, then to
-the one sharing the fewest pairs with those already chosen, then a seeded random order (docs/review.md,
-"Assignment with overlap"). Guarantees (tests/review/test_assignment.py): exactly k reviewers per pair (more only
-when more already reviewed it), loads within one of each other on a fresh benchmark, the same plan for the same
-input and seed.
+:func:`plan` decides who reviews which pair (saved by :meth:`ReviewStore.assign`). A **started** pair keeps its
+reviewers still on the list, up to k, and is topped up; nothing saved is ever unassigned; every **unstarted** pair
+is (re)assigned. Each open slot goes to the least-loaded reviewer not yet on the pair; ties to a previous reviewer,
+then to the one sharing the fewest pairs with those chosen, then a seeded random order (docs/review.md,
+"Assignment with overlap", with the guarantees tests/review/test_assignment.py holds).
 """
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """The reviewed benchmark as a dataset folder: parquet files and a dataset card (docs/review.md, "Exports").
 
-``python -m biascore review export --format dataset --benchmark crows-tl --out DIR/`` writes ``DIR/README.md`` (the
-card: configs, language, source licence from data/downloads.json, reviewers, decisions and agreement from
-:func:`biascore.review.agreement.agreement`), ``DIR/corrected.csv`` and one ``DIR/<table>/<table>.parquet`` per
-table of :data:`TABLES` (corrected, decisions, reviews, adjudications), readable with
-``datasets.load_dataset("parquet", data_dir=…)``. The folder is written under a temporary name and renamed into
-place; an existing non-empty destination is refused.
+``review export --format dataset --out DIR/`` writes ``DIR/README.md`` (the card: configs, language, source
+licence, reviewers, decisions and agreement), ``DIR/corrected.csv`` and one ``DIR/<table>/<table>.parquet`` per
+table of :data:`TABLES`, under a temporary name renamed into place; a non-empty destination is refused.
 """
 from __future__ import annotations
 
