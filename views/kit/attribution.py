@@ -60,7 +60,11 @@ def best_run(model: str, benchmark: str) -> pd.Series | None:
 
 def pair_table(run: pd.Series) -> pd.DataFrame:
     """The browsing table (no list columns) of one cached run (read-only)."""
-    return runner.drawn(METHOD, run.entry, lambda result: DRAWING.pair_table(result.frame))
+    return runner.drawn(METHOD, run.entry, _frame_table)
+
+
+def _frame_table(result) -> pd.DataFrame:  # one function, not a lambda per call: runner.drawn remembers by it
+    return DRAWING.pair_table(result.frame)
 
 
 def summary(run: pd.Series, metric: str) -> pd.DataFrame:
