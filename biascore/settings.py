@@ -1,11 +1,8 @@
 """Where the engine reads benchmark data and writes its cache (:func:`data_dir`, :func:`cache_dir`), and the server
 settings of a shared dashboard, each read from the environment by its function below (the table in
-docs/operating.md): ``BIASCORE_PUBLIC`` (:func:`public_mode`), ``BIASCORE_MODELS`` (:func:`allowed_models`,
-:func:`served_models`), ``BIASCORE_REVIEW_DB``, ``BIASCORE_ADJUDICATORS``, ``BIASCORE_REVIEW_KEEP_BLIND``.
-
-An offline snapshot (``BIASCORE_SNAPSHOT=demo.zip``), once :mod:`biascore.snapshot` has verified and unpacked it
-and called :func:`use_snapshot`, makes :func:`cache_dir` and :func:`data_dir` point into its read-only folder;
-:func:`writable_cache_dir` stays the normal cache (converted models, reviews).
+docs/operating.md). An offline snapshot, once :func:`use_snapshot` is called, makes :func:`cache_dir` and
+:func:`data_dir` point into its read-only folder; :func:`writable_cache_dir` stays the normal cache (converted
+models, reviews).
 """
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
 """Split models: a model's layers over several devices (GPUs, CPU, disk) through accelerate's dispatch.
 
 ``device_map="auto"`` with ``max_memory`` (CLI ``--device-map``, ``--max-memory``; docs/api.md) hands the placement
-to transformers' ``from_pretrained``: accelerate fills GPUs, then the CPU, and offloads the rest to disk; hooks
-move each module's inputs to its device, so every in-process method runs unchanged (gradients included). A
-float32 split computes with the one-device run's kernels, so its numbers match within the reproducibility
-contract (tests/models/test_placement.py): the placement is recorded in ``info["placement"]`` (:func:`describe`),
-not keyed (the key's ``device`` is :meth:`Placement.compute_device_type`). The offload folder is fresh per load
-under ``<cache>/offload/`` (removed on release) unless ``offload_folder`` names one.
+to transformers' ``from_pretrained``: accelerate fills GPUs, then the CPU, then disk, and its hooks move each
+module's inputs, so every in-process method runs unchanged (gradients included) and a float32 split matches the
+one-device run within the reproducibility contract (tests/models/test_placement.py). The placement is recorded in
+``info["placement"]`` (:func:`describe`), not keyed (the key's ``device`` is :meth:`Placement.compute_device_type`);
+the offload folder is fresh per load under ``<cache>/offload/`` unless ``offload_folder`` names one.
 """
 from __future__ import annotations
 
