@@ -1,11 +1,11 @@
-"""``biascore run <method> …`` and each method's own command (``score``, ``heads``, ``labdet``, ``seat`` …):
-one generic path for every registered method.
+"""``biascore run <method> …`` and each method's own command (``score``, ``heads``, ``labdet``, ``seat`` …): one
+generic path for every registered method (docs/cli.md).
 
     model handle (loaded only on a cache miss) → input(s) → options → the runner (progress bar on stderr,
     and another process's progress while it computes the same result) → the method's report → ``--out``
 
-``biascore methods`` lists the registry (name, command, input, model kinds, paper); ``--schema NAME``
-prints a method's result columns; ``--markdown`` is docs/methods.md and ``--readme-table`` README's table.
+``biascore methods`` lists the registry; ``--schema NAME`` a method's result columns; ``--markdown`` is
+docs/methods.md and ``--readme-table`` README's table.
 """
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """Quantized weights: ``--quantize int8`` / ``int4`` (``load_model(..., quantize="int8")``), through transformers'
 quantizer integrations — approximate numbers, labelled ``approximate (int8 weights)`` everywhere.
 
-Linear weights are rounded on load, activations stay float32 (:func:`keep_float32_compute` switches off
-bitsandbytes' bf16 kernel): ``int8`` is optimum-quanto's int8 weights, ``int4`` bitsandbytes' NF4, picked by
-measurement (docs/performance.md; ``bench/quantization_agreement.py``); gradients flow to the activations. A
-quantized model is never split and takes no ``--dtype`` but ``auto``/``fp32`` (refused in one line); its cache key
-carries ``weights=int8`` and ``approximate=True`` (:func:`biascore.store.keys.model_parts`).
+Linear weights are rounded on load, activations stay float32 (:func:`keep_float32_compute`): ``int8`` is
+optimum-quanto's int8 weights, ``int4`` bitsandbytes' NF4, picked by measurement (docs/performance.md;
+``bench/quantization_agreement.py``). A quantized model is never split and takes no ``--dtype`` but ``auto``/``fp32``;
+its cache key carries ``weights=int8`` and ``approximate=True`` (:func:`biascore.store.keys.model_parts`).
 """
 from __future__ import annotations
 
