@@ -56,7 +56,8 @@ def register_cli(sub) -> None:
                                          "every language, two languages compared pair by pair")
     p.add_argument("--set", required=True, dest="aligned_set", metavar="NAME", help="aligned set (sjsd-gender, "
                    "crows-nl-en-fr, demo-aligned)")
-    p.add_argument("--model", default="smollm2-135m", help="the model for every language (default smollm2-135m)")
+    p.add_argument("--model", default="smollm2-135m", metavar="MODEL",
+                   help="the model for every language (default smollm2-135m)")
     p.add_argument("--languages", nargs="+", default=None, metavar="LANG", help="these languages only (default all)")
     p.add_argument("--pair", default=None, metavar="ID", help="show this source pair (alignment key) in every language")
     p.add_argument("--compare", nargs=2, default=None, metavar=("A", "B"), help="two languages, paired: B − A")
