@@ -36,3 +36,26 @@ def test_demo_aligned_set_in_ten_languages_with_the_engines_numbers(bare_data, s
     table = frame_with(at, "mcnemar_p").set_index("bias_type").loc["all"]
     assert (table.n, table.a_only, table.b_only) == tuple(comparison.summary().set_index("bias_type").loc[
         "all", ["n", "a_only", "b_only"]])
+
+
+def test_a_model_per_language(bare_data, smollm, random_mlm, demo_scores):
+    """"A model per language": Arabic scored by the masked model, the rest by SmolLM2 — the numbers shown are the
+    engine's for exactly that {language: model}."""
+    at = open_page("across_languages")
+    at.toggle(key="al_per_language").set_value(True).run()
+    ar = at.selectbox(key="model_ar_select")
+    assert ar.value == "smollm2-135m"
+    ar.set_value("other…").run()
+    at.text_input(key="model_ar_custom").set_value(random_mlm.name).run()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    models = {lang: random_mlm if lang == "ar" else smollm for lang in LANGS}
+    expected = api.across_languages("demo-aligned", models, progress=False).summary()
+    shown = frame_with(at, "n_skipped")
+    assert shown.score.tolist() == pytest.approx(expected.score.tolist(), nan_ok=True)
+    both = api.across_languages("demo-aligned", models, progress=False)
+    first = both.frame("ar").source_id.iloc[0]  # the source pair the page opens on
+    mixed = both.pair(first).set_index("language").loc["ar", "row"]["sjsd"]
+    smollm_only = api.across_languages("demo-aligned", smollm, ["ar"], progress=False)
+    assert mixed != pytest.approx(smollm_only.pair(first).set_index("language").loc["ar", "row"]["sjsd"], abs=1e-4)
+    assert float(at.metric[0].value) == pytest.approx(mixed, abs=1e-4)  # Arabic's S_JSD on the page: the MLM's

@@ -27,16 +27,20 @@ languages = st.multiselect("Languages", list(members), default=list(members), ke
 model = model_selector(key="model")
 if not languages:
     st.stop()
-handle = get_handle(model)
+names = dict.fromkeys(languages, model)
+if st.toggle("A model per language", key="al_per_language"):
+    names = {lang: model_selector(f"Model for {lang}", key=f"model_{lang}", default=model) for lang in languages}
+handles = {lang: get_handle(name) for lang, name in names.items()}
 
 
 def score(progress=False):
-    return api.across_languages(set_name, handle, languages, progress=progress)
+    return api.across_languages(set_name, handles, languages, progress=progress)
 
 
-cached = all(api.run("attribution", handle, members[lang], only_cached=True, progress=False) is not None
+cached = all(api.run("attribution", handles[lang], members[lang], only_cached=True, progress=False) is not None
              for lang in languages)
-text = f"Scoring {len(languages)} languages of {set_name} with {model_label(model)}"
+shown = ", ".join(dict.fromkeys(map(model_label, names.values())))
+text = f"Scoring {len(languages)} languages of {set_name} with {shown}"
 out = score() if cached else run_with_progress(text, score) if set_name == "demo-aligned" else \
     score_now_button(f"Score {len(languages)} languages now", "al_score", text, score)
 if out is None:
@@ -45,7 +49,7 @@ if out is None:
 st.subheader("B per language")
 summary = out.summary()
 draw_estimates(api.Estimates(summary.rename(columns={"language": "group", "score": "estimate", "ci_low": "low",
-                                                    "ci_high": "high"}).assign(series=model_label(model)),
+                                                    "ci_high": "high"}).assign(series=shown),
                              axis="B (% of pairs biased)", reference=50, reference_label="50 = unbiased",
                              range=(0, 100)), "al_b")
 st.dataframe(summary, hide_index=True)
