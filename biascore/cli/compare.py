@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from biascore.models.args import add_common_args, add_running_args, float_between, int_at_least, spec_from_args
+from biascore.models.args import (add_common_args, add_model_args, add_running_args, float_between, int_at_least,
+                                  spec_from_args)
 from biascore.models.handle import ModelHandle
 from biascore.contract.presentation import precision_lines
 from biascore.contract.result import write_frame
@@ -56,14 +57,12 @@ def register_cli(sub) -> None:
                                          "every language, two languages compared pair by pair")
     p.add_argument("--set", required=True, dest="aligned_set", metavar="NAME", help="aligned set (sjsd-gender, "
                    "crows-nl-en-fr, demo-aligned)")
-    p.add_argument("--model", default="smollm2-135m", metavar="MODEL",
-                   help="the model for every language (default smollm2-135m)")
     p.add_argument("--languages", nargs="+", default=None, metavar="LANG", help="these languages only (default all)")
     p.add_argument("--pair", default=None, metavar="ID", help="show this source pair (alignment key) in every language")
     p.add_argument("--compare", nargs=2, default=None, metavar=("A", "B"), help="two languages, paired: B − A")
     p.add_argument("--jsd", default="reference", choices=JSD_VARIANTS, help="the JSD variant (paper: the S_JSD "
                    "paper's distance; default reference)")
-    add_running_args(p)
+    add_model_args(p)  # the model for every language
     add_common_args(p)
     p.set_defaults(func=run_languages)
 
