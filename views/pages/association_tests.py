@@ -10,6 +10,7 @@ from biascore import api
 from biascore.display import code_span
 from biascore.errors import one_line
 from views.kit.common import csv_download
+from views.kit.drawn import draw_estimates
 from views.kit.links import keep, link_choice
 from views.kit.models import (active_snapshot, data_dir_notice, model_for_cache, model_label, model_selector, served,
                           served_refusal)
@@ -57,7 +58,7 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
         if result is None:
             missing.append(name)
         else:
-            frames.append(result.stored if stored else result.frame)
+            frames.append(result.stored if stored else result.summary())
             labelled = labelled or precision_caption(result, model_label(model_name))
 
     def run_all(progress) -> bool:  # True when every missing test was computed (the page then redraws)
@@ -75,8 +76,9 @@ def _collect(method: str, options: dict, names: list[str], key: str | None, labe
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
-def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFrame | None:
-    """The results with significance marks (p < alpha) and a CSV download, or a hint to press Score now."""
+def _show_table(result: pd.DataFrame | None, name: str, empty: str, group: str = "test", series: str | None = None,
+                axis: str = "effect size d, 95% bootstrap interval (approximate)") -> pd.DataFrame | None:
+    """The results with significance marks (p < alpha), a CSV download and their intervals, or a Score now hint."""
     if result is None:
         hint = "they are not in this read-only snapshot" if active_snapshot() else "press **Score now**"
         st.info(f"No cached {empty} results for this model and these settings yet: {hint}.")
@@ -86,6 +88,9 @@ def _show_table(result: pd.DataFrame | None, name: str, empty: str) -> pd.DataFr
                  (shown["p_value"] < alpha).map({True: f"yes (p < {alpha:g})", False: "no"}))
     st.dataframe(shown, hide_index=True, key=f"{name}_table")
     csv_download(shown, f"association_{name}.csv", key=f"{name}_csv")
+    draw_estimates(api.Estimates(pd.DataFrame({"group": shown[group], "series": shown[series] if series else "",
+        "estimate": shown["effect_size"], "low": shown["effect_size_low"], "high": shown["effect_size_high"]}),
+        axis=axis, reference=0, reference_label="0 = no association"), f"{name}_interval")
     return shown
 
 
@@ -120,14 +125,9 @@ with tab_ceat:
     if not served_refusal(model_name, api.method("ceat")) and segs:
         result = _collect("ceat", {"segment_lengths": tuple(segs), "n_contexts": int(n_contexts), "draws": int(n_draws)},
                           chosen, "ceat_score", "CEAT")
-    shown = None if served(model_name) else _show_table(result, "ceat", "CEAT")
-    if shown is not None:
-        order = ["9", "25", "75", "all"]
-        chart = alt.Chart(shown).mark_line(point=True).encode(
-            x=alt.X("segment_length:N", sort=order, title="segment length (words)"),
-            y=alt.Y("effect_size:Q", title="CES"), color="test:N",
-            tooltip=["test", "segment_length", "effect_size", "p_value", "significant"])
-        st.altair_chart(chart, use_container_width=True)
+    if not served(model_name):
+        _show_table(result, "ceat", "CEAT", "segment_length", "test", "CES per segment length (words), 95% "
+                    "random-effects interval")
 
 with tab_logprob:
     tests = LOGPROB.tests(language)
@@ -138,7 +138,8 @@ with tab_logprob:
     table = None if refused else _collect("logprob", {}, chosen, "logprob_score", "Masked sentences")
     scores = None if table is None else _collect("logprob", {}, chosen, None, "", stored=True)
     parts = [] if scores is None else [(LOGPROB.load_test(n), scores[scores["test"] == n]) for n in chosen]
-    if not refused and _show_table(table, "logprob", "log-probability") is not None and scores is not None:
+    if not refused and _show_table(table, "logprob", "log-probability", "structure", "test") is not None \
+            and scores is not None:
         csv_download(scores, "association_logprob_scores.csv", label="Download per-sentence scores",
                      key="logprob_scores_csv")
         skipped = int((scores["skipped_reason"] != "").sum())

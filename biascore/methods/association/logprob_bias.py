@@ -8,10 +8,10 @@ For a template with a target slot (masked) and an attribute slot::
 
 A k-piece target is k [MASK] tokens, log p the sum of the pieces (targets with the same k share one forward
 pass). Effect size, WEAT-style (Kurita et al. §4): s(t) = mean_{a∈A} score(t, a) − mean_{b∈B} score(t, b),
-ES = (mean_X s − mean_Y s) / std_{X∪Y} s, one-sided permutation p over re-partitions of X ∪ Y; the Bangla
-paper's Figure 2 plots per trait the prior bias against the corrected bias. Tests: ``data/logprob_tests.json``
-(English templates of this project; Bangla traits and S1–S5 from the Bangla paper, appendix A.4, with its
-Figure 3's four term pairs), NFC-normalised.
+ES = (mean_X s − mean_Y s) / std_{X∪Y} s (bootstrap interval: :mod:`biascore.stats.effect_size`), one-sided
+permutation p over re-partitions of X ∪ Y; the Bangla paper's Figure 2 plots per trait the prior bias against the
+corrected bias. Tests: ``data/logprob_tests.json`` (English templates of this project; Bangla traits and S1–S5 from
+the Bangla paper, appendix A.4, with its Figure 3's four term pairs), NFC-normalised.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import torch
 from biascore.progress import ProgressFn
 from biascore import settings
 from biascore.methods.association.corpus_contexts import normalize
-from biascore.stats.effect_size import effect_size_from_associations
+from biascore.stats.effect_size import effect_size_from_associations, effect_size_interval
 from biascore.models.lm_scoring import pad_batch, position_logits
 from biascore.models.loading import LanguageModel
 from biascore.stats.permutation import permutation_p_value
@@ -242,9 +242,11 @@ def effect_sizes(scores: pd.DataFrame, test: LogProbTest, *, seed: int = 0) -> p
             continue
         values = s[0].to_numpy()
         es = effect_size_from_associations(values, np.arange(len(values)) < n_x)
+        low, high, how = effect_size_interval(values, np.arange(len(values)) < n_x, seed=seed)
         perm = permutation_p_value(values, n_x, seed=seed)
         attrs = part.drop_duplicates(["attribute", "attribute_group"])["attribute_group"]
-        out.append({"test": test.name, "structure": structure, "effect_size": es, "p_value": perm.p_value,
+        out.append({"test": test.name, "structure": structure, "effect_size": es, "effect_size_low": low,
+                    "effect_size_high": high, "ci_method": how, "p_value": perm.p_value,
                     "n_x": n_x, "n_y": n_y, "n_a": int((attrs == a_group).sum()),
                     "n_b": int((attrs == b_group).sum()), "n_sentences": int(part[["structure", "attribute", "attribute_group"]]
                                                                             .drop_duplicates().shape[0])})

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+from scipy.stats import norm
 
 from biascore.store.hashing import bytes_sha256
 from biascore.inputs.kinds import SEAT
@@ -25,6 +26,7 @@ from biascore.contract.options import Options, option
 from biascore.contract.schema import Column, columns
 from biascore.contract.registry import register
 from biascore.methods.association import logprob_bias, scorer
+from biascore.stats.effect_size import CI_CONVENTION, CI_LEVEL
 
 PAPER = "Bangla contextual bias paper (WEAT/SEAT, CEAT across context lengths, log-probability bias)"
 TEST_FLAG = "--test"
@@ -38,12 +40,18 @@ LOGPROB_TEST = InputKind(
 )
 
 
+INTERVAL = [("effect_size_low", "float64", "95% interval of d, low end (bootstrap: approximate)"), ("effect_size_high",
+            "float64", "its high end"), ("ci_method", "str", "BCa or percentile (BCa undefined)")]
 SEAT_COLUMNS = columns([
-    ("test", "str", "the test"), ("effect_size", "float64", "WEAT/SEAT effect size d"),
+    ("test", "str", "the test"), ("effect_size", "float64", "WEAT/SEAT effect size d"), *INTERVAL,
     ("p_value", "float64", "one-sided permutation p-value"), ("n_x", "int64", "|X|"), ("n_y", "int64", "|Y|"),
     ("n_a", "int64", "|A|"), ("n_b", "int64", "|B|"), ("method", "str", "WEAT (words) or SEAT (sentences)"),
     ("embedding", "str", "what was embedded and how"), ("language", "str", "the test's language"),
     ("categories", "str", "the test's four categories")])
+
+
+def interval_line(result) -> str:  # how its effect-size intervals were computed (CEAT's: its model's)
+    return "effect_size_low/high: " + result.conventions.get("effect_size_interval", "95% CES ± z·SE (random effects)")
 
 
 class _EffectSizeTable(Method):
@@ -61,7 +69,7 @@ class _EffectSizeTable(Method):
         return result.frame[cols + [c for c in result.frame.columns if c not in cols]]
 
     def report(self, result) -> list[str]:
-        return [self.summary(result).to_string(index=False)]
+        return [self.summary(result).to_string(index=False), interval_line(result)]
 
     def outputs(self, results) -> dict[str, pd.DataFrame]:
         return {"": pd.concat([self.summary(r) for r in results], ignore_index=True)}
@@ -73,7 +81,7 @@ class SeatOptions(Options):
     word_mode: str = option("contextual", choices=("contextual", "input"), flag="--word-embedding",
                             help="WEAT word vectors: the word embedded alone (mean over its tokens), or its input "
                                  "embedding")
-    seed: int = option(0, minimum=0, help="seed of the permutation test")
+    seed: int = option(0, minimum=0, help="seed of the permutation test and the effect size's bootstrap")
     n_samples: int = option(100_000, minimum=100, help="permutations sampled when exact enumeration is too large")
 
 
@@ -89,7 +97,11 @@ class Seat(_EffectSizeTable):
     input_flag = TEST_FLAG
     Options = SeatOptions
     schema = SEAT_COLUMNS
-    leading = ("test", "effect_size", "p_value", "n_x", "n_y", "n_a", "n_b")
+    leading = ("test", "effect_size", "effect_size_low", "effect_size_high", "p_value", "n_x", "n_y", "n_a", "n_b")
+    version = 2  # 2: the effect size's 95% interval
+
+    def conventions(self, ctx, loaded, options) -> dict:
+        return {"effect_size_interval": CI_CONVENTION}
 
     def key_parts(self, test, options: SeatOptions, data_dir=None) -> dict:
         parts = super().key_parts(test, options, data_dir)
@@ -138,12 +150,19 @@ class Ceat(_EffectSizeTable):
     input_kind = SEAT
     input_flag = TEST_FLAG
     Options = CeatOptions
-    leading = ("test", "segment_length", "effect_size", "p_value", "n_x", "n_y", "n_a", "n_b")
-    schema = columns([
+    leading = ("test", "segment_length", "effect_size", "effect_size_low", "effect_size_high", "p_value", "n_x", "n_y",
+               "n_a", "n_b")
+    stored_schema = columns([
         ("test", "str", "the test"), ("segment_length", "str", "words per context segment ('all' = the line)"),
-        ("effect_size", "float64", "combined effect size CES"), ("p_value", "float64", "two-sided p"),
-        ("n_x", "int64", "|X|"), ("n_y", "int64", "|Y|"), ("n_a", "int64", "|A|"), ("n_b", "int64", "|B|"),
-        ("corpus", "str", "where the contexts came from")])
+        ("effect_size", "float64", "combined effect size CES"), ("se", "float64", "its random-effects standard error"),
+        ("p_value", "float64", "two-sided p"), ("n_x", "int64", "|X|"), ("n_y", "int64", "|Y|"),
+        ("n_a", "int64", "|A|"), ("n_b", "int64", "|B|"), ("corpus", "str", "where the contexts came from")])
+    schema = stored_schema + columns([("effect_size_low", "float64", "95% interval CES − z·SE (random effects)"),
+                                      ("effect_size_high", "float64", "CES + z·SE")])
+
+    def derive(self, ctx, stored, test, options) -> pd.DataFrame:  # the random-effects model's normal interval
+        es, half = stored["effect_size"], norm.ppf(0.5 + CI_LEVEL / 2) * stored["se"]
+        return stored.assign(effect_size_low=es - half, effect_size_high=es + half)
 
     def load_variant(self, options: CeatOptions) -> dict:
         return {"kind": "encoder" if options.encoder else None, "attn_implementation": None}
@@ -171,7 +190,7 @@ class Ceat(_EffectSizeTable):
 
 @dataclass(frozen=True)
 class LogprobOptions(Options):
-    seed: int = option(0, minimum=0, key=False, help="seed of the permutation test of the effect sizes")
+    seed: int = option(0, minimum=0, key=False, help="seed of the permutation test and the effect sizes' bootstrap")
     scores_out: str | None = option(None, key=False, help="also write the per-sentence scores to this CSV file")
 
 
@@ -184,6 +203,7 @@ class Logprob(Method):
         load_test = logprob_bias.load_logprob_test
         prior_vs_corrected = logprob_bias.prior_vs_corrected
     order = 52
+    version = 2  # 2: the effect size's 95% interval
     summary_line = "masked-LM log-probability bias (Kurita et al.): effect size per sentence structure"
     paper = PAPER + "; Kurita et al. (log-probability bias)"
     formula = "score = log p_tgt − log p_prior (attribute masked too); effect size and permutation p per structure"
@@ -198,9 +218,10 @@ class Logprob(Method):
         ("score", "float64", "log p_tgt − log p_prior")])
     schema = columns([
         ("test", "str", "the test"), ("structure", "str", "sentence structure (or 'all')"),
-        ("effect_size", "float64", "effect size of the scores between the two target groups"),
+        ("effect_size", "float64", "effect size of the scores between the two target groups"), *INTERVAL,
         ("p_value", "float64", "permutation p-value")])
     cache_derived = True
+    conventions = Seat.conventions
 
     def check(self, model_kind: str, loaded, options) -> None:
         if model_kind != "masked":
@@ -216,7 +237,7 @@ class Logprob(Method):
         return {"seed": options.seed}
 
     def report(self, result) -> list[str]:
-        return [result.frame.to_string(index=False)]
+        return [result.frame.to_string(index=False), interval_line(result)]
 
     def outputs(self, results) -> dict[str, pd.DataFrame]:
         out = {"": pd.concat([r.frame for r in results], ignore_index=True)}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biascore.stats.effect_size import association, effect_size_from_associations
+from biascore.stats.effect_size import association, effect_size_from_associations, effect_size_interval
 from biascore.stats.permutation import permutation_p_value
 
 
@@ -21,10 +21,12 @@ class WeatResult:
     n_y: int
     n_a: int
     n_b: int
+    interval: tuple[float, float, str]  # (low, high, ci_method): biascore.stats.effect_size.effect_size_interval
 
     def as_row(self) -> dict:
-        return dict(effect_size=self.effect_size, p_value=self.p_value, n_x=self.n_x, n_y=self.n_y,
-                    n_a=self.n_a, n_b=self.n_b, p_exact=self.exact)
+        low, high, how = self.interval
+        return dict(effect_size=self.effect_size, effect_size_low=low, effect_size_high=high, p_value=self.p_value,
+                    n_x=self.n_x, n_y=self.n_y, n_a=self.n_a, n_b=self.n_b, p_exact=self.exact, ci_method=how)
 
 
 def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, *, max_exact: int = 100_000,
@@ -35,4 +37,5 @@ def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, *, max_exac
     is_x = np.arange(len(s)) < len(X)
     es = effect_size_from_associations(s, is_x)
     perm = permutation_p_value(s, len(X), max_exact=max_exact, n_samples=n_samples, seed=seed)
-    return WeatResult(es, perm.p_value, perm.exact, len(X), len(Y), len(A), len(B))
+    return WeatResult(es, perm.p_value, perm.exact, len(X), len(Y), len(A), len(B),
+                      effect_size_interval(s, is_x, seed=seed))

@@ -3,6 +3,7 @@ matching, masked-LM log-probability bias, the CLI and the page — each against 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import unicodedata
 from statistics import NormalDist
@@ -19,7 +20,7 @@ from biascore.methods.association.weat import weat
 from biascore.methods.association.ceat import draw_effect_sizes
 from biascore.stats.meta_analysis import random_effects
 from biascore.methods.association.corpus_contexts import Corpus, word_pattern
-from biascore.stats.effect_size import effect_size_from_associations
+from biascore.stats.effect_size import CI_CONVENTION, association, effect_size_from_associations, effect_size_interval
 from biascore.methods.association.logprob_bias import (LogProbTest, bangla_structure_items, effect_sizes, load_logprob_test,
                                    prior_vs_corrected, score_logprob)
 from biascore.stats.permutation import permutation_p_value
@@ -214,6 +215,29 @@ def test_run_seat_equals_direct_weat_and_is_cached(minilm, fixture_data):
     pd.testing.assert_frame_equal(cached, frame)
 
 
+def test_seat_stores_the_effect_size_interval_and_its_convention(minilm, fixture_data, tmp_path, monkeypatch):
+    from biascore.store.cache import ResultCache
+
+    t, seat = load_test(FIXTURE_SEAT), get("seat")
+    result = runner.run(seat, minilm, FIXTURE_SEAT, seed=3, cache=ResultCache(tmp_path))
+    row = result.frame.iloc[0]
+    vec = lambda ws: embed_sentences(minilm, list(ws))  # noqa: E731
+    s = association(np.concatenate([vec(t.X), vec(t.Y)]), vec(t.A), vec(t.B)).numpy()
+    low, high, how = effect_size_interval(s, np.arange(len(s)) < len(t.X), seed=3)  # the run's seed seeds it
+    assert (row["effect_size_low"], row["effect_size_high"]) == pytest.approx((low, high), abs=1e-6)
+    assert row["ci_method"] == how == "BCa" and low < row["effect_size"] < high
+    assert result.conventions["effect_size_interval"] == CI_CONVENTION and CI_CONVENTION in result.headline()
+    reread = runner.run(seat, minilm, FIXTURE_SEAT, seed=3, cache=ResultCache(tmp_path), only_cached=True)
+    assert reread.conventions["effect_size_interval"] == CI_CONVENTION  # stored with the result
+    # a result cached by the engine before the interval (method version 1) is not read as one that has it
+    with monkeypatch.context() as patch:
+        patch.setattr(type(seat), "version", 1)
+        runner.run(seat, minilm, FIXTURE_SEAT, cache=ResultCache(tmp_path / "old"))
+    assert runner.run(seat, minilm, FIXTURE_SEAT, cache=ResultCache(tmp_path / "old"), only_cached=True) is None
+    for method in ("logprob", "seat"):
+        assert get(method).version >= 2
+
+
 def test_test_listing_and_bad_names(data_dir):
     names = list_tests(data_dir=data_dir)
     assert {"sent-weat6", "weat6", "bangla-c1", "bangla-c9"} <= set(names)
@@ -235,6 +259,10 @@ def test_ceat_runs_on_a_corpus_file(tmp_path, random_mlm, fixture_data):
     assert (frame[["n_x", "n_y", "n_a", "n_b"]].to_numpy() == [3, 3, 2, 2]).all()
     assert frame["p_value"].between(0, 1).all() and (frame["se"] > 0).all()
     assert t.Y[0] not in frame["missing_words"].iloc[0] and t.Y[-1] in frame["missing_words"].iloc[0]
+    # its interval is the random-effects model's: CES ± z_0.975 · SE
+    z = NormalDist().inv_cdf(0.975)
+    assert np.allclose(frame["effect_size_low"], frame["effect_size"] - z * frame["se"], rtol=0, atol=1e-12)
+    assert np.allclose(frame["effect_size_high"], frame["effect_size"] + z * frame["se"], rtol=0, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------- log-probability bias
@@ -289,6 +317,9 @@ def test_logprob_effect_size_and_figure_data(random_mlm):
     both = np.concatenate([male.to_numpy(), female.to_numpy()])
     expected = (male.mean() - female.mean()) / both.std(ddof=1)
     assert table.loc["all", "effect_size"] == pytest.approx(expected, abs=1e-9)
+    low, high, how = effect_size_interval(both, np.arange(len(both)) < len(male), seed=0)  # the bootstrap over targets
+    assert (table.loc["all", "effect_size_low"], table.loc["all", "effect_size_high"]) == pytest.approx((low, high))
+    assert table.loc["all", "ci_method"] == how and low < expected < high
     assert 0 < table.loc["all", "p_value"] <= 1 and table.loc["all", "n_x"] == 6
     assert set(table.index) == {"all", "T1", "T2", "T3", "T4"}
     fig = prior_vs_corrected(scores, test)
@@ -318,18 +349,22 @@ def test_logprob_rejects_non_masked_models(minilm):
 
 
 # ----------------------------------------------------------------------------- CLI
-def test_cli_seat_and_logprob_write_csv(tmp_path, random_mlm, fixture_data):
+def test_cli_seat_and_logprob_write_csv(tmp_path, random_mlm, fixture_data, capsys):
     from biascore.cli.main import main
 
     out = tmp_path / "seat.csv"
     assert main(["seat", "--model", random_mlm.name, "--test", FIXTURE_SEAT, "--out", str(out)]) == 0
     frame = pd.read_csv(out)
-    assert list(frame.columns[:7]) == ["test", "effect_size", "p_value", "n_x", "n_y", "n_a", "n_b"]
+    assert list(frame.columns[:9]) == ["test", "effect_size", "effect_size_low", "effect_size_high", "p_value", "n_x",
+                                       "n_y", "n_a", "n_b"]
+    assert frame["ci_method"].tolist() == ["BCa"]
+    assert f"effect_size_low/high: {CI_CONVENTION}" in capsys.readouterr().out  # the printed report says how
     assert frame["test"].tolist() == [FIXTURE_SEAT]
     out = tmp_path / "lp.csv"
     assert main(["logprob", "--model", random_mlm.name, "--test", "en-gender-science", "--out", str(out)]) == 0
     frame = pd.read_csv(out)
     assert frame["structure"].tolist() == ["all", "T1", "T2", "T3"]
+    assert (frame["effect_size_low"] < frame["effect_size"]).all() and (frame["effect_size"] < frame["effect_size_high"]).all()
     assert main(["seat", "--model", random_mlm.name, "--test", "nope"]) == 2
 
 
@@ -362,3 +397,14 @@ def test_association_page_shows_engine_numbers(tiny_mlm):
     seat_table = next(t for t in tables if "method" in t.columns)
     seat = runner.run(get("seat"), tiny_mlm, "weat7").frame
     assert seat_table["effect_size"].iloc[0] == pytest.approx(seat["effect_size"].iloc[0])
+    # each effect size with its interval: in the table, and drawn (the kit's Estimates: whiskers from low to high)
+    for shown, engine in ((seat_table, seat), (logprob_table, expected)):
+        for end in ("effect_size_low", "effect_size_high"):
+            assert np.allclose(shown[end], engine[end])
+    drawn = [json.loads(c.proto.spec)["data"] for c in at.get("plotly_chart")]
+    bars = {round(y, 9): (tr["error_y"]["arrayminus"][i], tr["error_y"]["array"][i])
+            for traces in drawn for tr in traces for i, y in enumerate(tr["y"])}
+    for row in pd.concat([seat, expected]).itertuples():
+        minus, plus = bars[round(row.effect_size, 9)]
+        assert (row.effect_size - minus, row.effect_size + plus) == pytest.approx((row.effect_size_low, row.effect_size_high))
+    assert any("bootstrap interval (approximate)" in json.dumps(c.proto.spec) for c in at.get("plotly_chart"))
