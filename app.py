@@ -13,14 +13,19 @@ in public mode) and logged with its traceback; showErrorDetails is set here too 
 import logging
 import os
 
-import streamlit as st
+# OpenMP threads that wait for work sleep instead of spinning (set before torch loads OpenMP): a benchmark scored on
+# every core then takes no core from a live pair or another process (docs/operating.md, "Server settings").
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import streamlit as st  # noqa: E402
 
-from biascore.settings import ReadOnlySnapshotError
-from biascore.errors import one_line
-from views.kit.common import show_error
-from views.kit.models import default_model_status, open_snapshot
-from views.kit.generated import page_for
-from views.menu import menu_pages
+from views.kit.models import default_model_status, open_snapshot, start_default_load  # noqa: E402
+
+start_default_load()  # the default model's first load (a conversion): started before the menu's imports
+from biascore.settings import ReadOnlySnapshotError  # noqa: E402
+from biascore.errors import one_line  # noqa: E402
+from views.kit.common import show_error  # noqa: E402
+from views.kit.generated import page_for  # noqa: E402
+from views.menu import menu_pages  # noqa: E402
 
 st.set_option("client.showErrorDetails", "none")
 st.set_page_config(page_title="Bias Attribution Explorer", page_icon="⚖️", layout="wide")
@@ -30,7 +35,7 @@ pages = [st.Page(page.path or page_for(page.method), title=page.title, icon=page
 nav = st.navigation(pages)
 if not open_snapshot():  # BIASCORE_SNAPSHOT names a file that is refused: the one-line reason is shown
     st.stop()
-default_model_status()  # the default model's first load: started here, in the background; said on every page
+default_model_status()  # the default model's first load, in the background: said on every page
 try:
     nav.run()
 except ReadOnlySnapshotError as exc:  # a part of a page that would compute, in a read-only snapshot

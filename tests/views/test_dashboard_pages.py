@@ -2,6 +2,7 @@
 numbers shown equal the engine's (Translation review: tests/review/test_translation_review_page.py)."""
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -64,11 +65,26 @@ def test_overview_shows_the_engines_scores(demo_scores):
     assert len(at.get("plotly_chart")) == 1
 
 
-def test_overview_score_now_caches_a_new_run(demo_scores, data_dir, private_cache):
+def test_overview_score_now_caches_a_new_run(demo_scores, data_dir, private_cache, monkeypatch):
+    """… on every core torch would use while no live pair has been scored in the last minute (else on the setting),
+    in the scoring thread only: another thread started meanwhile gets the setting."""
     from biascore.models.loading import load_model
+    from views.kit import attribution as kit
 
     # a cache of its own (private_cache): other test files may already have scored the tiny MLM on crows-en-gso
+    threads, real_run = [], runner.run
 
+    def counted_run(*args, **kwargs):  # the thread counts of the computation's thread and of a new thread
+        other = []
+        helper = threading.Thread(target=lambda: other.append(torch.get_num_threads()))
+        helper.start()
+        helper.join()
+        threads.append((torch.get_num_threads(), other[0]))
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run", counted_run)
+    monkeypatch.setattr(kit, "TORCH_THREADS", 2)  # a two-core machine's default (the suite sets one thread)
+    monkeypatch.setattr(kit.DRAWING, "live_busy", lambda: True)  # someone scored a live pair in the last minute
     at = open_page("overview")
     at.selectbox(key="model_select").set_value("other…").run()
     at.text_input(key="model_custom").set_value("all-minilm-l6-v2").run()
@@ -77,10 +93,12 @@ def test_overview_score_now_caches_a_new_run(demo_scores, data_dir, private_cach
     assert not at.exception
     assert at.error or at.warning
     # crows-en-gso (first 231 pairs) with the tiny MLM is quick: score it from the page
+    monkeypatch.setattr(kit.DRAWING, "live_busy", lambda: False)
     at.text_input(key="model_custom").set_value(str(data_dir.parent / "models" / "tiny-trained-bert-mlm")).run()
     at.selectbox(key="benchmark_select").set_value("crows-en-gso").run()
     at.button(key="overview_score_now").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    assert threads[:2] == [(1, 1), (2, 1)] and set(threads[2:]) == {(1, 1)}  # then the page reads it: the setting
     at.run()
     long = frame_with(at, "B_ci_low")
     tiny = load_model(str(data_dir.parent / "models" / "tiny-trained-bert-mlm"))

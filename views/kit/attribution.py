@@ -3,12 +3,15 @@ runs of the ``attribution`` method and what is drawn from one, all asked of the 
 (:mod:`biascore.runs.runner`, which remembers its reads by the stored version): the page keeps no memo."""
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import urllib.parse
 from typing import Callable, Mapping
 
 import pandas as pd
 import streamlit as st
+import torch
 
 from biascore import api, settings
 from biascore.runs import runner
@@ -25,15 +28,35 @@ from views.kit.widgets import precision_caption
 #: the attribution method and its drawing helpers (its cached runs, token units, tie labels, live queue)
 METHOD = api.method("attribution")
 DRAWING = METHOD.drawing
+#: torch's own thread count in this process (the machine's cores), before the dashboard sets its own
+TORCH_THREADS = torch.get_num_threads()
 
 
 def limit_torch_threads() -> None:
     """Use ``BIASCORE_TORCH_THREADS`` torch threads (default 1) in the dashboard process (docs/operating.md: one
     live pair is small matrix products, and a second thread mostly waits for the first)."""
-    import torch
     n = int(os.environ.get("BIASCORE_TORCH_THREADS", "1"))
-    if n > 0 and torch.get_num_threads() != n:
+    if n > 0 and torch.get_num_threads() != n:  # asked first: a thread's first question sets its count to the default
         torch.set_num_threads(n)
+
+
+@contextlib.contextmanager
+def benchmark_threads():
+    """A whole benchmark's "Score now": on torch's own thread count (the machine's cores) while no live pair has been
+    scored in the last minute, else on the setting (:func:`limit_torch_threads`). Only in this thread: the rest of the process keeps
+    the setting, and so does this thread afterwards. Thread counts change no result beyond docs/reproducibility.md's
+    bound, and no cache key."""
+    limit_torch_threads()
+    setting = torch.get_num_threads()
+    if TORCH_THREADS > setting and not DRAWING.live_busy():
+        torch.set_num_threads(TORCH_THREADS)  # this thread's count; torch makes it every new thread's default too …
+        restore = threading.Thread(target=torch.set_num_threads, args=(setting,))
+        restore.start()  # … so another thread puts the default back (a thread's own count stays its own)
+        restore.join()
+    try:
+        yield
+    finally:
+        limit_torch_threads()
 
 
 def best_run(model: str, benchmark: str) -> pd.Series | None:
@@ -108,7 +131,7 @@ def score_now(model: str, benchmark: str, key: str, keep_watching: bool = True) 
     """"Score now" for the attribution pages (the one door: :func:`views.kit.scoring.score_now_for`); True when it
     just finished (the caller reruns to show the new numbers)."""
     return score_now_for(METHOD, model, benchmark, key=key, label=f"Score now: {model_label(model)} on {benchmark}",
-                         text=f"Scoring {benchmark} with {model_label(model)}: pairs", before=limit_torch_threads,
+                         text=f"Scoring {benchmark} with {model_label(model)}: pairs", around=benchmark_threads,
                          keep_watching=keep_watching)
 
 

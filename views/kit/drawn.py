@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-import altair as alt
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -146,6 +145,7 @@ def draw_table(view: Table, key: str) -> None:
 
 def draw_chart(view: Chart, key: str) -> None:
     """A bar chart (with interval rules and a reference line) or a heatmap of a table; benchmark text stays data."""
+    import altair as alt  # here, not with the page kit: no page's first run waits for it
     if view.title:
         st.subheader(view.title)
     frame = view.frame

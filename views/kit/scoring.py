@@ -2,7 +2,8 @@
 runner's door (:mod:`biascore.runs.runner`: ``run`` and ``computing``)."""
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from contextlib import nullcontext
+from typing import Callable, ContextManager, TypeVar
 
 import streamlit as st
 
@@ -93,17 +94,16 @@ def watched(method, model: str, input, **options) -> run_watch.Watched:
 
 
 def score_now_for(method, model: str, input, *, key: str, label: str, text: str,
-                  before: Callable[[], None] | None = None, keep_watching: bool = True, **options) -> bool:
-    """"Score now" for one result of ``method`` through the runner (:func:`score_now_button`); ``before()`` runs
-    just before computing. True when it just finished. ``keep_watching=False``: no light watch (a page where people
+                  around: Callable[[], ContextManager] = nullcontext, keep_watching: bool = True, **options) -> bool:
+    """"Score now" for one result of ``method`` through the runner (:func:`score_now_button`); the computation runs
+    inside ``around()``. True when it just finished. ``keep_watching=False``: no light watch (a page where people
     type: the translation review)."""
     def compute(progress: ProgressBar) -> bool:
-        if before is not None:
-            before()
         handle = get_handle(model)  # the runner loads it, after announcing the run to every page
         if not handle.loaded:  # said so, not left as a silent wait (a GGUF file's conversion: once per machine)
             progress.bar.progress(0.0, text=f"{handle.load_line(model_label(model))}, then: {progress.text}")
-        runner.run(method, handle, input, progress=progress, waiting=progress.waiting, **options)
+        with around():
+            runner.run(method, handle, input, progress=progress, waiting=progress.waiting, **options)
         return True
 
     return bool(score_now_button(label, key, text, compute, errors=(BenchmarkError, ModelLoadError, ValueError,

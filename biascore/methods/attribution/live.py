@@ -190,6 +190,12 @@ def live_queue(lm: LanguageModel, **options) -> LiveQueue:
         return queue
 
 
+def busy() -> bool:
+    """True while a live queue of this process has scored a pair in the last minute (its worker is alive)."""
+    with _queues_lock:
+        return any(q._worker is not None and q._worker.is_alive() for q in _queues.values())
+
+
 def score_live(lm: LanguageModel, sent_more: str, sent_less: str, jsd: JsdVariant = "reference", *,
                waiting: WaitingFn | None = None, timing: dict | None = None) -> dict:
     """One typed pair through the model's :class:`LiveQueue` (scored together with the pairs other people

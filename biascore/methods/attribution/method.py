@@ -112,6 +112,7 @@ class Attribution(Method):
         verdict_label = ties.verdict_label
         verdict_text = ties.verdict_text
         score_live = live.score_live
+        live_busy = live.busy
         lmeval_caption = lmeval.CAPTION
         LmevalUnavailable = lmeval.LmevalUnavailable
     command = "score"

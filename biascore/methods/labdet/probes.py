@@ -5,15 +5,12 @@ stopping). Both seeded; :func:`heldout_accuracy` splits by template group (``Gro
 """
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import TYPE_CHECKING, Literal, Sequence
 
 import numpy as np
-from sklearn.calibration import CalibratedClassifierCV
-from sklearn.model_selection import GroupShuffleSplit
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import LinearSVC
+
+if TYPE_CHECKING:  # scikit-learn is imported when a probe is made (not with the method's registration: the first minute)
+    from sklearn.pipeline import Pipeline
 
 ProbeKind = Literal["svm", "mlp"]
 PROBES: tuple[str, ...] = ("svm", "mlp")
@@ -21,6 +18,11 @@ PROBES: tuple[str, ...] = ("svm", "mlp")
 
 def make_probe(kind: ProbeKind = "svm", seed: int = 0) -> Pipeline:
     """An unfitted, seeded probe (a scikit-learn pipeline with ``fit`` and ``predict_proba``)."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
     if kind == "svm":
         clf = CalibratedClassifierCV(LinearSVC(C=1.0, max_iter=5000, random_state=seed), method="sigmoid", cv=5)
     elif kind == "mlp":
@@ -49,6 +51,7 @@ def template_split(groups: Sequence[str], test_size: float = 0.25, seed: int = 0
     groups = np.asarray(groups)
     if len(np.unique(groups)) < 2:
         raise ValueError("a split by template needs at least two templates")
+    from sklearn.model_selection import GroupShuffleSplit
     splitter = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
     return next(splitter.split(np.zeros(len(groups)), groups=groups))
 

@@ -142,3 +142,14 @@ def test_one_queue_per_loaded_model(random_mlm):
     assert live_queue(tiny_mlm) is live_queue(tiny_mlm)
     row = score_live(tiny_mlm, "The nurse said she was tired.", "The nurse said he was tired.")
     assert_same_as_lone(score_pair(tiny_mlm, "The nurse said she was tired.", "The nurse said he was tired."), row)
+
+
+def test_busy_while_a_queue_has_scored_a_pair_in_the_last_minute(monkeypatch):
+    """(The dashboard scores a whole benchmark on every core only while no queue is busy.)"""
+    from biascore.methods.attribution import live
+    monkeypatch.setattr(live, "_queues", {})
+    assert not live.busy()
+    live_queue(object(), window=0.01, scorer=lambda lm, pairs, jsd: [{"pair": p} for p in pairs])
+    assert not live.busy()  # a queue, no pair yet
+    assert score_live(next(iter(live._queues.values())).lm, "a", "b") == {"pair": ("a", "b")}
+    assert live.busy()  # its worker waits a minute for the next round
