@@ -13,8 +13,7 @@ in public mode) and logged with its traceback; showErrorDetails is set here too 
 import logging
 import os
 
-# OpenMP threads that wait for work sleep instead of spinning (set before torch loads OpenMP): a benchmark scored on
-# every core then takes no core from a live pair or another process (docs/operating.md, "Server settings").
+# idle OpenMP threads sleep, not spin (before torch loads): a benchmark on every core takes none from a live pair
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import streamlit as st  # noqa: E402
 

@@ -42,10 +42,8 @@ def limit_torch_threads() -> None:
 
 @contextlib.contextmanager
 def benchmark_threads():
-    """A whole benchmark's "Score now": on torch's own thread count (the machine's cores) while no live pair has been
-    scored in the last minute, else on the setting (:func:`limit_torch_threads`). Only in this thread: the rest of the process keeps
-    the setting, and so does this thread afterwards. Thread counts change no result beyond docs/reproducibility.md's
-    bound, and no cache key."""
+    """A benchmark's "Score now" on the machine's cores while no live pair was scored in the last minute, else on the
+    setting, in this thread only (docs/operating.md; no cache key, docs/reproducibility.md's bound)."""
     limit_torch_threads()
     setting = torch.get_num_threads()
     if TORCH_THREADS > setting and not DRAWING.live_busy():

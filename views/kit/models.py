@@ -68,14 +68,12 @@ def start_default_load() -> None:
     """The default model's load starts with the server's first page when it must be converted first (once per
     machine), outside a snapshot: a "Score now" meanwhile waits for that same load."""
     if settings.snapshot_file() is None and model_allowed(settings.DEFAULT_MODEL):
-        handle = get_handle(settings.DEFAULT_MODEL)
-        if handle.converts:
+        if (handle := get_handle(settings.DEFAULT_MODEL)).converts:
             handle.start_loading()
 
 
 def default_model_status() -> None:
-    """While the default model's first load (:func:`start_default_load`) runs, every page says so in one line,
-    redrawn every second."""
+    """While the default model's first load (:func:`start_default_load`) runs, every page says so, every second."""
     if active_snapshot() is not None or not model_allowed(settings.DEFAULT_MODEL):
         return
     handle = get_handle(settings.DEFAULT_MODEL)
