@@ -117,8 +117,8 @@ def test_uses_it(built, n):
 
 
 def test_tests_sharing_a_module_fixture_run_on_one_worker_and_build_it_once(tmp_path, processes):
-    """README's command (``-n 2 --dist loadgroup``): the tests of a module-scoped fixture carry one xdist group
-    (tests/conftest.py), and the scheduler hands them to one worker, which builds the fixture once."""
+    """README's command (pytest.ini's ``--dist loadgroup``): the tests of a module-scoped fixture carry one xdist
+    group (tests/conftest.py), and the scheduler hands them to one worker, which builds the fixture once."""
     test = tmp_path / "test_shared_module_fixture.py"
     test.write_text(SHARED_MODULE_FIXTURE)
     record = tmp_path / "record.txt"

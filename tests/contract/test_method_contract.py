@@ -294,7 +294,7 @@ def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy, proc
     assert "## `toy`" in (root / "docs" / "methods.md").read_text()
     done = _pytest(root, *REGISTRY_TESTS, "-m", "not shared", "-k", ONLY_THE_TOYS_RUN, "-rA")
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "PASSED tests/test_api.py::test_every_method_runs_through_the_api[fixture-toy]" in done.stdout  # the toy ran
+    assert "PASSED tests/test_api.py::test_every_method_runs_through_the_api[fixture-toy]" in done.stdout  # it ran
 
 
 def test_bad_option_values_are_one_line_errors_in_the_cli(project_with_toy, model_folder, tmp_path, processes):
