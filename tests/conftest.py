@@ -139,7 +139,21 @@ def pytest_collection_modifyitems(config, items):
         group = _xdist_group(item)
         if group and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))
+        if getattr(config.option, "loadgroup", False):
+            group_in_node_id(item)
     items[:] = waiting_first(items)
+
+
+def group_in_node_id(item) -> None:
+    """On a pytest-xdist worker under ``--dist loadgroup`` the scheduler reads a test's group from an ``@group``
+    suffix of the node id the worker reports. pytest-xdist 3.8 appends it by setting ``Node._nodeid``, which pytest
+    9.2 no longer reads (the id is ``Node._id``): every test was then a work unit of its own, so both workers
+    started a dashboard, Ray and a reference server, and built the module-scoped fixtures. Set it where it is read."""
+    names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                    for m in item.iter_markers("xdist_group")})
+    if names and hasattr(item, "_id"):
+        from _pytest.nodeid import NodeId
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 def waiting_first(items: list) -> list:

@@ -97,3 +97,36 @@ def test_modules_that_wait_are_handed_out_first_and_stay_together(request):
     assert [ranks[m] for m in runs] == sorted(ranks[m] for m in runs), runs
     slow = {i.nodeid.split("::")[0] for i in items if i.get_closest_marker("slow")}
     assert all(ranks[m] == 0 for m in slow) and all(ranks[m] > 0 for m in set(runs) - slow)
+
+
+SHARED_MODULE_FIXTURE = '''import os
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return os.environ["PYTEST_XDIST_WORKER"] + ":" + tmp_path_factory.mktemp("built").name
+
+
+@pytest.mark.parametrize("n", range(6))
+def test_uses_it(built, n):
+    with open(os.environ["RECORD"], "a") as fh:
+        fh.write(built + "\\n")
+'''
+
+
+def test_tests_sharing_a_module_fixture_run_on_one_worker_and_build_it_once(tmp_path, processes):
+    """README's command (pytest.ini's ``--dist loadgroup``): the tests of a module-scoped fixture carry one xdist
+    group (tests/conftest.py), and the scheduler hands them to one worker, which builds the fixture once."""
+    test = tmp_path / "test_shared_module_fixture.py"
+    test.write_text(SHARED_MODULE_FIXTURE)
+    record = tmp_path / "record.txt"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
+         "-c", str(REPO / "pytest.ini"), "--rootdir", str(tmp_path), str(test)],  # the module's path: its group
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "RECORD": str(record)}, capture_output=True,
+        text=True, timeout=600)
+    assert done.returncode == 0 and "6 passed" in done.stdout, done.stdout[-3000:]
+    builds = record.read_text().split()
+    assert len(builds) == 6 and len(set(builds)) == 1, builds

@@ -292,10 +292,9 @@ def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy, proc
     assert updated.returncode == 0 and "README.md" in updated.stdout and "docs/methods.md" in updated.stdout
     assert "| `toy` |" in (root / "README.md").read_text()
     assert "## `toy`" in (root / "docs" / "methods.md").read_text()
-    done = _pytest(root, *REGISTRY_TESTS, "-m", "not shared", "-k", ONLY_THE_TOYS_RUN)
+    done = _pytest(root, *REGISTRY_TESTS, "-m", "not shared", "-k", ONLY_THE_TOYS_RUN, "-rA")
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "test_every_method_runs_through_the_api[fixture-toy]" in _pytest(
-        root, "tests/test_api.py", "--collect-only", "-m", "not shared").stdout  # the toy did run above
+    assert "PASSED tests/test_api.py::test_every_method_runs_through_the_api[fixture-toy]" in done.stdout  # it ran
 
 
 def test_bad_option_values_are_one_line_errors_in_the_cli(project_with_toy, model_folder, tmp_path, processes):
