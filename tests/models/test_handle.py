@@ -72,7 +72,7 @@ def test_an_identity_asked_during_the_load_is_the_loaded_models(hermetic_models,
     with GatedGguf(tmp_path / "gguf", cache, hermetic_models / "random-mlm") as gguf:
         handle = ModelHandle(str(gguf.path))
         handle.start_loading()
-        while not handle._lock.locked():  # the background load holds the handle's lock, waiting for the conversion
+        while not handle._lock.locked() and handle.loading_since is not None:  # the load holds it, held by the gate
             threading.Event().wait(0.01)
         with ThreadPoolExecutor(1) as pool:
             asked = pool.submit(handle.known_identity)
