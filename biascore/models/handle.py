@@ -136,7 +136,7 @@ class ModelHandle:
     def known_identity(self) -> ModelIdentity | None:
         """The cache identity without loading anything: the loaded model's, else read from the model's files
         (memoised), else None (a hub id that is not in the local HuggingFace cache). A call that waited for a load
-        in progress (its lock) takes the loaded model's: its files are not read again (~0.35 s of a first "Score now")."""
+        in progress (its lock) takes the loaded model's: no second read of the files (0.35 s of a first "Score now")."""
         if self._lm is None and not self._identity_read:
             with self._lock:
                 if self._lm is None and not self._identity_read:
