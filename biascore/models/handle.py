@@ -135,18 +135,18 @@ class ModelHandle:
 
     def known_identity(self) -> ModelIdentity | None:
         """The cache identity without loading anything: the loaded model's, else read from the model's files
-        (memoised), else None (a hub id that is not in the local HuggingFace cache)."""
-        if self._lm is not None:
-            return self._lm.identity()
-        if not self._identity_read:
+        (memoised), else None (a hub id that is not in the local HuggingFace cache). A call that waited for a load
+        in progress (its lock) takes the loaded model's: no second read of the files (0.35 s of a first "Score now")."""
+        if self._lm is None and not self._identity_read:
             with self._lock:
-                if not self._identity_read:
+                if self._lm is None and not self._identity_read:
                     spec = self.spec
                     self._identity = model_identity(spec.name, gguf_file=spec.gguf_file, kind=spec.kind,
                                                     device=spec.device, dtype=spec.dtype, placement=spec.placement,
                                                     quantize=spec.quantize)
                     self._identity_read = True
-        return self._identity
+        lm = self._lm
+        return lm.identity() if lm is not None else self._identity
 
     def identity(self) -> ModelIdentity:
         """The cache identity: :meth:`known_identity`, or the loaded model's when only a load can tell."""

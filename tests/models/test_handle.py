@@ -60,3 +60,24 @@ def test_a_background_load_that_fails_is_not_tried_again(cache, tmp_path):
     with pytest.raises(ModelLoadError) as raised:
         handle.load()
     assert raised.value is handle.load_error and handle.loads == 0
+
+
+def test_an_identity_asked_during_the_load_is_the_loaded_models(hermetic_models, cache, tmp_path, monkeypatch):
+    """"Score now" pressed during the first load asks the identity (the cache key) first: it waits for the load and
+    then takes the loaded model's, without reading the model's files again (the tokenizer load that costs)."""
+    import biascore.models.handle as handle_module
+
+    read = []
+    monkeypatch.setattr(handle_module, "model_identity", lambda *a, **k: read.append(a) or None)
+    with GatedGguf(tmp_path / "gguf", cache, hermetic_models / "random-mlm") as gguf:
+        handle = ModelHandle(str(gguf.path))
+        handle.start_loading()
+        while not handle._lock.locked() and handle.loading_since is not None:  # the load holds it, held by the gate
+            threading.Event().wait(0.01)
+        with ThreadPoolExecutor(1) as pool:
+            asked = pool.submit(handle.known_identity)
+            gguf.convert()
+            identity = asked.result(timeout=120)
+    for thread in _loaders():
+        thread.join(120)
+    assert identity is not None and identity == handle.load().identity() and read == []
