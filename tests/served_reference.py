@@ -16,9 +16,8 @@ float32) with vLLM's semantics for what :mod:`biascore.models.served` reads:
   ``--enable-tokenizer-info-endpoint``; ``--no-tokenizer-info`` leaves it out, a 404 as in vLLM's default).
 
 Requests arriving together are batched into padded forward passes of prompts of alike length (as a serving
-engine batches), so concurrent clients see the server's throughput; log-probabilities are the float32 log-softmax
-of the float32 logits, as vLLM computes them. ``GET /reference/stats`` (this double's own, not part of the
-protocol) counts what it served: ``completions`` requests, the most of them in flight at once
+engine batches), so concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own,
+not part of the protocol) counts what it served: ``completions`` requests, the most of them in flight at once
 (``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
 concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/tokenize`` requests and
 ``in_flight`` the requests being answered now;
@@ -133,9 +132,10 @@ class Engine:
 
     @torch.inference_mode()
     def _forward(self, seqs: list[list[int]]) -> list[torch.Tensor]:
-        """Per sequence: the float32 log-softmax of its logits at every position, as vLLM computes prompt
-        log-probabilities (``logits.log_softmax(dim=-1, dtype=torch.float32)``); the LM head runs on the real
-        positions only, not the padding (vLLM computes logits only where it reads them)."""
+        """Per sequence: log-softmax (float64) of the float32 logits at every position. The LM head runs on the
+        real positions only, not the padding (vLLM computes logits only where it reads them). Float64, not vLLM's
+        float32 log-softmax: that one loses the relative precision of log P near 0 (P near 1) that the
+        reproducibility contract holds served runs to (a float32 one failed it on the demo pairs)."""
         from biascore.models.lm_scoring import position_logits
 
         width = max(len(s) for s in seqs)
@@ -145,8 +145,8 @@ class Engine:
             ids[r, :len(s)] = torch.tensor(s)
             att[r, :len(s)] = 1
         rows, cols = att.nonzero(as_tuple=True)  # row-major: each sequence's positions in order
-        logits = position_logits(self.lm, ids, att, rows, cols).float()
-        return list(logits.sub_(logits.logsumexp(dim=-1, keepdim=True)).split([len(s) for s in seqs]))
+        logits = position_logits(self.lm, ids, att, rows, cols)
+        return list(torch.log_softmax(logits.double(), dim=-1).split([len(s) for s in seqs]))
 
     def logprobs(self, ids: list[int]) -> torch.Tensor:
         return self.logprobs_many([ids])[0]
