@@ -15,9 +15,9 @@ float32) with vLLM's semantics for what :mod:`biascore.models.served` reads:
 * ``GET /tokenizer_info`` — the tokenizer's ``bos_token`` / ``eos_token`` (vLLM with
   ``--enable-tokenizer-info-endpoint``; ``--no-tokenizer-info`` leaves it out, a 404 as in vLLM's default).
 
-Requests arriving together are batched into one padded forward pass (as a serving engine batches), so
-concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own, not part of the
-protocol) counts what it served: ``completions`` requests, the most of them in flight at once
+Requests arriving together are batched into padded forward passes of prompts of alike length (as a serving
+engine batches), so concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own,
+not part of the protocol) counts what it served: ``completions`` requests, the most of them in flight at once
 (``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
 concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/tokenize`` requests and
 ``in_flight`` the requests being answered now;
@@ -57,6 +57,7 @@ from pathlib import Path
 import torch
 
 MAX_BATCH = 32
+GATHER = 4 * MAX_BATCH  # prompts gathered from the queue at once, then sorted by length
 
 
 class Engine:
@@ -106,13 +107,13 @@ class Engine:
             self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
 
     def _loop(self) -> None:
-        """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts);
-        the items waiting are gathered up to MAX_BATCH prompts and run in forward batches of MAX_BATCH at most,
-        shortest first: vLLM packs a batch's prompts without padding, this double pads them to the longest, so
-        prompts of alike length go together (equally for every client; one request's prompts keep their answers)."""
+        """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts); the
+        items waiting are gathered up to GATHER prompts, sorted by length and run in forward batches of MAX_BATCH at
+        most: vLLM packs a batch's prompts without padding, this double pads them to the longest, so prompts of alike
+        length go together (equally for every client; one request's prompts keep their answers)."""
         while True:
             batch = list(self.jobs.get())
-            while len(batch) < MAX_BATCH:
+            while len(batch) < GATHER:
                 try:
                     batch.extend(self.jobs.get_nowait())
                 except queue.Empty:
@@ -131,15 +132,21 @@ class Engine:
 
     @torch.inference_mode()
     def _forward(self, seqs: list[list[int]]) -> list[torch.Tensor]:
-        """Per sequence: log-softmax (float64) of the float32 logits at every position."""
+        """Per sequence: log-softmax (float64) of the float32 logits at every position. The LM head runs on the
+        real positions only, not the padding (vLLM computes logits only where it reads them). Float64, not vLLM's
+        float32 log-softmax: that one loses the relative precision of log P near 0 (P near 1) that the
+        reproducibility contract holds served runs to (a float32 one failed it on the demo pairs)."""
+        from biascore.models.lm_scoring import position_logits
+
         width = max(len(s) for s in seqs)
         ids = torch.full((len(seqs), width), self.pad, dtype=torch.long)
         att = torch.zeros((len(seqs), width), dtype=torch.long)
         for r, s in enumerate(seqs):
             ids[r, :len(s)] = torch.tensor(s)
             att[r, :len(s)] = 1
-        logits = self.model(input_ids=ids, attention_mask=att).logits
-        return [torch.log_softmax(logits[r, :len(s)].double(), dim=-1) for r, s in enumerate(seqs)]
+        rows, cols = att.nonzero(as_tuple=True)  # row-major: each sequence's positions in order
+        logits = position_logits(self.lm, ids, att, rows, cols)
+        return list(torch.log_softmax(logits.double(), dim=-1).split([len(s) for s in seqs]))
 
     def logprobs(self, ids: list[int]) -> torch.Tensor:
         return self.logprobs_many([ids])[0]
