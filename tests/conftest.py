@@ -266,6 +266,19 @@ def _fresh_cache(cache: Path) -> Path:
     return cache
 
 
+# ------------------------------------------------------------------------------------------------ background loads
+@pytest.fixture(autouse=True)
+def _background_loads_end_with_their_test():
+    """A model load a test started in the background (``ModelHandle.start_loading``: a page's default model, thread
+    "load …") is waited for when the test ends, so its output (transformers' "Loading weights" bar on stderr) never
+    lands in a later test's captured one-line error on the same worker."""
+    yield
+    import threading
+    for thread in threading.enumerate():
+        if thread.name.startswith("load ") and thread.is_alive():
+            thread.join(timeout=300)
+
+
 # ------------------------------------------------------------------------------------------------ environment
 @pytest.fixture(scope="session", autouse=True)
 def _environment(tmp_path_factory):
