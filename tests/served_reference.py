@@ -54,10 +54,24 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from typing import NamedTuple
+
 import torch
 
-MAX_BATCH = 32
-GATHER = 4 * MAX_BATCH  # prompts gathered from the queue at once, then sorted by length
+MAX_BATCH = 256  # prompts in one forward batch at most (vLLM's max_num_seqs)
+MAX_BATCH_TOKENS = 4096  # padded tokens in one forward batch at most (the in-process engine's budget on a CPU)
+GATHER = 2 * MAX_BATCH  # prompts gathered from the queue at once, then bucketed by length
+
+
+class Read(NamedTuple):
+    """What one sequence's forward pass gives its answer, per position k (log-probabilities in float64): ``same[k]``
+    = log P(token k) and ``after[k]`` = log P(token k + 1), both from the distribution at k, and that distribution's
+    most probable token ``best[k]`` with its log-probability ``best_lp[k]``."""
+
+    same: list[float]
+    after: list[float]
+    best: list[int]
+    best_lp: list[float]
 
 
 class Engine:
@@ -108,9 +122,14 @@ class Engine:
 
     def _loop(self) -> None:
         """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts); the
-        items waiting are gathered up to GATHER prompts, sorted by length and run in forward batches of MAX_BATCH at
-        most: vLLM packs a batch's prompts without padding, this double pads them to the longest, so prompts of alike
-        length go together (equally for every client; one request's prompts keep their answers)."""
+        items waiting are gathered up to GATHER prompts and run in forward batches as vLLM's scheduler forms them,
+        under a token budget (MAX_BATCH_TOKENS): vLLM packs a batch's prompts without padding, this double pads them
+        to the longest, so the prompts are bucketed by length as the in-process engine buckets them
+        (:func:`biascore.models.lm_scoring._batches`: sorted, a new batch once padding would pass 8 %), equally for
+        every client; one request's prompts keep their answers."""
+        from biascore.models.lm_scoring import BatchPlan, _batches
+
+        plan = BatchPlan(max_tokens=MAX_BATCH_TOKENS, max_rows=MAX_BATCH)
         while True:
             batch = list(self.jobs.get())
             while len(batch) < GATHER:
@@ -118,9 +137,8 @@ class Engine:
                     batch.extend(self.jobs.get_nowait())
                 except queue.Empty:
                     break
-            batch.sort(key=lambda job: len(job[0]))
-            for k in range(0, len(batch), MAX_BATCH):
-                part = batch[k:k + MAX_BATCH]
+            for idx in _batches([len(ids) for ids, _ in batch], plan):
+                part = [batch[i] for i in idx]
                 with self.stats_lock:
                     self.stats["largest_batch"] = max(self.stats["largest_batch"], len(part))
                 try:
@@ -131,11 +149,14 @@ class Engine:
                     box.put(res)
 
     @torch.inference_mode()
-    def _forward(self, seqs: list[list[int]]) -> list[torch.Tensor]:
-        """Per sequence: log-softmax (float64) of the float32 logits at every position. The LM head runs on the
-        real positions only, not the padding (vLLM computes logits only where it reads them). Float64, not vLLM's
-        float32 log-softmax: that one loses the relative precision of log P near 0 (P near 1) that the
-        reproducibility contract holds served runs to (a float32 one failed it on the demo pairs)."""
+    def _forward(self, seqs: list[list[int]]) -> list["Read"]:
+        """Per sequence, what an answer reads at each position k (:class:`Read`). The LM head runs on the real
+        positions only, not the padding (vLLM computes logits only where it reads them). Each log-probability is
+        z − log1p(Σ_{i≠argmax} exp z_i) with z = logits − max, the formula the in-process engine uses
+        (:func:`biascore.models.lm_scoring._launch_gold_logprobs`): float32 over the vocabulary, yet with the relative
+        precision of log P near 0 (P near 1) that the reproducibility contract holds served runs to, which vLLM's
+        plain float32 log-softmax loses (one failed it on the demo pairs); a float64 log-softmax over the vocabulary
+        would cost the server ~15 % of its forward pass."""
         from biascore.models.lm_scoring import position_logits
 
         width = max(len(s) for s in seqs)
@@ -145,13 +166,21 @@ class Engine:
             ids[r, :len(s)] = torch.tensor(s)
             att[r, :len(s)] = 1
         rows, cols = att.nonzero(as_tuple=True)  # row-major: each sequence's positions in order
-        logits = position_logits(self.lm, ids, att, rows, cols)
-        return list(torch.log_softmax(logits.double(), dim=-1).split([len(s) for s in seqs]))
+        z = position_logits(self.lm, ids, att, rows, cols).float()
+        top, best = z.max(dim=-1, keepdim=True)
+        z.sub_(top)  # in place: no vocabulary-sized temporaries
+        same = ids[rows, cols]
+        after = ids[rows, (cols + 1).clamp(max=width - 1)]  # the next token (any valid id at a sequence's end)
+        picked = z.gather(1, torch.stack([same, after], dim=1)).double()
+        norm = torch.log1p(z.exp_().scatter_(1, best, 0.0).sum(dim=-1).double())
+        cut = [len(s) for s in seqs]
+        columns = (picked[:, 0] - norm, picked[:, 1] - norm, best[:, 0], -norm)
+        return [Read(*(part.tolist() for part in parts)) for parts in zip(*(c.split(cut) for c in columns))]
 
-    def logprobs(self, ids: list[int]) -> torch.Tensor:
+    def logprobs(self, ids: list[int]) -> Read:
         return self.logprobs_many([ids])[0]
 
-    def logprobs_many(self, seqs: list[list[int]]) -> list[torch.Tensor]:
+    def logprobs_many(self, seqs: list[list[int]]) -> list[Read]:
         """Every sequence queued at once, as one item (one forward batch where they fit), then waited for."""
         item = [(ids, queue.Queue(maxsize=1)) for ids in seqs]
         self.jobs.put(item)
@@ -188,24 +217,24 @@ class Engine:
             raise ValueError(f"prompt of {len(ids)} tokens (1 to {self.max_len} allowed)")
         return ids
 
-    def _choice(self, ids: list[int], lp: torch.Tensor, body: dict, shift: bool) -> dict:
+    def _choice(self, ids: list[int], read: Read, body: dict, shift: bool) -> dict:
         n_new = int(body.get("max_tokens", 16) or 0)
         echo, want = bool(body.get("echo", False)), body.get("logprobs")
         seq = list(ids)
-        rows = lp[1:len(ids)] if shift else lp[:len(ids) - 1]  # the distribution each token after the first is read from
-        gold = torch.tensor(ids[1:], dtype=torch.long)
-        values = [None, *rows.gather(1, gold[:, None])[:, 0].tolist()]  # one gather, not a lookup per token
-        tops = [None, *self._tops(rows, ids[1:])]
-        if shift:  # llama-cpp-python: the first token gets the distribution after it too
-            values[0] = float(lp[0][ids[0]])
+        # token i ≥ 1 is read from the distribution before it, at i - 1; llama-cpp-python's shift reads it from the
+        # distribution after it, at i (and the first token too)
+        rows = range(1, len(ids)) if shift else range(len(ids) - 1)
+        read_at = read.same if shift else read.after
+        values = [read.same[0] if shift else None, *(read_at[r] for r in rows)]
+        tops = [None, *(self._top(tok, read_at[r], read.best[r], read.best_lp[r]) for tok, r in zip(ids[1:], rows))]
         for step in range(n_new):
-            nxt = int(lp[-1].argmax())
+            nxt, value = read.best[-1], read.best_lp[-1]
             seq.append(nxt)
-            values.append(float(lp[-1][nxt]))
-            tops.append(self._top(lp[-1], nxt))
+            values.append(value)
+            tops.append(self._top(nxt, value, nxt, value))
             if len(seq) >= self.max_len or step == n_new - 1:
                 break
-            lp = self.logprobs(seq)
+            read = self.logprobs(seq)
         start = 0 if echo else len(ids)
         texts, offsets = self._pieces(seq)
         text = "".join(texts[start:])
@@ -216,18 +245,10 @@ class Engine:
                                   "token_logprobs": values[start:], "top_logprobs": tops[start:]}
         return choice
 
-    def _top(self, row: torch.Tensor, gold: int) -> dict:
-        return self._tops(row[None], [gold])[0]
-
-    def _tops(self, rows: torch.Tensor, gold: list[int]) -> list[dict]:
-        """Per row: ``top_logprobs`` of the token read there and of the most probable one (vLLM gives the top
-        ``logprobs`` and the token itself), from one argmax and one gather over all rows."""
-        if not gold:
-            return []
-        best = rows.argmax(dim=-1)
-        pick = torch.stack([torch.tensor(gold, dtype=torch.long), best], dim=1)
-        lps = rows.gather(1, pick).tolist()
-        return [{self._text(g): a, self._text(b): c} for g, b, (a, c) in zip(gold, best.tolist(), lps)]
+    def _top(self, gold: int, value: float, best: int, best_value: float) -> dict:
+        """``top_logprobs`` at one position: the token read there and the most probable one (vLLM gives the top
+        ``logprobs`` and the token itself)."""
+        return {self._text(gold): value, self._text(best): best_value}
 
     def _text(self, token: int) -> str:
         """One token's text (decoded once per id: the decode is the slow part of building an answer)."""
