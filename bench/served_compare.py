@@ -27,11 +27,14 @@ lm-eval), the load average is recorded beside every run, and the ratios reported
 lm-eval's, and per round of ours served over in-process (the yardstick of a CPU-bound server: the served run,
 connection included — conformance check, fingerprint, tokenizer facts, /tokenize calls and the proof prompt in
 every request — against the in-process run on the same pairs). ``--no-lmeval`` leaves lm-eval's client out;
-``--benchmark demo`` counts the prompts a small run sends (the /tokenize calls per pair beside them). Writes bench/results/served_compare.json and .md (served_compare_threadsN.json and .md
-with ``--server-threads N`` above 1, so that both settings' results are kept).
+``--benchmark demo`` counts the prompts a small run sends (the /tokenize calls per pair beside them);
+``--server-float32-softmax`` makes the server compute its log-probabilities as vLLM does (a plain float32 log-softmax)
+to measure how far such a server's numbers fall from the in-process ones. Writes bench/results/served_compare.json
+and .md (served_compare_threadsN.json and .md with ``--server-threads N`` above 1, so that both settings' results are
+kept; ``_no_lmeval`` and ``_float32_softmax`` name the other settings).
 
     BIASCORE_DATA_DIR=../shared/data python bench/served_compare.py [--limit N] [--concurrency 1 16] [--rounds 2]
-        [--server-threads N] [--no-lmeval] [--benchmark NAME]
+        [--server-threads N] [--no-lmeval] [--benchmark NAME] [--server-float32-softmax]
 """
 from __future__ import annotations
 
@@ -80,6 +83,8 @@ def main() -> None:
                     help="torch threads of the reference server (default 1; the machine's CPUs on a quiet machine)")
     ap.add_argument("--no-lmeval", action="store_true", help="leave lm-eval's client out")
     ap.add_argument("--benchmark", default=BENCH, help=f"the pairs (default {BENCH})")
+    ap.add_argument("--server-float32-softmax", action="store_true",
+                    help="the server's log-probabilities from a plain float32 log-softmax, as vLLM computes them")
     args = ap.parse_args()
     limit, bench = args.limit, args.benchmark
     from biascore.runs import runner
@@ -97,6 +102,7 @@ def main() -> None:
     n = len(pairs)
     out: dict = {"benchmark": bench, "lmeval": not args.no_lmeval, "prefix": PREFIX, "pairs": n, "limit": limit, "rounds": args.rounds,
                  "server_threads": args.server_threads, "in_process_threads": _torch_threads(),
+                 "server_log_softmax": "float32 (as vLLM)" if args.server_float32_softmax else "precise float32",
                  "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "uptime_start": _uptime()}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -108,7 +114,8 @@ def main() -> None:
         smollm = load_model("smollm2-135m", device="cpu")
         inproc: list = []
         here = None
-        server = Process("--threads", str(args.server_threads)).start()
+        server = Process("--threads", str(args.server_threads),
+                         *(["--float32-softmax"] if args.server_float32_softmax else [])).start()
         cpu = _CpuClock(server.proc.pid)
         try:
             from lm_eval.models.openai_completions import LocalCompletionsAPI
@@ -174,7 +181,8 @@ def main() -> None:
         out["server_cpu_lmeval_over_ours"] = {c: theirs / r["server_cpu_ms_per_pair"]
                                               for c, r in out["served"].items()}
     stem = "served_compare" + (f"_threads{args.server_threads}" if args.server_threads > 1 else "") + \
-        ("" if bench == BENCH else f"_{bench}") + ("" if lmeval else "_no_lmeval")
+        ("" if bench == BENCH else f"_{bench}") + ("" if lmeval else "_no_lmeval") + \
+        ("_float32_softmax" if args.server_float32_softmax else "")
     (res / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
     (res / f"{stem}.md").write_text(report(out))
 
@@ -230,7 +238,8 @@ def report(out: dict) -> str:
     lines = [f"# Served vs in-process SmolLM2-135M, {out['benchmark']} ({out['pairs']} pairs, prefix {out['prefix']})",
              "", f"Machine: {out['machine']}, shared with other sessions: `{out['uptime_start']}` at the start, "
              f"`{out['uptime_end']}` at the end; load average beside each run. Server: tests/served_reference.py "
-             "(vLLM's protocol, SmolLM2 float32, the prompts of concurrent requests batched) on "
+             f"(vLLM's protocol, SmolLM2 float32, log-probabilities {out.get('server_log_softmax', 'precise float32')}, "
+             "the prompts of concurrent requests batched) on "
              f"{out.get('server_threads', 1)} torch thread(s), in-process on {out.get('in_process_threads', '?')}. "
              f"In-process, ours served{' and lm-eval' if with_lmeval else ''} alternate, {out['rounds']} rounds; each "
              "row is the median round (of two, the slower). Command: "
@@ -238,6 +247,7 @@ def report(out: dict) -> str:
              + ("" if out["benchmark"] == BENCH else f" --benchmark {out['benchmark']}")
              + f" --concurrency {' '.join(out['served'])} --rounds {out['rounds']}"
              + f" --server-threads {out.get('server_threads', 1)}" + ("" if with_lmeval else " --no-lmeval")
+             + (" --server-float32-softmax" if out.get("server_log_softmax", "").endswith("(as vLLM)") else "")
              + "`. Prompts/pair: completions prompts (proofs and the connection's probes included); /tokenize calls "
              "per pair beside them. CPU ms/pair: of the client process (ours or lm-eval's) / of the server process, "
              "per pair, load and conformance check included.", "",

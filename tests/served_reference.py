@@ -24,6 +24,8 @@ concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/to
 ``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
 does, each token's log-probability from the distribution *after* it (abetlen/llama-cpp-python#1983), to test the
 conformance check; ``--perturb SEED`` adds small noise to the weights (a different model under the same name);
+``--float32-softmax`` computes the log-probabilities as vLLM does (a plain float32 log-softmax, less precise near
+P = 1);
 ``--api-key KEY`` answers 401 to ``/v1`` requests without ``Authorization: Bearer KEY`` (as ``vllm serve
 --api-key``); ``--text-only`` refuses token-id prompts with a 400 (a server that takes text only).
 
@@ -77,12 +79,14 @@ class Read(NamedTuple):
 class Engine:
     """The model with a batching loop: requests wait in a queue, one thread runs them in padded batches."""
 
-    def __init__(self, model_name: str, shift: bool = False, perturb: int | None = None, text_only: bool = False):
+    def __init__(self, model_name: str, shift: bool = False, perturb: int | None = None, text_only: bool = False,
+                 float32_softmax: bool = False):
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from biascore.models.loading import load_model
 
         self.lm = load_model(model_name, device="cpu", dtype="fp32")
         self.model, self.tok, self.shift, self.text_only = self.lm.model, self.lm.tokenizer, shift, text_only
+        self.float32_softmax = float32_softmax
         if perturb is not None:
             gen = torch.Generator().manual_seed(perturb)
             with torch.no_grad():
@@ -155,8 +159,8 @@ class Engine:
         z − log1p(Σ_{i≠argmax} exp z_i) with z = logits − max, the formula the in-process engine uses
         (:func:`biascore.models.lm_scoring._launch_gold_logprobs`): float32 over the vocabulary, yet with the relative
         precision of log P near 0 (P near 1) that the reproducibility contract holds served runs to, which vLLM's
-        plain float32 log-softmax loses (one failed it on the demo pairs); a float64 log-softmax over the vocabulary
-        would cost the server ~15 % of its forward pass."""
+        plain float32 log-softmax loses (one failed it on the demo pairs; ``--float32-softmax`` computes that one);
+        a float64 log-softmax over the vocabulary would cost the server ~15 % of its forward pass."""
         from biascore.models.lm_scoring import position_logits
 
         width = max(len(s) for s in seqs)
@@ -168,14 +172,17 @@ class Engine:
         rows, cols = att.nonzero(as_tuple=True)  # row-major: each sequence's positions in order
         z = position_logits(self.lm, ids, att, rows, cols).float()
         top, best = z.max(dim=-1, keepdim=True)
-        z.sub_(top)  # in place: no vocabulary-sized temporaries
-        same = ids[rows, cols]
         after = ids[rows, (cols + 1).clamp(max=width - 1)]  # the next token (any valid id at a sequence's end)
-        picked = z.gather(1, torch.stack([same, after], dim=1)).double()
-        norm = torch.log1p(z.exp_().scatter_(1, best, 0.0).sum(dim=-1).double())
-        cut = [len(s) for s in seqs]
-        columns = (picked[:, 0] - norm, picked[:, 1] - norm, best[:, 0], -norm)
-        return [Read(*(part.tolist() for part in parts)) for parts in zip(*(c.split(cut) for c in columns))]
+        reads = torch.stack([ids[rows, cols], after, best[:, 0]], dim=1)
+        if self.float32_softmax:  # vLLM's prompt log-probabilities: a plain float32 log-softmax
+            picked = torch.log_softmax(z, dim=-1).gather(1, reads).double()
+        else:
+            z.sub_(top)  # in place: no vocabulary-sized temporaries
+            picked = z.gather(1, reads).double()
+            picked -= torch.log1p(z.exp_().scatter_(1, best, 0.0).sum(dim=-1).double())[:, None]
+        columns = (picked[:, 0], picked[:, 1], best[:, 0], picked[:, 2])
+        return [Read(*(part.tolist() for part in parts))
+                for parts in zip(*(c.split([len(s) for s in seqs]) for c in columns))]
 
     def logprobs(self, ids: list[int]) -> Read:
         return self.logprobs_many([ids])[0]
@@ -507,6 +514,8 @@ def main(argv=None) -> None:
     ap.add_argument("--text-only", action="store_true", help="refuse token-id prompts (a text-only server)")
     ap.add_argument("--no-tokenize", action="store_true",
                     help="no /tokenize (a 404, as llama-cpp-python's server, whose tokenizer is at /extras/tokenize)")
+    ap.add_argument("--float32-softmax", action="store_true",
+                    help="log-probabilities from a plain float32 log-softmax, as vLLM computes them")
     ap.add_argument("--balance", default=None, metavar="URL,URL",
                     help="no server: a round-robin load balancer in front of these servers' roots")
     args = ap.parse_args(argv)
@@ -516,7 +525,8 @@ def main(argv=None) -> None:
         print(f"READY {server.server_address[1]}", flush=True)
         server.serve_forever()
     torch.set_num_threads(args.threads)
-    engine = Engine(args.model, shift=args.shift, perturb=args.perturb, text_only=args.text_only)
+    engine = Engine(args.model, shift=args.shift, perturb=args.perturb, text_only=args.text_only,
+                    float32_softmax=args.float32_softmax)
     server = ThreadingHTTPServer((args.host, args.port),
                                  make_handler(engine, args.name, not args.no_tokenizer_info, args.api_key,
                                               not args.no_tokenize))
