@@ -62,7 +62,6 @@ import torch
 
 MAX_BATCH = 256  # prompts in one forward batch at most (vLLM's max_num_seqs)
 MAX_BATCH_TOKENS = 4096  # padded tokens in one forward batch at most (the in-process engine's budget on a CPU)
-GATHER = 2 * MAX_BATCH  # prompts gathered from the queue at once, then bucketed by length
 
 
 class Read(NamedTuple):
@@ -126,17 +125,19 @@ class Engine:
 
     def _loop(self) -> None:
         """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts); the
-        items waiting are gathered up to GATHER prompts and run in forward batches as vLLM's scheduler forms them,
-        under a token budget (MAX_BATCH_TOKENS): vLLM packs a batch's prompts without padding, this double pads them
-        to the longest, so the prompts are bucketed by length as the in-process engine buckets them
-        (:func:`biascore.models.lm_scoring._batches`: sorted, a new batch once padding would pass 8 %), equally for
-        every client; one request's prompts keep their answers."""
+        items waiting are gathered, in the order they came, until they hold a token budget (MAX_BATCH_TOKENS, as
+        vLLM's scheduler takes a budget per step, so the first requests are answered first), and run in forward
+        batches: vLLM packs a batch's prompts without padding, this double pads them to the longest, so the prompts
+        are bucketed by length as the in-process engine buckets them (:func:`biascore.models.lm_scoring._batches`:
+        sorted, a new batch once padding would pass 8 %), equally for every client; one request's prompts keep
+        their answers. (Gathering the whole queue instead padded crows-en-gso's 7,144 tokens to 7,788 rather than
+        7,893, and was no faster.)"""
         from biascore.models.lm_scoring import BatchPlan, _batches
 
         plan = BatchPlan(max_tokens=MAX_BATCH_TOKENS, max_rows=MAX_BATCH)
         while True:
             batch = list(self.jobs.get())
-            while len(batch) < GATHER:
+            while sum(len(ids) for ids, _ in batch) < MAX_BATCH_TOKENS:
                 try:
                     batch.extend(self.jobs.get_nowait())
                 except queue.Empty:
