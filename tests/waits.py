@@ -126,7 +126,7 @@ class RunsBrowser:
 
     def new_page(self, **kwargs):
         page = self._browser.new_page(**kwargs)
-        page.add_init_script(RUNS_JS)
+        page.context.add_init_script(RUNS_JS)  # (the page's own context: tabs it opens get it too)
         return page
 
     def __getattr__(self, name):

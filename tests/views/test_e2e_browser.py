@@ -60,21 +60,18 @@ def screenshot(page, name: str) -> Path:
 
 
 def open_page(browser, server, path: str):
-    """Open the dashboard's home first (as a user does), then go to ``path`` inside the same session.
+    """Open ``path`` (the home page when empty) in a page of its own and check the page menu.
 
-    (A shared link opened first on a fresh server is covered by the first test of this module.)
+    (Each ``goto`` is a new Streamlit session, so opening the home page first, as this did, ran the Overview once
+    more and nothing else; a shared link opened first on a fresh server is covered by the first test of this module.)
     """
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
     page.set_default_timeout(SAFETY_MS)
-    page.goto(server["url"], wait_until="domcontentloaded")
+    page.goto(f"{server['url']}/{path}", wait_until="domcontentloaded")
     page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
     nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
     assert "Token attributions" in nav and "common" not in nav, f"unexpected page menu: {nav!r}"
-    if path:
-        page.goto(f"{server['url']}/{path}", wait_until="domcontentloaded")
-        page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
-        wait_idle(page)
     return page
 
 
@@ -197,9 +194,6 @@ def open_review_as(browser, server, name: str, query: str = ""):
     context.set_default_timeout(SAFETY_MS)
     page = context.new_page()
     page.set_default_timeout(SAFETY_MS)
-    page.goto(server["url"], wait_until="domcontentloaded")
-    page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
-    wait_idle(page)
     page.goto(f"{server['url']}/translation_review?benchmark=demo{query}", wait_until="domcontentloaded")
     page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
@@ -311,8 +305,8 @@ def clip_screenshot(page, name: str, start: str, end: str) -> None:
     docs/screenshots/<name>.png (scrolled so that ``start`` is at the top, Streamlit's header bar hidden)."""
     page.add_style_tag(content='[data-testid="stHeader"] { display: none; }')
     first = page.get_by_text(start, exact=True).first
-    first.evaluate("el => el.scrollIntoView({block: 'start'})")
-    time.sleep(0.5)
+    first.evaluate("el => new Promise(done => { el.scrollIntoView({block: 'start', behavior: 'instant'}); "
+                   "requestAnimationFrame(() => requestAnimationFrame(done)); })")  # scrolled and drawn
     main = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()
     top = max(first.bounding_box()["y"] - 20, 0)
     bottom = page.get_by_text(end, exact=True).first.bounding_box()["y"] - 10
