@@ -43,7 +43,11 @@ def wait_until(condition: Callable[[], object], what: str, *, timeout: float = S
 RUNS_JS = r"""(() => {
   if (window.__runs) return;
   const runs = window.__runs = {asked: 0, answered: 0, seen: 0, running: true, rerun: false, idleChecks: 0};
-  const varint = (b, i) => { let v = 0, m = 1, x; do { x = b[i++]; v += (x & 127) * m; m *= 128; } while (x & 128); return [v, i]; };
+  const varint = (b, i) => {
+    let v = 0, m = 1, x;
+    do { x = b[i++]; v += (x & 127) * m; m *= 128; } while (x & 128);
+    return [v, i];
+  };
   const each = (b, i, end, fn) => {  // fn(field number, varint value or [start, end] of a length-delimited one)
     while (i < end) {
       let t, v; [t, i] = varint(b, i);
@@ -65,7 +69,11 @@ RUNS_JS = r"""(() => {
         each(b, 0, b.length, (field, v) => {
           if (field === 4) { runs.answered = runs.asked; runs.running = true; runs.rerun = false; }
           else if (field === 6) runs.rerun = v === 2;
-          else if (field === 9) { let on = false; each(b, v[0], v[1], (f, x) => { if (f === 2) on = !!x; }); runs.running = on; }
+          else if (field === 9) {
+            let on = false;
+            each(b, v[0], v[1], (f, x) => { if (f === 2) on = !!x; });
+            runs.running = on;
+          }
         });
       });
     }
@@ -83,12 +91,13 @@ RUNS_JS = r"""(() => {
 
 #: true once the page is idle: every run it asked for has started (with ``rerun``: and it has asked for one since
 #: the last wait), none is running or about to rerun (an ``st.rerun`` ends a run "early" and starts the next), the
-#: page shows "not running" with no spinner or skeleton, and all this at two animation frames in a row (the page
-#: draws what it received before the second)
+#: page shows "not running" (or its script's syntax error) with no spinner or skeleton, and all this at two
+#: animation frames in a row (the page draws what it received before the second)
 IDLE_JS = """rerun => {
   const runs = window.__runs, app = document.querySelector('[data-testid="stApp"]');
   const idle = app && (!rerun || runs.asked > runs.seen) && !runs.running && !runs.rerun &&
-    runs.answered === runs.asked && app.getAttribute('data-test-script-state') === 'notRunning' &&
+    runs.answered === runs.asked &&
+    ['notRunning', 'compilationError'].includes(app.getAttribute('data-test-script-state')) &&
     !document.querySelector('[data-testid="stSpinner"], [data-testid="stSkeleton"], [data-testid="stSkeletonElement"]');
   runs.idleChecks = idle ? runs.idleChecks + 1 : 0;
   if (runs.idleChecks < 2) return false;
