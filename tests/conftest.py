@@ -417,8 +417,10 @@ def processes():
 @pytest.fixture(scope="session")
 def browser(processes):
     """Debian's Chromium driven by Playwright, launched once per session (once per xdist worker); each test opens
-    its own pages or browser contexts and closes them. Skips without Chromium (.ci/install-browser.sh)."""
+    its own pages or browser contexts and closes them; every page keeps count of its script runs for
+    :func:`waits.wait_idle`. Skips without Chromium (.ci/install-browser.sh)."""
     from dashboard_server import CHROMIUM, LAUNCH_ARGS
+    from waits import RunsBrowser
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium not found at {CHROMIUM} (run .ci/install-browser.sh)")
@@ -426,7 +428,7 @@ def browser(processes):
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield b
+        yield RunsBrowser(b)
         b.close()
 
 

@@ -514,7 +514,7 @@ def test_real_browser_on_the_snapshot(world, tmp_path, browser):
         page.get_by_label("More-biased sentence").fill("Women are bad at math.")
         page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
         page.get_by_label("Less-biased sentence").press("Enter")
-        wait_idle(page)
+        wait_idle(page, rerun=True)
         assert_no_errors(page, "try_pair (scored)")
         assert page.get_by_text("Verdict:").count() == 1
         page.close()

@@ -9,8 +9,8 @@ inputs (data/shipped.json) scored with the models that come from PyPI (SmolLM2, 
 
 Semantic fields is the one page without a result: the USAS lexicon cannot be shipped (CC BY-NC-SA 4.0), so the
 page must say so in one line and offer its download instead. A screenshot of each page goes to
-tests/artifacts/bare_clone/. It waits for the page's own state (the script's run state, spinners), never a
-fixed time.
+tests/artifacts/bare_clone/. It waits for the page's own state (the script runs it asked for, spinners:
+tests/waits.py), never a fixed time.
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -26,7 +25,7 @@ import pytest
 
 from dashboard_server import CHROMIUM, dashboard
 from test_e2e_browser import assert_no_errors
-from waits import SAFETY_MS, SAFETY_S
+from waits import SAFETY_MS, wait_idle
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "tests" / "artifacts" / "bare_clone"
@@ -64,20 +63,6 @@ def bare_server(bare_clone, tmp_path_factory):
         yield url
 
 
-def settle(page) -> None:
-    """Wait until the page's script has run and nothing on it is computing: not running, no spinner or skeleton,
-    twice in a row (a page watching for runs reruns a fragment every few seconds, so it is never "idle" for long;
-    a progress bar is no sign: Translation review shows one for the pairs reviewed)."""
-    quiet, deadline = 0, time.monotonic() + SAFETY_S
-    while quiet < 2:
-        assert time.monotonic() < deadline, "the page kept running"
-        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
-        busy = page.locator('[data-testid="stSpinner"], [data-testid="stSkeleton"], '
-                            '[data-testid="stSkeletonElement"]').count()
-        quiet = quiet + 1 if state == "notRunning" and not busy else 0
-        time.sleep(0.25)
-
-
 def press_score_buttons(page) -> list[str]:
     """Press every visible "Score now" / "Compute …" button once, one after the other (a page may offer the next
     one once the first result is there): after each, wait for the run it starts to begin and to end (a button may
@@ -90,10 +75,7 @@ def press_score_buttons(page) -> list[str]:
             break
         pressed.append(buttons[0].inner_text().strip())
         buttons[0].click()
-        page.wait_for_function("""() => document.querySelector('[data-testid="stApp"]')
-                                            .getAttribute('data-test-script-state') === 'running'""",
-                               timeout=SAFETY_MS)
-        settle(page)
+        wait_idle(page, rerun=True)
         if page.locator('[data-testid="stAlertContentError"], [data-testid="stException"]').count():
             break  # the caller reports it
     return pressed
@@ -107,7 +89,7 @@ def test_every_page_shows_a_result_on_a_bare_clone(bare_server, browser):
         page.set_default_timeout(SAFETY_MS)
         page.goto(bare_server, wait_until="domcontentloaded")
         page.locator('[data-testid="stSidebarNav"] a').first.wait_for()
-        settle(page)
+        wait_idle(page)
         links = page.locator('[data-testid="stSidebarNav"] a')
         menu = [(links.nth(i).inner_text().strip().splitlines()[-1], i,  # the title, after the icon
                  urlparse(links.nth(i).get_attribute("href")).path.strip("/") or "overview")
@@ -118,7 +100,7 @@ def test_every_page_shows_a_result_on_a_bare_clone(bare_server, browser):
             links.nth(i).click()
             page.wait_for_url(re.compile(rf"/{name}(\?|$)") if name != "overview" else re.compile(r":\d+/?(\?|$)"))
             page.locator("h1").first.wait_for()
-            settle(page)
+            wait_idle(page, rerun=i > 0)  # (the first link is the page open already)
             pressed = press_score_buttons(page)
             page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
             main = page.locator('[data-testid="stMain"]').inner_text()

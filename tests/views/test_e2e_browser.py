@@ -10,7 +10,6 @@ download is not used.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from dashboard_server import CHROMIUM, LAUNCH_ARGS, dashboard  # noqa: F401 (LAUNCH_ARGS: imported from here)
-from waits import SAFETY_MS, SAFETY_S
+from waits import SAFETY_MS, SAFETY_S, wait_idle  # noqa: F401 (wait_idle: imported from here)
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
@@ -46,27 +45,6 @@ def dashboard_server(env: dict[str, str], log_path: Path):
     return dashboard(log_path, **env)
 
 
-def wait_idle(page, timeout: float = SAFETY_S) -> None:
-    """Wait until the script has finished running (and stays finished for a moment)."""
-    deadline = time.monotonic() + timeout
-    quiet_since = None
-    while time.monotonic() < deadline:
-        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
-        running = state in (None, "initial", "running", "rerunRequested") or \
-            page.locator('[data-testid="stSpinner"]').count() > 0 or \
-            page.locator('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]').count() > 0
-        if running:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = time.monotonic()
-        elif time.monotonic() - quiet_since > 1.0:
-            if os.environ.get("BIASCORE_E2E_TIMING"):
-                print(f"idle after {time.monotonic() - (deadline - timeout):.1f}s: {page.url}", file=sys.stderr)
-            return
-        time.sleep(0.2)
-    raise AssertionError("the page kept running")
-
-
 def assert_no_errors(page, name: str) -> None:
     exceptions = page.locator('[data-testid="stException"]')
     errors = page.locator('[data-testid="stAlertContentError"]')
@@ -82,21 +60,18 @@ def screenshot(page, name: str) -> Path:
 
 
 def open_page(browser, server, path: str):
-    """Open the dashboard's home first (as a user does), then go to ``path`` inside the same session.
+    """Open ``path`` (the home page when empty) in a page of its own and check the page menu.
 
-    (A shared link opened first on a fresh server is covered by the first test of this module.)
+    (Each ``goto`` is a new Streamlit session, so opening the home page first, as this did, ran the Overview once
+    more and nothing else; a shared link opened first on a fresh server is covered by the first test of this module.)
     """
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
     page.set_default_timeout(SAFETY_MS)
-    page.goto(server["url"], wait_until="domcontentloaded")
+    page.goto(f"{server['url']}/{path}", wait_until="domcontentloaded")
     page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
     nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
     assert "Token attributions" in nav and "common" not in nav, f"unexpected page menu: {nav!r}"
-    if path:
-        page.goto(f"{server['url']}/{path}", wait_until="domcontentloaded")
-        page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
-        wait_idle(page)
     return page
 
 
@@ -142,13 +117,13 @@ def test_overview_and_try_a_pair(browser, server, smollm):
     page.locator(".js-plotly-plot").first.wait_for(timeout=SAFETY_MS)
     screenshot(page, "overview")
     page.locator('[data-testid="stSidebarNav"] a', has_text="Try a pair").first.click()
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     assert_no_errors(page, "try_pair")
     page.get_by_label("More-biased sentence").fill("Women are bad at math.")
     page.get_by_label("Less-biased sentence").fill("Men are bad at math.")
     page.get_by_label("More-biased sentence").press("Enter")  # Enter in either box sends both (one form)
     page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=SAFETY_MS)  # the score, however long
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     assert_no_errors(page, "try_pair (scored)")
     assert page.get_by_text("Verdict:").count() == 1
     from biascore.methods.attribution.scorer import score_pair
@@ -199,16 +174,12 @@ def test_token_attributions_click_through_a_pair(browser, server):
     box = grid.bounding_box()
     # click the row-selection cell of the third data row (header ≈ 35 px, rows ≈ 35 px)
     page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 * 2 + 17)
-    deadline = time.monotonic() + SAFETY_S  # the row click reruns the table fragment, then the whole page
-    heading = first_heading
-    while heading == first_heading and time.monotonic() < deadline:
-        time.sleep(0.5)
-        heading = page.locator("h3", has_text="Pair ").first.inner_text()
-    wait_idle(page)
+    wait_idle(page, rerun=True)  # the row click reruns the table fragment, then the whole page
+    heading = page.locator("h3", has_text="Pair ").first.inner_text()
     assert heading != first_heading, "selecting a row did not open another pair"
     assert "pair=" in page.url and "benchmark=demo" in page.url and "model=smollm2-135m" in page.url
     page.get_by_text("words", exact=True).click()
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     assert_no_errors(page, "token_attributions (word level)")
     assert page.locator(".js-plotly-plot").count() >= 2  # heatmap + ranked bars
     shot = screenshot(page, "token_attributions")
@@ -223,16 +194,13 @@ def open_review_as(browser, server, name: str, query: str = ""):
     context.set_default_timeout(SAFETY_MS)
     page = context.new_page()
     page.set_default_timeout(SAFETY_MS)
-    page.goto(server["url"], wait_until="domcontentloaded")
-    page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
-    wait_idle(page)
     page.goto(f"{server['url']}/translation_review?benchmark=demo{query}", wait_until="domcontentloaded")
     page.locator('[data-testid="stApp"]').wait_for(timeout=SAFETY_MS)
     wait_idle(page)
     assert_no_errors(page, "translation_review")
     page.get_by_label("Your name (reviewer)").fill(name)
     page.get_by_label("Your name (reviewer)").press("Enter")
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     return context, page
 
 
@@ -261,7 +229,7 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
     for _, page in sessions:  # both press Save before either has finished
         page.get_by_role("button", name="Save review").click()
     for _, page in sessions:
-        wait_idle(page)
+        wait_idle(page, rerun=True)
         assert_no_errors(page, "translation_review (after save)")
         assert page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
     with sqlite3.connect(db) as con:
@@ -286,7 +254,7 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
     assert page.get_by_text("0 to adjudicate", exact=False).count() >= 1  # no name typed: no review visible
     page.get_by_label("Your name (reviewer)").fill("Ben (browser)")
     page.get_by_label("Your name (reviewer)").press("Enter")
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     assert page.get_by_text("1 to adjudicate", exact=False).count() >= 1  # Ben reviewed all three: he sees it
     form = page.locator('[data-testid="stForm"]').first
     assert form.get_by_label("Corrected more-biased sentence (kept with 'needs correction')").input_value() == \
@@ -297,20 +265,20 @@ def test_translation_review_two_reviewers_in_two_browser_contexts(browser, serve
     # a third person adjudicates the disagreement in the same browser session
     page.get_by_label("Your name (reviewer)").fill(ADJUDICATOR)
     page.get_by_label("Your name (reviewer)").press("Enter")
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     decision = page.locator('[data-testid="stForm"]').filter(has=page.get_by_role("button", name="Save decision"))
     decision.get_by_text("needs correction", exact=True).click()
     decision.get_by_label("Corrected more-biased sentence (kept with 'needs correction')").fill(
         "Masyadong emosyonal daw ang kababaihan para mamuno sa isang kumpanya.")
     decision.get_by_role("button", name="Save decision").click()
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     assert_no_errors(page, "translation_review (adjudicated)")
     assert page.get_by_text("Decision saved: pair 22", exact=False).count() == 1
     adj = ReviewStore(db).adjudications("demo")
     assert adj[["pair_id", "status", "adjudicator"]].values.tolist() == [[22, "needs correction", ADJUDICATOR]]
     # B before and after the corrections (pair 22 corrected; the original demo run is cached)
     page.get_by_role("button", name="Compare B before and after the corrections").click()
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     assert_no_errors(page, "translation_review (B before/after)")
     assert page.locator('[data-testid="stDataFrame"]').count() >= 6  # … the before/after table is the last one
     for heading, name, height in (("Agreement between reviewers", "translation_review_agreement", 1250),
@@ -337,8 +305,8 @@ def clip_screenshot(page, name: str, start: str, end: str) -> None:
     docs/screenshots/<name>.png (scrolled so that ``start`` is at the top, Streamlit's header bar hidden)."""
     page.add_style_tag(content='[data-testid="stHeader"] { display: none; }')
     first = page.get_by_text(start, exact=True).first
-    first.evaluate("el => el.scrollIntoView({block: 'start'})")
-    time.sleep(0.5)
+    first.evaluate("el => new Promise(done => { el.scrollIntoView({block: 'start', behavior: 'instant'}); "
+                   "requestAnimationFrame(() => requestAnimationFrame(done)); })")  # scrolled and drawn
     main = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()
     top = max(first.bounding_box()["y"] - 20, 0)
     bottom = page.get_by_text(end, exact=True).first.bounding_box()["y"] - 10
@@ -356,7 +324,7 @@ def test_blind_review_in_two_browser_contexts_and_the_adjudicators_view(browser,
     a_context, a_page = review_in_context(browser, server, ana, "needs correction", fix, query)
     a_page.locator('[data-testid="stForm"]').first.get_by_label("Comment (optional)").fill(note)
     a_page.get_by_role("button", name="Save review").click()
-    wait_idle(a_page)
+    wait_idle(a_page, rerun=True)
     assert a_page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
 
     from biascore.review.store import ReviewStore
@@ -377,7 +345,7 @@ def test_blind_review_in_two_browser_contexts_and_the_adjudicators_view(browser,
     form.get_by_text("accept", exact=True).click()
     form.get_by_label("Comment (optional)").fill("Ben's view, given blind")
     b_page.get_by_role("button", name="Save review").click()
-    wait_idle(b_page)
+    wait_idle(b_page, rerun=True)
     assert_no_errors(b_page, "translation_review (B saved)")
     assert b_page.get_by_text("Reviews of this pair:").count() == 1  # now Ana's review is shown to Ben …
     csv = downloaded_reviews(b_page)
@@ -397,7 +365,7 @@ def test_blind_review_in_two_browser_contexts_and_the_adjudicators_view(browser,
     assert c_page.get_by_role("button", name="Assign pairs").count() == 1
     c_page.get_by_label("Reviewers (comma-separated, as they type their names)").fill(f"{ana}, {ben}")
     c_page.get_by_role("button", name="Assign pairs").click()
-    wait_idle(c_page)
+    wait_idle(c_page, rerun=True)
     assert_no_errors(c_page, "translation_review (assigned)")
     assert c_page.get_by_text("Assigned: ", exact=False).count() == 1
     clip_screenshot(c_page, "translation_review_adjudicator", "Reviews of this pair:", "Exports")

@@ -122,13 +122,13 @@ def test_benchmark_text_shows_literally_and_fetches_nothing(browser, hostile_ser
     assert_rendered_nothing(page, trap)
 
     page.locator('[data-testid="stSidebarNav"] a', has_text="Try a pair").first.click()
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     more, less, _ = pairs[1]
     page.get_by_label("More-biased sentence").fill(more)
     page.get_by_label("Less-biased sentence").fill(less)
     page.get_by_label("Less-biased sentence").press("Enter")
     page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=SAFETY_MS)  # the score, however long
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     assert_no_errors(page, "try a pair")
     assert page.locator('[data-testid="stMetricValue"]').count() == 1
     assert_rendered_nothing(page, trap)

@@ -67,7 +67,7 @@ def test_words_click_a_word_then_open_its_pair(browser, server):  # noqa: F811 -
     page.set_viewport_size({"width": 1400, "height": 2600})
     link.click()
     page.wait_for_url(re.compile(r".*/token_attributions\?.*pair=\d+"), timeout=SAFETY_MS)
-    wait_idle(page)
+    wait_idle(page, rerun=True)
     assert_no_errors(page, "token_attributions (from words)")
     assert f"pair={pair}" in page.url and "benchmark=demo" in page.url and "model=smollm2-135m" in page.url
     assert page.locator("h3", has_text=f"Pair {pair} ").count() == 1
