@@ -30,6 +30,11 @@ from pathlib import Path
 
 import pytest
 
+# Idle OpenMP threads sleep instead of spinning, in the workers and every process a test starts (before any of them
+# imports torch), as the dashboard (app.py) and the CLI run: two xdist workers, their Streamlit, reference servers
+# and CLI runs share two cores, and spinning threads took CPU from the others (tests/cli, tests/runs and
+# tests/methods/labdet on 2 workers, busy machine: 183 s spinning, 94 s passive).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BIASCORE_SHARED", REPO.parent / "shared"))
 
