@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
-from biascore.version import ENGINE_VERSION
-from biascore.models.args import OneLineParser
-from biascore.cli.commands import register_builtin_commands
-from biascore.cli.run import register_method_commands
-from biascore import settings
-from biascore.errors import one_line, user_errors
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep, not spin (as app.py; before torch)
+from biascore.version import ENGINE_VERSION  # noqa: E402
+from biascore.models.args import OneLineParser  # noqa: E402
+from biascore.cli.commands import register_builtin_commands  # noqa: E402
+from biascore.cli.run import register_method_commands  # noqa: E402
+from biascore import settings  # noqa: E402
+from biascore.errors import one_line, user_errors  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:

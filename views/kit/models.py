@@ -74,10 +74,8 @@ def start_default_load() -> None:
 
 def default_model_status() -> None:
     """While the default model's first load (:func:`start_default_load`) runs, every page says so, every second."""
-    if active_snapshot() is not None or not model_allowed(settings.DEFAULT_MODEL):
-        return
-    handle = get_handle(settings.DEFAULT_MODEL)
-    if handle.loading_since is None:
+    if active_snapshot() is not None or not model_allowed(settings.DEFAULT_MODEL) or \
+            (handle := get_handle(settings.DEFAULT_MODEL)).loading_since is None:
         return
 
     @st.fragment(run_every=1.0)
