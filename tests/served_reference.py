@@ -55,7 +55,6 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-
 from typing import NamedTuple
 
 import torch
@@ -154,7 +153,7 @@ class Engine:
                     box.put(res)
 
     @torch.inference_mode()
-    def _forward(self, seqs: list[list[int]]) -> list["Read"]:
+    def _forward(self, seqs: list[list[int]]) -> list[Read]:
         """Per sequence, what an answer reads at each position k (:class:`Read`). The LM head runs on the real
         positions only, not the padding (vLLM computes logits only where it reads them). Each log-probability is
         z − log1p(Σ_{i≠argmax} exp z_i) with z = logits − max, the formula the in-process engine uses
