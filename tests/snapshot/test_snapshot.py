@@ -28,7 +28,7 @@ from biascore.store.cache import CacheKey, ResultCache
 from biascore.methods.attribution.ties import verdicts
 from biascore.snapshot.export import export_snapshot
 from tests.conftest import DATA_DIR, REPO, TINY_MLM
-from waits import SAFETY_MS, SAFETY_S
+from waits import SAFETY_MS, SAFETY_S, wait_idle
 from tests.views.test_dashboard_pages import frame_with, open_page
 from tests.methods.labdet.test_labdet import small_labdet_copy
 
@@ -480,7 +480,7 @@ def test_real_browser_on_the_snapshot(world, tmp_path, browser):
     import sys
 
     from tests.dashboard_server import dashboard
-    from tests.views.test_e2e_browser import SCREENSHOTS, assert_no_errors, wait_idle
+    from tests.views.test_e2e_browser import SCREENSHOTS, assert_no_errors
 
     def serve(port: int) -> list[str]:  # `snapshot serve` checks the file, then becomes streamlit on 127.0.0.1
         return [sys.executable, "-m", "biascore", "snapshot", "serve", str(world["zip"]), "--port", str(port),
@@ -559,7 +559,7 @@ def test_every_page_of_a_bare_snapshot_in_a_real_browser(bare, tmp_path, browser
     traceback in the server's log."""
     from tests.dashboard_server import dashboard
     from tests.views.test_e2e_bare_clone import RESULT
-    from tests.views.test_e2e_browser import assert_no_errors, wait_idle
+    from tests.views.test_e2e_browser import assert_no_errors
     from views.menu import menu_pages
 
     log = tmp_path / "streamlit.log"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from dashboard_server import CHROMIUM, LAUNCH_ARGS, dashboard  # noqa: F401 (LAUNCH_ARGS: imported from here)
-from waits import SAFETY_MS, SAFETY_S, wait_idle  # noqa: F401 (wait_idle: imported from here)
+from dashboard_server import CHROMIUM, dashboard
+from waits import SAFETY_MS, SAFETY_S, wait_idle
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"

@@ -16,8 +16,8 @@ import time
 import pytest
 
 from dashboard_server import dashboard
-from waits import SAFETY_MS
-from test_e2e_browser import assert_no_errors, wait_idle
+from waits import SAFETY_MS, wait_idle
+from test_e2e_browser import assert_no_errors
 from test_e2e_browser import pytestmark  # noqa: F401 (skips without Chromium)
 
 

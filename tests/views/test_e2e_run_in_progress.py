@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from dashboard_server import CHROMIUM, dashboard
-from waits import SAFETY_MS, SAFETY_S, wait_until
-from test_e2e_browser import assert_no_errors, wait_idle
+from waits import SAFETY_MS, SAFETY_S, wait_idle, wait_until
+from test_e2e_browser import assert_no_errors
 
 REPO = Path(__file__).resolve().parents[2]
 BENCHMARK = "demo"  # built in (38 pairs, 10 shards of 4); the run is held below until the page has seen it
