@@ -22,6 +22,11 @@ With no other file edited by hand, the toy then:
   help), tests/contract/test_method_plugins.py (entry-point plugins beside it), the sweep's spec and options tests
   and the generated-page test of tests/views/test_dashboard_pages.py (about 1.5 minutes on a 2-core machine).
 
+The CLI's commands run in the copy one after another in one interpreter (tests/cli_shell.py: each as
+``python -m biascore`` runs it), except the run stopped half-way, which is a process of its own that ends with
+its error, so that the next run finds only what it left on disk; the API, the snapshot's reader and the page
+each run in a fresh interpreter of their own.
+
 README's full test command is not run in the copy: it would run the whole suite (about 13 minutes on a 2-core
 machine) a second time inside itself. Also: options are validated the same way for the CLI and the API.
 """
@@ -39,6 +44,7 @@ import pandas as pd
 import pytest
 
 from biascore.contract.options import Options, OptionError, option
+from tests.cli_shell import Shell
 from tests.conftest import FIXTURE_DATA, REPO
 
 TOY = '''"""A toy method for the contract test: per pair, the mean log-probability of each sentence's own tokens under
@@ -133,15 +139,24 @@ def model_folder(hermetic_models) -> Path:
     return hermetic_models / "random-mlm"
 
 
+@pytest.fixture(scope="module")
+def shell(project_with_toy, processes):
+    """`python -m biascore` in the copy: the module's commands one after another in one interpreter."""
+    with Shell(project_with_toy, {**os.environ, "PYTHONPATH": str(project_with_toy)}) as cli:
+        yield cli
+
+
+def _overrides(calls: Path, cache: Path, **extra: str) -> dict:
+    return {"TOY_CALLS": str(calls), "BIASCORE_CACHE_DIR": str(cache),
+            "BIASCORE_DATA_DIR": str(FIXTURE_DATA), **extra}  # the data the project wrote itself: runs on any clone
+
+
 def _env(root: Path, calls: Path, cache: Path, **extra: str) -> dict:
-    return {**os.environ, "TOY_CALLS": str(calls), "BIASCORE_CACHE_DIR": str(cache),
-            "BIASCORE_DATA_DIR": str(FIXTURE_DATA),  # the data the project wrote itself: runs on any clone
-            "PYTHONPATH": str(root), **extra}
+    return {**os.environ, "PYTHONPATH": str(root), **_overrides(calls, cache, **extra)}
 
 
-def _cli(root: Path, *argv: str, calls: Path, cache: Path, ok: bool = True, **extra: str):
-    done = subprocess.run([sys.executable, "-m", "biascore", *argv], cwd=root, env=_env(root, calls, cache, **extra),
-                          capture_output=True, text=True, timeout=600)
+def _cli(shell: Shell, *argv: str, calls: Path, cache: Path, ok: bool = True, **extra: str):
+    done = shell(*argv, **_overrides(calls, cache, **extra))
     if ok:
         assert done.returncode == 0, done.stderr[-2000:]
     return done
@@ -203,21 +218,23 @@ print(json.dumps({{"menu": [p.method for p in menu_pages() if p.path is None], "
 """
 
 
-def test_a_new_method_is_one_folder(project_with_toy, model_folder, tmp_path, processes):
+def test_a_new_method_is_one_folder(project_with_toy, shell, model_folder, tmp_path):
     root, calls, cache = project_with_toy, tmp_path / "calls.txt", tmp_path / "cache"
     calls.write_text("")
-    listing = _cli(root, "methods", calls=calls, cache=cache).stdout
+    listing = _cli(shell, "methods", calls=calls, cache=cache).stdout
     assert "toy" in listing and "a contract test" in listing
-    helped = " ".join(_cli(root, "run", "toy", "--help", calls=calls, cache=cache).stdout.split())
+    helped = " ".join(_cli(shell, "run", "toy", "--help", calls=calls, cache=cache).stdout.split())
     assert "--scale N multiply the difference by this (default 1; at least 1)" in helped
 
-    # the CLI: a run stopped at pair 20 keeps its two finished shards; the next computes only the other two
+    # the CLI: a run stopped at pair 20 (its own process, ended by the error) keeps its two finished shards; the
+    # next computes only the other two
     argv = ("run", "toy", "--model", str(model_folder), "--benchmark", "demo", "--scale", "2")
-    stopped = _cli(root, *argv, calls=calls, cache=cache, ok=False, TOY_STOP_AT="20")
-    assert stopped.returncode != 0 and _computed(calls) == 2
+    stopped = subprocess.run([sys.executable, "-m", "biascore", *argv], cwd=root, capture_output=True, text=True,
+                             env=_env(root, calls, cache, TOY_STOP_AT="20"), timeout=600)
+    assert stopped.returncode != 0 and "toy: stopped on purpose" in stopped.stderr and _computed(calls) == 2
     assert len(list((cache / "toy").glob("*.shards/*.parquet"))) == 2
     out = tmp_path / "toy.csv"
-    done = _cli(root, *argv, "--out", str(out), calls=calls, cache=cache)
+    done = _cli(shell, *argv, "--out", str(out), calls=calls, cache=cache)
     assert _computed(calls) == 4 and "mean_diff" in done.stdout
     frame = pd.read_csv(out)
     assert len(frame) == 38 and frame["diff"].notna().all()
@@ -230,20 +247,20 @@ def test_a_new_method_is_one_folder(project_with_toy, model_folder, tmp_path, pr
     assert _computed(calls) == 4
 
     # a sweep with a non-default option stores what `run --scale 3` reads
-    sweep = _cli(root, "sweep", "--models", str(model_folder), "--benchmarks", "demo", "crows-en-gso",
+    sweep = _cli(shell, "sweep", "--models", str(model_folder), "--benchmarks", "demo", "crows-en-gso",
                  "--metrics", "toy", "--options", "toy.scale=3", calls=calls, cache=cache)
     assert "2 of 2 task(s) done" in sweep.stdout and "toy:" in sweep.stdout
     after_sweep = _computed(calls)
     assert after_sweep > 4
-    _cli(root, "run", "toy", "--model", str(model_folder), "--benchmark", "demo", "--scale", "3",
+    _cli(shell, "run", "toy", "--model", str(model_folder), "--benchmark", "demo", "--scale", "3",
          calls=calls, cache=cache)
     assert _computed(calls) == after_sweep  # the sweep's entry, with its option in the key
     assert len(list((cache / "toy").glob("*.parquet"))) == 3
 
     # a snapshot: export, verify, open read-only and read the same frame back
     snap = tmp_path / "snap.zip"
-    _cli(root, "snapshot", "export", "--out", str(snap), calls=calls, cache=cache)
-    assert "ok:" in _cli(root, "snapshot", "verify", str(snap), calls=calls, cache=cache).stdout
+    _cli(shell, "snapshot", "export", "--out", str(snap), calls=calls, cache=cache)
+    assert "ok:" in _cli(shell, "snapshot", "verify", str(snap), calls=calls, cache=cache).stdout
     opened = _python(root, OPEN_SNAPSHOT.format(zip=str(snap)), calls=calls, cache=tmp_path / "elsewhere")
     assert opened["name"] == "random-mlm" and opened["diff"] == api["diff"]
 
@@ -280,15 +297,14 @@ REGISTRY_TESTS = ("tests/test_docs.py", "tests/test_layout.py", "tests/test_api.
                   "tests/views/test_dashboard_pages.py::test_a_method_without_a_page_gets_a_generated_one")
 
 
-def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy, processes):
+def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy, shell):
     """The generated docs are checked (stale after adding the folder, current after --update-docs); the docs,
     layout, API, CLI help, plugin, sweep-spec and generated-page tests hold with the toy."""
     root = project_with_toy
     docs_test = "tests/test_docs.py::test_readme_table_and_methods_doc_are_the_registry_listing"
     stale = _pytest(root, docs_test)
     assert stale.returncode == 1 and "biascore methods --update-docs" in stale.stdout
-    updated = subprocess.run([sys.executable, "-m", "biascore", "methods", "--update-docs"], cwd=root,
-                             env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=600)
+    updated = shell("methods", "--update-docs")
     assert updated.returncode == 0 and "README.md" in updated.stdout and "docs/methods.md" in updated.stdout
     assert "| `toy` |" in (root / "README.md").read_text()
     assert "## `toy`" in (root / "docs" / "methods.md").read_text()
@@ -297,8 +313,8 @@ def test_the_registry_tests_pass_in_the_copy_with_the_toy(project_with_toy, proc
     assert "PASSED tests/test_api.py::test_every_method_runs_through_the_api[fixture-toy]" in done.stdout  # it ran
 
 
-def test_bad_option_values_are_one_line_errors_in_the_cli(project_with_toy, model_folder, tmp_path, processes):
-    done = _cli(project_with_toy, "run", "toy", "--model", str(model_folder), "--scale", "0",
+def test_bad_option_values_are_one_line_errors_in_the_cli(shell, model_folder, tmp_path):
+    done = _cli(shell, "run", "toy", "--model", str(model_folder), "--scale", "0",
                 calls=tmp_path / "c", cache=tmp_path, ok=False)
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "--scale" in done.stderr
 

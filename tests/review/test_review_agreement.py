@@ -4,8 +4,7 @@ into final decisions, and the corrected benchmark: written by the CLI, loaded by
 `python -m biascore score` on the tiny MLM with the same B the dashboard's before/after shows."""
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from biascore.review.agreement import agreement, confusion, disagreements, revie
 from biascore.review.corrections import (before_after, corrected_benchmark, corrected_frame, decision_counts,
                                          final_decisions, reviewable_pairs)
 from biascore.review.store import ADJUDICATION_COLUMNS, ReviewStore
+from tests.cli_shell import Shell
 
 REPO = Path(__file__).resolve().parents[2]
 A, N, R = "accept", "needs correction", "reject"
@@ -174,12 +174,14 @@ def test_corrected_frame_applies_corrections_and_drops_the_rest():
 
 
 # ------------------------------------------------------------------------------------ end to end through the CLI
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "biascore", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+@pytest.fixture(scope="module")
+def cli(processes):
+    """`python -m biascore` in the repository: this module's commands, one after another in one interpreter."""
+    with Shell(REPO, dict(os.environ)) as shell:
+        yield shell
 
 
-def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_path, tiny_mlm, processes):
+def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_path, tiny_mlm, cli):
     from biascore.methods.attribution.scorer import summarize
     from biascore.runs import runner
     from biascore.methods import get
@@ -200,7 +202,7 @@ def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_pa
     store.save("demo", ids[13], "Ana", A)
     store.save("demo", ids[13], "Ben", R)                       # unresolved: left out
 
-    done = _cli("review", "corrected", "--db", str(db), "--benchmark", "demo", "--out", str(out))
+    done = cli("review", "corrected", "--db", str(db), "--benchmark", "demo", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert "wrote 12 pairs of demo" in done.stdout and "unresolved: 1" in done.stdout
     loaded = load_benchmark(str(out))
@@ -211,7 +213,7 @@ def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_pa
     assert loaded.frame.sent_less.iloc[11] == "Ang binagong pangungusap para sa pagsubok."
     assert loaded.frame.sent_more_en.iloc[0] == pairs.sent_more_en.iloc[0]
 
-    scored = _cli("score", "--model", tiny_mlm.name, "--benchmark", str(out))
+    scored = cli("score", "--model", tiny_mlm.name, "--benchmark", str(out))
     assert scored.returncode == 0, scored.stderr
     line = next(l for l in scored.stdout.splitlines() if l.strip().startswith("all"))
     n_cli, b_cli = int(line.split()[1]), float(line.split()[2])
@@ -229,7 +231,7 @@ def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_pa
     kept = tl[tl.pair_id.isin(ids[:10] + ids[11:13])]
     assert table.loc["all", "B_kept_before"] == pytest.approx(100 * kept.biased.mean())
     assert corrected_benchmark(bm, corrected).content_hash == loaded.content_hash  # same pairs as the CSV
-    compared = _cli("review", "compare", "--db", str(db), "--benchmark", "demo", "--model", tiny_mlm.name)
+    compared = cli("review", "compare", "--db", str(db), "--benchmark", "demo", "--model", tiny_mlm.name)
     assert compared.returncode == 0, compared.stderr
     row = next(l for l in compared.stdout.splitlines() if l.strip().startswith("all")).split()
     header = next(l for l in compared.stdout.splitlines() if l.strip().startswith("bias_type")).split()
@@ -238,14 +240,14 @@ def test_corrected_csv_is_scored_by_the_cli_like_the_dashboard_comparison(tmp_pa
     assert float(shown["B_before"]) == pytest.approx(table.loc["all", "B_before"], abs=0.0005)
 
 
-def test_review_cli_agreement_export_and_adjudicate(tmp_path, processes):
+def test_review_cli_agreement_export_and_adjudicate(tmp_path, cli):
     db = tmp_path / "reviews.sqlite"
     store = ReviewStore(db)
     ids = list(reviewable_pairs(load_benchmark("demo")).pair_id)
     for pid, (a, b) in zip(ids, [(A, A), (A, R), (N, N), (R, R)]):
         store.save("demo", pid, "Ana", a)
         store.save("demo", pid, "Ben", b)
-    done = _cli("review", "agreement", "--db", str(db), "--benchmark", "demo", "--out", str(tmp_path / "k.csv"))
+    done = cli("review", "agreement", "--db", str(db), "--benchmark", "demo", "--out", str(tmp_path / "k.csv"))
     assert done.returncode == 0, done.stderr
     k = pd.read_csv(tmp_path / "k.csv").set_index("bias_type")
     assert k.loc["all", "method"] == "Cohen" and k.loc["all", "n_pairs"] == 4
@@ -254,17 +256,17 @@ def test_review_cli_agreement_export_and_adjudicate(tmp_path, processes):
     assert "diagonal = agreements" in done.stdout
     assert k.loc["all", "kappa"] == pytest.approx(agreement(store.reviews("demo"), reviewable_pairs(
         load_benchmark("demo"))).set_index("bias_type").loc["all", "kappa"])
-    assert _cli("review", "disagreements", "--db", str(db), "--benchmark", "demo").stdout.startswith(
+    assert cli("review", "disagreements", "--db", str(db), "--benchmark", "demo").stdout.startswith(
         "1 pair(s) to adjudicate in demo, 0 adjudicated")
-    bad = _cli("review", "adjudicate", "--db", str(db), "--benchmark", "demo", "--pair", "0", "--by", "Cara",
+    bad = cli("review", "adjudicate", "--db", str(db), "--benchmark", "demo", "--pair", "0", "--by", "Cara",
                "--status", "accept")
     assert bad.returncode == 2 and bad.stderr.strip() == "error: pair 0 is not a reviewable pair of demo"
-    ok = _cli("review", "adjudicate", "--db", str(db), "--benchmark", "demo", "--pair", str(ids[1]), "--by", "Cara",
+    ok = cli("review", "adjudicate", "--db", str(db), "--benchmark", "demo", "--pair", str(ids[1]), "--by", "Cara",
               "--status", "reject")
     assert ok.returncode == 0, ok.stderr
     assert store.adjudications("demo").status.tolist() == [R]
-    exported = _cli("review", "export", "--db", str(db), "--out", str(tmp_path / "all.csv"))
+    exported = cli("review", "export", "--db", str(db), "--out", str(tmp_path / "all.csv"))
     assert exported.returncode == 0 and len(pd.read_csv(tmp_path / "all.csv")) == 8
-    missing = _cli("review", "export", "--db", str(tmp_path / "none.sqlite"), "--out", str(tmp_path / "x.csv"))
+    missing = cli("review", "export", "--db", str(tmp_path / "none.sqlite"), "--out", str(tmp_path / "x.csv"))
     assert missing.returncode == 2 and "no review database" in missing.stderr
     assert not (tmp_path / "none.sqlite").exists()

@@ -24,23 +24,26 @@ from gated_model import GatedGguf
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 600  # a generous overall limit only: every wait below ends on the event itself
 
-#: one run of the attribution method on the demo pairs; with a gate file, every progress report waits for it
+#: one run of the attribution method on the demo pairs; with a gate file, every progress report waits for it; with
+#: a start file, the run (not the interpreter: its imports are done) begins once that file exists
 RUN = """
 import pathlib, sys, time
 from biascore.runs import runner
 from biascore.methods import get
-gate = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
+gate, start = (pathlib.Path(a) if a else None for a in (sys.argv[2:] + ["", ""])[:2])
 def progress(done, total):
     while gate is not None and not gate.exists():
         time.sleep(0.05)
+while start is not None and not start.exists():
+    time.sleep(0.05)
 runner.run(get("attribution"), sys.argv[1], "demo", shard_size=4, progress=progress)
 print("stored", flush=True)
 """
 
 
-def _start(model: str, cache: Path, gate: Path | None = None) -> subprocess.Popen:
+def _start(model: str, cache: Path, gate: Path | None = None, start: Path | None = None) -> subprocess.Popen:
     env = {**os.environ, "BIASCORE_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
-    argv = [sys.executable, "-c", RUN, model] + ([str(gate)] if gate else [])
+    argv = [sys.executable, "-c", RUN, model, str(gate or ""), str(start or "")]
     log = tempfile.TemporaryFile("w+")  # a file, not a pipe: a chatty run never blocks on a full pipe
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
     proc.log = log
@@ -89,8 +92,9 @@ def test_a_run_is_announced_before_its_model_loads(hermetic_models, cache, tmp_p
         page = selection(get("attribution"), str(gguf.path), "demo")
         assert page.key is None and not page.stored(cache)  # the page cannot know the key before the conversion
         run = _start(str(gguf.path), cache.root)
-        try:
-            seen = _until("the run announced", lambda: page.runs(cache), [run])
+        try:  # past "starting", the state every run has for the moment before it says what it does
+            seen = _until("the run announced", lambda: [a for a in page.runs(cache) if a.state != announce.STARTING],
+                          [run])
             assert [a.state for a in seen] == [announce.CONVERTING]
             assert seen[0].digest is None and seen[0].pid == run.pid and seen[0].input == "demo"
             assert not list(gguf.converted.parent.glob(gguf.converted.name))  # nothing was converted or loaded
@@ -132,31 +136,32 @@ def test_one_process_computes_while_the_others_wait(hermetic_models, cache, tmp_
 
 def test_a_killed_run_leaves_no_announcement(hermetic_models, cache, tmp_path, processes):
     """SIGKILL a run that holds the key and scores, and one that waits for it: both announcements are cleared
-    by the next reader (their locks died with them), and a new run is not blocked."""
+    by the next reader (their locks died with them), and a new run, begun after the kill, is not blocked. (The
+    three interpreters start together; the third begins its run only when told.)"""
     model = str(hermetic_models / "random-mlm")
-    gate = tmp_path / "gate"
+    gate, go = tmp_path / "gate", tmp_path / "go"
     page = selection(get("attribution"), model, "demo")
-    first = _start(model, cache.root, gate)
-    second = None
+    killed = [_start(model, cache.root, gate) for _ in range(2)]
+    again = _start(model, cache.root, gate, start=go)
     try:
-        _until("the first run scoring", lambda: [a for a in page.runs(cache) if a.state == announce.SCORING], [first])
-        second = _start(model, cache.root, gate)
-        _until("the second run waiting", lambda: [a for a in page.runs(cache) if a.state == announce.WAITING],
-               [first, second])
-        first.send_signal(signal.SIGKILL)
-        second.send_signal(signal.SIGKILL)
+        def states():
+            found = page.runs(cache)
+            return found if sorted(a.state for a in found) == [announce.SCORING, announce.WAITING] else None
+
+        found = _until("one run scoring and the other waiting", states, killed + [again])
+        assert {a.pid for a in found} == {p.pid for p in killed}
+        for p in killed:
+            p.send_signal(signal.SIGKILL)
         # not reaped yet (zombies: their pids still answer): their released locks tell
-        _until("the killed runs' announcements cleared", lambda: page.runs(cache) == [])
+        _until("the killed runs' announcements cleared", lambda: page.runs(cache) == [], [again])
         assert not list((cache.root / announce.FOLDER).glob("*.json"))
         assert not list((cache.root / announce.FOLDER).glob("*.lock"))
-    finally:
-        _stop(first, *([second] if second else []))
-    gate.touch()
-    again = _start(model, cache.root, gate)
-    try:
+        _stop(*killed)
+        gate.touch()
+        go.touch()
         assert again.wait(DEADLINE_S) == 0, _output(again)
     finally:
-        _stop(again)
+        _stop(*killed, again)
     assert page.stored(cache) and page.runs(cache) == []
 
 
