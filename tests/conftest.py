@@ -392,6 +392,25 @@ def smollm():
 
 
 @pytest.fixture(scope="session")
+def smollm_demo(smollm, tmp_path_factory):
+    """``smollm_demo(prefix="published", limit=None)``: SmolLM2's in-process attribution frame of the demo pairs (the
+    served-model tests' yardstick), scored once per session for each prefix and limit, in a cache of its own."""
+    from biascore.methods import get
+    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
+
+    cache, frames = ResultCache(tmp_path_factory.mktemp("smollm-demo")), {}
+
+    def frame(prefix: str = "published", limit: int | None = None):
+        if (prefix, limit) not in frames:
+            frames[prefix, limit] = runner.run(get("attribution"), smollm, "demo", prefix=prefix, limit=limit,
+                                               cache=cache).frame
+        return frames[prefix, limit]
+
+    return frame
+
+
+@pytest.fixture(scope="session")
 def minilm():
     from biascore.models.loading import load_model
     return load_model("all-minilm-l6-v2")
