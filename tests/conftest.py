@@ -102,7 +102,8 @@ SLOW_FIXTURES = {"browser": "Chromium", "demo_dashboard": "a Streamlit server",
                  "reference_server": "the reference completions server", "ray_instance": "Ray",
                  "processes": "processes of its own"}
 #: fixture (session-scoped, one per xdist worker) -> the xdist group of the tests sharing it
-SHARED_GROUPS = {"ray_instance": "ray", "reference_server": "reference-server", "demo_dashboard": "demo-dashboard"}
+SHARED_GROUPS = {"ray_instance": "ray", "reference_server": "reference-server", "perturbed_server": "reference-server",
+                 "demo_dashboard": "demo-dashboard"}
 
 
 def slow_reasons(item) -> list[str]:
@@ -463,6 +464,15 @@ def reference_server(processes):
     from served_reference import serving
 
     yield from serving()
+
+
+@pytest.fixture(scope="session")
+def perturbed_server(processes):
+    """A reference server of SmolLM2 with other weights under the same name (``--perturb 1``), started once per
+    session for the served tests that need another model (with the reference server's xdist group)."""
+    from served_reference import serving
+
+    yield from serving("--perturb", "1")
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,8 @@ Requests arriving together are batched into padded forward passes of prompts of 
 engine batches), so concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own,
 not part of the protocol) counts what it served: ``completions`` requests, the most of them in flight at once
 (``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
-concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/tokenize`` requests and
+concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/tokenize`` requests,
+``forward_passes`` and ``padded_tokens`` the forward batches and their tokens with padding (the server's work) and
 ``in_flight`` the requests being answered now;
 ``POST /reference/stats/reset`` zeroes them. ``--perturb SEED`` adds small noise to the weights (a different model
 under the same name);
@@ -39,7 +40,7 @@ only), ``slow`` (answer after ``delay_s`` seconds), ``cut`` (send half the answe
 ``status`` (answer ``code``; with ``echo_auth`` the message repeats the request's ``Authorization`` header, as
 some gateways do), ``text_only`` (token-id prompts refused with a 400: a server that takes text only),
 ``no_tokenize`` (``/tokenize`` answers 404, as llama-cpp-python's server, whose tokenizer is at
-``/extras/tokenize``); ``"shift": true`` with any kind makes every prompt, text prompts too, get each token's
+``/extras/tokenize``), ``no_tokenizer_info`` (as ``--no-tokenizer-info``); ``"shift": true`` with any kind makes every prompt, text prompts too, get each token's
 log-probability from the distribution *after* it, as llama-cpp-python 0.3.36's server does
 (abetlen/llama-cpp-python#1983), to test the conformance check; ``{}`` clears it.
 
@@ -97,7 +98,7 @@ class Engine:
         self.jobs: queue.Queue = queue.Queue()
         self.stats_lock = threading.Lock()
         self.in_flight = 0
-        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
+        self.reset_stats()
         self.fault: dict = {}
         self._texts: dict[int, str] = {}
         threading.Thread(target=self._loop, daemon=True).start()
@@ -122,7 +123,8 @@ class Engine:
 
     def reset_stats(self) -> None:
         with self.stats_lock:
-            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
+            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0,
+                          "forward_passes": 0, "padded_tokens": 0}
 
     def _loop(self) -> None:
         """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts); the
@@ -147,6 +149,8 @@ class Engine:
                 part = [batch[i] for i in idx]
                 with self.stats_lock:
                     self.stats["largest_batch"] = max(self.stats["largest_batch"], len(part))
+                    self.stats["forward_passes"] += 1
+                    self.stats["padded_tokens"] += len(part) * max(len(ids) for ids, _ in part)
                 try:
                     results = self._forward([ids for ids, _ in part])
                 except Exception as exc:  # noqa: BLE001 - handed to each waiting request
@@ -332,7 +336,8 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
             elif self.path.rstrip("/") == "/reference/stats":
                 with engine.stats_lock:
                     self._send(200, {**engine.stats, "in_flight": engine.in_flight})
-            elif self.path.rstrip("/") == "/tokenizer_info" and tokenizer_info:
+            elif self.path.rstrip("/") == "/tokenizer_info" and tokenizer_info and engine.fault.get("kind") != \
+                    "no_tokenizer_info":
                 self._send(200, {"tokenizer_class": type(engine.tok).__name__, "bos_token": engine.tok.bos_token,
                                  "eos_token": engine.tok.eos_token})
             else:

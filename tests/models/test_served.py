@@ -22,7 +22,7 @@ from reproducibility_contract import compare_frames, logp_tolerance
 from biascore.methods.attribution.scorer import summarize
 from biascore.runs import runner
 from biascore.methods import get
-from served_reference import Process, serving
+from served_reference import Process
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
 pytestmark = pytest.mark.usefixtures("private_cache")
@@ -32,12 +32,6 @@ pytestmark = pytest.mark.usefixtures("private_cache")
 def good_server(reference_server):
     """The faithful reference server (SmolLM2, float32): the session's (tests/conftest.py)."""
     return reference_server
-
-
-@pytest.fixture(scope="module")
-def perturbed_server(processes):
-    """SmolLM2 with perturbed weights under the same name, without /tokenizer_info."""
-    yield from serving("--perturb", "1", "--no-tokenizer-info")
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +95,11 @@ def test_fingerprint_follows_the_weights_not_the_name(good_server, perturbed_ser
 
 
 def test_prefix_needing_an_untold_token_is_refused_in_one_line(perturbed_server):
-    other = open_model("served:" + perturbed_server.url)  # no /tokenizer_info: its EOS is unknown
+    perturbed_server.fault("no_tokenizer_info")  # /tokenizer_info answers 404: its EOS is unknown
+    try:
+        other = open_model("served:" + perturbed_server.url)
+    finally:
+        perturbed_server.fault(None)
     with pytest.raises(ValueError, match="does not say its tokenizer's BOS/EOS token that the published") as info:
         biascore.run("attribution", other, "demo", limit=2)
     assert "\n" not in str(info.value)

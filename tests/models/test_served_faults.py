@@ -306,22 +306,21 @@ def test_a_server_wrong_only_in_large_batches_is_refused_and_nothing_stored(serv
     _agrees_with_in_process(cache, smollm_demo, "served:" + server.url)
 
 
-def test_two_replicas_with_different_weights_behind_a_balancer_are_refused(server, smollm_demo, tmp_path, capsys,
-                                                                           processes):
+def test_two_replicas_with_different_weights_behind_a_balancer_are_refused(server, perturbed_server, smollm_demo,
+                                                                           tmp_path, capsys, processes):
     """A round-robin load balancer in front of the correct server and one with other weights: whichever replica
     the connection measured, some scoring request reaches the other and its proof moves — nothing stored (the
     issue's run stored 16 of 38 pairs from the other weights); the same cache then answers the correct server."""
     cache = tmp_path / "cache"
-    for other in serving("--perturb", "1"):
-        roots = ",".join(url[:-3] for url in (server.url, other.url))
-        for balancer in serving("--balance", roots):
-            for outside in (0, 1, 1):  # runs that start on the first replica and, after N + 1 and 2N + 3 turns,
-                for _ in range(outside):  # on the second one however many requests N a run makes
-                    httpx.get(balancer.url + "/models", timeout=30)
-                code, err = _cli(capsys, "score", "--model", "served:" + balancer.url, "--benchmark", "demo",
-                                 "--cache-dir", str(cache))
-                assert code == 2 and len(err) == 1 and "no longer computes what it did" in err[0], err
-                assert not _stored(cache)
+    roots = ",".join(url[:-3] for url in (server.url, perturbed_server.url))
+    for balancer in serving("--balance", roots):
+        for outside in (0, 1, 1):  # runs that start on the first replica and, after N + 1 and 2N + 3 turns,
+            for _ in range(outside):  # on the second one however many requests N a run makes
+                httpx.get(balancer.url + "/models", timeout=30)
+            code, err = _cli(capsys, "score", "--model", "served:" + balancer.url, "--benchmark", "demo",
+                             "--cache-dir", str(cache))
+            assert code == 2 and len(err) == 1 and "no longer computes what it did" in err[0], err
+            assert not _stored(cache)
     _agrees_with_in_process(cache, smollm_demo, "served:" + server.url)
 
 
