@@ -279,7 +279,8 @@ def report(out: dict) -> str:
              "in contract | B | CPU ms/pair client / server | padded tokens / forward passes |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
              f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} ({_rounds(ip)}) | – | "
-             f"{ip['load_average']:.1f} | – | – | – | – | – | – | – | – | – | {ip['B']:.2f} | – | {_work(ip)} |"]
+             f"{ip['load_average']:.1f} | – | – | – | – | – | – | – | – | – | {ip['B']:.2f} | – | "
+             f"{_work(ip)} |"]
     for c, r in out["served"].items():
         lines.append(f"| ours served, {c} concurrent | {r['seconds']:.1f} | {r['pairs_per_s']:.2f} ({_rounds(r)}) | "
                      f"{100 * out['served_over_in_process'][c]:.0f} % | {r['load_average']:.1f} | "

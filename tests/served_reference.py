@@ -40,9 +40,10 @@ only), ``slow`` (answer after ``delay_s`` seconds), ``cut`` (send half the answe
 ``status`` (answer ``code``; with ``echo_auth`` the message repeats the request's ``Authorization`` header, as
 some gateways do), ``text_only`` (token-id prompts refused with a 400: a server that takes text only),
 ``no_tokenize`` (``/tokenize`` answers 404, as llama-cpp-python's server, whose tokenizer is at
-``/extras/tokenize``), ``no_tokenizer_info`` (as ``--no-tokenizer-info``); ``"shift": true`` with any kind makes every prompt, text prompts too, get each token's
-log-probability from the distribution *after* it, as llama-cpp-python 0.3.36's server does
-(abetlen/llama-cpp-python#1983), to test the conformance check; ``{}`` clears it.
+``/extras/tokenize``), ``no_tokenizer_info`` (as ``--no-tokenizer-info``); ``"shift": true`` with any kind makes
+every prompt, text prompts too, get each token's log-probability from the distribution *after* it, as
+llama-cpp-python 0.3.36's server does (abetlen/llama-cpp-python#1983), to test the conformance check; ``{}`` clears
+it.
 
 ``--balance URL,URL`` makes it no server of its own but a round-robin load balancer in front of those servers
 (each connection to the next one, as a TCP balancer does): replicas that may differ.

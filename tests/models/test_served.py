@@ -57,6 +57,24 @@ def test_served_identity_is_the_server_name_and_a_measured_fingerprint(served):
     assert (served.special_tokens().bos, served.special_tokens().eos) == ("<|im_start|>", "<|im_end|>")
 
 
+def test_the_proof_is_the_probes_prefix_and_the_fingerprint_the_whole_probe(served, monkeypatch):
+    """Each scoring request ends with the probe's first PROOF_TOKENS ids (their log-probabilities are the whole
+    probe's first ones: the model is causal); the fingerprint, so every served cache key, is still the whole probe's,
+    as measured alone before it rode in the conformance check's request."""
+    from biascore.models.served.fingerprint import PROBE, PROOF_TOKENS, Probe
+
+    probe, client = served.extra["probe"], served.client
+    ids = client.tokenize(PROBE, True)
+    assert probe.ids == tuple(ids) and len(ids) > PROOF_TOKENS
+    assert Probe(probe.model, tuple(ids), tuple(client.echo(ids).logprobs)).fingerprint() == served.fingerprint
+    sent, echo_many = [], client.echo_many
+    monkeypatch.setattr(client, "echo_many",
+                        lambda prompts, **kw: sent.append(list(prompts)) or echo_many(prompts, **kw))
+    seqs = [client.tokenize(text) for text in ("Zebras proved it on a Tuesday.", "Okapis proved it on a Tuesday.")]
+    served.causal_gold_logprobs(seqs, [list(range(len(s))) for s in seqs])
+    assert sent and all(list(request[-1]) == ids[:PROOF_TOKENS] for request in sent), sent
+
+
 @pytest.mark.exactness
 @pytest.mark.parametrize("prefix", ["published", "lmeval"])
 def test_served_equals_in_process_within_the_contract(served, smollm_demo, prefix):
