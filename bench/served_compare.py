@@ -20,7 +20,9 @@ client can be 3× a sequential one (batching 32 prompts saves the forward pass 2
 docs/performance.md); ``--server-threads`` set to the machine's CPUs is a server using its whole device, as vLLM
 does — measure that on a quiet machine only: on a busy one, torch's threads wait on each other and a forward of
 one short prompt (lm-eval's requests) slows down 20×, which would flatter ours. Beside each run's wall time are the
-CPU seconds per pair of this process (the client: ours, or lm-eval's) and of the server process.
+CPU seconds per pair of this process (the client: ours, or lm-eval's) and of the server process, and the model's work
+whatever the machine's load: the forward passes and their tokens with padding (in-process: the engine's batches;
+served: the server's, from its ``/reference/stats``, the connection's included).
 
 The machine is shared, so the runs alternate (``--rounds`` rounds of: in-process, each served concurrency, then
 lm-eval), the load average is recorded beside every run, and the ratios reported are medians: of ours over
@@ -112,6 +114,7 @@ def main() -> None:
                               cache=ResultCache(work / cache)).frame
 
         smollm = load_model("smollm2-135m", device="cpu")
+        work_done = _count_batches()
         inproc: list = []
         here = None
         server = Process("--threads", str(args.server_threads),
@@ -125,11 +128,11 @@ def main() -> None:
             lmeval: list = []
             there = None
             for r in range(args.rounds):
-                t0 = time.perf_counter()
+                t0, work_done["padded_tokens"], work_done["forward_passes"] = time.perf_counter(), 0, 0
                 here = scores(smollm, f"inproc{r}")
                 dt = time.perf_counter() - t0
                 inproc.append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
-                               "B": float(summarize(here, "attribution")["score"].iloc[0])})
+                               "B": float(summarize(here, "attribution")["score"].iloc[0]), **work_done})
                 print("in-process", inproc[-1], flush=True)
                 for c in args.concurrency:
                     server.stats(reset=True)
@@ -143,7 +146,9 @@ def main() -> None:
                                            **used, "over_in_process": inproc[-1]["seconds"] / dt,
                                            "prompts_per_pair": seen["prompts"] / n,
                                            "tokenize_calls_per_pair": seen["tokenize"] / n,
-                                           "requests_per_pair": seen["completions"] / n, **agreement(here, there)})
+                                           "requests_per_pair": seen["completions"] / n,
+                                           "padded_tokens": seen["padded_tokens"],
+                                           "forward_passes": seen["forward_passes"], **agreement(here, there)})
                     print("served", c, served[str(c)][-1], flush=True)
                 if args.no_lmeval:
                     continue
@@ -185,6 +190,23 @@ def main() -> None:
         ("_float32_softmax" if args.server_float32_softmax else "")
     (res / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
     (res / f"{stem}.md").write_text(report(out))
+
+
+def _count_batches() -> dict:
+    """The in-process engine's forward batches and their tokens with padding, counted from here on (the reference
+    server counts its own: ``/reference/stats``), so the two runs' work compares whatever the machine's load."""
+    from biascore.models import lm_scoring
+
+    done, plain = {"padded_tokens": 0, "forward_passes": 0}, lm_scoring._batches
+
+    def counted(lengths, plan, *args, **kwargs):
+        out = plain(lengths, plan, *args, **kwargs)
+        done["padded_tokens"] += sum(len(b) * max(int(lengths[i]) for i in b) for b in out)
+        done["forward_passes"] += len(out)
+        return out
+
+    lm_scoring._batches = counted
+    return done
 
 
 class _CpuClock:
@@ -250,27 +272,29 @@ def report(out: dict) -> str:
              + (" --server-float32-softmax" if out.get("server_log_softmax", "").endswith("(as vLLM)") else "")
              + "`. Prompts/pair: completions prompts (proofs and the connection's probes included); /tokenize calls "
              "per pair beside them. CPU ms/pair: of the client process (ours or lm-eval's) / of the server process, "
-             "per pair, load and conformance check included.", "",
+             "per pair, load and conformance check included. Padded tokens / forward passes: the model's work in the "
+             "median round (in-process: the engine's batches; served: the server's, connection included).", "",
              "| run | s | pairs/s (each round) | over in-process (median of rounds) | load | prompts/pair | /tokenize "
              "per pair | requests/pair | max abs Δlog P | max abs ΔS_JSD | S_JSD flips | PLL flips | max abs Δll | "
-             "in contract | B | CPU ms/pair client / server |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+             "in contract | B | CPU ms/pair client / server | padded tokens / forward passes |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
              f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} ({_rounds(ip)}) | – | "
-             f"{ip['load_average']:.1f} | – | – | – | – | – | – | – | – | – | {ip['B']:.2f} | – |"]
+             f"{ip['load_average']:.1f} | – | – | – | – | – | – | – | – | – | {ip['B']:.2f} | – | "
+             f"{_work(ip)} |"]
     for c, r in out["served"].items():
         lines.append(f"| ours served, {c} concurrent | {r['seconds']:.1f} | {r['pairs_per_s']:.2f} ({_rounds(r)}) | "
                      f"{100 * out['served_over_in_process'][c]:.0f} % | {r['load_average']:.1f} | "
                      f"{r['prompts_per_pair']:.2f} | {r.get('tokenize_calls_per_pair', float('nan')):.2f} | "
                      f"{r['requests_per_pair']:.2f} | {r['max_abs_dlogp']:.2g} | {r['max_abs_dsjsd']:.2g} | "
                      f"{r['sjsd_flips']} | {r['pll_flips']} | {r['max_abs_dll']:.2g} | {r['within_contract']} | "
-                     f"{r['B']:.2f} | {_cpu(r)} |")
+                     f"{r['B']:.2f} | {_cpu(r)} | {_work(r)} |")
     if not with_lmeval:
         return "\n".join(lines) + "\n"
     lm = out["lmeval_local_completions"]
     lines.append(f"| lm-eval 0.4.13 local-completions, 1 at a time | {lm['seconds']:.1f} | {lm['pairs_per_s']:.2f} "
                  f"({_rounds(lm)}) | – | {lm['load_average']:.1f} | {lm['prompts_per_pair']:.2f} | – | "
                  f"{lm['requests_per_pair']:.2f} | – | – | – | – | {lm['max_abs_dll_vs_ours_served']:.2g} (vs ours "
-                 f"served) | – | – | {_cpu(lm)} |")
+                 f"served) | – | – | {_cpu(lm)} | – |")
     speed = ", ".join(f"{c} concurrent: {x:.1f}×" for c, x in out["speedup_vs_lmeval"].items())
     last = out["served"][max(out["served"], key=int)]
     cpu = ", ".join(f"{c} concurrent: {x:.2f}×" for c, x in out.get("server_cpu_lmeval_over_ours", {}).items())
@@ -280,6 +304,10 @@ def report(out: dict) -> str:
               f"served (lm-eval-compatible score) {last['lmeval_pct_stereotype']:.2f}, in-process B {ip['B']:.2f}, "
               f"ours served B {last['B']:.2f}."]
     return "\n".join(lines) + "\n"
+
+
+def _work(run: dict) -> str:
+    return f"{run['padded_tokens']:,} / {run['forward_passes']}" if "padded_tokens" in run else "–"
 
 
 def _rounds(run: dict) -> str:

@@ -102,7 +102,8 @@ SLOW_FIXTURES = {"browser": "Chromium", "demo_dashboard": "a Streamlit server",
                  "reference_server": "the reference completions server", "ray_instance": "Ray",
                  "processes": "processes of its own"}
 #: fixture (session-scoped, one per xdist worker) -> the xdist group of the tests sharing it
-SHARED_GROUPS = {"ray_instance": "ray", "reference_server": "reference-server", "demo_dashboard": "demo-dashboard"}
+SHARED_GROUPS = {"ray_instance": "ray", "reference_server": "reference-server", "perturbed_server": "reference-server",
+                 "demo_dashboard": "demo-dashboard"}
 
 
 def slow_reasons(item) -> list[str]:
@@ -392,6 +393,25 @@ def smollm():
 
 
 @pytest.fixture(scope="session")
+def smollm_demo(smollm, tmp_path_factory):
+    """``smollm_demo(prefix="published", limit=None)``: SmolLM2's in-process attribution frame of the demo pairs (the
+    served-model tests' yardstick), scored once per session for each prefix and limit, in a cache of its own."""
+    from biascore.methods import get
+    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
+
+    cache, frames = ResultCache(tmp_path_factory.mktemp("smollm-demo")), {}
+
+    def frame(prefix: str = "published", limit: int | None = None):
+        if (prefix, limit) not in frames:
+            frames[prefix, limit] = runner.run(get("attribution"), smollm, "demo", prefix=prefix, limit=limit,
+                                               cache=cache).frame
+        return frames[prefix, limit]
+
+    return frame
+
+
+@pytest.fixture(scope="session")
 def minilm():
     from biascore.models.loading import load_model
     return load_model("all-minilm-l6-v2")
@@ -444,6 +464,15 @@ def reference_server(processes):
     from served_reference import serving
 
     yield from serving()
+
+
+@pytest.fixture(scope="session")
+def perturbed_server(processes):
+    """A reference server of SmolLM2 with other weights under the same name (``--perturb 1``), started once per
+    session for the served tests that need another model (with the reference server's xdist group)."""
+    from served_reference import serving
+
+    yield from serving("--perturb", "1")
 
 
 @pytest.fixture(scope="session")

@@ -19,15 +19,15 @@ Requests arriving together are batched into padded forward passes of prompts of 
 engine batches), so concurrent clients see the server's throughput. ``GET /reference/stats`` (this double's own,
 not part of the protocol) counts what it served: ``completions`` requests, the most of them in flight at once
 (``max_in_flight``) and the largest forward batch (``largest_batch``), for tests that check a client's
-concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/tokenize`` requests and
+concurrency; ``prompts`` counts the prompts they carried, ``tokenize`` the ``/tokenize`` requests,
+``forward_passes`` and ``padded_tokens`` the forward batches and their tokens with padding (the server's work) and
 ``in_flight`` the requests being answered now;
-``POST /reference/stats/reset`` zeroes them. ``--shift`` makes it report, as llama-cpp-python 0.3.36's server
-does, each token's log-probability from the distribution *after* it (abetlen/llama-cpp-python#1983), to test the
-conformance check; ``--perturb SEED`` adds small noise to the weights (a different model under the same name);
+``POST /reference/stats/reset`` zeroes them. ``--perturb SEED`` adds small noise to the weights (a different model
+under the same name);
 ``--float32-softmax`` computes the log-probabilities as vLLM does (a plain float32 log-softmax, less precise near
 P = 1);
 ``--api-key KEY`` answers 401 to ``/v1`` requests without ``Authorization: Bearer KEY`` (as ``vllm serve
---api-key``); ``--text-only`` refuses token-id prompts with a 400 (a server that takes text only).
+--api-key``).
 
 Faults, for tests of a client's checks (this double's own, not part of the protocol): ``POST /reference/fault``
 with ``{"kind": K, "times": N, ...}`` makes the next N completions requests (-1: all) misbehave — ``null`` (one
@@ -38,7 +38,12 @@ with ``above`` N only in requests of more than N prompts: a server wrong only in
 ``prompt_logprobs`` (each choice in vLLM's ``prompt_logprobs`` form, its ``logprobs`` holding the generated token
 only), ``slow`` (answer after ``delay_s`` seconds), ``cut`` (send half the answer, then close the connection),
 ``status`` (answer ``code``; with ``echo_auth`` the message repeats the request's ``Authorization`` header, as
-some gateways do); ``{}`` clears it.
+some gateways do), ``text_only`` (token-id prompts refused with a 400: a server that takes text only),
+``no_tokenize`` (``/tokenize`` answers 404, as llama-cpp-python's server, whose tokenizer is at
+``/extras/tokenize``), ``no_tokenizer_info`` (as ``--no-tokenizer-info``); ``"shift": true`` with any kind makes
+every prompt, text prompts too, get each token's log-probability from the distribution *after* it, as
+llama-cpp-python 0.3.36's server does (abetlen/llama-cpp-python#1983), to test the conformance check; ``{}`` clears
+it.
 
 ``--balance URL,URL`` makes it no server of its own but a round-robin load balancer in front of those servers
 (each connection to the next one, as a TCP balancer does): replicas that may differ.
@@ -56,8 +61,6 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import NamedTuple
-
-import torch
 
 MAX_BATCH = 256  # prompts in one forward batch at most (vLLM's max_num_seqs)
 MAX_BATCH_TOKENS = 4096  # padded tokens in one forward batch at most (the in-process engine's budget on a CPU)
@@ -77,13 +80,14 @@ class Read(NamedTuple):
 class Engine:
     """The model with a batching loop: requests wait in a queue, one thread runs them in padded batches."""
 
-    def __init__(self, model_name: str, shift: bool = False, perturb: int | None = None, text_only: bool = False,
-                 float32_softmax: bool = False):
+    def __init__(self, model_name: str, perturb: int | None = None, float32_softmax: bool = False):
+        import torch  # here, not at the top: a balancer (--balance) starts without it
+
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from biascore.models.loading import load_model
 
         self.lm = load_model(model_name, device="cpu", dtype="fp32")
-        self.model, self.tok, self.shift, self.text_only = self.lm.model, self.lm.tokenizer, shift, text_only
+        self.model, self.tok = self.lm.model, self.lm.tokenizer
         self.float32_softmax = float32_softmax
         if perturb is not None:
             gen = torch.Generator().manual_seed(perturb)
@@ -95,7 +99,7 @@ class Engine:
         self.jobs: queue.Queue = queue.Queue()
         self.stats_lock = threading.Lock()
         self.in_flight = 0
-        self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
+        self.reset_stats()
         self.fault: dict = {}
         self._texts: dict[int, str] = {}
         threading.Thread(target=self._loop, daemon=True).start()
@@ -120,7 +124,8 @@ class Engine:
 
     def reset_stats(self) -> None:
         with self.stats_lock:
-            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0}
+            self.stats = {"completions": 0, "max_in_flight": 0, "largest_batch": 0, "prompts": 0, "tokenize": 0,
+                          "forward_passes": 0, "padded_tokens": 0}
 
     def _loop(self) -> None:
         """Each queue item is one request's prompts (queued together, as vLLM schedules a request's prompts); the
@@ -145,6 +150,8 @@ class Engine:
                 part = [batch[i] for i in idx]
                 with self.stats_lock:
                     self.stats["largest_batch"] = max(self.stats["largest_batch"], len(part))
+                    self.stats["forward_passes"] += 1
+                    self.stats["padded_tokens"] += len(part) * max(len(ids) for ids, _ in part)
                 try:
                     results = self._forward([ids for ids, _ in part])
                 except Exception as exc:  # noqa: BLE001 - handed to each waiting request
@@ -152,7 +159,6 @@ class Engine:
                 for (_, box), res in zip(part, results):
                     box.put(res)
 
-    @torch.inference_mode()
     def _forward(self, seqs: list[list[int]]) -> list[Read]:
         """Per sequence, what an answer reads at each position k (:class:`Read`). The LM head runs on the real
         positions only, not the padding (vLLM computes logits only where it reads them). Each log-probability is
@@ -161,28 +167,31 @@ class Engine:
         precision of log P near 0 (P near 1) that the reproducibility contract holds served runs to, which vLLM's
         plain float32 log-softmax loses (one failed it on the demo pairs; ``--float32-softmax`` computes that one);
         a float64 log-softmax over the vocabulary would cost the server ~15 % of its forward pass."""
+        import torch
+
         from biascore.models.lm_scoring import position_logits
 
-        width = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), width), self.pad, dtype=torch.long)
-        att = torch.zeros((len(seqs), width), dtype=torch.long)
-        for r, s in enumerate(seqs):
-            ids[r, :len(s)] = torch.tensor(s)
-            att[r, :len(s)] = 1
-        rows, cols = att.nonzero(as_tuple=True)  # row-major: each sequence's positions in order
-        z = position_logits(self.lm, ids, att, rows, cols).float()
-        top, best = z.max(dim=-1, keepdim=True)
-        after = ids[rows, (cols + 1).clamp(max=width - 1)]  # the next token (any valid id at a sequence's end)
-        reads = torch.stack([ids[rows, cols], after, best[:, 0]], dim=1)
-        if self.float32_softmax:  # vLLM's prompt log-probabilities: a plain float32 log-softmax
-            picked = torch.log_softmax(z, dim=-1).gather(1, reads).double()
-        else:
-            z.sub_(top)  # in place: no vocabulary-sized temporaries
-            picked = z.gather(1, reads).double()
-            picked -= torch.log1p(z.exp_().scatter_(1, best, 0.0).sum(dim=-1).double())[:, None]
-        columns = (picked[:, 0], picked[:, 1], best[:, 0], picked[:, 2])
-        return [Read(*(part.tolist() for part in parts))
-                for parts in zip(*(c.split([len(s) for s in seqs]) for c in columns))]
+        with torch.inference_mode():
+            width = max(len(s) for s in seqs)
+            ids = torch.full((len(seqs), width), self.pad, dtype=torch.long)
+            att = torch.zeros((len(seqs), width), dtype=torch.long)
+            for r, s in enumerate(seqs):
+                ids[r, :len(s)] = torch.tensor(s)
+                att[r, :len(s)] = 1
+            rows, cols = att.nonzero(as_tuple=True)  # row-major: each sequence's positions in order
+            z = position_logits(self.lm, ids, att, rows, cols).float()
+            top, best = z.max(dim=-1, keepdim=True)
+            after = ids[rows, (cols + 1).clamp(max=width - 1)]  # the next token (any valid id at a sequence's end)
+            reads = torch.stack([ids[rows, cols], after, best[:, 0]], dim=1)
+            if self.float32_softmax:  # vLLM's prompt log-probabilities: a plain float32 log-softmax
+                picked = torch.log_softmax(z, dim=-1).gather(1, reads).double()
+            else:
+                z.sub_(top)  # in place: no vocabulary-sized temporaries
+                picked = z.gather(1, reads).double()
+                picked -= torch.log1p(z.exp_().scatter_(1, best, 0.0).sum(dim=-1).double())[:, None]
+            columns = (picked[:, 0], picked[:, 1], best[:, 0], picked[:, 2])
+            return [Read(*(part.tolist() for part in parts))
+                    for parts in zip(*(c.split([len(s) for s in seqs]) for c in columns))]
 
     def logprobs(self, ids: list[int]) -> Read:
         return self.logprobs_many([ids])[0]
@@ -197,18 +206,21 @@ class Engine:
                 raise res
         return out
 
-    def complete(self, body: dict, shift_above: int | None = None) -> dict:
+    def complete(self, body: dict, shift_above: int | None = None, fault: dict | None = None) -> dict:
         """One choice per prompt (``prompt`` may be a batch: a list of texts or of token-id lists, as vLLM takes).
-        ``shift_above``: token-id prompts get shifted log-probabilities in a request of more prompts (a fault)."""
+        ``shift_above``: token-id prompts get shifted log-probabilities in a request of more prompts; ``fault``: the
+        request's (its ``text_only`` kind and ``shift`` flag, module docstring)."""
+        fault = fault or {}
+        shift = bool(fault.get("shift"))
         prompt = body.get("prompt")
         batch = prompt if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)) else [prompt]
         shift_ids = shift_above is not None and len(batch) > shift_above
         texts = [isinstance(one, str) for one in batch]
-        if self.text_only and not all(texts):
+        if fault.get("kind") == "text_only" and not all(texts):
             raise ValueError("this server takes text prompts only")
         ids = [self._ids(one) for one in batch]
         first = self.logprobs_many(ids)
-        choices = [{"index": index, **self._choice(one, lp, body, self.shift or (shift_ids and not text))}
+        choices = [{"index": index, **self._choice(one, lp, body, shift or (shift_ids and not text))}
                    for index, (one, lp, text) in enumerate(zip(ids, first, texts))]
         return {"id": "cmpl-reference", "object": "text_completion", "model": body.get("model"), "choices": choices,
                 "usage": {"prompt_tokens": sum(len(one) for one in ids)}}
@@ -276,8 +288,7 @@ class Engine:
         return texts, offsets
 
 
-def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str | None = None,
-                 tokenize: bool = True):
+def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str | None = None):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -326,7 +337,8 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
             elif self.path.rstrip("/") == "/reference/stats":
                 with engine.stats_lock:
                     self._send(200, {**engine.stats, "in_flight": engine.in_flight})
-            elif self.path.rstrip("/") == "/tokenizer_info" and tokenizer_info:
+            elif self.path.rstrip("/") == "/tokenizer_info" and tokenizer_info and engine.fault.get("kind") != \
+                    "no_tokenizer_info":
                 self._send(200, {"tokenizer_class": type(engine.tok).__name__, "bos_token": engine.tok.bos_token,
                                  "eos_token": engine.tok.eos_token})
             else:
@@ -362,7 +374,7 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                             threading.Event().wait(float(fault.get("delay_s", 60)))
                         if kind == "text_tokens":
                             body.pop("return_tokens_as_token_ids", None)
-                        answer = engine.complete(body, int(fault.get("above", 0)) if kind == "shift" else None)
+                        answer = engine.complete(body, int(fault.get("above", 0)) if kind == "shift" else None, fault)
                         with engine.stats_lock:
                             engine.stats["prompts"] += len(answer["choices"])
                     finally:
@@ -386,7 +398,7 @@ def make_handler(engine: Engine, name: str, tokenizer_info: bool, api_key: str |
                         self._cut(answer)
                         return
                     self._send(200, answer)
-                elif self.path.rstrip("/") == "/tokenize" and tokenize:
+                elif self.path.rstrip("/") == "/tokenize" and engine.fault.get("kind") != "no_tokenize":
                     ids = list(engine.tok(body["prompt"], add_special_tokens=bool(body.get("add_special_tokens", True)))
                                ["input_ids"])
                     out = {"tokens": ids, "count": len(ids), "max_model_len": engine.max_len}
@@ -506,14 +518,10 @@ def main(argv=None) -> None:
     ap.add_argument("--name", default="HuggingFaceTB/SmolLM2-135M-Instruct", help="the served model name")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--shift", action="store_true", help="llama-cpp-python's misaligned log-probs (a bad server)")
     ap.add_argument("--perturb", type=int, default=None, help="add seeded noise to the weights")
     ap.add_argument("--no-tokenizer-info", action="store_true")
     ap.add_argument("--threads", type=int, default=1, help="torch threads of the forward passes")
     ap.add_argument("--api-key", default=None, help="answer 401 to /v1 requests without this bearer key")
-    ap.add_argument("--text-only", action="store_true", help="refuse token-id prompts (a text-only server)")
-    ap.add_argument("--no-tokenize", action="store_true",
-                    help="no /tokenize (a 404, as llama-cpp-python's server, whose tokenizer is at /extras/tokenize)")
     ap.add_argument("--float32-softmax", action="store_true",
                     help="log-probabilities from a plain float32 log-softmax, as vLLM computes them")
     ap.add_argument("--balance", default=None, metavar="URL,URL",
@@ -524,12 +532,12 @@ def main(argv=None) -> None:
         server.daemon_threads = True
         print(f"READY {server.server_address[1]}", flush=True)
         server.serve_forever()
+    import torch
+
     torch.set_num_threads(args.threads)
-    engine = Engine(args.model, shift=args.shift, perturb=args.perturb, text_only=args.text_only,
-                    float32_softmax=args.float32_softmax)
+    engine = Engine(args.model, perturb=args.perturb, float32_softmax=args.float32_softmax)
     server = ThreadingHTTPServer((args.host, args.port),
-                                 make_handler(engine, args.name, not args.no_tokenizer_info, args.api_key,
-                                              not args.no_tokenize))
+                                 make_handler(engine, args.name, not args.no_tokenizer_info, args.api_key))
     server.daemon_threads = True
     print(f"READY {server.server_address[1]}", flush=True)
     server.serve_forever()

@@ -17,13 +17,12 @@ from biascore.cli.main import main
 from biascore.store.cache import ResultCache
 from biascore.contract.method import NotApplicable
 from biascore.models.handle import open_model
-from biascore.models.loading import load_model
 from biascore.models.served import ConformanceError, ServedError
 from reproducibility_contract import compare_frames, logp_tolerance
 from biascore.methods.attribution.scorer import summarize
 from biascore.runs import runner
 from biascore.methods import get
-from served_reference import Process, serving
+from served_reference import Process
 
 # results stored here (served / quantized models) stay out of the session cache that the page tests list
 pytestmark = pytest.mark.usefixtures("private_cache")
@@ -33,18 +32,6 @@ pytestmark = pytest.mark.usefixtures("private_cache")
 def good_server(reference_server):
     """The faithful reference server (SmolLM2, float32): the session's (tests/conftest.py)."""
     return reference_server
-
-
-@pytest.fixture(scope="module")
-def perturbed_server(processes):
-    """SmolLM2 with perturbed weights under the same name, without /tokenizer_info."""
-    yield from serving("--perturb", "1", "--no-tokenizer-info")
-
-
-@pytest.fixture(scope="module")
-def shifted_server(processes):
-    """Log-probabilities shifted by one, as llama-cpp-python's server reports them."""
-    yield from serving("--shift")
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +57,30 @@ def test_served_identity_is_the_server_name_and_a_measured_fingerprint(served):
     assert (served.special_tokens().bos, served.special_tokens().eos) == ("<|im_start|>", "<|im_end|>")
 
 
+def test_the_proof_is_the_probes_prefix_and_the_fingerprint_the_whole_probe(served, monkeypatch):
+    """Each scoring request ends with the probe's first PROOF_TOKENS ids (their log-probabilities are the whole
+    probe's first ones: the model is causal); the fingerprint, so every served cache key, is still the whole probe's,
+    as measured alone before it rode in the conformance check's request."""
+    from biascore.models.served.fingerprint import PROBE, PROOF_TOKENS, Probe
+
+    probe, client = served.extra["probe"], served.client
+    ids = client.tokenize(PROBE, True)
+    assert probe.ids == tuple(ids) and len(ids) > PROOF_TOKENS
+    assert Probe(probe.model, tuple(ids), tuple(client.echo(ids).logprobs)).fingerprint() == served.fingerprint
+    sent, echo_many = [], client.echo_many
+    monkeypatch.setattr(client, "echo_many",
+                        lambda prompts, **kw: sent.append(list(prompts)) or echo_many(prompts, **kw))
+    seqs = [client.tokenize(text) for text in ("Zebras proved it on a Tuesday.", "Okapis proved it on a Tuesday.")]
+    served.causal_gold_logprobs(seqs, [list(range(len(s))) for s in seqs])
+    assert sent and all(list(request[-1]) == ids[:PROOF_TOKENS] for request in sent), sent
+
+
 @pytest.mark.exactness
 @pytest.mark.parametrize("prefix", ["published", "lmeval"])
-def test_served_equals_in_process_within_the_contract(served, smollm, prefix):
+def test_served_equals_in_process_within_the_contract(served, smollm_demo, prefix):
     """b(u), S_JSD, PLL and the lm-eval-compatible log-likelihoods on the demo benchmark, both prefix conventions
     (SmolLM2: <|im_end|> vs <|im_start|>); the same tokens, U, ties and verdicts up to the contract."""
-    here = runner.run(get("attribution"), smollm, "demo", prefix=prefix).frame
+    here = smollm_demo(prefix)
     there = runner.run(get("attribution"), served, "demo", prefix=prefix).frame
     assert there["prefix_token_id"].tolist() == here["prefix_token_id"].tolist()
     assert there["prefix_token"].iloc[0] == served.prefix_token(prefix).text
@@ -108,15 +113,24 @@ def test_fingerprint_follows_the_weights_not_the_name(good_server, perturbed_ser
 
 
 def test_prefix_needing_an_untold_token_is_refused_in_one_line(perturbed_server):
-    other = open_model("served:" + perturbed_server.url)  # no /tokenizer_info: its EOS is unknown
+    perturbed_server.fault("no_tokenizer_info")  # /tokenizer_info answers 404: its EOS is unknown
+    try:
+        other = open_model("served:" + perturbed_server.url)
+    finally:
+        perturbed_server.fault(None)
     with pytest.raises(ValueError, match="does not say its tokenizer's BOS/EOS token that the published") as info:
         biascore.run("attribution", other, "demo", limit=2)
     assert "\n" not in str(info.value)
 
 
-def test_shifted_logprobs_fail_the_conformance_check(shifted_server):
-    with pytest.raises(ConformanceError, match="misaligned prompt log-probabilities") as info:
-        open_model("served:" + shifted_server.url)
+def test_shifted_logprobs_fail_the_conformance_check(good_server):
+    """Log-probabilities shifted by one, as llama-cpp-python's server reports them (the reference server's fault)."""
+    good_server.fault("shift", shift=True)
+    try:
+        with pytest.raises(ConformanceError, match="misaligned prompt log-probabilities") as info:
+            open_model("served:" + good_server.url)
+    finally:
+        good_server.fault(None)
     assert "\n" not in str(info.value)
 
 
@@ -147,7 +161,7 @@ def test_a_model_the_server_does_not_serve_is_one_line(good_server):
         open_model("served:" + good_server.url + "#gpt-9")
 
 
-def test_killed_server_resumes_from_shards(tmp_path, processes):
+def test_killed_server_resumes_from_shards(tmp_path, processes, smollm_demo):
     """Kill the server's process after the first shard, get one line; restart it on the same port and the run
     resumes from the stored shard, ending equal (within the contract) to an uninterrupted in-process run."""
     cache = ResultCache(tmp_path / "cache")
@@ -171,8 +185,7 @@ def test_killed_server_resumes_from_shards(tmp_path, processes):
         frame = runner.run(get("attribution"), biascore.load_model(name), "demo", limit=24, shard_size=8, cache=cache,
                            progress=lambda d, t: resumed.append(d)).frame
         assert resumed[0] >= 8  # the finished shard was read back, not recomputed
-        reference = runner.run(get("attribution"), load_model("smollm2-135m"), "demo", limit=24).frame
-        assert compare_frames(reference, frame).within_contract
+        assert compare_frames(smollm_demo(limit=24), frame).within_contract
     finally:
         proc.kill()
 

@@ -30,9 +30,10 @@ pytestmark = pytest.mark.usefixtures("private_cache")
 KEY = "sk-test-3f9a1c77e2b04d5e"
 
 
-@pytest.fixture(scope="module")
-def server(processes):
-    yield from serving()
+@pytest.fixture
+def server(reference_server):
+    """The session's reference server (tests/conftest.py), its fault cleared before and after each test."""
+    return reference_server
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def _cli(capsys, *args) -> tuple[int, list[str]]:
     return code, err
 
 
-def test_a_null_log_probability_is_one_line_and_nothing_is_stored(server, smollm, tmp_path, capsys):
+def test_a_null_log_probability_is_one_line_and_nothing_is_stored(server, smollm_demo, tmp_path, capsys):
     name = "served:" + server.url
     cache = tmp_path / "cache"
     lm = load_served(name)
@@ -74,7 +75,7 @@ def test_a_null_log_probability_is_one_line_and_nothing_is_stored(server, smollm
     assert not runner.is_cached(get("attribution"), lm, "demo", limit=8, cache=ResultCache(cache))
     # the same command against the (now correct) server: the right numbers, scored afresh
     frame = runner.run(get("attribution"), lm, "demo", limit=8, cache=ResultCache(cache)).frame
-    here = runner.run(get("attribution"), smollm, "demo", limit=8, cache=ResultCache(tmp_path / "here")).frame
+    here = smollm_demo(limit=8)
     assert frame["biased"].tolist() == here["biased"].tolist() and not frame["sjsd"].isna().any()
 
 
@@ -100,7 +101,7 @@ def test_a_server_that_does_not_echo_token_ids_is_refused(server):
         load_served("served:" + server.url)
 
 
-def test_positions_shifted_after_the_conformance_check_discard_the_shard(server, smollm, tmp_path):
+def test_positions_shifted_after_the_conformance_check_discard_the_shard(server, smollm_demo, tmp_path):
     """A server (a replica) whose token-id answers shift by one after the model was connected: the probe measured
     again after the shard moves, the shard is discarded with one line, nothing is stored."""
     cache = ResultCache(tmp_path / "cache")
@@ -113,7 +114,7 @@ def test_positions_shifted_after_the_conformance_check_discard_the_shard(server,
     assert not list((tmp_path / "cache").rglob("*.parquet"))  # not even the shard
     server.fault(None)
     frame = runner.run(get("attribution"), lm, "demo", limit=8, shard_size=4, cache=cache).frame
-    here = runner.run(get("attribution"), smollm, "demo", limit=8, cache=ResultCache(tmp_path / "here")).frame
+    here = smollm_demo(limit=8)
     assert frame["pll_verdict"].tolist() == here["pll_verdict"].tolist()
 
 
@@ -219,24 +220,23 @@ def test_a_base_url_without_v1_gets_a_hint(server):
         load_served("served:" + server.url[:-3])
 
 
-def test_a_text_only_server_is_told_token_id_prompts_are_required(processes):
-    for proc in serving("--text-only"):
-        with pytest.raises(ServedError, match="refuses token-id prompts.*server must take prompts as lists of "
-                                              "token ids") as info:
-            load_served("served:" + proc.url)
-        assert "\n" not in str(info.value)
+def test_a_text_only_server_is_told_token_id_prompts_are_required(server):
+    server.fault("text_only")
+    with pytest.raises(ServedError, match="refuses token-id prompts.*server must take prompts as lists of "
+                                          "token ids") as info:
+        load_served("served:" + server.url)
+    assert "\n" not in str(info.value)
 
 
-def test_a_server_without_tokenize_is_refused_for_its_worse_fault(processes):
+def test_a_server_without_tokenize_is_refused_for_its_worse_fault(server):
     """No /tokenize (llama-cpp-python's server has none): its text-prompt echo is probed first, so misaligned
     log-probabilities are named as such (the real server's case, tests/models/test_served_llamacpp.py); a
     conforming echo is refused for the missing endpoint."""
-    for args, wanted in ((["--no-tokenize", "--shift"], "misaligned prompt log-probabilities"),
-                         (["--no-tokenize"], "has no /tokenize endpoint")):
-        for proc in serving(*args):
-            with pytest.raises(ServedError, match=wanted) as info:
-                load_served("served:" + proc.url)
-            assert "\n" not in str(info.value)
+    for shift, wanted in ((True, "misaligned prompt log-probabilities"), (False, "has no /tokenize endpoint")):
+        server.fault("no_tokenize", shift=shift)
+        with pytest.raises(ServedError, match=wanted) as info:
+            load_served("served:" + server.url)
+        assert "\n" not in str(info.value)
 
 
 def test_one_echoed_prompt_per_sentence_many_per_request(server):
@@ -276,50 +276,52 @@ def _stored(cache) -> list:
     return [p for p in cache.rglob("*.parquet") if "models" not in p.relative_to(cache).parts]
 
 
-def _agrees_with_in_process(tmp_path, cache, smollm, url: str) -> None:
+def _agrees_with_in_process(cache, smollm_demo, url: str) -> None:
     """The same cache, a correct server: the served result equals the in-process one within the contract."""
     from reproducibility_contract import compare_frames
 
     there = runner.run(get("attribution"), load_served(url), "demo", cache=ResultCache(cache)).frame
-    here = runner.run(get("attribution"), smollm, "demo", cache=ResultCache(tmp_path / "here")).frame
-    agreement = compare_frames(here, there)
+    agreement = compare_frames(smollm_demo(), there)
     assert agreement.within_contract and agreement.flips == 0, agreement.problems
 
 
-def test_a_server_wrong_only_in_large_batches_is_refused_and_nothing_stored(server, smollm, tmp_path, capsys):
-    """Shifted log-probabilities only in requests of more than 2 prompts: the conformance check (2 prompts) and the
-    fingerprint (1) pass, but the proof riding in every scoring request (32 prompts) moves — one line, exit 2,
-    nothing stored; the same cache then answers the correct server with the in-process numbers."""
+def test_a_server_wrong_only_in_large_batches_is_refused_and_nothing_stored(server, smollm_demo, tmp_path, capsys):
+    """Shifted log-probabilities only in requests of more than 3 prompts: the connection's one request (the
+    conformance check's 2 probes and the fingerprint's) passes, but the proof riding in every scoring request (32
+    prompts) moves — one line, exit 2, nothing stored; the same cache then answers the correct server with the
+    in-process numbers. (Wrong in requests of 3 already, the connection refuses it.)"""
     cache = tmp_path / "cache"
     server.fault("shift", times=-1, above=2)
+    with pytest.raises(ServedError, match="misaligned prompt log-probabilities"):
+        load_served("served:" + server.url)
+    server.fault("shift", times=-1, above=3)
     code, err = _cli(capsys, "score", "--model", "served:" + server.url, "--benchmark", "demo",
                      "--cache-dir", str(cache))
     assert code == 2 and len(err) == 1 and "no longer computes what it did" in err[0], err
     said = re.search(r"in a request of (\d+) prompts, token \d+ of the proof prompt got log P \S+, \S+ on connecting",
                      err[0])
-    assert said and int(said.group(1)) > 2 and err[0].endswith("nothing of it is used or stored"), err
+    assert said and int(said.group(1)) > 3 and err[0].endswith("nothing of it is used or stored"), err
     assert not _stored(cache)
     server.fault(None)
-    _agrees_with_in_process(tmp_path, cache, smollm, "served:" + server.url)
+    _agrees_with_in_process(cache, smollm_demo, "served:" + server.url)
 
 
-def test_two_replicas_with_different_weights_behind_a_balancer_are_refused(server, smollm, tmp_path, capsys,
-                                                                           processes):
+def test_two_replicas_with_different_weights_behind_a_balancer_are_refused(server, perturbed_server, smollm_demo,
+                                                                           tmp_path, capsys, processes):
     """A round-robin load balancer in front of the correct server and one with other weights: whichever replica
     the connection measured, some scoring request reaches the other and its proof moves — nothing stored (the
     issue's run stored 16 of 38 pairs from the other weights); the same cache then answers the correct server."""
     cache = tmp_path / "cache"
-    for other in serving("--perturb", "1"):
-        roots = ",".join(url[:-3] for url in (server.url, other.url))
-        for balancer in serving("--balance", roots):
-            for outside in (0, 1, 1):  # runs that start on the first replica and, after N + 1 and 2N + 3 turns,
-                for _ in range(outside):  # on the second one however many requests N a run makes
-                    httpx.get(balancer.url + "/models", timeout=30)
-                code, err = _cli(capsys, "score", "--model", "served:" + balancer.url, "--benchmark", "demo",
-                                 "--cache-dir", str(cache))
-                assert code == 2 and len(err) == 1 and "no longer computes what it did" in err[0], err
-                assert not _stored(cache)
-    _agrees_with_in_process(tmp_path, cache, smollm, "served:" + server.url)
+    roots = ",".join(url[:-3] for url in (server.url, perturbed_server.url))
+    for balancer in serving("--balance", roots):
+        for outside in (0, 1, 1):  # runs that start on the first replica and, after N + 1 and 2N + 3 turns,
+            for _ in range(outside):  # on the second one however many requests N a run makes
+                httpx.get(balancer.url + "/models", timeout=30)
+            code, err = _cli(capsys, "score", "--model", "served:" + balancer.url, "--benchmark", "demo",
+                             "--cache-dir", str(cache))
+            assert code == 2 and len(err) == 1 and "no longer computes what it did" in err[0], err
+            assert not _stored(cache)
+    _agrees_with_in_process(cache, smollm_demo, "served:" + server.url)
 
 
 def _files_hold(root, secret: str) -> list:

@@ -3,8 +3,9 @@ a server").
 
 Popular servers return wrong prompt log-probabilities silently: llama-cpp-python 0.3.36's server reports each
 token's from the distribution *after* it (abetlen/llama-cpp-python#1983), llama.cpp's ``llama-server`` none
-(ggml-org/llama.cpp#27174). So two probe texts are scored as token-id prompts in one request of two prompts (the
-form of every scoring request), and the answer must show:
+(ggml-org/llama.cpp#27174). So two probe texts are scored as token-id prompts in one request (the form of every
+scoring request; the fingerprint's probe rides in it as a third prompt: one forward pass for the connection), and
+the answer must show:
 
 1. **presence** — every prompt token after the first has a log-probability (a number ≤ 0);
 2. **alignment** — the predictable tokens of a counting sequence get high probability *at their own position*
@@ -42,11 +43,12 @@ class ConformanceError(ServedError):
     """The server's prompt log-probabilities do not have the echo + logprobs semantics; one line."""
 
 
-def check_conformance(client: ServedClient) -> dict:
-    """Run the probes (module docstring); returns what was measured, raises :class:`ConformanceError`."""
+def check_conformance(client: ServedClient, rider: str | None = None) -> dict:
+    """Run the probes (module docstring); returns what was measured, raises :class:`ConformanceError`. ``rider``: a
+    text scored last in the same request, its ids and unchecked echo returned under ``"rider"``."""
     where = f"the server at {client.name.base} ({client.model})"
     try:
-        ids = [client.tokenize(text, True) for text in (PROBE, TWIN)]
+        ids = [client.tokenize(text, True) for text in (PROBE, TWIN, *([rider] if rider else []))]
     except ServedHTTPError as exc:
         if exc.status != 404:
             raise ConformanceError(f"{where} refused its /tokenize request: {exc}") from None
@@ -61,7 +63,7 @@ def check_conformance(client: ServedClient) -> dict:
             f"{where} has no /tokenize endpoint ({exc}): biascore sends prompts as the token ids of the server's own "
             "tokenisation, so the server must offer vLLM's /tokenize (vLLM and SGLang do)") from None
     try:
-        probe, twin, batch = _echo_both(client, ids)
+        (probe, twin, *ridden), batch = _echo_all(client, ids)
     except ServedHTTPError as exc:
         if exc.status in (400, 422):
             raise ConformanceError(
@@ -75,7 +77,7 @@ def check_conformance(client: ServedClient) -> dict:
             check_echo(sent, got, where)
         except ServedBadAnswer as exc:
             raise ConformanceError(str(exc)) from None
-    return {**_check_semantics(probe, twin, where), "batch": batch}
+    return {**_check_semantics(probe, twin, where), "batch": batch, **({"rider": (ids[2], *ridden)} if rider else {})}
 
 
 def _check_semantics(probe: EchoedPrompt, twin: EchoedPrompt, where: str) -> dict:
@@ -108,16 +110,14 @@ def _check_semantics(probe: EchoedPrompt, twin: EchoedPrompt, where: str) -> dic
     return {"median_p": median_p, "shared_drift": drift, "margin": margin, "tokens": len(probe.tokens)}
 
 
-def _echo_both(client: ServedClient, ids: list[list[int]]) -> tuple[EchoedPrompt, EchoedPrompt, int]:
-    """The two probes in one request when the server takes a list of prompts (then ``client.batch`` stays),
-    else one at a time (``client.batch`` becomes 1); unchecked (the checks above say what failed)."""
+def _echo_all(client: ServedClient, ids: list[list[int]]) -> tuple[list[EchoedPrompt], int]:
+    """The probes in one request when the server takes a list of prompts (then ``client.batch`` stays), else one
+    at a time (``client.batch`` becomes 1); unchecked (the checks above say what failed)."""
     try:
-        probe, twin = client.echo_many(ids, check=False)
-        return probe, twin, client.batch
+        return client.echo_many(ids, check=False), client.batch
     except (ServedHTTPError, ServedBadAnswer):
-        probe, twin = client.echo(ids[0], check=False), client.echo(ids[1], check=False)
         client.batch = 1
-        return probe, twin, 1
+        return [client.echo(one, check=False) for one in ids], 1
 
 
 def _check_presence(got: EchoedPrompt, where: str) -> None:

@@ -4,9 +4,9 @@ A server's model name says nothing certain about its weights, so the cache ident
 plus a hash of the log-probabilities it gives a fixed probe text, rounded to :data:`DECIMALS` decimals (nats),
 together with the probe's token ids (a value on a rounding boundary may flip between runs: the result is then
 recomputed, never mixed). The probe is sent as scoring sends every sentence, a token-id prompt with its echo
-checked (:func:`biascore.models.served.client.check_echo`), and rides in every scoring request as its last prompt
-(:meth:`biascore.models.served.model.ServedModel._prove`), within :data:`DRIFT_TOLERANCE` nats of the first
-measurement at every token, or nothing of that request is used.
+checked (:func:`biascore.models.served.client.check_echo`); its first :data:`PROOF_TOKENS` ids ride in every scoring
+request as its last prompt (:meth:`biascore.models.served.model.ServedModel._prove`), within :data:`DRIFT_TOLERANCE`
+nats of the first measurement at every token, or nothing of that request is used.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from biascore.models.served.client import ServedClient
+from biascore.models.served.client import EchoedPrompt, ServedClient, check_echo
 
 #: the probe text (plain English; every token after the first gets a log-probability)
 PROBE = "The quick brown fox jumps over the lazy dog. Researchers measured how often the model agreed."
@@ -22,6 +22,8 @@ DECIMALS = 1
 #: how far (nats) the probe's log-probability in a scoring request may be from the first measurement (batching
 #: and kernels move them by ~1e-5 in float32; another model, or positions shifted by one, by far more than this)
 DRIFT_TOLERANCE = 0.01
+#: the probe's first ids, each scoring request's proof (enough: bench/results/served_proof_length.md, docs/cli.md)
+PROOF_TOKENS = 8
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,8 @@ class Probe:
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def measure_probe(client: ServedClient) -> Probe:
-    """The probe scored as a token-id prompt (the server's own tokens of it, with its special tokens)."""
-    ids = client.tokenize(PROBE, True)
-    got = client.echo(ids)
+def measure_probe(client: ServedClient, ids: list[int], got: EchoedPrompt) -> Probe:
+    """The probe's answer (its ids with special tokens, sent beside the conformance check's probes), checked."""
+    check_echo(ids, got, f"the server at {client.name.base}")
     return Probe(client.model, tuple(ids), tuple(got.logprobs))
 

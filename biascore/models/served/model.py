@@ -7,8 +7,9 @@ log-probabilities from one echoed token-id prompt ``[prefix id] + ids`` per sent
 bounded memo keyed by the exact ids answers a repeated prompt), the prefix token picked by
 :mod:`biascore.models.prefix` from the server's BOS/EOS facts.
 
-**Every scoring request proves itself**: the fingerprint's probe (:mod:`.fingerprint`) rides last in each request
-and must come back within ``DRIFT_TOLERANCE`` nats at every token, else nothing of it is used and
+**Every scoring request proves itself**: the fingerprint probe's first ``PROOF_TOKENS`` ids (:mod:`.fingerprint`)
+ride last in each request and must come back within ``DRIFT_TOLERANCE`` nats of the first ones measured at connection
+at every token (a causal model's log P(token i) depends on tokens ≤ i only), else nothing of it is used and
 :class:`ServedChanged` says what moved (docs/cli.md, "A model behind a server"). Its identity is ``<server's model
 name> (served)`` with the measured fingerprint, dtype ``served`` and device ``server``.
 """
@@ -28,7 +29,7 @@ from biascore.models.precision import SERVED_DTYPE
 from biascore.models.prefix import PrefixError, PrefixToken, SpecialTokens, prefix_token, untold_prefix_message
 from biascore.models.served.client import DEFAULT_CONCURRENCY, ServedClient, ServedError, ServedName
 from biascore.models.served.conformance import check_conformance
-from biascore.models.served.fingerprint import DRIFT_TOLERANCE, measure_probe
+from biascore.models.served.fingerprint import DRIFT_TOLERANCE, PROBE, PROOF_TOKENS, measure_probe
 from biascore.models.served.pieces import token_spans
 
 MEMO_SIZE = 20_000
@@ -154,7 +155,7 @@ class ServedModel(LanguageModel):
         done = total - sum(weights.get(p, 1) for p in todo)
 
         def one(chunk: list[tuple[int, ...]]) -> list[list]:
-            sent = [*chunk, self.extra["probe"].ids]  # the proof rides last (one prompt per request: beside it)
+            sent = [*chunk, self.extra["probe"].ids[:PROOF_TOKENS]]  # the proof rides last (batch 1: beside it)
             got = self.client.echo_many(sent) if self.client.batch > 1 else [self.client.echo(p) for p in sent]
             self._prove(got[-1].logprobs, len(got))
             return [g.logprobs for g in got[:-1]]
@@ -193,7 +194,7 @@ class ServedModel(LanguageModel):
         return out
 
     def _prove(self, logprobs: list, prompts: int) -> None:
-        """The proof prompt's answer against the measurement made when the model connected (module docstring)."""
+        """The proof prompt's answer against the first of the measurement made on connecting (module docstring)."""
         probe = self.extra["probe"]
         moved = [(abs(a - b), k, a, b) for k, (a, b) in enumerate(zip(probe.logprobs[1:], logprobs[1:]), 1)]
         drift, at, was, now = max(moved, default=(0.0, 0, 0.0, 0.0))
@@ -249,9 +250,10 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
     client = ServedClient(parsed, concurrency=concurrency or DEFAULT_CONCURRENCY)
     try:
         entry = client.choose_model()
-        # the three at once (a few round trips, not a dozen in a row); the conformance check's refusal says most
-        jobs = [client._pool.submit(f, client) for f in (check_conformance, _special_tokens, measure_probe)]
-        conformance, specials, probe = (job.result() for job in jobs)
+        # at once (a few round trips, the probes in one request); the conformance check's refusal says most
+        jobs = [client._pool.submit(check_conformance, client, PROBE), client._pool.submit(_special_tokens, client)]
+        conformance, specials = (job.result() for job in jobs)
+        probe = measure_probe(client, *conformance.pop("rider"))
     except BaseException:
         client.close()
         raise
@@ -263,9 +265,6 @@ def load_served(name: str | ServedName, *, concurrency: int | None = None, timeo
                      fingerprint=probe.fingerprint(), device=torch.device("cpu"), source=parsed.base,
                      extra={"dtype": SERVED_DTYPE, "special_tokens": specials, "conformance": conformance,
                             "probe": probe, "compute_device": "server"})
-    lm.client = client
-    lm._lock = threading.Lock()
-    lm._memo = OrderedDict()
-    lm._texts = {}
+    lm.client, lm._lock, lm._memo, lm._texts = client, threading.Lock(), OrderedDict(), {}
     lm.tokenizer = ServedTokenizer(lm, max_len)
     return lm
