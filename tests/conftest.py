@@ -295,7 +295,7 @@ def _environment(tmp_path_factory):
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ["BIASCORE_RAISE_PAGE_ERRORS"] = "1"  # a page that crashes fails its test (app.py would show one line)
     os.environ["BIASCORE_SERVED_BACKOFF_S"] = "0"  # served clients retry at once: an unreachable host fails fast
-    yield
+    yield cache
 
 
 @pytest.fixture
@@ -411,6 +411,38 @@ def demo_scores(smollm, random_mlm):
             for name, lm in (("smollm2-135m", smollm), (random_mlm.name, random_mlm))}
 
 
+@pytest.fixture(scope="session")
+def smollm_demo(smollm, _environment):
+    """The demo benchmark scored by SmolLM2 (attribution) into the session cache, once per session (per worker):
+    the demo dashboard serves it and the snapshot's world exports a copy of it (``result``; ``cache``: that cache)."""
+    import torch
+
+    from biascore import settings
+    from biascore.methods import get
+    from biascore.runs import runner
+
+    torch.set_num_threads(1)
+    with settings.directories(str(DATA_DIR), str(_environment)):  # the session's, whatever a module fixture set
+        return {"result": runner.run(get("attribution"), smollm, "demo"), "cache": _environment}
+
+
+@pytest.fixture(scope="session")
+def demo_aligned_scores(smollm, _environment):
+    """The shipped demo-aligned set (6 pairs × 10 languages) scored by SmolLM2 into the session cache, once per
+    session (per worker), by the engine's ``api.across_languages`` (``scores``; ``cache``: that cache): the pages
+    that show it (the demo dashboard's Across languages, the bare snapshot's) read it instead of scoring the same
+    60 pairs live again. The page's own live scoring stays tested where it is the subject: the bare clone's walk
+    (an empty cache), the bare snapshot (one language left to score, in memory) and
+    tests/views/test_across_languages_page.py."""
+    import torch
+
+    from biascore import api, settings
+
+    torch.set_num_threads(1)
+    with settings.directories(str(DATA_DIR), str(_environment)):  # the session's, whatever a module fixture set
+        return {"scores": api.across_languages("demo-aligned", smollm, progress=False), "cache": _environment}
+
+
 # ------------------------------------------------------------------------------------------------ processes
 @pytest.fixture(scope="session")
 def processes():
@@ -457,19 +489,14 @@ def ray_instance(processes):
 
 
 @pytest.fixture(scope="session")
-def demo_dashboard(smollm, tmp_path_factory, processes):
+def demo_dashboard(smollm_demo, demo_aligned_scores, tmp_path_factory, processes):
     """`streamlit run app.py` on a free loopback port, once per session, over the session cache with the demo
-    benchmark scored by SmolLM2, a review database of its own and an adjudicator (``ADJUDICATOR``): the browser
-    tests of tests/views/test_e2e_browser.py and the Words page's share it (one xdist group)."""
-    import torch
-
+    benchmark (:func:`smollm_demo`) and the demo-aligned set (:func:`demo_aligned_scores`) scored by SmolLM2, a
+    review database of its own
+    and an adjudicator (``ADJUDICATOR``): the browser tests of tests/views/test_e2e_browser.py and the Words page's
+    share it (one xdist group)."""
     from dashboard_server import dashboard
 
-    from biascore.runs import runner
-    from biascore.methods import get
-
-    torch.set_num_threads(1)  # faster on a shared CPU (see views.kit.attribution.limit_torch_threads)
-    runner.run(get("attribution"), smollm, "demo")
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
     log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
     with dashboard(log, BIASCORE_REVIEW_DB=str(review_db), BIASCORE_ADJUDICATORS=ADJUDICATOR) as url:
