@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -412,35 +413,71 @@ def demo_scores(smollm, random_mlm):
 
 
 @pytest.fixture(scope="session")
-def smollm_demo(smollm, _environment):
-    """The demo benchmark scored by SmolLM2 (attribution) into the session cache, once per session (per worker):
-    the demo dashboard serves it and the snapshot's world exports a copy of it (``result``; ``cache``: that cache)."""
+def run_cache(tmp_path_factory) -> Path:
+    """A result cache shared by the workers of this pytest run (the run's temporary folder; in one process, the
+    session's): a key scored there is scored once per run — its file lock lets one worker compute it while the
+    other waits and reads it — and :func:`copy_stored` puts the file into another cache."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "run-cache"
+    root.mkdir(exist_ok=True)
+    return root
+
+
+def copy_stored(results, source: Path, cache: Path) -> None:
+    """Each result's cache file copied from the cache folder ``source`` into ``cache``: the engine finds it there
+    under the same key (the file holds its key's digest, checked on every read); written whole, then renamed."""
+    for meta in (r.meta for r in results):
+        target = cache / meta["scorer"] / f"{meta['digest']}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / meta["scorer"] / target.name, target.with_suffix(".copy"))
+        os.replace(target.with_suffix(".copy"), target)
+
+
+def _scored_once(score, run_cache: Path, session_cache: Path):
+    """What ``score(cache)`` returns first, scored into :func:`run_cache` with one torch thread on the session's data
+    directory; the results it returns second are copied into the session's cache, where the session's pages find
+    them."""
     import torch
 
     from biascore import settings
-    from biascore.methods import get
-    from biascore.runs import runner
+    from biascore.store.cache import ResultCache
 
     torch.set_num_threads(1)
-    with settings.directories(str(DATA_DIR), str(_environment)):  # the session's, whatever a module fixture set
-        return {"result": runner.run(get("attribution"), smollm, "demo"), "cache": _environment}
+    with settings.directories(str(DATA_DIR), str(session_cache)):  # whatever a module fixture set meanwhile
+        value, results = score(ResultCache(run_cache))
+    copy_stored(results, run_cache, session_cache)
+    return value
 
 
 @pytest.fixture(scope="session")
-def demo_aligned_scores(smollm, _environment):
-    """The shipped demo-aligned set (6 pairs × 10 languages) scored by SmolLM2 into the session cache, once per
-    session (per worker), by the engine's ``api.across_languages`` (``scores``; ``cache``: that cache): the pages
-    that show it (the demo dashboard's Across languages, the bare snapshot's) read it instead of scoring the same
-    60 pairs live again. The page's own live scoring stays tested where it is the subject: the bare clone's walk
-    (an empty cache), the bare snapshot (one language left to score, in memory) and
-    tests/views/test_across_languages_page.py."""
-    import torch
+def smollm_demo(smollm, run_cache, _environment):
+    """The demo benchmark scored by SmolLM2 (attribution) once per run (:func:`_scored_once`): the demo dashboard
+    serves it and the snapshot's world exports a copy of it (``result``; ``cache``: the run's cache)."""
+    from biascore.methods import get
+    from biascore.runs import runner
 
-    from biascore import api, settings
+    def score(cache):
+        result = runner.run(get("attribution"), smollm, "demo", cache=cache)
+        return result, [result]
 
-    torch.set_num_threads(1)
-    with settings.directories(str(DATA_DIR), str(_environment)):  # the session's, whatever a module fixture set
-        return {"scores": api.across_languages("demo-aligned", smollm, progress=False), "cache": _environment}
+    return {"result": _scored_once(score, run_cache, _environment), "cache": run_cache}
+
+
+@pytest.fixture(scope="session")
+def demo_aligned_scores(smollm, run_cache, _environment):
+    """The shipped demo-aligned set (6 pairs × 10 languages) scored by SmolLM2 once per run (:func:`_scored_once`)
+    by the engine's ``api.across_languages`` (``scores``; ``cache``: the run's cache): the pages that show it (the
+    demo dashboard's Across languages, the bare snapshot's) read it instead of scoring the same 60 pairs live again.
+    The page's own live scoring stays tested where it is the subject: the bare clone's walk (an empty cache), the
+    bare snapshot (one language left to score, in memory) and tests/views/test_across_languages_page.py (a cache of
+    its own)."""
+    from biascore import api
+
+    def score(cache):
+        out = api.across_languages("demo-aligned", smollm, progress=False, cache_dir=cache.root)
+        return out, list(out.results.values())
+
+    return {"scores": _scored_once(score, run_cache, _environment), "cache": run_cache}
 
 
 # ------------------------------------------------------------------------------------------------ processes

@@ -27,7 +27,7 @@ from biascore import settings
 from biascore.store.cache import CacheKey, ResultCache
 from biascore.methods.attribution.ties import verdicts
 from biascore.snapshot.export import export_snapshot
-from tests.conftest import DATA_DIR, REPO, TINY_MLM
+from tests.conftest import DATA_DIR, REPO, TINY_MLM, copy_stored
 from waits import SAFETY_MS, SAFETY_S, wait_idle
 from tests.views.test_dashboard_pages import frame_with, open_page
 from tests.methods.labdet.test_labdet import small_labdet_copy
@@ -43,15 +43,6 @@ def _small_data_dir(target: Path) -> Path:
     for sub in ("crows_pairs", "seat", "usas", "wordlists"):
         (target / sub).symlink_to(DATA_DIR / sub, target_is_directory=True)
     return small_labdet_copy(DATA_DIR, target, lang="en", keep=("de", "cn", "it", "mask"))
-
-
-def _copy_stored(results, source: Path, cache: Path) -> None:
-    """Each result's cache file copied from the cache folder ``source`` into ``cache``: the engine finds it there
-    under the same key (the file holds its key's digest, checked on every read)."""
-    for meta in (r.meta for r in results):
-        (cache / meta["scorer"]).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / meta["scorer"] / f"{meta['digest']}.parquet",
-                        cache / meta["scorer"] / f"{meta['digest']}.parquet")
 
 
 def _found(result):
@@ -82,7 +73,7 @@ def world(tmp_path_factory, minilm, smollm, smollm_demo):
     os.environ.update(BIASCORE_DATA_DIR=str(data), BIASCORE_CACHE_DIR=str(cache))
     os.environ.pop("BIASCORE_SNAPSHOT", None)
     torch.set_num_threads(1)
-    _copy_stored([smollm_demo["result"]], smollm_demo["cache"], cache)
+    copy_stored([smollm_demo["result"]], smollm_demo["cache"], cache)
     try:
         tiny = load_model(str(model_dir))
         scores = runner.run(get("attribution"), tiny, "demo").frame
@@ -555,8 +546,8 @@ def bare(world, tmp_path_factory, minilm, smollm, demo_aligned_scores):
     root = tmp_path_factory.mktemp("bare_world")
     empty, cache = root / "no-data", ResultCache(world["root"] / "cache")
     empty.mkdir()
-    _copy_stored([demo_aligned_scores["scores"].results[lang] for lang in ALIGNED_STORED],
-                 demo_aligned_scores["cache"], cache.root)
+    copy_stored([demo_aligned_scores["scores"].results[lang] for lang in ALIGNED_STORED],
+                demo_aligned_scores["cache"], cache.root)
     with settings.directories(str(empty), str(cache.root)):
         runner.run(get("words"), smollm, "demo")
         runner.run(get("heads"), minilm, "demo-weat6")
