@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -296,7 +297,7 @@ def _environment(tmp_path_factory):
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ["BIASCORE_RAISE_PAGE_ERRORS"] = "1"  # a page that crashes fails its test (app.py would show one line)
     os.environ["BIASCORE_SERVED_BACKOFF_S"] = "0"  # served clients retry at once: an unreachable host fails fast
-    yield
+    yield cache
 
 
 @pytest.fixture
@@ -418,17 +419,85 @@ def minilm():
 
 
 @pytest.fixture(scope="session")
-def demo_scores(smollm, random_mlm):
+def demo_scores(smollm_demo, random_mlm):
     """The demo benchmark scored by the engine (into the session's private cache) with a causal and a masked
-    model, both available on any clone."""
+    model, both available on any clone (SmolLM2's: :func:`smollm_demo`, scored once per run)."""
     import torch
 
     from biascore.runs import runner
     from biascore.methods import get
 
     torch.set_num_threads(1)
-    return {name: runner.run(get("attribution"), lm, "demo").frame
-            for name, lm in (("smollm2-135m", smollm), (random_mlm.name, random_mlm))}
+    return {"smollm2-135m": smollm_demo["result"].frame,
+            random_mlm.name: runner.run(get("attribution"), random_mlm, "demo").frame}
+
+
+@pytest.fixture(scope="session")
+def run_cache(tmp_path_factory) -> Path:
+    """A result cache shared by the workers of this pytest run (the run's temporary folder; in one process, the
+    session's): a key scored there is scored once per run — its file lock lets one worker compute it while the
+    other waits and reads it — and :func:`copy_stored` puts the file into another cache."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "run-cache"
+    root.mkdir(exist_ok=True)
+    return root
+
+
+def copy_stored(results, source: Path, cache: Path) -> None:
+    """Each result's cache file copied from the cache folder ``source`` into ``cache``: the engine finds it there
+    under the same key (the file holds its key's digest, checked on every read); written whole, then renamed."""
+    for meta in (r.meta for r in results):
+        target = cache / meta["scorer"] / f"{meta['digest']}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / meta["scorer"] / target.name, target.with_suffix(".copy"))
+        os.replace(target.with_suffix(".copy"), target)
+
+
+def _scored_once(score, run_cache: Path, session_cache: Path):
+    """What ``score(cache)`` returns first, scored into :func:`run_cache` with one torch thread on the session's data
+    directory; the results it returns second are copied into the session's cache, where the session's pages find
+    them."""
+    import torch
+
+    from biascore import settings
+    from biascore.store.cache import ResultCache
+
+    torch.set_num_threads(1)
+    with settings.directories(str(DATA_DIR), str(session_cache)):  # whatever a module fixture set meanwhile
+        value, results = score(ResultCache(run_cache))
+    copy_stored(results, run_cache, session_cache)
+    return value
+
+
+@pytest.fixture(scope="session")
+def smollm_demo(smollm, run_cache, _environment):
+    """The demo benchmark scored by SmolLM2 (attribution) once per run (:func:`_scored_once`): the demo dashboard
+    serves it and the snapshot's world exports a copy of it (``result``; ``cache``: the run's cache)."""
+    from biascore.methods import get
+    from biascore.runs import runner
+
+    def score(cache):
+        result = runner.run(get("attribution"), smollm, "demo", cache=cache)
+        return result, [result]
+
+    return {"result": _scored_once(score, run_cache, _environment), "cache": run_cache}
+
+
+@pytest.fixture(scope="session")
+def demo_aligned_scores(smollm, run_cache, _environment):
+    """The shipped demo-aligned set (6 pairs × 10 languages) scored by SmolLM2 once per run (:func:`_scored_once`)
+    by the engine's ``api.across_languages`` (``scores``; ``cache``: the run's cache): the pages that show it (the
+    demo dashboard's Across languages, the bare snapshot's) read it instead of scoring the same 60 pairs live again.
+    The page's own live scoring stays tested where it is the subject: the bare clone's walk (an empty cache), the
+    bare snapshot (one language left to score, in memory) and tests/views/test_across_languages_page.py (a cache of
+    its own)."""
+    from biascore import api
+
+    def score(cache):
+        out = api.across_languages("demo-aligned", smollm, progress=False, cache_dir=cache.root)
+        return out, list(out.results.values())
+
+    return {"scores": _scored_once(score, run_cache, _environment), "cache": run_cache}
 
 
 # ------------------------------------------------------------------------------------------------ processes
@@ -486,19 +555,14 @@ def ray_instance(processes):
 
 
 @pytest.fixture(scope="session")
-def demo_dashboard(smollm, tmp_path_factory, processes):
+def demo_dashboard(smollm_demo, demo_aligned_scores, tmp_path_factory, processes):
     """`streamlit run app.py` on a free loopback port, once per session, over the session cache with the demo
-    benchmark scored by SmolLM2, a review database of its own and an adjudicator (``ADJUDICATOR``): the browser
-    tests of tests/views/test_e2e_browser.py and the Words page's share it (one xdist group)."""
-    import torch
-
+    benchmark (:func:`smollm_demo`) and the demo-aligned set (:func:`demo_aligned_scores`) scored by SmolLM2, a
+    review database of its own
+    and an adjudicator (``ADJUDICATOR``): the browser tests of tests/views/test_e2e_browser.py and the Words page's
+    share it (one xdist group)."""
     from dashboard_server import dashboard
 
-    from biascore.runs import runner
-    from biascore.methods import get
-
-    torch.set_num_threads(1)  # faster on a shared CPU (see views.kit.attribution.limit_torch_threads)
-    runner.run(get("attribution"), smollm, "demo")
     review_db = tmp_path_factory.mktemp("reviews") / "reviews.sqlite"
     log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
     with dashboard(log, BIASCORE_REVIEW_DB=str(review_db), BIASCORE_ADJUDICATORS=ADJUDICATOR) as url:

@@ -27,7 +27,7 @@ from biascore import settings
 from biascore.store.cache import CacheKey, ResultCache
 from biascore.methods.attribution.ties import verdicts
 from biascore.snapshot.export import export_snapshot
-from tests.conftest import DATA_DIR, REPO, TINY_MLM
+from tests.conftest import DATA_DIR, REPO, TINY_MLM, copy_stored
 from waits import SAFETY_MS, SAFETY_S, wait_idle
 from tests.views.test_dashboard_pages import frame_with, open_page
 from tests.methods.labdet.test_labdet import small_labdet_copy
@@ -45,10 +45,17 @@ def _small_data_dir(target: Path) -> Path:
     return small_labdet_copy(DATA_DIR, target, lang="en", keep=("de", "cn", "it", "mask"))
 
 
+def _found(result):
+    """``result``, read from its copied cache file (not computed again: the copy is under the key the engine asks)."""
+    assert result.timings["from_cache"], f"{result.meta['input']} was computed again, not found in the cache"
+    return result
+
+
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, minilm, smollm):
+def world(tmp_path_factory, minilm, smollm, smollm_demo):
     """Score everything into a private cache with a private copy of the tiny MLM, record the engine's numbers,
-    export the snapshot, then delete the model copy and the data directory."""
+    export the snapshot, then delete the model copy and the data directory. (SmolLM2's demo run is the session's,
+    :func:`smollm_demo`, its file copied into the private cache: the demo dashboard serves the same run.)"""
     from biascore.runs import runner
     from biascore.models.loading import load_model
     from biascore.methods import get
@@ -66,12 +73,13 @@ def world(tmp_path_factory, minilm, smollm):
     os.environ.update(BIASCORE_DATA_DIR=str(data), BIASCORE_CACHE_DIR=str(cache))
     os.environ.pop("BIASCORE_SNAPSHOT", None)
     torch.set_num_threads(1)
+    copy_stored([smollm_demo["result"]], smollm_demo["cache"], cache)
     try:
         tiny = load_model(str(model_dir))
         scores = runner.run(get("attribution"), tiny, "demo").frame
         expected = {
             "tiny": tiny.name, "tiny_shown": model_dir.name, "scores": scores, "tiny_fingerprint": tiny.fingerprint,
-            "B_smollm": summarize(runner.run(get("attribution"), smollm, "demo").frame, "attribution"),
+            "B_smollm": summarize(_found(runner.run(get("attribution"), smollm, "demo")).frame, "attribution"),
             "B": summarize(scores, "attribution"), "PLL": summarize(scores, "pll"), "pairs": pair_table(scores),
             "fields": fields_result(runner.run(get("fields"), tiny, "demo", min_count=1, top=10)),
             "heads": runner.run(get("heads"), minilm, SEAT_TEST).frame,
@@ -521,22 +529,32 @@ def test_real_browser_on_the_snapshot(world, tmp_path, browser):
 
 
 # --------------------------------------------------------------------------------------------- a bare clone's snapshot
+#: the demo-aligned languages the bare snapshot stores; its Across languages page scores the rest live, in memory
+ALIGNED_STORED = ["de", "en", "fi", "fr", "id", "ko", "th", "vi", "zh"]
+
+
 @pytest.fixture(scope="module")
-def bare(world, tmp_path_factory, minilm, smollm):
+def bare(world, tmp_path_factory, minilm, smollm, demo_aligned_scores):
     """The workshop path of a bare clone (issue 41): no data directory, so every input is a shipped one; then
     words, heads on demo-weat6 (no counter-stereotype result), LABDet on demo and SEAT on demo-weat6 beside the
-    world's scores of the demo pairs, and ``snapshot export`` from that cache with that (empty) data folder."""
+    world's scores of the demo pairs and the demo-aligned set in all its languages but Arabic (the session's scores,
+    :func:`demo_aligned_scores`, their stored files copied into this cache), and ``snapshot export`` from that cache
+    with that (empty) data folder."""
     from biascore.methods import get
     from biascore.runs import runner
 
     root = tmp_path_factory.mktemp("bare_world")
     empty, cache = root / "no-data", ResultCache(world["root"] / "cache")
     empty.mkdir()
+    copy_stored([demo_aligned_scores["scores"].results[lang] for lang in ALIGNED_STORED],
+                demo_aligned_scores["cache"], cache.root)
     with settings.directories(str(empty), str(cache.root)):
         runner.run(get("words"), smollm, "demo")
         runner.run(get("heads"), minilm, "demo-weat6")
         runner.run(get("labdet"), minilm, "demo")
         runner.run(get("seat"), minilm, "demo-weat6")
+        for lang in ALIGNED_STORED:
+            _found(runner.run(get("attribution"), smollm, f"demo-aligned-{lang}"))
     manifest = export_snapshot(root / "bare.zip", cache=cache, data_dir=empty)
     return {"zip": root / "bare.zip", "manifest": manifest, "root": root}
 
@@ -551,12 +569,15 @@ def test_a_snapshot_carries_the_shipped_files(bare):
     assert {f"data/{f.path}" for f in shipped_files()} <= members
     assert "heads-counter" not in {e["scorer"] for e in bare["manifest"]["entries"]}
     assert {"heads", "labdet", "seat", "words"} <= {e["scorer"] for e in bare["manifest"]["entries"]}
+    aligned = {e["key"]["input"] for e in bare["manifest"]["entries"] if e["scorer"] == "attribution"} - {"demo"}
+    assert aligned == {f"demo-aligned-{lang}" for lang in ALIGNED_STORED}  # Arabic is scored by the page
 
 
 def test_every_page_of_a_bare_snapshot_in_a_real_browser(bare, tmp_path, browser):
     """``BIASCORE_SNAPSHOT=bare.zip streamlit run app.py`` with no data directory: every page of the menu shows its
-    stored result, or says in one line what the snapshot does not hold; no page names the unpacked folder; no
-    traceback in the server's log."""
+    stored result, or says in one line what the snapshot does not hold (Across languages: the stored languages,
+    and Arabic scored live in memory, as a read-only snapshot stores nothing); no page names the unpacked folder;
+    no traceback in the server's log."""
     from tests.dashboard_server import dashboard
     from tests.views.test_e2e_bare_clone import RESULT
     from tests.views.test_e2e_browser import assert_no_errors

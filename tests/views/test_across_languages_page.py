@@ -1,5 +1,6 @@
 """AppTest of the Across languages page on a bare data directory: the shipped demo-aligned set is scored with the
-embedded default model on the first visit, and the numbers shown are the engine's."""
+embedded default model on the first visit (a cache of the test's own: the session's holds the set, scored once by
+``demo_aligned_scores``), and the numbers shown are the engine's."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ def bare_data(tmp_path, monkeypatch):
     monkeypatch.setenv("BIASCORE_DATA_DIR", str(tmp_path / "empty"))
 
 
-def test_demo_aligned_set_in_ten_languages_with_the_engines_numbers(bare_data, smollm):
+def test_demo_aligned_set_in_ten_languages_with_the_engines_numbers(bare_data, smollm, private_cache):
     at = open_page("across_languages")
     assert not at.error, [e.value for e in at.error]
     expected = api.across_languages("demo-aligned", "smollm2-135m", progress=False)
@@ -38,9 +39,9 @@ def test_demo_aligned_set_in_ten_languages_with_the_engines_numbers(bare_data, s
         "all", ["n", "a_only", "b_only"]])
 
 
-def test_a_model_per_language(bare_data, smollm, random_mlm, demo_scores):
-    """"A model per language": Arabic scored by the masked model, the rest by SmolLM2 — the numbers shown are the
-    engine's for exactly that {language: model}."""
+def test_a_model_per_language(bare_data, smollm, random_mlm, demo_scores, demo_aligned_scores):
+    """"A model per language": Arabic scored by the masked model, the rest by SmolLM2 (the session's scores)
+    — the numbers shown are the engine's for exactly that {language: model}."""
     at = open_page("across_languages")
     at.toggle(key="al_per_language").set_value(True).run()
     ar = at.selectbox(key="model_ar_select")
