@@ -394,14 +394,15 @@ def smollm():
 
 
 @pytest.fixture(scope="session")
-def smollm_demo(smollm, tmp_path_factory):
-    """``smollm_demo(prefix="published", limit=None)``: SmolLM2's in-process attribution frame of the demo pairs (the
-    served-model tests' yardstick), scored once per session for each prefix and limit, in a cache of its own."""
+def smollm_demo_frame(smollm, run_cache):
+    """``smollm_demo_frame(prefix="published", limit=None)``: SmolLM2's in-process attribution frame of the demo pairs
+    (the served-model tests' yardstick), scored once per run for each prefix and limit in :func:`run_cache` (the
+    published, whole run is :func:`smollm_demo`'s key: scored once for both)."""
     from biascore.methods import get
     from biascore.runs import runner
     from biascore.store.cache import ResultCache
 
-    cache, frames = ResultCache(tmp_path_factory.mktemp("smollm-demo")), {}
+    cache, frames = ResultCache(run_cache), {}
 
     def frame(prefix: str = "published", limit: int | None = None):
         if (prefix, limit) not in frames:

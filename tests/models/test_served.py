@@ -77,10 +77,10 @@ def test_the_proof_is_the_probes_prefix_and_the_fingerprint_the_whole_probe(serv
 
 @pytest.mark.exactness
 @pytest.mark.parametrize("prefix", ["published", "lmeval"])
-def test_served_equals_in_process_within_the_contract(served, smollm_demo, prefix):
+def test_served_equals_in_process_within_the_contract(served, smollm_demo_frame, prefix):
     """b(u), S_JSD, PLL and the lm-eval-compatible log-likelihoods on the demo benchmark, both prefix conventions
     (SmolLM2: <|im_end|> vs <|im_start|>); the same tokens, U, ties and verdicts up to the contract."""
-    here = smollm_demo(prefix)
+    here = smollm_demo_frame(prefix)
     there = runner.run(get("attribution"), served, "demo", prefix=prefix).frame
     assert there["prefix_token_id"].tolist() == here["prefix_token_id"].tolist()
     assert there["prefix_token"].iloc[0] == served.prefix_token(prefix).text
@@ -161,7 +161,7 @@ def test_a_model_the_server_does_not_serve_is_one_line(good_server):
         open_model("served:" + good_server.url + "#gpt-9")
 
 
-def test_killed_server_resumes_from_shards(tmp_path, processes, smollm_demo):
+def test_killed_server_resumes_from_shards(tmp_path, processes, smollm_demo_frame):
     """Kill the server's process after the first shard, get one line; restart it on the same port and the run
     resumes from the stored shard, ending equal (within the contract) to an uninterrupted in-process run."""
     cache = ResultCache(tmp_path / "cache")
@@ -185,7 +185,7 @@ def test_killed_server_resumes_from_shards(tmp_path, processes, smollm_demo):
         frame = runner.run(get("attribution"), biascore.load_model(name), "demo", limit=24, shard_size=8, cache=cache,
                            progress=lambda d, t: resumed.append(d)).frame
         assert resumed[0] >= 8  # the finished shard was read back, not recomputed
-        assert compare_frames(smollm_demo(limit=24), frame).within_contract
+        assert compare_frames(smollm_demo_frame(limit=24), frame).within_contract
     finally:
         proc.kill()
 

@@ -64,7 +64,7 @@ def _cli(capsys, *args) -> tuple[int, list[str]]:
     return code, err
 
 
-def test_a_null_log_probability_is_one_line_and_nothing_is_stored(server, smollm_demo, tmp_path, capsys):
+def test_a_null_log_probability_is_one_line_and_nothing_is_stored(server, smollm_demo_frame, tmp_path, capsys):
     name = "served:" + server.url
     cache = tmp_path / "cache"
     lm = load_served(name)
@@ -75,7 +75,7 @@ def test_a_null_log_probability_is_one_line_and_nothing_is_stored(server, smollm
     assert not runner.is_cached(get("attribution"), lm, "demo", limit=8, cache=ResultCache(cache))
     # the same command against the (now correct) server: the right numbers, scored afresh
     frame = runner.run(get("attribution"), lm, "demo", limit=8, cache=ResultCache(cache)).frame
-    here = smollm_demo(limit=8)
+    here = smollm_demo_frame(limit=8)
     assert frame["biased"].tolist() == here["biased"].tolist() and not frame["sjsd"].isna().any()
 
 
@@ -101,7 +101,7 @@ def test_a_server_that_does_not_echo_token_ids_is_refused(server):
         load_served("served:" + server.url)
 
 
-def test_positions_shifted_after_the_conformance_check_discard_the_shard(server, smollm_demo, tmp_path):
+def test_positions_shifted_after_the_conformance_check_discard_the_shard(server, smollm_demo_frame, tmp_path):
     """A server (a replica) whose token-id answers shift by one after the model was connected: the probe measured
     again after the shard moves, the shard is discarded with one line, nothing is stored."""
     cache = ResultCache(tmp_path / "cache")
@@ -114,7 +114,7 @@ def test_positions_shifted_after_the_conformance_check_discard_the_shard(server,
     assert not list((tmp_path / "cache").rglob("*.parquet"))  # not even the shard
     server.fault(None)
     frame = runner.run(get("attribution"), lm, "demo", limit=8, shard_size=4, cache=cache).frame
-    here = smollm_demo(limit=8)
+    here = smollm_demo_frame(limit=8)
     assert frame["pll_verdict"].tolist() == here["pll_verdict"].tolist()
 
 
@@ -276,16 +276,16 @@ def _stored(cache) -> list:
     return [p for p in cache.rglob("*.parquet") if "models" not in p.relative_to(cache).parts]
 
 
-def _agrees_with_in_process(cache, smollm_demo, url: str) -> None:
+def _agrees_with_in_process(cache, smollm_demo_frame, url: str) -> None:
     """The same cache, a correct server: the served result equals the in-process one within the contract."""
     from reproducibility_contract import compare_frames
 
     there = runner.run(get("attribution"), load_served(url), "demo", cache=ResultCache(cache)).frame
-    agreement = compare_frames(smollm_demo(), there)
+    agreement = compare_frames(smollm_demo_frame(), there)
     assert agreement.within_contract and agreement.flips == 0, agreement.problems
 
 
-def test_a_server_wrong_only_in_large_batches_is_refused_and_nothing_stored(server, smollm_demo, tmp_path, capsys):
+def test_a_server_wrong_only_in_large_batches_is_refused_and_nothing_stored(server, smollm_demo_frame, tmp_path, capsys):
     """Shifted log-probabilities only in requests of more than 3 prompts: the connection's one request (the
     conformance check's 2 probes and the fingerprint's) passes, but the proof riding in every scoring request (32
     prompts) moves — one line, exit 2, nothing stored; the same cache then answers the correct server with the
@@ -303,10 +303,10 @@ def test_a_server_wrong_only_in_large_batches_is_refused_and_nothing_stored(serv
     assert said and int(said.group(1)) > 3 and err[0].endswith("nothing of it is used or stored"), err
     assert not _stored(cache)
     server.fault(None)
-    _agrees_with_in_process(cache, smollm_demo, "served:" + server.url)
+    _agrees_with_in_process(cache, smollm_demo_frame, "served:" + server.url)
 
 
-def test_two_replicas_with_different_weights_behind_a_balancer_are_refused(server, perturbed_server, smollm_demo,
+def test_two_replicas_with_different_weights_behind_a_balancer_are_refused(server, perturbed_server, smollm_demo_frame,
                                                                            tmp_path, capsys, processes):
     """A round-robin load balancer in front of the correct server and one with other weights: whichever replica
     the connection measured, some scoring request reaches the other and its proof moves — nothing stored (the
@@ -321,7 +321,7 @@ def test_two_replicas_with_different_weights_behind_a_balancer_are_refused(serve
                              "--cache-dir", str(cache))
             assert code == 2 and len(err) == 1 and "no longer computes what it did" in err[0], err
             assert not _stored(cache)
-    _agrees_with_in_process(cache, smollm_demo, "served:" + server.url)
+    _agrees_with_in_process(cache, smollm_demo_frame, "served:" + server.url)
 
 
 def _files_hold(root, secret: str) -> list:
