@@ -445,12 +445,17 @@ def run_cache(tmp_path_factory) -> Path:
 
 
 def copy_stored(results, source: Path, cache: Path) -> None:
-    """Each result's cache file copied from the cache folder ``source`` into ``cache``: the engine finds it there
-    under the same key (the file holds its key's digest, checked on every read); written whole, then renamed."""
-    for meta in (r.meta for r in results):
-        target = cache / meta["scorer"] / f"{meta['digest']}.parquet"
+    """Each result's cache file copied from the cache folder ``source`` into ``cache``, at the path the cache gives
+    its key (``ResultCache.path``): the engine finds it there (the file holds its key's digest, checked on every
+    read); written whole, then renamed."""
+    from biascore.runs.runner import key_of
+    from biascore.store.cache import ResultCache
+
+    src, dst = ResultCache(source), ResultCache(cache)
+    for key in (key_of(r.meta) for r in results):
+        target = dst.path(key)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / meta["scorer"] / target.name, target.with_suffix(".copy"))
+        shutil.copyfile(src.path(key), target.with_suffix(".copy"))
         os.replace(target.with_suffix(".copy"), target)
 
 

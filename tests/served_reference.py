@@ -54,13 +54,14 @@ serves.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import queue
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 MAX_BATCH = 256  # prompts in one forward batch at most (vLLM's max_num_seqs)
 MAX_BATCH_TOKENS = 4096  # padded tokens in one forward batch at most (the in-process engine's budget on a CPU)
@@ -483,6 +484,15 @@ class Process:
 
         body = {"kind": kind, "times": times, **params} if kind else {}
         httpx.post(f"http://127.0.0.1:{self.port}/reference/fault", json=body, timeout=30).raise_for_status()
+
+    @contextlib.contextmanager
+    def faulty(self, kind: str, times: int = -1, **params) -> Iterator[None]:
+        """:meth:`fault` for the ``with`` block, cleared after it however it ends (the server may be shared)."""
+        self.fault(kind, times, **params)
+        try:
+            yield
+        finally:
+            self.fault(None)
 
     def stats(self, reset: bool = False) -> dict:
         """The double's counters (``GET /reference/stats``); ``reset``: zero them after reading."""

@@ -113,11 +113,8 @@ def test_fingerprint_follows_the_weights_not_the_name(good_server, perturbed_ser
 
 
 def test_prefix_needing_an_untold_token_is_refused_in_one_line(perturbed_server):
-    perturbed_server.fault("no_tokenizer_info")  # /tokenizer_info answers 404: its EOS is unknown
-    try:
+    with perturbed_server.faulty("no_tokenizer_info"):  # /tokenizer_info answers 404: its EOS is unknown
         other = open_model("served:" + perturbed_server.url)
-    finally:
-        perturbed_server.fault(None)
     with pytest.raises(ValueError, match="does not say its tokenizer's BOS/EOS token that the published") as info:
         biascore.run("attribution", other, "demo", limit=2)
     assert "\n" not in str(info.value)
@@ -125,12 +122,9 @@ def test_prefix_needing_an_untold_token_is_refused_in_one_line(perturbed_server)
 
 def test_shifted_logprobs_fail_the_conformance_check(good_server):
     """Log-probabilities shifted by one, as llama-cpp-python's server reports them (the reference server's fault)."""
-    good_server.fault("shift", shift=True)
-    try:
-        with pytest.raises(ConformanceError, match="misaligned prompt log-probabilities") as info:
-            open_model("served:" + good_server.url)
-    finally:
-        good_server.fault(None)
+    with good_server.faulty("shift", shift=True), pytest.raises(ConformanceError,
+                                                                match="misaligned prompt log-probabilities") as info:
+        open_model("served:" + good_server.url)
     assert "\n" not in str(info.value)
 
 

@@ -353,8 +353,7 @@ def test_no_key_or_url_password_in_any_output_file_announcement_page_or_snapshot
     monkeypatch.setenv("BIASCORE_TEST_KEY", KEY)
     url = "served:" + keyed_server.url + "?api_key_env=BIASCORE_TEST_KEY"
     printed = []
-    try:
-        keyed_server.fault("status", times=-1, code=401, echo_auth=True)
+    with keyed_server.faulty("status", code=401, echo_auth=True):
         code, err = _cli(capsys, "score", "--model", url, "--benchmark", "demo", "--limit", "2")
         assert code == 2 and len(err) == 1 and "Invalid API key provided: Bearer …" in err[0], err
         assert "the API key in BIASCORE_TEST_KEY was refused" in err[0], err
@@ -367,8 +366,6 @@ def test_no_key_or_url_password_in_any_output_file_announcement_page_or_snapshot
         type_pair(at, "Women are bad at math.", "Men are bad at math.")
         assert at.error and "Bearer …" in at.error[0].value, [e.value for e in at.error]
         pages = page_dump(at)
-    finally:
-        keyed_server.fault(None)
     code = main(["score", "--model", url, "--benchmark", "demo", "--limit", "4", "--out", str(tmp_path / "o.csv")])
     assert code == 0
     code = main(["snapshot", "export", "--out", str(tmp_path / "snap.zip")])
