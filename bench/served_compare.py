@@ -128,7 +128,8 @@ def main() -> None:
             lmeval: list = []
             there = None
             for r in range(args.rounds):
-                t0, work_done["padded_tokens"], work_done["forward_passes"] = time.perf_counter(), 0, 0
+                t0 = time.perf_counter()
+                work_done.update(padded_tokens=0, forward_passes=0, forward_s=0.0)
                 here = scores(smollm, f"inproc{r}")
                 dt = time.perf_counter() - t0
                 inproc.append({"seconds": dt, "pairs_per_s": n / dt, "load_average": os.getloadavg()[0],
@@ -148,7 +149,8 @@ def main() -> None:
                                            "tokenize_calls_per_pair": seen["tokenize"] / n,
                                            "requests_per_pair": seen["completions"] / n,
                                            "padded_tokens": seen["padded_tokens"],
-                                           "forward_passes": seen["forward_passes"], **agreement(here, there)})
+                                           "forward_passes": seen["forward_passes"], "forward_s": seen["forward_s"],
+                                           **agreement(here, there)})
                     print("served", c, served[str(c)][-1], flush=True)
                 if args.no_lmeval:
                     continue
@@ -197,7 +199,8 @@ def _count_batches() -> dict:
     server counts its own: ``/reference/stats``), so the two runs' work compares whatever the machine's load."""
     from biascore.models import lm_scoring
 
-    done, plain = {"padded_tokens": 0, "forward_passes": 0}, lm_scoring._batches
+    done, plain, forward = {"padded_tokens": 0, "forward_passes": 0, "forward_s": 0.0}, lm_scoring._batches, \
+        lm_scoring._launch_gold_logprobs
 
     def counted(lengths, plan, *args, **kwargs):
         out = plain(lengths, plan, *args, **kwargs)
@@ -205,7 +208,14 @@ def _count_batches() -> dict:
         done["forward_passes"] += len(out)
         return out
 
-    lm_scoring._batches = counted
+    def timed(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return forward(*args, **kwargs)
+        finally:
+            done["forward_s"] += time.perf_counter() - t0
+
+    lm_scoring._batches, lm_scoring._launch_gold_logprobs = counted, timed
     return done
 
 
@@ -272,11 +282,12 @@ def report(out: dict) -> str:
              + (" --server-float32-softmax" if out.get("server_log_softmax", "").endswith("(as vLLM)") else "")
              + "`. Prompts/pair: completions prompts (proofs and the connection's probes included); /tokenize calls "
              "per pair beside them. CPU ms/pair: of the client process (ours or lm-eval's) / of the server process, "
-             "per pair, load and conformance check included. Padded tokens / forward passes: the model's work in the "
-             "median round (in-process: the engine's batches; served: the server's, connection included).", "",
+             "per pair, load and conformance check included. Padded tokens / forward passes / their s: the model's "
+             "work in the median round (in-process: the engine's batches; served: the server's, connection included) "
+             "and the seconds its forward passes took (what is left of the run's time is outside the model).", "",
              "| run | s | pairs/s (each round) | over in-process (median of rounds) | load | prompts/pair | /tokenize "
              "per pair | requests/pair | max abs Δlog P | max abs ΔS_JSD | S_JSD flips | PLL flips | max abs Δll | "
-             "in contract | B | CPU ms/pair client / server | padded tokens / forward passes |",
+             "in contract | B | CPU ms/pair client / server | padded tokens / forward passes / their s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
              f"| in-process float32 | {ip['seconds']:.1f} | {ip['pairs_per_s']:.2f} ({_rounds(ip)}) | – | "
              f"{ip['load_average']:.1f} | – | – | – | – | – | – | – | – | – | {ip['B']:.2f} | – | "
@@ -307,7 +318,10 @@ def report(out: dict) -> str:
 
 
 def _work(run: dict) -> str:
-    return f"{run['padded_tokens']:,} / {run['forward_passes']}" if "padded_tokens" in run else "–"
+    if "padded_tokens" not in run:
+        return "–"
+    return f"{run['padded_tokens']:,} / {run['forward_passes']}" + (f" / {run['forward_s']:.1f}" if "forward_s" in run
+                                                                   else "")
 
 
 def _rounds(run: dict) -> str:
