@@ -130,7 +130,7 @@ def test_a_slow_server_ends_promptly_and_sends_nothing_after_the_failure(server)
     lm = load_served("served:" + server.url, concurrency=2, timeout_s=2, retries=1)
     lm.client.batch = 4  # 77 prompts: 20 requests, at most 2 at a time
     server.stats(reset=True)
-    server.fault("slow", times=-1, delay_s=8)
+    server.fault("slow", times=-1, delay_s=3)  # past the 2 s timeout, however fast the machine
     started = time.monotonic()
     with pytest.raises(ServedError, match=r"did not answer within 2 s \(timeout\) \(after 2 tries\)") as info:
         biascore.run("attribution", lm, "demo")
@@ -143,7 +143,7 @@ def test_a_slow_server_ends_promptly_and_sends_nothing_after_the_failure(server)
 
 
 def test_timeout_and_retries_on_the_cli(server, tmp_path, capsys):
-    server.fault("slow", times=-1, delay_s=8)
+    server.fault("slow", times=-1, delay_s=3)  # past the 2 s timeout, however fast the machine
     started = time.monotonic()
     code, err = _cli(capsys, "score", "--model", "served:" + server.url, "--timeout", "2", "--retries", "1",
                      "--benchmark", "demo", "--limit", "2", "--cache-dir", str(tmp_path / "c"))

@@ -1,6 +1,7 @@
-"""AppTest of the Across languages page on a bare data directory: the shipped demo-aligned set is scored with the
-embedded default model on the first visit (a cache of the test's own: the session's holds the set, scored once by
-``demo_aligned_scores``), and the numbers shown are the engine's."""
+"""AppTest of the Across languages page on a bare data directory: the shipped demo-aligned set with the embedded
+default model, the languages not stored yet scored on the first visit (a cache of the test's own, holding the
+session's scores of nine languages, :func:`demo_aligned_scores`: Arabic is scored by the page; all ten live on an
+empty cache is the bare clone's walk, tests/views/test_e2e_bare_clone.py), and the numbers shown are the engine's."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,8 @@ import json
 import pytest
 
 from biascore import api
+from biascore.store.cache import ResultCache
+from tests.conftest import copy_stored
 from tests.views.test_dashboard_pages import frame_with, open_page
 
 LANGS = ["ar", "de", "en", "fi", "fr", "id", "ko", "th", "vi", "zh"]
@@ -18,9 +21,14 @@ def bare_data(tmp_path, monkeypatch):
     monkeypatch.setenv("BIASCORE_DATA_DIR", str(tmp_path / "empty"))
 
 
-def test_demo_aligned_set_in_ten_languages_with_the_engines_numbers(bare_data, smollm, private_cache):
+def test_demo_aligned_set_in_ten_languages_with_the_engines_numbers(bare_data, smollm, private_cache,
+                                                                   demo_aligned_scores):
+    stored = demo_aligned_scores["scores"].results
+    copy_stored([stored[lang] for lang in LANGS if lang != "ar"], demo_aligned_scores["cache"], private_cache)
     at = open_page("across_languages")
     assert not at.error, [e.value for e in at.error]
+    runs = {e["input"] for e in ResultCache(private_cache).entries("attribution")}
+    assert runs == {f"demo-aligned-{lang}" for lang in LANGS}, runs  # Arabic's stored by the page
     expected = api.across_languages("demo-aligned", "smollm2-135m", progress=False)
     shown = frame_with(at, "n_skipped")
     assert list(shown.language) == LANGS
