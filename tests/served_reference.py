@@ -136,9 +136,9 @@ class Engine:
         vLLM's scheduler takes one per step, a new batch once padding would pass 8 %: vLLM packs a batch's prompts
         without padding, this double pads them to the longest), and the batch holding the oldest prompt runs (so the
         first requests are answered first, equally for every client); the rest wait with whatever arrives meanwhile.
-        One request's prompts keep their answers. (Running a step's whole plan, or gathering one budget of requests
-        per step, split batches where a step ended: crows-en-gso's 231 pairs from 16 concurrent requests took 12–13
-        passes against the engine's 9; planned again at every step, 10.)"""
+        One request's prompts keep their answers. (Gathering one budget of requests per step split batches where a
+        step ended: crows-en-gso's 231 pairs from 16 concurrent requests took 12–13 passes against the engine's 9;
+        planned again at every step, 10.)"""
         from biascore.models.lm_scoring import BatchPlan, _batches
 
         plan = BatchPlan(max_tokens=MAX_BATCH_TOKENS, max_rows=MAX_BATCH)
